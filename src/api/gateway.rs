@@ -1,0 +1,259 @@
+//! The JSON gateway: `POST /api/<...>` in the proto3 JSON mapping, served by calling the same
+//! in-process gRPC service that gRPC clients reach. One handler for every route; the routes, the
+//! message types and the field names all come from the descriptors.
+
+use std::convert::Infallible;
+
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use bytes::{Buf, BufMut, BytesMut};
+use http::{HeaderValue, StatusCode, header};
+use http_body_util::BodyExt;
+use prost::Message;
+use prost_reflect::{DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, SerializeOptions};
+use serde_json::Value;
+use std::sync::Arc;
+use tonic::body::Body;
+use tower::{Service, ServiceExt};
+
+use super::layer::{MAX_REQUEST_BYTES, REQUEST_ID_HEADER};
+use super::methods::MethodTable;
+use crate::error::{Error, FieldViolation};
+
+/// What the gateway needs: the method table and the gRPC service to call.
+#[derive(Clone)]
+pub struct Gateway<S> {
+    /// The methods, by JSON path.
+    pub methods: Arc<MethodTable>,
+    /// The gRPC service (behind the API layer) that serves every method.
+    pub grpc: S,
+}
+
+/// JSON options of every response: documented camelCase names, integers as JSON numbers, and
+/// every field without presence shown even at its default value.
+const SERIALIZE: SerializeOptions =
+    SerializeOptions::new().stringify_64_bit_integers(false).skip_default_fields(false);
+
+/// The one handler of every JSON path.
+pub async fn handle<S>(State(gateway): State<Gateway<S>>, request: Request) -> Response
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    let request_id = request.headers().get(REQUEST_ID_HEADER).cloned();
+    match call(&gateway, request).await {
+        Ok(response) => response,
+        Err(error) => error_response(&error, request_id),
+    }
+}
+
+async fn call<S>(gateway: &Gateway<S>, request: Request) -> Result<Response, Error>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    let path = request.uri().path().to_owned();
+    let method = gateway.methods.by_http_path(&path).cloned().ok_or_else(|| {
+        Error::new(crate::error::Code::NotFound, format!("there is no method at {path}; the methods are listed in /openapi.json"))
+            .with_detail("path", path.as_str())
+    })?;
+    if request.method() != http::Method::POST {
+        return Err(Error::invalid_input(format!("{path} takes POST with a JSON body, not {}", request.method())));
+    }
+    let input = method.descriptor.input();
+    let (parts, body) = request.into_parts();
+    let body = http_body_util::Limited::new(body, MAX_REQUEST_BYTES)
+        .collect()
+        .await
+        .map_err(|error| Error::invalid_input(format!("cannot read the request body: {error}")))?
+        .to_bytes();
+    let message = decode_json(&input, &body)?;
+
+    let mut frame = BytesMut::with_capacity(5 + message.encoded_len());
+    frame.put_u8(0);
+    frame.put_u32(message.encoded_len() as u32);
+    message.encode(&mut frame).expect("a BytesMut grows as needed");
+    let mut grpc_request = http::Request::post(method.grpc_path.as_str())
+        .header(header::CONTENT_TYPE, "application/grpc")
+        .header(header::TE, "trailers")
+        .body(Body::new(http_body_util::Full::new(frame.freeze())))
+        .expect("a request built from valid parts");
+    for name in [header::AUTHORIZATION, http::HeaderName::from_static(REQUEST_ID_HEADER)] {
+        if let Some(value) = parts.headers.get(&name) {
+            grpc_request.headers_mut().insert(name, value.clone());
+        }
+    }
+
+    let response = gateway.grpc.clone().oneshot(grpc_request).await.unwrap_or_else(|never| match never {});
+    let request_id = response.headers().get(REQUEST_ID_HEADER).cloned();
+    if let Some(status) = tonic::Status::from_header_map(response.headers()).filter(|s| s.code() != tonic::Code::Ok) {
+        return Ok(error_response(&Error::from_status(&status), request_id));
+    }
+    let collected = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|status| Error::unavailable(format!("the call was cut short: {}", status.message())))?;
+    if let Some(status) = collected.trailers().and_then(tonic::Status::from_header_map).filter(|s| s.code() != tonic::Code::Ok) {
+        return Ok(error_response(&Error::from_status(&status), request_id));
+    }
+    let mut bytes = collected.to_bytes();
+    if bytes.remaining() < 5 {
+        return Err(Error::internal(format!("{} answered without a message", method.name)));
+    }
+    bytes.advance(5);
+    let output = DynamicMessage::decode(method.descriptor.output(), bytes)
+        .map_err(|error| Error::internal(format!("{} answered a message that does not decode: {error}", method.name)))?;
+    let json = output
+        .serialize_with_options(serde_json::value::Serializer, &SERIALIZE)
+        .map_err(|error| Error::internal(format!("cannot write {} as JSON: {error}", method.name)))?;
+    let mut response = (StatusCode::OK, axum::Json(json)).into_response();
+    if let Some(id) = request_id {
+        response.headers_mut().insert(REQUEST_ID_HEADER, id);
+    }
+    Ok(response)
+}
+
+/// A JSON error response.
+pub fn error_response(error: &Error, request_id: Option<HeaderValue>) -> Response {
+    let mut response = (error.code.http(), axum::Json(error.to_json())).into_response();
+    if let Some(id) = request_id {
+        response.headers_mut().insert(REQUEST_ID_HEADER, id);
+    }
+    response
+}
+
+/// Parses a JSON body into a message of `descriptor`, naming every unknown or mistyped field.
+/// An empty body is `{}`.
+pub fn decode_json(descriptor: &MessageDescriptor, body: &[u8]) -> Result<DynamicMessage, Error> {
+    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Default::default())
+    } else {
+        serde_json::from_slice(body).map_err(|error| {
+            Error::invalid_input(format!("the request body is not valid JSON: {error}"))
+                .with_detail("line", error.line())
+                .with_detail("column", error.column())
+        })?
+    };
+    let mut violations = Vec::new();
+    check_message(&value, descriptor, "", &mut violations);
+    if !violations.is_empty() {
+        return Err(Error::fields(violations));
+    }
+    DynamicMessage::deserialize_with_options(descriptor.clone(), value, &DeserializeOptions::new().deny_unknown_fields(true))
+        .map_err(|error| Error::fields(vec![FieldViolation::new("", error.to_string())]))
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") }
+}
+
+/// Checks the shape of `value` against `descriptor`: objects where messages are, known field
+/// names, and JSON types that the field's type accepts. Values are checked by the validator.
+fn check_message(value: &Value, descriptor: &MessageDescriptor, path: &str, out: &mut Vec<FieldViolation>) {
+    if descriptor.full_name().starts_with("google.protobuf.") {
+        // Well-known types have JSON forms of their own (timestamps as text, ...).
+        return;
+    }
+    let Value::Object(object) = value else {
+        out.push(FieldViolation::new(path, "must be a JSON object"));
+        return;
+    };
+    for (key, value) in object {
+        let Some(field) = descriptor.get_field_by_json_name(key).or_else(|| descriptor.get_field_by_name(key)) else {
+            let accepted: Vec<String> = descriptor.fields().map(|f| f.json_name().to_owned()).collect();
+            out.push(FieldViolation::new(join(path, key), format!("is not a field of this request; accepted: {}", accepted.join(", "))));
+            continue;
+        };
+        if value.is_null() {
+            continue;
+        }
+        let field_path = join(path, field.json_name());
+        if field.is_map() {
+            let Kind::Message(entry) = field.kind() else { continue };
+            match value {
+                Value::Object(entries) => {
+                    let value_kind = entry.map_entry_value_field().kind();
+                    for (key, item) in entries {
+                        check_kind(item, &value_kind, &format!("{field_path}[{key:?}]"), out);
+                    }
+                }
+                _ => out.push(FieldViolation::new(field_path, "must be a JSON object")),
+            }
+        } else if field.is_list() {
+            match value {
+                Value::Array(items) => {
+                    for (index, item) in items.iter().enumerate() {
+                        check_kind(item, &field.kind(), &format!("{field_path}[{index}]"), out);
+                    }
+                }
+                _ => out.push(FieldViolation::new(field_path, "must be a JSON array")),
+            }
+        } else {
+            check_kind(value, &field.kind(), &field_path, out);
+        }
+    }
+}
+
+fn check_kind(value: &Value, kind: &Kind, path: &str, out: &mut Vec<FieldViolation>) {
+    let integer_text = |s: &str| s.parse::<i128>().is_ok();
+    let wrong = match kind {
+        Kind::String | Kind::Bytes => (!value.is_string()).then_some("must be a string"),
+        Kind::Bool => (!value.is_boolean()).then_some("must be true or false"),
+        Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Uint64 | Kind::Sint32 | Kind::Sint64 | Kind::Fixed32
+        | Kind::Fixed64 | Kind::Sfixed32 | Kind::Sfixed64 => {
+            let ok = match value {
+                Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+                Value::String(s) => integer_text(s),
+                _ => false,
+            };
+            (!ok).then_some("must be an integer")
+        }
+        Kind::Float | Kind::Double => (!(value.is_number() || value.is_string())).then_some("must be a number"),
+        Kind::Enum(_) => (!(value.is_string() || value.is_i64())).then_some("must be one of the documented values"),
+        Kind::Message(message) => {
+            check_message(value, message, path, out);
+            None
+        }
+    };
+    if let Some(description) = wrong {
+        out.push(FieldViolation::new(path, description));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::descriptor_pool;
+
+    fn create_tenant() -> MessageDescriptor {
+        descriptor_pool().get_message_by_name("bettercompute.platform.v1.CreateTenantRequest").unwrap()
+    }
+
+    fn fields_of(error: Error) -> Vec<String> {
+        error.details["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap().to_owned()).collect()
+    }
+
+    #[test]
+    fn unknown_and_mistyped_fields_are_named() {
+        let error = decode_json(&create_tenant(), br#"{"id": 7, "colour": "red", "displayName": "A"}"#).unwrap_err();
+        assert_eq!(error.code, crate::error::Code::InvalidInput);
+        let mut fields = fields_of(error);
+        fields.sort();
+        assert_eq!(fields, vec!["colour", "id"]);
+    }
+
+    #[test]
+    fn malformed_json_is_invalid_input() {
+        let error = decode_json(&create_tenant(), b"{\"id\": ").unwrap_err();
+        assert_eq!(error.code, crate::error::Code::InvalidInput);
+        assert!(error.message.contains("not valid JSON"), "{}", error.message);
+    }
+
+    #[test]
+    fn proto_field_names_and_camel_case_are_both_accepted() {
+        let message = decode_json(&create_tenant(), br#"{"id": "acme", "display_name": "Acme"}"#).unwrap();
+        assert_eq!(message.get_field_by_name("display_name").unwrap().as_str(), Some("Acme"));
+        assert!(decode_json(&create_tenant(), b"").is_ok());
+    }
+}

@@ -1,0 +1,303 @@
+//! The layer every gRPC call goes through, whichever protocol it came in by (gRPC, gRPC-web
+//! after tonic-web, or JSON after the gateway): request id, authentication, the method's
+//! authorization class, validation against the descriptors, logs and metrics.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Instant;
+
+use bytes::{Buf, Bytes};
+use http_body::{Body as HttpBody, Frame};
+use http_body_util::{BodyExt, Full, Limited};
+use prost_reflect::DynamicMessage;
+use tonic::body::Body;
+use tower::{Layer, Service, ServiceExt};
+use tracing::Instrument;
+
+use super::methods::{Method, MethodTable};
+use super::validate::Validator;
+use crate::error::{Error, FieldViolation};
+use crate::service::{Caller, PrincipalKind, Service as Services};
+use crate::telemetry::Metrics;
+
+/// The largest request message accepted, in bytes.
+pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// The header that carries a call's request id, in and out.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// The request id of a call, in the request's extensions.
+#[derive(Clone, Debug)]
+pub struct RequestId(pub String);
+
+/// What the layer needs, shared by every call.
+#[derive(Debug)]
+pub struct LayerState {
+    /// The methods, by gRPC path.
+    pub methods: Arc<MethodTable>,
+    /// The rules of every request message.
+    pub validator: Arc<Validator>,
+    /// Authentication.
+    pub services: Services,
+    /// Calls and latencies.
+    pub metrics: Metrics,
+}
+
+/// The tower layer; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct ApiLayer {
+    state: Arc<LayerState>,
+}
+
+impl ApiLayer {
+    /// A layer over `state`.
+    pub fn new(state: LayerState) -> Self {
+        Self { state: Arc::new(state) }
+    }
+}
+
+impl<S> Layer<S> for ApiLayer {
+    type Service = ApiService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ApiService { inner, state: self.state.clone() }
+    }
+}
+
+/// The service [`ApiLayer`] wraps around the gRPC routes.
+#[derive(Clone, Debug)]
+pub struct ApiService<S> {
+    inner: S,
+    state: Arc<LayerState>,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+impl<S, B> Service<http::Request<B>> for ApiService<S>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
+        // Each call drives its own clone of the inner service to readiness.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        let state = self.state.clone();
+        Box::pin(async move {
+            let Some(method) = state.methods.by_grpc_path(request.uri().path()).cloned() else {
+                // Server reflection and unknown paths: tonic answers them.
+                return inner.oneshot(request.map(Body::new)).await;
+            };
+            let request_id = request
+                .headers()
+                .get(REQUEST_ID_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .filter(|v| !v.is_empty() && v.len() <= 128)
+                .map(str::to_owned)
+                .unwrap_or_else(|| crate::ids::random("req"));
+            let span = tracing::info_span!("call", method = %method.name, request_id = %request_id);
+            handle(state, inner, method, request_id, request).instrument(span).await
+        })
+    }
+}
+
+async fn handle<S, B>(
+    state: Arc<LayerState>,
+    inner: S,
+    method: Arc<Method>,
+    request_id: String,
+    request: http::Request<B>,
+) -> Result<http::Response<Body>, Infallible>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible> + Send,
+    S::Future: Send,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let started = Instant::now();
+    let id_header = http::HeaderValue::from_str(&request_id).expect("request ids are visible ASCII");
+    let prepared = prepare(&state, &method, request_id, request).await;
+    let mut response = match prepared {
+        Ok(request) => {
+            let response = inner.oneshot(request).await?;
+            let (parts, body) = response.into_parts();
+            // A trailers-only response (an error) carries its status in the headers.
+            let header_status = parts.headers.contains_key("grpc-status").then(|| parts.headers.clone());
+            let observed = ObservedBody {
+                inner: body,
+                header_status,
+                done: Some(Done { metrics: state.metrics.clone(), method: method.name.clone(), started }),
+            };
+            http::Response::from_parts(parts, Body::new(observed))
+        }
+        Err(error) => {
+            Done { metrics: state.metrics.clone(), method: method.name.clone(), started }.finish(error.code.as_str());
+            error.to_status().into_http()
+        }
+    };
+    response.headers_mut().insert(REQUEST_ID_HEADER, id_header);
+    Ok(response)
+}
+
+/// Authenticates, checks the method's class, and validates the message; returns the request to
+/// pass on with its body buffered.
+async fn prepare<B>(
+    state: &LayerState,
+    method: &Method,
+    request_id: String,
+    request: http::Request<B>,
+) -> Result<http::Request<Body>, Error>
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (mut parts, body) = request.into_parts();
+    let authorization = parts.headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let caller = state.services.authenticate(authorization).await?;
+    authorize_class(&caller, method)?;
+
+    if method.descriptor.is_client_streaming() {
+        // No method of the API streams requests; were one added, its messages would be
+        // validated by its service.
+        parts.extensions.insert(caller);
+        parts.extensions.insert(RequestId(request_id));
+        return Ok(http::Request::from_parts(parts, Body::new(body)));
+    }
+    let bytes = Limited::new(body, MAX_REQUEST_BYTES + 5)
+        .collect()
+        .await
+        .map_err(|error| Error::invalid_input(format!("cannot read the request: {error}")))?
+        .to_bytes();
+    let message = decode_frame(&bytes)?;
+    let decoded = DynamicMessage::decode(method.descriptor.input(), message).map_err(|error| {
+        Error::fields(vec![FieldViolation::new("", format!("the request is not a valid {}: {error}", method.descriptor.input().full_name()))])
+    })?;
+    let violations = state.validator.validate(&decoded);
+    if !violations.is_empty() {
+        return Err(Error::fields(violations));
+    }
+    parts.extensions.insert(caller);
+    parts.extensions.insert(RequestId(request_id));
+    Ok(http::Request::from_parts(parts, Body::new(Full::new(bytes))))
+}
+
+/// Until the identity module decides permissions with policies, a method of the operator's
+/// `platform:` catalog is for operators only.
+fn authorize_class(caller: &Caller, method: &Method) -> Result<(), Error> {
+    let permission = method.authorization.as_ref().map(|a| a.permission.as_str()).unwrap_or_default();
+    if permission.starts_with("platform:") && caller.kind != PrincipalKind::Operator {
+        return Err(Error::access_denied(format!("{permission} is for operators of the platform")));
+    }
+    Ok(())
+}
+
+/// The one message of a unary or server-streaming call's body.
+fn decode_frame(bytes: &Bytes) -> Result<Bytes, Error> {
+    let malformed = || Error::invalid_input("the request body is not one gRPC message frame");
+    let mut buf = bytes.clone();
+    if buf.remaining() < 5 {
+        return Err(malformed());
+    }
+    let compressed = buf.get_u8();
+    let len = buf.get_u32() as usize;
+    if compressed != 0 {
+        return Err(Error::invalid_input("compressed requests are not accepted; send them uncompressed"));
+    }
+    if len > MAX_REQUEST_BYTES {
+        return Err(Error::invalid_input(format!("the request is larger than {MAX_REQUEST_BYTES} bytes")));
+    }
+    if buf.remaining() != len {
+        return Err(malformed());
+    }
+    Ok(buf.copy_to_bytes(len))
+}
+
+/// Records a call's code and latency once, when its outcome is known.
+struct Done {
+    metrics: Metrics,
+    method: String,
+    started: Instant,
+}
+
+impl Done {
+    fn finish(self, code: &str) {
+        let elapsed = self.started.elapsed();
+        self.metrics.record_call(&self.method, code, elapsed);
+        tracing::info!(code, elapsed_ms = elapsed.as_secs_f64() * 1000.0, "call finished");
+    }
+}
+
+/// A response body that records the call when its grpc-status is seen.
+struct ObservedBody {
+    inner: Body,
+    header_status: Option<http::HeaderMap>,
+    done: Option<Done>,
+}
+
+impl ObservedBody {
+    /// Records the call with the code of the status in `headers` (our code string, or `OK`).
+    fn finish(&mut self, headers: Option<&http::HeaderMap>) {
+        if let Some(done) = self.done.take() {
+            let code = match headers.and_then(tonic::Status::from_header_map) {
+                Some(status) if status.code() == tonic::Code::Ok => "OK",
+                Some(status) => Error::from_status(&status).code.as_str(),
+                None => "CANCELLED",
+            };
+            done.finish(code);
+        }
+    }
+}
+
+impl HttpBody for ObservedBody {
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(trailers) = frame.trailers_ref() {
+                    let trailers = trailers.clone();
+                    this.finish(Some(&trailers));
+                }
+            }
+            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => {
+                let headers = this.header_status.take();
+                this.finish(headers.as_ref());
+            }
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for ObservedBody {
+    fn drop(&mut self) {
+        // A client that went away before the end: record what the headers said, if anything.
+        if self.done.is_some() {
+            let headers = self.header_status.take();
+            self.finish(headers.as_ref());
+        }
+    }
+}

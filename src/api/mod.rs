@@ -1,0 +1,133 @@
+//! The API: gRPC services generated from `proto/`, gRPC-web through tonic-web, and the JSON
+//! gateway, all on one listener, plus health, readiness and metrics.
+//!
+//! Handlers are thin: [`layer`] authenticates and validates every call whatever protocol it
+//! came in by, a service module holds the rules, and a handler only turns rows into views.
+
+pub mod gateway;
+pub mod layer;
+pub mod methods;
+mod tenants;
+pub mod validate;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::routing::{any, get};
+use http::{HeaderName, Method, StatusCode};
+use tower::Layer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+use crate::error::{Error, Result};
+use crate::proto::{FILE_DESCRIPTOR_SET, descriptor_pool};
+use crate::service::{Caller, Context, Service};
+use crate::telemetry::Metrics;
+use layer::{ApiLayer, LayerState, RequestId};
+use methods::MethodTable;
+use validate::Validator;
+
+/// The service context of a call, put in its extensions by the API layer.
+pub fn context<T>(request: &tonic::Request<T>) -> Result<Context, tonic::Status> {
+    let caller = request.extensions().get::<Caller>().cloned();
+    let request_id = request.extensions().get::<RequestId>().cloned();
+    match (caller, request_id) {
+        (Some(caller), Some(RequestId(request_id))) => Ok(Context { caller, request_id }),
+        _ => Err(Error::internal("a call reached a service without passing the API layer").into()),
+    }
+}
+
+/// A store time (µs since the epoch) as a protobuf timestamp.
+pub fn timestamp(micros: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: micros.div_euclid(1_000_000),
+        nanos: (micros.rem_euclid(1_000_000) * 1_000) as i32,
+    }
+}
+
+/// Everything the router serves from.
+#[derive(Clone)]
+struct Shared {
+    services: Service,
+    metrics: Metrics,
+}
+
+/// The whole API on one router: gRPC, gRPC-web, the JSON gateway, `/healthz`, `/readyz` and
+/// `/metrics`.
+pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
+    let pool = descriptor_pool();
+    let methods = Arc::new(MethodTable::from_pool(pool));
+    let validator = Arc::new(Validator::from_pool(pool).map_err(Error::internal)?);
+
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|error| Error::internal(format!("reflection: {error}")))?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .map_err(|error| Error::internal(format!("reflection: {error}")))?;
+    let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .prepare();
+
+    let grpc = ApiLayer::new(LayerState {
+        methods: methods.clone(),
+        validator,
+        services: services.clone(),
+        metrics: metrics.clone(),
+    })
+    .layer(routes);
+    let gateway = gateway::Gateway { methods, grpc: grpc.clone() };
+    let grpc_web = tonic_web::GrpcWebLayer::new().layer(grpc);
+
+    let shared = Shared { services, metrics };
+    let probes = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .with_state(shared);
+    let json = Router::new().route("/api/{*path}", any(gateway::handle)).with_state(gateway);
+
+    Ok(probes.merge(json).fallback_service(grpc_web).layer(cors()))
+}
+
+/// Browsers may call from any origin: every call is authenticated by its bearer token, never by
+/// cookies.
+fn cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::mirror_request())
+        .allow_methods([Method::POST, Method::GET, Method::OPTIONS])
+        .allow_headers([
+            http::header::AUTHORIZATION,
+            http::header::CONTENT_TYPE,
+            HeaderName::from_static("x-grpc-web"),
+            HeaderName::from_static("x-user-agent"),
+            HeaderName::from_static("grpc-timeout"),
+            HeaderName::from_static(layer::REQUEST_ID_HEADER),
+        ])
+        .expose_headers([
+            HeaderName::from_static("grpc-status"),
+            HeaderName::from_static("grpc-message"),
+            HeaderName::from_static("grpc-status-details-bin"),
+            HeaderName::from_static(layer::REQUEST_ID_HEADER),
+        ])
+        .max_age(Duration::from_secs(3600))
+}
+
+async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
+    match shared.services.store().ping().await {
+        Ok(()) => (StatusCode::OK, "ready"),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "the store does not answer"),
+    }
+}
+
+async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
+    (
+        [(http::header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        shared.metrics.encode(),
+    )
+}

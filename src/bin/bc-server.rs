@@ -1,0 +1,73 @@
+//! `bc-server`: the API (gRPC, gRPC-web and JSON on one port), and `bc-server migrate`.
+
+use clap::Parser;
+
+use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions, ServerOptions};
+use better_compute::service::Service;
+use better_compute::store::Store;
+use better_compute::{server, shutdown, telemetry};
+
+/// The better-compute API server.
+#[derive(Parser, Debug)]
+#[command(name = "bc-server", version, about = "The better-compute API server: gRPC, gRPC-web and JSON on one port.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    database: DatabaseOptions,
+    #[command(flatten)]
+    server: ServerOptions,
+    #[command(flatten)]
+    log: LogOptions,
+    #[command(flatten)]
+    config: ConfigFileOption,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Serves the API (what runs without a command).
+    Serve,
+    /// Applies the database migrations that are not applied yet, then exits.
+    Migrate,
+}
+
+fn main() {
+    if let Err(message) = better_compute::config::load_config_file() {
+        eprintln!("error: {message}");
+        std::process::exit(2);
+    }
+    let cli = Cli::parse();
+    telemetry::init_logging(cli.log.log_format);
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
+    if let Err(message) = runtime.block_on(run(cli)) {
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    let url = cli.database.require_url()?;
+    let store = Store::connect(url, cli.database.database_max_connections).await.map_err(|e| e.to_string())?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Migrate => {
+            store.migrate().await.map_err(|e| e.to_string())?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Serve => {
+            let pending = store.pending_migrations().await.map_err(|e| e.to_string())?;
+            if !pending.is_empty() {
+                return Err(format!("the database lacks migrations {pending:?}; run `bc-server migrate` first"));
+            }
+            let services = Service::new(store.clone());
+            server::bootstrap(&services, cli.server.bootstrap_token.as_deref()).await.map_err(|e| e.to_string())?;
+            let listener = tokio::net::TcpListener::bind(cli.server.listen)
+                .await
+                .map_err(|error| format!("cannot listen on {}: {error}", cli.server.listen))?;
+            tracing::info!(listen = %cli.server.listen, "serving");
+            server::serve(listener, services, shutdown::signal()).await.map_err(|e| e.to_string())?;
+            store.close().await;
+            Ok(())
+        }
+    }
+}

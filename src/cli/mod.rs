@@ -1,0 +1,120 @@
+//! `bc`, the command-line client: one subcommand per resource, built on the generated tonic
+//! clients, printing JSON (the API's own mapping) or a table.
+
+mod output;
+mod tenants;
+
+use std::path::PathBuf;
+
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+pub use output::OutputFormat;
+
+use crate::dev::{DevFile, DevOptions};
+
+/// `bc`: the better-compute command-line client.
+#[derive(clap::Parser, Debug)]
+#[command(name = "bc", version, about = "The better-compute command-line client, and `bc dev`.")]
+pub struct Cli {
+    /// The API endpoint. Defaults to the one in ./.bc-dev/dev.json, else http://127.0.0.1:8080.
+    #[arg(long, env = "BC_ENDPOINT", global = true)]
+    pub endpoint: Option<String>,
+
+    /// The API key to call with (`bck_<id>.<secret>`). Defaults to the operator key in
+    /// ./.bc-dev/dev.json.
+    #[arg(long, env = "BC_TOKEN", global = true, hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// How results are printed.
+    #[arg(long, short, env = "BC_OUTPUT", value_enum, default_value = "table", global = true)]
+    pub output: OutputFormat,
+
+    #[command(flatten)]
+    pub config: crate::config::ConfigFileOption,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands of `bc`.
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    /// Runs the whole system in this process on an embedded SQLite file.
+    Dev {
+        #[command(flatten)]
+        options: DevOptions,
+        #[command(flatten)]
+        log: crate::config::LogOptions,
+    },
+    /// The operator's tenants.
+    #[command(subcommand)]
+    Tenants(tenants::TenantsCommand),
+}
+
+/// A channel whose every call carries the bearer token.
+pub type AuthedChannel = InterceptedService<Channel, BearerToken>;
+
+/// Adds `Authorization: Bearer <token>` to every call.
+#[derive(Clone)]
+pub struct BearerToken(Option<MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for BearerToken {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// Where `bc` finds a running `bc dev` when no endpoint or token is given.
+fn default_dev_file() -> Option<DevFile> {
+    DevFile::read(&PathBuf::from("./.bc-dev"))
+}
+
+/// Connects to the endpoint with the token, as the flags, the environment or `dev.json` say.
+pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
+    let dev = default_dev_file();
+    let endpoint = cli
+        .endpoint
+        .clone()
+        .or_else(|| dev.as_ref().map(|d| d.endpoint.clone()))
+        .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
+    let token = cli.token.clone().or_else(|| dev.as_ref().map(|d| d.admin_token.clone()));
+    let header = token
+        .map(|t| MetadataValue::try_from(format!("Bearer {t}")).map_err(|_| "the token has characters a header cannot carry".to_owned()))
+        .transpose()?;
+    let channel = Endpoint::from_shared(endpoint.clone())
+        .map_err(|error| format!("{endpoint} is not a valid endpoint: {error}"))?
+        .connect()
+        .await
+        .map_err(|error| format!("cannot reach {endpoint}: {error} (is `bc dev` running?)"))?;
+    Ok(InterceptedService::new(channel, BearerToken(header)))
+}
+
+/// Runs a client command; returns the process's exit code.
+pub async fn run(cli: Cli) -> i32 {
+    let result = match &cli.command {
+        Command::Dev { .. } => unreachable!("bc dev is started by main"),
+        Command::Tenants(command) => tenants::run(&cli, command).await,
+    };
+    match result {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("error: {message}");
+            1
+        }
+    }
+}
+
+/// A failed call as `bc` prints it: the code string, the message and the details.
+pub fn describe_status(status: &tonic::Status) -> String {
+    let error = crate::error::Error::from_status(status);
+    if error.details.is_empty() {
+        format!("{}: {}", error.code, error.message)
+    } else {
+        format!("{}: {}\n{}", error.code, error.message, serde_json::to_string_pretty(&error.details).unwrap_or_default())
+    }
+}

@@ -1,0 +1,86 @@
+//! Configuration: every option is a flag, an environment variable (`BC_*`) and a key of an
+//! optional TOML file (`--config`), in that order of precedence. `--help` documents them all.
+
+use std::net::SocketAddr;
+
+use crate::telemetry::LogFormat;
+
+/// Options of the database connection.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DatabaseOptions {
+    /// The database: `postgres://user@host:5432/name` in production, or `sqlite://path` for a
+    /// single process. Required (only `bc dev` makes its own).
+    #[arg(long, env = "BC_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+
+    /// The most connections this process opens to the database.
+    #[arg(long, env = "BC_DATABASE_MAX_CONNECTIONS", default_value_t = 16)]
+    pub database_max_connections: u32,
+}
+
+impl DatabaseOptions {
+    /// The database URL, or an error saying how to give one.
+    pub fn require_url(&self) -> Result<&str, String> {
+        self.database_url.as_deref().filter(|url| !url.is_empty()).ok_or_else(|| {
+            "no database: pass --database-url (or set BC_DATABASE_URL), e.g. postgres://postgres@127.0.0.1:5432/bc; \
+             `bc dev` runs everything on an embedded SQLite file instead"
+                .to_owned()
+        })
+    }
+}
+
+/// Options of the logs.
+#[derive(clap::Args, Clone, Debug)]
+pub struct LogOptions {
+    /// How log lines are written: `text` for people, `json` for collectors. `RUST_LOG` filters.
+    #[arg(long, env = "BC_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// Options of the API server.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ServerOptions {
+    /// The address the API listens on: gRPC, gRPC-web and JSON share it.
+    #[arg(long, env = "BC_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// The operator API key to create on first start against an empty store, as
+    /// `bck_<id>.<secret>`. Without it a new key is made and printed once.
+    #[arg(long, env = "BC_BOOTSTRAP_TOKEN", hide_env_values = true)]
+    pub bootstrap_token: Option<String>,
+}
+
+/// Reads the TOML file named by `--config <path>` (or `BC_CONFIG`) and makes each of its keys the
+/// default of the matching option: `database-url = "..."` acts as `BC_DATABASE_URL` would, unless
+/// that variable or the flag is given. Call it first thing in `main`, before any thread starts.
+pub fn load_config_file() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    let from_args = args.iter().enumerate().find_map(|(i, arg)| {
+        arg.strip_prefix("--config=").map(str::to_owned).or_else(|| (arg == "--config").then(|| args.get(i + 1).cloned()).flatten())
+    });
+    let Some(path) = from_args.or_else(|| std::env::var("BC_CONFIG").ok()) else { return Ok(()) };
+    let text = std::fs::read_to_string(&path).map_err(|error| format!("cannot read the config file {path}: {error}"))?;
+    let table: toml::Table = text.parse().map_err(|error| format!("the config file {path} is not valid TOML: {error}"))?;
+    for (key, value) in table {
+        let variable = format!("BC_{}", key.replace('-', "_").to_uppercase());
+        let value = match value {
+            toml::Value::String(s) => s,
+            toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => value.to_string(),
+            other => return Err(format!("{path}: {key} must be a string, a number or a boolean, not {}", other.type_str())),
+        };
+        if std::env::var_os(&variable).is_none() {
+            // SAFETY: called at the start of `main`, before any other thread exists.
+            unsafe { std::env::set_var(variable, value) };
+        }
+    }
+    Ok(())
+}
+
+/// The `--config` flag every binary accepts, so that `--help` shows it.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ConfigFileOption {
+    /// A TOML file whose keys (`database-url`, `listen`, ...) give options that neither a flag
+    /// nor a `BC_*` variable gives.
+    #[arg(long, env = "BC_CONFIG")]
+    pub config: Option<std::path::PathBuf>,
+}

@@ -1,0 +1,150 @@
+//! `bc dev`: the whole system in one process on an embedded SQLite file, for newcomers, examples
+//! and demos. It writes `<data-dir>/dev.json` with the endpoint and the tokens to use.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+
+use crate::error::{Error, Result};
+use crate::reconcile::Worker;
+use crate::service::Service;
+use crate::store::Store;
+
+/// Options of `bc dev`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DevOptions {
+    /// Where the SQLite file and `dev.json` live; reusing it keeps the data.
+    #[arg(long, env = "BC_DEV_DATA_DIR", default_value = "./.bc-dev")]
+    pub data_dir: PathBuf,
+
+    /// The port on 127.0.0.1 to serve on; 0 picks a free one.
+    #[arg(long, env = "BC_DEV_PORT", default_value_t = 8080)]
+    pub port: u16,
+}
+
+/// A tenant of the demo platform in `dev.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DevTenant {
+    /// The tenant's id.
+    pub id: String,
+    /// An API key of the tenant's admin.
+    pub token: String,
+}
+
+/// `<data-dir>/dev.json`: how to reach the running `bc dev`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DevFile {
+    /// The API's address, for gRPC, gRPC-web and JSON alike.
+    pub endpoint: String,
+    /// The operator's API key.
+    pub admin_token: String,
+    /// The demo tenants.
+    pub tenants: Vec<DevTenant>,
+    /// The demo pools, by provider.
+    pub pools: serde_json::Map<String, serde_json::Value>,
+    /// The fake cloud's address.
+    pub fakecloud: String,
+}
+
+impl DevFile {
+    /// The file's path in `data_dir`.
+    pub fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join("dev.json")
+    }
+
+    /// Reads `dev.json` from `data_dir`, if it is there.
+    pub fn read(data_dir: &Path) -> Option<DevFile> {
+        let text = std::fs::read_to_string(Self::path(data_dir)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Writes the file whole (to a temporary file, then renamed), readable by its owner only:
+    /// it holds tokens.
+    fn write(&self, data_dir: &Path) -> Result<()> {
+        let path = Self::path(data_dir);
+        let temporary = data_dir.join("dev.json.tmp");
+        let text = serde_json::to_string_pretty(self).expect("the dev file serializes");
+        let io = |error: std::io::Error| Error::internal(format!("cannot write {}: {error}", path.display()));
+        std::fs::write(&temporary, text).map_err(io)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+        }
+        std::fs::rename(&temporary, &path).map_err(io)
+    }
+}
+
+/// Runs `bc dev` until Ctrl-C or SIGTERM.
+pub async fn run(options: DevOptions) -> Result<()> {
+    let data_dir = &options.data_dir;
+    std::fs::create_dir_all(data_dir)
+        .map_err(|error| Error::internal(format!("cannot create {}: {error}", data_dir.display())))?;
+    let url = format!("sqlite://{}?mode=rwc", data_dir.join("bc.sqlite").display());
+    let store = Store::connect(&url, 1).await?;
+    store.migrate().await?;
+    let services = Service::new(store.clone());
+
+    let previous = DevFile::read(data_dir);
+    let admin_token = match crate::server::bootstrap(&services, None).await? {
+        Some(token) => token,
+        None => match previous.as_ref().map(|file| file.admin_token.clone()) {
+            Some(token) if services.authenticate(Some(&format!("Bearer {token}"))).await.is_ok() => token,
+            _ => {
+                return Err(Error::invalid_state(format!(
+                    "{} has data but its dev.json lost the operator key; remove the directory to start afresh",
+                    data_dir.display()
+                )));
+            }
+        },
+    };
+
+    let listener = TcpListener::bind(("127.0.0.1", options.port))
+        .await
+        .map_err(|error| Error::unavailable(format!("cannot listen on 127.0.0.1:{}: {error}", options.port)))?;
+    let endpoint = format!("http://{}", listener.local_addr().map_err(|e| Error::internal(e.to_string()))?);
+    let file = DevFile {
+        endpoint: endpoint.clone(),
+        admin_token: admin_token.clone(),
+        tenants: previous.as_ref().map(|f| f.tenants.clone()).unwrap_or_default(),
+        pools: previous.as_ref().map(|f| f.pools.clone()).unwrap_or_default(),
+        fakecloud: String::new(),
+    };
+    file.write(data_dir)?;
+    print_banner(&endpoint, &admin_token, data_dir);
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let worker = Worker::new(store.clone(), Duration::from_secs(1));
+    let mut worker_stop = stop_rx.clone();
+    let worker = tokio::spawn(worker.run(async move {
+        let _ = worker_stop.wait_for(|stop| *stop).await;
+    }));
+    let served = crate::server::serve(listener, services, async move {
+        crate::shutdown::signal().await;
+        let _ = stop_tx.send(true);
+    })
+    .await;
+    let worked = worker.await.map_err(|error| Error::internal(format!("the worker panicked: {error}")))?;
+    store.close().await;
+    served.and(worked)
+}
+
+fn print_banner(endpoint: &str, token: &str, data_dir: &Path) {
+    println!(
+        "better-compute is running on {endpoint} (gRPC, gRPC-web and JSON)\n\
+         \n\
+         Data and tokens: {dir} (dev.json has the endpoint and the operator key)\n\
+         \n\
+         Try:\n\
+         \x20 bc tenants create --id acme --display-name Acme\n\
+         \x20 bc tenants list\n\
+         \x20 curl -s {endpoint}/api/platform/tenants/list -H 'Authorization: Bearer {token}' -d '{{}}'\n\
+         \n\
+         Stop with Ctrl-C; run `bc dev` again on the same directory to pick up where you left off.",
+        dir = data_dir.display(),
+    );
+}

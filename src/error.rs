@@ -1,0 +1,432 @@
+//! The one error type of the crate, and its mapping to gRPC and to JSON (each in one place).
+//!
+//! A user sees a code string (`INVALID_INPUT`), a message that names the field or resource, and
+//! structured details. Internal context (a database error, say) is logged, never sent.
+
+use std::fmt;
+
+use prost::Message;
+use serde_json::{Map, Value, json};
+
+use crate::proto::google::rpc;
+
+/// The domain of our `google.rpc.ErrorInfo`.
+pub const ERROR_DOMAIN: &str = "bettercompute.io";
+
+/// The documented error codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    InvalidInput,
+    Unauthenticated,
+    AccessDenied,
+    NotFound,
+    Conflict,
+    InvalidState,
+    Unsupported,
+    QuotaExceeded,
+    Unavailable,
+    Internal,
+}
+
+impl Code {
+    /// Every code, for lookups and tests.
+    pub const ALL: [Code; 10] = [
+        Code::InvalidInput,
+        Code::Unauthenticated,
+        Code::AccessDenied,
+        Code::NotFound,
+        Code::Conflict,
+        Code::InvalidState,
+        Code::Unsupported,
+        Code::QuotaExceeded,
+        Code::Unavailable,
+        Code::Internal,
+    ];
+
+    /// The code string users see.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidInput => "INVALID_INPUT",
+            Code::Unauthenticated => "UNAUTHENTICATED",
+            Code::AccessDenied => "ACCESS_DENIED",
+            Code::NotFound => "NOT_FOUND",
+            Code::Conflict => "CONFLICT",
+            Code::InvalidState => "INVALID_STATE",
+            Code::Unsupported => "UNSUPPORTED",
+            Code::QuotaExceeded => "QUOTA_EXCEEDED",
+            Code::Unavailable => "UNAVAILABLE",
+            Code::Internal => "INTERNAL",
+        }
+    }
+
+    /// Parses a code string.
+    pub fn parse(text: &str) -> Option<Code> {
+        Code::ALL.into_iter().find(|code| code.as_str() == text)
+    }
+
+    /// The gRPC status code of this code.
+    pub fn grpc(self) -> tonic::Code {
+        match self {
+            Code::InvalidInput => tonic::Code::InvalidArgument,
+            Code::Unauthenticated => tonic::Code::Unauthenticated,
+            Code::AccessDenied => tonic::Code::PermissionDenied,
+            Code::NotFound => tonic::Code::NotFound,
+            Code::Conflict => tonic::Code::AlreadyExists,
+            Code::InvalidState | Code::Unsupported => tonic::Code::FailedPrecondition,
+            Code::QuotaExceeded => tonic::Code::ResourceExhausted,
+            Code::Unavailable => tonic::Code::Unavailable,
+            Code::Internal => tonic::Code::Internal,
+        }
+    }
+
+    /// The HTTP status of this code on the JSON paths.
+    pub fn http(self) -> http::StatusCode {
+        use http::StatusCode as S;
+        match self {
+            Code::InvalidInput => S::BAD_REQUEST,
+            Code::Unauthenticated => S::UNAUTHORIZED,
+            Code::AccessDenied => S::FORBIDDEN,
+            Code::NotFound => S::NOT_FOUND,
+            Code::Conflict | Code::InvalidState => S::CONFLICT,
+            Code::Unsupported => S::UNPROCESSABLE_ENTITY,
+            Code::QuotaExceeded => S::TOO_MANY_REQUESTS,
+            Code::Unavailable => S::SERVICE_UNAVAILABLE,
+            Code::Internal => S::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Our code for a gRPC status that carries none of ours (one tonic made itself).
+    fn from_grpc(code: tonic::Code) -> Code {
+        use tonic::Code as G;
+        match code {
+            G::InvalidArgument | G::OutOfRange => Code::InvalidInput,
+            G::Unauthenticated => Code::Unauthenticated,
+            G::PermissionDenied => Code::AccessDenied,
+            G::NotFound | G::Unimplemented => Code::NotFound,
+            G::AlreadyExists | G::Aborted => Code::Conflict,
+            G::FailedPrecondition => Code::InvalidState,
+            G::ResourceExhausted => Code::QuotaExceeded,
+            G::Unavailable | G::DeadlineExceeded | G::Cancelled => Code::Unavailable,
+            _ => Code::Internal,
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One offending field of a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldViolation {
+    /// The field's path by JSON names: `nodePools[2].nodeCount`.
+    pub field: String,
+    /// What was wrong and what would be accepted.
+    pub description: String,
+}
+
+impl FieldViolation {
+    /// A violation of `field`.
+    pub fn new(field: impl Into<String>, description: impl Into<String>) -> Self {
+        Self { field: field.into(), description: description.into() }
+    }
+}
+
+/// The error of every fallible operation a user can see the end of.
+#[derive(Clone, Debug)]
+pub struct Error {
+    /// What kind of failure this is.
+    pub code: Code,
+    /// The message the user sees.
+    pub message: String,
+    /// Structured details the user sees (`{"limit": 10}`).
+    pub details: Map<String, Value>,
+    /// Context for the logs only; never sent.
+    pub internal: Option<String>,
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An error with `code` and `message` and no details.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), details: Map::new(), internal: None }
+    }
+
+    /// `INVALID_INPUT` with a message.
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Self::new(Code::InvalidInput, message)
+    }
+
+    /// `INVALID_INPUT` listing every offending field, named in the message and in
+    /// `details.fields`.
+    pub fn fields(violations: Vec<FieldViolation>) -> Self {
+        let message = violations
+            .iter()
+            .map(|v| if v.field.is_empty() { v.description.clone() } else { format!("{}: {}", v.field, v.description) })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let fields = violations
+            .iter()
+            .map(|v| json!({"field": v.field, "description": v.description}))
+            .collect();
+        Self::invalid_input(format!("invalid input: {message}")).with_detail("fields", Value::Array(fields))
+    }
+
+    /// `UNAUTHENTICATED`.
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(Code::Unauthenticated, message)
+    }
+
+    /// `ACCESS_DENIED`.
+    pub fn access_denied(message: impl Into<String>) -> Self {
+        Self::new(Code::AccessDenied, message)
+    }
+
+    /// `NOT_FOUND` for a resource of `kind` with `id`.
+    pub fn not_found(kind: &str, id: &str) -> Self {
+        Self::new(Code::NotFound, format!("{kind} {id:?} was not found"))
+            .with_detail("resource", kind)
+            .with_detail("id", id)
+    }
+
+    /// `CONFLICT`.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(Code::Conflict, message)
+    }
+
+    /// `INVALID_STATE`.
+    pub fn invalid_state(message: impl Into<String>) -> Self {
+        Self::new(Code::InvalidState, message)
+    }
+
+    /// `UNAVAILABLE`: try again later.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(Code::Unavailable, message)
+    }
+
+    /// `INTERNAL`: the user sees a generic message, the logs see `context`.
+    pub fn internal(context: impl Into<String>) -> Self {
+        Self { internal: Some(context.into()), ..Self::new(Code::Internal, "internal error") }
+    }
+
+    /// Adds a detail.
+    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The gRPC status carrying this error: the code string in `google.rpc.ErrorInfo`, the
+    /// details as a `google.protobuf.Struct`, field violations also as `google.rpc.BadRequest`.
+    pub fn to_status(&self) -> tonic::Status {
+        if let Some(internal) = &self.internal {
+            tracing::error!(code = %self.code, internal = %internal, "{}", self.message);
+        }
+        let info = rpc::ErrorInfo {
+            reason: self.code.as_str().to_owned(),
+            domain: ERROR_DOMAIN.to_owned(),
+            metadata: Default::default(),
+        };
+        let mut details = vec![any("google.rpc.ErrorInfo", &info)];
+        let violations = self.violations();
+        if !violations.is_empty() {
+            let bad_request = rpc::BadRequest {
+                field_violations: violations
+                    .into_iter()
+                    .map(|v| rpc::bad_request::FieldViolation {
+                        field: v.field,
+                        description: v.description,
+                        ..Default::default()
+                    })
+                    .collect(),
+            };
+            details.push(any("google.rpc.BadRequest", &bad_request));
+        }
+        details.push(any("google.protobuf.Struct", &json_to_struct(&self.details)));
+        let status = rpc::Status {
+            code: self.code.grpc() as i32,
+            message: self.message.clone(),
+            details,
+        };
+        tonic::Status::with_details(self.code.grpc(), self.message.clone(), status.encode_to_vec().into())
+    }
+
+    /// Reads an error back from a gRPC status: ours with its code string and details, or one
+    /// tonic made (a malformed frame, an unknown method) mapped by its gRPC code.
+    pub fn from_status(status: &tonic::Status) -> Self {
+        let mut error = Error::new(Code::from_grpc(status.code()), status.message());
+        if let Ok(rpc_status) = rpc::Status::decode(status.details()) {
+            for detail in rpc_status.details {
+                match detail.type_url.rsplit('/').next() {
+                    Some("google.rpc.ErrorInfo") => {
+                        if let Some(code) = rpc::ErrorInfo::decode(detail.value.as_slice())
+                            .ok()
+                            .and_then(|info| Code::parse(&info.reason))
+                        {
+                            error.code = code;
+                        }
+                    }
+                    Some("google.protobuf.Struct") => {
+                        if let Ok(details) = prost_types::Struct::decode(detail.value.as_slice()) {
+                            error.details = struct_to_json(&details);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        error
+    }
+
+    /// The JSON body of this error: `{"error": {"code", "message", "details"}}`.
+    pub fn to_json(&self) -> Value {
+        json!({"error": {"code": self.code.as_str(), "message": self.message, "details": self.details}})
+    }
+
+    fn violations(&self) -> Vec<FieldViolation> {
+        let Some(Value::Array(fields)) = self.details.get("fields") else { return Vec::new() };
+        fields
+            .iter()
+            .map(|v| {
+                FieldViolation::new(
+                    v["field"].as_str().unwrap_or_default(),
+                    v["description"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<Error> for tonic::Status {
+    fn from(error: Error) -> Self {
+        error.to_status()
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(error: sqlx::Error) -> Self {
+        match &error {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                tracing::warn!(%error, "store unavailable");
+                Error::unavailable("the store is unavailable; try again")
+            }
+            _ => Error::internal(format!("store: {error}")),
+        }
+    }
+}
+
+fn any(type_name: &str, message: &impl Message) -> prost_types::Any {
+    prost_types::Any {
+        type_url: format!("type.googleapis.com/{type_name}"),
+        value: message.encode_to_vec(),
+    }
+}
+
+fn json_to_struct(map: &Map<String, Value>) -> prost_types::Struct {
+    prost_types::Struct {
+        fields: map.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect(),
+    }
+}
+
+fn json_to_value(value: &Value) -> prost_types::Value {
+    use prost_types::value::Kind;
+    let kind = match value {
+        Value::Null => Kind::NullValue(0),
+        Value::Bool(b) => Kind::BoolValue(*b),
+        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or_default()),
+        Value::String(s) => Kind::StringValue(s.clone()),
+        Value::Array(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.iter().map(json_to_value).collect(),
+        }),
+        Value::Object(map) => Kind::StructValue(json_to_struct(map)),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+fn struct_to_json(value: &prost_types::Struct) -> Map<String, Value> {
+    value.fields.iter().map(|(k, v)| (k.clone(), value_to_json(v))).collect()
+}
+
+fn value_to_json(value: &prost_types::Value) -> Value {
+    use prost_types::value::Kind;
+    match &value.kind {
+        None | Some(Kind::NullValue(_)) => Value::Null,
+        Some(Kind::BoolValue(b)) => Value::Bool(*b),
+        // Struct numbers are doubles; integers come back as integers.
+        Some(Kind::NumberValue(n)) if n.fract() == 0.0 && n.abs() < 9.0e15 => json!(*n as i64),
+        Some(Kind::NumberValue(n)) => json!(n),
+        Some(Kind::StringValue(s)) => Value::String(s.clone()),
+        Some(Kind::ListValue(list)) => Value::Array(list.values.iter().map(value_to_json).collect()),
+        Some(Kind::StructValue(s)) => Value::Object(struct_to_json(s)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_survives_the_trip_through_a_grpc_status() {
+        let error = Error::new(Code::QuotaExceeded, "the tenant has 10 clusters")
+            .with_detail("limit", 10)
+            .with_detail("nested", json!({"a": [1, "b", null, 1.5]}));
+        let status = error.to_status();
+        assert_eq!(status.code(), tonic::Code::ResourceExhausted);
+        let back = Error::from_status(&status);
+        assert_eq!(back.code, Code::QuotaExceeded);
+        assert_eq!(back.message, "the tenant has 10 clusters");
+        assert_eq!(Value::Object(back.details), json!({"limit": 10, "nested": {"a": [1, "b", null, 1.5]}}));
+    }
+
+    #[test]
+    fn field_violations_are_named_in_the_message_and_the_details() {
+        let error = Error::fields(vec![
+            FieldViolation::new("name", "must be at most 40 characters"),
+            FieldViolation::new("nodePools[2].nodeCount", "must be at most 1000"),
+        ]);
+        assert_eq!(error.code, Code::InvalidInput);
+        assert!(error.message.contains("name: must be at most 40 characters"));
+        assert!(error.message.contains("nodePools[2].nodeCount"));
+        assert_eq!(error.to_json()["error"]["details"]["fields"][1]["field"], "nodePools[2].nodeCount");
+    }
+
+    #[test]
+    fn codes_map_as_the_design_table_says() {
+        let table = [
+            ("INVALID_INPUT", tonic::Code::InvalidArgument, 400),
+            ("UNAUTHENTICATED", tonic::Code::Unauthenticated, 401),
+            ("ACCESS_DENIED", tonic::Code::PermissionDenied, 403),
+            ("NOT_FOUND", tonic::Code::NotFound, 404),
+            ("CONFLICT", tonic::Code::AlreadyExists, 409),
+            ("INVALID_STATE", tonic::Code::FailedPrecondition, 409),
+            ("UNSUPPORTED", tonic::Code::FailedPrecondition, 422),
+            ("QUOTA_EXCEEDED", tonic::Code::ResourceExhausted, 429),
+            ("UNAVAILABLE", tonic::Code::Unavailable, 503),
+            ("INTERNAL", tonic::Code::Internal, 500),
+        ];
+        for (text, grpc, http) in table {
+            let code = Code::parse(text).unwrap();
+            assert_eq!(code.grpc(), grpc, "{text}");
+            assert_eq!(code.http().as_u16(), http, "{text}");
+        }
+    }
+
+    #[test]
+    fn internal_context_is_not_sent() {
+        let error = Error::internal("password=hunter2 in a query");
+        let status = error.to_status();
+        assert!(!status.message().contains("hunter2"));
+        assert!(!error.to_json().to_string().contains("hunter2"));
+    }
+}

@@ -1,0 +1,34 @@
+//! better-compute: a multi-tenant compute control plane.
+//!
+//! Tenants ask through one API (gRPC, gRPC-web and `POST /api/...` JSON) for managed Kubernetes
+//! clusters, load balancers, join tokens, pool substrates and bare-metal machines. Every call
+//! is validated, authenticated and recorded as desired state in one store transaction, and
+//! returns at once; reconcilers in the worker converge the providers.
+//!
+//! Data flows one way: `api` (thin tonic services and the JSON gateway, all derived from the
+//! descriptors of `proto/`) calls `service` (the rules, one file per resource), which calls
+//! `store` (all SQL). The worker's `reconcile` runtime calls provider adapters and the store.
+//! Nothing calls upward.
+//!
+//! Modules:
+//! - [`proto`]: the generated code and the descriptor pool;
+//! - [`api`]: gRPC services, the API layer (authentication, validation, metrics), the gateway;
+//! - [`service`]: business rules;
+//! - [`store`]: Postgres and SQLite behind one `Store`;
+//! - [`reconcile`]: the worker's runtime;
+//! - [`server`], [`dev`], [`cli`]: what the binaries run;
+//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`]: shared plumbing.
+
+pub mod api;
+pub mod cli;
+pub mod config;
+pub mod dev;
+pub mod error;
+pub mod ids;
+pub mod proto;
+pub mod reconcile;
+pub mod server;
+pub mod service;
+pub mod shutdown;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,40 @@
+//! The code generated from `proto/`, and the descriptor pool read by the gateway, the validator
+//! and server reflection. Nothing else lives here.
+
+use std::sync::OnceLock;
+
+use prost_reflect::DescriptorPool;
+
+/// The encoded file descriptor set of every file under `proto/`, custom options included.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptor.bin"));
+
+/// The descriptor pool decoded from [`FILE_DESCRIPTOR_SET`].
+pub fn descriptor_pool() -> &'static DescriptorPool {
+    static POOL: OnceLock<DescriptorPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        DescriptorPool::decode(FILE_DESCRIPTOR_SET).expect("the descriptor set built by build.rs decodes")
+    })
+}
+
+#[allow(clippy::all, missing_docs)]
+pub mod bettercompute {
+    pub mod options {
+        pub mod v1 {
+            tonic::include_proto!("bettercompute.options.v1");
+        }
+    }
+    pub mod platform {
+        pub mod v1 {
+            tonic::include_proto!("bettercompute.platform.v1");
+        }
+    }
+}
+
+#[allow(clippy::all, missing_docs)]
+pub mod google {
+    pub mod rpc {
+        tonic::include_proto!("google.rpc");
+    }
+}
+
+pub use bettercompute::platform::v1 as platform;

@@ -1,0 +1,153 @@
+//! API keys: the bearer credentials `bck_<id>.<secret>`, authentication of a call, and the
+//! operator key made on first start.
+
+use sha2::{Digest, Sha256};
+
+use super::{Caller, PrincipalKind, Service};
+use crate::error::{Error, Result};
+use crate::ids::{ApiKeyId, PrincipalId};
+use crate::store::{NewApiKey, PrincipalRow, now_micros};
+
+/// A parsed API key: its id and its secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKeyToken {
+    /// The key's id (`bck_...`).
+    pub id: ApiKeyId,
+    /// The secret; only its SHA-256 is stored.
+    secret: String,
+}
+
+impl std::fmt::Debug for ApiKeyToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKeyToken").field("id", &self.id).field("secret", &"<redacted>").finish()
+    }
+}
+
+impl ApiKeyToken {
+    /// A new key with a random id and a 256-bit secret.
+    pub fn generate() -> Self {
+        use rand::RngCore;
+        let mut secret = [0u8; 32];
+        rand::rng().fill_bytes(&mut secret);
+        Self { id: ApiKeyId::random(), secret: hex(&secret) }
+    }
+
+    /// Parses `bck_<id>.<secret>`.
+    pub fn parse(token: &str) -> Option<Self> {
+        let (id, secret) = token.split_once('.')?;
+        let id = ApiKeyId::parse(id)?;
+        (secret.len() >= 16 && secret.bytes().all(|b| b.is_ascii_alphanumeric()))
+            .then(|| Self { id, secret: secret.to_owned() })
+    }
+
+    /// The bearer form, shown once.
+    pub fn reveal(&self) -> String {
+        format!("{}.{}", self.id, self.secret)
+    }
+
+    /// The SHA-256 of the secret, hex: what the store keeps.
+    pub fn secret_sha256(&self) -> String {
+        hex(&Sha256::digest(self.secret.as_bytes()))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What the first start did about the operator key.
+#[derive(Debug)]
+pub enum BootstrapOutcome {
+    /// Keys already existed; nothing was made.
+    AlreadyBootstrapped,
+    /// An operator key was made; the token is shown this once.
+    Created(ApiKeyToken),
+}
+
+impl Service {
+    /// Authenticates a bearer token: a missing, malformed, unknown, wrong, revoked or expired
+    /// key is `UNAUTHENTICATED`.
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller> {
+        let Some(header) = authorization else {
+            return Err(Error::unauthenticated("missing credentials: send Authorization: Bearer bck_<id>.<secret>"));
+        };
+        let token = header
+            .strip_prefix("Bearer ")
+            .or_else(|| header.strip_prefix("bearer "))
+            .and_then(|token| ApiKeyToken::parse(token.trim()))
+            .ok_or_else(|| Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>"))?;
+        let invalid = || Error::unauthenticated("invalid API key");
+        let (key, principal) = self.store.api_key_fetch_with_principal(token.id.as_str()).await?.ok_or_else(invalid)?;
+        if !constant_time_eq(key.secret_sha256.as_bytes(), token.secret_sha256().as_bytes()) {
+            return Err(invalid());
+        }
+        let now = now_micros();
+        if key.revoked_at.is_some() {
+            return Err(Error::unauthenticated("this API key was revoked"));
+        }
+        if key.expires_at.is_some_and(|expires| expires <= now) {
+            return Err(Error::unauthenticated("this API key has expired"));
+        }
+        let kind = PrincipalKind::parse(&principal.kind)
+            .ok_or_else(|| Error::internal(format!("principal {} has unknown kind {:?}", principal.id, principal.kind)))?;
+        Ok(Caller { principal_id: principal.id, kind, tenant_id: principal.tenant_id })
+    }
+
+    /// On a store with no keys, creates the operator principal and its key: `token` when given
+    /// (`BC_BOOTSTRAP_TOKEN`), a new one otherwise.
+    pub async fn bootstrap_operator(&self, token: Option<&str>) -> Result<BootstrapOutcome> {
+        if self.store.api_key_count().await? > 0 {
+            return Ok(BootstrapOutcome::AlreadyBootstrapped);
+        }
+        let token = match token {
+            Some(text) => ApiKeyToken::parse(text).ok_or_else(|| {
+                Error::invalid_input("the bootstrap token must look like bck_<26 base32 characters>.<secret of 16 or more letters and digits>")
+            })?,
+            None => ApiKeyToken::generate(),
+        };
+        let principal = PrincipalRow {
+            id: PrincipalId::random().to_string(),
+            kind: PrincipalKind::Operator.as_str().to_owned(),
+            tenant_id: None,
+            name: "operator".to_owned(),
+            created_at: now_micros(),
+        };
+        let key = NewApiKey {
+            id: token.id.to_string(),
+            secret_sha256: token.secret_sha256(),
+            description: "bootstrap operator key".to_owned(),
+            expires_at: None,
+        };
+        self.store.principal_create_with_key(&principal, &key).await?;
+        Ok(BootstrapOutcome::Created(token))
+    }
+}
+
+/// Compares two equal-length secrets' hashes without an early exit.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_round_trips_and_its_debug_form_hides_the_secret() {
+        let token = ApiKeyToken::generate();
+        let text = token.reveal();
+        assert!(text.starts_with("bck_"));
+        let parsed = ApiKeyToken::parse(&text).unwrap();
+        assert_eq!(parsed, token);
+        assert_eq!(parsed.secret_sha256(), token.secret_sha256());
+        assert!(!format!("{token:?}").contains(&token.secret));
+    }
+
+    #[test]
+    fn malformed_tokens_are_refused() {
+        for text in ["", "bck_", "bck_abc.def", "prn_0000000000000000000000000a.0123456789abcdef", "bck_0000000000000000000000000a.short"] {
+            assert!(ApiKeyToken::parse(text).is_none(), "{text}");
+        }
+        assert!(ApiKeyToken::parse("bck_0000000000000000000000000a.0123456789abcdef").is_some());
+    }
+}

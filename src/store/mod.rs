@@ -1,0 +1,182 @@
+//! The store: every SQL statement of the project, behind one `Store` over Postgres (production)
+//! or SQLite (`bc dev`). Methods are named resource first (`tenant_create`), one file per
+//! resource; each mutation is one transaction.
+//!
+//! Both backends go through sqlx's `Any` driver, so the SQL is shared (`$N` placeholders, plain
+//! types: text, integers, times as microseconds since the epoch). Migrations are embedded per
+//! backend because their DDL will differ as the schema grows.
+
+mod api_keys;
+mod tenants;
+
+use std::borrow::Cow;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::{Any, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
+
+pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
+pub use tenants::{NewTenant, TenantChange, TenantRow};
+
+use crate::error::{Error, Result};
+
+/// Which database a store runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// PostgreSQL (production; the SQL stays within what CockroachDB also accepts).
+    Postgres,
+    /// SQLite (the embedded default of `bc dev`).
+    Sqlite,
+}
+
+impl Backend {
+    /// The backend a database URL names.
+    pub fn of_url(url: &str) -> Result<Backend> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Backend::Postgres)
+        } else if url.starts_with("sqlite:") {
+            Ok(Backend::Sqlite)
+        } else {
+            Err(Error::invalid_input(
+                "the database URL must start with postgres://, postgresql:// or sqlite:",
+            ))
+        }
+    }
+}
+
+/// Migrations of each backend, embedded in the binary: (version, description, SQL).
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "init", include_str!("migrations/postgres/0001_init.sql"))];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "init", include_str!("migrations/sqlite/0001_init.sql"))];
+
+/// The store shared by every service and reconciler.
+#[derive(Clone, Debug)]
+pub struct Store {
+    /// The connection pool.
+    pool: AnyPool,
+    /// Which database the pool talks to.
+    backend: Backend,
+}
+
+impl Store {
+    /// Connects to `url` with at most `max_connections` connections.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
+        install_default_drivers();
+        let backend = Backend::of_url(url)?;
+        // SQLite allows one writer; one connection makes writers queue in the pool instead of
+        // failing with SQLITE_BUSY.
+        let max_connections = match backend {
+            Backend::Postgres => max_connections,
+            Backend::Sqlite => 1,
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await
+            .map_err(|error| {
+                Error::unavailable(format!("cannot connect to the database: {}", redact(&error)))
+            })?;
+        if backend == Backend::Sqlite {
+            sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
+            sqlx::query("PRAGMA foreign_keys = ON").execute(&pool).await?;
+        }
+        Ok(Store { pool, backend })
+    }
+
+    /// The backend this store runs on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    fn migrator(&self) -> Migrator {
+        let migrations = match self.backend {
+            Backend::Postgres => POSTGRES_MIGRATIONS,
+            Backend::Sqlite => SQLITE_MIGRATIONS,
+        };
+        Migrator::with_migrations(
+            migrations
+                .iter()
+                .map(|(version, description, sql)| {
+                    Migration::new(
+                        *version,
+                        Cow::Borrowed(*description),
+                        MigrationType::Simple,
+                        AssertSqlSafe(*sql).into_sql_str(),
+                        false,
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// Applies the migrations that are not applied yet.
+    pub async fn migrate(&self) -> Result<()> {
+        self.migrator()
+            .run(&self.pool)
+            .await
+            .map_err(|error| Error::internal(format!("migrations failed: {error}")))
+    }
+
+    /// The versions of the embedded migrations that the database has not applied.
+    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
+        let applied: Vec<i64> = match sqlx::query_scalar::<_, i64>(
+            "SELECT version FROM _sqlx_migrations WHERE success = TRUE",
+        )
+        .fetch_all(&self.pool)
+        .await
+        {
+            Ok(versions) => versions,
+            // No migrations table yet: nothing is applied.
+            Err(sqlx::Error::Database(_)) => Vec::new(),
+            Err(error) => return Err(error.into()),
+        };
+        Ok(self
+            .migrator()
+            .iter()
+            .map(|m| m.version)
+            .filter(|version| !applied.contains(version))
+            .collect())
+    }
+
+    /// Checks that the database answers (for `/readyz`).
+    pub async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Begins a transaction that will write: on SQLite it takes the write lock at once, so two
+    /// writers queue instead of failing when the second upgrades its read lock.
+    async fn begin_write(&self) -> Result<Transaction<'static, Any>> {
+        let statement = match self.backend {
+            Backend::Postgres => "BEGIN",
+            Backend::Sqlite => "BEGIN IMMEDIATE",
+        };
+        Ok(self.pool.begin_with(statement).await?)
+    }
+
+    /// Closes every connection.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Now, in microseconds since the Unix epoch: the unit of every time in the store.
+pub fn now_micros() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or_default()
+}
+
+/// Whether `error` is a unique-constraint violation.
+fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// A connection error without the URL, which may carry a password.
+fn redact(error: &sqlx::Error) -> String {
+    match error {
+        sqlx::Error::Configuration(_) => "the database URL is not valid".to_owned(),
+        other => other.to_string(),
+    }
+}

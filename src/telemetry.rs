@@ -1,0 +1,101 @@
+//! Logs and metrics: tracing to stderr (text or JSON, one request id per call) and the
+//! Prometheus registry served at `/metrics`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tracing_subscriber::EnvFilter;
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Installs the global subscriber. `RUST_LOG` filters (default `info`). Safe to call twice:
+/// the second call does nothing (tests boot several servers in one process).
+pub fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
+    };
+}
+
+/// Labels of a finished call.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    /// The full method name: `bettercompute.platform.v1.Tenants/Create`.
+    method: String,
+    /// Our code string, or `OK`.
+    code: String,
+}
+
+/// Labels of a method.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MethodLabels {
+    /// The full method name.
+    method: String,
+}
+
+/// The process's metrics.
+#[derive(Clone)]
+pub struct Metrics {
+    /// The registry `/metrics` encodes.
+    registry: Arc<Mutex<Registry>>,
+    /// Calls by method and code.
+    calls: Family<CallLabels, Counter>,
+    /// Call latency by method.
+    latency: Family<MethodLabels, Histogram>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A registry with the API's metrics.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("bc");
+        let calls = Family::<CallLabels, Counter>::default();
+        registry.register("api_calls", "API calls by method and result code", calls.clone());
+        let latency = Family::<MethodLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.000_25, 2.0, 16))
+        });
+        registry.register("api_call_seconds", "API call latency by method", latency.clone());
+        Self { registry: Arc::new(Mutex::new(registry)), calls, latency }
+    }
+
+    /// Records a finished call.
+    pub fn record_call(&self, method: &str, code: &str, elapsed: Duration) {
+        self.calls.get_or_create(&CallLabels { method: method.to_owned(), code: code.to_owned() }).inc();
+        self.latency.get_or_create(&MethodLabels { method: method.to_owned() }).observe(elapsed.as_secs_f64());
+    }
+
+    /// The registry in Prometheus' text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let registry = self.registry.lock().expect("the metrics registry is never poisoned");
+        prometheus_client::encoding::text::encode(&mut out, &registry).expect("writing to a String cannot fail");
+        out
+    }
+}
