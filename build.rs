@@ -15,10 +15,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut api_files = Vec::new();
     collect_protos(&PathBuf::from("proto/bettercompute"), &mut api_files)?;
     api_files.sort();
-    let mut files: Vec<String> = api_files
-        .iter()
-        .map(|path| path.strip_prefix("proto").unwrap().to_string_lossy().into_owned())
-        .collect();
+    let mut files: Vec<String> =
+        api_files.iter().map(|path| path.strip_prefix("proto").unwrap().to_string_lossy().into_owned()).collect();
     files.extend(["google/rpc/status.proto".into(), "google/rpc/error_details.proto".into()]);
 
     let mut compiler = protox::Compiler::new(["proto"])?;
@@ -34,10 +32,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         let package = file.package();
         GENERATED_PACKAGES.iter().any(|prefix| package.starts_with(prefix))
     });
-    tonic_prost_build::configure()
-        .build_server(true)
-        .build_client(true)
-        .compile_fds(fds)?;
+    tonic_prost_build::configure().build_server(true).build_client(true).compile_fds(fds)?;
     Ok(())
 }
 

@@ -56,17 +56,23 @@ pub struct ServerOptions {
 pub fn load_config_file() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     let from_args = args.iter().enumerate().find_map(|(i, arg)| {
-        arg.strip_prefix("--config=").map(str::to_owned).or_else(|| (arg == "--config").then(|| args.get(i + 1).cloned()).flatten())
+        arg.strip_prefix("--config=")
+            .map(str::to_owned)
+            .or_else(|| (arg == "--config").then(|| args.get(i + 1).cloned()).flatten())
     });
     let Some(path) = from_args.or_else(|| std::env::var("BC_CONFIG").ok()) else { return Ok(()) };
-    let text = std::fs::read_to_string(&path).map_err(|error| format!("cannot read the config file {path}: {error}"))?;
-    let table: toml::Table = text.parse().map_err(|error| format!("the config file {path} is not valid TOML: {error}"))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|error| format!("cannot read the config file {path}: {error}"))?;
+    let table: toml::Table =
+        text.parse().map_err(|error| format!("the config file {path} is not valid TOML: {error}"))?;
     for (key, value) in table {
         let variable = format!("BC_{}", key.replace('-', "_").to_uppercase());
         let value = match value {
             toml::Value::String(s) => s,
             toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => value.to_string(),
-            other => return Err(format!("{path}: {key} must be a string, a number or a boolean, not {}", other.type_str())),
+            other => {
+                return Err(format!("{path}: {key} must be a string, a number or a boolean, not {}", other.type_str()));
+            }
         };
         if std::env::var_os(&variable).is_none() {
             // SAFETY: called at the start of `main`, before any other thread exists.

@@ -169,10 +169,7 @@ impl Error {
             .map(|v| if v.field.is_empty() { v.description.clone() } else { format!("{}: {}", v.field, v.description) })
             .collect::<Vec<_>>()
             .join("; ");
-        let fields = violations
-            .iter()
-            .map(|v| json!({"field": v.field, "description": v.description}))
-            .collect();
+        let fields = violations.iter().map(|v| json!({"field": v.field, "description": v.description})).collect();
         Self::invalid_input(format!("invalid input: {message}")).with_detail("fields", Value::Array(fields))
     }
 
@@ -246,11 +243,7 @@ impl Error {
             details.push(any("google.rpc.BadRequest", &bad_request));
         }
         details.push(any("google.protobuf.Struct", &json_to_struct(&self.details)));
-        let status = rpc::Status {
-            code: self.code.grpc() as i32,
-            message: self.message.clone(),
-            details,
-        };
+        let status = rpc::Status { code: self.code.grpc() as i32, message: self.message.clone(), details };
         tonic::Status::with_details(self.code.grpc(), self.message.clone(), status.encode_to_vec().into())
     }
 
@@ -327,16 +320,11 @@ impl From<sqlx::Error> for Error {
 }
 
 fn any(type_name: &str, message: &impl Message) -> prost_types::Any {
-    prost_types::Any {
-        type_url: format!("type.googleapis.com/{type_name}"),
-        value: message.encode_to_vec(),
-    }
+    prost_types::Any { type_url: format!("type.googleapis.com/{type_name}"), value: message.encode_to_vec() }
 }
 
 fn json_to_struct(map: &Map<String, Value>) -> prost_types::Struct {
-    prost_types::Struct {
-        fields: map.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect(),
-    }
+    prost_types::Struct { fields: map.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect() }
 }
 
 fn json_to_value(value: &Value) -> prost_types::Value {
@@ -346,9 +334,9 @@ fn json_to_value(value: &Value) -> prost_types::Value {
         Value::Bool(b) => Kind::BoolValue(*b),
         Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or_default()),
         Value::String(s) => Kind::StringValue(s.clone()),
-        Value::Array(items) => Kind::ListValue(prost_types::ListValue {
-            values: items.iter().map(json_to_value).collect(),
-        }),
+        Value::Array(items) => {
+            Kind::ListValue(prost_types::ListValue { values: items.iter().map(json_to_value).collect() })
+        }
         Value::Object(map) => Kind::StructValue(json_to_struct(map)),
     };
     prost_types::Value { kind: Some(kind) }

@@ -10,7 +10,11 @@ use crate::service::{BootstrapOutcome, Service};
 use crate::telemetry::Metrics;
 
 /// Serves the API on `listener` until `shutdown` resolves, then finishes the calls in flight.
-pub async fn serve(listener: TcpListener, services: Service, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    services: Service,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
     let router = api::router(services, Metrics::new())?;
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)

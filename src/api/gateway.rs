@@ -18,7 +18,9 @@ use tower::{Service, ServiceExt};
 
 use super::layer::{MAX_REQUEST_BYTES, REQUEST_ID_HEADER};
 use super::methods::MethodTable;
+use super::validate::Validator;
 use crate::error::{Error, FieldViolation};
+use crate::telemetry::Metrics;
 
 /// What the gateway needs: the method table and the gRPC service to call.
 #[derive(Clone)]
@@ -27,12 +29,15 @@ pub struct Gateway<S> {
     pub methods: Arc<MethodTable>,
     /// The gRPC service (behind the API layer) that serves every method.
     pub grpc: S,
+    /// The validator, so that a request with a malformed field also hears of its other faults.
+    pub validator: Arc<Validator>,
+    /// Calls refused here, before reaching the API layer, are counted too.
+    pub metrics: Metrics,
 }
 
 /// JSON options of every response: documented camelCase names, integers as JSON numbers, and
 /// every field without presence shown even at its default value.
-const SERIALIZE: SerializeOptions =
-    SerializeOptions::new().stringify_64_bit_integers(false).skip_default_fields(false);
+const SERIALIZE: SerializeOptions = SerializeOptions::new().stringify_64_bit_integers(false).skip_default_fields(false);
 
 /// The one handler of every JSON path.
 pub async fn handle<S>(State(gateway): State<Gateway<S>>, request: Request) -> Response
@@ -54,8 +59,11 @@ where
 {
     let path = request.uri().path().to_owned();
     let method = gateway.methods.by_http_path(&path).cloned().ok_or_else(|| {
-        Error::new(crate::error::Code::NotFound, format!("there is no method at {path}; the methods are listed in /openapi.json"))
-            .with_detail("path", path.as_str())
+        Error::new(
+            crate::error::Code::NotFound,
+            format!("there is no method at {path}; the methods are listed in /openapi.json"),
+        )
+        .with_detail("path", path.as_str())
     })?;
     if request.method() != http::Method::POST {
         return Err(Error::invalid_input(format!("{path} takes POST with a JSON body, not {}", request.method())));
@@ -67,7 +75,10 @@ where
         .await
         .map_err(|error| Error::invalid_input(format!("cannot read the request body: {error}")))?
         .to_bytes();
-    let message = decode_json(&input, &body)?;
+    let started = std::time::Instant::now();
+    let message = decode_json(&input, &body, &gateway.validator).inspect_err(|error| {
+        gateway.metrics.record_call(&method.name, error.code.as_str(), started.elapsed());
+    })?;
 
     let mut frame = BytesMut::with_capacity(5 + message.encoded_len());
     frame.put_u8(0);
@@ -94,7 +105,9 @@ where
         .collect()
         .await
         .map_err(|status| Error::unavailable(format!("the call was cut short: {}", status.message())))?;
-    if let Some(status) = collected.trailers().and_then(tonic::Status::from_header_map).filter(|s| s.code() != tonic::Code::Ok) {
+    if let Some(status) =
+        collected.trailers().and_then(tonic::Status::from_header_map).filter(|s| s.code() != tonic::Code::Ok)
+    {
         return Ok(error_response(&Error::from_status(&status), request_id));
     }
     let mut bytes = collected.to_bytes();
@@ -102,8 +115,9 @@ where
         return Err(Error::internal(format!("{} answered without a message", method.name)));
     }
     bytes.advance(5);
-    let output = DynamicMessage::decode(method.descriptor.output(), bytes)
-        .map_err(|error| Error::internal(format!("{} answered a message that does not decode: {error}", method.name)))?;
+    let output = DynamicMessage::decode(method.descriptor.output(), bytes).map_err(|error| {
+        Error::internal(format!("{} answered a message that does not decode: {error}", method.name))
+    })?;
     let json = output
         .serialize_with_options(serde_json::value::Serializer, &SERIALIZE)
         .map_err(|error| Error::internal(format!("cannot write {} as JSON: {error}", method.name)))?;
@@ -123,10 +137,14 @@ pub fn error_response(error: &Error, request_id: Option<HeaderValue>) -> Respons
     response
 }
 
-/// Parses a JSON body into a message of `descriptor`, naming every unknown or mistyped field.
-/// An empty body is `{}`.
-pub fn decode_json(descriptor: &MessageDescriptor, body: &[u8]) -> Result<DynamicMessage, Error> {
-    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+/// Parses a JSON body into a message of `descriptor`, naming every unknown or mistyped field
+/// together with what the validator finds in the rest. An empty body is `{}`.
+pub fn decode_json(
+    descriptor: &MessageDescriptor,
+    body: &[u8],
+    validator: &Validator,
+) -> Result<DynamicMessage, Error> {
+    let mut value: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Object(Default::default())
     } else {
         serde_json::from_slice(body).map_err(|error| {
@@ -136,12 +154,29 @@ pub fn decode_json(descriptor: &MessageDescriptor, body: &[u8]) -> Result<Dynami
         })?
     };
     let mut violations = Vec::new();
-    check_message(&value, descriptor, "", &mut violations);
-    if !violations.is_empty() {
-        return Err(Error::fields(violations));
+    check_message(&mut value, descriptor, "", &mut violations);
+    let decoded = DynamicMessage::deserialize_with_options(
+        descriptor.clone(),
+        value,
+        &DeserializeOptions::new().deny_unknown_fields(true),
+    );
+    match decoded {
+        Ok(message) if violations.is_empty() => Ok(message),
+        Ok(message) => {
+            // The offending fields were taken out; report what is wrong with the others too.
+            let more: Vec<FieldViolation> = validator
+                .validate(&message)
+                .into_iter()
+                .filter(|v| !violations.iter().any(|o| o.field == v.field))
+                .collect();
+            violations.extend(more);
+            Err(Error::fields(violations))
+        }
+        Err(error) => {
+            violations.push(FieldViolation::new("", error.to_string()));
+            Err(Error::fields(violations))
+        }
     }
-    DynamicMessage::deserialize_with_options(descriptor.clone(), value, &DeserializeOptions::new().deny_unknown_fields(true))
-        .map_err(|error| Error::fields(vec![FieldViolation::new("", error.to_string())]))
 }
 
 fn join(path: &str, name: &str) -> String {
@@ -149,8 +184,9 @@ fn join(path: &str, name: &str) -> String {
 }
 
 /// Checks the shape of `value` against `descriptor`: objects where messages are, known field
-/// names, and JSON types that the field's type accepts. Values are checked by the validator.
-fn check_message(value: &Value, descriptor: &MessageDescriptor, path: &str, out: &mut Vec<FieldViolation>) {
+/// names, and JSON types that the field's type accepts; takes each offending field out of
+/// `value`. Values are checked by the validator.
+fn check_message(value: &mut Value, descriptor: &MessageDescriptor, path: &str, out: &mut Vec<FieldViolation>) {
     if descriptor.full_name().starts_with("google.protobuf.") {
         // Well-known types have JSON forms of their own (timestamps as text, ...).
         return;
@@ -159,22 +195,45 @@ fn check_message(value: &Value, descriptor: &MessageDescriptor, path: &str, out:
         out.push(FieldViolation::new(path, "must be a JSON object"));
         return;
     };
-    for (key, value) in object {
+    let mut offending = Vec::new();
+    for (key, value) in object.iter_mut() {
+        let before = out.len();
+        check_field(key, value, descriptor, path, out);
+        if out.len() > before {
+            offending.push(key.clone());
+        }
+    }
+    for key in offending {
+        object.remove(&key);
+    }
+}
+
+fn check_field(
+    key: &str,
+    value: &mut Value,
+    descriptor: &MessageDescriptor,
+    path: &str,
+    out: &mut Vec<FieldViolation>,
+) {
+    {
         let Some(field) = descriptor.get_field_by_json_name(key).or_else(|| descriptor.get_field_by_name(key)) else {
             let accepted: Vec<String> = descriptor.fields().map(|f| f.json_name().to_owned()).collect();
-            out.push(FieldViolation::new(join(path, key), format!("is not a field of this request; accepted: {}", accepted.join(", "))));
-            continue;
+            out.push(FieldViolation::new(
+                join(path, key),
+                format!("is not a field of this request; accepted: {}", accepted.join(", ")),
+            ));
+            return;
         };
         if value.is_null() {
-            continue;
+            return;
         }
         let field_path = join(path, field.json_name());
         if field.is_map() {
-            let Kind::Message(entry) = field.kind() else { continue };
+            let Kind::Message(entry) = field.kind() else { return };
             match value {
                 Value::Object(entries) => {
                     let value_kind = entry.map_entry_value_field().kind();
-                    for (key, item) in entries {
+                    for (key, item) in entries.iter_mut() {
                         check_kind(item, &value_kind, &format!("{field_path}[{key:?}]"), out);
                     }
                 }
@@ -183,7 +242,7 @@ fn check_message(value: &Value, descriptor: &MessageDescriptor, path: &str, out:
         } else if field.is_list() {
             match value {
                 Value::Array(items) => {
-                    for (index, item) in items.iter().enumerate() {
+                    for (index, item) in items.iter_mut().enumerate() {
                         check_kind(item, &field.kind(), &format!("{field_path}[{index}]"), out);
                     }
                 }
@@ -195,13 +254,21 @@ fn check_message(value: &Value, descriptor: &MessageDescriptor, path: &str, out:
     }
 }
 
-fn check_kind(value: &Value, kind: &Kind, path: &str, out: &mut Vec<FieldViolation>) {
+fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Vec<FieldViolation>) {
     let integer_text = |s: &str| s.parse::<i128>().is_ok();
     let wrong = match kind {
         Kind::String | Kind::Bytes => (!value.is_string()).then_some("must be a string"),
         Kind::Bool => (!value.is_boolean()).then_some("must be true or false"),
-        Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Uint64 | Kind::Sint32 | Kind::Sint64 | Kind::Fixed32
-        | Kind::Fixed64 | Kind::Sfixed32 | Kind::Sfixed64 => {
+        Kind::Int32
+        | Kind::Int64
+        | Kind::Uint32
+        | Kind::Uint64
+        | Kind::Sint32
+        | Kind::Sint64
+        | Kind::Fixed32
+        | Kind::Fixed64
+        | Kind::Sfixed32
+        | Kind::Sfixed64 => {
             let ok = match value {
                 Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
                 Value::String(s) => integer_text(s),
@@ -230,6 +297,11 @@ mod tests {
         descriptor_pool().get_message_by_name("bettercompute.platform.v1.CreateTenantRequest").unwrap()
     }
 
+    fn decode_json(descriptor: &MessageDescriptor, body: &[u8]) -> Result<DynamicMessage, Error> {
+        let validator = Validator::from_pool(descriptor_pool()).unwrap();
+        super::decode_json(descriptor, body, &validator)
+    }
+
     fn fields_of(error: Error) -> Vec<String> {
         error.details["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap().to_owned()).collect()
     }
@@ -241,6 +313,15 @@ mod tests {
         let mut fields = fields_of(error);
         fields.sort();
         assert_eq!(fields, vec!["colour", "id"]);
+    }
+
+    #[test]
+    fn a_malformed_field_does_not_hide_the_others_faults() {
+        let error =
+            decode_json(&create_tenant(), br#"{"id": "no spaces", "colour": 1, "description": 5}"#).unwrap_err();
+        let mut fields = fields_of(error);
+        fields.sort();
+        assert_eq!(fields, vec!["colour", "description", "id"]);
     }
 
     #[test]

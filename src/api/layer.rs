@@ -182,7 +182,10 @@ where
         .to_bytes();
     let message = decode_frame(&bytes)?;
     let decoded = DynamicMessage::decode(method.descriptor.input(), message).map_err(|error| {
-        Error::fields(vec![FieldViolation::new("", format!("the request is not a valid {}: {error}", method.descriptor.input().full_name()))])
+        Error::fields(vec![FieldViolation::new(
+            "",
+            format!("the request is not a valid {}: {error}", method.descriptor.input().full_name()),
+        )])
     })?;
     let violations = state.validator.validate(&decoded);
     if !violations.is_empty() {
@@ -264,7 +267,10 @@ impl HttpBody for ObservedBody {
     type Data = Bytes;
     type Error = tonic::Status;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         match &polled {

@@ -100,9 +100,11 @@ mod tests {
         let table = MethodTable::from_pool(descriptor_pool());
         assert!(table.iter().count() >= 5);
         for method in table.iter() {
-            let path = method.http_path.as_deref().unwrap_or_else(|| panic!("{} has no google.api.http post", method.name));
+            let path =
+                method.http_path.as_deref().unwrap_or_else(|| panic!("{} has no google.api.http post", method.name));
             assert!(path.starts_with("/api/"), "{path}");
-            let authorization = method.authorization.as_ref().unwrap_or_else(|| panic!("{} has no authorization", method.name));
+            let authorization =
+                method.authorization.as_ref().unwrap_or_else(|| panic!("{} has no authorization", method.name));
             assert!(!authorization.permission.is_empty() && !authorization.resource.is_empty(), "{}", method.name);
         }
         let create = table.by_http_path("/api/platform/tenants/create").unwrap();

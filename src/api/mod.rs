@@ -76,12 +76,12 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
 
     let grpc = ApiLayer::new(LayerState {
         methods: methods.clone(),
-        validator,
+        validator: validator.clone(),
         services: services.clone(),
         metrics: metrics.clone(),
     })
     .layer(routes);
-    let gateway = gateway::Gateway { methods, grpc: grpc.clone() };
+    let gateway = gateway::Gateway { methods, grpc: grpc.clone(), validator, metrics: metrics.clone() };
     let grpc_web = tonic_web::GrpcWebLayer::new().layer(grpc);
 
     let shared = Shared { services, metrics };

@@ -252,7 +252,13 @@ fn show(number: f64) -> String {
     if number.fract() == 0.0 { format!("{}", number as i64) } else { number.to_string() }
 }
 
-fn check_scalar(value: &Value, rules: &[ScalarRule], field: &FieldDescriptor, path: &str, out: &mut Vec<FieldViolation>) {
+fn check_scalar(
+    value: &Value,
+    rules: &[ScalarRule],
+    field: &FieldDescriptor,
+    path: &str,
+    out: &mut Vec<FieldViolation>,
+) {
     let text = value.as_str();
     let number = number_of(value);
     let mut fail = |description: String| out.push(FieldViolation::new(path, description));
@@ -271,7 +277,9 @@ fn check_scalar(value: &Value, rules: &[ScalarRule], field: &FieldDescriptor, pa
         if below || above {
             let got = show(n);
             fail(match (min, max) {
-                (Some((lo, true)), Some((hi, true))) => format!("must be from {} to {} (got {got})", show(lo), show(hi)),
+                (Some((lo, true)), Some((hi, true))) => {
+                    format!("must be from {} to {} (got {got})", show(lo), show(hi))
+                }
                 _ => {
                     let mut parts = Vec::new();
                     if let Some((lo, inclusive)) = min {
@@ -312,15 +320,22 @@ fn check_scalar(value: &Value, rules: &[ScalarRule], field: &FieldDescriptor, pa
                 allowed.iter().map(|a| show(*a)).collect::<Vec<_>>().join(", "),
                 show(n)
             )),
-            (ScalarRule::NumberNotIn(refused), _, Some(n)) if refused.contains(&n) => fail(format!("must not be {}", show(n))),
-            (ScalarRule::NumberConst(expected), _, Some(n)) if n != *expected => fail(format!("must be {}", show(*expected))),
+            (ScalarRule::NumberNotIn(refused), _, Some(n)) if refused.contains(&n) => {
+                fail(format!("must not be {}", show(n)))
+            }
+            (ScalarRule::NumberConst(expected), _, Some(n)) if n != *expected => {
+                fail(format!("must be {}", show(*expected)))
+            }
             (ScalarRule::BoolConst(expected), _, _) if value.as_bool() != Some(*expected) => {
                 fail(format!("must be {expected}"))
             }
             (ScalarRule::EnumDefined, _, _) => {
                 if let (Value::EnumNumber(n), Kind::Enum(e)) = (value, field.kind()) {
                     if e.get_value(*n).is_none() {
-                        fail(format!("must be one of {}", e.values().map(|v| v.name().to_owned()).collect::<Vec<_>>().join(", ")));
+                        fail(format!(
+                            "must be one of {}",
+                            e.values().map(|v| v.name().to_owned()).collect::<Vec<_>>().join(", ")
+                        ));
                     }
                 }
             }
@@ -390,12 +405,15 @@ fn compile_field_rules(rules: &DynamicMessage, path: &str, unsupported: &mut Vec
                 compiled.list = Some(Box::new(size));
             }
             ("map", Value::Message(map)) => {
-                let mut rules = MapRules { min: None, max: None, keys: FieldRules::default(), values: FieldRules::default() };
+                let mut rules =
+                    MapRules { min: None, max: None, keys: FieldRules::default(), values: FieldRules::default() };
                 for (rule, value) in map.fields() {
                     match (rule.name(), value) {
                         ("min_pairs", Value::U64(n)) => rules.min = Some(*n),
                         ("max_pairs", Value::U64(n)) => rules.max = Some(*n),
-                        ("keys", Value::Message(keys)) => rules.keys = compile_field_rules(keys, &format!("{path}{{}}"), unsupported),
+                        ("keys", Value::Message(keys)) => {
+                            rules.keys = compile_field_rules(keys, &format!("{path}{{}}"), unsupported)
+                        }
                         ("values", Value::Message(values)) => {
                             rules.values = compile_field_rules(values, &format!("{path}{{}}"), unsupported)
                         }
@@ -410,7 +428,9 @@ fn compile_field_rules(rules: &DynamicMessage, path: &str, unsupported: &mut Vec
                     match (rule.name(), value) {
                         ("defined_only", Value::Bool(true)) => compiled.scalar.push(ScalarRule::EnumDefined),
                         ("defined_only", Value::Bool(false)) => {}
-                        ("in", Value::List(items)) => compiled.scalar.push(ScalarRule::NumberIn(items.iter().filter_map(number_of).collect())),
+                        ("in", Value::List(items)) => {
+                            compiled.scalar.push(ScalarRule::NumberIn(items.iter().filter_map(number_of).collect()))
+                        }
                         ("not_in", Value::List(items)) => {
                             compiled.scalar.push(ScalarRule::NumberNotIn(items.iter().filter_map(number_of).collect()))
                         }
@@ -439,7 +459,9 @@ fn compile_field_rules(rules: &DynamicMessage, path: &str, unsupported: &mut Vec
                         ("lte", v) => push_bound(&mut compiled, v, false, true),
                         ("lt", v) => push_bound(&mut compiled, v, false, false),
                         ("const", v) => compiled.scalar.extend(number_of(v).map(ScalarRule::NumberConst)),
-                        ("in", Value::List(items)) => compiled.scalar.push(ScalarRule::NumberIn(items.iter().filter_map(number_of).collect())),
+                        ("in", Value::List(items)) => {
+                            compiled.scalar.push(ScalarRule::NumberIn(items.iter().filter_map(number_of).collect()))
+                        }
                         ("not_in", Value::List(items)) => {
                             compiled.scalar.push(ScalarRule::NumberNotIn(items.iter().filter_map(number_of).collect()))
                         }
@@ -455,7 +477,11 @@ fn compile_field_rules(rules: &DynamicMessage, path: &str, unsupported: &mut Vec
 
 fn push_bound(compiled: &mut FieldRules, value: &Value, lower: bool, inclusive: bool) {
     if let Some(bound) = number_of(value) {
-        compiled.scalar.push(if lower { ScalarRule::Min { bound, inclusive } } else { ScalarRule::Max { bound, inclusive } });
+        compiled.scalar.push(if lower {
+            ScalarRule::Min { bound, inclusive }
+        } else {
+            ScalarRule::Max { bound, inclusive }
+        });
     }
 }
 

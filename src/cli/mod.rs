@@ -84,7 +84,10 @@ pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
         .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
     let token = cli.token.clone().or_else(|| dev.as_ref().map(|d| d.admin_token.clone()));
     let header = token
-        .map(|t| MetadataValue::try_from(format!("Bearer {t}")).map_err(|_| "the token has characters a header cannot carry".to_owned()))
+        .map(|t| {
+            MetadataValue::try_from(format!("Bearer {t}"))
+                .map_err(|_| "the token has characters a header cannot carry".to_owned())
+        })
         .transpose()?;
     let channel = Endpoint::from_shared(endpoint.clone())
         .map_err(|error| format!("{endpoint} is not a valid endpoint: {error}"))?
@@ -115,6 +118,11 @@ pub fn describe_status(status: &tonic::Status) -> String {
     if error.details.is_empty() {
         format!("{}: {}", error.code, error.message)
     } else {
-        format!("{}: {}\n{}", error.code, error.message, serde_json::to_string_pretty(&error.details).unwrap_or_default())
+        format!(
+            "{}: {}\n{}",
+            error.code,
+            error.message,
+            serde_json::to_string_pretty(&error.details).unwrap_or_default()
+        )
     }
 }

@@ -18,7 +18,8 @@ pub enum OutputFormat {
 /// A message as the JSON the gateway would return.
 pub fn to_json(message: &impl Message, full_name: &str) -> Value {
     let descriptor = descriptor_pool().get_message_by_name(full_name).expect("the message is in the descriptor pool");
-    let dynamic = DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice()).expect("a message decodes as itself");
+    let dynamic =
+        DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice()).expect("a message decodes as itself");
     dynamic
         .serialize_with_options(
             serde_json::value::Serializer,
@@ -44,7 +45,7 @@ pub fn table(rows: &[Value]) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let mut widths: Vec<usize> = columns.iter().map(|c| c.len()).collect();
+    let mut widths: Vec<usize> = columns.iter().map(|c| upper_snake(c).len()).collect();
     for row in rows {
         for (i, column) in columns.iter().enumerate() {
             widths[i] = widths[i].max(cell(row, column).chars().count());

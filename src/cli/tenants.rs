@@ -60,7 +60,11 @@ pub async fn run(cli: &Cli, command: &TenantsCommand) -> Result<(), String> {
     let tenant = match command {
         TenantsCommand::Create { id, display_name, description } => {
             client
-                .create(CreateTenantRequest { id: id.clone(), display_name: display_name.clone(), description: description.clone() })
+                .create(CreateTenantRequest {
+                    id: id.clone(),
+                    display_name: display_name.clone(),
+                    description: description.clone(),
+                })
                 .await
         }
         TenantsCommand::Get { tenant_id } => client.get(GetTenantRequest { tenant_id: tenant_id.clone() }).await,
@@ -73,9 +77,12 @@ pub async fn run(cli: &Cli, command: &TenantsCommand) -> Result<(), String> {
                 })
                 .await
         }
-        TenantsCommand::Delete { tenant_id } => client.delete(DeleteTenantRequest { tenant_id: tenant_id.clone() }).await,
+        TenantsCommand::Delete { tenant_id } => {
+            client.delete(DeleteTenantRequest { tenant_id: tenant_id.clone() }).await
+        }
         TenantsCommand::List { include_deleted } => {
-            let list = client.list(ListTenantsRequest { include_deleted: *include_deleted }).await.map_err(fail)?.into_inner();
+            let list =
+                client.list(ListTenantsRequest { include_deleted: *include_deleted }).await.map_err(fail)?.into_inner();
             let json = output::to_json(&list, TENANT_LIST);
             let rows = json["tenants"].as_array().cloned().unwrap_or_default();
             output::print(cli.output, &json, &rows);

@@ -31,9 +31,7 @@ impl Worker {
         if pending.is_empty() {
             Ok(())
         } else {
-            Err(Error::unavailable(format!(
-                "the database lacks migrations {pending:?}; run `bc-server migrate` first"
-            )))
+            Err(Error::unavailable(format!("the database lacks migrations {pending:?}; run `bc-server migrate` first")))
         }
     }
 

@@ -75,7 +75,9 @@ impl Service {
             .strip_prefix("Bearer ")
             .or_else(|| header.strip_prefix("bearer "))
             .and_then(|token| ApiKeyToken::parse(token.trim()))
-            .ok_or_else(|| Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>"))?;
+            .ok_or_else(|| {
+                Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>")
+            })?;
         let invalid = || Error::unauthenticated("invalid API key");
         let (key, principal) = self.store.api_key_fetch_with_principal(token.id.as_str()).await?.ok_or_else(invalid)?;
         if !constant_time_eq(key.secret_sha256.as_bytes(), token.secret_sha256().as_bytes()) {
@@ -88,8 +90,9 @@ impl Service {
         if key.expires_at.is_some_and(|expires| expires <= now) {
             return Err(Error::unauthenticated("this API key has expired"));
         }
-        let kind = PrincipalKind::parse(&principal.kind)
-            .ok_or_else(|| Error::internal(format!("principal {} has unknown kind {:?}", principal.id, principal.kind)))?;
+        let kind = PrincipalKind::parse(&principal.kind).ok_or_else(|| {
+            Error::internal(format!("principal {} has unknown kind {:?}", principal.id, principal.kind))
+        })?;
         Ok(Caller { principal_id: principal.id, kind, tenant_id: principal.tenant_id })
     }
 
@@ -145,7 +148,13 @@ mod tests {
 
     #[test]
     fn malformed_tokens_are_refused() {
-        for text in ["", "bck_", "bck_abc.def", "prn_0000000000000000000000000a.0123456789abcdef", "bck_0000000000000000000000000a.short"] {
+        for text in [
+            "",
+            "bck_",
+            "bck_abc.def",
+            "prn_0000000000000000000000000a.0123456789abcdef",
+            "bck_0000000000000000000000000a.short",
+        ] {
             assert!(ApiKeyToken::parse(text).is_none(), "{text}");
         }
         assert!(ApiKeyToken::parse("bck_0000000000000000000000000a.0123456789abcdef").is_some());

@@ -13,7 +13,12 @@ impl Service {
         let display_name = if request.display_name.is_empty() { request.id.clone() } else { request.display_name };
         let tenant = self
             .store
-            .tenant_create(&NewTenant { id: request.id, display_name, description: request.description, now: now_micros() })
+            .tenant_create(&NewTenant {
+                id: request.id,
+                display_name,
+                description: request.description,
+                now: now_micros(),
+            })
             .await?;
         tracing::info!(tenant = %tenant.id, by = %ctx.caller.principal_id, "tenant created");
         Ok(tenant)

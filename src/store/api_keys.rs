@@ -56,16 +56,15 @@ impl Store {
     /// Creates a principal and its first key in one transaction.
     pub async fn principal_create_with_key(&self, principal: &PrincipalRow, key: &NewApiKey) -> Result<()> {
         let mut txn = self.begin_write().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO principals (id, kind, tenant_id, name, created_at) VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(&principal.id)
-        .bind(&principal.kind)
-        .bind(&principal.tenant_id)
-        .bind(&principal.name)
-        .bind(principal.created_at)
-        .execute(&mut *txn)
-        .await;
+        let inserted =
+            sqlx::query("INSERT INTO principals (id, kind, tenant_id, name, created_at) VALUES ($1, $2, $3, $4, $5)")
+                .bind(&principal.id)
+                .bind(&principal.kind)
+                .bind(&principal.tenant_id)
+                .bind(&principal.name)
+                .bind(principal.created_at)
+                .execute(&mut *txn)
+                .await;
         match inserted {
             Err(error) if is_unique_violation(&error) => {
                 return Err(Error::conflict(format!("principal {:?} already exists", principal.id)));

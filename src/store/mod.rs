@@ -38,18 +38,14 @@ impl Backend {
         } else if url.starts_with("sqlite:") {
             Ok(Backend::Sqlite)
         } else {
-            Err(Error::invalid_input(
-                "the database URL must start with postgres://, postgresql:// or sqlite:",
-            ))
+            Err(Error::invalid_input("the database URL must start with postgres://, postgresql:// or sqlite:"))
         }
     }
 }
 
 /// Migrations of each backend, embedded in the binary: (version, description, SQL).
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("migrations/postgres/0001_init.sql"))];
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("migrations/sqlite/0001_init.sql"))];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("migrations/postgres/0001_init.sql"))];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("migrations/sqlite/0001_init.sql"))];
 
 /// The store shared by every service and reconciler.
 #[derive(Clone, Debug)]
@@ -76,9 +72,7 @@ impl Store {
             .acquire_timeout(Duration::from_secs(10))
             .connect(url)
             .await
-            .map_err(|error| {
-                Error::unavailable(format!("cannot connect to the database: {}", redact(&error)))
-            })?;
+            .map_err(|error| Error::unavailable(format!("cannot connect to the database: {}", redact(&error))))?;
         if backend == Backend::Sqlite {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             sqlx::query("PRAGMA foreign_keys = ON").execute(&pool).await?;
@@ -114,31 +108,22 @@ impl Store {
 
     /// Applies the migrations that are not applied yet.
     pub async fn migrate(&self) -> Result<()> {
-        self.migrator()
-            .run(&self.pool)
-            .await
-            .map_err(|error| Error::internal(format!("migrations failed: {error}")))
+        self.migrator().run(&self.pool).await.map_err(|error| Error::internal(format!("migrations failed: {error}")))
     }
 
     /// The versions of the embedded migrations that the database has not applied.
     pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        let applied: Vec<i64> = match sqlx::query_scalar::<_, i64>(
-            "SELECT version FROM _sqlx_migrations WHERE success = TRUE",
-        )
-        .fetch_all(&self.pool)
-        .await
-        {
-            Ok(versions) => versions,
-            // No migrations table yet: nothing is applied.
-            Err(sqlx::Error::Database(_)) => Vec::new(),
-            Err(error) => return Err(error.into()),
-        };
-        Ok(self
-            .migrator()
-            .iter()
-            .map(|m| m.version)
-            .filter(|version| !applied.contains(version))
-            .collect())
+        let applied: Vec<i64> =
+            match sqlx::query_scalar::<_, i64>("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
+                .fetch_all(&self.pool)
+                .await
+            {
+                Ok(versions) => versions,
+                // No migrations table yet: nothing is applied.
+                Err(sqlx::Error::Database(_)) => Vec::new(),
+                Err(error) => return Err(error.into()),
+            };
+        Ok(self.migrator().iter().map(|m| m.version).filter(|version| !applied.contains(version)).collect())
     }
 
     /// Checks that the database answers (for `/readyz`).

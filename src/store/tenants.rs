@@ -110,7 +110,8 @@ impl Store {
     pub async fn tenant_update(&self, id: &str, change: &TenantChange, now: i64) -> Result<TenantRow> {
         let mut txn = self.begin_write().await?;
         let current = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&mut *txn).await?;
-        let current = current.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))?;
+        let current =
+            current.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))?;
         if current.deleted_at.is_some() {
             return Err(Error::invalid_state(format!("tenant {id:?} is deleted and cannot change")));
         }
@@ -151,4 +152,3 @@ impl Store {
 
 /// One tenant by id.
 const SELECT_BY_ID: &str = "SELECT id, display_name, description, state, version, created_at, updated_at, deleted_at FROM tenants WHERE id = $1";
-
