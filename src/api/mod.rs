@@ -9,6 +9,7 @@ pub mod layer;
 pub mod methods;
 mod tenants;
 pub mod validate;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
