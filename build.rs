@@ -4,8 +4,9 @@
 
 use std::{error::Error, path::PathBuf};
 
-/// The packages we generate Rust code for; the rest (buf.validate, google.api) are needed only
-/// as descriptors, read at run time.
+/// The packages we generate Rust code for (google.protobuf only so that prost can resolve the
+/// well-known types, which it maps to prost-types); the rest (buf.validate, google.api) are
+/// needed only as descriptors, read at run time.
 const GENERATED_PACKAGES: &[&str] = &["bettercompute.", "google.rpc", "google.protobuf"];
 
 fn main() -> Result<(), Box<dyn Error>> {

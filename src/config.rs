@@ -10,11 +10,11 @@ use crate::telemetry::LogFormat;
 pub struct DatabaseOptions {
     /// The database: `postgres://user@host:5432/name` in production, or `sqlite://path` for a
     /// single process. Required (only `bc dev` makes its own).
-    #[arg(long, env = "BC_DATABASE_URL", hide_env_values = true)]
+    #[arg(long, env = "BC_DATABASE_URL", hide_env_values = true, global = true)]
     pub database_url: Option<String>,
 
     /// The most connections this process opens to the database.
-    #[arg(long, env = "BC_DATABASE_MAX_CONNECTIONS", default_value_t = 16)]
+    #[arg(long, env = "BC_DATABASE_MAX_CONNECTIONS", default_value_t = 16, global = true)]
     pub database_max_connections: u32,
 }
 
@@ -33,7 +33,7 @@ impl DatabaseOptions {
 #[derive(clap::Args, Clone, Debug)]
 pub struct LogOptions {
     /// How log lines are written: `text` for people, `json` for collectors. `RUST_LOG` filters.
-    #[arg(long, env = "BC_LOG_FORMAT", value_enum, default_value = "text")]
+    #[arg(long, env = "BC_LOG_FORMAT", value_enum, default_value = "text", global = true)]
     pub log_format: LogFormat,
 }
 

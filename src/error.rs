@@ -141,8 +141,8 @@ pub struct Error {
     pub code: Code,
     /// The message the user sees.
     pub message: String,
-    /// Structured details the user sees (`{"limit": 10}`).
-    pub details: Map<String, Value>,
+    /// Structured details the user sees (`{"limit": 10}`); boxed to keep results small.
+    pub details: Box<Map<String, Value>>,
     /// Context for the logs only; never sent.
     pub internal: Option<String>,
 }
@@ -153,7 +153,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An error with `code` and `message` and no details.
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), details: Map::new(), internal: None }
+        Self { code, message: message.into(), details: Box::default(), internal: None }
     }
 
     /// `INVALID_INPUT` with a message.
@@ -264,7 +264,7 @@ impl Error {
                     }
                     Some("google.protobuf.Struct") => {
                         if let Ok(details) = prost_types::Struct::decode(detail.value.as_slice()) {
-                            error.details = struct_to_json(&details);
+                            error.details = Box::new(struct_to_json(&details));
                         }
                     }
                     _ => {}
@@ -374,7 +374,7 @@ mod tests {
         let back = Error::from_status(&status);
         assert_eq!(back.code, Code::QuotaExceeded);
         assert_eq!(back.message, "the tenant has 10 clusters");
-        assert_eq!(Value::Object(back.details), json!({"limit": 10, "nested": {"a": [1, "b", null, 1.5]}}));
+        assert_eq!(Value::Object(*back.details), json!({"limit": 10, "nested": {"a": [1, "b", null, 1.5]}}));
     }
 
     #[test]

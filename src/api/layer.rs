@@ -138,12 +138,23 @@ where
             let observed = ObservedBody {
                 inner: body,
                 header_status,
-                done: Some(Done { metrics: state.metrics.clone(), method: method.name.clone(), started }),
+                done: Some(Done {
+                    metrics: state.metrics.clone(),
+                    method: method.name.clone(),
+                    started,
+                    span: tracing::Span::current(),
+                }),
             };
             http::Response::from_parts(parts, Body::new(observed))
         }
         Err(error) => {
-            Done { metrics: state.metrics.clone(), method: method.name.clone(), started }.finish(error.code.as_str());
+            Done {
+                metrics: state.metrics.clone(),
+                method: method.name.clone(),
+                started,
+                span: tracing::Span::current(),
+            }
+            .finish(error.code.as_str());
             error.to_status().into_http()
         }
     };
@@ -181,11 +192,12 @@ where
         .map_err(|error| Error::invalid_input(format!("cannot read the request: {error}")))?
         .to_bytes();
     let message = decode_frame(&bytes)?;
-    let decoded = DynamicMessage::decode(method.descriptor.input(), message).map_err(|error| {
-        Error::fields(vec![FieldViolation::new(
-            "",
-            format!("the request is not a valid {}: {error}", method.descriptor.input().full_name()),
-        )])
+    let input = method.descriptor.input();
+    let decoded = DynamicMessage::decode(input.clone(), message.clone()).map_err(|error| {
+        let violation = super::wire::find_mistyped_field(&input, &message).unwrap_or_else(|| {
+            FieldViolation::new("", format!("the request is not a valid {}: {error}", input.full_name()))
+        });
+        Error::fields(vec![violation])
     })?;
     let violations = state.validator.validate(&decoded);
     if !violations.is_empty() {
@@ -232,10 +244,13 @@ struct Done {
     metrics: Metrics,
     method: String,
     started: Instant,
+    /// The call's span: the body finishes outside the call's future.
+    span: tracing::Span,
 }
 
 impl Done {
     fn finish(self, code: &str) {
+        let _entered = self.span.enter();
         let elapsed = self.started.elapsed();
         self.metrics.record_call(&self.method, code, elapsed);
         tracing::info!(code, elapsed_ms = elapsed.as_secs_f64() * 1000.0, "call finished");

@@ -12,6 +12,7 @@ pub mod methods;
 mod tenants;
 mod usage;
 pub mod validate;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;

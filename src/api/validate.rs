@@ -305,10 +305,10 @@ fn check_scalar(
                 fail(format!("must be exactly {len} characters long (it has {})", s.chars().count()))
             }
             (ScalarRule::Pattern(regex), Some(s), _) if !regex.is_match(s) => {
-                fail(format!("must match {} (got {s:?})", regex.as_str()))
+                fail(format!("must match {} (got {:?})", regex.as_str(), echo(s)))
             }
             (ScalarRule::StringIn(allowed), Some(s), _) if !allowed.iter().any(|a| a == s) => {
-                fail(format!("must be one of {} (got {s:?})", allowed.join(", ")))
+                fail(format!("must be one of {} (got {:?})", allowed.join(", "), echo(s)))
             }
             (ScalarRule::StringNotIn(refused), Some(s), _) if refused.iter().any(|a| a == s) => {
                 fail(format!("must not be {s:?}"))
@@ -330,8 +330,10 @@ fn check_scalar(
                 fail(format!("must be {expected}"))
             }
             (ScalarRule::EnumDefined, _, _) => {
-                if let (Value::EnumNumber(n), Kind::Enum(e)) = (value, field.kind()) {
-                    if e.get_value(*n).is_none() {
+                if let (Value::EnumNumber(n), Kind::Enum(e)) = (value, field.kind())
+                    && e.get_value(*n).is_none()
+                {
+                    {
                         fail(format!(
                             "must be one of {}",
                             e.values().map(|v| v.name().to_owned()).collect::<Vec<_>>().join(", ")
@@ -341,6 +343,16 @@ fn check_scalar(
             }
             _ => {}
         }
+    }
+}
+
+/// A value as quoted back in a message: long ones are cut.
+fn echo(text: &str) -> String {
+    const MAX: usize = 48;
+    if text.chars().count() <= MAX {
+        text.to_owned()
+    } else {
+        format!("{}...", text.chars().take(MAX).collect::<String>())
     }
 }
 

@@ -1,1 +1,9 @@
-fn main() {}
+//! The integration tests, in one binary. `harness` boots the real server on a real database
+//! (a fresh Postgres database or SQLite file per test); the suites call it as clients would.
+
+mod harness;
+
+mod binaries;
+mod grpc;
+mod json_api;
+mod store_conformance;

@@ -1,0 +1,246 @@
+//! The binaries as a user runs them: `bc dev` with curl and Python's gRPC client, the `bc` CLI,
+//! `bc-server migrate` and `serve`, and `bc-worker`, each started as its own process.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{TestDb, repo_root};
+
+const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
+const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
+
+/// A child process killed when the test ends, however it ends.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Running {
+    /// Sends SIGTERM and waits for the exit status.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.0.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the process did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Starts `bc dev` on a free port in `data_dir` and waits for its `dev.json`.
+fn start_dev(data_dir: &Path) -> (Running, Value) {
+    let spawned = std::time::SystemTime::now();
+    let child = Command::new(BC)
+        .args(["dev", "--port", "0", "--data-dir"])
+        .arg(data_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let path = data_dir.join("dev.json");
+        let fresh = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|modified| modified >= spawned);
+        if let Some(text) = fresh.then(|| std::fs::read_to_string(&path).ok()).flatten() {
+            let dev: Value = serde_json::from_str(&text).unwrap();
+            let endpoint = dev["endpoint"].as_str().unwrap().to_owned();
+            if curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) == "200" {
+                return (running, dev);
+            }
+        }
+        assert!(Instant::now() < deadline, "bc dev did not come up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn curl(args: &[&str]) -> String {
+    let output = Command::new("curl").args(args).output().expect("curl is installed");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The Python that has grpcio: `BC_TEST_PYTHON` (set by tests/run), else `python3`.
+fn python() -> String {
+    std::env::var("BC_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned())
+}
+
+fn run_ok(command: &mut Command) -> Output {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+#[test]
+fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dev, file) = start_dev(dir.path());
+    let endpoint = file["endpoint"].as_str().unwrap().to_owned();
+    let token = file["adminToken"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("bck_"));
+    for key in ["tenants", "pools", "fakecloud"] {
+        assert!(file.get(key).is_some(), "dev.json has {key}: {file}");
+    }
+
+    // curl on the JSON path.
+    let auth = format!("Authorization: Bearer {token}");
+    let created = curl(&[
+        "-s",
+        &format!("{endpoint}/api/platform/tenants/create"),
+        "-H",
+        &auth,
+        "-d",
+        r#"{"id":"curlco","displayName":"Curl Co"}"#,
+    ]);
+    let created: Value = serde_json::from_str(&created).unwrap();
+    assert_eq!((created["id"].as_str(), created["state"].as_str()), (Some("curlco"), Some("active")), "{created}");
+    let read =
+        curl(&["-s", &format!("{endpoint}/api/platform/tenants/get"), "-H", &auth, "-d", r#"{"tenantId":"curlco"}"#]);
+    let read: Value = serde_json::from_str(&read).unwrap();
+    assert_eq!(read, created);
+
+    // Python's grpcio, with stubs generated from proto/ by grpcio-tools.
+    let script = repo_root().join("tests/python/tenants_grpc.py");
+    let host = endpoint.trim_start_matches("http://");
+    let output = run_ok(Command::new(python()).arg(&script).args([host, &token, "pyco"]));
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(seen["id"], "pyco");
+    assert_eq!(seen["refused"], serde_json::json!(["id", "id"]), "too long and off the pattern");
+    let read =
+        curl(&["-s", &format!("{endpoint}/api/platform/tenants/get"), "-H", &auth, "-d", r#"{"tenantId":"pyco"}"#]);
+    assert!(read.contains("From Python"), "{read}");
+
+    // The bc CLI against the same server.
+    let listed =
+        run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "-o", "json", "tenants", "list"]));
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let ids: Vec<&str> = listed["tenants"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["curlco", "pyco"]);
+    let table = run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "tenants", "get", "pyco"]));
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.starts_with("ID") && table.contains("pyco") && table.contains("From Python"), "{table}");
+    let refused =
+        Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "tenants", "get", "nope"]).output().unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("NOT_FOUND"));
+
+    // Restart on the same directory: the data and the operator key are still there.
+    assert!(dev.terminate().success(), "bc dev exits cleanly on SIGTERM");
+    let (_dev, file) = start_dev(dir.path());
+    assert_eq!(file["adminToken"].as_str(), Some(token.as_str()));
+    let endpoint = file["endpoint"].as_str().unwrap();
+    let read =
+        curl(&["-s", &format!("{endpoint}/api/platform/tenants/get"), "-H", &auth, "-d", r#"{"tenantId":"curlco"}"#]);
+    assert_eq!(serde_json::from_str::<Value>(&read).unwrap(), created);
+}
+
+#[test]
+fn bc_server_refuses_to_start_without_a_database() {
+    let output = Command::new(BC_SERVER).env_remove("BC_DATABASE_URL").env_remove("BC_CONFIG").output().unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--database-url"), "{output:?}");
+}
+
+#[test]
+fn bc_server_documents_every_option_in_help() {
+    let output = run_ok(Command::new(BC_SERVER).arg("--help"));
+    let help = String::from_utf8(output.stdout).unwrap();
+    for option in ["--database-url", "BC_DATABASE_URL", "--listen", "--bootstrap-token", "--log-format", "--config"] {
+        assert!(help.contains(option), "{option} is missing from --help:\n{help}");
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_and_a_config_file() {
+    let db = TestDb::postgres().await;
+    let refused = Command::new(BC_SERVER).env("BC_DATABASE_URL", &db.url).output().unwrap();
+    assert!(!refused.status.success(), "serving an unmigrated database is refused");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("bc-server migrate"));
+    run_ok(Command::new(BC_SERVER).args(["migrate", "--database-url", &db.url]));
+
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let config = dir.path().join("bc.toml");
+    std::fs::write(
+        &config,
+        format!("database-url = \"{}\"\nlisten = \"127.0.0.1:{port}\"\nlog-format = \"json\"\n", db.url),
+    )
+    .unwrap();
+    let token = format!("bck_{}.{}", "1".repeat(26), "s3cret".repeat(4));
+    let log = dir.path().join("server.log");
+    let server = Running(
+        Command::new(BC_SERVER)
+            .arg("--config")
+            .arg(&config)
+            .env("BC_BOOTSTRAP_TOKEN", &token)
+            .env_remove("BC_DATABASE_URL")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) != "200" {
+        assert!(Instant::now() < deadline, "bc-server did not come up: {}", std::fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let auth = format!("Authorization: Bearer {token}");
+    let created = curl(&[
+        "-s",
+        &format!("{endpoint}/api/platform/tenants/create"),
+        "-H",
+        &auth,
+        "-H",
+        "x-request-id: req-test-1",
+        "-d",
+        r#"{"id":"pgco"}"#,
+    ]);
+    assert!(created.contains("\"pgco\""), "{created}");
+    assert!(server.terminate().success());
+
+    // JSON logs carry the request id of each call, and never the token's secret.
+    let logs = std::fs::read_to_string(&log).unwrap();
+    let call = logs.lines().find(|l| l.contains("call finished")).expect("a call was logged");
+    let call: Value = serde_json::from_str(call).unwrap();
+    assert_eq!(call["span"]["request_id"], "req-test-1", "{call}");
+    assert!(!logs.contains("s3cret"), "the bootstrap secret reached the logs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bc_worker_checks_migrations_idles_and_stops_on_sigterm() {
+    let db = TestDb::postgres().await;
+    let refused = Command::new(BC_WORKER).args(["--database-url", &db.url]).output().unwrap();
+    assert!(!refused.status.success(), "a worker refuses an unmigrated database");
+    db.store().await;
+    let worker = Running(
+        Command::new(BC_WORKER)
+            .args(["--database-url", &db.url])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(worker.terminate().success());
+}
