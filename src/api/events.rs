@@ -98,9 +98,8 @@ async fn feed(store: Store, mut filter: EventFilter, tx: mpsc::Sender<Result<Eve
     let mut changes = store.signals().subscribe();
     let mut stopping = store.signals().stopping();
     loop {
-        if *stopping.borrow_and_update() {
-            let _ = tx.send(Err(Status::unavailable("the server is stopping; watch again after the last cursor"))).await;
-            return;
+        if stopping.has_changed().unwrap_or(true) {
+            return stop(&tx).await;
         }
         // Mark what this read covers before reading, so a commit during it wakes the next one.
         changes.borrow_and_update();
@@ -123,9 +122,14 @@ async fn feed(store: Store, mut filter: EventFilter, tx: mpsc::Sender<Result<Eve
         }
         tokio::select! {
             _ = changes.changed() => {}
-            _ = stopping.changed() => {}
+            _ = stopping.changed() => return stop(&tx).await,
             () = tokio::time::sleep(POLL) => {}
             () = tx.closed() => return,
         }
     }
+}
+
+/// Ends a stream because the server stops.
+async fn stop(tx: &mpsc::Sender<Result<Event, Status>>) {
+    let _ = tx.send(Err(Status::unavailable("the server is stopping; watch again after the last cursor"))).await;
 }

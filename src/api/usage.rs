@@ -57,10 +57,7 @@ impl ReconcilersApi {
 
 #[tonic::async_trait]
 impl reconcilers_server::Reconcilers for ReconcilersApi {
-    async fn status(
-        &self,
-        request: Request<ReconcilersStatusRequest>,
-    ) -> Result<Response<ReconcilersStatus>, Status> {
+    async fn status(&self, request: Request<ReconcilersStatusRequest>) -> Result<Response<ReconcilersStatus>, Status> {
         context(&request)?;
         let (kinds, stuck) = self.service.reconcilers_status().await?;
         Ok(Response::new(ReconcilersStatus {

@@ -73,8 +73,7 @@ impl std::fmt::Debug for Worker {
 impl Worker {
     /// A worker over `store` with the built-in kinds (metering, and `noop` when configured).
     pub fn new(store: Store, config: WorkerConfig) -> Self {
-        let mut reconcilers: Vec<Arc<dyn Reconciler>> =
-            vec![Arc::new(Metering { interval: config.metering_interval })];
+        let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(Metering { interval: config.metering_interval })];
         if let Some(pass) = config.noop_pass {
             reconcilers.push(Arc::new(Noop { pass }));
         }
@@ -137,7 +136,7 @@ impl Worker {
                     };
                 more |= items.len() == free;
                 for item in items {
-                    let permit = permits.clone().try_acquire_owned().expect("claimed no more than the free permits");
+                    let permit = permits.clone().acquire_owned().await.expect("the semaphore is never closed");
                     let pass = Pass { item, store: self.store.clone(), worker_id: self.id.clone() };
                     let worker = self.clone();
                     let reconciler = reconciler.clone();
@@ -240,8 +239,12 @@ impl Worker {
         let result = self.result_of(reconciler.as_ref(), &item, &outcome, started.elapsed());
         match self.store.work_complete(&item, &self.id, &result).await {
             Ok(true) => {}
-            Ok(false) => tracing::warn!(kind = %item.kind, object = %item.object_id, "lease lost before the pass ended"),
-            Err(error) => tracing::warn!(kind = %item.kind, object = %item.object_id, %error, "recording a pass failed"),
+            Ok(false) => {
+                tracing::warn!(kind = %item.kind, object = %item.object_id, "lease lost before the pass ended")
+            }
+            Err(error) => {
+                tracing::warn!(kind = %item.kind, object = %item.object_id, %error, "recording a pass failed")
+            }
         }
         if let Some(error) = outcome.error() {
             tracing::info!(kind = %item.kind, object = %item.object_id, attempts = result.attempts, error, "pass failed");

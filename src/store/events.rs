@@ -83,9 +83,10 @@ impl Store {
     /// Appends an event inside the caller's transaction and returns its sequence number; commit
     /// with `commit_and_signal` so that watchers hear of it at once.
     pub async fn event_append_in(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<i64> {
-        let seq: i64 = sqlx::query_scalar("UPDATE event_head SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq")
-            .fetch_one(&mut **txn)
-            .await?;
+        let seq: i64 =
+            sqlx::query_scalar("UPDATE event_head SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq")
+                .fetch_one(&mut **txn)
+                .await?;
         sqlx::query(
             "INSERT INTO events (seq, id, source, type, subject, tenant_id, time, data) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",

@@ -24,7 +24,7 @@ pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use events::{EventFilter, EventRow, NewEvent};
 pub use signals::{NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
-pub use usage::{UsageRow, hour_floor};
+pub use usage::{HOUR_MICROS, UsageRow, hour_floor};
 pub use work::{KindStatus, StuckItem, WorkItem, WorkResult};
 
 use crate::error::{Error, Result};

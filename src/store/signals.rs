@@ -13,8 +13,9 @@ pub const NOTIFY_CHANNEL: &str = "bc_work";
 pub struct Signals {
     /// Bumped after a commit that wrote work items or events.
     changes: Arc<watch::Sender<u64>>,
-    /// Set when the server stops, so that `watch` streams end and graceful shutdown finishes.
-    stopping: Arc<watch::Sender<bool>>,
+    /// Bumped when a server stops, so that the `watch` streams open then end and graceful
+    /// shutdown finishes; streams opened later (a restart on the same store) go on.
+    stopping: Arc<watch::Sender<u64>>,
     /// The database URL, for a dedicated `LISTEN` connection; never printed.
     url: Arc<str>,
 }
@@ -28,11 +29,7 @@ impl std::fmt::Debug for Signals {
 impl Signals {
     /// Fresh signals for a store on `url`.
     pub(super) fn new(url: &str) -> Self {
-        Self {
-            changes: Arc::new(watch::channel(0).0),
-            stopping: Arc::new(watch::channel(false).0),
-            url: Arc::from(url),
-        }
+        Self { changes: Arc::new(watch::channel(0).0), stopping: Arc::new(watch::channel(0).0), url: Arc::from(url) }
     }
 
     /// Wakes every waiter: something was written.
@@ -46,14 +43,16 @@ impl Signals {
         self.changes.subscribe()
     }
 
-    /// Asks every long stream to end.
+    /// Asks every open long stream to end.
     pub fn stop_streams(&self) {
-        self.stopping.send_replace(true);
+        self.stopping.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// A receiver of the stop flag.
-    pub fn stopping(&self) -> watch::Receiver<bool> {
-        self.stopping.subscribe()
+    /// A receiver whose `changed()` resolves when the streams open now must end.
+    pub fn stopping(&self) -> watch::Receiver<u64> {
+        let mut receiver = self.stopping.subscribe();
+        receiver.borrow_and_update();
+        receiver
     }
 
     /// The database URL, for the Postgres listener.

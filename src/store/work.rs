@@ -204,13 +204,14 @@ impl Store {
             Backend::Postgres => " FOR UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
         };
+        // The CTE runs once (a subquery in `IN` may be rescanned, taking more rows than asked).
         let sql = format!(
-            "UPDATE work_items SET lease_owner = $1, lease_expires_at = $2 \
-             WHERE kind = $3 AND object_id IN ( \
-               SELECT object_id FROM work_items WHERE kind = $3 AND due_at <= $4 \
+            "WITH due AS (SELECT object_id FROM work_items WHERE kind = $3 AND due_at <= $4 \
                AND (lease_expires_at IS NULL OR lease_expires_at <= $4) ORDER BY due_at LIMIT $5{lock}) \
-             AND (lease_expires_at IS NULL OR lease_expires_at <= $4) \
-             RETURNING object_id, generation, attempts, last_error, state, state_since, due_at"
+             UPDATE work_items SET lease_owner = $1, lease_expires_at = $2 FROM due \
+             WHERE work_items.kind = $3 AND work_items.object_id = due.object_id \
+             RETURNING work_items.object_id, work_items.generation, work_items.attempts, work_items.last_error, \
+             work_items.state, work_items.state_since, work_items.due_at"
         );
         let mut txn = self.begin_write().await?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -388,8 +389,6 @@ impl Store {
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?)))
-            .collect()
+        rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?))).collect()
     }
 }

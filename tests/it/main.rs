@@ -7,3 +7,4 @@ mod binaries;
 mod grpc;
 mod json_api;
 mod store_conformance;
+mod worker;
