@@ -43,6 +43,10 @@ struct Cli {
     /// benchmarks only).
     #[arg(long, env = "BC_WORKER_NOOP_PASS_MS")]
     noop_pass_ms: Option<u64>,
+    /// Relays every event to this NATS server's JetStream (`nats://127.0.0.1:4222`), on
+    /// `bettercompute.<tenant>.<type>`.
+    #[arg(long, env = "BC_NATS_URL")]
+    nats_url: Option<String>,
     #[command(flatten)]
     log: LogOptions,
     #[command(flatten)]
@@ -76,6 +80,8 @@ async fn run(cli: Cli) -> Result<(), String> {
         metering_interval: ms(cli.metering_ms),
         shutdown_grace: ms(cli.shutdown_grace_ms),
         noop_pass: cli.noop_pass_ms.map(ms),
+        nats_url: cli.nats_url,
+        ..WorkerConfig::default()
     };
     let worker = Worker::new(store.clone(), config);
     worker.run(shutdown::signal()).await.map_err(|e| e.to_string())?;

@@ -12,6 +12,7 @@
 mod metering;
 mod noop;
 mod outcome;
+pub mod relay;
 mod runtime;
 mod wake;
 

@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::metering::{METERING_KIND, METERING_OBJECT};
+use super::relay::{NatsRelay, RELAY_KIND, RELAY_OBJECT};
 use super::{Metering, Next, Noop, Outcome, Pass, Reconciler, Schedule, wake};
 use crate::error::{Error, Result};
 use crate::store::{Store, WorkItem, WorkResult, now_micros};
@@ -33,6 +34,10 @@ pub struct WorkerConfig {
     pub shutdown_grace: Duration,
     /// Runs the `noop` kind with passes this long (tests and benchmarks only).
     pub noop_pass: Option<Duration>,
+    /// Relays events to the NATS JetStream server at this URL.
+    pub nats_url: Option<String>,
+    /// How often the relay looks for new events once caught up.
+    pub relay_interval: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -46,6 +51,8 @@ impl Default for WorkerConfig {
             metering_interval: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(10),
             noop_pass: None,
+            nats_url: None,
+            relay_interval: Duration::from_millis(500),
         }
     }
 }
@@ -77,6 +84,9 @@ impl Worker {
         if let Some(pass) = config.noop_pass {
             reconcilers.push(Arc::new(Noop { pass }));
         }
+        if let Some(url) = &config.nats_url {
+            reconcilers.push(Arc::new(NatsRelay::new(url.clone(), config.relay_interval)));
+        }
         Self { store, config, reconcilers, id: crate::ids::random("wkr") }
     }
 
@@ -107,6 +117,9 @@ impl Worker {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
         self.check_store().await?;
         self.store.work_ensure(METERING_KIND, METERING_OBJECT, now_micros()).await?;
+        if self.config.nats_url.is_some() {
+            self.store.work_ensure(RELAY_KIND, RELAY_OBJECT, now_micros()).await?;
+        }
         let listener = wake::spawn_listener(&self.store);
         let lease_valid_until = Arc::new(AtomicI64::new(i64::MAX));
         let renewer = tokio::spawn(renew(self.clone(), lease_valid_until.clone()));

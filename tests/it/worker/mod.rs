@@ -3,6 +3,7 @@
 
 mod events;
 mod leases;
+mod relay;
 mod status;
 mod usage;
 mod wakeup;
