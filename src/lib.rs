@@ -17,7 +17,7 @@
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
 //! - [`server`], [`dev`], [`cli`]: what the binaries run;
-//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`]: shared plumbing.
+//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing.
 
 pub mod api;
 pub mod cli;
@@ -25,6 +25,7 @@ pub mod config;
 pub mod dev;
 pub mod error;
 pub mod ids;
+pub mod process;
 pub mod proto;
 pub mod reconcile;
 pub mod server;
