@@ -24,8 +24,25 @@ fn main() {
                     }
                 }
             }
+            Command::Fakecloud { port } => run_fakecloud(port).await,
             _ => cli::run(cli).await,
         }
     });
     std::process::exit(code);
+}
+
+/// `bc fakecloud`: serves the fake cloud until Ctrl-C or SIGTERM.
+async fn run_fakecloud(port: u16) -> i32 {
+    let config = better_compute::fakecloud::FakeCloudConfig { port, ..Default::default() };
+    match better_compute::fakecloud::FakeCloud::start(config).await {
+        Ok(cloud) => {
+            println!("the fake cloud is serving on {} (token endpoint {})", cloud.base_url(), cloud.token_uri());
+            better_compute::shutdown::signal().await;
+            0
+        }
+        Err(error) => {
+            eprintln!("error: cannot start the fake cloud on 127.0.0.1:{port}: {error}");
+            1
+        }
+    }
 }
