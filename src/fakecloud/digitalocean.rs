@@ -217,10 +217,11 @@ fn lb_value(id: &str, body: &Value, created_at: &str, status: &str, ip: &str) ->
 
 async fn lb_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let name = serde_json::from_slice::<Value>(&body).ok().and_then(|b| b["name"].as_str().map(str::to_owned));
-    let (mut world, body) = match enter(&shared, &headers, &body, ("loadBalancer", "create", name.as_deref().unwrap_or(""))) {
-        Ok(entered) => entered,
-        Err(refusal) => return refusal,
-    };
+    let (mut world, body) =
+        match enter(&shared, &headers, &body, ("loadBalancer", "create", name.as_deref().unwrap_or(""))) {
+            Ok(entered) => entered,
+            Err(refusal) => return refusal,
+        };
     if let Err(refusal) = lb_validate(&body) {
         return refusal;
     }
@@ -254,7 +255,12 @@ async fn lb_list(
     page(&shared, "load_balancers", "load_balancers", items, &query)
 }
 
-async fn lb_update(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
+async fn lb_update(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     let (mut world, body) = match enter(&shared, &headers, &body, ("loadBalancer", "update", &id)) {
         Ok(entered) => entered,
         Err(refusal) => return refusal,
@@ -286,7 +292,8 @@ async fn lb_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(i
 
 async fn droplet_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let name = serde_json::from_slice::<Value>(&body).ok().and_then(|b| b["name"].as_str().map(str::to_owned));
-    let (mut world, body) = match enter(&shared, &headers, &body, ("droplet", "create", name.as_deref().unwrap_or(""))) {
+    let (mut world, body) = match enter(&shared, &headers, &body, ("droplet", "create", name.as_deref().unwrap_or("")))
+    {
         Ok(entered) => entered,
         Err(refusal) => return refusal,
     };
@@ -322,7 +329,8 @@ async fn droplet_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
         "vpc_uuid": body["vpc_uuid"].as_str().map(str::to_owned).unwrap_or_else(uuid),
     });
     world.digitalocean.droplets.insert(id, Object { value: value.clone(), created: Instant::now() });
-    let actions = json!([{"id": id + 1, "rel": "create", "href": format!("{}/v2/actions/{}", shared.base_url, id + 1)}]);
+    let actions =
+        json!([{"id": id + 1, "rel": "create", "href": format!("{}/v2/actions/{}", shared.base_url, id + 1)}]);
     json_response(202, json!({"droplet": value, "links": {"actions": actions}}))
 }
 
@@ -442,13 +450,16 @@ async fn vpc_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(
 
 async fn cert_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let name = serde_json::from_slice::<Value>(&body).ok().and_then(|b| b["name"].as_str().map(str::to_owned));
-    let (mut world, body) = match enter(&shared, &headers, &body, ("certificate", "create", name.as_deref().unwrap_or(""))) {
-        Ok(entered) => entered,
-        Err(refusal) => return refusal,
-    };
+    let (mut world, body) =
+        match enter(&shared, &headers, &body, ("certificate", "create", name.as_deref().unwrap_or(""))) {
+            Ok(entered) => entered,
+            Err(refusal) => return refusal,
+        };
     let kind = body["type"].as_str().unwrap_or("custom");
     let valid = match kind {
-        "custom" => ["private_key", "leaf_certificate"].iter().all(|f| body[f].as_str().is_some_and(|s| s.contains("-----BEGIN"))),
+        "custom" => ["private_key", "leaf_certificate"]
+            .iter()
+            .all(|f| body[f].as_str().is_some_and(|s| s.contains("-----BEGIN"))),
         "lets_encrypt" => body["dns_names"].as_array().is_some_and(|n| !n.is_empty()),
         _ => false,
     };

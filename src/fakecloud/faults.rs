@@ -77,10 +77,8 @@ pub struct RateDecision {
 impl Faults {
     /// Takes the first scripted failure for `verb` on `kind` `name`, if any.
     pub fn take_scripted(&mut self, kind: &str, verb: &str, name: &str) -> Option<Failure> {
-        let index = self
-            .scripted
-            .iter()
-            .position(|s| s.kind == kind && s.verb == verb && (s.name == name || s.name == "*"))?;
+        let index =
+            self.scripted.iter().position(|s| s.kind == kind && s.verb == verb && (s.name == name || s.name == "*"))?;
         Some(self.scripted.remove(index).failure)
     }
 
@@ -126,7 +124,10 @@ mod tests {
 
     #[test]
     fn the_rate_limit_refuses_past_the_limit_until_the_window_ends() {
-        let mut faults = Faults { rate_limit: Some(RateLimitMode { limit: 2, window: Duration::from_secs(10) }), ..Default::default() };
+        let mut faults = Faults {
+            rate_limit: Some(RateLimitMode { limit: 2, window: Duration::from_secs(10) }),
+            ..Default::default()
+        };
         let start = Instant::now();
         assert!(faults.rate(start).unwrap().allowed);
         assert_eq!(faults.rate(start).unwrap().remaining, 0);

@@ -112,7 +112,11 @@ impl FakeCluster {
     /// The nodes the pools have, as `(pool, index, version)`.
     pub fn nodes(&self) -> Vec<(String, u64, String)> {
         let serving = |p: &&FakePool| matches!(p.status.as_str(), "RUNNING" | "RECONCILING");
-        self.pools.iter().filter(serving).flat_map(|p| (0..p.node_count).map(|i| (p.name.clone(), i, p.version.clone()))).collect()
+        self.pools
+            .iter()
+            .filter(serving)
+            .flat_map(|p| (0..p.node_count).map(|i| (p.name.clone(), i, p.version.clone())))
+            .collect()
     }
 }
 
@@ -333,7 +337,13 @@ fn parse(path: &str) -> Option<(String, String, Target)> {
     Some((project.to_string(), location.to_string(), target))
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let authorized = bearer(&headers).is_some_and(|token| shared.world().oauth.account_of(token).is_some());
     if !authorized {
         return error(401, "Request had invalid authentication credentials. Expected OAuth 2 access token.");
@@ -555,7 +565,10 @@ impl Context<'_> {
         let world = self.shared.world();
         match world.gke.clusters.get(&self.key(name)) {
             Some(cluster) => json_response(200, self.cluster_json(&self.key(name), cluster)),
-            None => error(404, &format!("Not found: projects/{}/locations/{}/clusters/{name}.", self.project, self.location)),
+            None => error(
+                404,
+                &format!("Not found: projects/{}/locations/{}/clusters/{name}.", self.project, self.location),
+            ),
         }
     }
 
@@ -575,7 +588,11 @@ impl Context<'_> {
             status_message: String::new(),
             version: version.to_owned(),
             node_count: spec["initialNodeCount"].as_u64().unwrap_or(3),
-            machine_type: spec["config"]["machineType"].as_str().filter(|s| !s.is_empty()).unwrap_or("e2-medium").into(),
+            machine_type: spec["config"]["machineType"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .unwrap_or("e2-medium")
+                .into(),
             disk_size_gb: spec["config"]["diskSizeGb"].as_u64().filter(|d| *d > 0).unwrap_or(100),
             node_labels: spec["config"]["labels"].as_object().cloned().unwrap_or_default(),
             autoscaling: spec.get("autoscaling").filter(|a| a.is_object()).cloned(),
@@ -587,7 +604,10 @@ impl Context<'_> {
         let spec = &body["cluster"];
         let name = spec["name"].as_str().unwrap_or_default();
         if !valid_name(name) {
-            return error(400, &format!("Invalid value for field 'cluster.name': {name:?}. Must match [a-z]([-a-z0-9]*[a-z0-9])?."));
+            return error(
+                400,
+                &format!("Invalid value for field 'cluster.name': {name:?}. Must match [a-z]([-a-z0-9]*[a-z0-9])?."),
+            );
         }
         let key = self.key(name);
         let mut world = self.shared.world();
@@ -719,7 +739,10 @@ impl Context<'_> {
             return error(404, &format!("Not found: cluster {cluster}."));
         };
         let link = format!("{}/clusters/{cluster}", self.prefix(&key.1));
-        json_response(200, json!({"nodePools": c.pools.iter().map(|p| self.pool_json(&link, p, &key.1)).collect::<Vec<_>>()}))
+        json_response(
+            200,
+            json!({"nodePools": c.pools.iter().map(|p| self.pool_json(&link, p, &key.1)).collect::<Vec<_>>()}),
+        )
     }
 
     fn pool_get(&self, cluster: &str, pool: &str) -> Response {
@@ -727,8 +750,13 @@ impl Context<'_> {
         let world = self.shared.world();
         let found = world.gke.clusters.get(&key).and_then(|c| c.pools.iter().find(|p| p.name == pool));
         match found {
-            Some(p) => json_response(200, self.pool_json(&format!("{}/clusters/{cluster}", self.prefix(&key.1)), p, &key.1)),
-            None => error(404, &format!("Not found: projects/{}/locations/{}/clusters/{cluster}/nodePools/{pool}.", key.0, key.1)),
+            Some(p) => {
+                json_response(200, self.pool_json(&format!("{}/clusters/{cluster}", self.prefix(&key.1)), p, &key.1))
+            }
+            None => error(
+                404,
+                &format!("Not found: projects/{}/locations/{}/clusters/{cluster}/nodePools/{pool}.", key.0, key.1),
+            ),
         }
     }
 
@@ -779,10 +807,15 @@ impl Context<'_> {
         let catalog = self.catalog(&world.gke);
         let c = world.gke.clusters.get(&key).expect("admitted");
         if !c.pools.iter().any(|p| p.name == pool) {
-            return error(404, &format!("Not found: projects/{}/locations/{}/clusters/{cluster}/nodePools/{pool}.", key.0, key.1));
+            return error(
+                404,
+                &format!("Not found: projects/{}/locations/{}/clusters/{cluster}/nodePools/{pool}.", key.0, key.1),
+            );
         }
         let effect = match decide(c, &catalog) {
-            Ok(effect) => failure.map(|message| Effect::Fail { pool: Some(pool.to_owned()), message }).unwrap_or(effect),
+            Ok(effect) => {
+                failure.map(|message| Effect::Fail { pool: Some(pool.to_owned()), message }).unwrap_or(effect)
+            }
             Err(refusal) => return refusal,
         };
         let c = world.gke.clusters.get_mut(&key).expect("admitted");
@@ -801,16 +834,24 @@ impl Context<'_> {
         let owned = pool.to_owned();
         if changes[0] == "labels" {
             let labels = body["labels"]["labels"].as_object().cloned().unwrap_or_default();
-            return self.pool_change(cluster, pool, "update", "UPDATE_CLUSTER", |_, _| Ok(Effect::PoolLabels(owned, labels)));
+            return self
+                .pool_change(cluster, pool, "update", "UPDATE_CLUSTER", |_, _| Ok(Effect::PoolLabels(owned, labels)));
         }
         let asked = body["nodeVersion"].as_str().unwrap_or_default().to_owned();
         self.pool_change(cluster, pool, "update", "UPGRADE_NODES", move |c, catalog| {
-            let version = if asked == "-" || asked == "latest" { Some(c.master_version.clone()) } else { catalog.resolve(&asked, "") };
+            let version = if asked == "-" || asked == "latest" {
+                Some(c.master_version.clone())
+            } else {
+                catalog.resolve(&asked, "")
+            };
             let Some(version) = version else {
                 return Err(error(400, &format!("Node version {asked:?} is unsupported.")));
             };
             if version_key(&version) > version_key(&c.master_version) {
-                return Err(error(400, &format!("Node version {version} must not be newer than the master's {}.", c.master_version)));
+                return Err(error(
+                    400,
+                    &format!("Node version {version} must not be newer than the master's {}.", c.master_version),
+                ));
             }
             let current = c.pools.iter().find(|p| p.name == owned).map(|p| p.version.clone()).unwrap_or_default();
             if version_key(&version) < version_key(&current) {
@@ -827,15 +868,22 @@ impl Context<'_> {
                 let Some(count) = body["nodeCount"].as_u64() else {
                     return error(400, "nodeCount is required.");
                 };
-                self.pool_change(cluster, pool, "update", "SET_NODE_POOL_SIZE", move |_, _| Ok(Effect::PoolSize(owned, count)))
+                self.pool_change(cluster, pool, "update", "SET_NODE_POOL_SIZE", move |_, _| {
+                    Ok(Effect::PoolSize(owned, count))
+                })
             }
             "setAutoscaling" => {
                 let autoscaling = body["autoscaling"].clone();
-                let (min, max) = (autoscaling["minNodeCount"].as_i64().unwrap_or(0), autoscaling["maxNodeCount"].as_i64().unwrap_or(0));
+                let (min, max) = (
+                    autoscaling["minNodeCount"].as_i64().unwrap_or(0),
+                    autoscaling["maxNodeCount"].as_i64().unwrap_or(0),
+                );
                 if autoscaling["enabled"] == true && (min > max || max == 0) {
                     return error(400, "Autoscaling requires 0 < maxNodeCount and minNodeCount <= maxNodeCount.");
                 }
-                self.pool_change(cluster, pool, "update", "UPDATE_CLUSTER", move |_, _| Ok(Effect::PoolAutoscaling(owned, autoscaling)))
+                self.pool_change(cluster, pool, "update", "UPDATE_CLUSTER", move |_, _| {
+                    Ok(Effect::PoolAutoscaling(owned, autoscaling))
+                })
             }
             _ => error(404, &format!("Method not found: {verb}.")),
         }
@@ -850,7 +898,10 @@ impl Context<'_> {
         let world = self.shared.world();
         match world.gke.operations.get(name).filter(|op| op.key.0 == self.project) {
             Some(op) => json_response(200, self.operation_json(name, op)),
-            None => error(404, &format!("Not found: projects/{}/locations/{}/operations/{name}.", self.project, self.location)),
+            None => error(
+                404,
+                &format!("Not found: projects/{}/locations/{}/operations/{name}.", self.project, self.location),
+            ),
         }
     }
 

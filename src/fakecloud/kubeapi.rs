@@ -298,8 +298,11 @@ async fn handle(
     if !allowed(caller.role(), verb, &checked) {
         let name = target.name.clone().unwrap_or_default();
         let qualified = if group.is_empty() { plural.to_owned() } else { format!("{plural}.{group}") };
-        let scope =
-            if target.resource.namespaced { format!(" in the namespace \"{}\"", target.namespace) } else { " at the cluster scope".into() };
+        let scope = if target.resource.namespaced {
+            format!(" in the namespace \"{}\"", target.namespace)
+        } else {
+            " at the cluster scope".into()
+        };
         let message = format!(
             "{qualified} \"{name}\" is forbidden: User \"{}\" cannot {verb} resource \"{checked_plural}\" in API group \"{group}\"{scope}",
             caller.user()
@@ -316,7 +319,9 @@ async fn handle(
                 None => status(404, "NotFound", &format!("nodes \"{name}\" not found")),
             },
             (None, true) => json_response(200, node_table(&nodes)),
-            (None, false) => json_response(200, json!({"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": nodes})),
+            (None, false) => {
+                json_response(200, json!({"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": nodes}))
+            }
         };
     }
     let body: Value = if body.is_empty() {
@@ -344,10 +349,15 @@ fn store(objects: &mut KubeObjects, method: &Method, target: &Target, body: Valu
             let items: Vec<Value> = objects
                 .objects
                 .iter()
-                .filter(|((p, ns, _), _)| p == resource.plural && (target.namespace.is_empty() || *ns == target.namespace))
+                .filter(|((p, ns, _), _)| {
+                    p == resource.plural && (target.namespace.is_empty() || *ns == target.namespace)
+                })
                 .map(|(_, o)| o.clone())
                 .collect();
-            json_response(200, json!({"kind": format!("{}List", resource.kind), "apiVersion": resource.group_version, "metadata": {}, "items": items}))
+            json_response(
+                200,
+                json!({"kind": format!("{}List", resource.kind), "apiVersion": resource.group_version, "metadata": {}, "items": items}),
+            )
         }
         (&Method::GET, Some(name), None) => match objects.objects.get(&object_key(target, name)) {
             Some(object) => json_response(200, object.clone()),
@@ -368,7 +378,11 @@ fn store(objects: &mut KubeObjects, method: &Method, target: &Target, body: Valu
         (&Method::PATCH, Some(name), None) => {
             let manager = query.split('&').find_map(|pair| pair.strip_prefix("fieldManager=")).unwrap_or_default();
             if manager.is_empty() {
-                return status(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+                return status(
+                    422,
+                    "Invalid",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                );
             }
             let key = object_key(target, name);
             let existing = objects.objects.get(&key).cloned();
@@ -387,26 +401,42 @@ fn store(objects: &mut KubeObjects, method: &Method, target: &Target, body: Valu
             }
             let seconds = body["spec"]["expirationSeconds"].as_u64().unwrap_or(3600);
             if seconds < 600 {
-                return status(422, "Invalid", &format!("spec.expirationSeconds: Invalid value: {seconds}: may not specify a duration less than 10 minutes"));
+                return status(
+                    422,
+                    "Invalid",
+                    &format!(
+                        "spec.expirationSeconds: Invalid value: {seconds}: may not specify a duration less than 10 minutes"
+                    ),
+                );
             }
             let expiry = SystemTime::now() + Duration::from_secs(seconds);
             let token = format!("fake-sa-token.{:032x}{:032x}", rand::random::<u128>(), rand::random::<u128>());
             objects.tokens.insert(token.clone(), (target.namespace.clone(), name.clone(), expiry));
-            json_response(201, json!({
-                "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-                "metadata": {"name": name, "namespace": target.namespace, "creationTimestamp": null},
-                "spec": {"audiences": body["spec"]["audiences"].as_array().cloned().unwrap_or_default(), "expirationSeconds": seconds},
-                "status": {"token": token, "expirationTimestamp": clock::rfc3339(expiry)},
-            }))
+            json_response(
+                201,
+                json!({
+                    "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+                    "metadata": {"name": name, "namespace": target.namespace, "creationTimestamp": null},
+                    "spec": {"audiences": body["spec"]["audiences"].as_array().cloned().unwrap_or_default(), "expirationSeconds": seconds},
+                    "status": {"token": token, "expirationTimestamp": clock::rfc3339(expiry)},
+                }),
+            )
         }
         _ => status(405, "MethodNotAllowed", "the fake API server does not emulate this call"),
     }
 }
 
 /// Fills in what the server owns (uid, resourceVersion, timestamps, managed fields).
-fn stamp(objects: &mut KubeObjects, target: &Target, mut object: Value, existing: Option<Value>, manager: Option<&str>) -> Value {
+fn stamp(
+    objects: &mut KubeObjects,
+    target: &Target,
+    mut object: Value,
+    existing: Option<Value>,
+    manager: Option<&str>,
+) -> Value {
     objects.resource_version += 1;
-    let name = target.name.clone().or_else(|| object["metadata"]["name"].as_str().map(str::to_owned)).unwrap_or_default();
+    let name =
+        target.name.clone().or_else(|| object["metadata"]["name"].as_str().map(str::to_owned)).unwrap_or_default();
     let previous = existing.as_ref().map(|e| e["metadata"].clone()).unwrap_or(Value::Null);
     let generation = previous["generation"].as_u64().unwrap_or(0)
         + u64::from(existing.as_ref().is_none_or(|e| e.get("spec") != object.get("spec")));

@@ -90,10 +90,16 @@ async fn token(State(shared): State<Arc<Shared>>, Form(grant): Form<Grant>) -> R
     };
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
     if claims["aud"] != format!("{}/token", shared.base_url) {
-        return refuse("invalid_grant", "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe.");
+        return refuse(
+            "invalid_grant",
+            "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe.",
+        );
     }
     if claims["exp"].as_u64().is_none_or(|exp| exp < now) {
-        return refuse("invalid_grant", "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe.");
+        return refuse(
+            "invalid_grant",
+            "Invalid JWT: Token must be a short-lived token and in a reasonable timeframe.",
+        );
     }
     let email = claims["iss"].as_str().unwrap_or_default();
     let mut world = shared.world();

@@ -29,7 +29,8 @@ pub fn cluster_tls(cluster: &str) -> Result<ClusterTls, String> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(error)?;
     ca_params.distinguished_name.push(DnType::CommonName, format!("fake-gke-ca-{cluster}"));
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca_params.key_usages =
+        vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
     let ca_cert = ca_params.self_signed(&ca_key).map_err(error)?;
     let issuer = Issuer::new(ca_params, ca_key);
 
@@ -65,7 +66,8 @@ pub fn serve_tls(router: Router, server: Arc<rustls::ServerConfig>) -> std::io::
                 // A client that hangs up mid-handshake is its own business.
                 let Ok(stream) = acceptor.accept(tcp).await else { return };
                 let service = TowerToHyperService::new(router);
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                let _ =
+                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
             });
         }
     });

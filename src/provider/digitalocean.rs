@@ -113,7 +113,8 @@ impl DigitalOcean {
         let separator = if path.contains('?') { '&' } else { '?' };
         let mut items = Vec::new();
         for page in 1.. {
-            let body = self.value(Method::GET, &format!("{path}{separator}page={page}&per_page={PER_PAGE}"), None).await?;
+            let body =
+                self.value(Method::GET, &format!("{path}{separator}page={page}&per_page={PER_PAGE}"), None).await?;
             let batch = body[field].as_array().cloned().unwrap_or_default();
             let more = body["links"]["pages"]["next"].is_string() && !batch.is_empty();
             items.extend(batch);

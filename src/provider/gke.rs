@@ -189,7 +189,13 @@ impl From<WireOperation> for Operation {
             // Older operations carry the failure only in statusMessage.
             (op.status == "DONE" && !op.status_message.is_empty()).then(|| op.status_message.clone())
         });
-        Operation { name: op.name, operation_type: op.operation_type, status: op.status, target_link: op.target_link, error }
+        Operation {
+            name: op.name,
+            operation_type: op.operation_type,
+            status: op.status,
+            target_link: op.target_link,
+            error,
+        }
     }
 }
 
@@ -397,7 +403,11 @@ impl ManagedKubernetes for Gke {
 
     async fn operation_get(&self, name: &str) -> ProviderResult<Operation> {
         // Accepts the bare name an operation carries, or its full resource path.
-        let path = if name.starts_with("projects/") { name.to_owned() } else { format!("{}/operations/{name}", self.parent()) };
+        let path = if name.starts_with("projects/") {
+            name.to_owned()
+        } else {
+            format!("{}/operations/{name}", self.parent())
+        };
         self.operation(Method::GET, &path, None).await
     }
 
@@ -438,7 +448,8 @@ mod tests {
 
     #[test]
     fn int64_fields_go_out_as_strings_and_come_back_from_either() {
-        let body = node_pool_body(&NodePoolSpec { name: "p".into(), max_pods_per_node: Some(110), ..Default::default() });
+        let body =
+            node_pool_body(&NodePoolSpec { name: "p".into(), max_pods_per_node: Some(110), ..Default::default() });
         assert_eq!(body["maxPodsConstraint"]["maxPodsPerNode"], "110");
         let back: MaxPodsConstraint = serde_json::from_value(json!({"maxPodsPerNode": "64"})).unwrap();
         assert_eq!(back.max_pods_per_node, Some(64));

@@ -75,11 +75,8 @@ impl ServiceAccountKey {
         let header = json!({"alg": "RS256", "typ": "JWT", "kid": self.private_key_id});
         let claims =
             json!({"iss": self.client_email, "scope": scope, "aud": self.token_uri, "iat": iat, "exp": iat + 3600});
-        let signing_input = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(header.to_string()),
-            URL_SAFE_NO_PAD.encode(claims.to_string())
-        );
+        let signing_input =
+            format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims.to_string()));
         let signer = self.signer()?;
         let mut signature = vec![0; signer.public().modulus_len()];
         signer
@@ -179,8 +176,8 @@ impl TokenSource {
         let status = response.status().as_u16();
         let body = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
         if status != 200 {
-            let refused: OAuthError =
-                serde_json::from_slice(&body).unwrap_or(OAuthError { error: String::new(), error_description: String::new() });
+            let refused: OAuthError = serde_json::from_slice(&body)
+                .unwrap_or(OAuthError { error: String::new(), error_description: String::new() });
             let mut error = ProviderError::new(
                 ProviderError::kind_of_status(status),
                 PROVIDER,
@@ -190,8 +187,8 @@ impl TokenSource {
             error.reason = refused.error;
             return Err(error);
         }
-        let granted: TokenResponse =
-            serde_json::from_slice(&body).map_err(|error| ProviderError::decode(PROVIDER, "the token response", error))?;
+        let granted: TokenResponse = serde_json::from_slice(&body)
+            .map_err(|error| ProviderError::decode(PROVIDER, "the token response", error))?;
         // Refresh a minute early so a token never expires between fetch and use.
         let lifetime = Duration::from_secs(granted.expires_in.max(60) - 60);
         Ok(CachedToken { token: granted.access_token, refresh_at: SystemTime::now() + lifetime })

@@ -47,8 +47,9 @@ impl KubeClient {
     /// A client of the API at `endpoint` (`host` or `host:port`, as GKE's `endpoint` says),
     /// trusting only `ca_pem`.
     pub fn new(endpoint: &str, ca_pem: &str, auth: KubeAuth) -> ProviderResult<Self> {
-        let ca = reqwest::Certificate::from_pem(ca_pem.as_bytes())
-            .map_err(|_| ProviderError::new(ErrorKind::Permanent, PROVIDER, "the cluster CA is not a PEM certificate"))?;
+        let ca = reqwest::Certificate::from_pem(ca_pem.as_bytes()).map_err(|_| {
+            ProviderError::new(ErrorKind::Permanent, PROVIDER, "the cluster CA is not a PEM certificate")
+        })?;
         let http = reqwest::Client::builder()
             .use_rustls_tls()
             .tls_built_in_root_certs(false)
@@ -65,8 +66,15 @@ impl KubeClient {
         }
     }
 
-    async fn call(&self, method: Method, path: &str, content_type: &str, body: Option<&Value>) -> ProviderResult<Value> {
-        let mut request = self.http.request(method, format!("{}{path}", self.base_url)).bearer_auth(self.token().await?);
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Option<&Value>,
+    ) -> ProviderResult<Value> {
+        let mut request =
+            self.http.request(method, format!("{}{path}", self.base_url)).bearer_auth(self.token().await?);
         if let Some(body) = body {
             request = request.header("content-type", content_type).body(body.to_string());
         }
@@ -133,7 +141,8 @@ fn resource_path(object: &Value) -> ProviderResult<String> {
 #[async_trait::async_trait]
 impl ClusterApi for KubeClient {
     async fn service_account_ensure(&self, namespace: &str, name: &str) -> ProviderResult<()> {
-        let body = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}});
+        let body =
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}});
         let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts");
         match self.call(Method::POST, &path, "application/json", Some(&body)).await {
             Err(error) if error.status == Some(409) => Ok(()),

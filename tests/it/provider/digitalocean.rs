@@ -77,7 +77,10 @@ async fn an_invalid_balancer_is_refused_permanently_with_the_providers_words() {
     both.instance_ids.clear();
     both.forwarding_rules.clear();
     let refused = adapter.load_balancer_create(&both).await.unwrap_err();
-    assert_eq!((refused.kind, refused.status, refused.reason.as_str()), (ErrorKind::Permanent, Some(422), "unprocessable_entity"));
+    assert_eq!(
+        (refused.kind, refused.status, refused.reason.as_str()),
+        (ErrorKind::Permanent, Some(422), "unprocessable_entity")
+    );
     assert!(refused.message.contains("forwarding_rules"));
     cloud.fail_next("loadBalancer", "create", "bc-lb-x", Failure::Refuse { status: 500, message: "boom".into() });
     let failed = adapter.load_balancer_create(&balancer("bc-lb-x", vec![])).await.unwrap_err();
@@ -96,7 +99,10 @@ async fn a_short_rate_limit_is_waited_out_and_a_long_one_returned() {
     cloud.set_rate_limit(Some(RateLimitMode { limit: 1, window: Duration::from_secs(60) }));
     adapter.network_list().await.unwrap();
     let limited = adapter.network_list().await.unwrap_err();
-    assert_eq!((limited.kind, limited.status, limited.reason.as_str()), (ErrorKind::Transient, Some(429), "too_many_requests"));
+    assert_eq!(
+        (limited.kind, limited.status, limited.reason.as_str()),
+        (ErrorKind::Transient, Some(429), "too_many_requests")
+    );
     assert!(limited.retry_after.is_some_and(|wait| wait > Duration::from_secs(3)));
     assert_eq!(adapter.rate_limit().map(|r| r.remaining), Some(0));
 }
@@ -136,11 +142,15 @@ async fn droplets_vpcs_and_certificates_round_trip() {
     adapter.network_delete(&vpc.id).await.unwrap();
 
     let cert = adapter
-        .certificate_create(&CertificateSpec::LetsEncrypt { name: "bc-cert".into(), dns_names: vec!["example.com".into()] })
+        .certificate_create(&CertificateSpec::LetsEncrypt {
+            name: "bc-cert".into(),
+            dns_names: vec!["example.com".into()],
+        })
         .await
         .unwrap();
     assert_eq!(cert.state, "pending");
-    eventually("certificate verified", async || adapter.certificate_get(&cert.id).await.unwrap().state == "verified").await;
+    eventually("certificate verified", async || adapter.certificate_get(&cert.id).await.unwrap().state == "verified")
+        .await;
     assert_eq!(adapter.certificate_list().await.unwrap().len(), 1);
     adapter.certificate_delete(&cert.id).await.unwrap();
     assert_eq!(adapter.certificate_get(&cert.id).await.unwrap_err().kind, ErrorKind::NotFound);

@@ -37,7 +37,8 @@ async fn gcloud_lists_and_describes_what_the_adapter_made() {
 
     let config = std::env::temp_dir().join(format!("bc-gcloud-{}", std::process::id()));
     std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("token"), cloud.access_token(&format!("reconciler@{PROJECT}.iam.gserviceaccount.com"))).unwrap();
+    std::fs::write(config.join("token"), cloud.access_token(&format!("reconciler@{PROJECT}.iam.gserviceaccount.com")))
+        .unwrap();
 
     let list = tokio::task::block_in_place(|| gcloud(&config, cloud.base_url(), &["container", "clusters", "list"]));
     let listed = &list.as_array().expect("a list")[0];

@@ -47,7 +47,8 @@ async fn a_cluster_is_created_read_listed_upgraded_and_deleted() {
     assert_eq!(cluster.node_pools[0].node_count, 2);
     assert_eq!(gke.cluster_list().await.unwrap().iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["bc-k-one"]);
 
-    let upgrade = gke.cluster_update("bc-k-one", &ClusterChange::MasterVersion("1.32.6-gke.1200".into())).await.unwrap();
+    let upgrade =
+        gke.cluster_update("bc-k-one", &ClusterChange::MasterVersion("1.32.6-gke.1200".into())).await.unwrap();
     assert_eq!(gke.cluster_get("bc-k-one").await.unwrap().status, "RECONCILING");
     wait(&gke, &upgrade).await.outcome().unwrap();
     assert_eq!(gke.cluster_get("bc-k-one").await.unwrap().master_version, "1.32.6-gke.1200");
@@ -67,7 +68,8 @@ async fn node_pools_are_created_changed_resized_autoscaled_and_deleted() {
     let cloud = cloud().await;
     let gke = gke(&cloud);
     wait(&gke, &gke.cluster_create(&spec("bc-k-pools")).await.unwrap()).await;
-    let pool = NodePoolSpec { name: "pool-b".into(), node_count: 1, machine_type: "e2-medium".into(), ..Default::default() };
+    let pool =
+        NodePoolSpec { name: "pool-b".into(), node_count: 1, machine_type: "e2-medium".into(), ..Default::default() };
     let op = gke.node_pool_create("bc-k-pools", &pool).await.unwrap();
     assert_eq!(gke.node_pool_get("bc-k-pools", "pool-b").await.unwrap().status, "PROVISIONING");
     wait(&gke, &op).await.outcome().unwrap();
@@ -91,7 +93,8 @@ async fn node_pools_are_created_changed_resized_autoscaled_and_deleted() {
     let newer = NodePoolChange::Version("1.32.6-gke.1200".into());
     let refused = gke.node_pool_update("bc-k-pools", "pool-b", &newer).await.unwrap_err();
     assert_eq!(refused.kind, ErrorKind::Permanent);
-    let master = gke.cluster_update("bc-k-pools", &ClusterChange::MasterVersion("1.32.6-gke.1200".into())).await.unwrap();
+    let master =
+        gke.cluster_update("bc-k-pools", &ClusterChange::MasterVersion("1.32.6-gke.1200".into())).await.unwrap();
     wait(&gke, &master).await.outcome().unwrap();
     let op = gke.node_pool_update("bc-k-pools", "pool-b", &newer).await.unwrap();
     wait(&gke, &op).await.outcome().unwrap();
@@ -122,7 +125,8 @@ async fn a_second_change_while_an_operation_runs_is_conflict_in_progress() {
 async fn unknown_versions_and_downgrades_are_refused() {
     let cloud = cloud().await;
     let gke = gke(&cloud);
-    let unknown = gke.cluster_create(&ClusterSpec { version: "1.2.3-gke.4".into(), ..spec("bc-k-v") }).await.unwrap_err();
+    let unknown =
+        gke.cluster_create(&ClusterSpec { version: "1.2.3-gke.4".into(), ..spec("bc-k-v") }).await.unwrap_err();
     assert_eq!(unknown.kind, ErrorKind::Permanent);
     assert!(unknown.message.contains("1.2.3-gke.4"));
     wait(&gke, &gke.cluster_create(&spec("bc-k-v")).await.unwrap()).await;

@@ -38,7 +38,9 @@ async fn kubectl_reads_nodes_and_applies_only_with_the_right_role() {
     let cluster = gke.cluster_get("bc-k-kubectl").await.unwrap();
 
     // The adapter's Google identity administers the cluster, as on GKE.
-    let admin_api = KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Google(gke.tokens().clone())).unwrap();
+    let admin_api =
+        KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Google(gke.tokens().clone()))
+            .unwrap();
     assert_eq!(admin_api.nodes_list().await.unwrap().len(), 2);
     for (name, role) in [("bc-viewer", ClusterRole::View), ("bc-admin", ClusterRole::ClusterAdmin)] {
         admin_api.service_account_ensure("kube-system", name).await.unwrap();
@@ -50,10 +52,12 @@ async fn kubectl_reads_nodes_and_applies_only_with_the_right_role() {
     let view = admin_api.token_request("kube-system", "bc-viewer", 3600).await.unwrap();
     let admin = admin_api.token_request("kube-system", "bc-admin", 3600).await.unwrap();
 
-    let viewer_api = KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Token(view.token.clone())).unwrap();
+    let viewer_api =
+        KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Token(view.token.clone())).unwrap();
     let forbidden = viewer_api.apply(&serde_json::from_str(DAEMONSET).unwrap(), "bc").await.unwrap_err();
     assert_eq!((forbidden.status, forbidden.reason.as_str()), (Some(403), "Forbidden"));
-    let unknown = KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Token("nope".into())).unwrap();
+    let unknown =
+        KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Token("nope".into())).unwrap();
     assert_eq!(unknown.nodes_list().await.unwrap_err().status, Some(401));
 
     let dir = std::env::temp_dir().join(format!("bc-kubectl-{}", std::process::id()));
@@ -63,7 +67,8 @@ async fn kubectl_reads_nodes_and_applies_only_with_the_right_role() {
     let manifest = manifest.to_str().unwrap();
     let write = |name: &str, token: &str| {
         let path = dir.join(name);
-        std::fs::write(&path, kubeconfig("bc-k-kubectl", &cluster.endpoint, &cluster.ca_certificate_pem, name, token)).unwrap();
+        std::fs::write(&path, kubeconfig("bc-k-kubectl", &cluster.endpoint, &cluster.ca_certificate_pem, name, token))
+            .unwrap();
         path
     };
     let view_config = write("view", &view.token);
@@ -79,7 +84,12 @@ async fn kubectl_reads_nodes_and_applies_only_with_the_right_role() {
     assert!(String::from_utf8_lossy(&applied.stdout).contains("daemonset.apps/bcd serverside-applied"));
 
     let read = kubectl(&view_config, &["get", "daemonsets", "-o", "name"]);
-    assert_eq!(String::from_utf8_lossy(&read.stdout).trim(), "daemonset.apps/bcd", "{}", String::from_utf8_lossy(&read.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&read.stdout).trim(),
+        "daemonset.apps/bcd",
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
 
     let nodes = kubectl(&admin_config, &["get", "nodes"]);
     let listing = String::from_utf8_lossy(&nodes.stdout);

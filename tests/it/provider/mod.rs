@@ -35,7 +35,8 @@ pub fn http() -> reqwest::Client {
 /// The GKE adapter pointed at `cloud`, with a service-account key the fake issued.
 pub fn gke(cloud: &FakeCloud) -> Gke {
     let key = ServiceAccountKey::from_json(&cloud.service_account_key(PROJECT, "reconciler")).expect("the key parses");
-    let config = GkeConfig { base_url: format!("{}/", cloud.base_url()), project: PROJECT.into(), location: LOCATION.into() };
+    let config =
+        GkeConfig { base_url: format!("{}/", cloud.base_url()), project: PROJECT.into(), location: LOCATION.into() };
     Gke::new(config, http(), TokenSource::new(key, http()))
 }
 

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use better_compute::provider::{
-    CertificateSpec, Certificates, ClusterSpec, ForwardingRule, InstanceSpec, Instances, LoadBalancerSpec, LoadBalancers,
-    ManagedKubernetes, NetworkSpec, Networks,
+    CertificateSpec, Certificates, ClusterSpec, ForwardingRule, InstanceSpec, Instances, LoadBalancerSpec,
+    LoadBalancers, ManagedKubernetes, NetworkSpec, Networks,
 };
 use serde_json::Value;
 
@@ -77,7 +77,8 @@ impl OpenApi {
         let (file, pointer) = reference.split_once('#').unwrap_or((reference, ""));
         let file = if file.is_empty() { from.to_path_buf() } else { from.parent().unwrap().join(file) };
         let document = self.load(&file);
-        let schema = if pointer.is_empty() { document } else { document.pointer(pointer).cloned().unwrap_or(Value::Null) };
+        let schema =
+            if pointer.is_empty() { document } else { document.pointer(pointer).cloned().unwrap_or(Value::Null) };
         (file, schema)
     }
 
@@ -87,10 +88,18 @@ impl OpenApi {
             let (file, resolved) = self.resolve(from, reference);
             return self.properties(&file, &resolved, into, open);
         }
-        if let Some(properties) = schema["properties"].as_object() {
+        if let Some(reference) = schema["properties"]["$ref"].as_str() {
+            // DigitalOcean shares whole property maps between models by reference.
+            let (file, shared) = self.resolve(from, reference);
+            let properties = shared.as_object().cloned().unwrap_or_default();
+            into.extend(properties.into_iter().map(|(k, v)| (k, file.clone(), v)));
+        } else if let Some(properties) = schema["properties"].as_object() {
             into.extend(properties.iter().map(|(k, v)| (k.clone(), from.to_path_buf(), v.clone())));
         }
-        if schema.get("additionalProperties").is_some_and(|a| a != false) || schema["oneOf"].is_array() || schema["anyOf"].is_array() {
+        if schema.get("additionalProperties").is_some_and(|a| a != false)
+            || schema["oneOf"].is_array()
+            || schema["anyOf"].is_array()
+        {
             *open = true;
         }
         for part in schema["allOf"].as_array().into_iter().flatten() {
@@ -161,7 +170,9 @@ impl OpenApi {
             for (key, field) in fields {
                 match properties.iter().find(|(name, _, _)| name == key) {
                     Some((_, file, property)) => self.check(file, property, field, &format!("{at}.{key}"), errors),
-                    None if !open && !properties.is_empty() => errors.push(format!("{at}.{key}: not a field of the schema")),
+                    None if !open && !properties.is_empty() => {
+                        errors.push(format!("{at}.{key}: not a field of the schema"))
+                    }
                     None => {}
                 }
             }
@@ -176,10 +187,11 @@ impl OpenApi {
         into.extend(schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned));
     }
 
-    /// Checks `value` against the schema in `file` (relative to the specification).
-    fn validate(&self, file: &str, value: &Value) -> Vec<String> {
-        let path = self.root.join(file);
-        let schema = self.load(&path);
+    /// Checks `value` against the schema `reference` names (a file relative to the specification's
+    /// resources, and an optional `#/pointer`).
+    fn validate(&self, reference: &str, value: &Value) -> Vec<String> {
+        let (path, schema) = self.resolve(&self.root.join("index"), reference);
+        assert!(schema.is_object(), "{reference} names no schema");
         let mut errors = Vec::new();
         self.check(&path, &schema, value, "$", &mut errors);
         errors
@@ -215,7 +227,13 @@ async fn gke_bodies_validate_against_the_discovery_document() {
     }
     // The checker itself refuses what the schema does not allow.
     let mut errors = Vec::new();
-    check_discovery(&doc, &doc["schemas"]["NodePool"], &serde_json::json!({"initialNodeCount": "3", "bogus": 1}), "$", &mut errors);
+    check_discovery(
+        &doc,
+        &doc["schemas"]["NodePool"],
+        &serde_json::json!({"initialNodeCount": "3", "bogus": 1}),
+        "$",
+        &mut errors,
+    );
     assert_eq!(errors.len(), 2, "{errors:?}");
 }
 
@@ -224,7 +242,10 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
     let spec = OpenApi { root: specs().join("digitalocean/specification/resources") };
     let cloud = cloud().await;
     let adapter = digitalocean(&cloud);
-    let vpc = adapter.network_create(&NetworkSpec { name: "bc-net".into(), region: "nyc3".into(), ..Default::default() }).await.unwrap();
+    let vpc = adapter
+        .network_create(&NetworkSpec { name: "bc-net".into(), region: "nyc3".into(), ..Default::default() })
+        .await
+        .unwrap();
     let droplet = adapter
         .instance_create(&InstanceSpec {
             name: "bc-i".into(),
@@ -252,16 +273,28 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
         .await
         .unwrap();
     let cert = adapter
-        .certificate_create(&CertificateSpec::LetsEncrypt { name: "bc-cert".into(), dns_names: vec!["example.com".into()] })
+        .certificate_create(&CertificateSpec::LetsEncrypt {
+            name: "bc-cert".into(),
+            dns_names: vec!["example.com".into()],
+        })
         .await
         .unwrap();
     let token = better_compute::fakecloud::FakeCloudConfig::default().digitalocean_token;
     let base = format!("{}/v2", cloud.base_url());
     let checks = [
-        ("load_balancers/models/load_balancer.yml", get(&format!("{base}/load_balancers/{}", lb.id), &token).await["load_balancer"].clone()),
-        ("droplets/models/droplet.yml", get(&format!("{base}/droplets/{}", droplet.id), &token).await["droplet"].clone()),
-        ("vpcs/models/vpc.yml", get(&format!("{base}/vpcs/{}", vpc.id), &token).await["vpc"].clone()),
-        ("certificates/models/certificate.yml", get(&format!("{base}/certificates/{}", cert.id), &token).await["certificate"].clone()),
+        (
+            "load_balancers/models/load_balancer.yml",
+            get(&format!("{base}/load_balancers/{}", lb.id), &token).await["load_balancer"].clone(),
+        ),
+        (
+            "droplets/models/droplet.yml",
+            get(&format!("{base}/droplets/{}", droplet.id), &token).await["droplet"].clone(),
+        ),
+        ("vpcs/models/vpc.yml#/vpc", get(&format!("{base}/vpcs/{}", vpc.id), &token).await["vpc"].clone()),
+        (
+            "certificates/models/certificate.yml",
+            get(&format!("{base}/certificates/{}", cert.id), &token).await["certificate"].clone(),
+        ),
         ("../shared/models/error.yml", get(&format!("{base}/vpcs/missing"), &token).await),
     ];
     for (file, body) in checks {
@@ -270,6 +303,6 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
         assert!(errors.is_empty(), "{file} does not fit the specification: {errors:#?}\n{body:#}");
     }
     // The checker itself refuses what the schema does not allow.
-    let errors = spec.validate("vpcs/models/vpc.yml", &serde_json::json!({"name": 7, "bogus": true}));
+    let errors = spec.validate("vpcs/models/vpc.yml#/vpc", &serde_json::json!({"name": 7, "bogus": true}));
     assert_eq!(errors.len(), 2, "{errors:?}");
 }
