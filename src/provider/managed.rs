@@ -226,12 +226,12 @@ mod tests {
     #[test]
     fn an_operation_done_with_an_error_is_a_permanent_failure() {
         let running = Operation { name: "op-1".into(), status: "RUNNING".into(), ..Default::default() };
-        assert_eq!(running.outcome().unwrap(), false);
+        assert!(!running.outcome().unwrap());
         let failed = Operation { status: "DONE".into(), error: Some("quota".into()), ..running.clone() };
         let error = failed.outcome().unwrap_err();
         assert_eq!(error.kind, ErrorKind::Permanent);
         assert!(error.message.contains("quota"));
         let done = Operation { status: "DONE".into(), ..running };
-        assert_eq!(done.outcome().unwrap(), true);
+        assert!(done.outcome().unwrap());
     }
 }
