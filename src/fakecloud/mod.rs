@@ -131,6 +131,7 @@ impl FakeCloud {
             .merge(digitalocean::routes())
             .merge(oauth::routes())
             .route("/_fake/inspect", axum::routing::get(inspect_route))
+            .route("/_fake/service-account-key", axum::routing::get(key_route))
             .layer(axum::middleware::from_fn_with_state(shared.clone(), faults_layer))
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -213,6 +214,23 @@ fn inspect(shared: &Shared) -> Value {
 
 async fn inspect_route(State(shared): State<Arc<Shared>>) -> Response {
     axum::Json(inspect(&shared)).into_response()
+}
+
+/// `GET /_fake/service-account-key?project=P&name=N`: a key the token endpoint accepts, for
+/// processes that reach a `bc fakecloud` over HTTP (the handle gives it in-process).
+async fn key_route(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Query(query): axum::extract::Query<std::collections::BTreeMap<String, String>>,
+) -> Response {
+    let project = query.get("project").map(String::as_str).unwrap_or("bc-dev");
+    let name = query.get("name").map(String::as_str).unwrap_or("reconciler");
+    let email = format!("{name}@{project}.iam.gserviceaccount.com");
+    shared.world().oauth.register(&email);
+    json_response(
+        200,
+        serde_json::from_str(&oauth::key_json(project, &email, &format!("{}/token", shared.base_url)))
+            .unwrap_or_default(),
+    )
 }
 
 /// Which emulated API a path belongs to, for the shape of injected errors.
