@@ -464,3 +464,29 @@ fn stamp(
     }
     object
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_grant_what_the_built_in_roles_grant() {
+        let daemonsets = parse("/apis/apps/v1/namespaces/default/daemonsets/bcd").unwrap().resource;
+        let nodes = parse("/api/v1/nodes").unwrap().resource;
+        assert!(allowed(Some(ClusterRole::View), "get", daemonsets));
+        assert!(!allowed(Some(ClusterRole::View), "patch", daemonsets));
+        assert!(allowed(Some(ClusterRole::Edit), "patch", daemonsets));
+        assert!(!allowed(Some(ClusterRole::Edit), "list", nodes));
+        assert!(allowed(Some(ClusterRole::ClusterAdmin), "list", nodes));
+        assert!(!allowed(None, "get", daemonsets));
+    }
+
+    #[test]
+    fn paths_parse_into_resource_namespace_name_and_subresource() {
+        let target = parse("/api/v1/namespaces/kube-system/serviceaccounts/bc/token").unwrap();
+        assert_eq!(target.resource.kind, "ServiceAccount");
+        assert_eq!((target.namespace.as_str(), target.name.as_deref()), ("kube-system", Some("bc")));
+        assert_eq!(target.subresource.as_deref(), Some("token"));
+        assert!(parse("/api/v1/pods").is_none());
+    }
+}

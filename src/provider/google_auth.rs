@@ -194,3 +194,35 @@ impl TokenSource {
         Ok(CachedToken { token: granted.access_token, refresh_at: SystemTime::now() + lifetime })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> ServiceAccountKey {
+        let pem = include_str!("../fakecloud/fake_service_account_key.pem");
+        let json =
+            json!({"client_email": "a@p.iam.gserviceaccount.com", "private_key": pem, "token_uri": "http://t/token"});
+        ServiceAccountKey::from_json(&json.to_string()).unwrap()
+    }
+
+    #[test]
+    fn the_assertion_is_an_rs256_jwt_for_the_token_uri() {
+        let assertion = key().assertion(CLOUD_PLATFORM_SCOPE, UNIX_EPOCH + Duration::from_secs(1000)).unwrap();
+        let parts: Vec<&str> = assertion.split('.').collect();
+        assert_eq!(parts.len(), 3);
+        let claims: serde_json::Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
+        assert_eq!(claims["aud"], "http://t/token");
+        assert_eq!((claims["iat"].as_u64(), claims["exp"].as_u64()), (Some(1000), Some(4600)));
+        assert_eq!(URL_SAFE_NO_PAD.decode(parts[2]).unwrap().len(), 256);
+    }
+
+    #[test]
+    fn neither_debug_nor_a_parse_error_shows_the_key() {
+        assert!(!format!("{:?}", key()).contains("PRIVATE KEY"));
+        let broken =
+            r#"{"client_email": "a", "private_key": "-----BEGIN PRIVATE KEY-----\nsecretbits", "token_uri": 7}"#;
+        let error = ServiceAccountKey::from_json(broken).unwrap_err();
+        assert!(!error.to_string().contains("secretbits"), "{error}");
+    }
+}

@@ -155,3 +155,18 @@ async fn droplets_vpcs_and_certificates_round_trip() {
     adapter.certificate_delete(&cert.id).await.unwrap();
     assert_eq!(adapter.certificate_get(&cert.id).await.unwrap_err().kind, ErrorKind::NotFound);
 }
+
+#[tokio::test]
+async fn latency_slows_every_call_and_inspection_shows_what_exists() {
+    let cloud = cloud().await;
+    let adapter = digitalocean(&cloud);
+    cloud.set_latency(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    adapter.network_list().await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    cloud.set_latency(Duration::ZERO);
+    let tagged = LoadBalancerSpec { tag: "bc-pool-1".into(), ..balancer("bc-lb-tag", vec![]) };
+    adapter.load_balancer_create(&tagged).await.unwrap();
+    let seen = &cloud.inspect()["digitalocean"]["loadBalancers"][0];
+    assert_eq!((seen["name"].as_str(), seen["tag"].as_str()), (Some("bc-lb-tag"), Some("bc-pool-1")));
+}
