@@ -10,7 +10,19 @@ fn main() {
                 telemetry::init_logging(log.log_format);
                 dev::run(options).await.map_err(|error| error.to_string())
             }
+            Command::Fakecloud { port } => run_fakecloud(port).await,
             _ => cli::run(cli).await,
         }
     })
+}
+
+/// `bc fakecloud`: serves the fake cloud until Ctrl-C or SIGTERM.
+async fn run_fakecloud(port: u16) -> Result<(), String> {
+    let config = better_compute::fakecloud::FakeCloudConfig { port, ..Default::default() };
+    let cloud = better_compute::fakecloud::FakeCloud::start(config)
+        .await
+        .map_err(|error| format!("cannot start the fake cloud on 127.0.0.1:{port}: {error}"))?;
+    println!("the fake cloud is serving on {} (token endpoint {})", cloud.base_url(), cloud.token_uri());
+    better_compute::shutdown::signal().await;
+    Ok(())
 }

@@ -48,6 +48,12 @@ pub enum Command {
         #[command(flatten)]
         log: crate::config::LogOptions,
     },
+    /// Runs the fake cloud alone (GKE, DigitalOcean, OAuth and fake clusters' API servers).
+    Fakecloud {
+        /// The port on 127.0.0.1; 0 picks a free one.
+        #[arg(long, env = "BC_FAKECLOUD_PORT", default_value_t = 8090)]
+        port: u16,
+    },
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
@@ -108,7 +114,7 @@ pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
 /// Runs a client command.
 pub async fn run(cli: Cli) -> Result<(), String> {
     match &cli.command {
-        Command::Dev { .. } => unreachable!("bc dev is started by main"),
+        Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
     }
 }

@@ -6,4 +6,5 @@ mod harness;
 mod binaries;
 mod grpc;
 mod json_api;
+mod provider;
 mod store_conformance;
