@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
 use crate::error::{Error, Result};
-use crate::reconcile::Worker;
+use crate::reconcile::{Worker, WorkerConfig};
 use crate::service::Service;
 use crate::store::Store;
 
@@ -123,7 +123,16 @@ pub async fn run(options: DevOptions) -> Result<()> {
     print_banner(&endpoint, &admin_token, data_dir);
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let worker = Worker::new(store.clone(), Duration::from_secs(1));
+    // Short intervals, so that a demo converges while one watches.
+    let worker = Worker::new(
+        store.clone(),
+        WorkerConfig {
+            converging: Some(Duration::from_secs(2)),
+            settled: Some(Duration::from_secs(30)),
+            metering_interval: Duration::from_secs(60),
+            ..WorkerConfig::default()
+        },
+    );
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;

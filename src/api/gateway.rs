@@ -100,6 +100,9 @@ where
     if let Some(status) = tonic::Status::from_header_map(response.headers()).filter(|s| s.code() != tonic::Code::Ok) {
         return Ok(error_response(&Error::from_status(&status), request_id));
     }
+    if method.descriptor.is_server_streaming() {
+        return Ok(super::gateway_stream::respond(method.descriptor.output(), response));
+    }
     let collected = response
         .into_body()
         .collect()

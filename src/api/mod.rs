@@ -4,10 +4,13 @@
 //! Handlers are thin: [`layer`] authenticates and validates every call whatever protocol it
 //! came in by, a service module holds the rules, and a handler only turns rows into views.
 
+mod events;
 pub mod gateway;
+mod gateway_stream;
 pub mod layer;
 pub mod methods;
 mod tenants;
+mod usage;
 pub mod validate;
 mod wire;
 
@@ -71,6 +74,9 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .build_v1alpha()
         .map_err(|error| Error::internal(format!("reflection: {error}")))?;
     let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
+        .add_service(events::EventsApi::server(services.clone()))
+        .add_service(usage::UsageApi::server(services.clone()))
+        .add_service(usage::ReconcilersApi::server(services.clone()))
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .prepare();
@@ -127,6 +133,11 @@ async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
 }
 
 async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
+    // The workers' figures live in the store; read them at scrape time.
+    match shared.services.reconcilers_status().await {
+        Ok((kinds, stuck)) => shared.metrics.set_reconcilers(&kinds, &stuck),
+        Err(error) => tracing::warn!(%error, "reading the reconcilers' status for /metrics failed"),
+    }
     (
         [(http::header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
         shared.metrics.encode(),

@@ -4,6 +4,7 @@
 //! calls a provider: reconcilers do that.
 
 mod api_keys;
+mod events;
 mod tenants;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};

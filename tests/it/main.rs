@@ -8,3 +8,4 @@ mod grpc;
 mod json_api;
 mod provider;
 mod store_conformance;
+mod worker;
