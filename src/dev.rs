@@ -103,6 +103,11 @@ pub async fn run(options: DevOptions) -> Result<()> {
         },
     };
 
+    // The fake cloud runs in this process; the worker's adapters point at it.
+    let fakecloud = crate::fakecloud::FakeCloud::start(crate::fakecloud::FakeCloudConfig::default())
+        .await
+        .map_err(|error| Error::unavailable(format!("cannot start the fake cloud: {error}")))?;
+
     let listener = TcpListener::bind(("127.0.0.1", options.port))
         .await
         .map_err(|error| Error::unavailable(format!("cannot listen on 127.0.0.1:{}: {error}", options.port)))?;
@@ -112,7 +117,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
         admin_token: admin_token.clone(),
         tenants: previous.as_ref().map(|f| f.tenants.clone()).unwrap_or_default(),
         pools: previous.as_ref().map(|f| f.pools.clone()).unwrap_or_default(),
-        fakecloud: String::new(),
+        fakecloud: fakecloud.base_url().to_owned(),
     };
     file.write(data_dir)?;
     print_banner(&endpoint, &admin_token, data_dir);
@@ -139,6 +144,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
     .await;
     let worked = worker.await.map_err(|error| Error::internal(format!("the worker panicked: {error}")))?;
     store.close().await;
+    drop(fakecloud);
     served.and(worked)
 }
 

@@ -17,15 +17,18 @@
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
 //! - [`server`], [`dev`], [`cli`]: what the binaries run;
-//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`]: shared plumbing.
+//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing.
 
 pub mod api;
 pub mod cli;
 pub mod config;
 pub mod dev;
 pub mod error;
+pub mod fakecloud;
 pub mod ids;
+pub mod process;
 pub mod proto;
+pub mod provider;
 pub mod reconcile;
 pub mod server;
 pub mod service;

@@ -54,20 +54,11 @@ struct Cli {
 }
 
 fn main() {
-    if let Err(message) = better_compute::config::load_config_file() {
-        eprintln!("error: {message}");
-        std::process::exit(2);
-    }
-    let cli = Cli::parse();
-    telemetry::init_logging(cli.log.log_format);
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
-    if let Err(message) = runtime.block_on(run(cli)) {
-        eprintln!("error: {message}");
-        std::process::exit(1);
-    }
+    better_compute::process::run(run)
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
+    telemetry::init_logging(cli.log.log_format);
     let url = cli.database.require_url()?;
     let store = Store::connect(url, cli.database.database_max_connections).await.map_err(|e| e.to_string())?;
     let ms = Duration::from_millis;

@@ -48,6 +48,12 @@ pub enum Command {
         #[command(flatten)]
         log: crate::config::LogOptions,
     },
+    /// Runs the fake cloud alone (GKE, DigitalOcean, OAuth and fake clusters' API servers).
+    Fakecloud {
+        /// The port on 127.0.0.1; 0 picks a free one.
+        #[arg(long, env = "BC_FAKECLOUD_PORT", default_value_t = 8090)]
+        port: u16,
+    },
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
@@ -59,6 +65,19 @@ pub type AuthedChannel = InterceptedService<Channel, BearerToken>;
 /// Adds `Authorization: Bearer <token>` to every call.
 #[derive(Clone)]
 pub struct BearerToken(Option<MetadataValue<tonic::metadata::Ascii>>);
+
+impl BearerToken {
+    /// Sends `token`, or nothing when there is none.
+    pub fn new(token: Option<&str>) -> Result<Self, String> {
+        token
+            .map(|t| {
+                MetadataValue::try_from(format!("Bearer {t}"))
+                    .map_err(|_| "the token has characters a header cannot carry".to_owned())
+            })
+            .transpose()
+            .map(BearerToken)
+    }
+}
 
 impl tonic::service::Interceptor for BearerToken {
     fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
@@ -83,32 +102,20 @@ pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
         .or_else(|| dev.as_ref().map(|d| d.endpoint.clone()))
         .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
     let token = cli.token.clone().or_else(|| dev.as_ref().map(|d| d.admin_token.clone()));
-    let header = token
-        .map(|t| {
-            MetadataValue::try_from(format!("Bearer {t}"))
-                .map_err(|_| "the token has characters a header cannot carry".to_owned())
-        })
-        .transpose()?;
+    let bearer = BearerToken::new(token.as_deref())?;
     let channel = Endpoint::from_shared(endpoint.clone())
         .map_err(|error| format!("{endpoint} is not a valid endpoint: {error}"))?
         .connect()
         .await
         .map_err(|error| format!("cannot reach {endpoint}: {error} (is `bc dev` running?)"))?;
-    Ok(InterceptedService::new(channel, BearerToken(header)))
+    Ok(InterceptedService::new(channel, bearer))
 }
 
-/// Runs a client command; returns the process's exit code.
-pub async fn run(cli: Cli) -> i32 {
-    let result = match &cli.command {
-        Command::Dev { .. } => unreachable!("bc dev is started by main"),
+/// Runs a client command.
+pub async fn run(cli: Cli) -> Result<(), String> {
+    match &cli.command {
+        Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
-    };
-    match result {
-        Ok(()) => 0,
-        Err(message) => {
-            eprintln!("error: {message}");
-            1
-        }
     }
 }
 

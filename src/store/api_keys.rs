@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use super::{Store, is_unique_violation};
+use super::{Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
 /// Someone who calls the API: an operator, a user or a service account.
@@ -56,7 +56,7 @@ impl Store {
     /// Creates a principal and its first key in one transaction.
     pub async fn principal_create_with_key(&self, principal: &PrincipalRow, key: &NewApiKey) -> Result<()> {
         let mut txn = self.begin_write().await?;
-        let inserted =
+        conflict_on_unique(
             sqlx::query("INSERT INTO principals (id, kind, tenant_id, name, created_at) VALUES ($1, $2, $3, $4, $5)")
                 .bind(&principal.id)
                 .bind(&principal.kind)
@@ -64,31 +64,24 @@ impl Store {
                 .bind(&principal.name)
                 .bind(principal.created_at)
                 .execute(&mut *txn)
-                .await;
-        match inserted {
-            Err(error) if is_unique_violation(&error) => {
-                return Err(Error::conflict(format!("principal {:?} already exists", principal.id)));
-            }
-            other => other?,
-        };
-        let inserted = sqlx::query(
-            "INSERT INTO api_keys (id, principal_id, secret_sha256, description, created_at, expires_at) \
+                .await,
+            || Error::conflict(format!("principal {:?} already exists", principal.id)),
+        )?;
+        conflict_on_unique(
+            sqlx::query(
+                "INSERT INTO api_keys (id, principal_id, secret_sha256, description, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(&key.id)
-        .bind(&principal.id)
-        .bind(&key.secret_sha256)
-        .bind(&key.description)
-        .bind(principal.created_at)
-        .bind(key.expires_at)
-        .execute(&mut *txn)
-        .await;
-        match inserted {
-            Err(error) if is_unique_violation(&error) => {
-                return Err(Error::conflict(format!("API key {:?} already exists", key.id)));
-            }
-            other => other?,
-        };
+            )
+            .bind(&key.id)
+            .bind(&principal.id)
+            .bind(&key.secret_sha256)
+            .bind(&key.description)
+            .bind(principal.created_at)
+            .bind(key.expires_at)
+            .execute(&mut *txn)
+            .await,
+            || Error::conflict(format!("API key {:?} already exists", key.id)),
+        )?;
         txn.commit().await?;
         Ok(())
     }

@@ -183,9 +183,12 @@ pub fn now_micros() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or_default()
 }
 
-/// Whether `error` is a unique-constraint violation.
-fn is_unique_violation(error: &sqlx::Error) -> bool {
-    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+/// The result of an insert, with a unique-constraint violation turned into `conflict()`.
+fn conflict_on_unique<T>(result: Result<T, sqlx::Error>, conflict: impl FnOnce() -> Error) -> Result<T> {
+    match result {
+        Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(conflict()),
+        other => Ok(other?),
+    }
 }
 
 /// A connection error without the URL, which may carry a password.

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{NewEvent, Store, is_unique_violation};
+use super::{NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
 /// A tenant as stored.
@@ -66,23 +66,22 @@ impl Store {
     /// Creates a tenant; `CONFLICT` if the id is taken.
     pub async fn tenant_create(&self, new: &NewTenant) -> Result<TenantRow> {
         let mut txn = self.begin_write().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO tenants (id, display_name, description, state, version, created_at, updated_at) \
+        conflict_on_unique(
+            sqlx::query(
+                "INSERT INTO tenants (id, display_name, description, state, version, created_at, updated_at) \
              VALUES ($1, $2, $3, 'active', 1, $4, $4)",
-        )
-        .bind(&new.id)
-        .bind(&new.display_name)
-        .bind(&new.description)
-        .bind(new.now)
-        .execute(&mut *txn)
-        .await;
-        match inserted {
-            Err(error) if is_unique_violation(&error) => {
-                return Err(Error::conflict(format!("a tenant with id {:?} already exists", new.id))
-                    .with_detail("id", new.id.as_str()));
-            }
-            other => other?,
-        };
+            )
+            .bind(&new.id)
+            .bind(&new.display_name)
+            .bind(&new.description)
+            .bind(new.now)
+            .execute(&mut *txn)
+            .await,
+            || {
+                Error::conflict(format!("a tenant with id {:?} already exists", new.id))
+                    .with_detail("id", new.id.as_str())
+            },
+        )?;
         let row = sqlx::query(SELECT_BY_ID).bind(&new.id).fetch_one(&mut *txn).await?;
         let tenant = tenant_from_row(&row)?;
         self.event_append_in(&mut txn, &tenant_event("created", &tenant)).await?;

@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use better_compute::cli::{AuthedChannel, BearerToken};
 use better_compute::service::{BootstrapOutcome, Service};
 use better_compute::store::{Backend, Store};
 use serde_json::Value;
 use sqlx::Connection;
 use tokio::task::JoinHandle;
-use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
@@ -152,9 +152,9 @@ impl TestServer {
     }
 
     /// A gRPC channel whose calls carry `token`.
-    pub async fn channel(&self, token: Option<&str>) -> InterceptedService<Channel, Bearer> {
+    pub async fn channel(&self, token: Option<&str>) -> AuthedChannel {
         let channel = Channel::from_shared(self.endpoint.clone()).unwrap().connect().await.unwrap();
-        InterceptedService::new(channel, Bearer(token.map(|t| format!("Bearer {t}").parse().unwrap())))
+        InterceptedService::new(channel, BearerToken::new(token).unwrap())
     }
 
     /// Stops the server and waits for it.
@@ -177,19 +177,6 @@ impl Drop for TestServer {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-    }
-}
-
-/// Adds a bearer token to gRPC calls.
-#[derive(Clone)]
-pub struct Bearer(Option<MetadataValue<tonic::metadata::Ascii>>);
-
-impl tonic::service::Interceptor for Bearer {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        if let Some(value) = &self.0 {
-            request.metadata_mut().insert("authorization", value.clone());
-        }
-        Ok(request)
     }
 }
 

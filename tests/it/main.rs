@@ -6,5 +6,6 @@ mod harness;
 mod binaries;
 mod grpc;
 mod json_api;
+mod provider;
 mod store_conformance;
 mod worker;

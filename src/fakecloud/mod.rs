@@ -1,0 +1,318 @@
+//! The fake cloud: stateful emulators of the provider HTTP APIs our adapters speak (GKE v1,
+//! DigitalOcean v2, Google's OAuth token endpoint, and one Kubernetes API server per fake
+//! cluster), so tests and `bc dev` run the real adapters with no network.
+//!
+//! Design: one [`World`] behind a mutex holds every emulated object. Time-driven changes
+//! (operations finishing, balancers getting an address) are computed lazily: each request first
+//! calls [`World::advance`], which applies what is due. Nothing runs in the background except
+//! the listeners, so a test sees a deterministic world at every call.
+//!
+//! Start it with [`FakeCloud::start`] (or `bc fakecloud --port N`); point adapters at
+//! [`FakeCloud::base_url`]: GKE at `{base}/` (paths `/v1/projects/...`), DigitalOcean at
+//! `{base}` (paths `/v2/...`), the token endpoint is `{base}/token`. Test controls are methods of
+//! the handle.
+
+// Handlers refuse by returning the finished `Response`, once per request: its size is no cost.
+#![allow(clippy::result_large_err)]
+
+mod clock;
+mod digitalocean;
+mod faults;
+mod gke;
+mod kubeapi;
+mod oauth;
+mod tls;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use faults::{ErrorRate, Failure, RateLimitMode, ScriptedFailure};
+pub use gke::VersionCatalog;
+
+/// How the fake cloud behaves.
+#[derive(Clone, Debug)]
+pub struct FakeCloudConfig {
+    /// The port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// How long a GKE operation runs before it is `DONE`.
+    pub operation_duration: Duration,
+    /// How long DigitalOcean objects stay `new`/`pending` before `active`/`verified`.
+    pub activation_delay: Duration,
+    /// The DigitalOcean API token the fake accepts.
+    pub digitalocean_token: String,
+    /// The versions every location offers unless a test sets its own.
+    pub versions: VersionCatalog,
+}
+
+impl Default for FakeCloudConfig {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            operation_duration: Duration::from_millis(300),
+            activation_delay: Duration::from_millis(300),
+            digitalocean_token: "fake-digitalocean-token".to_owned(),
+            versions: VersionCatalog::default(),
+        }
+    }
+}
+
+/// Every emulated object, and the faults in force.
+#[derive(Default)]
+pub struct World {
+    gke: gke::GkeState,
+    digitalocean: digitalocean::DoState,
+    oauth: oauth::OAuthState,
+    faults: faults::Faults,
+    sequence: u64,
+}
+
+impl World {
+    /// Applies every time-driven change that is due.
+    fn advance(&mut self, shared: &Shared) {
+        let now = Instant::now();
+        self.gke.advance(now);
+        self.digitalocean.advance(now, shared.config.activation_delay);
+    }
+
+    /// The next number of a sequence shared by every kind of id.
+    fn next(&mut self) -> u64 {
+        self.sequence += 1;
+        self.sequence
+    }
+}
+
+/// What every handler shares.
+pub struct Shared {
+    config: FakeCloudConfig,
+    base_url: String,
+    world: Mutex<World>,
+}
+
+impl Shared {
+    /// The world, advanced to now.
+    fn world(&self) -> MutexGuard<'_, World> {
+        let mut world = self.world.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        world.advance(self);
+        world
+    }
+}
+
+/// A running fake cloud. Dropping it stops it.
+pub struct FakeCloud {
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for FakeCloud {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.shared.world().gke.stop_servers();
+    }
+}
+
+impl FakeCloud {
+    /// Binds 127.0.0.1 on the configured port and serves until dropped.
+    pub async fn start(config: FakeCloudConfig) -> std::io::Result<FakeCloud> {
+        let listener = TcpListener::bind(("127.0.0.1", config.port)).await?;
+        let base_url = format!("http://{}", listener.local_addr()?);
+        let shared = Arc::new(Shared { config, base_url, world: Mutex::new(World::default()) });
+        let router = Router::new()
+            .merge(gke::routes())
+            .merge(digitalocean::routes())
+            .merge(oauth::routes())
+            .route("/_fake/inspect", axum::routing::get(inspect_route))
+            .route("/_fake/service-account-key", axum::routing::get(key_route))
+            .layer(axum::middleware::from_fn_with_state(shared.clone(), faults_layer))
+            .with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        Ok(FakeCloud { shared, task })
+    }
+
+    /// `http://127.0.0.1:PORT`, no trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    /// The OAuth token endpoint (a service-account key's `token_uri`).
+    pub fn token_uri(&self) -> String {
+        format!("{}/token", self.shared.base_url)
+    }
+
+    /// A service-account JSON key for `name@project.iam.gserviceaccount.com` that the token
+    /// endpoint accepts. The private key is a fixed test key: fake, and only for the fake.
+    pub fn service_account_key(&self, project: &str, name: &str) -> String {
+        let email = format!("{name}@{project}.iam.gserviceaccount.com");
+        self.shared.world().oauth.register(&email);
+        oauth::key_json(project, &email, &self.token_uri())
+    }
+
+    /// An access token for `email`, as the token endpoint would grant it (for gcloud).
+    pub fn access_token(&self, email: &str) -> String {
+        self.shared.world().oauth.grant(email)
+    }
+
+    /// Waits for `duration` added to every provider request.
+    pub fn set_latency(&self, duration: Duration) {
+        self.shared.world().faults.latency = duration;
+    }
+
+    /// Fails a share of the requests to routes containing `route`.
+    pub fn set_error_rate(&self, route: &str, rate: f64, status: u16) {
+        let mut world = self.shared.world();
+        world.faults.error_rates.retain(|r| r.route != route);
+        world.faults.error_rates.push(ErrorRate { route: route.to_owned(), rate, status });
+    }
+
+    /// Fails the next `verb` of `kind` `name` (`*` for any) as `failure` says.
+    pub fn fail_next(&self, kind: &str, verb: &str, name: &str, failure: Failure) {
+        let scripted = ScriptedFailure { kind: kind.into(), verb: verb.into(), name: name.into(), failure };
+        self.shared.world().faults.scripted.push(scripted);
+    }
+
+    /// Turns the rate limit on (`Some`) or off.
+    pub fn set_rate_limit(&self, mode: Option<RateLimitMode>) {
+        let mut world = self.shared.world();
+        world.faults.rate_limit = mode;
+        world.faults.window = None;
+    }
+
+    /// Sets the versions `location` offers.
+    pub fn set_versions(&self, location: &str, versions: VersionCatalog) {
+        self.shared.world().gke.catalogs.insert(location.to_owned(), versions);
+    }
+
+    /// Moves a cluster (control plane and nodes) to `version` at once, as a release-channel
+    /// auto-upgrade would. False if there is no such cluster.
+    pub fn upgrade_cluster(&self, project: &str, location: &str, name: &str, version: &str) -> bool {
+        self.shared.world().gke.force_version(project, location, name, version)
+    }
+
+    /// A read-only snapshot of everything that exists, as JSON: GKE clusters (name, location,
+    /// status, version, labels, node pools, in-cluster objects) and DigitalOcean objects
+    /// (load balancers with their droplet ids and tags, droplets, VPCs, certificates).
+    pub fn inspect(&self) -> Value {
+        inspect(&self.shared)
+    }
+}
+
+fn inspect(shared: &Shared) -> Value {
+    let world = shared.world();
+    json!({"gke": world.gke.inspect(), "digitalocean": world.digitalocean.inspect()})
+}
+
+async fn inspect_route(State(shared): State<Arc<Shared>>) -> Response {
+    axum::Json(inspect(&shared)).into_response()
+}
+
+/// `GET /_fake/service-account-key?project=P&name=N`: a key the token endpoint accepts, for
+/// processes that reach a `bc fakecloud` over HTTP (the handle gives it in-process).
+async fn key_route(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Query(query): axum::extract::Query<std::collections::BTreeMap<String, String>>,
+) -> Response {
+    let project = query.get("project").map(String::as_str).unwrap_or("bc-dev");
+    let name = query.get("name").map(String::as_str).unwrap_or("reconciler");
+    let email = format!("{name}@{project}.iam.gserviceaccount.com");
+    shared.world().oauth.register(&email);
+    json_response(
+        200,
+        serde_json::from_str(&oauth::key_json(project, &email, &format!("{}/token", shared.base_url)))
+            .unwrap_or_default(),
+    )
+}
+
+/// Which emulated API a path belongs to, for the shape of injected errors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Gke,
+    DigitalOcean,
+    Other,
+}
+
+fn family(path: &str) -> Family {
+    if path.starts_with("/v1/") {
+        Family::Gke
+    } else if path.starts_with("/v2/") {
+        Family::DigitalOcean
+    } else {
+        Family::Other
+    }
+}
+
+/// A random request id, as providers hand out.
+fn request_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// Latency, rate limits and random errors, before the emulators see a request.
+async fn faults_layer(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    let family = family(&path);
+    if family == Family::Other {
+        return next.run(request).await;
+    }
+    let (latency, decision, failure) = {
+        let mut world = shared.world();
+        let decision = world.faults.rate(Instant::now());
+        (world.faults.latency, decision, world.faults.random_failure(&path))
+    };
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let id = request_id();
+    let mut response = match (decision, failure) {
+        (Some(d), _) if !d.allowed => {
+            let mut refused = error_response(family, 429, "API rate limit exceeded.", &id);
+            refused.headers_mut().insert("retry-after", HeaderValue::from(d.reset_in));
+            refused
+        }
+        (_, Some(status)) => error_response(family, status, "injected failure", &id),
+        _ => next.run(request).await,
+    };
+    let headers = response.headers_mut();
+    if !headers.contains_key("x-request-id") {
+        headers.insert("x-request-id", HeaderValue::from_str(&id).expect("hex is a header value"));
+    }
+    if family == Family::DigitalOcean {
+        let d = decision.unwrap_or(faults::RateDecision { allowed: true, limit: 5000, remaining: 4999, reset_in: 60 });
+        let reset = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()
+            + d.reset_in;
+        headers.insert("ratelimit-limit", HeaderValue::from(d.limit));
+        headers.insert("ratelimit-remaining", HeaderValue::from(d.remaining));
+        headers.insert("ratelimit-reset", HeaderValue::from(reset));
+    }
+    response
+}
+
+/// An error in the shape of the API the path belongs to.
+fn error_response(family: Family, status: u16, message: &str, id: &str) -> Response {
+    match family {
+        Family::DigitalOcean => digitalocean::error(status, message, id),
+        _ => gke::error(status, message),
+    }
+}
+
+/// A JSON response with a status.
+fn json_response(status: u16, body: Value) -> Response {
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The bearer token of a request, if it has one.
+fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
+}

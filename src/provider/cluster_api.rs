@@ -1,0 +1,88 @@
+//! The capability of a cluster's own Kubernetes API that the control plane uses: an identity
+//! (service account, cluster role binding, short-lived token), server-side apply, and nodes.
+
+use serde_json::Value;
+
+use super::error::ProviderResult;
+
+/// The built-in cluster roles we bind accounts to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterRole {
+    /// Read most things in namespaces.
+    View,
+    /// Read and write most things in namespaces.
+    Edit,
+    /// Everything.
+    ClusterAdmin,
+}
+
+impl ClusterRole {
+    /// The role's name in Kubernetes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterRole::View => "view",
+            ClusterRole::Edit => "edit",
+            ClusterRole::ClusterAdmin => "cluster-admin",
+        }
+    }
+
+    /// The role named `name`, if it is one of ours.
+    pub fn parse(name: &str) -> Option<ClusterRole> {
+        [ClusterRole::View, ClusterRole::Edit, ClusterRole::ClusterAdmin].into_iter().find(|r| r.as_str() == name)
+    }
+}
+
+/// A token minted by TokenRequest. `Debug` hides the token.
+#[derive(Clone, PartialEq)]
+pub struct IssuedToken {
+    /// The bearer token.
+    pub token: String,
+    /// When it expires, as the API server said (RFC 3339).
+    pub expiration_timestamp: String,
+}
+
+impl std::fmt::Debug for IssuedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedToken").field("expiration_timestamp", &self.expiration_timestamp).finish()
+    }
+}
+
+/// A node, as much as the control plane reads of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Node {
+    /// Its name.
+    pub name: String,
+    /// Its labels.
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// Whether its `Ready` condition is `True`.
+    pub ready: bool,
+}
+
+/// The shortest token lifetime we ask for: the API server's own minimum is 10 minutes.
+pub const MIN_TOKEN_SECONDS: u32 = 600;
+
+/// One cluster's Kubernetes API.
+#[async_trait::async_trait]
+pub trait ClusterApi: Send + Sync {
+    /// Creates the service account, or finds it there.
+    async fn service_account_ensure(&self, namespace: &str, name: &str) -> ProviderResult<()>;
+    /// Binds the service account to a cluster role (creates or replaces the binding `name`).
+    async fn cluster_role_binding_ensure(
+        &self,
+        name: &str,
+        role: ClusterRole,
+        namespace: &str,
+        service_account: &str,
+    ) -> ProviderResult<()>;
+    /// Mints a token for the account, valid `expiration_seconds` (at least [`MIN_TOKEN_SECONDS`]).
+    async fn token_request(
+        &self,
+        namespace: &str,
+        service_account: &str,
+        expiration_seconds: u32,
+    ) -> ProviderResult<IssuedToken>;
+    /// Server-side apply of one object (it names its own apiVersion, kind, namespace and name).
+    async fn apply(&self, object: &Value, field_manager: &str) -> ProviderResult<Value>;
+    /// Lists the nodes.
+    async fn nodes_list(&self) -> ProviderResult<Vec<Node>>;
+}

@@ -1,0 +1,459 @@
+//! The GKE adapter: `container.googleapis.com/v1` under `projects/{p}/locations/{l}`, authenticated
+//! as a service account.
+//!
+//! GKE's rules it knows: one change per update request; a failed operation ends `DONE` with an
+//! `error`; int64 fields travel as JSON strings; a change while another operation runs on the
+//! cluster is refused with HTTP 400 `FAILED_PRECONDITION`, which is conflict-in-progress (wait),
+//! not a failure.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::{ErrorKind, ProviderError, ProviderResult};
+use super::google_auth::TokenSource;
+use super::managed::{
+    Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
+    Operation, ReleaseChannel, ServerConfig,
+};
+
+const PROVIDER: &str = "gke";
+
+/// Where and as whom the adapter works.
+#[derive(Clone, Debug)]
+pub struct GkeConfig {
+    /// The API's base URL, `https://container.googleapis.com/` in production.
+    pub base_url: String,
+    /// The project id.
+    pub project: String,
+    /// The region or zone.
+    pub location: String,
+}
+
+/// The GKE adapter for one project and location.
+#[derive(Clone, Debug)]
+pub struct Gke {
+    config: GkeConfig,
+    http: reqwest::Client,
+    tokens: TokenSource,
+}
+
+impl Gke {
+    /// An adapter over `http`, authenticated by `tokens`.
+    pub fn new(config: GkeConfig, http: reqwest::Client, tokens: TokenSource) -> Self {
+        Self { config, http, tokens }
+    }
+
+    /// The access tokens the adapter uses (a GKE cluster's API accepts them too).
+    pub fn tokens(&self) -> &TokenSource {
+        &self.tokens
+    }
+
+    fn parent(&self) -> String {
+        format!("projects/{}/locations/{}", self.config.project, self.config.location)
+    }
+
+    fn cluster_path(&self, cluster: &str) -> String {
+        format!("{}/clusters/{cluster}", self.parent())
+    }
+
+    fn pool_path(&self, cluster: &str, pool: &str) -> String {
+        format!("{}/nodePools/{pool}", self.cluster_path(cluster))
+    }
+
+    /// One call; retries once with a fresh token if the API says the token is no longer good.
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Value> {
+        for attempt in 0..2 {
+            let token = self.tokens.access_token().await?;
+            let url = format!("{}/v1/{path}", self.config.base_url.trim_end_matches('/'));
+            let mut request = self.http.request(method.clone(), url).bearer_auth(token);
+            if let Some(body) = &body {
+                request = request.json(body);
+            }
+            let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
+            let status = response.status().as_u16();
+            if status == 401 && attempt == 0 {
+                self.tokens.invalidate().await;
+                continue;
+            }
+            let request_id = header(&response, "x-request-id").or_else(|| header(&response, "x-goog-request-id"));
+            let retry_after = header(&response, "retry-after").and_then(|s| s.parse().ok());
+            let bytes = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
+            if (200..300).contains(&status) {
+                return serde_json::from_slice(&bytes).map_err(|error| ProviderError::decode(PROVIDER, path, error));
+            }
+            let mut error = classify(status, &bytes);
+            error.request_id = request_id;
+            error.retry_after = retry_after.map(std::time::Duration::from_secs);
+            return Err(error);
+        }
+        unreachable!("the loop returns on its second attempt")
+    }
+
+    async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Operation> {
+        let value = self.call(method, path, body).await?;
+        decode::<WireOperation>(value, "an operation").map(Operation::from)
+    }
+}
+
+fn header(response: &reqwest::Response, name: &str) -> Option<String> {
+    response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> ProviderResult<T> {
+    serde_json::from_value(value).map_err(|error| ProviderError::decode(PROVIDER, what, error))
+}
+
+/// Google's error body: `{"error": {"code": 400, "message": "...", "status": "FAILED_PRECONDITION"}}`.
+pub fn classify(status: u16, body: &[u8]) -> ProviderError {
+    #[derive(Deserialize, Default)]
+    struct Body {
+        #[serde(default)]
+        error: Inner,
+    }
+    #[derive(Deserialize, Default)]
+    struct Inner {
+        #[serde(default)]
+        message: String,
+        #[serde(default)]
+        status: String,
+    }
+    let parsed: Body = serde_json::from_slice(body).unwrap_or_default();
+    // GKE refuses a change during a running operation with 400 FAILED_PRECONDITION naming the
+    // operation; other FAILED_PRECONDITIONs are the request's own fault.
+    let in_progress = status == 400
+        && parsed.error.status == "FAILED_PRECONDITION"
+        && parsed.error.message.to_ascii_lowercase().contains("operation");
+    let kind = if in_progress { ErrorKind::ConflictInProgress } else { ProviderError::kind_of_status(status) };
+    let message = if parsed.error.message.is_empty() { format!("HTTP {status}") } else { parsed.error.message };
+    ProviderError { status: Some(status), reason: parsed.error.status, ..ProviderError::new(kind, PROVIDER, message) }
+}
+
+/// int64 fields as GKE sends them: JSON strings (it accepts numbers too).
+mod int64_string {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Option<i64>, serializer: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(v) => serializer.serialize_str(&v.to_string()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Text(String),
+            Number(i64),
+        }
+        match Option::<Either>::deserialize(deserializer)? {
+            None => Ok(None),
+            Some(Either::Number(n)) => Ok(Some(n)),
+            Some(Either::Text(text)) => text.parse().map(Some).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[derive(Deserialize, serde::Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct MaxPodsConstraint {
+    #[serde(default, with = "int64_string", skip_serializing_if = "Option::is_none")]
+    max_pods_per_node: Option<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireOperation {
+    name: String,
+    operation_type: String,
+    status: String,
+    target_link: String,
+    error: Option<WireStatus>,
+    status_message: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireStatus {
+    message: String,
+}
+
+impl From<WireOperation> for Operation {
+    fn from(op: WireOperation) -> Self {
+        let error = op.error.map(|e| e.message).or_else(|| {
+            // Older operations carry the failure only in statusMessage.
+            (op.status == "DONE" && !op.status_message.is_empty()).then(|| op.status_message.clone())
+        });
+        Operation {
+            name: op.name,
+            operation_type: op.operation_type,
+            status: op.status,
+            target_link: op.target_link,
+            error,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireCluster {
+    name: String,
+    location: String,
+    status: String,
+    status_message: String,
+    current_master_version: String,
+    current_node_version: String,
+    endpoint: String,
+    master_auth: WireMasterAuth,
+    resource_labels: BTreeMap<String, String>,
+    release_channel: WireChannel,
+    node_pools: Vec<WireNodePool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireMasterAuth {
+    cluster_ca_certificate: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireChannel {
+    channel: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireNodePool {
+    name: String,
+    status: String,
+    status_message: String,
+    version: String,
+    initial_node_count: u32,
+    config: WireNodeConfig,
+    autoscaling: Option<Autoscaling>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireNodeConfig {
+    machine_type: String,
+}
+
+impl From<WireNodePool> for NodePool {
+    fn from(pool: WireNodePool) -> Self {
+        NodePool {
+            name: pool.name,
+            status: pool.status,
+            status_message: pool.status_message,
+            version: pool.version,
+            node_count: pool.initial_node_count,
+            machine_type: pool.config.machine_type,
+            autoscaling: pool.autoscaling.filter(|a| a.enabled),
+        }
+    }
+}
+
+impl From<WireCluster> for Cluster {
+    fn from(cluster: WireCluster) -> Self {
+        // masterAuth.clusterCaCertificate is the base64 of the PEM.
+        let ca = STANDARD
+            .decode(cluster.master_auth.cluster_ca_certificate.trim())
+            .ok()
+            .and_then(|pem| String::from_utf8(pem).ok())
+            .unwrap_or_default();
+        Cluster {
+            name: cluster.name,
+            location: cluster.location,
+            status: cluster.status,
+            status_message: cluster.status_message,
+            master_version: cluster.current_master_version,
+            node_version: cluster.current_node_version,
+            endpoint: cluster.endpoint,
+            ca_certificate_pem: ca,
+            labels: cluster.resource_labels,
+            release_channel: cluster.release_channel.channel,
+            node_pools: cluster.node_pools.into_iter().map(NodePool::from).collect(),
+        }
+    }
+}
+
+fn node_pool_body(spec: &NodePoolSpec) -> Value {
+    let mut pool = json!({
+        "name": spec.name,
+        "initialNodeCount": spec.node_count,
+        "config": {"machineType": spec.machine_type, "diskSizeGb": spec.disk_size_gb, "labels": spec.node_labels},
+    });
+    if let Some(autoscaling) = &spec.autoscaling {
+        pool["autoscaling"] = json!(autoscaling);
+    }
+    if spec.max_pods_per_node.is_some() {
+        pool["maxPodsConstraint"] = json!(MaxPodsConstraint { max_pods_per_node: spec.max_pods_per_node });
+    }
+    pool
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireServerConfig {
+    default_cluster_version: String,
+    valid_master_versions: Vec<String>,
+    valid_node_versions: Vec<String>,
+    channels: Vec<WireChannelConfig>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireChannelConfig {
+    channel: String,
+    default_version: String,
+    valid_versions: Vec<String>,
+}
+
+#[async_trait::async_trait]
+impl ManagedKubernetes for Gke {
+    async fn cluster_create(&self, spec: &ClusterSpec) -> ProviderResult<Operation> {
+        let mut cluster = json!({
+            "name": spec.name,
+            "description": spec.description,
+            "resourceLabels": spec.labels,
+            "nodePools": spec.node_pools.iter().map(node_pool_body).collect::<Vec<_>>(),
+        });
+        if !spec.version.is_empty() {
+            cluster["initialClusterVersion"] = json!(spec.version);
+        }
+        if !spec.release_channel.is_empty() {
+            cluster["releaseChannel"] = json!({"channel": spec.release_channel});
+        }
+        if !spec.network.is_empty() {
+            cluster["network"] = json!(spec.network);
+        }
+        let path = format!("{}/clusters", self.parent());
+        self.operation(Method::POST, &path, Some(json!({"cluster": cluster}))).await
+    }
+
+    async fn cluster_get(&self, name: &str) -> ProviderResult<Cluster> {
+        let value = self.call(Method::GET, &self.cluster_path(name), None).await?;
+        decode::<WireCluster>(value, "a cluster").map(Cluster::from)
+    }
+
+    async fn cluster_list(&self) -> ProviderResult<Vec<Cluster>> {
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct List {
+            clusters: Vec<WireCluster>,
+        }
+        let value = self.call(Method::GET, &format!("{}/clusters", self.parent()), None).await?;
+        Ok(decode::<List>(value, "the cluster list")?.clusters.into_iter().map(Cluster::from).collect())
+    }
+
+    async fn cluster_update(&self, name: &str, change: &ClusterChange) -> ProviderResult<Operation> {
+        let update = match change {
+            ClusterChange::MasterVersion(version) => json!({"desiredMasterVersion": version}),
+            ClusterChange::ReleaseChannel(channel) => json!({"desiredReleaseChannel": {"channel": channel}}),
+        };
+        self.operation(Method::PUT, &self.cluster_path(name), Some(json!({"update": update}))).await
+    }
+
+    async fn cluster_delete(&self, name: &str) -> ProviderResult<Operation> {
+        self.operation(Method::DELETE, &self.cluster_path(name), None).await
+    }
+
+    async fn node_pool_create(&self, cluster: &str, spec: &NodePoolSpec) -> ProviderResult<Operation> {
+        let path = format!("{}/nodePools", self.cluster_path(cluster));
+        self.operation(Method::POST, &path, Some(json!({"nodePool": node_pool_body(spec)}))).await
+    }
+
+    async fn node_pool_get(&self, cluster: &str, pool: &str) -> ProviderResult<NodePool> {
+        let value = self.call(Method::GET, &self.pool_path(cluster, pool), None).await?;
+        decode::<WireNodePool>(value, "a node pool").map(NodePool::from)
+    }
+
+    async fn node_pool_update(&self, cluster: &str, pool: &str, change: &NodePoolChange) -> ProviderResult<Operation> {
+        let body = match change {
+            NodePoolChange::Version(version) => json!({"nodeVersion": version, "imageType": "COS_CONTAINERD"}),
+            NodePoolChange::NodeLabels(labels) => json!({"labels": {"labels": labels}}),
+        };
+        self.operation(Method::PUT, &self.pool_path(cluster, pool), Some(body)).await
+    }
+
+    async fn node_pool_set_size(&self, cluster: &str, pool: &str, node_count: u32) -> ProviderResult<Operation> {
+        let path = format!("{}:setSize", self.pool_path(cluster, pool));
+        self.operation(Method::POST, &path, Some(json!({"nodeCount": node_count}))).await
+    }
+
+    async fn node_pool_set_autoscaling(
+        &self,
+        cluster: &str,
+        pool: &str,
+        autoscaling: &Autoscaling,
+    ) -> ProviderResult<Operation> {
+        let path = format!("{}:setAutoscaling", self.pool_path(cluster, pool));
+        self.operation(Method::POST, &path, Some(json!({"autoscaling": autoscaling}))).await
+    }
+
+    async fn node_pool_delete(&self, cluster: &str, pool: &str) -> ProviderResult<Operation> {
+        self.operation(Method::DELETE, &self.pool_path(cluster, pool), None).await
+    }
+
+    async fn operation_get(&self, name: &str) -> ProviderResult<Operation> {
+        // Accepts the bare name an operation carries, or its full resource path.
+        let path = if name.starts_with("projects/") {
+            name.to_owned()
+        } else {
+            format!("{}/operations/{name}", self.parent())
+        };
+        self.operation(Method::GET, &path, None).await
+    }
+
+    async fn server_config(&self) -> ProviderResult<ServerConfig> {
+        let value = self.call(Method::GET, &format!("{}/serverConfig", self.parent()), None).await?;
+        let wire: WireServerConfig = decode(value, "the server config")?;
+        Ok(ServerConfig {
+            default_version: wire.default_cluster_version,
+            valid_master_versions: wire.valid_master_versions,
+            valid_node_versions: wire.valid_node_versions,
+            channels: wire
+                .channels
+                .into_iter()
+                .map(|c| ReleaseChannel {
+                    channel: c.channel,
+                    default_version: c.default_version,
+                    valid_versions: c.valid_versions,
+                })
+                .collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_precondition_naming_an_operation_is_conflict_in_progress() {
+        let body = br#"{"error":{"code":400,"message":"Cluster is running incompatible operation operation-1.","status":"FAILED_PRECONDITION"}}"#;
+        let error = classify(400, body);
+        assert_eq!(error.kind, ErrorKind::ConflictInProgress);
+        assert_eq!(error.reason, "FAILED_PRECONDITION");
+        let other = br#"{"error":{"code":400,"message":"Master version is lower","status":"INVALID_ARGUMENT"}}"#;
+        assert_eq!(classify(400, other).kind, ErrorKind::Permanent);
+        assert_eq!(classify(404, b"not json").kind, ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn int64_fields_go_out_as_strings_and_come_back_from_either() {
+        let body =
+            node_pool_body(&NodePoolSpec { name: "p".into(), max_pods_per_node: Some(110), ..Default::default() });
+        assert_eq!(body["maxPodsConstraint"]["maxPodsPerNode"], "110");
+        let back: MaxPodsConstraint = serde_json::from_value(json!({"maxPodsPerNode": "64"})).unwrap();
+        assert_eq!(back.max_pods_per_node, Some(64));
+        let number: MaxPodsConstraint = serde_json::from_value(json!({"maxPodsPerNode": 32})).unwrap();
+        assert_eq!(number.max_pods_per_node, Some(32));
+    }
+}

@@ -1,0 +1,252 @@
+//! The cluster-API client: a small reqwest client on the Kubernetes REST paths it needs
+//! (service accounts, cluster role bindings, TokenRequest, server-side apply, nodes), trusting
+//! only the cluster's own CA.
+//!
+//! Why not the `kube` crate: it brings `k8s-openapi` (the largest compile of the tree) for five
+//! calls, and a second HTTP/TLS stack beside reqwest's; these paths are stable `v1` APIs.
+
+use std::collections::BTreeMap;
+
+use reqwest::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::cluster_api::{ClusterApi, ClusterRole, IssuedToken, MIN_TOKEN_SECONDS, Node};
+use super::error::{ErrorKind, ProviderError, ProviderResult};
+use super::google_auth::TokenSource;
+
+const PROVIDER: &str = "kubernetes";
+
+/// How the client authenticates.
+#[derive(Clone)]
+pub enum KubeAuth {
+    /// A bearer token (a TokenRequest token). Hidden from `Debug`.
+    Token(String),
+    /// A Google access token of a service account: how GKE clusters accept the adapter's account.
+    Google(TokenSource),
+}
+
+impl std::fmt::Debug for KubeAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KubeAuth::Token(_) => f.write_str("Token(<hidden>)"),
+            KubeAuth::Google(source) => f.debug_tuple("Google").field(source).finish(),
+        }
+    }
+}
+
+/// A client of one cluster's API.
+#[derive(Clone, Debug)]
+pub struct KubeClient {
+    base_url: String,
+    http: reqwest::Client,
+    auth: KubeAuth,
+}
+
+impl KubeClient {
+    /// A client of the API at `endpoint` (`host` or `host:port`, as GKE's `endpoint` says),
+    /// trusting only `ca_pem`.
+    pub fn new(endpoint: &str, ca_pem: &str, auth: KubeAuth) -> ProviderResult<Self> {
+        let ca = reqwest::Certificate::from_pem(ca_pem.as_bytes()).map_err(|_| {
+            ProviderError::new(ErrorKind::Permanent, PROVIDER, "the cluster CA is not a PEM certificate")
+        })?;
+        let http = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(ca)
+            .build()
+            .map_err(|error| ProviderError::transport(PROVIDER, error))?;
+        Ok(Self { base_url: format!("https://{}", endpoint.trim_start_matches("https://")), http, auth })
+    }
+
+    async fn token(&self) -> ProviderResult<String> {
+        match &self.auth {
+            KubeAuth::Token(token) => Ok(token.clone()),
+            KubeAuth::Google(source) => source.access_token().await,
+        }
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Option<&Value>,
+    ) -> ProviderResult<Value> {
+        let mut request =
+            self.http.request(method, format!("{}{path}", self.base_url)).bearer_auth(self.token().await?);
+        if let Some(body) = body {
+            request = request.header("content-type", content_type).body(body.to_string());
+        }
+        let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
+        let status = response.status();
+        let request_id = response.headers().get("audit-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let bytes = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
+        if status.is_success() {
+            return serde_json::from_slice(&bytes).map_err(|error| ProviderError::decode(PROVIDER, path, error));
+        }
+        let mut error = classify(status, &bytes);
+        error.request_id = request_id;
+        Err(error)
+    }
+}
+
+/// A `Status` body: `{"kind": "Status", "reason": "Forbidden", "message": "..."}`.
+pub fn classify(status: StatusCode, body: &[u8]) -> ProviderError {
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Status {
+        reason: String,
+        message: String,
+    }
+    let parsed: Status = serde_json::from_slice(body).unwrap_or_default();
+    let code = status.as_u16();
+    // A 409 on create means "already there"; on an apply it means another manager owns a field.
+    let kind = ProviderError::kind_of_status(code);
+    let message = if parsed.message.is_empty() { format!("HTTP {code}") } else { parsed.message };
+    ProviderError { status: Some(code), reason: parsed.reason, ..ProviderError::new(kind, PROVIDER, message) }
+}
+
+/// The plural resource path of an object, from its apiVersion and kind, for the kinds we apply.
+fn resource_path(object: &Value) -> ProviderResult<String> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or("default");
+    let plural = match kind {
+        "DaemonSet" => "daemonsets",
+        "Deployment" => "deployments",
+        "ServiceAccount" => "serviceaccounts",
+        "ConfigMap" => "configmaps",
+        "Secret" => "secrets",
+        "Namespace" => "namespaces",
+        "ClusterRoleBinding" => "clusterrolebindings",
+        "ClusterRole" => "clusterroles",
+        _ => {
+            return Err(ProviderError::new(ErrorKind::Permanent, PROVIDER, format!("cannot apply a {kind:?}")));
+        }
+    };
+    if name.is_empty() {
+        return Err(ProviderError::new(ErrorKind::Permanent, PROVIDER, "the object to apply has no metadata.name"));
+    }
+    let group = if api_version.contains('/') { format!("/apis/{api_version}") } else { format!("/api/{api_version}") };
+    let cluster_scoped = matches!(kind, "Namespace" | "ClusterRoleBinding" | "ClusterRole");
+    Ok(if cluster_scoped {
+        format!("{group}/{plural}/{name}")
+    } else {
+        format!("{group}/namespaces/{namespace}/{plural}/{name}")
+    })
+}
+
+#[async_trait::async_trait]
+impl ClusterApi for KubeClient {
+    async fn service_account_ensure(&self, namespace: &str, name: &str) -> ProviderResult<()> {
+        let body =
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}});
+        let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts");
+        match self.call(Method::POST, &path, "application/json", Some(&body)).await {
+            Err(error) if error.status == Some(409) => Ok(()),
+            other => other.map(drop),
+        }
+    }
+
+    async fn cluster_role_binding_ensure(
+        &self,
+        name: &str,
+        role: ClusterRole,
+        namespace: &str,
+        service_account: &str,
+    ) -> ProviderResult<()> {
+        // Applied rather than created: the role of a binding cannot change, but apply replaces
+        // the subjects, and a second pass finds the same binding.
+        let binding = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.as_str()},
+            "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
+        });
+        self.apply(&binding, "better-compute").await.map(drop)
+    }
+
+    async fn token_request(
+        &self,
+        namespace: &str,
+        service_account: &str,
+        expiration_seconds: u32,
+    ) -> ProviderResult<IssuedToken> {
+        let body = json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": expiration_seconds.max(MIN_TOKEN_SECONDS)},
+        });
+        let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token");
+        let answer = self.call(Method::POST, &path, "application/json", Some(&body)).await?;
+        let token = answer["status"]["token"].as_str().unwrap_or_default();
+        let expires = answer["status"]["expirationTimestamp"].as_str().unwrap_or_default();
+        if token.is_empty() || expires.is_empty() {
+            return Err(ProviderError::decode(PROVIDER, "the TokenRequest", "no status.token or expirationTimestamp"));
+        }
+        Ok(IssuedToken { token: token.to_owned(), expiration_timestamp: expires.to_owned() })
+    }
+
+    async fn apply(&self, object: &Value, field_manager: &str) -> ProviderResult<Value> {
+        let path = format!("{}?fieldManager={field_manager}&force=true", resource_path(object)?);
+        self.call(Method::PATCH, &path, "application/apply-patch+yaml", Some(object)).await
+    }
+
+    async fn nodes_list(&self) -> ProviderResult<Vec<Node>> {
+        let list = self.call(Method::GET, "/api/v1/nodes", "", None).await?;
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        Ok(items
+            .iter()
+            .map(|node| Node {
+                name: node["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
+                labels: serde_json::from_value::<BTreeMap<String, String>>(node["metadata"]["labels"].clone())
+                    .unwrap_or_default(),
+                ready: node["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True"),
+            })
+            .collect())
+    }
+}
+
+/// A kubeconfig for `cluster` at `endpoint`, trusting `ca_pem`, authenticating with `token`.
+/// It holds the token: write it where only its owner reads.
+pub fn kubeconfig(cluster: &str, endpoint: &str, ca_pem: &str, user: &str, token: &str) -> String {
+    use base64::Engine;
+    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    // JSON is YAML, and serde_json quotes every string correctly.
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster, "cluster": {"server": format!("https://{endpoint}"), "certificate-authority-data": ca}}],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user, "namespace": "default"}}],
+        "current-context": cluster,
+    });
+    serde_json::to_string_pretty(&config).expect("a kubeconfig serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_map_to_their_resource_paths() {
+        let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bcd", "namespace": "kube-system"}});
+        assert_eq!(resource_path(&ds).unwrap(), "/apis/apps/v1/namespaces/kube-system/daemonsets/bcd");
+        let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"}});
+        assert_eq!(resource_path(&crb).unwrap(), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/b");
+        let unknown = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        assert_eq!(resource_path(&unknown).unwrap_err().kind, ErrorKind::Permanent);
+    }
+
+    #[test]
+    fn debug_hides_the_token() {
+        assert!(!format!("{:?}", KubeAuth::Token("secret-token".into())).contains("secret"));
+    }
+}

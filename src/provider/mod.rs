@@ -1,0 +1,31 @@
+//! Provider adapters: one per provider API, behind capability traits, so reconcilers ask for
+//! "managed Kubernetes" or "load balancers" and the adapter speaks GKE or DigitalOcean.
+//!
+//! Adapters speak the real HTTP APIs over reqwest (rustls on ring) and take their base URL as
+//! configuration: production points them at the provider, tests and `bc dev` at the
+//! [fake cloud](crate::fakecloud). Every failure is a [`ProviderError`] classified for the
+//! reconciler: transient (retry on a later pass), permanent (put the resource in `error`),
+//! not found, or conflict-in-progress (another operation runs: wait it out).
+//!
+//! Credentials (service-account keys, API tokens, access tokens) live only inside adapters;
+//! neither `Debug` nor an error ever shows them.
+
+pub mod cloud;
+pub mod cluster_api;
+pub mod digitalocean;
+pub mod error;
+pub mod gke;
+pub mod google_auth;
+pub mod kube;
+pub mod managed;
+
+pub use cloud::{
+    Certificate, CertificateSpec, Certificates, ForwardingRule, HealthCheck, Instance, InstanceSpec, Instances,
+    LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
+};
+pub use cluster_api::{ClusterApi, ClusterRole, IssuedToken, Node};
+pub use error::{ErrorKind, ProviderError, ProviderResult};
+pub use managed::{
+    Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
+    Operation, ReleaseChannel, ServerConfig,
+};

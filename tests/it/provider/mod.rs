@@ -1,0 +1,63 @@
+//! Provider adapters against the fake cloud, the fake cloud against the official schemas, and
+//! real peers (kubectl, gcloud) against the fake cloud.
+
+mod digitalocean;
+mod gcloud;
+mod gke;
+mod kubectl;
+mod schema;
+
+use std::time::Duration;
+
+use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
+use better_compute::provider::digitalocean::{DigitalOcean, DigitalOceanConfig};
+use better_compute::provider::gke::{Gke, GkeConfig};
+use better_compute::provider::google_auth::{ServiceAccountKey, TokenSource};
+use better_compute::provider::{ManagedKubernetes, Operation};
+
+pub const PROJECT: &str = "bc-test";
+pub const LOCATION: &str = "europe-west1";
+
+/// A fake cloud whose operations take 200 ms.
+pub async fn cloud() -> FakeCloud {
+    let config = FakeCloudConfig {
+        operation_duration: Duration::from_millis(200),
+        activation_delay: Duration::from_millis(200),
+        ..Default::default()
+    };
+    FakeCloud::start(config).await.expect("the fake cloud starts")
+}
+
+pub fn http() -> reqwest::Client {
+    reqwest::Client::builder().timeout(Duration::from_secs(20)).build().expect("a reqwest client")
+}
+
+/// The GKE adapter pointed at `cloud`, with a service-account key the fake issued.
+pub fn gke(cloud: &FakeCloud) -> Gke {
+    let key = ServiceAccountKey::from_json(&cloud.service_account_key(PROJECT, "reconciler")).expect("the key parses");
+    let config =
+        GkeConfig { base_url: format!("{}/", cloud.base_url()), project: PROJECT.into(), location: LOCATION.into() };
+    Gke::new(config, http(), TokenSource::new(key, http()))
+}
+
+/// The DigitalOcean adapter pointed at `cloud`.
+pub fn digitalocean(cloud: &FakeCloud) -> DigitalOcean {
+    let config = DigitalOceanConfig {
+        base_url: cloud.base_url().to_owned(),
+        token: FakeCloudConfig::default().digitalocean_token,
+        max_rate_limit_wait: Duration::from_secs(3),
+    };
+    DigitalOcean::new(config, http())
+}
+
+/// Polls an operation until it is done; panics after 10 s.
+pub async fn wait(gke: &Gke, operation: &Operation) -> Operation {
+    for _ in 0..200 {
+        let now = gke.operation_get(&operation.name).await.expect("the operation can be read");
+        if now.is_done() {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("operation {} did not finish in 10 s", operation.name);
+}
