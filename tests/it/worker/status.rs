@@ -77,13 +77,9 @@ async fn failures_and_stuck_objects_are_reported(backend: Backend) {
         sqlx::any::install_default_drivers();
         sqlx::AnyPool::connect(&db.url).await.unwrap()
     };
-    let rows: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(
-        "SELECT object_id, attempts, last_error, due_at FROM work_items WHERE kind = 'flaky' ORDER BY object_id",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
-    pool.close().await;
+    let select =
+        "SELECT object_id, attempts, last_error, due_at FROM work_items WHERE kind = 'flaky' ORDER BY object_id";
+    let rows: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(select).fetch_all(&pool).await.unwrap();
     let now = now_micros();
     let (bad, broken) = (&rows[0], &rows[1]);
     assert_eq!((bad.0.as_str(), bad.1, bad.2.as_deref()), ("bad-1", 1, Some("the region does not exist")));
@@ -92,6 +88,15 @@ async fn failures_and_stuck_objects_are_reported(backend: Backend) {
     assert_eq!(broken.1, 1);
     assert_eq!(broken.2.as_deref(), Some("the provider timed out on broken-1"));
     assert!(broken.3 > now + 2_000_000 && broken.3 < now + 6_000_000, "transient backoff: {}", broken.3 - now);
+
+    // A new change (a new delete call, say) retries at once, whatever the backoff.
+    assert!(store.work_wake("flaky", "broken-1", now_micros()).await.unwrap());
+    eventually(Duration::from_secs(2), "the woken retry", || async {
+        let rows: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(select).fetch_all(&pool).await.unwrap();
+        (rows[1].1 == 2).then_some(())
+    })
+    .await;
+    pool.close().await;
 
     // The same figures on /metrics.
     let metrics = reqwest::get(format!("{}/metrics", server.endpoint)).await.unwrap().text().await.unwrap();
