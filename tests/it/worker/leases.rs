@@ -2,17 +2,17 @@
 //! passes at once, nothing lost when one is killed (SIGKILL) or stopped (SIGTERM) mid-run.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use better_compute::store::{Store, now_micros};
 
-use super::eventually;
+use super::{KillOnDrop, eventually};
 use crate::harness::TestDb;
 
 const OBJECTS: usize = 2000;
 
-fn spawn_worker(url: &str) -> Child {
+fn spawn_worker(url: &str) -> KillOnDrop {
     Command::new(env!("CARGO_BIN_EXE_bc-worker"))
         .env("BC_DATABASE_URL", url)
         .env("RUST_LOG", "warn")
@@ -20,6 +20,7 @@ fn spawn_worker(url: &str) -> Child {
         .args(["--settled-ms", "3600000", "--shutdown-grace-ms", "5000"])
         .stdout(Stdio::null())
         .spawn()
+        .map(KillOnDrop)
         .expect("bc-worker starts")
 }
 
@@ -43,8 +44,8 @@ async fn two_workers_share_the_work_without_overlap_and_survive_a_kill() {
         (reconciled(&store).await.len() >= OBJECTS / 4).then_some(())
     })
     .await;
-    victim.kill().unwrap();
-    victim.wait().unwrap();
+    victim.0.kill().unwrap();
+    victim.0.wait().unwrap();
     let killed_at = std::time::Instant::now();
 
     // SIGTERM the other mid-run too, once the dead worker's leases (1.5 s) have run out: it stops
@@ -53,10 +54,10 @@ async fn two_workers_share_the_work_without_overlap_and_survive_a_kill() {
         (reconciled(&store).await.len() >= OBJECTS / 2 && killed_at.elapsed() > Duration::from_secs(2)).then_some(())
     })
     .await;
-    let status = Command::new("kill").args(["-TERM", &survivor.id().to_string()]).status().unwrap();
+    let status = Command::new("kill").args(["-TERM", &survivor.0.id().to_string()]).status().unwrap();
     assert!(status.success());
     let exited = eventually(Duration::from_secs(15), "the survivor to exit", || {
-        let exited = survivor.try_wait().unwrap();
+        let exited = survivor.0.try_wait().unwrap();
         async move { exited }
     })
     .await;
@@ -66,13 +67,12 @@ async fn two_workers_share_the_work_without_overlap_and_survive_a_kill() {
     assert!(at_stop < OBJECTS, "the stop came after the end; the test proves nothing");
 
     // A fresh worker finishes the rest.
-    let mut last = spawn_worker(&db.url);
+    let last = spawn_worker(&db.url);
     eventually(Duration::from_secs(120), "every object reconciled", || async {
         (reconciled(&store).await.len() == OBJECTS).then_some(())
     })
     .await;
-    last.kill().unwrap();
-    last.wait().unwrap();
+    drop(last);
 
     // No object was ever in two passes at once.
     let mut passes: BTreeMap<String, Vec<(i64, i64, String)>> = BTreeMap::new();

@@ -73,6 +73,16 @@ pub async fn tenant_user(store: &Store, tenant: &str) -> String {
     token.reveal()
 }
 
+/// A child process killed when dropped, so that a failing test leaves no worker running.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Polls `check` every 20 ms until it returns `Some`, failing after `limit`.
 pub async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut check: F) -> T
 where
