@@ -19,7 +19,7 @@ mod wake;
 pub use metering::Metering;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};
-pub use runtime::{Worker, WorkerConfig};
+pub use runtime::{Worker, WorkerConfig, parse_kind_intervals};
 
 use std::time::Duration;
 
