@@ -7,7 +7,9 @@
 //! backend because their DDL will differ as the schema grows.
 
 mod api_keys;
+mod authz;
 mod events;
+mod role_bindings;
 mod signals;
 mod tenants;
 mod usage;
@@ -21,7 +23,9 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{Any, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
 
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
+pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
 pub use events::{EventFilter, EventRow, NewEvent};
+pub use role_bindings::RoleBindingRow;
 pub use signals::{NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
 pub use usage::{HOUR_MICROS, UsageRow, hour_floor};
@@ -55,10 +59,12 @@ impl Backend {
 /// Version 2 is the identity work's.
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/postgres/0001_init.sql")),
+    (2, "identity", include_str!("migrations/postgres/0002_identity.sql")),
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
+    (2, "identity", include_str!("migrations/sqlite/0002_identity.sql")),
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
 ];
 
