@@ -229,6 +229,16 @@ impl Store {
         Ok(())
     }
 
+    /// Makes a key expire now (tests of expiry, and an operator's emergency stop).
+    pub async fn api_key_expire_now(&self, id: &str) -> Result<()> {
+        sqlx::query("UPDATE api_keys SET expires_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(super::now_micros())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// How many API keys exist, revoked or not.
     pub async fn api_key_count(&self) -> Result<i64> {
         Ok(sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM api_keys").fetch_one(&self.pool).await?)
