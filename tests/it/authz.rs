@@ -20,38 +20,19 @@ crate::on_both_backends!(
 
 /// Row counts of every table but the audit trail (which records refusals by design).
 async fn row_counts(db: &TestDb) -> Vec<(String, i64)> {
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(&db.url).await.unwrap();
+    let tables_sql = match db.backend {
+        Backend::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = 'public'",
+        Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    };
+    let tables: Vec<String> =
+        sqlx::query(tables_sql).fetch_all(&mut conn).await.unwrap().iter().map(|row| row.get(0)).collect();
     let mut counts = Vec::new();
-    match db.backend {
-        Backend::Postgres => {
-            let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            let tables: Vec<String> = sqlx::query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
-                .fetch_all(&mut conn)
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.get(0))
-                .collect();
-            for table in tables.into_iter().filter(|t| t != "audit_events") {
-                let sql = format!("SELECT COUNT(*) FROM {table}");
-                let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&mut conn).await.unwrap();
-                counts.push((table, count));
-            }
-        }
-        Backend::Sqlite => {
-            let mut conn = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            let tables: Vec<String> = sqlx::query("SELECT name FROM sqlite_master WHERE type = 'table'")
-                .fetch_all(&mut conn)
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.get(0))
-                .collect();
-            for table in tables.into_iter().filter(|t| t != "audit_events" && !t.starts_with("sqlite_")) {
-                let sql = format!("SELECT COUNT(*) FROM {table}");
-                let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&mut conn).await.unwrap();
-                counts.push((table, count));
-            }
-        }
+    for table in tables.into_iter().filter(|t| t != "audit_events") {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(&mut conn).await.unwrap();
+        counts.push((table, count));
     }
     counts.sort();
     counts
