@@ -23,7 +23,7 @@ async fn row_counts(db: &TestDb) -> Vec<(String, i64)> {
     sqlx::any::install_default_drivers();
     let mut conn = sqlx::AnyConnection::connect(&db.url).await.unwrap();
     let tables_sql = match db.backend {
-        Backend::Postgres => "SELECT tablename FROM pg_tables WHERE schemaname = 'public'",
+        Backend::Postgres => "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'",
         Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
     };
     let tables: Vec<String> =
