@@ -32,6 +32,9 @@ pub struct DevTenant {
     pub id: String,
     /// An API key of the tenant's admin.
     pub token: String,
+    /// An API key of the tenant's viewer.
+    #[serde(default)]
+    pub viewer_token: String,
 }
 
 /// `<data-dir>/dev.json`: how to reach the running `bc dev`.
@@ -104,6 +107,9 @@ pub async fn run(options: DevOptions) -> Result<()> {
     };
 
     // The fake cloud runs in this process; the worker's adapters point at it.
+    let tenants =
+        crate::dev_seed::seed_tenants(&services, previous.as_ref().map(|f| f.tenants.as_slice()).unwrap_or_default())
+            .await?;
     let fakecloud = crate::fakecloud::FakeCloud::start(crate::fakecloud::FakeCloudConfig::default())
         .await
         .map_err(|error| Error::unavailable(format!("cannot start the fake cloud: {error}")))?;
@@ -115,7 +121,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let file = DevFile {
         endpoint: endpoint.clone(),
         admin_token: admin_token.clone(),
-        tenants: previous.as_ref().map(|f| f.tenants.clone()).unwrap_or_default(),
+        tenants,
         pools: previous.as_ref().map(|f| f.pools.clone()).unwrap_or_default(),
         fakecloud: fakecloud.base_url().to_owned(),
     };

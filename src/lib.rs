@@ -25,6 +25,7 @@ pub mod authz;
 pub mod cli;
 pub mod config;
 pub mod dev;
+pub mod dev_seed;
 pub mod error;
 pub mod fakecloud;
 pub mod ids;

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod authz;
 mod binaries;
 mod grpc;
 mod json_api;
