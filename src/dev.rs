@@ -87,7 +87,8 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let url = format!("sqlite://{}?mode=rwc", data_dir.join("bc.sqlite").display());
     let store = Store::connect(&url, 1).await?;
     store.migrate().await?;
-    let services = Service::new(store.clone());
+    let secret_key = dev_secret_key(data_dir)?;
+    let services = Service::new(store.clone()).with_secret_key(secret_key.clone());
 
     let previous = DevFile::read(data_dir);
     let admin_token = match crate::server::bootstrap(&services, None).await? {
@@ -104,9 +105,12 @@ pub async fn run(options: DevOptions) -> Result<()> {
     };
 
     // The fake cloud runs in this process; the worker's adapters point at it.
-    let fakecloud = crate::fakecloud::FakeCloud::start(crate::fakecloud::FakeCloudConfig::default())
+    let fakecloud_config = crate::fakecloud::FakeCloudConfig::default();
+    let digitalocean_token = fakecloud_config.digitalocean_token.clone();
+    let fakecloud = crate::fakecloud::FakeCloud::start(fakecloud_config)
         .await
         .map_err(|error| Error::unavailable(format!("cannot start the fake cloud: {error}")))?;
+    let pools = crate::dev_catalog::seed(&store, &secret_key, &fakecloud, &digitalocean_token).await?;
 
     let listener = TcpListener::bind(("127.0.0.1", options.port))
         .await
@@ -116,7 +120,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
         endpoint: endpoint.clone(),
         admin_token: admin_token.clone(),
         tenants: previous.as_ref().map(|f| f.tenants.clone()).unwrap_or_default(),
-        pools: previous.as_ref().map(|f| f.pools.clone()).unwrap_or_default(),
+        pools,
         fakecloud: fakecloud.base_url().to_owned(),
     };
     file.write(data_dir)?;
@@ -146,6 +150,28 @@ pub async fn run(options: DevOptions) -> Result<()> {
     store.close().await;
     drop(fakecloud);
     served.and(worked)
+}
+
+/// The key that seals credentials in this data directory: made on first start and kept in
+/// `secret.key`, readable by its owner only.
+fn dev_secret_key(data_dir: &Path) -> Result<crate::secrets::SecretKey> {
+    let path = data_dir.join("secret.key");
+    let io = |error: std::io::Error| Error::internal(format!("cannot use {}: {error}", path.display()));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let text = crate::secrets::SecretKey::generate_base64();
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            std::io::Write::write_all(&mut options.open(&path).map_err(io)?, text.as_bytes()).map_err(io)?;
+            text
+        }
+        Err(error) => return Err(io(error)),
+    };
+    crate::secrets::SecretKey::from_base64(&text)
+        .map_err(|error| Error::invalid_state(format!("{}: {error}", path.display())))
 }
 
 fn print_banner(endpoint: &str, token: &str, data_dir: &Path) {

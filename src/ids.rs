@@ -105,6 +105,27 @@ typed_id!(
     "prn"
 );
 
+typed_id!(
+    /// A project's id (`prj_...`).
+    ProjectId,
+    "prj"
+);
+typed_id!(
+    /// A provider account's id (`acct_...`).
+    AccountId,
+    "acct"
+);
+typed_id!(
+    /// A pool's id (`pool_...`).
+    PoolId,
+    "pool"
+);
+typed_id!(
+    /// A budget's id (`bud_...`).
+    BudgetId,
+    "bud"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

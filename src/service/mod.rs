@@ -3,12 +3,20 @@
 //! annotation can express, and records the desired state in one store transaction. It never
 //! calls a provider: reconcilers do that.
 
+mod accounts;
 mod api_keys;
+mod budgets;
+pub mod checks;
 mod events;
+mod offers;
+mod pools;
+mod projects;
+mod quotas;
 mod tenants;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
 
+use crate::secrets::SecretKey;
 use crate::store::Store;
 
 /// Who is calling: the principal an API key acts as.
@@ -68,12 +76,20 @@ pub struct Context {
 pub struct Service {
     /// Where the desired state is recorded.
     store: Store,
+    /// Seals provider credentials; without it accounts cannot be written.
+    secret_key: Option<SecretKey>,
 }
 
 impl Service {
     /// Services over `store`.
     pub fn new(store: Store) -> Self {
-        Self { store }
+        Self { store, secret_key: None }
+    }
+
+    /// The same services, sealing secrets (provider credentials) with `key`.
+    pub fn with_secret_key(mut self, key: SecretKey) -> Self {
+        self.secret_key = Some(key);
+        self
     }
 
     /// The store, for the processes that wire services and reconcilers together.

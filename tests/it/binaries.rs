@@ -161,7 +161,9 @@ fn bc_server_refuses_to_start_without_a_database() {
 fn bc_server_documents_every_option_in_help() {
     let output = run_ok(Command::new(BC_SERVER).arg("--help"));
     let help = String::from_utf8(output.stdout).unwrap();
-    for option in ["--database-url", "BC_DATABASE_URL", "--listen", "--bootstrap-token", "--log-format", "--config"] {
+    for option in
+        ["--database-url", "BC_DATABASE_URL", "--listen", "--bootstrap-token", "--log-format", "--config", "--secret-key"]
+    {
         assert!(help.contains(option), "{option} is missing from --help:\n{help}");
     }
 }
@@ -183,7 +185,11 @@ async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_an
     let config = dir.path().join("bc.toml");
     std::fs::write(
         &config,
-        format!("database-url = \"{}\"\nlisten = \"127.0.0.1:{port}\"\nlog-format = \"json\"\n", db.url),
+        format!(
+            "database-url = \"{}\"\nlisten = \"127.0.0.1:{port}\"\nlog-format = \"json\"\nsecret-key = \"{}\"\n",
+            db.url,
+            better_compute::secrets::SecretKey::generate_base64()
+        ),
     )
     .unwrap();
     let token = format!("bck_{}.{}", "1".repeat(26), "s3cret".repeat(4));
