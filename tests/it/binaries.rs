@@ -14,7 +14,7 @@ const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
 
 /// A child process killed when the test ends, however it ends.
-struct Running(Child);
+pub struct Running(pub Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -25,7 +25,7 @@ impl Drop for Running {
 
 impl Running {
     /// Sends SIGTERM and waits for the exit status.
-    fn terminate(mut self) -> std::process::ExitStatus {
+    pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.0.id().to_string();
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         let deadline = Instant::now() + Duration::from_secs(15);
@@ -40,7 +40,7 @@ impl Running {
 }
 
 /// Starts `bc dev` on a free port in `data_dir` and waits for its `dev.json`.
-fn start_dev(data_dir: &Path) -> (Running, Value) {
+pub fn start_dev(data_dir: &Path) -> (Running, Value) {
     let spawned = std::time::SystemTime::now();
     let child = Command::new(BC)
         .args(["dev", "--port", "0", "--data-dir"])
@@ -66,7 +66,7 @@ fn start_dev(data_dir: &Path) -> (Running, Value) {
     }
 }
 
-fn curl(args: &[&str]) -> String {
+pub fn curl(args: &[&str]) -> String {
     let output = Command::new("curl").args(args).output().expect("curl is installed");
     String::from_utf8(output.stdout).unwrap()
 }
