@@ -77,11 +77,12 @@ impl std::fmt::Debug for Redacted {
 impl ServerOptions {
     /// The secret key, or an error saying how to give one.
     pub fn require_secret_key(&self) -> Result<crate::secrets::SecretKey, String> {
-        let text = self.secret_key.as_ref().map(|key| key.0.as_str()).filter(|key| !key.is_empty()).ok_or_else(|| {
-            "no secret key: pass --secret-key (or set BC_SECRET_KEY) to 32 random bytes in base64, made with \
+        let text =
+            self.secret_key.as_ref().map(|key| key.0.as_str()).filter(|key| !key.is_empty()).ok_or_else(|| {
+                "no secret key: pass --secret-key (or set BC_SECRET_KEY) to 32 random bytes in base64, made with \
              `openssl rand -base64 32`; it seals provider credentials at rest"
-                .to_owned()
-        })?;
+                    .to_owned()
+            })?;
         crate::secrets::SecretKey::from_base64(text).map_err(|error| format!("--secret-key: {error}"))
     }
 }

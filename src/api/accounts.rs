@@ -3,9 +3,12 @@
 use tonic::{Request, Response, Status};
 
 use super::{context, timestamp};
-use crate::proto::platform::{Account, CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, ListAccountsResponse, UpdateAccountRequest, accounts_server};
-use crate::service::checks::{provider_capabilities, zones_and_regions};
+use crate::proto::platform::{
+    Account, CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, ListAccountsResponse,
+    UpdateAccountRequest, accounts_server,
+};
 use crate::service::Service;
+use crate::service::checks::{provider_capabilities, zones_and_regions};
 use crate::store::AccountRow;
 
 /// The gRPC service of accounts.

@@ -51,9 +51,7 @@ impl pools_server::Pools for ComputePoolsApi {
         let ctx = context(&request)?;
         let request = request.into_inner();
         let pools = self.service.pool_list_visible(&ctx, request.clone()).await?;
-        Ok(Response::new(ListPoolsResponse {
-            pools: pools.into_iter().map(|p| view(&request.tenant_id, p)).collect(),
-        }))
+        Ok(Response::new(ListPoolsResponse { pools: pools.into_iter().map(|p| view(&request.tenant_id, p)).collect() }))
     }
 
     async fn get(&self, request: Request<GetPoolRequest>) -> Result<Response<Pool>, Status> {

@@ -3,7 +3,10 @@
 use tonic::{Request, Response, Status};
 
 use super::{context, timestamp};
-use crate::proto::platform::{CreateOfferRequest, DeleteOfferRequest, GetOfferRequest, ListOffersRequest, ListOffersResponse, Offer, UpdateOfferRequest, offers_server};
+use crate::proto::platform::{
+    CreateOfferRequest, DeleteOfferRequest, GetOfferRequest, ListOffersRequest, ListOffersResponse, Offer,
+    UpdateOfferRequest, offers_server,
+};
 use crate::service::Service;
 use crate::store::OfferRow;
 

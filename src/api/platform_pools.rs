@@ -3,7 +3,10 @@
 use tonic::{Request, Response, Status};
 
 use super::{context, timestamp};
-use crate::proto::platform::{CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, ListPoolsResponse, Pool, UpdatePoolRequest, pools_server};
+use crate::proto::platform::{
+    CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, ListPoolsResponse, Pool, UpdatePoolRequest,
+    pools_server,
+};
 use crate::service::Service;
 use crate::store::PoolRow;
 

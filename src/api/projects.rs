@@ -3,7 +3,10 @@
 use tonic::{Request, Response, Status};
 
 use super::{context, timestamp};
-use crate::proto::platform::{CreateProjectRequest, DeleteProjectRequest, GetProjectRequest, ListProjectsRequest, ListProjectsResponse, Project, UpdateProjectRequest, projects_server};
+use crate::proto::platform::{
+    CreateProjectRequest, DeleteProjectRequest, GetProjectRequest, ListProjectsRequest, ListProjectsResponse, Project,
+    UpdateProjectRequest, projects_server,
+};
 use crate::service::Service;
 use crate::store::ProjectRow;
 

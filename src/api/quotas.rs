@@ -3,7 +3,10 @@
 use tonic::{Request, Response, Status};
 
 use super::{context, timestamp};
-use crate::proto::platform::{CreateQuotaRequest, DeleteQuotaRequest, GetQuotaRequest, ListQuotasRequest, ListQuotasResponse, Quota, UpdateQuotaRequest, quotas_server};
+use crate::proto::platform::{
+    CreateQuotaRequest, DeleteQuotaRequest, GetQuotaRequest, ListQuotasRequest, ListQuotasResponse, Quota,
+    UpdateQuotaRequest, quotas_server,
+};
 use crate::service::Service;
 use crate::store::QuotaRow;
 

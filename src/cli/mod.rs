@@ -1,7 +1,13 @@
 //! `bc`, the command-line client: one subcommand per resource, built on the generated tonic
 //! clients, printing JSON (the API's own mapping) or a table.
 
+mod accounts;
+mod budgets;
+mod offers;
 mod output;
+mod pools;
+mod projects;
+mod quotas;
 mod tenants;
 
 use std::path::PathBuf;
@@ -57,6 +63,24 @@ pub enum Command {
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
+    /// The tenants' projects.
+    #[command(subcommand)]
+    Projects(projects::ProjectsCommand),
+    /// Provider accounts (GKE, DigitalOcean); credentials are write-only.
+    #[command(subcommand)]
+    Accounts(accounts::AccountsCommand),
+    /// Provider pools, and the pools a tenant can see.
+    #[command(subcommand)]
+    Pools(pools::PoolsCommand),
+    /// Offers of platform pools to tenants.
+    #[command(subcommand)]
+    Offers(offers::OffersCommand),
+    /// Quotas of tenants on pools.
+    #[command(subcommand)]
+    Quotas(quotas::QuotasCommand),
+    /// Tenants' monthly budgets.
+    #[command(subcommand)]
+    Budgets(budgets::BudgetsCommand),
 }
 
 /// A channel whose every call carries the bearer token.
@@ -116,6 +140,12 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     match &cli.command {
         Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
+        Command::Projects(command) => projects::run(&cli, command).await,
+        Command::Accounts(command) => accounts::run(&cli, command).await,
+        Command::Pools(command) => pools::run(&cli, command).await,
+        Command::Offers(command) => offers::run(&cli, command).await,
+        Command::Quotas(command) => quotas::run(&cli, command).await,
+        Command::Budgets(command) => budgets::run(&cli, command).await,
     }
 }
 

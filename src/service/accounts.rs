@@ -46,7 +46,8 @@ fn locations_problems(provider: &str, zones: &[String], regions: &[String], crea
             problems.push(FieldViolation::new("zones", "a DigitalOcean account takes regions, not zones"));
         }
         if creating && regions.is_empty() {
-            problems.push(FieldViolation::new("regions", "a DigitalOcean account needs at least one region, such as nyc3"));
+            problems
+                .push(FieldViolation::new("regions", "a DigitalOcean account needs at least one region, such as nyc3"));
         }
     }
     problems
@@ -55,9 +56,9 @@ fn locations_problems(provider: &str, zones: &[String], regions: &[String], crea
 impl Service {
     /// The secret key, or `UNAVAILABLE` on a server started without one.
     fn sealing_key(&self) -> Result<&SecretKey> {
-        self.secret_key.as_ref().ok_or_else(|| {
-            Error::unavailable("this server has no secret key (--secret-key) to seal credentials with")
-        })
+        self.secret_key
+            .as_ref()
+            .ok_or_else(|| Error::unavailable("this server has no secret key (--secret-key) to seal credentials with"))
     }
 
     /// Records an account; its credentials are sealed before they reach the store.
@@ -107,8 +108,10 @@ impl Service {
             && request.zones.is_empty()
             && request.regions.is_empty()
         {
-            return Err(Error::invalid_input("name at least one field to change")
-                .with_detail("accepted", serde_json::json!(["name", "description", "credentials", "endpoint", "zones", "regions"])));
+            return Err(Error::invalid_input("name at least one field to change").with_detail(
+                "accepted",
+                serde_json::json!(["name", "description", "credentials", "endpoint", "zones", "regions"]),
+            ));
         }
         let current = self.store.account_fetch(&request.account_id).await?;
         let mut problems = locations_problems(&current.provider, &request.zones, &request.regions, false);

@@ -83,10 +83,8 @@ impl Service {
             Some(request.excluded_regions).filter(|r| !r.is_empty())
         };
         if request.state.is_none() && excluded_regions.is_none() {
-            return Err(Error::invalid_input("name at least one field to change").with_detail(
-                "accepted",
-                serde_json::json!(["state", "excludedRegions", "clearExcludedRegions"]),
-            ));
+            return Err(Error::invalid_input("name at least one field to change")
+                .with_detail("accepted", serde_json::json!(["state", "excludedRegions", "clearExcludedRegions"])));
         }
         if let Some(regions) = &excluded_regions {
             self.offer_check_regions(&request.pool_id, regions).await?;

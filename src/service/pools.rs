@@ -5,7 +5,9 @@ use super::{Context, PrincipalKind, Service};
 use crate::error::{Error, Result};
 use crate::ids::PoolId;
 use crate::proto::compute;
-use crate::proto::platform::{CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest};
+use crate::proto::platform::{
+    CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
+};
 use crate::store::{NewPool, PoolChange, PoolRow, VisiblePool, now_micros};
 
 /// A protobuf `Struct` as a JSON object.
@@ -51,7 +53,8 @@ impl Service {
             billing_mode: request.billing_mode,
             state: request.state,
             policy: request.policy.as_ref().map(struct_to_json),
-            prices: Some(request.prices.into_iter().collect()).filter(|p: &std::collections::BTreeMap<_, _>| !p.is_empty()),
+            prices: Some(request.prices.into_iter().collect())
+                .filter(|p: &std::collections::BTreeMap<_, _>| !p.is_empty()),
         };
         if change.name.is_none()
             && change.description.is_none()
@@ -89,7 +92,11 @@ impl Service {
     }
 
     /// The pools a tenant can see, oldest first.
-    pub async fn pool_list_visible(&self, ctx: &Context, request: compute::ListPoolsRequest) -> Result<Vec<VisiblePool>> {
+    pub async fn pool_list_visible(
+        &self,
+        ctx: &Context,
+        request: compute::ListPoolsRequest,
+    ) -> Result<Vec<VisiblePool>> {
         Self::tenant_of_call(ctx, &request.tenant_id)?;
         self.store.pool_list_visible(&request.tenant_id).await
     }

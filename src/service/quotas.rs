@@ -52,10 +52,8 @@ impl Service {
 
     /// Removes a quota without bookings.
     pub async fn quota_delete(&self, ctx: &Context, request: DeleteQuotaRequest) -> Result<QuotaRow> {
-        let quota = self
-            .store
-            .quota_delete(&request.pool_id, &request.tenant_id, &request.resource_kind, now_micros())
-            .await?;
+        let quota =
+            self.store.quota_delete(&request.pool_id, &request.tenant_id, &request.resource_kind, now_micros()).await?;
         tracing::info!(pool = %quota.pool_id, tenant = %quota.tenant_id, kind = %quota.resource_kind,
             by = %ctx.caller.principal_id, "quota deleted");
         Ok(quota)

@@ -164,7 +164,12 @@ impl Store {
 
     /// Accounts, oldest first: of one tenant (`tenant` not empty), of the platform
     /// (`platform_only`), or all.
-    pub async fn account_list(&self, tenant: &str, platform_only: bool, include_deleted: bool) -> Result<Vec<AccountRow>> {
+    pub async fn account_list(
+        &self,
+        tenant: &str,
+        platform_only: bool,
+        include_deleted: bool,
+    ) -> Result<Vec<AccountRow>> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM provider_accounts WHERE ($1 = '' OR tenant_id = $1) \
              AND (NOT $2 OR tenant_id IS NULL) AND ($3 OR deleted_at IS NULL) ORDER BY created_at, id"
@@ -217,16 +222,13 @@ impl Store {
     /// deleted account is returned unchanged.
     pub async fn account_delete(&self, id: &str, now: i64) -> Result<AccountRow> {
         let mut txn = self.begin_write().await?;
-        let pools: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM pools WHERE account_id = $1 AND deleted_at IS NULL")
-                .bind(id)
-                .fetch_one(&mut *txn)
-                .await?;
+        let pools: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pools WHERE account_id = $1 AND deleted_at IS NULL")
+            .bind(id)
+            .fetch_one(&mut *txn)
+            .await?;
         if pools > 0 {
-            return Err(Error::invalid_state(format!(
-                "account {id:?} still has {pools} pool(s); delete them first"
-            ))
-            .with_detail("pools", pools));
+            return Err(Error::invalid_state(format!("account {id:?} still has {pools} pool(s); delete them first"))
+                .with_detail("pools", pools));
         }
         let updated = sqlx::query(
             "UPDATE provider_accounts SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \

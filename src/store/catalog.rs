@@ -44,10 +44,8 @@ pub(super) fn value_from_json<T: serde::de::DeserializeOwned>(text: &str) -> Res
 /// Checks, inside `txn`, that tenant `id` exists and is not deleted: `NOT_FOUND` or
 /// `INVALID_STATE` otherwise.
 pub(super) async fn tenant_require_active_in(txn: &mut Transaction<'static, Any>, id: &str) -> Result<()> {
-    let deleted: Option<Option<i64>> = sqlx::query_scalar("SELECT deleted_at FROM tenants WHERE id = $1")
-        .bind(id)
-        .fetch_optional(&mut **txn)
-        .await?;
+    let deleted: Option<Option<i64>> =
+        sqlx::query_scalar("SELECT deleted_at FROM tenants WHERE id = $1").bind(id).fetch_optional(&mut **txn).await?;
     match deleted {
         None => Err(Error::not_found("tenant", id)),
         Some(Some(_)) => Err(Error::invalid_state(format!("tenant {id:?} is deleted")).with_detail("tenantId", id)),

@@ -147,11 +147,10 @@ impl Store {
     /// Creates a pool on a live account.
     pub async fn pool_create(&self, new: &NewPool) -> Result<PoolRow> {
         let mut txn = self.begin_write().await?;
-        let account: Option<Option<i64>> =
-            sqlx::query_scalar("SELECT deleted_at FROM provider_accounts WHERE id = $1")
-                .bind(&new.account_id)
-                .fetch_optional(&mut *txn)
-                .await?;
+        let account: Option<Option<i64>> = sqlx::query_scalar("SELECT deleted_at FROM provider_accounts WHERE id = $1")
+            .bind(&new.account_id)
+            .fetch_optional(&mut *txn)
+            .await?;
         match account {
             None => return Err(Error::not_found("account", &new.account_id)),
             Some(Some(_)) => {
@@ -242,10 +241,11 @@ impl Store {
     /// the pool). A deleted pool is returned unchanged.
     pub async fn pool_delete(&self, id: &str, now: i64) -> Result<PoolRow> {
         let mut txn = self.begin_write().await?;
-        let booked: i64 = sqlx::query_scalar("SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM quotas WHERE pool_id = $1")
-            .bind(id)
-            .fetch_one(&mut *txn)
-            .await?;
+        let booked: i64 =
+            sqlx::query_scalar("SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM quotas WHERE pool_id = $1")
+                .bind(id)
+                .fetch_one(&mut *txn)
+                .await?;
         if booked > 0 {
             return Err(Error::invalid_state(format!(
                 "pool {id:?} has {booked} resource(s) booked on its quotas; delete them first"

@@ -78,9 +78,9 @@ pub fn quota_exceeded(pool: &str, tenant: &str, kind: &str, n: i64, quota: Optio
     let (limit, used) = quota.unwrap_or((0, 0));
     let message = match quota {
         None => format!("tenant {tenant:?} has no {kind} quota on pool {pool:?}; no quota row grants none"),
-        Some(_) => format!(
-            "tenant {tenant:?} has {used} of its {limit} {kind} on pool {pool:?} booked; {n} more do not fit"
-        ),
+        Some(_) => {
+            format!("tenant {tenant:?} has {used} of its {limit} {kind} on pool {pool:?} booked; {n} more do not fit")
+        }
     };
     Error::new(Code::QuotaExceeded, message)
         .with_detail("limit", limit)

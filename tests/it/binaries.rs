@@ -161,9 +161,15 @@ fn bc_server_refuses_to_start_without_a_database() {
 fn bc_server_documents_every_option_in_help() {
     let output = run_ok(Command::new(BC_SERVER).arg("--help"));
     let help = String::from_utf8(output.stdout).unwrap();
-    for option in
-        ["--database-url", "BC_DATABASE_URL", "--listen", "--bootstrap-token", "--log-format", "--config", "--secret-key"]
-    {
+    for option in [
+        "--database-url",
+        "BC_DATABASE_URL",
+        "--listen",
+        "--bootstrap-token",
+        "--log-format",
+        "--config",
+        "--secret-key",
+    ] {
         assert!(help.contains(option), "{option} is missing from --help:\n{help}");
     }
 }

@@ -30,12 +30,21 @@ async fn a_tenant_sees_its_own_pools_and_the_offered_ones(backend: Backend) {
             json!({"tenantId": "acme", "provider": "digitalocean", "name": "own", "credentials": "dop_v1_own", "regions": ["fra1"]}),
         )
         .await;
-    let own_pool =
-        client.ok("/api/platform/pools/create", json!({"accountId": own["id"], "name": "own", "billingMode": "none"})).await;
+    let own_pool = client
+        .ok("/api/platform/pools/create", json!({"accountId": own["id"], "name": "own", "billingMode": "none"}))
+        .await;
     // A platform pool offered to nobody is visible to nobody.
-    client.ok("/api/platform/pools/create", json!({"accountId": platform.do_account, "name": "hidden", "billingMode": "none"})).await;
     client
-        .ok("/api/platform/offers/update", json!({"poolId": platform.do_pool, "tenantId": "acme", "state": "suspended"}))
+        .ok(
+            "/api/platform/pools/create",
+            json!({"accountId": platform.do_account, "name": "hidden", "billingMode": "none"}),
+        )
+        .await;
+    client
+        .ok(
+            "/api/platform/offers/update",
+            json!({"poolId": platform.do_pool, "tenantId": "acme", "state": "suspended"}),
+        )
         .await;
 
     let list = client.ok("/api/compute/pools/list", json!({"tenantId": "acme"})).await;
@@ -74,16 +83,19 @@ async fn every_check_refuses_with_its_documented_error(backend: Backend) {
     assert_eq!((ok["zone"].as_str(), ok["region"].as_str()), (Some(""), Some("europe-west1")));
 
     // Not visible: another tenant's view of an unoffered pool, and a pool that does not exist.
-    let error = client.fails(CHECK, placement("globex", gke, "managed-kubernetes", "us-central1-a"), 404, "NOT_FOUND").await;
+    let error =
+        client.fails(CHECK, placement("globex", gke, "managed-kubernetes", "us-central1-a"), 404, "NOT_FOUND").await;
     assert!(error["message"].as_str().unwrap().contains(gke), "{error}");
     client
         .fails(CHECK, placement("acme", "pool_0000000000000000000000000a", "load-balancers", "nyc3"), 404, "NOT_FOUND")
         .await;
 
     // Capability.
-    let error = client.fails(CHECK, placement("acme", gke, "load-balancers", "us-central1-a"), 422, "UNSUPPORTED").await;
+    let error =
+        client.fails(CHECK, placement("acme", gke, "load-balancers", "us-central1-a"), 422, "UNSUPPORTED").await;
     assert_eq!(error["details"]["capabilities"], json!(["managed-kubernetes"]));
-    let error = client.fails(CHECK, placement("acme", digitalocean, "managed-kubernetes", "nyc3"), 422, "UNSUPPORTED").await;
+    let error =
+        client.fails(CHECK, placement("acme", digitalocean, "managed-kubernetes", "nyc3"), 422, "UNSUPPORTED").await;
     assert_eq!(error["details"]["provider"], "digitalocean");
 
     // Location: neither a zone nor the region of one.
@@ -91,12 +103,19 @@ async fn every_check_refuses_with_its_documented_error(backend: Backend) {
         let error =
             client.fails(CHECK, placement("acme", gke, "managed-kubernetes", location), 400, "INVALID_INPUT").await;
         assert_eq!(violated_fields(&error["details"]), ["location"]);
-        assert_eq!(error["details"]["zones"], json!(["us-central1-a", "us-central1-b", "us-central1-c", "europe-west1-b"]));
+        assert_eq!(
+            error["details"]["zones"],
+            json!(["us-central1-a", "us-central1-b", "us-central1-c", "europe-west1-b"])
+        );
         assert_eq!(error["details"]["regions"], json!(["us-central1", "europe-west1"]));
         assert!(error["message"].as_str().unwrap().contains(location), "{error}");
     }
-    let error = client.fails(CHECK, placement("acme", digitalocean, "load-balancers", "lon1"), 400, "INVALID_INPUT").await;
-    assert_eq!((error["details"]["zones"].clone(), error["details"]["regions"].clone()), (json!([]), json!(["nyc3", "ams3", "sfo3"])));
+    let error =
+        client.fails(CHECK, placement("acme", digitalocean, "load-balancers", "lon1"), 400, "INVALID_INPUT").await;
+    assert_eq!(
+        (error["details"]["zones"].clone(), error["details"]["regions"].clone()),
+        (json!([]), json!(["nyc3", "ams3", "sfo3"]))
+    );
 
     // No quota row grants none; a full quota is exceeded with its limit.
     let mut lb = placement("acme", digitalocean, "load-balancers", "nyc3");
@@ -104,7 +123,10 @@ async fn every_check_refuses_with_its_documented_error(backend: Backend) {
     let error = client.fails(CHECK, lb.clone(), 429, "QUOTA_EXCEEDED").await;
     assert_eq!(error["details"]["limit"], 0, "{error}");
     client
-        .ok("/api/platform/quotas/create", json!({"poolId": digitalocean, "tenantId": "acme", "resourceKind": "loadBalancers", "limit": 1}))
+        .ok(
+            "/api/platform/quotas/create",
+            json!({"poolId": digitalocean, "tenantId": "acme", "resourceKind": "loadBalancers", "limit": 1}),
+        )
         .await;
     client.ok(CHECK, lb.clone()).await;
     server.store.quota_book(digitalocean, "acme", "loadBalancers", 1).await.unwrap();
@@ -115,7 +137,10 @@ async fn every_check_refuses_with_its_documented_error(backend: Backend) {
 
     // An excluded region (named as a region or through one of its zones), then a suspended offer.
     client
-        .ok("/api/platform/offers/update", json!({"poolId": gke, "tenantId": "acme", "excludedRegions": ["europe-west1"]}))
+        .ok(
+            "/api/platform/offers/update",
+            json!({"poolId": gke, "tenantId": "acme", "excludedRegions": ["europe-west1"]}),
+        )
         .await;
     for location in ["europe-west1", "europe-west1-b"] {
         let error =
@@ -125,7 +150,8 @@ async fn every_check_refuses_with_its_documented_error(backend: Backend) {
     }
     client.ok(CHECK, placement("acme", gke, "managed-kubernetes", "us-central1-b")).await;
     client.ok("/api/platform/offers/update", json!({"poolId": gke, "tenantId": "acme", "state": "suspended"})).await;
-    let error = client.fails(CHECK, placement("acme", gke, "managed-kubernetes", "us-central1-b"), 409, "INVALID_STATE").await;
+    let error =
+        client.fails(CHECK, placement("acme", gke, "managed-kubernetes", "us-central1-b"), 409, "INVALID_STATE").await;
     assert_eq!(error["details"]["offerState"], "suspended");
 
     // An archived pool takes nothing new.
@@ -144,7 +170,10 @@ async fn a_reached_budget_refuses_pools_that_bill(backend: Backend) {
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let free = client
-        .ok("/api/platform/pools/create", json!({"accountId": platform.gke_account, "name": "free", "billingMode": "none"}))
+        .ok(
+            "/api/platform/pools/create",
+            json!({"accountId": platform.gke_account, "name": "free", "billingMode": "none"}),
+        )
         .await;
     client.ok("/api/platform/offers/create", json!({"poolId": free["id"], "tenantId": "acme"})).await;
     let budget =
@@ -155,7 +184,14 @@ async fn a_reached_budget_refuses_pools_that_bill(backend: Backend) {
     let start = hour_floor(now) - 4 * HOUR_MICROS;
     let store = &server.store;
     store
-        .usage_billable_record_on_pool("kubernetes.cluster.hours", "kcl_a", "acme", Some(&platform.gke_pool), start, Some(start + 4 * HOUR_MICROS))
+        .usage_billable_record_on_pool(
+            "kubernetes.cluster.hours",
+            "kcl_a",
+            "acme",
+            Some(&platform.gke_pool),
+            start,
+            Some(start + 4 * HOUR_MICROS),
+        )
         .await
         .unwrap();
     store.usage_meter(now).await.unwrap();
@@ -174,7 +210,10 @@ async fn a_reached_budget_refuses_pools_that_bill(backend: Backend) {
     let error = client.fails(CHECK, metered.clone(), 429, "QUOTA_EXCEEDED").await;
     assert_eq!(error["details"]["budgetId"], budget["id"]);
     assert_eq!(error["details"]["budget"], "cap");
-    assert_eq!((error["details"]["limit"].as_i64(), error["details"]["spend"].as_i64()), (Some(expected), Some(expected)));
+    assert_eq!(
+        (error["details"]["limit"].as_i64(), error["details"]["spend"].as_i64()),
+        (Some(expected), Some(expected))
+    );
     assert!(error["message"].as_str().unwrap().contains("cap"), "{error}");
     client.ok(CHECK, placement("acme", free["id"].as_str().unwrap(), "managed-kubernetes", "us-central1-a")).await;
 }
