@@ -125,6 +125,11 @@ typed_id!(
     BudgetId,
     "bud"
 );
+typed_id!(
+    /// A role binding's id (`rb_...`).
+    RoleBindingId,
+    "rb"
+);
 
 #[cfg(test)]
 mod tests {

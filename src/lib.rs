@@ -11,7 +11,8 @@
 //! Nothing calls upward.
 //!
 //! Modules:
-//! - [`proto`]: the generated code and the descriptor pool;
+//! - [`proto`]: the generated code and the descriptor pool; [`methods`]: every method read from it;
+//! - [`authz`]: Cedar decisions of `permission @ resource` for a caller;
 //! - [`api`]: gRPC services, the API layer (authentication, validation, metrics), the gateway;
 //! - [`service`]: business rules;
 //! - [`store`]: Postgres and SQLite behind one `Store`;
@@ -21,6 +22,7 @@
 //! - [`secrets`]: credentials sealed at rest.
 
 pub mod api;
+pub mod authz;
 pub mod cli;
 pub mod config;
 pub mod dev;
@@ -28,6 +30,7 @@ pub mod dev_catalog;
 pub mod error;
 pub mod fakecloud;
 pub mod ids;
+pub mod methods;
 pub mod process;
 pub mod proto;
 pub mod provider;

@@ -17,9 +17,9 @@ use tonic::body::Body;
 use tower::{Service, ServiceExt};
 
 use super::layer::{MAX_REQUEST_BYTES, REQUEST_ID_HEADER};
-use super::methods::MethodTable;
 use super::validate::Validator;
 use crate::error::{Error, FieldViolation};
+use crate::methods::MethodTable;
 use crate::telemetry::Metrics;
 
 /// What the gateway needs: the method table and the gRPC service to call.

@@ -5,13 +5,14 @@
 //! came in by, a service module holds the rules, and a handler only turns rows into views.
 
 mod accounts;
+mod audit;
 mod budgets;
 mod compute_pools;
 mod events;
 pub mod gateway;
 mod gateway_stream;
+mod identity;
 pub mod layer;
-pub mod methods;
 mod offers;
 mod platform_pools;
 mod projects;
@@ -33,11 +34,11 @@ use tower::Layer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::error::{Error, Result};
+use crate::methods::MethodTable;
 use crate::proto::{FILE_DESCRIPTOR_SET, descriptor_pool};
 use crate::service::{Caller, Context, Service};
 use crate::telemetry::Metrics;
 use layer::{ApiLayer, LayerState, RequestId};
-use methods::MethodTable;
 use validate::Validator;
 
 /// The service context of a call, put in its extensions by the API layer.
@@ -80,7 +81,12 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|error| Error::internal(format!("reflection: {error}")))?;
+    let (principals, api_keys, role_bindings) = identity::IdentityApi::servers(services.clone());
     let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
+        .add_service(principals)
+        .add_service(api_keys)
+        .add_service(role_bindings)
+        .add_service(audit::AuditApi::server(services.clone()))
         .add_service(events::EventsApi::server(services.clone()))
         .add_service(usage::UsageApi::server(services.clone()))
         .add_service(usage::ReconcilersApi::server(services.clone()))

@@ -5,17 +5,25 @@
 
 mod accounts;
 mod api_keys;
+mod audit;
+mod authorize;
 mod budgets;
 pub mod checks;
 mod events;
 mod offers;
 mod pools;
+mod principals;
 mod projects;
 mod quotas;
+mod role_bindings;
 mod tenants;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
+pub use authorize::audited;
 
+use std::sync::{Arc, OnceLock};
+
+use crate::authz::{Authorizer, Binding};
 use crate::secrets::SecretKey;
 use crate::store::Store;
 
@@ -28,6 +36,8 @@ pub struct Caller {
     pub kind: PrincipalKind,
     /// The tenant of a tenant principal.
     pub tenant_id: Option<String>,
+    /// The roles the principal holds, read when the call was authenticated.
+    pub bindings: Vec<Binding>,
 }
 
 /// The kinds of principal.
@@ -76,14 +86,35 @@ pub struct Context {
 pub struct Service {
     /// Where the desired state is recorded.
     store: Store,
+    /// Decides every call and the secondary checks services make.
+    authorizer: Arc<Authorizer>,
     /// Seals provider credentials; without it accounts cannot be written.
     secret_key: Option<SecretKey>,
 }
 
 impl Service {
-    /// Services over `store`.
+    /// Services over `store`, deciding with the built-in policies.
     pub fn new(store: Store) -> Self {
-        Self { store, secret_key: None }
+        static BUILTIN: OnceLock<Arc<Authorizer>> = OnceLock::new();
+        let authorizer = BUILTIN
+            .get_or_init(|| {
+                let actions = crate::methods::MethodTable::from_pool(crate::proto::descriptor_pool()).action_specs();
+                Arc::new(Authorizer::new(&actions, &[]).expect("the built-in policies validate against the schema"))
+            })
+            .clone();
+        Self { store, authorizer, secret_key: None }
+    }
+
+    /// Services over `store`, deciding with the built-in policies and the operator's `policies`
+    /// (file name, text); fails on a policy that does not parse or validate.
+    pub fn with_policies(store: Store, policies: &[(String, String)]) -> Result<Self, String> {
+        let actions = crate::methods::MethodTable::from_pool(crate::proto::descriptor_pool()).action_specs();
+        Ok(Self { store, authorizer: Arc::new(Authorizer::new(&actions, policies)?), secret_key: None })
+    }
+
+    /// The authorizer, for its schema.
+    pub fn authorizer(&self) -> &Authorizer {
+        &self.authorizer
     }
 
     /// The same services, sealing secrets (provider credentials) with `key`.

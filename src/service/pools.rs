@@ -2,6 +2,7 @@
 
 use super::checks::{check_capability, check_location, check_offer, check_pool_active};
 use super::{Context, PrincipalKind, Service};
+use crate::authz::Target;
 use crate::error::{Error, Result};
 use crate::ids::PoolId;
 use crate::proto::compute;
@@ -98,7 +99,16 @@ impl Service {
         request: compute::ListPoolsRequest,
     ) -> Result<Vec<VisiblePool>> {
         Self::tenant_of_call(ctx, &request.tenant_id)?;
-        self.store.pool_list_visible(&request.tenant_id).await
+        let pools = self.store.pool_list_visible(&request.tenant_id).await?;
+        // "+ items": the list was decided on the tenant; each pool is kept if it may be read.
+        Ok(self.authorize_items(ctx, "compute:pools:read", pools, |pool| Target {
+            resource_type: "compute-pool".to_owned(),
+            id: pool.pool.id.clone(),
+            tenant_id: Some(request.tenant_id.clone()),
+            project_id: None,
+            owner_id: None,
+            attributes: serde_json::Map::new(),
+        }))
     }
 
     /// One pool a tenant can see; `NOT_FOUND` for any other.

@@ -132,6 +132,7 @@ async fn api_keys_are_found_with_their_principal(backend: Backend) {
         tenant_id: None,
         name: "ops".to_owned(),
         created_at: 7,
+        deleted_at: None,
     };
     let key = NewApiKey {
         id: "bck_00000000000000000000000001".to_owned(),
@@ -139,13 +140,13 @@ async fn api_keys_are_found_with_their_principal(backend: Backend) {
         description: "test".to_owned(),
         expires_at: Some(99),
     };
-    store.principal_create_with_key(&principal, &key).await.unwrap();
+    store.principal_create_with_key(&principal, &key, &[]).await.unwrap();
     assert_eq!(store.api_key_count().await.unwrap(), 1);
     let (found, owner) = store.api_key_fetch_with_principal(&key.id).await.unwrap().unwrap();
     assert_eq!(owner, principal);
     assert_eq!((found.secret_sha256, found.expires_at, found.revoked_at), (key.secret_sha256.clone(), Some(99), None));
     assert!(store.api_key_fetch_with_principal("bck_0000000000000000000000000z").await.unwrap().is_none());
-    let error = store.principal_create_with_key(&principal, &key).await.unwrap_err();
+    let error = store.principal_create_with_key(&principal, &key, &[]).await.unwrap_err();
     assert_eq!(error.code, Code::Conflict);
     assert_eq!(store.api_key_count().await.unwrap(), 1, "a refused create writes nothing");
 }

@@ -5,12 +5,13 @@ use better_compute::store::{Backend, HOUR_MICROS, hour_floor, now_micros};
 use serde_json::{Value, json};
 
 use super::{Client, Platform};
-use crate::harness::{TestDb, TestServer, violated_fields};
+use crate::harness::{TestDb, TestServer, tenant_principal, violated_fields};
 
 crate::on_both_backends!(
     a_tenant_sees_its_own_pools_and_the_offered_ones,
     every_check_refuses_with_its_documented_error,
     a_reached_budget_refuses_pools_that_bill,
+    tenant_principals_read_their_own_pools_and_nothing_of_the_catalog,
 );
 
 const CHECK: &str = "/api/compute/pools/checkPlacement";
@@ -216,4 +217,47 @@ async fn a_reached_budget_refuses_pools_that_bill(backend: Backend) {
     );
     assert!(error["message"].as_str().unwrap().contains("cap"), "{error}");
     client.ok(CHECK, placement("acme", free["id"].as_str().unwrap(), "managed-kubernetes", "us-central1-a")).await;
+}
+
+async fn tenant_principals_read_their_own_pools_and_nothing_of_the_catalog(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let server = TestServer::start(&db).await;
+    let client = Client::new(&server);
+    let platform = Platform::create(&client).await;
+    let viewer = tenant_principal(&server.store, "acme", "viewer").await;
+    let stranger = tenant_principal(&server.store, "globex", "admin").await;
+    let roleless = tenant_principal(&server.store, "acme", "").await;
+
+    let (status, list) = server.post("/api/compute/pools/list", Some(&viewer), json!({"tenantId": "acme"})).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["pools"].as_array().unwrap().len(), 2);
+    let check = placement("acme", &platform.do_pool, "load-balancers", "nyc3");
+    let (status, answer) = server.post(CHECK, Some(&viewer), check.clone()).await;
+    assert_eq!((status, answer["ok"].as_bool()), (200, Some(true)), "{answer}");
+
+    // Another tenant's principal, and one with no role, are refused before anything is read.
+    for token in [&stranger, &roleless] {
+        for (path, body) in [
+            ("/api/compute/pools/list", json!({"tenantId": "acme"})),
+            ("/api/compute/pools/get", json!({"tenantId": "acme", "poolId": platform.do_pool})),
+            (CHECK, check.clone()),
+        ] {
+            let (status, answer) = server.post(path, Some(token), body).await;
+            assert_eq!((status, answer["error"]["code"].as_str()), (403, Some("ACCESS_DENIED")), "{path}: {answer}");
+        }
+    }
+    // The catalog is the operator's.
+    for (path, body) in [
+        ("/api/platform/accounts/list", json!({})),
+        ("/api/platform/pools/get", json!({"poolId": platform.do_pool})),
+        (
+            "/api/platform/quotas/create",
+            json!({"poolId": platform.do_pool, "tenantId": "acme", "resourceKind": "loadBalancers", "limit": 9}),
+        ),
+    ] {
+        let (status, answer) = server.post(path, Some(&viewer), body).await;
+        assert_eq!((status, answer["error"]["code"].as_str()), (403, Some("ACCESS_DENIED")), "{path}: {answer}");
+    }
+    let quotas = client.ok("/api/platform/quotas/list", json!({})).await;
+    assert_eq!(quotas["quotas"], json!([]), "a refused create writes nothing");
 }

@@ -91,13 +91,14 @@ async fn tenant_changes_are_listed_after_a_cursor(backend: Backend) {
 
     // A tenant's user sees its own tenant's events only.
     let acme = tenant_user(&server.store, "acme").await;
-    let (status, mine) = server.post("/api/compute/events/list", Some(&acme), json!({})).await;
+    let (status, mine) = server.post("/api/compute/events/list", Some(&acme), json!({"tenantId": "acme"})).await;
     assert_eq!(status, 200, "{mine}");
     assert!(mine["events"].as_array().unwrap().iter().all(|e| e["tenantId"] == "acme"));
     assert_eq!(mine["events"].as_array().unwrap().len(), 2);
     let (status, denied) = server.post("/api/compute/events/list", Some(&acme), json!({"tenantId": "globex"})).await;
     assert_eq!((status, denied["error"]["code"].as_str()), (403, Some("ACCESS_DENIED")), "{denied}");
-    let (status, bad) = server.post("/api/compute/events/list", Some(&acme), json!({"after": "x"})).await;
+    let (status, bad) =
+        server.post("/api/compute/events/list", Some(&acme), json!({"tenantId": "acme", "after": "x"})).await;
     assert_eq!(status, 400, "{bad}");
     server.stop().await;
 }

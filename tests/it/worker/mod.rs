@@ -9,8 +9,8 @@ mod wakeup;
 
 use std::time::{Duration, Instant};
 
-use better_compute::service::{ApiKeyToken, Service};
-use better_compute::store::{NewApiKey, PrincipalRow, Store, now_micros};
+use better_compute::service::Service;
+use better_compute::store::Store;
 use tokio::task::JoinHandle;
 
 /// The server on an existing store (the harness's `TestServer` bootstraps a fresh one; a restart
@@ -48,28 +48,9 @@ impl Served {
     }
 }
 
-/// A user of `tenant` with an API key; returns the bearer token.
+/// A viewer of `tenant` with an API key; returns the bearer token.
 pub async fn tenant_user(store: &Store, tenant: &str) -> String {
-    let token = ApiKeyToken::generate();
-    store
-        .principal_create_with_key(
-            &PrincipalRow {
-                id: better_compute::ids::random("prn"),
-                kind: "user".to_owned(),
-                tenant_id: Some(tenant.to_owned()),
-                name: format!("{tenant} user"),
-                created_at: now_micros(),
-            },
-            &NewApiKey {
-                id: token.id.as_str().to_owned(),
-                secret_sha256: token.secret_sha256(),
-                description: "test".to_owned(),
-                expires_at: None,
-            },
-        )
-        .await
-        .unwrap();
-    token.reveal()
+    crate::harness::tenant_principal(store, tenant, "viewer").await
 }
 
 /// Polls `check` every 20 ms until it returns `Some`, failing after `limit`.

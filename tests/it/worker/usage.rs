@@ -72,7 +72,11 @@ async fn metering_twice_bills_once(backend: better_compute::store::Backend) {
 
     // Usage.list: by period and meter, a tenant sees its own only.
     let acme = tenant_user(&store, "acme").await;
-    let period = json!({"start": rfc3339(this_hour - 6 * HOUR_MICROS), "end": rfc3339(this_hour + HOUR_MICROS)});
+    let period = json!({
+        "tenantId": "acme",
+        "start": rfc3339(this_hour - 6 * HOUR_MICROS),
+        "end": rfc3339(this_hour + HOUR_MICROS)
+    });
     let mut body = period.clone();
     body["meter"] = json!("test.cluster.hours");
     let (status, json) = server.post("/api/compute/usage/list", Some(&acme), body).await;
@@ -87,7 +91,9 @@ async fn metering_twice_bills_once(backend: better_compute::store::Backend) {
     other["tenantId"] = json!("globex");
     let (status, json) = server.post("/api/compute/usage/list", Some(&acme), other.clone()).await;
     assert_eq!(status, 403, "{json}");
-    let everything = server.admin_ok("/api/compute/usage/list", period).await;
+    let mut all_tenants = period.clone();
+    all_tenants["tenantId"] = json!("");
+    let everything = server.admin_ok("/api/compute/usage/list", all_tenants).await;
     assert_eq!(everything["usage"].as_array().unwrap().len(), 8);
     let globex = server.admin_ok("/api/compute/usage/list", other).await;
     assert_eq!(globex["usage"].as_array().unwrap().len(), 1);
