@@ -131,7 +131,7 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
         run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "-o", "json", "tenants", "list"]));
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let ids: Vec<&str> = listed["tenants"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["curlco", "pyco"]);
+    assert_eq!(ids, ["acme", "globex", "curlco", "pyco"], "after the demo tenants bc dev seeds");
     let table = run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "tenants", "get", "pyco"]));
     let table = String::from_utf8(table.stdout).unwrap();
     assert!(table.starts_with("ID") && table.contains("pyco") && table.contains("From Python"), "{table}");
