@@ -181,8 +181,9 @@ fn print_banner(endpoint: &str, token: &str, data_dir: &Path) {
          Data and tokens: {dir} (dev.json has the endpoint and the operator key)\n\
          \n\
          Try:\n\
-         \x20 bc tenants create --id acme --display-name Acme\n\
          \x20 bc tenants list\n\
+         \x20 bc pools visible --tenant acme\n\
+         \x20 bc quotas list --tenant acme\n\
          \x20 curl -s {endpoint}/api/platform/tenants/list -H 'Authorization: Bearer {token}' -d '{{}}'\n\
          \n\
          Stop with Ctrl-C; run `bc dev` again on the same directory to pick up where you left off.",

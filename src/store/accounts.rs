@@ -6,7 +6,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::Store;
-use super::catalog::{catalog_event, strings_from_json, strings_to_json, tenant_require_active_in};
+use super::catalog::{catalog_event, mark_deleted_in, strings_from_json, strings_to_json, tenant_require_active_in};
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
 
@@ -230,20 +230,13 @@ impl Store {
             return Err(Error::invalid_state(format!("account {id:?} still has {pools} pool(s); delete them first"))
                 .with_detail("pools", pools));
         }
-        let updated = sqlx::query(
-            "UPDATE provider_accounts SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \
-             WHERE id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
+        let updated = mark_deleted_in(&mut txn, "provider_accounts", id, now).await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
             .bind(id)
             .fetch_optional(&mut *txn)
             .await?;
         let account = row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
-        if updated.rows_affected() > 0 {
+        if updated {
             self.event_append_in(&mut txn, &account_event("deleted", &account)).await?;
             self.commit_and_signal(txn).await?;
         }

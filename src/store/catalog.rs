@@ -52,3 +52,22 @@ pub(super) async fn tenant_require_active_in(txn: &mut Transaction<'static, Any>
         Some(None) => Ok(()),
     }
 }
+
+/// Marks row `id` of `table` (a catalog table with `state`, `version` and the times) deleted at
+/// `now`, inside `txn`: whether it was live. A deleted row is left as it is.
+pub(super) async fn mark_deleted_in(
+    txn: &mut Transaction<'static, Any>,
+    table: &'static str,
+    id: &str,
+    now: i64,
+) -> Result<bool> {
+    let updated = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE {table} SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \
+         WHERE id = $1 AND deleted_at IS NULL"
+    )))
+    .bind(id)
+    .bind(now)
+    .execute(&mut **txn)
+    .await?;
+    Ok(updated.rows_affected() > 0)
+}

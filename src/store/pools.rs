@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::Store;
-use super::catalog::{catalog_event, strings_from_json, value_from_json};
+use super::catalog::{catalog_event, mark_deleted_in, strings_from_json, value_from_json};
 use crate::error::{Error, Result};
 
 /// A pool as stored, with what it takes of its account.
@@ -252,16 +252,9 @@ impl Store {
             ))
             .with_detail("used", booked));
         }
-        let updated = sqlx::query(
-            "UPDATE pools SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \
-             WHERE id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
+        let updated = mark_deleted_in(&mut txn, "pools", id, now).await?;
         let pool = self.pool_fetch_in(&mut txn, id).await?;
-        if updated.rows_affected() > 0 {
+        if updated {
             self.event_append_in(&mut txn, &pool_event("deleted", &pool)).await?;
             self.commit_and_signal(txn).await?;
         }

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::catalog::{catalog_event, tenant_require_active_in};
+use super::catalog::{catalog_event, mark_deleted_in, tenant_require_active_in};
 use super::{Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -156,20 +156,13 @@ impl Store {
     /// Marks a project deleted; a deleted one is returned unchanged.
     pub async fn project_delete(&self, id: &str, now: i64) -> Result<ProjectRow> {
         let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE projects SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \
-             WHERE id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
+        let updated = mark_deleted_in(&mut txn, "projects", id, now).await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM projects WHERE id = $1")))
             .bind(id)
             .fetch_optional(&mut *txn)
             .await?;
         let project = row.as_ref().map(project_from_row).transpose()?.ok_or_else(|| Error::not_found("project", id))?;
-        if updated.rows_affected() > 0 {
+        if updated {
             self.event_append_in(&mut txn, &project_event("deleted", &project)).await?;
             self.commit_and_signal(txn).await?;
         }
