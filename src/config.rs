@@ -49,6 +49,12 @@ pub struct ServerOptions {
     #[arg(long, env = "BC_BOOTSTRAP_TOKEN", hide_env_values = true)]
     pub bootstrap_token: Option<String>,
 
+    /// Cedar policy files to add to the built-in ones (repeat the flag, or separate paths with
+    /// commas in `BC_POLICY_FILES`). Each must validate against the schema the server derives
+    /// from its API; `bc-server authz-schema` prints that schema.
+    #[arg(long = "policy-file", env = "BC_POLICY_FILES", value_delimiter = ',')]
+    pub policy_files: Vec<std::path::PathBuf>,
+
     /// The key that seals provider credentials at rest: 32 random bytes in base64 (make one with
     /// `openssl rand -base64 32`). Required to serve; every replica needs the same one, and
     /// changing it makes stored credentials unreadable.
@@ -75,6 +81,18 @@ impl std::fmt::Debug for Redacted {
 }
 
 impl ServerOptions {
+    /// The operator's policy files as (name, text).
+    pub fn read_policies(&self) -> Result<Vec<(String, String)>, String> {
+        self.policy_files
+            .iter()
+            .map(|path| {
+                std::fs::read_to_string(path)
+                    .map(|text| (path.display().to_string(), text))
+                    .map_err(|error| format!("cannot read the policy file {}: {error}", path.display()))
+            })
+            .collect()
+    }
+
     /// The secret key, or an error saying how to give one.
     pub fn require_secret_key(&self) -> Result<crate::secrets::SecretKey, String> {
         let text =

@@ -32,6 +32,9 @@ pub struct DevTenant {
     pub id: String,
     /// An API key of the tenant's admin.
     pub token: String,
+    /// An API key of the tenant's viewer.
+    #[serde(default)]
+    pub viewer_token: String,
 }
 
 /// `<data-dir>/dev.json`: how to reach the running `bc dev`.
@@ -104,7 +107,11 @@ pub async fn run(options: DevOptions) -> Result<()> {
         },
     };
 
-    // The fake cloud runs in this process; the worker's adapters point at it.
+    let tenants =
+        crate::dev_seed::seed_tenants(&services, previous.as_ref().map(|f| f.tenants.as_slice()).unwrap_or_default())
+            .await?;
+    // The fake cloud runs in this process; the worker's adapters, and the seeded accounts, point
+    // at it.
     let fakecloud_config = crate::fakecloud::FakeCloudConfig::default();
     let digitalocean_token = fakecloud_config.digitalocean_token.clone();
     let fakecloud = crate::fakecloud::FakeCloud::start(fakecloud_config)
@@ -119,7 +126,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let file = DevFile {
         endpoint: endpoint.clone(),
         admin_token: admin_token.clone(),
-        tenants: previous.as_ref().map(|f| f.tenants.clone()).unwrap_or_default(),
+        tenants,
         pools,
         fakecloud: fakecloud.base_url().to_owned(),
     };

@@ -1,6 +1,7 @@
-//! `bc dev`'s demo catalog: tenants `acme` and `globex`, a GKE and a DigitalOcean account on
-//! the in-process fake cloud, a metered pool on each offered to both tenants, and a
-//! `loadBalancers` quota of 5 per tenant on the DigitalOcean pool.
+//! `bc dev`'s demo catalog: a GKE and a DigitalOcean account on the in-process fake cloud, a
+//! metered pool on each offered to both demo tenants (`acme` and `globex`, which
+//! [`crate::dev_seed`] makes first), and a `loadBalancers` quota of 5 per tenant on the
+//! DigitalOcean pool.
 //!
 //! It is made once: a restart finds the accounts by name and keeps everything, only pointing
 //! them at the fake cloud of this run (it listens on a new port and has forgotten the
@@ -8,14 +9,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{Code, Error, Result};
+use crate::dev_seed::DEMO_TENANTS;
+use crate::error::{Error, Result};
 use crate::fakecloud::FakeCloud;
 use crate::ids::{AccountId, PoolId};
 use crate::secrets::SecretKey;
-use crate::store::{AccountChange, NewAccount, NewOffer, NewPool, NewQuota, NewTenant, Store, now_micros};
+use crate::store::{AccountChange, NewAccount, NewOffer, NewPool, NewQuota, Store, now_micros};
 
-/// The demo tenants.
-pub const DEMO_TENANTS: [&str; 2] = ["acme", "globex"];
 /// The GKE account's zones.
 pub const GKE_ZONES: [&str; 4] = ["us-central1-a", "us-central1-b", "us-central1-c", "europe-west1-b"];
 /// The DigitalOcean account's regions.
@@ -43,23 +43,6 @@ pub async fn seed(
     digitalocean_token: &str,
 ) -> Result<serde_json::Map<String, serde_json::Value>> {
     let now = now_micros();
-    for tenant in DEMO_TENANTS {
-        match store.tenant_fetch(tenant).await {
-            Ok(_) => {}
-            Err(error) if error.code == Code::NotFound => {
-                let display_name = format!("{}{}", tenant[..1].to_uppercase(), &tenant[1..]);
-                store
-                    .tenant_create(&NewTenant {
-                        id: tenant.to_owned(),
-                        display_name,
-                        description: "a demo tenant of bc dev".to_owned(),
-                        now,
-                    })
-                    .await?;
-            }
-            Err(error) => return Err(error),
-        }
-    }
     let demos = [
         Demo {
             name: "demo-gke",

@@ -27,6 +27,7 @@ pub mod cli;
 pub mod config;
 pub mod dev;
 pub mod dev_catalog;
+pub mod dev_seed;
 pub mod error;
 pub mod fakecloud;
 pub mod ids;

@@ -3,6 +3,7 @@
 
 mod accounts;
 mod budgets;
+mod identity;
 mod offers;
 mod output;
 mod pools;
@@ -81,6 +82,18 @@ pub enum Command {
     /// Tenants' monthly budgets.
     #[command(subcommand)]
     Budgets(budgets::BudgetsCommand),
+    /// Principals: operators, and a tenant's users and service accounts.
+    #[command(subcommand)]
+    Principals(identity::PrincipalsCommand),
+    /// API keys of principals.
+    #[command(subcommand)]
+    ApiKeys(identity::ApiKeysCommand),
+    /// Roles bound to principals.
+    #[command(subcommand)]
+    RoleBindings(identity::RoleBindingsCommand),
+    /// The audit trail of decisions on mutations.
+    #[command(subcommand)]
+    Audit(identity::AuditCommand),
 }
 
 /// A channel whose every call carries the bearer token.
@@ -146,6 +159,10 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Offers(command) => offers::run(&cli, command).await,
         Command::Quotas(command) => quotas::run(&cli, command).await,
         Command::Budgets(command) => budgets::run(&cli, command).await,
+        Command::Principals(command) => identity::principals(&cli, command).await,
+        Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
+        Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,
+        Command::Audit(command) => identity::audit(&cli, command).await,
     }
 }
 

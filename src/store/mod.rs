@@ -115,7 +115,10 @@ impl Store {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             sqlx::query("PRAGMA foreign_keys = ON").execute(&pool).await?;
         }
-        Ok(Store { pool, backend, signals: Signals::new(url) })
+        // CockroachDB speaks Postgres but has no LISTEN/NOTIFY: its workers wake on the tick.
+        let notify = backend == Backend::Postgres
+            && !sqlx::query_scalar::<_, String>("SELECT version()").fetch_one(&pool).await?.contains("CockroachDB");
+        Ok(Store { pool, backend, signals: Signals::new(url, notify) })
     }
 
     /// The backend this store runs on.

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{NewEvent, Store, conflict_on_unique};
+use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
 /// A tenant as stored.
@@ -84,6 +84,16 @@ impl Store {
         )?;
         let row = sqlx::query(SELECT_BY_ID).bind(&new.id).fetch_one(&mut *txn).await?;
         let tenant = tenant_from_row(&row)?;
+        let authz = AuthzResourceRow {
+            resource_type: "platform-tenant".to_owned(),
+            resource_id: tenant.id.clone(),
+            tenant_id: Some(tenant.id.clone()),
+            project_id: None,
+            owner_id: None,
+            attributes: Default::default(),
+            created_at: new.now,
+        };
+        self.authz_resource_insert_in(&mut txn, &authz).await?;
         self.event_append_in(&mut txn, &tenant_event("created", &tenant)).await?;
         self.commit_and_signal(txn).await?;
         Ok(tenant)

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod authz;
 mod binaries;
 mod catalog;
 mod grpc;
