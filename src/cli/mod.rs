@@ -1,8 +1,14 @@
 //! `bc`, the command-line client: one subcommand per resource, built on the generated tonic
 //! clients, printing JSON (the API's own mapping) or a table.
 
+mod accounts;
+mod budgets;
 mod identity;
+mod offers;
 mod output;
+mod pools;
+mod projects;
+mod quotas;
 mod tenants;
 
 use std::path::PathBuf;
@@ -58,6 +64,24 @@ pub enum Command {
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
+    /// The tenants' projects.
+    #[command(subcommand)]
+    Projects(projects::ProjectsCommand),
+    /// Provider accounts (GKE, DigitalOcean); credentials are write-only.
+    #[command(subcommand)]
+    Accounts(accounts::AccountsCommand),
+    /// Provider pools, and the pools a tenant can see.
+    #[command(subcommand)]
+    Pools(pools::PoolsCommand),
+    /// Offers of platform pools to tenants.
+    #[command(subcommand)]
+    Offers(offers::OffersCommand),
+    /// Quotas of tenants on pools.
+    #[command(subcommand)]
+    Quotas(quotas::QuotasCommand),
+    /// Tenants' monthly budgets.
+    #[command(subcommand)]
+    Budgets(budgets::BudgetsCommand),
     /// Principals: operators, and a tenant's users and service accounts.
     #[command(subcommand)]
     Principals(identity::PrincipalsCommand),
@@ -129,6 +153,12 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     match &cli.command {
         Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
+        Command::Projects(command) => projects::run(&cli, command).await,
+        Command::Accounts(command) => accounts::run(&cli, command).await,
+        Command::Pools(command) => pools::run(&cli, command).await,
+        Command::Offers(command) => offers::run(&cli, command).await,
+        Command::Quotas(command) => quotas::run(&cli, command).await,
+        Command::Budgets(command) => budgets::run(&cli, command).await,
         Command::Principals(command) => identity::principals(&cli, command).await,
         Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
         Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,

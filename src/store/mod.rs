@@ -6,9 +6,16 @@
 //! types: text, integers, times as microseconds since the epoch). Migrations are embedded per
 //! backend because their DDL will differ as the schema grows.
 
+mod accounts;
 mod api_keys;
 mod authz;
+mod budgets;
+mod catalog;
 mod events;
+mod offers;
+mod pools;
+mod projects;
+mod quotas;
 mod role_bindings;
 mod signals;
 mod tenants;
@@ -22,9 +29,15 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{Any, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
 
+pub use accounts::{AccountChange, AccountCredentials, AccountRow, NewAccount};
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
+pub use budgets::{BudgetChange, BudgetRow, NewBudget, month_bounds};
 pub use events::{EventFilter, EventRow, NewEvent};
+pub use offers::{NewOffer, OfferChange, OfferRow};
+pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
+pub use projects::{NewProject, ProjectChange, ProjectRow};
+pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
 pub use role_bindings::RoleBindingRow;
 pub use signals::{NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
@@ -61,11 +74,13 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/postgres/0001_init.sql")),
     (2, "identity", include_str!("migrations/postgres/0002_identity.sql")),
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
+    (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
     (2, "identity", include_str!("migrations/sqlite/0002_identity.sql")),
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
+    (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
 ];
 
 /// The store shared by every service and reconciler.
