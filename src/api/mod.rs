@@ -7,6 +7,7 @@
 pub mod gateway;
 pub mod layer;
 pub mod methods;
+pub mod openapi;
 mod tenants;
 pub mod validate;
 mod wire;
@@ -55,8 +56,8 @@ struct Shared {
     metrics: Metrics,
 }
 
-/// The whole API on one router: gRPC, gRPC-web, the JSON gateway, `/healthz`, `/readyz` and
-/// `/metrics`.
+/// The whole API on one router: gRPC, gRPC-web, the JSON gateway, `/openapi.json`, `/healthz`,
+/// `/readyz` and `/metrics` (the last four without credentials).
 pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
     let pool = descriptor_pool();
     let methods = Arc::new(MethodTable::from_pool(pool));
@@ -85,9 +86,20 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
     let gateway = gateway::Gateway { methods, grpc: grpc.clone(), validator, metrics: metrics.clone() };
     let grpc_web = tonic_web::GrpcWebLayer::new().layer(grpc);
 
+    // Built once: the document depends only on the descriptors.
+    let document = openapi::document(pool).map_err(Error::internal)?;
+    let document = Arc::new(serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
+
     let shared = Shared { services, metrics };
     let probes = Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/openapi.json",
+            get(move || {
+                let document = document.clone();
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], document.as_str().to_owned()) }
+            }),
+        )
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
         .with_state(shared);

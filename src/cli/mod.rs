@@ -57,6 +57,8 @@ pub enum Command {
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
+    /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
+    Openapi,
 }
 
 /// A channel whose every call carries the bearer token.
@@ -116,6 +118,11 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     match &cli.command {
         Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
+        Command::Openapi => {
+            let document = crate::api::openapi::document(crate::proto::descriptor_pool())?;
+            println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
+            Ok(())
+        }
     }
 }
 
