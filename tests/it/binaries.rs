@@ -14,7 +14,7 @@ const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
 
 /// A child process killed when the test ends, however it ends.
-struct Running(Child);
+pub(crate) struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -40,7 +40,7 @@ impl Running {
 }
 
 /// Starts `bc dev` on a free port in `data_dir` and waits for its `dev.json`.
-fn start_dev(data_dir: &Path) -> (Running, Value) {
+pub(crate) fn start_dev(data_dir: &Path) -> (Running, Value) {
     let spawned = std::time::SystemTime::now();
     let child = Command::new(BC)
         .args(["dev", "--port", "0", "--data-dir"])
@@ -66,17 +66,17 @@ fn start_dev(data_dir: &Path) -> (Running, Value) {
     }
 }
 
-fn curl(args: &[&str]) -> String {
+pub(crate) fn curl(args: &[&str]) -> String {
     let output = Command::new("curl").args(args).output().expect("curl is installed");
     String::from_utf8(output.stdout).unwrap()
 }
 
 /// The Python that has grpcio: `BC_TEST_PYTHON` (set by tests/run), else `python3`.
-fn python() -> String {
+pub(crate) fn python() -> String {
     std::env::var("BC_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned())
 }
 
-fn run_ok(command: &mut Command) -> Output {
+pub(crate) fn run_ok(command: &mut Command) -> Output {
     let output = command.output().unwrap();
     assert!(
         output.status.success(),

@@ -4,6 +4,7 @@
 mod harness;
 
 mod binaries;
+mod clients;
 mod grpc;
 mod json_api;
 mod provider;
