@@ -282,12 +282,12 @@ impl Builder<'_> {
         }
         // The validator skips a field left at its zero value unless it is required; say so when
         // the zero value would break the rules.
-        if !rules.required && !field.supports_presence() {
-            if let Some(zero) = zero_value(&field.kind()) {
-                if rules.scalar_refuses(&zero.0, field) {
-                    schema = json!({"anyOf": [{"const": zero.1}, schema]});
-                }
-            }
+        if !rules.required
+            && !field.supports_presence()
+            && let Some((proto_zero, json_zero)) = zero_value(&field.kind())
+            && rules.scalar_refuses(&proto_zero, field)
+        {
+            schema = json!({"anyOf": [{"const": json_zero}, schema]});
         }
         schema
     }
