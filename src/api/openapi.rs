@@ -164,11 +164,13 @@ enum Role {
     Response,
 }
 
-/// The component name of a message in a role: the full name, with `Input` added for the request
-/// form of a message that is also a response.
+/// The component name of a message in a role: the full name, except that a message read as a
+/// request whose name does not say so gets `Input`, and one written in a response although named
+/// `...Request` gets `Output`, so that the two forms of one message never share a name.
 fn schema_name(full_name: &str, role: Role) -> String {
-    match role {
-        Role::Request if !full_name.ends_with("Request") => format!("{full_name}Input"),
+    match (role, full_name.ends_with("Request")) {
+        (Role::Request, false) => format!("{full_name}Input"),
+        (Role::Response, true) => format!("{full_name}Output"),
         _ => full_name.to_owned(),
     }
 }
