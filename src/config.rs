@@ -48,6 +48,26 @@ pub struct ServerOptions {
     /// `bck_<id>.<secret>`. Without it a new key is made and printed once.
     #[arg(long, env = "BC_BOOTSTRAP_TOKEN", hide_env_values = true)]
     pub bootstrap_token: Option<String>,
+
+    /// Cedar policy files to add to the built-in ones (repeat the flag, or separate paths with
+    /// commas in `BC_POLICY_FILES`). Each must validate against the schema the server derives
+    /// from its API; `bc-server authz-schema` prints that schema.
+    #[arg(long = "policy-file", env = "BC_POLICY_FILES", value_delimiter = ',')]
+    pub policy_files: Vec<std::path::PathBuf>,
+}
+
+impl ServerOptions {
+    /// The operator's policy files as (name, text).
+    pub fn read_policies(&self) -> Result<Vec<(String, String)>, String> {
+        self.policy_files
+            .iter()
+            .map(|path| {
+                std::fs::read_to_string(path)
+                    .map(|text| (path.display().to_string(), text))
+                    .map_err(|error| format!("cannot read the policy file {}: {error}", path.display()))
+            })
+            .collect()
+    }
 }
 
 /// Reads the TOML file named by `--config <path>` (or `BC_CONFIG`) and makes each of its keys the

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
 use crate::error::{Error, Result};
-use crate::reconcile::Worker;
+use crate::reconcile::{Worker, WorkerConfig};
 use crate::service::Service;
 use crate::store::Store;
 
@@ -32,6 +32,9 @@ pub struct DevTenant {
     pub id: String,
     /// An API key of the tenant's admin.
     pub token: String,
+    /// An API key of the tenant's viewer.
+    #[serde(default)]
+    pub viewer_token: String,
 }
 
 /// `<data-dir>/dev.json`: how to reach the running `bc dev`.
@@ -104,6 +107,9 @@ pub async fn run(options: DevOptions) -> Result<()> {
     };
 
     // The fake cloud runs in this process; the worker's adapters point at it.
+    let tenants =
+        crate::dev_seed::seed_tenants(&services, previous.as_ref().map(|f| f.tenants.as_slice()).unwrap_or_default())
+            .await?;
     let fakecloud = crate::fakecloud::FakeCloud::start(crate::fakecloud::FakeCloudConfig::default())
         .await
         .map_err(|error| Error::unavailable(format!("cannot start the fake cloud: {error}")))?;
@@ -115,7 +121,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let file = DevFile {
         endpoint: endpoint.clone(),
         admin_token: admin_token.clone(),
-        tenants: previous.as_ref().map(|f| f.tenants.clone()).unwrap_or_default(),
+        tenants,
         pools: previous.as_ref().map(|f| f.pools.clone()).unwrap_or_default(),
         fakecloud: fakecloud.base_url().to_owned(),
     };
@@ -123,7 +129,16 @@ pub async fn run(options: DevOptions) -> Result<()> {
     print_banner(&endpoint, &admin_token, data_dir);
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let worker = Worker::new(store.clone(), Duration::from_secs(1));
+    // Short intervals, so that a demo converges while one watches.
+    let worker = Worker::new(
+        store.clone(),
+        WorkerConfig {
+            converging: Some(Duration::from_secs(2)),
+            settled: Some(Duration::from_secs(30)),
+            metering_interval: Duration::from_secs(60),
+            ..WorkerConfig::default()
+        },
+    );
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;

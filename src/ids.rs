@@ -105,6 +105,12 @@ typed_id!(
     "prn"
 );
 
+typed_id!(
+    /// A role binding's id (`rb_...`).
+    RoleBindingId,
+    "rb"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,8 @@
 //! Nothing calls upward.
 //!
 //! Modules:
-//! - [`proto`]: the generated code and the descriptor pool;
+//! - [`proto`]: the generated code and the descriptor pool; [`methods`]: every method read from it;
+//! - [`authz`]: Cedar decisions of `permission @ resource` for a caller;
 //! - [`api`]: gRPC services, the API layer (authentication, validation, metrics), the gateway,
 //!   the OpenAPI document;
 //! - [`service`]: business rules;
@@ -21,12 +22,15 @@
 //! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing.
 
 pub mod api;
+pub mod authz;
 pub mod cli;
 pub mod config;
 pub mod dev;
+pub mod dev_seed;
 pub mod error;
 pub mod fakecloud;
 pub mod ids;
+pub mod methods;
 pub mod process;
 pub mod proto;
 pub mod provider;

@@ -18,6 +18,11 @@ pub fn descriptor_pool() -> &'static DescriptorPool {
 
 #[allow(clippy::all, missing_docs)]
 pub mod bettercompute {
+    pub mod compute {
+        pub mod v1 {
+            tonic::include_proto!("bettercompute.compute.v1");
+        }
+    }
     pub mod options {
         pub mod v1 {
             tonic::include_proto!("bettercompute.options.v1");
@@ -37,4 +42,5 @@ pub mod google {
     }
 }
 
+pub use bettercompute::compute::v1 as compute;
 pub use bettercompute::platform::v1 as platform;

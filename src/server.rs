@@ -15,9 +15,14 @@ pub async fn serve(
     services: Service,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
+    let signals = services.store().signals().clone();
     let router = api::router(services, Metrics::new())?;
     axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
+        // Event watches never end by themselves: end them, or graceful shutdown would wait forever.
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            signals.stop_streams();
+        })
         .await
         .map_err(|error| Error::internal(format!("the server stopped: {error}")))
 }

@@ -17,9 +17,9 @@ use tonic::body::Body;
 use tower::{Service, ServiceExt};
 
 use super::layer::{MAX_REQUEST_BYTES, REQUEST_ID_HEADER};
-use super::methods::MethodTable;
 use super::validate::Validator;
 use crate::error::{Error, FieldViolation};
+use crate::methods::MethodTable;
 use crate::telemetry::Metrics;
 
 /// What the gateway needs: the method table and the gRPC service to call.
@@ -99,6 +99,9 @@ where
     let request_id = response.headers().get(REQUEST_ID_HEADER).cloned();
     if let Some(status) = tonic::Status::from_header_map(response.headers()).filter(|s| s.code() != tonic::Code::Ok) {
         return Ok(error_response(&Error::from_status(&status), request_id));
+    }
+    if method.descriptor.is_server_streaming() {
+        return Ok(super::gateway_stream::respond(method.descriptor.output(), response));
     }
     let collected = response
         .into_body()

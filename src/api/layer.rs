@@ -17,10 +17,11 @@ use tonic::body::Body;
 use tower::{Layer, Service, ServiceExt};
 use tracing::Instrument;
 
-use super::methods::{Method, MethodTable};
 use super::validate::Validator;
-use crate::error::{Error, FieldViolation};
-use crate::service::{Caller, PrincipalKind, Service as Services};
+use crate::authz::Target;
+use crate::error::{Code, Error, FieldViolation};
+use crate::methods::{Method, MethodTable};
+use crate::service::{Context, Service as Services};
 use crate::telemetry::Metrics;
 
 /// The largest request message accepted, in bytes.
@@ -177,14 +178,9 @@ where
     let (mut parts, body) = request.into_parts();
     let authorization = parts.headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
     let caller = state.services.authenticate(authorization).await?;
-    authorize_class(&caller, method)?;
-
     if method.descriptor.is_client_streaming() {
-        // No method of the API streams requests; were one added, its messages would be
-        // validated by its service.
-        parts.extensions.insert(caller);
-        parts.extensions.insert(RequestId(request_id));
-        return Ok(http::Request::from_parts(parts, Body::new(body)));
+        // The decision reads the request; no method of the API streams requests.
+        return Err(Error::new(Code::Unsupported, format!("{} streams requests, which is not served", method.name)));
     }
     let bytes = Limited::new(body, MAX_REQUEST_BYTES + 5)
         .collect()
@@ -199,23 +195,55 @@ where
         });
         Error::fields(vec![violation])
     })?;
+    // The decision comes before anything else is looked up or written; validation only reads
+    // the request, so a refused caller learns nothing of the rules either.
+    let ctx = Context { caller, request_id };
+    authorize(state, &ctx, method, &decoded).await?;
     let violations = state.validator.validate(&decoded);
     if !violations.is_empty() {
         return Err(Error::fields(violations));
     }
-    parts.extensions.insert(caller);
-    parts.extensions.insert(RequestId(request_id));
+    parts.extensions.insert(ctx.caller);
+    parts.extensions.insert(RequestId(ctx.request_id));
     Ok(http::Request::from_parts(parts, Body::new(Full::new(bytes))))
 }
 
-/// Until the identity module decides permissions with policies, a method of the operator's
-/// `platform:` catalog is for operators only.
-fn authorize_class(caller: &Caller, method: &Method) -> Result<(), Error> {
-    let permission = method.authorization.as_ref().map(|a| a.permission.as_str()).unwrap_or_default();
-    if permission.starts_with("platform:") && caller.kind != PrincipalKind::Operator {
-        return Err(Error::access_denied(format!("{permission} is for operators of the platform")));
-    }
-    Ok(())
+/// Decides the method's permission on the resource the request names: its type from the
+/// method's authorization option, its id and tenant from the request fields the option names.
+async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: &DynamicMessage) -> Result<(), Error> {
+    let Some(authorization) = method.authorization.as_ref() else {
+        return Err(Error::access_denied(format!("{} carries no authorization and is refused", method.name)));
+    };
+    let text = |field: &str| match request.get_field_by_name(field).as_deref() {
+        Some(prost_reflect::Value::String(value)) if !value.is_empty() => Some(value.clone()),
+        _ => None,
+    };
+    let tenant_field = match authorization.tenant_field.as_str() {
+        "" => Some("tenant_id"),
+        "-" => None,
+        field => Some(field),
+    };
+    let target = Target {
+        resource_type: authorization.resource.clone(),
+        id: (!authorization.id_field.is_empty()).then(|| text(&authorization.id_field)).flatten().unwrap_or_default(),
+        tenant_id: tenant_field.and_then(text),
+        project_id: text("project_id"),
+        owner_id: None,
+        attributes: request
+            .fields()
+            .filter_map(|(field, value)| {
+                let value = match value {
+                    prost_reflect::Value::String(s) => serde_json::Value::from(s.clone()),
+                    prost_reflect::Value::Bool(b) => serde_json::Value::from(*b),
+                    prost_reflect::Value::I32(n) => serde_json::Value::from(*n),
+                    prost_reflect::Value::I64(n) => serde_json::Value::from(*n),
+                    _ => return None,
+                };
+                Some((field.json_name().to_owned(), value))
+            })
+            .collect(),
+    };
+    state.services.authorize(ctx, &method.name, &authorization.permission, target).await
 }
 
 /// The one message of a unary or server-streaming call's body.

@@ -4,11 +4,15 @@
 //! Handlers are thin: [`layer`] authenticates and validates every call whatever protocol it
 //! came in by, a service module holds the rules, and a handler only turns rows into views.
 
+mod audit;
+mod events;
 pub mod gateway;
+mod gateway_stream;
+mod identity;
 pub mod layer;
-pub mod methods;
 pub mod openapi;
 mod tenants;
+mod usage;
 pub mod validate;
 mod wire;
 
@@ -24,11 +28,11 @@ use tower::Layer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::error::{Error, Result};
+use crate::methods::MethodTable;
 use crate::proto::{FILE_DESCRIPTOR_SET, descriptor_pool};
 use crate::service::{Caller, Context, Service};
 use crate::telemetry::Metrics;
 use layer::{ApiLayer, LayerState, RequestId};
-use methods::MethodTable;
 use validate::Validator;
 
 /// The service context of a call, put in its extensions by the API layer.
@@ -71,7 +75,15 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|error| Error::internal(format!("reflection: {error}")))?;
+    let (principals, api_keys, role_bindings) = identity::IdentityApi::servers(services.clone());
     let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
+        .add_service(principals)
+        .add_service(api_keys)
+        .add_service(role_bindings)
+        .add_service(audit::AuditApi::server(services.clone()))
+        .add_service(events::EventsApi::server(services.clone()))
+        .add_service(usage::UsageApi::server(services.clone()))
+        .add_service(usage::ReconcilersApi::server(services.clone()))
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .prepare();
@@ -139,6 +151,11 @@ async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
 }
 
 async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
+    // The workers' figures live in the store; read them at scrape time.
+    match shared.services.reconcilers_status().await {
+        Ok((kinds, stuck)) => shared.metrics.set_reconcilers(&kinds, &stuck),
+        Err(error) => tracing::warn!(%error, "reading the reconcilers' status for /metrics failed"),
+    }
     (
         [(http::header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
         shared.metrics.encode(),

@@ -14,9 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, Value as ProtoValue};
 use serde_json::{Map, Value, json};
 
-use super::methods::MethodTable;
 use super::validate::{FieldRules, Format, ScalarRule, Validator};
 use crate::error::Code;
+use crate::methods::MethodTable;
 
 /// The document for `pool`, as served at `/openapi.json`.
 pub fn document(pool: &DescriptorPool) -> Result<Value, String> {
@@ -49,11 +49,22 @@ pub fn document(pool: &DescriptorPool) -> Result<Value, String> {
         }
         text.push_str(&format!("\n\ngRPC: `{}`.", method.grpc_path));
         let mut responses = Map::new();
-        responses.insert(
-            "200".into(),
+        let result = if descriptor.is_server_streaming() {
+            // The gateway relays a stream as server-sent events (api::gateway_stream).
+            json!({
+                "description": format!(
+                    "A stream of server-sent events: each `data:` line is one `{}` in JSON (the \
+                     `x-event-schema`), its `id:` the message's `cursor` when it has one; an error \
+                     that ends the stream is one `event: error` whose data is the error body.",
+                    descriptor.output().name()
+                ),
+                "content": {"text/event-stream": {"schema": {"type": "string"}, "x-event-schema": output}},
+            })
+        } else {
             json!({"description": format!("The call's result, a `{}`.", descriptor.output().name()),
-                   "content": {"application/json": {"schema": output}}}),
-        );
+                   "content": {"application/json": {"schema": output}}})
+        };
+        responses.insert("200".into(), result);
         for status in error_statuses() {
             responses.insert(status.to_string(), json!({"$ref": format!("#/components/responses/{status}")}));
         }

@@ -2,7 +2,10 @@
 
 use clap::Parser;
 
+use better_compute::authz::Authorizer;
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions, ServerOptions};
+use better_compute::methods::MethodTable;
+use better_compute::proto::descriptor_pool;
 use better_compute::service::Service;
 use better_compute::store::Store;
 use better_compute::{server, shutdown, telemetry};
@@ -29,6 +32,8 @@ enum Command {
     Serve,
     /// Applies the database migrations that are not applied yet, then exits.
     Migrate,
+    /// Prints the Cedar schema that policy files are validated against, then exits.
+    AuthzSchema,
 }
 
 fn main() {
@@ -37,6 +42,12 @@ fn main() {
 
 async fn run(cli: Cli) -> Result<(), String> {
     telemetry::init_logging(cli.log.log_format);
+    if let Some(Command::AuthzSchema) = cli.command {
+        let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
+        let authorizer = Authorizer::new(&actions, &cli.server.read_policies()?)?;
+        print!("{}", authorizer.schema_text());
+        return Ok(());
+    }
     let url = cli.database.require_url()?;
     let store = Store::connect(url, cli.database.database_max_connections).await.map_err(|e| e.to_string())?;
     match cli.command.unwrap_or(Command::Serve) {
@@ -45,12 +56,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("migrations applied");
             Ok(())
         }
+        Command::AuthzSchema => unreachable!("handled before connecting"),
         Command::Serve => {
             let pending = store.pending_migrations().await.map_err(|e| e.to_string())?;
             if !pending.is_empty() {
                 return Err(format!("the database lacks migrations {pending:?}; run `bc-server migrate` first"));
             }
-            let services = Service::new(store.clone());
+            let services = Service::with_policies(store.clone(), &cli.server.read_policies()?)?;
             server::bootstrap(&services, cli.server.bootstrap_token.as_deref()).await.map_err(|e| e.to_string())?;
             let listener = tokio::net::TcpListener::bind(cli.server.listen)
                 .await

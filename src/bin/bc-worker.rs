@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions};
-use better_compute::reconcile::Worker;
+use better_compute::reconcile::{Worker, WorkerConfig};
 use better_compute::store::Store;
 use better_compute::{shutdown, telemetry};
 
@@ -15,9 +15,34 @@ use better_compute::{shutdown, telemetry};
 struct Cli {
     #[command(flatten)]
     database: DatabaseOptions,
-    /// How often an idle worker looks for due work, in milliseconds.
+    /// The longest an idle worker waits before looking for due work, in milliseconds (writes
+    /// wake it at once).
     #[arg(long, env = "BC_WORKER_TICK_MS", default_value_t = 1000)]
     tick_ms: u64,
+    /// How long a lease on an object lasts unless renewed, in milliseconds: a dead worker's
+    /// objects are taken over after this.
+    #[arg(long, env = "BC_WORKER_LEASE_MS", default_value_t = 30_000)]
+    lease_ms: u64,
+    /// Passes at once.
+    #[arg(long, env = "BC_WORKER_CONCURRENCY", default_value_t = 16)]
+    concurrency: usize,
+    /// Overrides every kind's interval while converging (default 30 s), in milliseconds.
+    #[arg(long, env = "BC_WORKER_CONVERGING_MS")]
+    converging_ms: Option<u64>,
+    /// Overrides every kind's interval once settled (default 5 min), in milliseconds.
+    #[arg(long, env = "BC_WORKER_SETTLED_MS")]
+    settled_ms: Option<u64>,
+    /// How often usage is metered, in milliseconds.
+    #[arg(long, env = "BC_WORKER_METERING_MS", default_value_t = 300_000)]
+    metering_ms: u64,
+    /// On SIGTERM, how long running passes may finish before their leases are released, in
+    /// milliseconds.
+    #[arg(long, env = "BC_WORKER_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    shutdown_grace_ms: u64,
+    /// Runs the built-in `noop` kind with passes this long, in milliseconds (tests and
+    /// benchmarks only).
+    #[arg(long, env = "BC_WORKER_NOOP_PASS_MS")]
+    noop_pass_ms: Option<u64>,
     #[command(flatten)]
     log: LogOptions,
     #[command(flatten)]
@@ -32,7 +57,18 @@ async fn run(cli: Cli) -> Result<(), String> {
     telemetry::init_logging(cli.log.log_format);
     let url = cli.database.require_url()?;
     let store = Store::connect(url, cli.database.database_max_connections).await.map_err(|e| e.to_string())?;
-    let worker = Worker::new(store.clone(), Duration::from_millis(cli.tick_ms));
+    let ms = Duration::from_millis;
+    let config = WorkerConfig {
+        tick: ms(cli.tick_ms),
+        lease: ms(cli.lease_ms),
+        concurrency: cli.concurrency,
+        converging: cli.converging_ms.map(ms),
+        settled: cli.settled_ms.map(ms),
+        metering_interval: ms(cli.metering_ms),
+        shutdown_grace: ms(cli.shutdown_grace_ms),
+        noop_pass: cli.noop_pass_ms.map(ms),
+    };
+    let worker = Worker::new(store.clone(), config);
     worker.run(shutdown::signal()).await.map_err(|e| e.to_string())?;
     store.close().await;
     Ok(())

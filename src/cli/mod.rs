@@ -1,6 +1,7 @@
 //! `bc`, the command-line client: one subcommand per resource, built on the generated tonic
 //! clients, printing JSON (the API's own mapping) or a table.
 
+mod identity;
 mod output;
 mod tenants;
 
@@ -57,6 +58,18 @@ pub enum Command {
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
+    /// Principals: operators, and a tenant's users and service accounts.
+    #[command(subcommand)]
+    Principals(identity::PrincipalsCommand),
+    /// API keys of principals.
+    #[command(subcommand)]
+    ApiKeys(identity::ApiKeysCommand),
+    /// Roles bound to principals.
+    #[command(subcommand)]
+    RoleBindings(identity::RoleBindingsCommand),
+    /// The audit trail of decisions on mutations.
+    #[command(subcommand)]
+    Audit(identity::AuditCommand),
     /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
     Openapi,
 }
@@ -118,6 +131,10 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     match &cli.command {
         Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
+        Command::Principals(command) => identity::principals(&cli, command).await,
+        Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
+        Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,
+        Command::Audit(command) => identity::audit(&cli, command).await,
         Command::Openapi => {
             let document = crate::api::openapi::document(crate::proto::descriptor_pool())?;
             println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value serializes"));

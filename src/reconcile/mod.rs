@@ -1,52 +1,57 @@
 //! The worker: runs the reconcilers that converge providers to the desired state.
 //!
-//! This is the runtime's shell: it checks the store is migrated, then idles until asked to
-//! stop. Leases, scheduling, wake-ups and the reconcilers themselves plug in here.
+//! Design: every object a reconciler looks after has a row in `work_items` (see
+//! `store::work`), written by its resource module in the same transaction as the resource. The
+//! [`Worker`] claims due rows with a lease, runs one pass per row through the kind's
+//! [`Reconciler`], renews the leases while passes run, and records what the pass said to do next:
+//! come back on the converging or settled interval, after a delay, never (the object is gone), or
+//! after a backoff for a failure. Passes are level-triggered: a pass re-reads everything it needs,
+//! so running one twice, or after a crash half way, is safe. Writes wake the worker at once
+//! (`NOTIFY` on Postgres, an in-process signal in one process); a tick catches the rest.
 
-use std::future::Future;
+mod metering;
+mod noop;
+mod outcome;
+mod runtime;
+mod wake;
+
+pub use metering::Metering;
+pub use noop::Noop;
+pub use outcome::{Backoff, Next, Outcome, Schedule};
+pub use runtime::{Worker, WorkerConfig};
+
 use std::time::Duration;
 
-use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{Store, WorkItem};
 
-/// The worker's runtime.
-#[derive(Debug, Clone)]
-pub struct Worker {
-    /// Where desired and observed state live.
-    store: Store,
-    /// How often an idle worker looks for due work.
-    tick: Duration,
+/// What a pass gets: its object's work item and the store.
+#[derive(Clone, Debug)]
+pub struct Pass {
+    /// The claimed item: kind, object id, attempts, last error, state.
+    pub item: WorkItem,
+    /// The store.
+    pub store: Store,
+    /// The id of the worker running the pass.
+    pub worker_id: String,
 }
 
-impl Worker {
-    /// A worker over `store`.
-    pub fn new(store: Store, tick: Duration) -> Self {
-        Self { store, tick }
+/// One kind of object the worker converges. A module writes only this.
+#[tonic::async_trait]
+pub trait Reconciler: Send + Sync + 'static {
+    /// The kind, as in `work_items.kind` (`kubernetes-cluster`).
+    fn kind(&self) -> &'static str;
+
+    /// Intervals and backoff; the defaults are the spec's (30 s converging, 5 min settled).
+    fn schedule(&self) -> Schedule {
+        Schedule::default()
     }
 
-    /// Refuses a store whose migrations are not all applied: a worker must not act on a schema
-    /// it does not know.
-    pub async fn check_store(&self) -> Result<()> {
-        let pending = self.store.pending_migrations().await?;
-        if pending.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::unavailable(format!("the database lacks migrations {pending:?}; run `bc-server migrate` first")))
-        }
+    /// How long an object may stay in `state` before it is reported stuck; `None` for states
+    /// that are not transient.
+    fn state_deadline(&self, _state: &str) -> Option<Duration> {
+        None
     }
 
-    /// Runs until `shutdown` resolves.
-    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
-        self.check_store().await?;
-        tracing::info!(tick_ms = self.tick.as_millis() as u64, "worker started");
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                () = &mut shutdown => break,
-                () = tokio::time::sleep(self.tick) => {}
-            }
-        }
-        tracing::info!("worker stopped");
-        Ok(())
-    }
+    /// Takes the next idempotent step for the object and says what to do next.
+    async fn reconcile(&self, pass: &Pass) -> Outcome;
 }

@@ -4,9 +4,10 @@
 use sha2::{Digest, Sha256};
 
 use super::{Caller, PrincipalKind, Service};
+use crate::authz::Binding;
 use crate::error::{Error, Result};
-use crate::ids::{ApiKeyId, PrincipalId};
-use crate::store::{NewApiKey, PrincipalRow, now_micros};
+use crate::ids::{ApiKeyId, PrincipalId, RoleBindingId};
+use crate::store::{NewApiKey, PrincipalRow, RoleBindingRow, now_micros};
 
 /// A parsed API key: its id and its secret.
 #[derive(Clone, PartialEq, Eq)]
@@ -90,10 +91,20 @@ impl Service {
         if key.expires_at.is_some_and(|expires| expires <= now) {
             return Err(Error::unauthenticated("this API key has expired"));
         }
+        if principal.deleted_at.is_some() {
+            return Err(Error::unauthenticated("the principal of this API key was deleted"));
+        }
         let kind = PrincipalKind::parse(&principal.kind).ok_or_else(|| {
             Error::internal(format!("principal {} has unknown kind {:?}", principal.id, principal.kind))
         })?;
-        Ok(Caller { principal_id: principal.id, kind, tenant_id: principal.tenant_id })
+        let bindings = self
+            .store
+            .role_binding_list_for_principal(&principal.id)
+            .await?
+            .into_iter()
+            .map(|b| Binding { role: b.role, scope_type: b.scope_type, scope_id: b.scope_id })
+            .collect();
+        Ok(Caller { principal_id: principal.id, kind, tenant_id: principal.tenant_id, bindings })
     }
 
     /// On a store with no keys, creates the operator principal and its key: `token` when given
@@ -114,6 +125,16 @@ impl Service {
             tenant_id: None,
             name: "operator".to_owned(),
             created_at: now_micros(),
+            deleted_at: None,
+        };
+        let admin = RoleBindingRow {
+            id: RoleBindingId::random().to_string(),
+            principal_id: principal.id.clone(),
+            role: "platform-admin".to_owned(),
+            scope_type: "platform".to_owned(),
+            scope_id: "platform".to_owned(),
+            tenant_id: None,
+            created_at: principal.created_at,
         };
         let key = NewApiKey {
             id: token.id.to_string(),
@@ -121,7 +142,7 @@ impl Service {
             description: "bootstrap operator key".to_owned(),
             expires_at: None,
         };
-        self.store.principal_create_with_key(&principal, &key).await?;
+        self.store.principal_create_with_key(&principal, &key, &[admin]).await?;
         Ok(BootstrapOutcome::Created(token))
     }
 }

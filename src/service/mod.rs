@@ -4,10 +4,19 @@
 //! calls a provider: reconcilers do that.
 
 mod api_keys;
+mod audit;
+mod authorize;
+mod events;
+mod principals;
+mod role_bindings;
 mod tenants;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
+pub use authorize::audited;
 
+use std::sync::{Arc, OnceLock};
+
+use crate::authz::{Authorizer, Binding};
 use crate::store::Store;
 
 /// Who is calling: the principal an API key acts as.
@@ -19,6 +28,8 @@ pub struct Caller {
     pub kind: PrincipalKind,
     /// The tenant of a tenant principal.
     pub tenant_id: Option<String>,
+    /// The roles the principal holds, read when the call was authenticated.
+    pub bindings: Vec<Binding>,
 }
 
 /// The kinds of principal.
@@ -67,12 +78,33 @@ pub struct Context {
 pub struct Service {
     /// Where the desired state is recorded.
     store: Store,
+    /// Decides every call and the secondary checks services make.
+    authorizer: Arc<Authorizer>,
 }
 
 impl Service {
-    /// Services over `store`.
+    /// Services over `store`, deciding with the built-in policies.
     pub fn new(store: Store) -> Self {
-        Self { store }
+        static BUILTIN: OnceLock<Arc<Authorizer>> = OnceLock::new();
+        let authorizer = BUILTIN
+            .get_or_init(|| {
+                let actions = crate::methods::MethodTable::from_pool(crate::proto::descriptor_pool()).action_specs();
+                Arc::new(Authorizer::new(&actions, &[]).expect("the built-in policies validate against the schema"))
+            })
+            .clone();
+        Self { store, authorizer }
+    }
+
+    /// Services over `store`, deciding with the built-in policies and the operator's `policies`
+    /// (file name, text); fails on a policy that does not parse or validate.
+    pub fn with_policies(store: Store, policies: &[(String, String)]) -> Result<Self, String> {
+        let actions = crate::methods::MethodTable::from_pool(crate::proto::descriptor_pool()).action_specs();
+        Ok(Self { store, authorizer: Arc::new(Authorizer::new(&actions, policies)?) })
+    }
+
+    /// The authorizer, for its schema.
+    pub fn authorizer(&self) -> &Authorizer {
+        &self.authorizer
     }
 
     /// The store, for the processes that wire services and reconcilers together.

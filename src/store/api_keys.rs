@@ -1,8 +1,9 @@
 //! Principals and their API keys in the store. Only the SHA-256 of a key's secret is kept.
 
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
-use super::{Store, conflict_on_unique};
+use super::{RoleBindingRow, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
 /// Someone who calls the API: an operator, a user or a service account.
@@ -18,6 +19,8 @@ pub struct PrincipalRow {
     pub name: String,
     /// Creation time (µs since the epoch).
     pub created_at: i64,
+    /// Deletion time, once deleted: its keys no longer work.
+    pub deleted_at: Option<i64>,
 }
 
 /// An API key as stored.
@@ -52,10 +55,42 @@ pub struct NewApiKey {
     pub expires_at: Option<i64>,
 }
 
+const PRINCIPAL_COLUMNS: &str = "id, kind, tenant_id, name, created_at, deleted_at";
+const KEY_COLUMNS: &str = "id, principal_id, secret_sha256, description, created_at, expires_at, revoked_at";
+
+fn principal_from_row(row: &AnyRow) -> Result<PrincipalRow> {
+    Ok(PrincipalRow {
+        id: row.try_get("id")?,
+        kind: row.try_get("kind")?,
+        tenant_id: row.try_get("tenant_id")?,
+        name: row.try_get("name")?,
+        created_at: row.try_get("created_at")?,
+        deleted_at: row.try_get("deleted_at")?,
+    })
+}
+
+fn key_from_row(row: &AnyRow) -> Result<ApiKeyRow> {
+    Ok(ApiKeyRow {
+        id: row.try_get("id")?,
+        principal_id: row.try_get("principal_id")?,
+        secret_sha256: row.try_get("secret_sha256")?,
+        description: row.try_get("description")?,
+        created_at: row.try_get("created_at")?,
+        expires_at: row.try_get("expires_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
 impl Store {
-    /// Creates a principal and its first key in one transaction.
-    pub async fn principal_create_with_key(&self, principal: &PrincipalRow, key: &NewApiKey) -> Result<()> {
+    /// Creates a principal.
+    pub async fn principal_create(&self, principal: &PrincipalRow) -> Result<()> {
         let mut txn = self.begin_write().await?;
+        self.principal_insert_in(&mut txn, principal).await?;
+        txn.commit().await?;
+        Ok(())
+    }
+
+    async fn principal_insert_in(&self, txn: &mut sqlx::AnyConnection, principal: &PrincipalRow) -> Result<()> {
         conflict_on_unique(
             sqlx::query("INSERT INTO principals (id, kind, tenant_id, name, created_at) VALUES ($1, $2, $3, $4, $5)")
                 .bind(&principal.id)
@@ -67,22 +102,140 @@ impl Store {
                 .await,
             || Error::conflict(format!("principal {:?} already exists", principal.id)),
         )?;
+        Ok(())
+    }
+
+    async fn api_key_insert_in(
+        &self,
+        txn: &mut sqlx::AnyConnection,
+        principal_id: &str,
+        key: &NewApiKey,
+        now: i64,
+    ) -> Result<()> {
         conflict_on_unique(
             sqlx::query(
                 "INSERT INTO api_keys (id, principal_id, secret_sha256, description, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+                 VALUES ($1, $2, $3, $4, $5, $6)",
             )
             .bind(&key.id)
-            .bind(&principal.id)
+            .bind(principal_id)
             .bind(&key.secret_sha256)
             .bind(&key.description)
-            .bind(principal.created_at)
+            .bind(now)
             .bind(key.expires_at)
             .execute(&mut *txn)
             .await,
             || Error::conflict(format!("API key {:?} already exists", key.id)),
         )?;
+        Ok(())
+    }
+
+    /// Creates a principal, its first key and its role bindings in one transaction.
+    pub async fn principal_create_with_key(
+        &self,
+        principal: &PrincipalRow,
+        key: &NewApiKey,
+        bindings: &[RoleBindingRow],
+    ) -> Result<()> {
+        let mut txn = self.begin_write().await?;
+        self.principal_insert_in(&mut txn, principal).await?;
+        self.api_key_insert_in(&mut txn, &principal.id, key, principal.created_at).await?;
+        for binding in bindings {
+            self.role_binding_insert_in(&mut txn, binding).await?;
+        }
         txn.commit().await?;
+        Ok(())
+    }
+
+    /// The principal with `id`, deleted or not.
+    pub async fn principal_fetch(&self, id: &str) -> Result<Option<PrincipalRow>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {PRINCIPAL_COLUMNS} FROM principals WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(principal_from_row).transpose()
+    }
+
+    /// The principals of `tenant` (operators when none), oldest first.
+    pub async fn principal_list(&self, tenant: Option<&str>, include_deleted: bool) -> Result<Vec<PrincipalRow>> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {PRINCIPAL_COLUMNS} FROM principals \
+             WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 OR deleted_at IS NULL) \
+             ORDER BY created_at, id"
+        )))
+        .bind(tenant)
+        .bind(include_deleted)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(principal_from_row).collect()
+    }
+
+    /// Marks a principal deleted, revokes its keys and removes its role bindings, in one
+    /// transaction. A deleted principal is returned unchanged.
+    pub async fn principal_delete(&self, id: &str, now: i64) -> Result<()> {
+        let mut txn = self.begin_write().await?;
+        let updated = sqlx::query("UPDATE principals SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL")
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+        if updated.rows_affected() > 0 {
+            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE principal_id = $1 AND revoked_at IS NULL")
+                .bind(id)
+                .bind(now)
+                .execute(&mut *txn)
+                .await?;
+            sqlx::query("DELETE FROM role_bindings WHERE principal_id = $1").bind(id).execute(&mut *txn).await?;
+            txn.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// Creates a key for an existing principal.
+    pub async fn api_key_create(&self, principal_id: &str, key: &NewApiKey, now: i64) -> Result<ApiKeyRow> {
+        let mut txn = self.begin_write().await?;
+        self.api_key_insert_in(&mut txn, principal_id, key, now).await?;
+        txn.commit().await?;
+        self.api_key_fetch(&key.id).await?.ok_or_else(|| Error::internal("a key vanished after its insert"))
+    }
+
+    /// The key with `id`.
+    pub async fn api_key_fetch(&self, id: &str) -> Result<Option<ApiKeyRow>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(key_from_row).transpose()
+    }
+
+    /// A principal's keys, oldest first.
+    pub async fn api_key_list(&self, principal_id: &str) -> Result<Vec<ApiKeyRow>> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE principal_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(principal_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(key_from_row).collect()
+    }
+
+    /// Revokes a key; a revoked key is left as it is.
+    pub async fn api_key_revoke(&self, id: &str, now: i64) -> Result<()> {
+        sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+            .bind(id)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Makes a key expire now (tests of expiry, and an operator's emergency stop).
+    pub async fn api_key_expire_now(&self, id: &str) -> Result<()> {
+        sqlx::query("UPDATE api_keys SET expires_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(super::now_micros())
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
@@ -91,32 +244,25 @@ impl Store {
         Ok(sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM api_keys").fetch_one(&self.pool).await?)
     }
 
-    /// The key with `id` and its principal, if the key exists.
+    /// The key with `id` and its principal, if the key exists: one query, as every call makes it.
     pub async fn api_key_fetch_with_principal(&self, id: &str) -> Result<Option<(ApiKeyRow, PrincipalRow)>> {
         let row = sqlx::query(
             "SELECT k.id, k.principal_id, k.secret_sha256, k.description, k.created_at, k.expires_at, k.revoked_at, \
-                    p.kind, p.tenant_id, p.name, p.created_at AS principal_created_at \
+                    p.kind, p.tenant_id, p.name, p.created_at AS principal_created_at, p.deleted_at \
              FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.id = $1",
         )
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let key = ApiKeyRow {
-            id: row.try_get("id")?,
-            principal_id: row.try_get("principal_id")?,
-            secret_sha256: row.try_get("secret_sha256")?,
-            description: row.try_get("description")?,
-            created_at: row.try_get("created_at")?,
-            expires_at: row.try_get("expires_at")?,
-            revoked_at: row.try_get("revoked_at")?,
-        };
+        let key = key_from_row(&row)?;
         let principal = PrincipalRow {
             id: key.principal_id.clone(),
             kind: row.try_get("kind")?,
             tenant_id: row.try_get("tenant_id")?,
             name: row.try_get("name")?,
             created_at: row.try_get("principal_created_at")?,
+            deleted_at: row.try_get("deleted_at")?,
         };
         Ok(Some((key, principal)))
     }

@@ -7,7 +7,13 @@
 //! backend because their DDL will differ as the schema grows.
 
 mod api_keys;
+mod authz;
+mod events;
+mod role_bindings;
+mod signals;
 mod tenants;
+mod usage;
+mod work;
 
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -17,7 +23,13 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{Any, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
 
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
+pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
+pub use events::{EventFilter, EventRow, NewEvent};
+pub use role_bindings::RoleBindingRow;
+pub use signals::{NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
+pub use usage::{HOUR_MICROS, UsageRow, hour_floor};
+pub use work::{KindStatus, StuckItem, WorkItem, WorkResult};
 
 use crate::error::{Error, Result};
 
@@ -44,8 +56,17 @@ impl Backend {
 }
 
 /// Migrations of each backend, embedded in the binary: (version, description, SQL).
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("migrations/postgres/0001_init.sql"))];
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("migrations/sqlite/0001_init.sql"))];
+/// Version 2 is the identity work's.
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("migrations/postgres/0001_init.sql")),
+    (2, "identity", include_str!("migrations/postgres/0002_identity.sql")),
+    (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
+];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
+    (2, "identity", include_str!("migrations/sqlite/0002_identity.sql")),
+    (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
+];
 
 /// The store shared by every service and reconciler.
 #[derive(Clone, Debug)]
@@ -54,6 +75,8 @@ pub struct Store {
     pool: AnyPool,
     /// Which database the pool talks to.
     backend: Backend,
+    /// In-process wake-ups of the worker and of event watchers, shared by every clone.
+    signals: Signals,
 }
 
 impl Store {
@@ -77,7 +100,7 @@ impl Store {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             sqlx::query("PRAGMA foreign_keys = ON").execute(&pool).await?;
         }
-        Ok(Store { pool, backend })
+        Ok(Store { pool, backend, signals: Signals::new(url) })
     }
 
     /// The backend this store runs on.
@@ -140,6 +163,19 @@ impl Store {
             Backend::Sqlite => "BEGIN IMMEDIATE",
         };
         Ok(self.pool.begin_with(statement).await?)
+    }
+
+    /// The in-process signals of this store (and of every clone of it).
+    pub fn signals(&self) -> &Signals {
+        &self.signals
+    }
+
+    /// Commits a transaction that wrote work items or events, then wakes whoever waits on them
+    /// in this process (other processes hear Postgres' `NOTIFY`, sent inside the transaction).
+    async fn commit_and_signal(&self, txn: Transaction<'static, Any>) -> Result<()> {
+        txn.commit().await?;
+        self.signals.wake_all();
+        Ok(())
     }
 
     /// Closes every connection.

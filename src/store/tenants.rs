@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, conflict_on_unique};
+use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
 /// A tenant as stored.
@@ -83,8 +83,20 @@ impl Store {
             },
         )?;
         let row = sqlx::query(SELECT_BY_ID).bind(&new.id).fetch_one(&mut *txn).await?;
-        txn.commit().await?;
-        tenant_from_row(&row)
+        let tenant = tenant_from_row(&row)?;
+        let authz = AuthzResourceRow {
+            resource_type: "platform-tenant".to_owned(),
+            resource_id: tenant.id.clone(),
+            tenant_id: Some(tenant.id.clone()),
+            project_id: None,
+            owner_id: None,
+            attributes: Default::default(),
+            created_at: new.now,
+        };
+        self.authz_resource_insert_in(&mut txn, &authz).await?;
+        self.event_append_in(&mut txn, &tenant_event("created", &tenant)).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(tenant)
     }
 
     /// The tenant with `id`, deleted or not.
@@ -125,8 +137,10 @@ impl Store {
         .bind(now)
         .fetch_one(&mut *txn)
         .await?;
-        txn.commit().await?;
-        tenant_from_row(&row)
+        let tenant = tenant_from_row(&row)?;
+        self.event_append_in(&mut txn, &tenant_event("updated", &tenant)).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(tenant)
     }
 
     /// Marks a tenant deleted; a deleted tenant is returned unchanged.
@@ -143,9 +157,27 @@ impl Store {
         let row = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&mut *txn).await?;
         let row = row.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))?;
         if updated.rows_affected() > 0 {
-            txn.commit().await?;
+            self.event_append_in(&mut txn, &tenant_event("deleted", &row)).await?;
+            self.commit_and_signal(txn).await?;
         }
         Ok(row)
+    }
+}
+
+/// The outbox event of a change to `tenant`: `platform.tenant.<change>`.
+fn tenant_event(change: &str, tenant: &TenantRow) -> NewEvent {
+    NewEvent {
+        source: "/platform/tenants".to_owned(),
+        event_type: format!("platform.tenant.{change}"),
+        subject: tenant.id.clone(),
+        tenant_id: tenant.id.clone(),
+        time: tenant.updated_at,
+        data: serde_json::json!({
+            "id": tenant.id,
+            "displayName": tenant.display_name,
+            "state": tenant.state,
+            "version": tenant.version,
+        }),
     }
 }
 

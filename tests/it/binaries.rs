@@ -97,6 +97,30 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
     for key in ["tenants", "pools", "fakecloud"] {
         assert!(file.get(key).is_some(), "dev.json has {key}: {file}");
     }
+    // The demo tenants' admin and viewer keys work, each within its tenant and role.
+    let tenants = file["tenants"].as_array().unwrap();
+    let ids: Vec<&str> = tenants.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["acme", "globex"]);
+    let acme_admin = tenants[0]["token"].as_str().unwrap();
+    let acme_viewer = tenants[0]["viewerToken"].as_str().unwrap();
+    let status_of = |token: &str, path: &str, body: &str| {
+        curl(&[
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            &format!("{endpoint}{path}"),
+            "-H",
+            &format!("Authorization: Bearer {token}"),
+            "-d",
+            body,
+        ])
+    };
+    assert_eq!(status_of(acme_admin, "/api/platform/principals/list", r#"{"tenantId":"acme"}"#), "200");
+    assert_eq!(status_of(acme_viewer, "/api/platform/principals/list", r#"{"tenantId":"acme"}"#), "403");
+    assert_eq!(status_of(acme_viewer, "/api/compute/events/list", r#"{"tenantId":"acme"}"#), "200");
+    assert_eq!(status_of(acme_admin, "/api/compute/events/list", r#"{"tenantId":"globex"}"#), "403");
 
     // curl on the JSON path.
     let auth = format!("Authorization: Bearer {token}");
@@ -131,7 +155,7 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
         run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "-o", "json", "tenants", "list"]));
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let ids: Vec<&str> = listed["tenants"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["curlco", "pyco"]);
+    assert_eq!(ids, ["acme", "globex", "curlco", "pyco"]);
     let table = run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "tenants", "get", "pyco"]));
     let table = String::from_utf8(table.stdout).unwrap();
     assert!(table.starts_with("ID") && table.contains("pyco") && table.contains("From Python"), "{table}");
@@ -144,6 +168,7 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
     assert!(dev.terminate().success(), "bc dev exits cleanly on SIGTERM");
     let (_dev, file) = start_dev(dir.path());
     assert_eq!(file["adminToken"].as_str(), Some(token.as_str()));
+    assert_eq!(file["tenants"], serde_json::Value::Array(tenants.clone()), "the demo keys are kept");
     let endpoint = file["endpoint"].as_str().unwrap();
     let read =
         curl(&["-s", &format!("{endpoint}/api/platform/tenants/get"), "-H", &auth, "-d", r#"{"tenantId":"curlco"}"#]);
@@ -188,11 +213,18 @@ async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_an
     .unwrap();
     let token = format!("bck_{}.{}", "1".repeat(26), "s3cret".repeat(4));
     let log = dir.path().join("server.log");
+    let freeze = dir.path().join("freeze.cedar");
+    std::fs::write(
+        &freeze,
+        "@id(\"no-tenant-deletes\")\nforbid (principal, action == BetterCompute::Action::\"platform:tenants:delete\", resource);\n",
+    )
+    .unwrap();
     let server = Running(
         Command::new(BC_SERVER)
             .arg("--config")
             .arg(&config)
             .env("BC_BOOTSTRAP_TOKEN", &token)
+            .env("BC_POLICY_FILES", &freeze)
             .env_remove("BC_DATABASE_URL")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -217,6 +249,10 @@ async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_an
         r#"{"id":"pgco"}"#,
     ]);
     assert!(created.contains("\"pgco\""), "{created}");
+    // The operator's policy file forbids what the built-in ones allow.
+    let refused =
+        curl(&["-s", &format!("{endpoint}/api/platform/tenants/delete"), "-H", &auth, "-d", r#"{"tenantId":"pgco"}"#]);
+    assert!(refused.contains("ACCESS_DENIED"), "{refused}");
     assert!(server.terminate().success());
 
     // JSON logs carry the request id of each call, and never the token's secret.

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use better_compute::cli::{AuthedChannel, BearerToken};
-use better_compute::service::{BootstrapOutcome, Service};
-use better_compute::store::{Backend, Store};
+use better_compute::service::{ApiKeyToken, BootstrapOutcome, Service};
+use better_compute::store::{Backend, NewApiKey, PrincipalRow, RoleBindingRow, Store, now_micros};
 use serde_json::Value;
 use sqlx::Connection;
 use tokio::task::JoinHandle;
@@ -178,6 +178,40 @@ impl Drop for TestServer {
             let _ = stop.send(());
         }
     }
+}
+
+/// A user of `tenant` holding `role` there (none when empty), with an API key; returns the
+/// bearer token.
+pub async fn tenant_principal(store: &Store, tenant: &str, role: &str) -> String {
+    let token = ApiKeyToken::generate();
+    let principal = PrincipalRow {
+        id: better_compute::ids::PrincipalId::random().to_string(),
+        kind: "user".to_owned(),
+        tenant_id: Some(tenant.to_owned()),
+        name: format!("{tenant} {role}"),
+        created_at: now_micros(),
+        deleted_at: None,
+    };
+    let bindings: Vec<RoleBindingRow> = (!role.is_empty())
+        .then(|| RoleBindingRow {
+            id: better_compute::ids::RoleBindingId::random().to_string(),
+            principal_id: principal.id.clone(),
+            role: role.to_owned(),
+            scope_type: "tenant".to_owned(),
+            scope_id: tenant.to_owned(),
+            tenant_id: Some(tenant.to_owned()),
+            created_at: now_micros(),
+        })
+        .into_iter()
+        .collect();
+    let key = NewApiKey {
+        id: token.id.as_str().to_owned(),
+        secret_sha256: token.secret_sha256(),
+        description: "test".to_owned(),
+        expires_at: None,
+    };
+    store.principal_create_with_key(&principal, &key, &bindings).await.unwrap();
+    token.reveal()
 }
 
 /// The code string and details of a failed gRPC call.

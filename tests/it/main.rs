@@ -3,9 +3,11 @@
 
 mod harness;
 
+mod authz;
 mod binaries;
 mod clients;
 mod grpc;
 mod json_api;
 mod provider;
 mod store_conformance;
+mod worker;

@@ -24,7 +24,9 @@ fn new_tenant(id: &str, now: i64) -> NewTenant {
 async fn migrations_apply_once_and_leave_nothing_pending(backend: Backend) {
     let db = TestDb::new(backend).await;
     let store = better_compute::store::Store::connect(&db.url, 4).await.unwrap();
-    assert_eq!(store.pending_migrations().await.unwrap(), vec![1], "a new database lacks every migration");
+    let pending = store.pending_migrations().await.unwrap();
+    assert_eq!(pending.first(), Some(&1), "a new database lacks every migration: {pending:?}");
+    assert!(pending.windows(2).all(|pair| pair[0] < pair[1]), "{pending:?}");
     store.migrate().await.unwrap();
     assert!(store.pending_migrations().await.unwrap().is_empty());
     store.migrate().await.unwrap();
@@ -130,6 +132,7 @@ async fn api_keys_are_found_with_their_principal(backend: Backend) {
         tenant_id: None,
         name: "ops".to_owned(),
         created_at: 7,
+        deleted_at: None,
     };
     let key = NewApiKey {
         id: "bck_00000000000000000000000001".to_owned(),
@@ -137,13 +140,13 @@ async fn api_keys_are_found_with_their_principal(backend: Backend) {
         description: "test".to_owned(),
         expires_at: Some(99),
     };
-    store.principal_create_with_key(&principal, &key).await.unwrap();
+    store.principal_create_with_key(&principal, &key, &[]).await.unwrap();
     assert_eq!(store.api_key_count().await.unwrap(), 1);
     let (found, owner) = store.api_key_fetch_with_principal(&key.id).await.unwrap().unwrap();
     assert_eq!(owner, principal);
     assert_eq!((found.secret_sha256, found.expires_at, found.revoked_at), (key.secret_sha256.clone(), Some(99), None));
     assert!(store.api_key_fetch_with_principal("bck_0000000000000000000000000z").await.unwrap().is_none());
-    let error = store.principal_create_with_key(&principal, &key).await.unwrap_err();
+    let error = store.principal_create_with_key(&principal, &key, &[]).await.unwrap_err();
     assert_eq!(error.code, Code::Conflict);
     assert_eq!(store.api_key_count().await.unwrap(), 1, "a refused create writes nothing");
 }

@@ -68,6 +68,9 @@ def retries():
 def main():
     endpoint, token, tenant_id = sys.argv[1:4]
     with Client(endpoint, token) as client:
+        # Every service of proto/ is on the client, named after it.
+        for service in ("tenants", "api_keys", "principals", "role_bindings", "audit", "events", "usage"):
+            assert callable(getattr(getattr(client, service), "List")), service
         created = client.tenants.Create(tenants_pb2.CreateTenantRequest(id=tenant_id, display_name="Python client"))
         read = client.tenants.Get(tenants_pb2.GetTenantRequest(tenant_id=tenant_id))
         assert read == created, (read, created)

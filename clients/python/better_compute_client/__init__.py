@@ -19,7 +19,7 @@ from google.protobuf import json_format, struct_pb2
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from better_compute_client.gen.bettercompute.platform.v1 import tenants_pb2_grpc
+from better_compute_client.gen.services import STUBS
 
 __all__ = ["ApiError", "Client"]
 
@@ -79,8 +79,8 @@ class Client:
     """A connection to the API at ``endpoint`` (``host:port``, or ``http://``/``https://`` URL),
     calling as ``token`` (``bck_<id>.<secret>``).
 
-    Each service is an attribute (``client.tenants``) whose methods take the request message
-    and return the response message. A call answered ``UNAVAILABLE`` is tried again up to
+    Each service is an attribute named after it (``client.tenants``, ``client.api_keys``, ...)
+    whose methods take the request message and return the response message. A call answered ``UNAVAILABLE`` is tried again up to
     ``retries`` times, waiting ``backoff`` seconds and doubling; any failure raises ``ApiError``.
     """
 
@@ -94,7 +94,8 @@ class Client:
         self._retries = retries
         self._backoff = backoff
         self._timeout = timeout
-        self.tenants = self.service(tenants_pb2_grpc.TenantsStub)
+        for attribute, stub_class in STUBS.items():
+            setattr(self, attribute, self.service(stub_class))
 
     def service(self, stub_class):
         """A service of the API by its generated stub class, wrapped like ``client.tenants``."""
@@ -110,6 +111,10 @@ class Client:
         self.close()
 
     def _call(self, method, request, timeout):
+        if isinstance(method, (grpc.UnaryStreamMultiCallable, grpc.StreamStreamMultiCallable)):
+            # A stream (Events.Watch) runs until the caller stops reading: no default deadline and
+            # no retry (the caller resumes from its last cursor); its errors are ApiError too.
+            return _stream(method(request, metadata=self._metadata, timeout=timeout))
         attempt = 0
         while True:
             try:
@@ -120,6 +125,13 @@ class Client:
                     attempt += 1
                     continue
                 raise ApiError.from_rpc_error(error) from None
+
+
+def _stream(responses):
+    try:
+        yield from responses
+    except grpc.RpcError as error:
+        raise ApiError.from_rpc_error(error) from None
 
 
 class _Service:

@@ -12,9 +12,10 @@ import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import type { DescService, JsonObject } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
 import { StructSchema } from "@bufbuild/protobuf/wkt";
-import { Tenants } from "./gen/bettercompute/platform/v1/tenants_pb.js";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
+import { services } from "./services.js";
 
+export { services } from "./services.js";
 export * as tenants from "./gen/bettercompute/platform/v1/tenants_pb.js";
 
 /** The API's code string of a status that carries none (one the transport made), as the server maps them. */
@@ -96,39 +97,57 @@ export function interceptors(token: string, options: ClientOptions = {}): Interc
   return [retry, bearer];
 }
 
+/** A client of each service of the API, by property name (`tenants`, `apiKeys`, ...). */
+export type ServiceClients = { readonly [K in keyof typeof services]: ServiceClient<(typeof services)[K]> };
+
 /**
  * A connection to the API at `endpoint` (`http://127.0.0.1:8080`) calling as `token`
- * (`bck_<id>.<secret>`). Each service is a property (`client.tenants`) whose methods take the
- * request fields and resolve to the response message, or reject with an ApiError.
+ * (`bck_<id>.<secret>`). Each service is a property (`client.tenants`, `client.apiKeys`, ...)
+ * whose methods take the request fields and resolve to the response message, or reject with an
+ * ApiError; a server stream (`client.events.watch`) is an async iterable.
  */
+export interface Client extends ServiceClients {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Client {
   readonly transport: Transport;
-  readonly tenants: ServiceClient<typeof Tenants>;
 
   constructor(endpoint: string, token: string, options: ClientOptions = {}) {
     const chain = interceptors(token, options);
     this.transport = options.transport
       ? options.transport(chain)
       : createGrpcWebTransport({ baseUrl: endpoint, interceptors: chain });
-    this.tenants = this.service(Tenants);
+    for (const [property, descriptor] of Object.entries(services)) {
+      Object.defineProperty(this, property, { value: this.service(descriptor), enumerable: true });
+    }
   }
 
   /** A service of the API by its generated descriptor, wrapped like `client.tenants`. */
   service<S extends DescService>(descriptor: S): ServiceClient<S> {
     const client = createClient(descriptor, this.transport) as Record<string, unknown>;
     // Connect turns whatever an interceptor throws into a ConnectError, so the ApiError is made
-    // here, around each method. Unary methods return promises; streams are passed through.
+    // here, around each method: unary methods return promises, server streams async iterables.
     const wrapped: Record<string, unknown> = {};
     for (const [name, method] of Object.entries(client)) {
       wrapped[name] = (...args: unknown[]) => {
         const result = (method as (...a: unknown[]) => unknown)(...args);
-        return result instanceof Promise
-          ? result.catch((error: unknown) => {
-              throw ApiError.from(error);
-            })
-          : result;
+        if (result instanceof Promise) {
+          return result.catch((error: unknown) => {
+            throw ApiError.from(error);
+          });
+        }
+        return apiErrors(result as AsyncIterable<unknown>);
       };
     }
     return wrapped as ServiceClient<S>;
+  }
+}
+
+/** A server stream whose errors are ApiError. */
+async function* apiErrors<T>(stream: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* stream;
+  } catch (error) {
+    throw ApiError.from(error);
   }
 }

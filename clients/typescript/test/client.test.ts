@@ -27,6 +27,10 @@ async function rejection(promise: Promise<unknown>, code: string): Promise<ApiEr
 
 test("creates a tenant and reads it back over gRPC-web", async () => {
   const client = new Client(env("BC_ENDPOINT"), env("BC_TOKEN"));
+  // Every service of proto/ is on the client, named after it.
+  for (const service of ["tenants", "apiKeys", "principals", "roleBindings", "audit", "events", "usage"] as const) {
+    assert.equal(typeof client[service].list, "function", service);
+  }
   const id = env("BC_TENANT");
   const created = await client.tenants.create({ id, displayName: "TypeScript client" });
   const read = await client.tenants.get({ tenantId: id });

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/options/v1/options.proto.
  */
 export const file_bettercompute_options_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("CiZiZXR0ZXJjb21wdXRlL29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxIYYmV0dGVyY29tcHV0ZS5vcHRpb25zLnYxIkQKDUF1dGhvcml6YXRpb24SEgoKcGVybWlzc2lvbhgBIAEoCRIQCghyZXNvdXJjZRgCIAEoCRINCgVpdGVtcxgDIAEoCDpvCg1hdXRob3JpemF0aW9uEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYuY4DIAEoCzInLmJldHRlcmNvbXB1dGUub3B0aW9ucy52MS5BdXRob3JpemF0aW9uUg1hdXRob3JpemF0aW9uYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("CiZiZXR0ZXJjb21wdXRlL29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxIYYmV0dGVyY29tcHV0ZS5vcHRpb25zLnYxImwKDUF1dGhvcml6YXRpb24SEgoKcGVybWlzc2lvbhgBIAEoCRIQCghyZXNvdXJjZRgCIAEoCRINCgVpdGVtcxgDIAEoCBIQCghpZF9maWVsZBgEIAEoCRIUCgx0ZW5hbnRfZmllbGQYBSABKAk6bwoNYXV0aG9yaXphdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAsyJy5iZXR0ZXJjb21wdXRlLm9wdGlvbnMudjEuQXV0aG9yaXphdGlvblINYXV0aG9yaXphdGlvbmIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * How a method is authorized: the permission that is decided and the resource type it is
@@ -45,6 +45,22 @@ export type Authorization = Message<"bettercompute.options.v1.Authorization"> & 
    * @generated from field: bool items = 3;
    */
   items: boolean;
+
+  /**
+   * The request field holding the id of the resource decided on (`cluster_id`); empty when the
+   * call creates it (its id is not known yet) or decides on the tenant.
+   *
+   * @generated from field: string id_field = 4;
+   */
+  idField: string;
+
+  /**
+   * The request field holding the tenant the resource is under; `tenant_id` when empty. A
+   * method of the operator's catalog that is not under a tenant names none: `-`.
+   *
+   * @generated from field: string tenant_field = 5;
+   */
+  tenantField: string;
 };
 
 /**

@@ -1,10 +1,13 @@
 //! The method table: every method of the API, read from the descriptors with its gRPC path,
-//! its documented JSON path (`google.api.http`) and its authorization option.
+//! its documented JSON path (`google.api.http`) and its authorization option. The API layer
+//! routes and authorizes by it; the authorizer derives its Cedar schema from it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use prost_reflect::{DescriptorPool, MethodDescriptor, Value};
+use prost_reflect::{DescriptorPool, Kind, MethodDescriptor, Value};
+
+use crate::authz::{ActionSpec, AttributeKind};
 
 use crate::proto::bettercompute::options::v1::Authorization;
 
@@ -87,6 +90,41 @@ impl MethodTable {
     /// Every method, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Method>> {
         self.by_grpc_path.values()
+    }
+
+    /// What the authorizer's schema is made of: each method's permission on its resource type,
+    /// with the scalar fields of its request as the resource's attributes.
+    pub fn action_specs(&self) -> Vec<ActionSpec> {
+        let mut specs: Vec<ActionSpec> = self
+            .iter()
+            .filter_map(|method| {
+                let authorization = method.authorization.as_ref()?;
+                let attributes = method
+                    .descriptor
+                    .input()
+                    .fields()
+                    .filter(|field| !field.is_list() && !field.is_map())
+                    .filter_map(|field| {
+                        let kind = match field.kind() {
+                            Kind::String => AttributeKind::String,
+                            Kind::Bool => AttributeKind::Bool,
+                            Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Sint32 | Kind::Sint64 => {
+                                AttributeKind::Long
+                            }
+                            _ => return None,
+                        };
+                        Some((field.json_name().to_owned(), kind))
+                    })
+                    .collect();
+                Some(ActionSpec {
+                    permission: authorization.permission.clone(),
+                    resource_type: authorization.resource.clone(),
+                    attributes,
+                })
+            })
+            .collect();
+        specs.sort_by(|a, b| (&a.permission, &a.resource_type).cmp(&(&b.permission, &b.resource_type)));
+        specs
     }
 }
 

@@ -1,0 +1,48 @@
+//! `bettercompute.platform.v1.Audit`: the audit trail, for operators.
+
+use tonic::{Request, Response, Status};
+
+use super::{context, timestamp};
+use crate::proto::platform::{AuditEvent, ListAuditEventsRequest, ListAuditEventsResponse, audit_server};
+use crate::service::Service;
+
+/// The gRPC service of the audit trail.
+#[derive(Debug)]
+pub struct AuditApi {
+    service: Service,
+}
+
+impl AuditApi {
+    /// The server over `service`.
+    pub fn server(service: Service) -> audit_server::AuditServer<Self> {
+        audit_server::AuditServer::new(Self { service })
+    }
+}
+
+#[tonic::async_trait]
+impl audit_server::Audit for AuditApi {
+    async fn list(
+        &self,
+        request: Request<ListAuditEventsRequest>,
+    ) -> Result<Response<ListAuditEventsResponse>, Status> {
+        let ctx = context(&request)?;
+        let rows = self.service.audit_list(&ctx, request.into_inner()).await?;
+        let audit_events = rows
+            .into_iter()
+            .map(|row| AuditEvent {
+                seq: row.seq,
+                time: Some(timestamp(row.time)),
+                principal_id: row.principal_id,
+                method: row.method,
+                permission: row.permission,
+                resource_type: row.resource_type,
+                resource_id: row.resource_id,
+                tenant_id: row.tenant_id,
+                decision: row.decision,
+                policies: row.policies,
+                request_id: row.request_id,
+            })
+            .collect();
+        Ok(Response::new(ListAuditEventsResponse { audit_events }))
+    }
+}

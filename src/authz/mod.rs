@@ -1,0 +1,343 @@
+//! Authorization: Cedar decisions of `permission @ resource` for a caller.
+//!
+//! The schema is generated from the API's descriptors ([`schema`]); the built-in policies ship in
+//! `policies/builtin.cedar` and an operator adds files of their own. A decision is built from
+//! what the store knows: the caller's role bindings become membership of the `admins`,
+//! `editors` and `viewers` sets of the platform, tenant, project or resource they are bound
+//! at; the resource's authorization row gives its owner and attributes.
+
+pub mod schema;
+
+use std::collections::{HashMap, HashSet};
+use std::str::FromStr;
+
+use cedar_policy::{
+    Authorizer as CedarAuthorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName,
+    EntityUid, PolicySet, Request, RestrictedExpression, Schema, ValidationMode, Validator,
+};
+use serde_json::Value;
+
+pub use schema::{ActionSpec, AttributeKind};
+
+/// The built-in policies.
+pub const BUILTIN_POLICIES: &str = include_str!("policies/builtin.cedar");
+
+const NAMESPACE: &str = "BetterCompute";
+
+/// A role a principal holds at a scope, as a decision needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// `platform-admin`, `admin`, `editor` or `viewer`.
+    pub role: String,
+    /// `platform`, `tenant`, `project` or `resource`.
+    pub scope_type: String,
+    /// The platform (`platform`), tenant, project or resource id.
+    pub scope_id: String,
+}
+
+/// Who asks.
+#[derive(Clone, Debug)]
+pub struct Subject<'a> {
+    /// The principal's id.
+    pub principal_id: &'a str,
+    /// `operator`, `user` or `service-account`.
+    pub kind: &'a str,
+    /// The principal's tenant.
+    pub tenant_id: Option<&'a str>,
+    /// Its role bindings.
+    pub bindings: &'a [Binding],
+}
+
+/// What is asked about.
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    /// `compute-kubernetes-cluster`.
+    pub resource_type: String,
+    /// Its id; empty for one being created.
+    pub id: String,
+    /// Its tenant.
+    pub tenant_id: Option<String>,
+    /// Its project.
+    pub project_id: Option<String>,
+    /// Its owner.
+    pub owner_id: Option<String>,
+    /// Its attributes (JSON names).
+    pub attributes: serde_json::Map<String, Value>,
+}
+
+/// The outcome of a decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Whether the call may go on.
+    pub allowed: bool,
+    /// The `@id` of each policy that decided.
+    pub policies: Vec<String>,
+}
+
+/// Decides with the schema and policies it was built with.
+#[derive(Debug)]
+pub struct Authorizer {
+    /// The generated schema: entities are checked against it, and it carries the action groups.
+    schema: Schema,
+    /// The request attributes each resource entity type declares.
+    declared: HashMap<String, HashSet<String>>,
+    /// The generated schema's text, for operators writing policies.
+    schema_text: String,
+    /// Built-in and operator policies.
+    policies: PolicySet,
+}
+
+impl Authorizer {
+    /// An authorizer for `actions`, with the built-in policies and `extra` policy texts (name,
+    /// text). Every policy must parse and validate against the schema.
+    pub fn new(actions: &[ActionSpec], extra: &[(String, String)]) -> Result<Self, String> {
+        let schema_text = schema::cedar_schema(actions);
+        let (schema, _warnings) = Schema::from_cedarschema_str(&schema_text)
+            .map_err(|error| format!("the generated Cedar schema: {error}"))?;
+        let mut text = BUILTIN_POLICIES.to_owned();
+        for (name, policy) in extra {
+            PolicySet::from_str(policy).map_err(|error| format!("policy file {name}: {error}"))?;
+            text.push('\n');
+            text.push_str(policy);
+        }
+        let policies = PolicySet::from_str(&text).map_err(|error| format!("policies: {error}"))?;
+        let validation = Validator::new(schema.clone()).validate(&policies, ValidationMode::Strict);
+        if !validation.validation_passed() {
+            let errors: Vec<String> = validation.validation_errors().map(|e| e.to_string()).collect();
+            return Err(format!("policies do not validate against the schema: {}", errors.join("; ")));
+        }
+        let mut declared: HashMap<String, HashSet<String>> = HashMap::new();
+        for action in actions {
+            declared
+                .entry(schema::entity_type_of(&action.resource_type))
+                .or_default()
+                .extend(action.attributes.iter().map(|(name, _)| name.clone()));
+        }
+        Ok(Self { schema, declared, schema_text, policies })
+    }
+
+    /// The generated schema, in Cedar's schema syntax.
+    pub fn schema_text(&self) -> &str {
+        &self.schema_text
+    }
+
+    /// Decides whether `subject` may `permission` on `target`.
+    pub fn decide(&self, subject: &Subject<'_>, permission: &str, target: &Target) -> Decision {
+        match self.try_decide(subject, permission, target) {
+            Ok(decision) => decision,
+            Err(error) => {
+                tracing::error!(%error, permission, resource_type = %target.resource_type, "a decision could not be built");
+                Decision { allowed: false, policies: vec!["error".to_owned()] }
+            }
+        }
+    }
+
+    fn try_decide(&self, subject: &Subject<'_>, permission: &str, target: &Target) -> Result<Decision, String> {
+        let principal = uid("Principal", subject.principal_id)?;
+        let in_role = |role: &str, scope_type: &str, scope_id: &str| {
+            subject.bindings.iter().any(|b| b.role == role && b.scope_type == scope_type && b.scope_id == scope_id)
+        };
+        let members = |role: &str, scope_type: &str, scope_id: &str| {
+            let members: Vec<RestrictedExpression> = if in_role(role, scope_type, scope_id) {
+                vec![RestrictedExpression::new_entity_uid(principal.clone())]
+            } else {
+                Vec::new()
+            };
+            RestrictedExpression::new_set(members)
+        };
+        let roles_of = |scope_type: &str, scope_id: &str| -> HashMap<String, RestrictedExpression> {
+            HashMap::from([
+                ("admins".to_owned(), members("admin", scope_type, scope_id)),
+                ("editors".to_owned(), members("editor", scope_type, scope_id)),
+                ("viewers".to_owned(), members("viewer", scope_type, scope_id)),
+            ])
+        };
+
+        let platform = uid("Platform", "platform")?;
+        let mut entities = vec![entity(
+            platform.clone(),
+            HashMap::from([("admins".to_owned(), members("platform-admin", "platform", "platform"))]),
+            HashSet::new(),
+        )?];
+
+        let mut principal_attrs =
+            HashMap::from([("kind".to_owned(), RestrictedExpression::new_string(subject.kind.to_owned()))]);
+        let mut tenants = Vec::new();
+        if let Some(tenant) = subject.tenant_id {
+            principal_attrs.insert("tenant".to_owned(), RestrictedExpression::new_entity_uid(uid("Tenant", tenant)?));
+            tenants.push(tenant.to_owned());
+        }
+        entities.push(entity(principal.clone(), principal_attrs, HashSet::new())?);
+
+        let resource_entity_type = schema::entity_type_of(&target.resource_type);
+        let resource = uid(&resource_entity_type, if target.id.is_empty() { "new" } else { &target.id })?;
+        let mut attrs: HashMap<String, RestrictedExpression> = HashMap::new();
+        let mut parents = HashSet::from([platform.clone()]);
+        if let Some(tenant) = &target.tenant_id {
+            let tenant_uid = uid("Tenant", tenant)?;
+            attrs.insert("tenant".to_owned(), RestrictedExpression::new_entity_uid(tenant_uid.clone()));
+            parents.insert(tenant_uid);
+            tenants.push(tenant.clone());
+        }
+        for tenant in tenants.iter().collect::<HashSet<_>>() {
+            entities.push(entity(
+                uid("Tenant", tenant)?,
+                roles_of("tenant", tenant),
+                HashSet::from([platform.clone()]),
+            )?);
+        }
+        if let Some(project) = &target.project_id {
+            let project_uid = uid("Project", project)?;
+            attrs.insert("project".to_owned(), RestrictedExpression::new_entity_uid(project_uid.clone()));
+            parents.insert(project_uid.clone());
+            let project_parents = match &target.tenant_id {
+                Some(tenant) => HashSet::from([uid("Tenant", tenant)?]),
+                None => HashSet::new(),
+            };
+            entities.push(entity(project_uid, roles_of("project", project), project_parents)?);
+        }
+        if resource_entity_type != "Platform" {
+            if let Some(owner) = &target.owner_id {
+                attrs.insert("owner".to_owned(), RestrictedExpression::new_entity_uid(uid("Principal", owner)?));
+            }
+            attrs.extend(roles_of("resource", &target.id));
+            let declared = self.declared.get(&resource_entity_type);
+            for (name, value) in &target.attributes {
+                if schema::RESERVED_ATTRIBUTES.contains(&name.as_str()) || !declared.is_some_and(|d| d.contains(name)) {
+                    continue;
+                }
+                let expression = match value {
+                    Value::String(s) => RestrictedExpression::new_string(s.clone()),
+                    Value::Bool(b) => RestrictedExpression::new_bool(*b),
+                    Value::Number(n) if n.is_i64() => RestrictedExpression::new_long(n.as_i64().unwrap_or_default()),
+                    _ => continue,
+                };
+                attrs.insert(name.clone(), expression);
+            }
+            entities.push(entity(resource.clone(), attrs, parents)?);
+        }
+
+        // With the schema, the entities carry the action groups the policies grant.
+        let entities = Entities::from_entities(entities, Some(&self.schema)).map_err(|e| e.to_string())?;
+        let action = uid("Action", permission)?;
+        let request = Request::new(principal, action, resource, Context::empty(), None).map_err(|e| e.to_string())?;
+        let response = CedarAuthorizer::new().is_authorized(&request, &self.policies, &entities);
+        let errors: Vec<String> = response.diagnostics().errors().map(|e| e.to_string()).collect();
+        if !errors.is_empty() {
+            tracing::warn!(?errors, permission, "policies failed to evaluate");
+        }
+        let policies = response
+            .diagnostics()
+            .reason()
+            .map(|id| self.policies.annotation(id, "id").map(str::to_owned).unwrap_or_else(|| id.to_string()))
+            .collect();
+        Ok(Decision { allowed: response.decision() == CedarDecision::Allow, policies })
+    }
+}
+
+fn uid(entity_type: &str, id: &str) -> Result<EntityUid, String> {
+    let name = EntityTypeName::from_str(&format!("{NAMESPACE}::{entity_type}")).map_err(|e| e.to_string())?;
+    Ok(EntityUid::from_type_name_and_id(name, EntityId::new(id)))
+}
+
+fn entity(
+    uid: EntityUid,
+    attrs: HashMap<String, RestrictedExpression>,
+    parents: HashSet<EntityUid>,
+) -> Result<Entity, String> {
+    Entity::new(uid, attrs, parents).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::MethodTable;
+    use crate::proto::descriptor_pool;
+
+    fn authorizer() -> Authorizer {
+        Authorizer::new(&MethodTable::from_pool(descriptor_pool()).action_specs(), &[]).unwrap()
+    }
+
+    fn binding(role: &str, scope_type: &str, scope_id: &str) -> Binding {
+        Binding { role: role.into(), scope_type: scope_type.into(), scope_id: scope_id.into() }
+    }
+
+    fn target(resource_type: &str, id: &str, tenant: Option<&str>) -> Target {
+        Target {
+            resource_type: resource_type.into(),
+            id: id.into(),
+            tenant_id: tenant.map(Into::into),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_built_in_policies_validate_against_the_generated_schema() {
+        let authorizer = authorizer();
+        assert!(authorizer.schema_text().contains("entity PlatformTenant"), "{}", authorizer.schema_text());
+        assert!(authorizer.schema_text().contains("action \"platform:tenants:create\""));
+    }
+
+    #[test]
+    fn roles_grant_what_their_scope_covers_and_nothing_else() {
+        let authorizer = authorizer();
+        let admin_bindings = [binding("platform-admin", "platform", "platform")];
+        let operator = Subject { principal_id: "prn_op", kind: "operator", tenant_id: None, bindings: &admin_bindings };
+        let decision =
+            authorizer.decide(&operator, "platform:tenants:create", &target("platform-tenant", "acme", Some("acme")));
+        assert_eq!(decision, Decision { allowed: true, policies: vec!["platform-admin".into()] });
+
+        let acme_admin = [binding("admin", "tenant", "acme")];
+        let admin = Subject { principal_id: "prn_a", kind: "user", tenant_id: Some("acme"), bindings: &acme_admin };
+        assert!(
+            authorizer
+                .decide(&admin, "platform:principals:create", &target("platform-principal", "", Some("acme")))
+                .allowed
+        );
+        assert!(
+            !authorizer
+                .decide(&admin, "platform:principals:create", &target("platform-principal", "", Some("globex")))
+                .allowed
+        );
+        assert!(
+            !authorizer.decide(&admin, "platform:tenants:create", &target("platform-tenant", "x", Some("x"))).allowed
+        );
+        assert!(authorizer.decide(&admin, "compute:events:read", &target("compute-tenant", "", Some("acme"))).allowed);
+
+        let acme_viewer = [binding("viewer", "tenant", "acme")];
+        let viewer = Subject { principal_id: "prn_v", kind: "user", tenant_id: Some("acme"), bindings: &acme_viewer };
+        assert!(authorizer.decide(&viewer, "compute:events:read", &target("compute-tenant", "", Some("acme"))).allowed);
+        assert!(
+            !authorizer.decide(&viewer, "compute:events:read", &target("compute-tenant", "", Some("globex"))).allowed
+        );
+        assert!(
+            !authorizer
+                .decide(&viewer, "platform:principals:create", &target("platform-principal", "", Some("acme")))
+                .allowed
+        );
+
+        let nobody = Subject { principal_id: "prn_n", kind: "user", tenant_id: Some("acme"), bindings: &[] };
+        let decision = authorizer.decide(&nobody, "compute:events:read", &target("compute-tenant", "", Some("acme")));
+        assert_eq!(decision, Decision { allowed: false, policies: vec![] });
+    }
+
+    #[test]
+    fn operator_policies_must_validate() {
+        let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
+        let bad =
+            ("mine.cedar".to_owned(), "permit (principal, action, resource) when { resource.nonsense };".to_owned());
+        assert!(Authorizer::new(&actions, &[bad]).unwrap_err().contains("validate"));
+        let broken = ("mine.cedar".to_owned(), "permit (".to_owned());
+        assert!(Authorizer::new(&actions, &[broken]).unwrap_err().contains("mine.cedar"));
+        let forbid = (
+            "freeze.cedar".to_owned(),
+            "@id(\"freeze\") forbid (principal, action == BetterCompute::Action::\"platform:tenants:delete\", resource);".to_owned(),
+        );
+        let authorizer = Authorizer::new(&actions, &[forbid]).unwrap();
+        let bindings = [binding("platform-admin", "platform", "platform")];
+        let operator = Subject { principal_id: "prn_op", kind: "operator", tenant_id: None, bindings: &bindings };
+        let decision =
+            authorizer.decide(&operator, "platform:tenants:delete", &target("platform-tenant", "acme", Some("acme")));
+        assert_eq!(decision, Decision { allowed: false, policies: vec!["freeze".into()] });
+    }
+}

@@ -1,0 +1,39 @@
+//! The metering pass as a reconciler of one object (`metering/ledger`): its lease keeps it to one
+//! worker at a time, and the ledger's key keeps it idempotent even without the lease.
+
+use std::time::Duration;
+
+use super::{Outcome, Pass, Reconciler};
+use crate::store::now_micros;
+
+/// The kind of the metering pass.
+pub const METERING_KIND: &str = "metering";
+
+/// The one object of that kind.
+pub const METERING_OBJECT: &str = "ledger";
+
+/// Bills every billable resource for the hours that are over.
+#[derive(Clone, Debug)]
+pub struct Metering {
+    /// How often the pass runs.
+    pub interval: Duration,
+}
+
+#[tonic::async_trait]
+impl Reconciler for Metering {
+    fn kind(&self) -> &'static str {
+        METERING_KIND
+    }
+
+    async fn reconcile(&self, pass: &Pass) -> Outcome {
+        match pass.store.usage_meter(now_micros()).await {
+            Ok(added) => {
+                if added > 0 {
+                    tracing::info!(rows = added, "usage metered");
+                }
+                Outcome::after(self.interval)
+            }
+            Err(error) => Outcome::transient(error.to_string()),
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Events, usage and the reconcilers' status: the rules of who reads what. Until policies decide
+//! (identity issue), a tenant principal reads its own tenant's events and usage, and an operator
+//! any tenant's, or every tenant's at once.
+
+use super::{Context, PrincipalKind, Service};
+use crate::error::{Error, Result};
+use crate::proto::compute::{ListEventsRequest, ListUsageRequest, WatchEventsRequest};
+use crate::store::{EventFilter, EventRow, KindStatus, StuckItem, UsageRow, now_micros};
+
+/// The default and largest page of `Events.List`.
+const DEFAULT_EVENTS: i64 = 100;
+
+/// The stuck objects a status lists at most.
+const STUCK_LIMIT: i64 = 500;
+
+impl Service {
+    /// The tenant whose data the caller reads: `None` for every tenant (operators only).
+    fn readable_tenant(&self, ctx: &Context, requested: &str) -> Result<Option<String>> {
+        match (ctx.caller.kind, ctx.caller.tenant_id.as_deref()) {
+            (PrincipalKind::Operator, _) => Ok((!requested.is_empty()).then(|| requested.to_owned())),
+            (_, Some(own)) if requested.is_empty() || requested == own => Ok(Some(own.to_owned())),
+            (_, Some(_)) => Err(Error::access_denied("a tenant principal reads only its own tenant's data")
+                .with_detail("tenantId", requested)),
+            (_, None) => Err(Error::access_denied("this principal belongs to no tenant")),
+        }
+    }
+
+    /// Parses a cursor: empty is the start.
+    fn cursor(after: &str) -> Result<i64> {
+        if after.is_empty() {
+            return Ok(0);
+        }
+        after.parse().map_err(|_| Error::invalid_input("after must be a cursor returned by the API"))
+    }
+
+    /// One page of events after a cursor, and the cursor after it.
+    pub async fn event_list(&self, ctx: &Context, request: ListEventsRequest) -> Result<(Vec<EventRow>, i64)> {
+        let filter = EventFilter {
+            after: Self::cursor(&request.after)?,
+            tenant_id: self.readable_tenant(ctx, &request.tenant_id)?,
+            type_prefix: request.type_prefix,
+            subject: request.subject,
+            limit: if request.limit == 0 { DEFAULT_EVENTS } else { i64::from(request.limit) },
+        };
+        let events = self.store.event_list_after(&filter).await?;
+        let next = events.last().map_or(filter.after, |event| event.seq);
+        Ok((events, next))
+    }
+
+    /// The filter of a watch, checked once when it starts.
+    pub fn event_watch_filter(&self, ctx: &Context, request: WatchEventsRequest) -> Result<EventFilter> {
+        Ok(EventFilter {
+            after: Self::cursor(&request.after)?,
+            tenant_id: self.readable_tenant(ctx, &request.tenant_id)?,
+            type_prefix: request.type_prefix,
+            subject: request.subject,
+            limit: DEFAULT_EVENTS,
+        })
+    }
+
+    /// Ledger rows of a period.
+    pub async fn usage_list(&self, ctx: &Context, request: ListUsageRequest) -> Result<Vec<UsageRow>> {
+        let tenant = self.readable_tenant(ctx, &request.tenant_id)?;
+        let micros = |t: Option<prost_types::Timestamp>| {
+            t.map(|t| t.seconds.saturating_mul(1_000_000).saturating_add(i64::from(t.nanos) / 1000)).unwrap_or(0)
+        };
+        let (start, end) = (micros(request.start), micros(request.end));
+        if end <= start {
+            return Err(Error::invalid_input("end must be after start").with_detail("field", "end"));
+        }
+        self.store.usage_list(tenant.as_deref(), &request.meter, start, end).await
+    }
+
+    /// Per-kind figures and stuck objects.
+    pub async fn reconcilers_status(&self) -> Result<(Vec<KindStatus>, Vec<StuckItem>)> {
+        let now = now_micros();
+        Ok((self.store.work_status(now).await?, self.store.work_list_stuck(now, STUCK_LIMIT).await?))
+    }
+}

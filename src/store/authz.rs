@@ -1,0 +1,187 @@
+//! What authorization reads and writes in the store: each resource's authorization row, and
+//! the audit trail of decisions on mutations.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::Store;
+use crate::error::Result;
+
+/// What authorization knows of one resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthzResourceRow {
+    /// The resource type: `compute-kubernetes-cluster`.
+    pub resource_type: String,
+    /// The resource's id.
+    pub resource_id: String,
+    /// Its tenant.
+    pub tenant_id: Option<String>,
+    /// Its project.
+    pub project_id: Option<String>,
+    /// The principal that created it.
+    pub owner_id: Option<String>,
+    /// The attributes the reference page lists for the type.
+    pub attributes: serde_json::Map<String, serde_json::Value>,
+    /// Creation time.
+    pub created_at: i64,
+}
+
+/// One decision on a mutation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditRow {
+    /// Position in the trail (assigned on insert).
+    pub seq: i64,
+    /// When it was decided.
+    pub time: i64,
+    /// Who called.
+    pub principal_id: String,
+    /// The method.
+    pub method: String,
+    /// The permission.
+    pub permission: String,
+    /// The resource type.
+    pub resource_type: String,
+    /// The resource id.
+    pub resource_id: String,
+    /// The resource's tenant, or empty.
+    pub tenant_id: String,
+    /// `allow` or `deny`.
+    pub decision: String,
+    /// The deciding policies.
+    pub policies: Vec<String>,
+    /// The call's request id.
+    pub request_id: String,
+}
+
+/// What `audit_list` keeps.
+#[derive(Clone, Debug, Default)]
+pub struct AuditFilter {
+    /// Only this tenant's.
+    pub tenant_id: Option<String>,
+    /// Only this principal's.
+    pub principal_id: Option<String>,
+    /// Only this resource's.
+    pub resource_id: Option<String>,
+    /// At or after.
+    pub since: Option<i64>,
+    /// Before.
+    pub until: Option<i64>,
+    /// At most this many.
+    pub limit: i64,
+}
+
+impl Store {
+    /// Writes a resource's authorization row inside the resource's own transaction.
+    pub async fn authz_resource_insert_in(&self, txn: &mut sqlx::AnyConnection, row: &AuthzResourceRow) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO authz_resources (resource_type, resource_id, tenant_id, project_id, owner_id, attributes, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&row.resource_type)
+        .bind(&row.resource_id)
+        .bind(&row.tenant_id)
+        .bind(&row.project_id)
+        .bind(&row.owner_id)
+        .bind(serde_json::Value::Object(row.attributes.clone()).to_string())
+        .bind(row.created_at)
+        .execute(&mut *txn)
+        .await?;
+        Ok(())
+    }
+
+    /// Removes a resource's authorization row inside the transaction that removes the resource.
+    pub async fn authz_resource_delete_in(
+        &self,
+        txn: &mut sqlx::AnyConnection,
+        resource_type: &str,
+        id: &str,
+    ) -> Result<()> {
+        sqlx::query("DELETE FROM authz_resources WHERE resource_type = $1 AND resource_id = $2")
+            .bind(resource_type)
+            .bind(id)
+            .execute(&mut *txn)
+            .await?;
+        Ok(())
+    }
+
+    /// A resource's authorization row.
+    pub async fn authz_resource_fetch(&self, resource_type: &str, id: &str) -> Result<Option<AuthzResourceRow>> {
+        let row = sqlx::query(
+            "SELECT resource_type, resource_id, tenant_id, project_id, owner_id, attributes, created_at \
+             FROM authz_resources WHERE resource_type = $1 AND resource_id = $2",
+        )
+        .bind(resource_type)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let attributes: String = row.try_get("attributes")?;
+        Ok(Some(AuthzResourceRow {
+            resource_type: row.try_get("resource_type")?,
+            resource_id: row.try_get("resource_id")?,
+            tenant_id: row.try_get("tenant_id")?,
+            project_id: row.try_get("project_id")?,
+            owner_id: row.try_get("owner_id")?,
+            attributes: serde_json::from_str(&attributes).unwrap_or_default(),
+            created_at: row.try_get("created_at")?,
+        }))
+    }
+
+    /// Appends a decision to the audit trail.
+    pub async fn audit_append(&self, row: &AuditRow) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO audit_events (time, principal_id, method, permission, resource_type, resource_id, tenant_id, \
+             decision, policies, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(row.time)
+        .bind(&row.principal_id)
+        .bind(&row.method)
+        .bind(&row.permission)
+        .bind(&row.resource_type)
+        .bind(&row.resource_id)
+        .bind(&row.tenant_id)
+        .bind(&row.decision)
+        .bind(serde_json::to_string(&row.policies).expect("strings serialize"))
+        .bind(&row.request_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Decisions matching `filter`, newest first.
+    pub async fn audit_list(&self, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
+        let rows = sqlx::query(
+            "SELECT seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, decision, \
+                    policies, request_id FROM audit_events \
+             WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR principal_id = $2) \
+               AND ($3 IS NULL OR resource_id = $3) AND ($4 IS NULL OR time >= $4) AND ($5 IS NULL OR time < $5) \
+             ORDER BY seq DESC LIMIT $6",
+        )
+        .bind(&filter.tenant_id)
+        .bind(&filter.principal_id)
+        .bind(&filter.resource_id)
+        .bind(filter.since)
+        .bind(filter.until)
+        .bind(filter.limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(audit_from_row).collect()
+    }
+}
+
+fn audit_from_row(row: &AnyRow) -> Result<AuditRow> {
+    let policies: String = row.try_get("policies")?;
+    Ok(AuditRow {
+        seq: row.try_get("seq")?,
+        time: row.try_get("time")?,
+        principal_id: row.try_get("principal_id")?,
+        method: row.try_get("method")?,
+        permission: row.try_get("permission")?,
+        resource_type: row.try_get("resource_type")?,
+        resource_id: row.try_get("resource_id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        decision: row.try_get("decision")?,
+        policies: serde_json::from_str(&policies).unwrap_or_default(),
+        request_id: row.try_get("request_id")?,
+    })
+}

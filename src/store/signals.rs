@@ -1,0 +1,62 @@
+//! In-process signals: a write wakes the worker and the event watchers of its own process at
+//! once (`bc dev`, tests); other processes hear Postgres' `NOTIFY` through a listener.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+/// The Postgres channel a write of work or events is announced on.
+pub const NOTIFY_CHANNEL: &str = "bc_work";
+
+/// Counters that change on every wake-up, and the flag that ends long streams.
+#[derive(Clone)]
+pub struct Signals {
+    /// Bumped after a commit that wrote work items or events.
+    changes: Arc<watch::Sender<u64>>,
+    /// Bumped when a server stops, so that the `watch` streams open then end and graceful
+    /// shutdown finishes; streams opened later (a restart on the same store) go on.
+    stopping: Arc<watch::Sender<u64>>,
+    /// The database URL, for a dedicated `LISTEN` connection; never printed.
+    url: Arc<str>,
+}
+
+impl std::fmt::Debug for Signals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signals").finish_non_exhaustive()
+    }
+}
+
+impl Signals {
+    /// Fresh signals for a store on `url`.
+    pub(super) fn new(url: &str) -> Self {
+        Self { changes: Arc::new(watch::channel(0).0), stopping: Arc::new(watch::channel(0).0), url: Arc::from(url) }
+    }
+
+    /// Wakes every waiter: something was written.
+    pub fn wake_all(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// A receiver whose `changed()` resolves after the next wake-up. A wake-up between two waits
+    /// is never lost: the receiver remembers the last value it saw.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Asks every open long stream to end.
+    pub fn stop_streams(&self) {
+        self.stopping.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// A receiver whose `changed()` resolves when the streams open now must end.
+    pub fn stopping(&self) -> watch::Receiver<u64> {
+        let mut receiver = self.stopping.subscribe();
+        receiver.borrow_and_update();
+        receiver
+    }
+
+    /// The database URL, for the Postgres listener.
+    pub fn database_url(&self) -> &str {
+        &self.url
+    }
+}

@@ -1,0 +1,69 @@
+//! A write is picked up within a second through the wake-up, although the tick is a minute:
+//! Postgres `NOTIFY` to a `bc-worker` process, the in-process signal on SQLite.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use better_compute::reconcile::{Worker, WorkerConfig};
+use better_compute::store::{Backend, Store, now_micros};
+
+use super::eventually;
+use crate::harness::TestDb;
+
+/// Whether the worker has finished its first look around (the metering pass ran).
+async fn worker_is_idle(store: &Store) -> bool {
+    let status = store.work_status(now_micros()).await.unwrap();
+    status.iter().any(|k| k.kind == "metering" && k.leased == 0 && k.queue_depth == 0)
+}
+
+async fn time_to_pickup(store: &Store) -> Duration {
+    // Let the worker settle into its long sleep first.
+    eventually(Duration::from_secs(20), "the worker to go idle", || async {
+        worker_is_idle(store).await.then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let written = Instant::now();
+    store.work_enqueue_many("noop", &["woken".to_owned()], "active", now_micros()).await.unwrap();
+    eventually(Duration::from_secs(10), "the pass", || async {
+        (!store.work_noop_passes().await.unwrap().is_empty()).then(|| written.elapsed())
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_notify_wakes_another_process_within_a_second() {
+    let db = TestDb::new(Backend::Postgres).await;
+    let store = db.store().await;
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_bc-worker"))
+        .env("BC_DATABASE_URL", &db.url)
+        .env("RUST_LOG", "warn")
+        .args(["--noop-pass-ms", "0", "--tick-ms", "60000"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let took = time_to_pickup(&store).await;
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    assert!(took < Duration::from_secs(1), "picked up after {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_in_process_signal_wakes_the_worker_within_a_second() {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let store = db.store().await;
+    let config = WorkerConfig {
+        tick: Duration::from_secs(60),
+        noop_pass: Some(Duration::ZERO),
+        shutdown_grace: Duration::from_secs(1),
+        ..WorkerConfig::default()
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(Worker::new(store.clone(), config).run(async move {
+        let _ = stopped.await;
+    }));
+    let took = time_to_pickup(&store).await;
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
+    assert!(took < Duration::from_secs(1), "picked up after {took:?}");
+}
