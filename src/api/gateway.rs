@@ -66,7 +66,13 @@ where
         .with_detail("path", path.as_str())
     })?;
     if request.method() != http::Method::POST {
-        return Err(Error::invalid_input(format!("{path} takes POST with a JSON body, not {}", request.method())));
+        // HTTP's answer to another verb is 405 with `Allow`; the body is our usual error.
+        let error = Error::invalid_input(format!("{path} takes POST with a JSON body, not {}", request.method()))
+            .with_detail("allow", "POST");
+        let mut response = error_response(&error, request.headers().get(REQUEST_ID_HEADER).cloned());
+        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return Ok(response);
     }
     let input = method.descriptor.input();
     let (parts, body) = request.into_parts();

@@ -202,6 +202,10 @@ impl Validator {
         path: &str,
         out: &mut Vec<FieldViolation>,
     ) {
+        // No store keeps NUL in text (Postgres refuses it), so no field may carry one.
+        if value.as_str().is_some_and(|text| text.contains('\0')) {
+            out.push(FieldViolation::new(path, "must not contain NUL (U+0000) characters"));
+        }
         if let Some(rules) = rules {
             check_scalar(value, &rules.scalar, field, path, out);
         }
@@ -597,6 +601,19 @@ mod tests {
             serde_json::json!({"tenantId": "acme", "description": "d".repeat(257)}),
         );
         assert_eq!(v.validate(&long)[0].field, "description");
+    }
+
+    #[test]
+    fn nul_characters_are_refused_in_every_string() {
+        let v = validator();
+        let nul = message(
+            "bettercompute.platform.v1.CreateTenantRequest",
+            serde_json::json!({"id": "acme", "description": "a\u{0}b"}),
+        );
+        let violations = v.validate(&nul);
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].field, "description");
+        assert!(violations[0].description.contains("NUL"));
     }
 
     #[test]

@@ -83,6 +83,7 @@ async fn unknown_fields_wrong_types_long_names_and_bad_patterns_name_the_field(b
         (json!({"id": "a".repeat(129)}), "id", "at most 128 characters"),
         (json!({"id": "no spaces allowed"}), "id", "must match"),
         (json!({}), "id", "is required"),
+        (json!({"id": "acme", "description": "nul\u{0}byte"}), "description", "NUL"),
     ];
     for (body, field, says) in cases {
         let (status, answer) = server.post(CREATE, Some(&token), body.clone()).await;
@@ -180,6 +181,12 @@ async fn probes_and_metrics_need_no_credentials(backend: Backend) {
     assert_eq!(allowed, "https://console.example");
     let headers = preflight.headers()["access-control-allow-headers"].to_str().unwrap().to_lowercase();
     assert!(headers.contains("authorization") && headers.contains("x-grpc-web"), "{headers}");
+
+    let get = http.get(format!("{}/api/platform/tenants/list", server.endpoint)).send().await.unwrap();
+    assert_eq!(get.status(), 405, "another verb than POST");
+    assert_eq!(get.headers()["allow"], "POST");
+    let body: Value = get.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "INVALID_INPUT");
 
     let (status, body) = server.post("/api/platform/no-such-thing", None, Value::Null).await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("NOT_FOUND")), "{body}");
