@@ -97,6 +97,8 @@ pub struct FakeCluster {
     initial_version: String,
     channel: String,
     network: String,
+    /// `masterAuthorizedNetworksConfig` as last set.
+    authorized_networks: Value,
     pools: Vec<FakePool>,
     create_time: String,
     id: String,
@@ -125,6 +127,7 @@ enum Effect {
     DeleteCluster,
     MasterVersion(String),
     Channel(String),
+    AuthorizedNetworks(Value),
     CreatePool(String),
     DeletePool(String),
     PoolVersion(String, String),
@@ -193,6 +196,7 @@ impl GkeState {
             Effect::CreateCluster => cluster.pools.iter_mut().for_each(|p| p.status = "RUNNING".into()),
             Effect::MasterVersion(version) => cluster.master_version = version,
             Effect::Channel(channel) => cluster.channel = channel,
+            Effect::AuthorizedNetworks(config) => cluster.authorized_networks = config,
             Effect::CreatePool(name) | Effect::PoolVersion(name, _) | Effect::PoolLabels(name, _)
                 if pool(cluster, &name).is_none() => {}
             Effect::CreatePool(name) => {
@@ -261,6 +265,7 @@ impl GkeState {
                 json!({
                     "project": project, "location": location, "name": name, "status": c.status,
                     "masterVersion": c.master_version, "nodeVersion": c.node_version, "labels": c.labels,
+                    "authorizedNetworks": c.authorized_networks,
                     "releaseChannel": c.channel, "endpoint": c.endpoint,
                     "nodePools": c.pools.iter().map(|p| json!({
                         "name": p.name, "status": p.status, "version": p.version, "nodeCount": p.node_count,
@@ -416,6 +421,7 @@ impl Context<'_> {
             "loggingService": "logging.googleapis.com/kubernetes",
             "monitoringService": "monitoring.googleapis.com/kubernetes",
             "network": c.network,
+            "masterAuthorizedNetworksConfig": c.authorized_networks,
             "clusterIpv4Cidr": "10.4.0.0/14",
             "resourceLabels": c.labels,
             "labelFingerprint": format!("{:08x}", c.labels.len() as u32 * 2_654_435_761),
@@ -661,6 +667,7 @@ impl Context<'_> {
             initial_version: version,
             channel,
             network: spec["network"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").into(),
+            authorized_networks: spec["masterAuthorizedNetworksConfig"].clone(),
             pools,
             create_time: clock::now(),
             id: format!("{:032x}", rand::random::<u128>()),
@@ -710,6 +717,9 @@ impl Context<'_> {
                     return error(400, &format!("Invalid release channel {channel:?}."));
                 }
                 ("UPDATE_CLUSTER", Effect::Channel(channel))
+            }
+            (field, value) if field == "desiredMasterAuthorizedNetworksConfig" => {
+                ("UPDATE_CLUSTER", Effect::AuthorizedNetworks(value.clone()))
             }
             (field, _) => return error(400, &format!("The fake cloud does not emulate update.{field}.")),
         };

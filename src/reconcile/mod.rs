@@ -9,12 +9,14 @@
 //! so running one twice, or after a crash half way, is safe. Writes wake the worker at once
 //! (`NOTIFY` on Postgres, an in-process signal in one process); a tick catches the rest.
 
+pub mod kubernetes_clusters;
 mod metering;
 mod noop;
 mod outcome;
 mod runtime;
 mod wake;
 
+pub use kubernetes_clusters::KubernetesClusters;
 pub use metering::Metering;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};

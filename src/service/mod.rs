@@ -7,12 +7,17 @@ mod api_keys;
 mod audit;
 mod authorize;
 mod events;
+mod kubernetes;
+mod kubernetes_clusters;
+mod kubernetes_node_pools;
 mod principals;
 mod role_bindings;
 mod tenants;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
 pub use authorize::audited;
+pub use kubernetes::{ClusterPlacement, KubernetesModule, StaticPool, StaticPools};
+pub use kubernetes_clusters::{credential_account, request_digest};
 
 use std::sync::{Arc, OnceLock};
 
@@ -80,6 +85,8 @@ pub struct Service {
     store: Store,
     /// Decides every call and the secondary checks services make.
     authorizer: Arc<Authorizer>,
+    /// The Kubernetes module's settings and seams.
+    kubernetes: Arc<KubernetesModule>,
 }
 
 impl Service {
@@ -92,14 +99,14 @@ impl Service {
                 Arc::new(Authorizer::new(&actions, &[]).expect("the built-in policies validate against the schema"))
             })
             .clone();
-        Self { store, authorizer }
+        Self { store, authorizer, kubernetes: Arc::default() }
     }
 
     /// Services over `store`, deciding with the built-in policies and the operator's `policies`
     /// (file name, text); fails on a policy that does not parse or validate.
     pub fn with_policies(store: Store, policies: &[(String, String)]) -> Result<Self, String> {
         let actions = crate::methods::MethodTable::from_pool(crate::proto::descriptor_pool()).action_specs();
-        Ok(Self { store, authorizer: Arc::new(Authorizer::new(&actions, policies)?) })
+        Ok(Self { store, authorizer: Arc::new(Authorizer::new(&actions, policies)?), kubernetes: Arc::default() })
     }
 
     /// The authorizer, for its schema.

@@ -9,6 +9,8 @@
 mod api_keys;
 mod authz;
 mod events;
+mod kubernetes_clusters;
+mod kubernetes_node_pools;
 mod role_bindings;
 mod signals;
 mod tenants;
@@ -25,6 +27,10 @@ use sqlx::{Any, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
 pub use events::{EventFilter, EventRow, NewEvent};
+pub use kubernetes_clusters::{
+    CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event, provider_name,
+};
+pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
 pub use role_bindings::RoleBindingRow;
 pub use signals::{NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
@@ -61,11 +67,13 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/postgres/0001_init.sql")),
     (2, "identity", include_str!("migrations/postgres/0002_identity.sql")),
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
+    (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
     (2, "identity", include_str!("migrations/sqlite/0002_identity.sql")),
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
+    (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
 ];
 
 /// The store shared by every service and reconciler.
