@@ -263,7 +263,7 @@ impl GkeState {
             .iter()
             .map(|((project, location, name), c)| {
                 json!({
-                    "project": project, "location": location, "name": name, "status": c.status,
+                    "project": project, "location": location, "name": name, "id": c.id, "status": c.status,
                     "masterVersion": c.master_version, "nodeVersion": c.node_version, "labels": c.labels,
                     "authorizedNetworks": c.authorized_networks,
                     "releaseChannel": c.channel, "endpoint": c.endpoint,

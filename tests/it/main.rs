@@ -7,6 +7,7 @@ mod authz;
 mod binaries;
 mod grpc;
 mod json_api;
+mod kubernetes;
 mod provider;
 mod store_conformance;
 mod worker;

@@ -1,0 +1,252 @@
+//! Kubernetes clusters and node pools end to end: the real server and worker on a real
+//! database, the real GKE adapter against the fake cloud, kubectl against the fake cluster.
+
+mod clusters;
+mod errors;
+mod faults;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
+use better_compute::provider::accounts::{GkeAccount, StaticGkeAccounts};
+use better_compute::reconcile::{Backoff, KubernetesClusters, Worker, WorkerConfig};
+use better_compute::service::{KubernetesModule, Service, StaticPool};
+use better_compute::store::{Backend, Store};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::harness::{TestDb, tenant_principal};
+
+/// The platform pool offered to `acme` and `globex`, on the fake GKE account.
+pub const POOL: &str = "pool_0000000000000000000000gke1";
+/// A DigitalOcean pool: no managed Kubernetes.
+pub const DO_POOL: &str = "pool_00000000000000000000000do1";
+/// The fake account's project and zones.
+pub const PROJECT: &str = "bc-platform";
+pub const ZONES: [&str; 3] = ["europe-west1-b", "europe-west1-c", "us-central1-a"];
+
+/// Everything a Kubernetes test talks to.
+pub struct Env {
+    pub db: TestDb,
+    pub store: Store,
+    pub cloud: FakeCloud,
+    pub endpoint: String,
+    pub admin_token: String,
+    pub acme_admin: String,
+    pub acme_editor: String,
+    pub acme_viewer: String,
+    pub globex_admin: String,
+    pub accounts: Arc<StaticGkeAccounts>,
+    server_stop: Option<tokio::sync::oneshot::Sender<()>>,
+    worker: Option<(tokio::sync::watch::Sender<bool>, JoinHandle<()>)>,
+    http: reqwest::Client,
+}
+
+/// How the environment is made.
+pub struct Options {
+    pub max_clusters: i64,
+    pub operation: Duration,
+    pub policies: Vec<(String, String)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { max_clusters: 10, operation: Duration::from_millis(200), policies: Vec::new() }
+    }
+}
+
+/// The reconciler with fast backoffs (the spec's intervals are configuration).
+pub fn reconciler(accounts: Arc<StaticGkeAccounts>) -> KubernetesClusters {
+    let fast = Backoff { base: Duration::from_millis(100), cap: Duration::from_millis(800), jitter: 0.2 };
+    KubernetesClusters { backoff: fast, delete_backoff: fast, ..KubernetesClusters::new(accounts) }
+}
+
+/// A worker with short intervals.
+pub fn worker(store: &Store, accounts: Arc<StaticGkeAccounts>, lease: Duration) -> Worker {
+    let config = WorkerConfig {
+        tick: Duration::from_millis(50),
+        lease,
+        converging: Some(Duration::from_millis(100)),
+        settled: Some(Duration::from_secs(2)),
+        shutdown_grace: Duration::from_millis(100),
+        ..WorkerConfig::default()
+    };
+    Worker::new(store.clone(), config).with_reconciler(Arc::new(reconciler(accounts)))
+}
+
+impl Env {
+    pub async fn start(backend: Backend) -> Env {
+        Self::start_with(backend, Options::default()).await
+    }
+
+    pub async fn start_with(backend: Backend, options: Options) -> Env {
+        let db = TestDb::new(backend).await;
+        let store = db.store().await;
+        let cloud = FakeCloud::start(FakeCloudConfig {
+            operation_duration: options.operation,
+            activation_delay: options.operation,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let accounts = StaticGkeAccounts::new();
+        accounts.insert(
+            "acct_gke",
+            GkeAccount {
+                endpoint: format!("{}/", cloud.base_url()),
+                key_json: cloud.service_account_key(PROJECT, "better-compute"),
+            },
+        );
+        let module = KubernetesModule {
+            max_clusters_per_tenant: options.max_clusters,
+            accounts: accounts.clone(),
+            ..KubernetesModule::default()
+        };
+        let offers = ["acme", "globex"].map(|t| (t.to_owned(), ("active".to_owned(), Vec::new()))).into();
+        module.pools.insert(StaticPool {
+            id: POOL.into(),
+            tenant_id: None,
+            offers,
+            account_id: "acct_gke".into(),
+            provider: "gke".into(),
+            provider_project: PROJECT.into(),
+            zones: ZONES.map(String::from).to_vec(),
+            billing_mode: "metered".into(),
+        });
+        module.pools.insert(StaticPool {
+            id: DO_POOL.into(),
+            tenant_id: Some("acme".into()),
+            offers: Default::default(),
+            account_id: "acct_do".into(),
+            provider: "digitalocean".into(),
+            provider_project: String::new(),
+            zones: vec!["nyc3".into()],
+            billing_mode: "none".into(),
+        });
+        let services = Service::with_policies(store.clone(), &options.policies).unwrap().with_kubernetes(module);
+        let admin_token = match services.bootstrap_operator(None).await.unwrap() {
+            better_compute::service::BootstrapOutcome::Created(token) => token.reveal(),
+            _ => panic!("a fresh database has no keys"),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            better_compute::server::serve(listener, services, async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        let mut env = Env {
+            db,
+            store: store.clone(),
+            cloud,
+            endpoint,
+            admin_token,
+            acme_admin: String::new(),
+            acme_editor: String::new(),
+            acme_viewer: String::new(),
+            globex_admin: String::new(),
+            accounts,
+            server_stop: Some(stop),
+            worker: None,
+            http: reqwest::Client::new(),
+        };
+        for tenant in ["acme", "globex"] {
+            let (status, body) =
+                env.post_as(&env.admin_token.clone(), "/api/platform/tenants/create", json!({"id": tenant})).await;
+            assert_eq!(status, 200, "{body}");
+        }
+        env.acme_admin = tenant_principal(&store, "acme", "admin").await;
+        env.acme_editor = tenant_principal(&store, "acme", "editor").await;
+        env.acme_viewer = tenant_principal(&store, "acme", "viewer").await;
+        env.globex_admin = tenant_principal(&store, "globex", "admin").await;
+        env
+    }
+
+    /// Starts the worker (one at a time).
+    pub fn start_worker(&mut self) {
+        let worker = worker(&self.store, self.accounts.clone(), Duration::from_secs(2));
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async move {
+            worker
+                .run(async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                })
+                .await
+                .unwrap();
+        });
+        self.worker = Some((stop, task));
+    }
+
+    pub async fn post_as(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.endpoint))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// `POST` as acme's admin; panics unless 200.
+    pub async fn ok(&self, path: &str, body: Value) -> Value {
+        let (status, json) = self.post_as(&self.acme_admin, path, body).await;
+        assert_eq!(status, 200, "{path}: {json}");
+        json
+    }
+
+    /// Polls `get` until the cluster is in `state`; returns it and how long it took.
+    pub async fn wait_state(&self, cluster_id: &str, state: &str, limit: Duration) -> (Value, Duration) {
+        let started = Instant::now();
+        loop {
+            let cluster = self
+                .ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": cluster_id}))
+                .await;
+            if cluster["state"] == state {
+                return (cluster, started.elapsed());
+            }
+            assert!(started.elapsed() < limit, "cluster not {state} after {limit:?}: {cluster}");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// The fake cloud's GKE clusters.
+    pub fn fake_clusters(&self) -> Vec<Value> {
+        self.cloud.inspect()["gke"]["clusters"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some(stop) = self.server_stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some((stop, task)) = self.worker.take() {
+            let _ = stop.send(true);
+            task.abort();
+        }
+    }
+}
+
+/// A standard cluster request with two pools.
+pub fn standard(name: &str, key: &str) -> Value {
+    json!({
+        "tenantId": "acme", "poolId": POOL, "name": name, "mode": "standard", "location": "europe-west1",
+        "idempotencyKey": key,
+        "nodePools": [
+            {"name": "general", "machineType": "e2-standard-4", "nodeCount": 2, "zones": ["europe-west1-b"]},
+            {"name": "batch", "machineType": "e2-standard-8", "nodeCount": 1, "spot": true,
+             "autoscaling": {"minNodes": 1, "maxNodes": 3},
+             "taints": [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}],
+             "labels": {"team": "data"}},
+        ],
+    })
+}
