@@ -57,11 +57,16 @@ impl VersionCatalog {
         self.channels.iter().find(|(c, _)| c == channel).and_then(|(_, v)| v.first().cloned())
     }
 
-    /// The version `asked` resolves to (`latest`, `-` or empty mean the default).
+    /// The version `asked` resolves to (`latest`, `-` or empty mean the default); as on GKE,
+    /// `1.X` and `1.X.Y` are aliases of the newest valid version under them.
     fn resolve(&self, asked: &str, channel: &str) -> Option<String> {
         match asked {
             "" | "-" | "latest" => self.channel_default(channel).or_else(|| Some(self.default_version.clone())),
-            version => self.all().into_iter().find(|v| v == version),
+            version => self
+                .all()
+                .into_iter()
+                .filter(|v| v == version || v.strip_prefix(version).is_some_and(|rest| rest.starts_with(['.', '-'])))
+                .max_by_key(|v| version_key(v)),
         }
     }
 }

@@ -147,10 +147,12 @@ impl Service {
         }
         let now = now_micros();
         let id = KubernetesClusterId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
+        // Pools keep the request's order: each is a microsecond younger than the one before.
         let node_pools = request
             .node_pools
             .iter()
-            .map(|spec| NodePoolRow {
+            .zip(0..)
+            .map(|(spec, i)| NodePoolRow {
                 id: KubernetesNodePoolId::random().to_string(),
                 cluster_id: id.to_string(),
                 tenant_id: tenant.clone(),
@@ -160,8 +162,8 @@ impl Service {
                 message: String::new(),
                 current_node_count: 0,
                 version: 1,
-                created_at: now,
-                updated_at: now,
+                created_at: now + i,
+                updated_at: now + i,
                 deleted_at: None,
             })
             .collect();

@@ -58,7 +58,7 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     assert_eq!(details["zones"], json!(["europe-west1-b", "europe-west1-c", "us-central1-a"]));
     assert_eq!(details["regions"], json!(["europe-west1", "us-central1"]));
     // A zone is a zonal cluster's location.
-    let mut zonal = with(json!({"location": "europe-west1-c", "name": "zonal"}));
+    let mut zonal = with(json!({"location": "europe-west1-c", "name": "zonal", "idempotencyKey": "zonal"}));
     zonal["nodePools"][0]["zones"] = json!(["europe-west1-c"]);
     env.ok(CREATE, zonal).await;
     let (_, code, details) =

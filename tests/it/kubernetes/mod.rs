@@ -21,7 +21,7 @@ use crate::harness::{TestDb, tenant_principal};
 /// The platform pool offered to `acme` and `globex`, on the fake GKE account.
 pub const POOL: &str = "pool_0000000000000000000000gke1";
 /// A DigitalOcean pool: no managed Kubernetes.
-pub const DO_POOL: &str = "pool_00000000000000000000000do1";
+pub const DO_POOL: &str = "pool_0000000000000000000000dg01";
 /// The fake account's project and zones.
 pub const PROJECT: &str = "bc-platform";
 pub const ZONES: [&str; 3] = ["europe-west1-b", "europe-west1-c", "us-central1-a"];
