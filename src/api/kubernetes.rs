@@ -191,7 +191,10 @@ impl kubernetes_node_pools_server::KubernetesNodePools for KubernetesApi {
         Ok(Response::new(ListKubernetesNodePoolsResponse { node_pools: pools.into_iter().map(pool_view).collect() }))
     }
 
-    async fn get(&self, request: Request<GetKubernetesNodePoolRequest>) -> Result<Response<KubernetesNodePool>, Status> {
+    async fn get(
+        &self,
+        request: Request<GetKubernetesNodePoolRequest>,
+    ) -> Result<Response<KubernetesNodePool>, Status> {
         let ctx = context(&request)?;
         Ok(Response::new(pool_view(self.service.node_pool_get(&ctx, request.into_inner()).await?)))
     }

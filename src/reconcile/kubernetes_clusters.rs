@@ -185,9 +185,12 @@ impl Step<'_> {
         if observed.state == "error" && (self.cluster.state != "error" || self.cluster.message != observed.message) {
             let mut failed = self.cluster.clone();
             failed.state = "error".into();
-            observed
-                .events
-                .push(cluster_event("error", &failed, now, serde_json::json!({"message": observed.message})));
+            observed.events.push(cluster_event(
+                "error",
+                &failed,
+                now,
+                serde_json::json!({"message": observed.message}),
+            ));
         }
         let state = observed.state.clone();
         match self.pass.store.cluster_observe(&self.cluster.id, &observed, now).await {
@@ -274,10 +277,10 @@ impl Step<'_> {
         if let Some(outcome) = self.change_cluster(&remote, &mut observed, busy_state).await {
             return outcome;
         }
-        if self.cluster.mode == "standard" {
-            if let Some(outcome) = self.converge_pools(&remote, &mut observed, busy_state).await {
-                return outcome;
-            }
+        if self.cluster.mode == "standard"
+            && let Some(outcome) = self.converge_pools(&remote, &mut observed, busy_state).await
+        {
+            return outcome;
         }
         self.ready(&remote, observed).await
     }
@@ -449,7 +452,12 @@ impl Step<'_> {
 
     /// The one change a running pool needs, if any: autoscaling bounds, then size (only when
     /// it does not scale: the autoscaler owns the count).
-    async fn pool_change(&self, cluster: &str, pool: &NodePoolRow, remote: &NodePool) -> Option<Result<(), ProviderError>> {
+    async fn pool_change(
+        &self,
+        cluster: &str,
+        pool: &NodePoolRow,
+        remote: &NodePool,
+    ) -> Option<Result<(), ProviderError>> {
         let wanted = pool.spec.autoscaling.map(|(min, max)| Autoscaling {
             enabled: true,
             min_node_count: min,
@@ -461,7 +469,9 @@ impl Step<'_> {
             return Some(self.gke.node_pool_set_autoscaling(cluster, &pool.name, &target).await.map(drop));
         }
         if wanted.is_none() && remote.node_count != pool.spec.node_count.max(0) as u32 {
-            return Some(self.gke.node_pool_set_size(cluster, &pool.name, pool.spec.node_count.max(0) as u32).await.map(drop));
+            return Some(
+                self.gke.node_pool_set_size(cluster, &pool.name, pool.spec.node_count.max(0) as u32).await.map(drop),
+            );
         }
         None
     }

@@ -126,7 +126,10 @@ impl Service {
         if pool.provider != "gke" {
             return Err(Error::new(
                 Code::Unsupported,
-                format!("pool {pool_id:?} is on a {} account, which does not provide managed Kubernetes", pool.provider),
+                format!(
+                    "pool {pool_id:?} is on a {} account, which does not provide managed Kubernetes",
+                    pool.provider
+                ),
             )
             .with_detail("poolId", pool_id)
             .with_detail("provider", pool.provider.as_str()));

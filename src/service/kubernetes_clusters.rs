@@ -95,7 +95,12 @@ pub(super) fn check_pool_spec(
                 format!("{path}zones[{i}]"),
                 format!(
                     "{zone:?} is not a zone of the cluster's region {region:?} on this account; use one of {}",
-                    placement_zones.iter().filter(|z| region_of_zone(z) == region).cloned().collect::<Vec<_>>().join(", ")
+                    placement_zones
+                        .iter()
+                        .filter(|z| region_of_zone(z) == region)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ));
         }
@@ -234,7 +239,11 @@ impl Service {
     }
 
     /// The create checks on the request's shape: node pools by mode, their zones and bounds.
-    fn cluster_check_shape(&self, request: &CreateKubernetesClusterRequest, placement: &ClusterPlacement) -> Result<()> {
+    fn cluster_check_shape(
+        &self,
+        request: &CreateKubernetesClusterRequest,
+        placement: &ClusterPlacement,
+    ) -> Result<()> {
         let pools = request.node_pools.len();
         match request.mode.as_str() {
             "standard" if pools == 0 => {
@@ -296,12 +305,18 @@ impl Service {
             return Err(Error::invalid_input(
                 "name at least one field to change: version, releaseChannel, authorizedNetworks or description",
             )
-            .with_detail("accepted", serde_json::json!(["version", "releaseChannel", "authorizedNetworks", "description"])));
+            .with_detail(
+                "accepted",
+                serde_json::json!(["version", "releaseChannel", "authorizedNetworks", "description"]),
+            ));
         }
         let mut cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
         if cluster.delete_requested_at.is_some() || cluster.deleted_at.is_some() {
-            return Err(Error::invalid_state(format!("cluster {:?} is {} and cannot change", cluster.id, cluster.state))
-                .with_detail("state", cluster.state.as_str()));
+            return Err(Error::invalid_state(format!(
+                "cluster {:?} is {} and cannot change",
+                cluster.id, cluster.state
+            ))
+            .with_detail("state", cluster.state.as_str()));
         }
         let provider_change = request.version.is_some() || request.release_channel.is_some() || networks_named;
         if let Some(version) = request.version {
@@ -367,7 +382,8 @@ impl Service {
             .with_detail("state", cluster.state.as_str()));
         }
         let ttl = if request.ttl_seconds == 0 { self.kubernetes.credential_ttl_seconds } else { request.ttl_seconds };
-        let gke = self.kubernetes.accounts.gke(&cluster.account_id, &cluster.location).await.map_err(provider_failure)?;
+        let gke =
+            self.kubernetes.accounts.gke(&cluster.account_id, &cluster.location).await.map_err(provider_failure)?;
         let api = KubeClient::new(&cluster.endpoint, &cluster.ca_certificate, KubeAuth::Google(gke.tokens().clone()))
             .map_err(provider_failure)?;
         let identity = ctx.caller.principal_id.as_str();
@@ -379,7 +395,8 @@ impl Service {
         let issued = api.token_request(CREDENTIAL_NAMESPACE, &account, ttl as u32).await.map_err(provider_failure)?;
         let now = now_micros();
         let expires_at = now + i64::from(ttl) * 1_000_000;
-        let config = kubeconfig(&cluster.provider_name(), &cluster.endpoint, &cluster.ca_certificate, &account, &issued.token);
+        let config =
+            kubeconfig(&cluster.provider_name(), &cluster.endpoint, &cluster.ca_certificate, &account, &issued.token);
         let service_account = format!("system:serviceaccount:{CREDENTIAL_NAMESPACE}:{account}");
         let event = cluster_event(
             "credentials-issued",
@@ -398,7 +415,8 @@ impl Service {
     /// The versions the provider offers in a location of a pool.
     pub async fn cluster_versions(&self, _ctx: &Context, request: KubernetesVersionsRequest) -> Result<ServerConfig> {
         let placement = self.kubernetes_placement(&request.tenant_id, &request.pool_id, &request.location).await?;
-        let gke = self.kubernetes.accounts.gke(&placement.account_id, &request.location).await.map_err(provider_failure)?;
+        let gke =
+            self.kubernetes.accounts.gke(&placement.account_id, &request.location).await.map_err(provider_failure)?;
         gke.server_config().await.map_err(provider_failure)
     }
 }
@@ -412,7 +430,10 @@ mod tests {
         let view = credential_account("prn_1", "view");
         assert!(view.starts_with("bc-u-") && view.ends_with("-view"), "{view}");
         assert_eq!(view.len(), "bc-u-".len() + 16 + "-view".len());
-        assert_ne!(credential_account("prn_1", "admin").trim_end_matches("-admin"), credential_account("prn_2", "admin").trim_end_matches("-admin"));
+        assert_ne!(
+            credential_account("prn_1", "admin").trim_end_matches("-admin"),
+            credential_account("prn_2", "admin").trim_end_matches("-admin")
+        );
         assert_eq!(credential_account("prn_1", "admin").trim_end_matches("-admin"), view.trim_end_matches("-view"));
     }
 }

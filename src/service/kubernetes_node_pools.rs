@@ -44,7 +44,11 @@ impl Service {
     }
 
     /// Adds a node pool to a `standard` cluster; it is `pending` and the cluster `updating`.
-    pub async fn node_pool_create(&self, ctx: &Context, request: CreateKubernetesNodePoolRequest) -> Result<NodePoolRow> {
+    pub async fn node_pool_create(
+        &self,
+        ctx: &Context,
+        request: CreateKubernetesNodePoolRequest,
+    ) -> Result<NodePoolRow> {
         let cluster = self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;
         if cluster.node_pools.len() >= MAX_POOLS {
             return Err(Error::invalid_state(format!("cluster {:?} already has {MAX_POOLS} node pools", cluster.id))
@@ -90,7 +94,11 @@ impl Service {
     }
 
     /// The cluster's node pools, oldest first.
-    pub async fn node_pool_list(&self, _ctx: &Context, request: ListKubernetesNodePoolsRequest) -> Result<Vec<NodePoolRow>> {
+    pub async fn node_pool_list(
+        &self,
+        _ctx: &Context,
+        request: ListKubernetesNodePoolsRequest,
+    ) -> Result<Vec<NodePoolRow>> {
         let cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
         self.store.node_pool_list(&cluster.id, request.include_deleted).await
     }
@@ -101,9 +109,16 @@ impl Service {
     }
 
     /// Resizes a pool, changes its autoscaling or its labels.
-    pub async fn node_pool_update(&self, ctx: &Context, request: UpdateKubernetesNodePoolRequest) -> Result<NodePoolRow> {
+    pub async fn node_pool_update(
+        &self,
+        ctx: &Context,
+        request: UpdateKubernetesNodePoolRequest,
+    ) -> Result<NodePoolRow> {
         let labels_named = request.set_labels || !request.labels.is_empty();
-        if request.node_count.is_none() && request.autoscaling.is_none() && !request.disable_autoscaling && !labels_named
+        if request.node_count.is_none()
+            && request.autoscaling.is_none()
+            && !request.disable_autoscaling
+            && !labels_named
         {
             return Err(Error::invalid_input(
                 "name at least one field to change: nodeCount, autoscaling, disableAutoscaling or labels",
@@ -119,7 +134,8 @@ impl Service {
             spec.node_count = count;
         }
         if let Some(autoscaling) = &request.autoscaling {
-            spec.autoscaling = Some((autoscaling.min_nodes.unwrap_or_default(), autoscaling.max_nodes.unwrap_or_default()));
+            spec.autoscaling =
+                Some((autoscaling.min_nodes.unwrap_or_default(), autoscaling.max_nodes.unwrap_or_default()));
         }
         if request.disable_autoscaling {
             spec.autoscaling = None;
@@ -140,7 +156,11 @@ impl Service {
     }
 
     /// Marks a pool for deletion; one being deleted is returned as it is.
-    pub async fn node_pool_delete(&self, ctx: &Context, request: DeleteKubernetesNodePoolRequest) -> Result<NodePoolRow> {
+    pub async fn node_pool_delete(
+        &self,
+        ctx: &Context,
+        request: DeleteKubernetesNodePoolRequest,
+    ) -> Result<NodePoolRow> {
         let pool = self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await?;
         if pool.deleted_at.is_some() || pool.state == "deleting" {
             return Ok(pool);

@@ -415,10 +415,14 @@ impl Store {
         .execute(&mut **txn)
         .await?;
         if updated.rows_affected() == 0 {
-            return Err(Error::invalid_state(format!("cluster {id:?} is being deleted and its node pools cannot change")));
+            return Err(Error::invalid_state(format!(
+                "cluster {id:?} is being deleted and its node pools cannot change"
+            )));
         }
-        let state: String =
-            sqlx::query_scalar("SELECT state FROM kubernetes_clusters WHERE id = $1").bind(id).fetch_one(&mut **txn).await?;
+        let state: String = sqlx::query_scalar("SELECT state FROM kubernetes_clusters WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut **txn)
+            .await?;
         self.work_enqueue_in(txn, CLUSTER_KIND, id, &state, deadline, now).await
     }
 

@@ -107,7 +107,11 @@ pub(super) fn pool_from_row(row: &AnyRow) -> Result<NodePoolRow> {
 impl Store {
     /// Inserts a node pool inside the caller's transaction; `CONFLICT` if the cluster already has
     /// a live pool of that name.
-    pub(super) async fn node_pool_insert_in(&self, txn: &mut Transaction<'static, Any>, pool: &NodePoolRow) -> Result<()> {
+    pub(super) async fn node_pool_insert_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        pool: &NodePoolRow,
+    ) -> Result<()> {
         let spec = serde_json::to_string(&pool.spec).expect("a spec serializes");
         conflict_on_unique(
             sqlx::query(
@@ -190,7 +194,12 @@ impl Store {
     }
 
     /// Marks a pool for deletion (a pool being deleted is left as it is).
-    pub async fn node_pool_delete(&self, pool: &NodePoolRow, now: i64, cluster_deadline: Option<i64>) -> Result<NodePoolRow> {
+    pub async fn node_pool_delete(
+        &self,
+        pool: &NodePoolRow,
+        now: i64,
+        cluster_deadline: Option<i64>,
+    ) -> Result<NodePoolRow> {
         let mut txn = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, updated_at = $2 \

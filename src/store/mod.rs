@@ -28,7 +28,8 @@ pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
 pub use events::{EventFilter, EventRow, NewEvent};
 pub use kubernetes_clusters::{
-    CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event, provider_name,
+    CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event,
+    provider_name,
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
 pub use role_bindings::RoleBindingRow;

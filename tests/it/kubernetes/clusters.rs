@@ -98,12 +98,20 @@ async fn a_standard_cluster_becomes_ready_serves_kubectl_and_is_deleted_without_
 
     let listed = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme"})).await;
     assert_eq!(listed["clusters"].as_array().unwrap().len(), 1);
-    let other = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme", "poolId": "pool_00000000000000000000000zzz"})).await;
+    let other = env
+        .ok(
+            "/api/compute/kubernetesClusters/list",
+            json!({"tenantId": "acme", "poolId": "pool_00000000000000000000000zzz"}),
+        )
+        .await;
     assert_eq!(other["clusters"].as_array().map_or(0, Vec::len), 0, "poolId narrows the list");
 
     // Credentials: a kubeconfig kubectl uses.
     let issued = env
-        .ok("/api/compute/kubernetesClusters/credentials", json!({"tenantId": "acme", "clusterId": id, "role": "admin"}))
+        .ok(
+            "/api/compute/kubernetesClusters/credentials",
+            json!({"tenantId": "acme", "clusterId": id, "role": "admin"}),
+        )
         .await;
     assert_eq!(issued["role"], "admin");
     let kubeconfig: Value = serde_json::from_str(issued["kubeconfig"].as_str().unwrap()).unwrap();
@@ -124,7 +132,8 @@ async fn a_standard_cluster_becomes_ready_serves_kubectl_and_is_deleted_without_
     assert_eq!(listing.lines().count(), 3, "two general nodes and one batch node: {listing}");
 
     // A view kubeconfig has its own account and cannot list nodes; the admin one still can.
-    let view = env.ok("/api/compute/kubernetesClusters/credentials", json!({"tenantId": "acme", "clusterId": id})).await;
+    let view =
+        env.ok("/api/compute/kubernetesClusters/credentials", json!({"tenantId": "acme", "clusterId": id})).await;
     assert_eq!(view["role"], "view");
     let view_path = dir.path().join("view");
     std::fs::write(&view_path, view["kubeconfig"].as_str().unwrap()).unwrap();
@@ -314,7 +323,8 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let events = events(&env, &id).await;
-    let moved = events.iter().find(|e| e["type"] == "kubernetes.cluster.updated" && e["data"]["movedByProvider"] == true);
+    let moved =
+        events.iter().find(|e| e["type"] == "kubernetes.cluster.updated" && e["data"]["movedByProvider"] == true);
     assert!(moved.is_some(), "{:?}", types(&events));
     assert_eq!(env.fake_clusters().len(), 1, "never a second cluster");
     let _ = POOL;

@@ -42,7 +42,8 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
         body
     };
     // A pool the tenant cannot see, and one that does not exist, look the same.
-    let (status, code, _) = refused(&env, &token, CREATE, with(json!({"poolId": "pool_00000000000000000000000xyz"}))).await;
+    let (status, code, _) =
+        refused(&env, &token, CREATE, with(json!({"poolId": "pool_00000000000000000000000xyz"}))).await;
     assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
     let (_, code, _) = refused(&env, &env.globex_admin.clone(), CREATE, {
         let mut b = with(json!({"poolId": DO_POOL}));
@@ -61,8 +62,7 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     let mut zonal = with(json!({"location": "europe-west1-c", "name": "zonal", "idempotencyKey": "zonal"}));
     zonal["nodePools"][0]["zones"] = json!(["europe-west1-c"]);
     env.ok(CREATE, zonal).await;
-    let (_, code, details) =
-        refused(&env, &token, CREATE, with(json!({"mode": "autopilot", "name": "auto"}))).await;
+    let (_, code, details) = refused(&env, &token, CREATE, with(json!({"mode": "autopilot", "name": "auto"}))).await;
     assert_eq!((code.as_str(), violated_fields(&details)), ("INVALID_INPUT", vec!["nodePools".to_owned()]));
     let (_, code, _) = refused(&env, &token, CREATE, with(json!({"nodePools": []}))).await;
     assert_eq!(code, "INVALID_INPUT", "standard takes 1 to 10 node pools");
@@ -70,7 +70,8 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     wrong_zone["nodePools"][0]["zones"] = json!(["us-central1-a"]);
     let (_, _, details) = refused(&env, &token, CREATE, wrong_zone).await;
     assert_eq!(violated_fields(&details), ["nodePools[0].zones[0]"]);
-    let (_, code, details) = refused(&env, &token, CREATE, with(json!({"networkId": "net_0000000000000000000000000a"}))).await;
+    let (_, code, details) =
+        refused(&env, &token, CREATE, with(json!({"networkId": "net_0000000000000000000000000a"}))).await;
     assert_eq!((code.as_str(), violated_fields(&details)), ("INVALID_INPUT", vec!["networkId".to_owned()]));
     // The table's constraints.
     let mut bad = with(json!({"name": "Bad_Name", "releaseChannel": "nightly", "version": "latest",
@@ -114,7 +115,10 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
 
     // Versions: checked as for create, then the provider's answer.
     let versions = env
-        .ok("/api/compute/kubernetesClusters/versions", json!({"tenantId": "acme", "poolId": POOL, "location": "europe-west1"}))
+        .ok(
+            "/api/compute/kubernetesClusters/versions",
+            json!({"tenantId": "acme", "poolId": POOL, "location": "europe-west1"}),
+        )
         .await;
     assert!(versions["validVersions"].as_array().unwrap().len() >= 3, "{versions}");
     assert!(versions["channels"].as_array().unwrap().iter().any(|c| c["channel"] == "regular"), "{versions}");
@@ -158,7 +162,8 @@ async fn state_rules_of_update_delete_and_credentials(backend: Backend) {
     let credentials = "/api/compute/kubernetesClusters/credentials";
     let (status, code, _) = refused(&env, &env.acme_admin.clone(), credentials, cluster.clone()).await;
     assert_eq!((status, code.as_str()), (409, "INVALID_STATE"), "not ready yet");
-    let (_, code, _) = refused(&env, &env.acme_admin.clone(), "/api/compute/kubernetesClusters/update", cluster.clone()).await;
+    let (_, code, _) =
+        refused(&env, &env.acme_admin.clone(), "/api/compute/kubernetesClusters/update", cluster.clone()).await;
     assert_eq!(code, "INVALID_INPUT", "name at least one field");
     env.start_worker();
     env.wait_state(created["id"].as_str().unwrap(), "ready", Duration::from_secs(20)).await;
@@ -189,7 +194,8 @@ async fn state_rules_of_update_delete_and_credentials(backend: Backend) {
     let (status, code, _) =
         refused(&env, &env.globex_admin.clone(), "/api/compute/kubernetesClusters/get", theirs).await;
     assert_eq!((status, code.as_str()), (404, "NOT_FOUND"), "under globex, acme's cluster does not exist");
-    let (_, code, _) = refused(&env, &env.globex_admin.clone(), "/api/compute/kubernetesClusters/get", cluster.clone()).await;
+    let (_, code, _) =
+        refused(&env, &env.globex_admin.clone(), "/api/compute/kubernetesClusters/get", cluster.clone()).await;
     assert_eq!(code, "ACCESS_DENIED");
 
     env.ok("/api/compute/kubernetesClusters/delete", cluster.clone()).await;

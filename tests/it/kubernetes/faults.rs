@@ -46,8 +46,9 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
             task.abort();
             let _ = task.await;
         }
+        // The survivor, returned as its abort handle: the test stops it at the end.
         let worker = worker(&store, accounts, Duration::from_millis(600));
-        tokio::spawn(worker.run(std::future::pending()))
+        tokio::spawn(worker.run(std::future::pending())).abort_handle()
     });
 
     let started = Instant::now();
