@@ -2,6 +2,7 @@
 //! clients, printing JSON (the API's own mapping) or a table.
 
 mod identity;
+mod kubernetes;
 mod output;
 mod tenants;
 
@@ -58,6 +59,12 @@ pub enum Command {
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
+    /// Kubernetes clusters.
+    #[command(subcommand)]
+    Clusters(kubernetes::ClustersCommand),
+    /// Node pools of Kubernetes clusters.
+    #[command(subcommand)]
+    Nodepools(kubernetes::NodePoolsCommand),
     /// Principals: operators, and a tenant's users and service accounts.
     #[command(subcommand)]
     Principals(identity::PrincipalsCommand),
@@ -129,6 +136,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     match &cli.command {
         Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
+        Command::Clusters(command) => kubernetes::clusters(&cli, command).await,
+        Command::Nodepools(command) => kubernetes::node_pools(&cli, command).await,
         Command::Principals(command) => identity::principals(&cli, command).await,
         Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
         Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,
