@@ -54,6 +54,30 @@ pub struct ServerOptions {
     /// from its API; `bc-server authz-schema` prints that schema.
     #[arg(long = "policy-file", env = "BC_POLICY_FILES", value_delimiter = ',')]
     pub policy_files: Vec<std::path::PathBuf>,
+
+    /// The key that seals provider credentials at rest: 32 random bytes in base64 (make one with
+    /// `openssl rand -base64 32`). Required to serve; every replica needs the same one, and
+    /// changing it makes stored credentials unreadable.
+    #[arg(long, env = "BC_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<Redacted>,
+}
+
+/// A secret option's text: `Debug` (and so any log of the options) shows `<redacted>`.
+#[derive(Clone)]
+pub struct Redacted(pub String);
+
+impl std::str::FromStr for Redacted {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Redacted(text.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
 }
 
 impl ServerOptions {
@@ -67,6 +91,17 @@ impl ServerOptions {
                     .map_err(|error| format!("cannot read the policy file {}: {error}", path.display()))
             })
             .collect()
+    }
+
+    /// The secret key, or an error saying how to give one.
+    pub fn require_secret_key(&self) -> Result<crate::secrets::SecretKey, String> {
+        let text =
+            self.secret_key.as_ref().map(|key| key.0.as_str()).filter(|key| !key.is_empty()).ok_or_else(|| {
+                "no secret key: pass --secret-key (or set BC_SECRET_KEY) to 32 random bytes in base64, made with \
+             `openssl rand -base64 32`; it seals provider credentials at rest"
+                    .to_owned()
+            })?;
+        crate::secrets::SecretKey::from_base64(text).map_err(|error| format!("--secret-key: {error}"))
     }
 }
 

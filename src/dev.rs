@@ -90,7 +90,8 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let url = format!("sqlite://{}?mode=rwc", data_dir.join("bc.sqlite").display());
     let store = Store::connect(&url, 1).await?;
     store.migrate().await?;
-    let services = Service::new(store.clone());
+    let secret_key = dev_secret_key(data_dir)?;
+    let services = Service::new(store.clone()).with_secret_key(secret_key.clone());
 
     let previous = DevFile::read(data_dir);
     let admin_token = match crate::server::bootstrap(&services, None).await? {
@@ -106,13 +107,17 @@ pub async fn run(options: DevOptions) -> Result<()> {
         },
     };
 
-    // The fake cloud runs in this process; the worker's adapters point at it.
     let tenants =
         crate::dev_seed::seed_tenants(&services, previous.as_ref().map(|f| f.tenants.as_slice()).unwrap_or_default())
             .await?;
-    let fakecloud = crate::fakecloud::FakeCloud::start(crate::fakecloud::FakeCloudConfig::default())
+    // The fake cloud runs in this process; the worker's adapters, and the seeded accounts, point
+    // at it.
+    let fakecloud_config = crate::fakecloud::FakeCloudConfig::default();
+    let digitalocean_token = fakecloud_config.digitalocean_token.clone();
+    let fakecloud = crate::fakecloud::FakeCloud::start(fakecloud_config)
         .await
         .map_err(|error| Error::unavailable(format!("cannot start the fake cloud: {error}")))?;
+    let pools = crate::dev_catalog::seed(&store, &secret_key, &fakecloud, &digitalocean_token).await?;
 
     let listener = TcpListener::bind(("127.0.0.1", options.port))
         .await
@@ -122,7 +127,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
         endpoint: endpoint.clone(),
         admin_token: admin_token.clone(),
         tenants,
-        pools: previous.as_ref().map(|f| f.pools.clone()).unwrap_or_default(),
+        pools,
         fakecloud: fakecloud.base_url().to_owned(),
     };
     file.write(data_dir)?;
@@ -139,6 +144,8 @@ pub async fn run(options: DevOptions) -> Result<()> {
             ..WorkerConfig::default()
         },
     );
+    let worker = worker
+        .with_reconciler(std::sync::Arc::new(crate::reconcile::KubernetesClusters::new(services.gke_accounts()?)));
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;
@@ -154,6 +161,28 @@ pub async fn run(options: DevOptions) -> Result<()> {
     served.and(worked)
 }
 
+/// The key that seals credentials in this data directory: made on first start and kept in
+/// `secret.key`, readable by its owner only.
+fn dev_secret_key(data_dir: &Path) -> Result<crate::secrets::SecretKey> {
+    let path = data_dir.join("secret.key");
+    let io = |error: std::io::Error| Error::internal(format!("cannot use {}: {error}", path.display()));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let text = crate::secrets::SecretKey::generate_base64();
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            std::io::Write::write_all(&mut options.open(&path).map_err(io)?, text.as_bytes()).map_err(io)?;
+            text
+        }
+        Err(error) => return Err(io(error)),
+    };
+    crate::secrets::SecretKey::from_base64(&text)
+        .map_err(|error| Error::invalid_state(format!("{}: {error}", path.display())))
+}
+
 fn print_banner(endpoint: &str, token: &str, data_dir: &Path) {
     println!(
         "better-compute is running on {endpoint} (gRPC, gRPC-web and JSON)\n\
@@ -161,8 +190,9 @@ fn print_banner(endpoint: &str, token: &str, data_dir: &Path) {
          Data and tokens: {dir} (dev.json has the endpoint and the operator key)\n\
          \n\
          Try:\n\
-         \x20 bc tenants create --id acme --display-name Acme\n\
          \x20 bc tenants list\n\
+         \x20 bc pools visible --tenant acme\n\
+         \x20 bc quotas list --tenant acme\n\
          \x20 curl -s {endpoint}/api/platform/tenants/list -H 'Authorization: Bearer {token}' -d '{{}}'\n\
          \n\
          Stop with Ctrl-C; run `bc dev` again on the same directory to pick up where you left off.",

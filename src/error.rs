@@ -323,7 +323,8 @@ fn any(type_name: &str, message: &impl Message) -> prost_types::Any {
     prost_types::Any { type_url: format!("type.googleapis.com/{type_name}"), value: message.encode_to_vec() }
 }
 
-fn json_to_struct(map: &Map<String, Value>) -> prost_types::Struct {
+/// A JSON object as a protobuf `Struct`.
+pub fn json_to_struct(map: &Map<String, Value>) -> prost_types::Struct {
     prost_types::Struct { fields: map.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect() }
 }
 
@@ -342,7 +343,8 @@ fn json_to_value(value: &Value) -> prost_types::Value {
     prost_types::Value { kind: Some(kind) }
 }
 
-fn struct_to_json(value: &prost_types::Struct) -> Map<String, Value> {
+/// A protobuf `Struct` as a JSON object (integral numbers as integers).
+pub fn struct_to_json(value: &prost_types::Struct) -> Map<String, Value> {
     value.fields.iter().map(|(k, v)| (k.clone(), value_to_json(v))).collect()
 }
 

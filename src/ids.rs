@@ -106,6 +106,26 @@ typed_id!(
 );
 
 typed_id!(
+    /// A project's id (`prj_...`).
+    ProjectId,
+    "prj"
+);
+typed_id!(
+    /// A provider account's id (`acct_...`).
+    AccountId,
+    "acct"
+);
+typed_id!(
+    /// A pool's id (`pool_...`).
+    PoolId,
+    "pool"
+);
+typed_id!(
+    /// A budget's id (`bud_...`).
+    BudgetId,
+    "bud"
+);
+typed_id!(
     /// A role binding's id (`rb_...`).
     RoleBindingId,
     "rb"

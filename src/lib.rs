@@ -18,13 +18,15 @@
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
 //! - [`server`], [`dev`], [`cli`]: what the binaries run;
-//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing.
+//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing;
+//! - [`secrets`]: credentials sealed at rest.
 
 pub mod api;
 pub mod authz;
 pub mod cli;
 pub mod config;
 pub mod dev;
+pub mod dev_catalog;
 pub mod dev_seed;
 pub mod error;
 pub mod fakecloud;
@@ -34,6 +36,7 @@ pub mod process;
 pub mod proto;
 pub mod provider;
 pub mod reconcile;
+pub mod secrets;
 pub mod server;
 pub mod service;
 pub mod shutdown;

@@ -4,13 +4,20 @@
 //! Handlers are thin: [`layer`] authenticates and validates every call whatever protocol it
 //! came in by, a service module holds the rules, and a handler only turns rows into views.
 
+mod accounts;
 mod audit;
+mod budgets;
+mod compute_pools;
 mod events;
 pub mod gateway;
 mod gateway_stream;
 mod identity;
 mod kubernetes;
 pub mod layer;
+mod offers;
+mod platform_pools;
+mod projects;
+mod quotas;
 mod tenants;
 mod usage;
 pub mod validate;
@@ -87,6 +94,13 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .add_service(events::EventsApi::server(services.clone()))
         .add_service(usage::UsageApi::server(services.clone()))
         .add_service(usage::ReconcilersApi::server(services.clone()))
+        .add_service(projects::ProjectsApi::server(services.clone()))
+        .add_service(accounts::AccountsApi::server(services.clone()))
+        .add_service(platform_pools::PoolsApi::server(services.clone()))
+        .add_service(offers::OffersApi::server(services.clone()))
+        .add_service(quotas::QuotasApi::server(services.clone()))
+        .add_service(budgets::BudgetsApi::server(services.clone()))
+        .add_service(compute_pools::ComputePoolsApi::server(services.clone()))
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .prepare();

@@ -62,7 +62,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             if !pending.is_empty() {
                 return Err(format!("the database lacks migrations {pending:?}; run `bc-server migrate` first"));
             }
-            let services = Service::with_policies(store.clone(), &cli.server.read_policies()?)?;
+            let secret_key = cli.server.require_secret_key()?;
+            let services =
+                Service::with_policies(store.clone(), &cli.server.read_policies()?)?.with_secret_key(secret_key);
             server::bootstrap(&services, cli.server.bootstrap_token.as_deref()).await.map_err(|e| e.to_string())?;
             let listener = tokio::net::TcpListener::bind(cli.server.listen)
                 .await

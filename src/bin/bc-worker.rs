@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions};
-use better_compute::reconcile::{Worker, WorkerConfig};
+use better_compute::reconcile::{KubernetesClusters, Worker, WorkerConfig, parse_kind_intervals};
 use better_compute::store::Store;
 use better_compute::{shutdown, telemetry};
 
@@ -15,6 +15,10 @@ use better_compute::{shutdown, telemetry};
 struct Cli {
     #[command(flatten)]
     database: DatabaseOptions,
+    /// The key that seals provider credentials (the servers' `--secret-key`): the reconcilers
+    /// open account credentials with it. Without it, provider reconcilers do not run.
+    #[arg(long, env = "BC_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<better_compute::config::Redacted>,
     /// The longest an idle worker waits before looking for due work, in milliseconds (writes
     /// wake it at once).
     #[arg(long, env = "BC_WORKER_TICK_MS", default_value_t = 1000)]
@@ -32,6 +36,10 @@ struct Cli {
     /// Overrides every kind's interval once settled (default 5 min), in milliseconds.
     #[arg(long, env = "BC_WORKER_SETTLED_MS")]
     settled_ms: Option<u64>,
+    /// Overrides some kinds' intervals: `kind=<converging ms>/<settled ms>`, comma-separated
+    /// (`kubernetes-cluster=5000/60000`); wins over the two options above.
+    #[arg(long, env = "BC_WORKER_KIND_INTERVALS", default_value = "")]
+    kind_intervals: String,
     /// How often usage is metered, in milliseconds.
     #[arg(long, env = "BC_WORKER_METERING_MS", default_value_t = 300_000)]
     metering_ms: u64,
@@ -43,6 +51,10 @@ struct Cli {
     /// benchmarks only).
     #[arg(long, env = "BC_WORKER_NOOP_PASS_MS")]
     noop_pass_ms: Option<u64>,
+    /// Relays every event to this NATS server's JetStream (`nats://127.0.0.1:4222`), on
+    /// `bettercompute.<tenant>.<type>`.
+    #[arg(long, env = "BC_NATS_URL")]
+    nats_url: Option<String>,
     #[command(flatten)]
     log: LogOptions,
     #[command(flatten)]
@@ -64,11 +76,23 @@ async fn run(cli: Cli) -> Result<(), String> {
         concurrency: cli.concurrency,
         converging: cli.converging_ms.map(ms),
         settled: cli.settled_ms.map(ms),
+        kind_intervals: parse_kind_intervals(&cli.kind_intervals)?,
         metering_interval: ms(cli.metering_ms),
         shutdown_grace: ms(cli.shutdown_grace_ms),
         noop_pass: cli.noop_pass_ms.map(ms),
+        nats_url: cli.nats_url,
+        ..WorkerConfig::default()
     };
-    let worker = Worker::new(store.clone(), config);
+    let mut worker = Worker::new(store.clone(), config);
+    match cli.secret_key.as_ref().filter(|key| !key.0.is_empty()) {
+        Some(key) => {
+            let key =
+                better_compute::secrets::SecretKey::from_base64(&key.0).map_err(|e| format!("--secret-key: {e}"))?;
+            let accounts = better_compute::provider::accounts::StoreGkeAccounts::new(store.clone(), key);
+            worker = worker.with_reconciler(std::sync::Arc::new(KubernetesClusters::new(accounts)));
+        }
+        None => tracing::warn!("no --secret-key: the kubernetes.clusters reconciler does not run"),
+    }
     worker.run(shutdown::signal()).await.map_err(|e| e.to_string())?;
     store.close().await;
     Ok(())

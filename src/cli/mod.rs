@@ -1,9 +1,15 @@
 //! `bc`, the command-line client: one subcommand per resource, built on the generated tonic
 //! clients, printing JSON (the API's own mapping) or a table.
 
+mod accounts;
+mod budgets;
 mod identity;
 mod kubernetes;
+mod offers;
 mod output;
+mod pools;
+mod projects;
+mod quotas;
 mod tenants;
 
 use std::path::PathBuf;
@@ -65,6 +71,24 @@ pub enum Command {
     /// Node pools of Kubernetes clusters.
     #[command(subcommand)]
     Nodepools(kubernetes::NodePoolsCommand),
+    /// The tenants' projects.
+    #[command(subcommand)]
+    Projects(projects::ProjectsCommand),
+    /// Provider accounts (GKE, DigitalOcean); credentials are write-only.
+    #[command(subcommand)]
+    Accounts(accounts::AccountsCommand),
+    /// Provider pools, and the pools a tenant can see.
+    #[command(subcommand)]
+    Pools(pools::PoolsCommand),
+    /// Offers of platform pools to tenants.
+    #[command(subcommand)]
+    Offers(offers::OffersCommand),
+    /// Quotas of tenants on pools.
+    #[command(subcommand)]
+    Quotas(quotas::QuotasCommand),
+    /// Tenants' monthly budgets.
+    #[command(subcommand)]
+    Budgets(budgets::BudgetsCommand),
     /// Principals: operators, and a tenant's users and service accounts.
     #[command(subcommand)]
     Principals(identity::PrincipalsCommand),
@@ -138,6 +162,12 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Tenants(command) => tenants::run(&cli, command).await,
         Command::Clusters(command) => kubernetes::clusters(&cli, command).await,
         Command::Nodepools(command) => kubernetes::node_pools(&cli, command).await,
+        Command::Projects(command) => projects::run(&cli, command).await,
+        Command::Accounts(command) => accounts::run(&cli, command).await,
+        Command::Pools(command) => pools::run(&cli, command).await,
+        Command::Offers(command) => offers::run(&cli, command).await,
+        Command::Quotas(command) => quotas::run(&cli, command).await,
+        Command::Budgets(command) => budgets::run(&cli, command).await,
         Command::Principals(command) => identity::principals(&cli, command).await,
         Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
         Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,

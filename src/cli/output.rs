@@ -36,6 +36,21 @@ pub fn print(format: OutputFormat, value: &Value, rows: &[Value]) {
     }
 }
 
+/// Prints one resource `message` (of type `full_name`).
+pub fn print_one(format: OutputFormat, message: &impl Message, full_name: &str) -> Result<(), String> {
+    let json = to_json(message, full_name);
+    print(format, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
+/// Prints a list response `message` (of type `full_name`) whose items are in `field`.
+pub fn print_list(format: OutputFormat, message: &impl Message, full_name: &str, field: &str) -> Result<(), String> {
+    let json = to_json(message, full_name);
+    let rows = json[field].as_array().cloned().unwrap_or_default();
+    print(format, &json, &rows);
+    Ok(())
+}
+
 /// A table of the scalar fields of `rows`, in the order the first row has them.
 pub fn table(rows: &[Value]) -> String {
     let Some(Value::Object(first)) = rows.first() else { return "(none)\n".to_owned() };

@@ -2,13 +2,19 @@
 //! module (its service for credentials and versions, its reconciler for everything else) turns
 //! an account id and a location into a GKE adapter.
 //!
-//! [`GkeAccounts`] is the seam: [`StaticGkeAccounts`] serves accounts given as (endpoint, key)
-//! pairs, which is what tests and `bc dev` hand it; the catalog's store-backed accounts (sealed
-//! keys, endpoint override) plug in behind the same trait. Adapters are cached per account and
-//! location so that their access tokens are reused across passes.
+//! [`GkeAccounts`] is the seam: [`StoreGkeAccounts`] reads the catalog's accounts (sealed
+//! service-account keys, endpoint override) and is what the server and the worker use;
+//! [`StaticGkeAccounts`] serves accounts given up front, for tests of the adapters alone.
+//! Adapters are cached per account, location, endpoint and key, so their access tokens are
+//! reused across passes and a rotated key or a moved endpoint is picked up at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use crate::secrets::SecretKey;
+use crate::store::Store;
 
 use super::error::{ErrorKind, ProviderError, ProviderResult};
 use super::gke::{Gke, GkeConfig};
@@ -83,6 +89,60 @@ impl GkeAccounts for StaticGkeAccounts {
         })?;
         let gke = gke_for(&account, location)?;
         self.cache.lock().expect("not poisoned").insert(cache_key, gke.clone());
+        Ok(gke)
+    }
+}
+
+/// The catalog's accounts: credentials opened with the server's secret key at each use.
+pub struct StoreGkeAccounts {
+    store: Store,
+    key: SecretKey,
+    /// (account, location, digest of endpoint and key) to adapter.
+    cache: Mutex<HashMap<(String, String, String), Gke>>,
+}
+
+impl std::fmt::Debug for StoreGkeAccounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreGkeAccounts").finish_non_exhaustive()
+    }
+}
+
+impl StoreGkeAccounts {
+    /// Accounts of `store`, opened with `key`.
+    pub fn new(store: Store, key: SecretKey) -> Arc<Self> {
+        Arc::new(Self { store, key, cache: Mutex::default() })
+    }
+}
+
+#[async_trait::async_trait]
+impl GkeAccounts for StoreGkeAccounts {
+    async fn gke(&self, account_id: &str, location: &str) -> ProviderResult<Gke> {
+        let opened = self.store.account_credentials(&self.key, account_id).await.map_err(|error| {
+            let kind =
+                if error.code == crate::error::Code::NotFound { ErrorKind::NotFound } else { ErrorKind::Transient };
+            ProviderError::new(kind, "gke", format!("provider account {account_id:?}: {}", error.message))
+        })?;
+        if opened.provider != "gke" {
+            return Err(ProviderError::new(
+                ErrorKind::Permanent,
+                "gke",
+                format!("provider account {account_id:?} is a {} account, not GKE", opened.provider),
+            ));
+        }
+        let mut digest = Sha256::new();
+        digest.update(opened.endpoint.as_bytes());
+        digest.update([0]);
+        digest.update(opened.credentials.expose().as_bytes());
+        let version: String = digest.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let cache_key = (account_id.to_owned(), location.to_owned(), version);
+        if let Some(gke) = self.cache.lock().expect("not poisoned").get(&cache_key) {
+            return Ok(gke.clone());
+        }
+        let account = GkeAccount { endpoint: opened.endpoint, key_json: opened.credentials.expose().to_owned() };
+        let gke = gke_for(&account, location)?;
+        let mut cache = self.cache.lock().expect("not poisoned");
+        cache.retain(|(id, at, _), _| !(id == account_id && at == location));
+        cache.insert(cache_key, gke.clone());
         Ok(gke)
     }
 }

@@ -8,11 +8,18 @@
 //! after a backoff for a failure. Passes are level-triggered: a pass re-reads everything it needs,
 //! so running one twice, or after a crash half way, is safe. Writes wake the worker at once
 //! (`NOTIFY` on Postgres, an in-process signal in one process); a tick catches the rest.
+//!
+//! A resource module plugs in in two places. In its store transaction it writes the resource,
+//! then `Store::work_enqueue_in` (kind, id, state, the state's deadline), `usage_billable_*_in`
+//! when billing starts or ends, and `event_append_in` last (it takes the outbox's ordering lock),
+//! and commits with `commit_and_signal`. And it implements [`Reconciler`], registered with
+//! [`Worker::with_reconciler`] where the worker is built (`bc-worker`, `bc dev`).
 
 pub mod kubernetes_clusters;
 mod metering;
 mod noop;
 mod outcome;
+pub mod relay;
 mod runtime;
 mod wake;
 
@@ -20,7 +27,7 @@ pub use kubernetes_clusters::KubernetesClusters;
 pub use metering::Metering;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};
-pub use runtime::{Worker, WorkerConfig};
+pub use runtime::{Worker, WorkerConfig, parse_kind_intervals};
 
 use std::time::Duration;
 

@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::metering::{METERING_KIND, METERING_OBJECT};
+use super::relay::{NatsRelay, RELAY_KIND, RELAY_OBJECT};
 use super::{Metering, Next, Noop, Outcome, Pass, Reconciler, Schedule, wake};
 use crate::error::{Error, Result};
 use crate::store::{Store, WorkItem, WorkResult, now_micros};
@@ -27,12 +28,19 @@ pub struct WorkerConfig {
     pub converging: Option<Duration>,
     /// Overrides every kind's settled interval (tests, `bc dev`).
     pub settled: Option<Duration>,
+    /// Overrides one kind's intervals: kind, converging, settled (see [`parse_kind_intervals`]);
+    /// wins over the two above.
+    pub kind_intervals: Vec<(String, Duration, Duration)>,
     /// How often the metering pass runs.
     pub metering_interval: Duration,
     /// How long a stopping worker lets running passes finish before releasing their leases.
     pub shutdown_grace: Duration,
     /// Runs the `noop` kind with passes this long (tests and benchmarks only).
     pub noop_pass: Option<Duration>,
+    /// Relays events to the NATS JetStream server at this URL.
+    pub nats_url: Option<String>,
+    /// How often the relay looks for new events once caught up.
+    pub relay_interval: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -43,9 +51,12 @@ impl Default for WorkerConfig {
             concurrency: 16,
             converging: None,
             settled: None,
+            kind_intervals: Vec::new(),
             metering_interval: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(10),
             noop_pass: None,
+            nats_url: None,
+            relay_interval: Duration::from_millis(500),
         }
     }
 }
@@ -77,6 +88,9 @@ impl Worker {
         if let Some(pass) = config.noop_pass {
             reconcilers.push(Arc::new(Noop { pass }));
         }
+        if let Some(url) = &config.nats_url {
+            reconcilers.push(Arc::new(NatsRelay::new(url.clone(), config.relay_interval)));
+        }
         Self { store, config, reconcilers, id: crate::ids::random("wkr") }
     }
 
@@ -107,6 +121,9 @@ impl Worker {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
         self.check_store().await?;
         self.store.work_ensure(METERING_KIND, METERING_OBJECT, now_micros()).await?;
+        if self.config.nats_url.is_some() {
+            self.store.work_ensure(RELAY_KIND, RELAY_OBJECT, now_micros()).await?;
+        }
         let listener = wake::spawn_listener(&self.store);
         let _listener_guard = listener.as_ref().map(|task| AbortOnDrop(task.abort_handle()));
         let lease_valid_until = Arc::new(AtomicI64::new(i64::MAX));
@@ -216,6 +233,11 @@ impl Worker {
         if let Some(settled) = self.config.settled {
             schedule.settled = settled;
         }
+        if let Some((_, converging, settled)) = self.config.kind_intervals.iter().find(|(k, ..)| k == reconciler.kind())
+        {
+            schedule.converging = *converging;
+            schedule.settled = *settled;
+        }
         schedule
     }
 
@@ -295,6 +317,22 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Parses per-kind intervals: `kind=<converging ms>/<settled ms>`, comma-separated
+/// (`kubernetes-cluster=5000/60000,load-balancer=2000/30000`).
+pub fn parse_kind_intervals(text: &str) -> std::result::Result<Vec<(String, Duration, Duration)>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let bad = || format!("{part:?} is not kind=<converging ms>/<settled ms>");
+            let (kind, intervals) = part.split_once('=').ok_or_else(bad)?;
+            let (converging, settled) = intervals.split_once('/').ok_or_else(bad)?;
+            let ms = |n: &str| n.trim().parse::<u64>().map(Duration::from_millis).map_err(|_| bad());
+            Ok((kind.trim().to_owned(), ms(converging)?, ms(settled)?))
+        })
+        .collect()
+}
+
 /// Renews this worker's leases every third of a lease; publishes until when they are known good.
 async fn renew(worker: Worker, valid_until: Arc<AtomicI64>) {
     let lease = worker.config.lease.as_micros() as i64;
@@ -319,5 +357,26 @@ async fn lease_lost(valid_until: &AtomicI64) {
             return;
         }
         tokio::time::sleep(Duration::from_micros(left.min(1_000_000) as u64)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_intervals_parse_and_refuse_what_they_cannot_read() {
+        let parsed = parse_kind_intervals("kubernetes-cluster=5000/60000, noop=1/2").unwrap();
+        assert_eq!(
+            parsed,
+            vec![
+                ("kubernetes-cluster".to_owned(), Duration::from_secs(5), Duration::from_secs(60)),
+                ("noop".to_owned(), Duration::from_millis(1), Duration::from_millis(2)),
+            ]
+        );
+        assert!(parse_kind_intervals("").unwrap().is_empty());
+        for bad in ["noop", "noop=5", "noop=a/b"] {
+            assert!(parse_kind_intervals(bad).unwrap_err().contains(bad), "{bad}");
+        }
     }
 }

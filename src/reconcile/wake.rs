@@ -9,9 +9,10 @@ use sqlx::postgres::PgListener;
 
 use crate::store::{Backend, NOTIFY_CHANNEL, Store};
 
-/// Listens until the returned task is aborted; does nothing on SQLite (one process).
+/// Listens until the returned task is aborted; does nothing on SQLite (one process) nor on
+/// CockroachDB (no `LISTEN`).
 pub fn spawn_listener(store: &Store) -> Option<tokio::task::JoinHandle<()>> {
-    if store.backend() != Backend::Postgres {
+    if store.backend() != Backend::Postgres || !store.signals().notifies() {
         return None;
     }
     let store = store.clone();

@@ -33,15 +33,29 @@ impl Service {
         after.parse().map_err(|_| Error::invalid_input("after must be a cursor returned by the API"))
     }
 
+    /// The filter of a list or a watch: the cursor parsed, the tenant decided.
+    fn event_filter(
+        &self,
+        ctx: &Context,
+        after: &str,
+        tenant_id: &str,
+        type_prefix: String,
+        subject: String,
+        limit: i32,
+    ) -> Result<EventFilter> {
+        Ok(EventFilter {
+            after: Self::cursor(after)?,
+            tenant_id: self.readable_tenant(ctx, tenant_id)?,
+            type_prefix,
+            subject,
+            limit: if limit == 0 { DEFAULT_EVENTS } else { i64::from(limit) },
+        })
+    }
+
     /// One page of events after a cursor, and the cursor after it.
     pub async fn event_list(&self, ctx: &Context, request: ListEventsRequest) -> Result<(Vec<EventRow>, i64)> {
-        let filter = EventFilter {
-            after: Self::cursor(&request.after)?,
-            tenant_id: self.readable_tenant(ctx, &request.tenant_id)?,
-            type_prefix: request.type_prefix,
-            subject: request.subject,
-            limit: if request.limit == 0 { DEFAULT_EVENTS } else { i64::from(request.limit) },
-        };
+        let r = request;
+        let filter = self.event_filter(ctx, &r.after, &r.tenant_id, r.type_prefix, r.subject, r.limit)?;
         let events = self.store.event_list_after(&filter).await?;
         let next = events.last().map_or(filter.after, |event| event.seq);
         Ok((events, next))
@@ -49,13 +63,8 @@ impl Service {
 
     /// The filter of a watch, checked once when it starts.
     pub fn event_watch_filter(&self, ctx: &Context, request: WatchEventsRequest) -> Result<EventFilter> {
-        Ok(EventFilter {
-            after: Self::cursor(&request.after)?,
-            tenant_id: self.readable_tenant(ctx, &request.tenant_id)?,
-            type_prefix: request.type_prefix,
-            subject: request.subject,
-            limit: DEFAULT_EVENTS,
-        })
+        let r = request;
+        self.event_filter(ctx, &r.after, &r.tenant_id, r.type_prefix, r.subject, 0)
     }
 
     /// Ledger rows of a period.

@@ -382,8 +382,7 @@ impl Service {
             .with_detail("state", cluster.state.as_str()));
         }
         let ttl = if request.ttl_seconds == 0 { self.kubernetes.credential_ttl_seconds } else { request.ttl_seconds };
-        let gke =
-            self.kubernetes.accounts.gke(&cluster.account_id, &cluster.location).await.map_err(provider_failure)?;
+        let gke = self.gke_accounts()?.gke(&cluster.account_id, &cluster.location).await.map_err(provider_failure)?;
         let api = KubeClient::new(&cluster.endpoint, &cluster.ca_certificate, KubeAuth::Google(gke.tokens().clone()))
             .map_err(provider_failure)?;
         let identity = ctx.caller.principal_id.as_str();
@@ -415,8 +414,7 @@ impl Service {
     /// The versions the provider offers in a location of a pool.
     pub async fn cluster_versions(&self, _ctx: &Context, request: KubernetesVersionsRequest) -> Result<ServerConfig> {
         let placement = self.kubernetes_placement(&request.tenant_id, &request.pool_id, &request.location).await?;
-        let gke =
-            self.kubernetes.accounts.gke(&placement.account_id, &request.location).await.map_err(provider_failure)?;
+        let gke = self.gke_accounts()?.gke(&placement.account_id, &request.location).await.map_err(provider_failure)?;
         gke.server_config().await.map_err(provider_failure)
     }
 }

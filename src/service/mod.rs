@@ -3,25 +3,33 @@
 //! annotation can express, and records the desired state in one store transaction. It never
 //! calls a provider: reconcilers do that.
 
+mod accounts;
 mod api_keys;
 mod audit;
 mod authorize;
+mod budgets;
+pub mod checks;
 mod events;
 mod kubernetes;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod offers;
+mod pools;
 mod principals;
+mod projects;
+mod quotas;
 mod role_bindings;
 mod tenants;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
 pub use authorize::audited;
-pub use kubernetes::{ClusterPlacement, KubernetesModule, StaticPool, StaticPools};
+pub use kubernetes::{ClusterPlacement, KubernetesModule};
 pub use kubernetes_clusters::{credential_account, request_digest};
 
 use std::sync::{Arc, OnceLock};
 
 use crate::authz::{Authorizer, Binding};
+use crate::secrets::SecretKey;
 use crate::store::Store;
 
 /// Who is calling: the principal an API key acts as.
@@ -87,6 +95,8 @@ pub struct Service {
     authorizer: Arc<Authorizer>,
     /// The Kubernetes module's settings and seams.
     kubernetes: Arc<KubernetesModule>,
+    /// Seals provider credentials; without it accounts cannot be written.
+    secret_key: Option<SecretKey>,
 }
 
 impl Service {
@@ -99,19 +109,30 @@ impl Service {
                 Arc::new(Authorizer::new(&actions, &[]).expect("the built-in policies validate against the schema"))
             })
             .clone();
-        Self { store, authorizer, kubernetes: Arc::default() }
+        Self { store, authorizer, secret_key: None, kubernetes: Arc::default() }
     }
 
     /// Services over `store`, deciding with the built-in policies and the operator's `policies`
     /// (file name, text); fails on a policy that does not parse or validate.
     pub fn with_policies(store: Store, policies: &[(String, String)]) -> Result<Self, String> {
         let actions = crate::methods::MethodTable::from_pool(crate::proto::descriptor_pool()).action_specs();
-        Ok(Self { store, authorizer: Arc::new(Authorizer::new(&actions, policies)?), kubernetes: Arc::default() })
+        Ok(Self {
+            store,
+            authorizer: Arc::new(Authorizer::new(&actions, policies)?),
+            secret_key: None,
+            kubernetes: Arc::default(),
+        })
     }
 
     /// The authorizer, for its schema.
     pub fn authorizer(&self) -> &Authorizer {
         &self.authorizer
+    }
+
+    /// The same services, sealing secrets (provider credentials) with `key`.
+    pub fn with_secret_key(mut self, key: SecretKey) -> Self {
+        self.secret_key = Some(key);
+        self
     }
 
     /// The store, for the processes that wire services and reconcilers together.

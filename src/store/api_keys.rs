@@ -244,13 +244,26 @@ impl Store {
         Ok(sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM api_keys").fetch_one(&self.pool).await?)
     }
 
-    /// The key with `id` and its principal, if the key exists.
+    /// The key with `id` and its principal, if the key exists: one query, as every call makes it.
     pub async fn api_key_fetch_with_principal(&self, id: &str) -> Result<Option<(ApiKeyRow, PrincipalRow)>> {
-        let Some(key) = self.api_key_fetch(id).await? else { return Ok(None) };
-        let principal = self
-            .principal_fetch(&key.principal_id)
-            .await?
-            .ok_or_else(|| Error::internal(format!("key {id} has no principal")))?;
+        let row = sqlx::query(
+            "SELECT k.id, k.principal_id, k.secret_sha256, k.description, k.created_at, k.expires_at, k.revoked_at, \
+                    p.kind, p.tenant_id, p.name, p.created_at AS principal_created_at, p.deleted_at \
+             FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let key = key_from_row(&row)?;
+        let principal = PrincipalRow {
+            id: key.principal_id.clone(),
+            kind: row.try_get("kind")?,
+            tenant_id: row.try_get("tenant_id")?,
+            name: row.try_get("name")?,
+            created_at: row.try_get("principal_created_at")?,
+            deleted_at: row.try_get("deleted_at")?,
+        };
         Ok(Some((key, principal)))
     }
 }

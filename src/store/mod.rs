@@ -6,11 +6,18 @@
 //! types: text, integers, times as microseconds since the epoch). Migrations are embedded per
 //! backend because their DDL will differ as the schema grows.
 
+mod accounts;
 mod api_keys;
 mod authz;
+mod budgets;
+mod catalog;
 mod events;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod offers;
+mod pools;
+mod projects;
+mod quotas;
 mod role_bindings;
 mod signals;
 mod tenants;
@@ -24,14 +31,20 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{Any, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
 
+pub use accounts::{AccountChange, AccountCredentials, AccountRow, NewAccount};
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
+pub use budgets::{BudgetChange, BudgetRow, NewBudget, month_bounds};
 pub use events::{EventFilter, EventRow, NewEvent};
 pub use kubernetes_clusters::{
     CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event,
     provider_name,
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
+pub use offers::{NewOffer, OfferChange, OfferRow};
+pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
+pub use projects::{NewProject, ProjectChange, ProjectRow};
+pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
 pub use role_bindings::RoleBindingRow;
 pub use signals::{NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
@@ -68,12 +81,14 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/postgres/0001_init.sql")),
     (2, "identity", include_str!("migrations/postgres/0002_identity.sql")),
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
+    (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
     (2, "identity", include_str!("migrations/sqlite/0002_identity.sql")),
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
+    (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
 ];
 
@@ -109,7 +124,10 @@ impl Store {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             sqlx::query("PRAGMA foreign_keys = ON").execute(&pool).await?;
         }
-        Ok(Store { pool, backend, signals: Signals::new(url) })
+        // CockroachDB speaks Postgres but has no LISTEN/NOTIFY: its workers wake on the tick.
+        let notify = backend == Backend::Postgres
+            && !sqlx::query_scalar::<_, String>("SELECT version()").fetch_one(&pool).await?.contains("CockroachDB");
+        Ok(Store { pool, backend, signals: Signals::new(url, notify) })
     }
 
     /// The backend this store runs on.

@@ -18,6 +18,8 @@ pub struct Signals {
     stopping: Arc<watch::Sender<u64>>,
     /// The database URL, for a dedicated `LISTEN` connection; never printed.
     url: Arc<str>,
+    /// Whether the database has `LISTEN`/`NOTIFY` (Postgres, not SQLite nor CockroachDB).
+    notify: bool,
 }
 
 impl std::fmt::Debug for Signals {
@@ -28,8 +30,13 @@ impl std::fmt::Debug for Signals {
 
 impl Signals {
     /// Fresh signals for a store on `url`.
-    pub(super) fn new(url: &str) -> Self {
-        Self { changes: Arc::new(watch::channel(0).0), stopping: Arc::new(watch::channel(0).0), url: Arc::from(url) }
+    pub(super) fn new(url: &str, notify: bool) -> Self {
+        Self {
+            changes: Arc::new(watch::channel(0).0),
+            stopping: Arc::new(watch::channel(0).0),
+            url: Arc::from(url),
+            notify,
+        }
     }
 
     /// Wakes every waiter: something was written.
@@ -53,6 +60,11 @@ impl Signals {
         let mut receiver = self.stopping.subscribe();
         receiver.borrow_and_update();
         receiver
+    }
+
+    /// Whether writers `NOTIFY` and workers `LISTEN` across processes.
+    pub fn notifies(&self) -> bool {
+        self.notify
     }
 
     /// The database URL, for the Postgres listener.

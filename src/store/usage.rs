@@ -40,13 +40,28 @@ impl Store {
         tenant_id: &str,
         start: i64,
     ) -> Result<()> {
+        self.usage_billable_start_on_pool_in(txn, meter, resource_id, tenant_id, None, start).await
+    }
+
+    /// Starts billing `resource_id` of `pool_id` on `meter` from `start`, inside the caller's
+    /// transaction. Its ledger rows carry the pool, whose prices the tenant's budgets apply.
+    pub async fn usage_billable_start_on_pool_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        meter: &str,
+        resource_id: &str,
+        tenant_id: &str,
+        pool_id: Option<&str>,
+        start: i64,
+    ) -> Result<()> {
         sqlx::query(
-            "INSERT INTO usage_billables (meter, resource_id, tenant_id, billing_start, billed_until) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (meter, resource_id) DO NOTHING",
+            "INSERT INTO usage_billables (meter, resource_id, tenant_id, pool_id, billing_start, billed_until) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (meter, resource_id) DO NOTHING",
         )
         .bind(meter)
         .bind(resource_id)
         .bind(tenant_id)
+        .bind(pool_id)
         .bind(start)
         .bind(hour_floor(start))
         .execute(&mut **txn)
@@ -82,8 +97,21 @@ impl Store {
         start: i64,
         end: Option<i64>,
     ) -> Result<()> {
+        self.usage_billable_record_on_pool(meter, resource_id, tenant_id, None, start, end).await
+    }
+
+    /// As [`Store::usage_billable_record`], for a resource of `pool_id`.
+    pub async fn usage_billable_record_on_pool(
+        &self,
+        meter: &str,
+        resource_id: &str,
+        tenant_id: &str,
+        pool_id: Option<&str>,
+        start: i64,
+        end: Option<i64>,
+    ) -> Result<()> {
         let mut txn = self.begin_write().await?;
-        self.usage_billable_start_in(&mut txn, meter, resource_id, tenant_id, start).await?;
+        self.usage_billable_start_on_pool_in(&mut txn, meter, resource_id, tenant_id, pool_id, start).await?;
         if let Some(end) = end {
             self.usage_billable_end_in(&mut txn, meter, resource_id, end).await?;
         }
@@ -97,7 +125,7 @@ impl Store {
     pub async fn usage_meter(&self, now: i64) -> Result<u64> {
         let current_hour = hour_floor(now);
         let rows = sqlx::query(
-            "SELECT meter, resource_id, tenant_id, billing_start, billing_end, billed_until FROM usage_billables \
+            "SELECT meter, resource_id, tenant_id, pool_id, billing_start, billing_end, billed_until FROM usage_billables \
              WHERE billed_until < $1 AND (billing_end IS NULL OR billed_until < billing_end)",
         )
         .bind(current_hour)
@@ -108,6 +136,7 @@ impl Store {
             let meter: String = row.try_get("meter")?;
             let resource_id: String = row.try_get("resource_id")?;
             let tenant_id: String = row.try_get("tenant_id")?;
+            let pool_id: Option<String> = row.try_get("pool_id")?;
             let billed_until: i64 = row.try_get("billed_until")?;
             let end: Option<i64> = row.try_get("billing_end")?;
             // Up to the hour that is still running, or through the hour the resource ended in.
@@ -119,14 +148,15 @@ impl Store {
             let mut hour = billed_until;
             while hour < until {
                 added += sqlx::query(
-                    "INSERT INTO usage_ledger (meter, resource_id, tenant_id, hour, quantity, recorded_at) \
-                     VALUES ($1, $2, $3, $4, 1, $5) ON CONFLICT (meter, resource_id, hour) DO NOTHING",
+                    "INSERT INTO usage_ledger (meter, resource_id, tenant_id, hour, quantity, recorded_at, pool_id) \
+                     VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (meter, resource_id, hour) DO NOTHING",
                 )
                 .bind(&meter)
                 .bind(&resource_id)
                 .bind(&tenant_id)
                 .bind(hour)
                 .bind(now)
+                .bind(&pool_id)
                 .execute(&mut *txn)
                 .await?
                 .rows_affected();

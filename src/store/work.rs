@@ -136,9 +136,9 @@ impl Store {
     }
 
     /// Announces new work to other processes when the transaction commits (Postgres only;
-    /// SQLite has one process, woken by the in-process signal).
+    /// SQLite has one process, woken by the in-process signal; CockroachDB relies on the tick).
     pub(super) async fn work_notify_in(&self, txn: &mut Transaction<'static, Any>, kind: &str) -> Result<()> {
-        if self.backend == Backend::Postgres {
+        if self.signals.notifies() {
             sqlx::query("SELECT pg_notify($1, $2)").bind(NOTIFY_CHANNEL).bind(kind).execute(&mut **txn).await?;
         }
         Ok(())

@@ -14,7 +14,7 @@ const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
 
 /// A child process killed when the test ends, however it ends.
-struct Running(Child);
+pub struct Running(pub Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -25,7 +25,7 @@ impl Drop for Running {
 
 impl Running {
     /// Sends SIGTERM and waits for the exit status.
-    fn terminate(mut self) -> std::process::ExitStatus {
+    pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.0.id().to_string();
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         let deadline = Instant::now() + Duration::from_secs(15);
@@ -40,7 +40,7 @@ impl Running {
 }
 
 /// Starts `bc dev` on a free port in `data_dir` and waits for its `dev.json`.
-fn start_dev(data_dir: &Path) -> (Running, Value) {
+pub fn start_dev(data_dir: &Path) -> (Running, Value) {
     let spawned = std::time::SystemTime::now();
     let child = Command::new(BC)
         .args(["dev", "--port", "0", "--data-dir"])
@@ -66,7 +66,7 @@ fn start_dev(data_dir: &Path) -> (Running, Value) {
     }
 }
 
-fn curl(args: &[&str]) -> String {
+pub fn curl(args: &[&str]) -> String {
     let output = Command::new("curl").args(args).output().expect("curl is installed");
     String::from_utf8(output.stdout).unwrap()
 }
@@ -155,7 +155,7 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
         run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "-o", "json", "tenants", "list"]));
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let ids: Vec<&str> = listed["tenants"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["acme", "globex", "curlco", "pyco"]);
+    assert_eq!(ids, ["acme", "globex", "curlco", "pyco"], "after the demo tenants bc dev seeds");
     let table = run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "tenants", "get", "pyco"]));
     let table = String::from_utf8(table.stdout).unwrap();
     assert!(table.starts_with("ID") && table.contains("pyco") && table.contains("From Python"), "{table}");
@@ -186,7 +186,15 @@ fn bc_server_refuses_to_start_without_a_database() {
 fn bc_server_documents_every_option_in_help() {
     let output = run_ok(Command::new(BC_SERVER).arg("--help"));
     let help = String::from_utf8(output.stdout).unwrap();
-    for option in ["--database-url", "BC_DATABASE_URL", "--listen", "--bootstrap-token", "--log-format", "--config"] {
+    for option in [
+        "--database-url",
+        "BC_DATABASE_URL",
+        "--listen",
+        "--bootstrap-token",
+        "--log-format",
+        "--config",
+        "--secret-key",
+    ] {
         assert!(help.contains(option), "{option} is missing from --help:\n{help}");
     }
 }
@@ -208,7 +216,11 @@ async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_an
     let config = dir.path().join("bc.toml");
     std::fs::write(
         &config,
-        format!("database-url = \"{}\"\nlisten = \"127.0.0.1:{port}\"\nlog-format = \"json\"\n", db.url),
+        format!(
+            "database-url = \"{}\"\nlisten = \"127.0.0.1:{port}\"\nlog-format = \"json\"\nsecret-key = \"{}\"\n",
+            db.url,
+            better_compute::secrets::SecretKey::generate_base64()
+        ),
     )
     .unwrap();
     let token = format!("bck_{}.{}", "1".repeat(26), "s3cret".repeat(4));

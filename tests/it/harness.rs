@@ -106,7 +106,7 @@ impl TestServer {
     /// Migrates `db`, bootstraps the operator key and serves.
     pub async fn start(db: &TestDb) -> TestServer {
         let store = db.store().await;
-        let services = Service::new(store.clone());
+        let services = Service::new(store.clone()).with_secret_key(test_secret_key());
         let admin_token = match services.bootstrap_operator(None).await.unwrap() {
             BootstrapOutcome::Created(token) => token.reveal(),
             BootstrapOutcome::AlreadyBootstrapped => panic!("a fresh database has no keys"),
@@ -178,6 +178,11 @@ impl Drop for TestServer {
             let _ = stop.send(());
         }
     }
+}
+
+/// The secret key of test servers: fixed, so a restarted server opens what it sealed.
+pub fn test_secret_key() -> better_compute::secrets::SecretKey {
+    better_compute::secrets::SecretKey::from_bytes(&[7u8; 32]).unwrap()
 }
 
 /// A user of `tenant` holding `role` there (none when empty), with an API key; returns the

@@ -5,6 +5,7 @@ mod harness;
 
 mod authz;
 mod binaries;
+mod catalog;
 mod grpc;
 mod json_api;
 mod kubernetes;

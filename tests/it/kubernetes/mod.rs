@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
-use better_compute::provider::accounts::{GkeAccount, StaticGkeAccounts};
+use better_compute::provider::accounts::{GkeAccounts, StoreGkeAccounts};
 use better_compute::reconcile::{Backoff, KubernetesClusters, Worker, WorkerConfig};
-use better_compute::service::{KubernetesModule, Service, StaticPool};
-use better_compute::store::{Backend, Store};
+use better_compute::secrets::SecretKey;
+use better_compute::service::{KubernetesModule, Service};
+use better_compute::store::{Backend, NewAccount, NewOffer, NewPool, Store, now_micros};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -37,7 +38,7 @@ pub struct Env {
     pub acme_editor: String,
     pub acme_viewer: String,
     pub globex_admin: String,
-    pub accounts: Arc<StaticGkeAccounts>,
+    pub accounts: Arc<dyn GkeAccounts>,
     server_stop: Option<tokio::sync::oneshot::Sender<()>>,
     worker: Option<(tokio::sync::watch::Sender<bool>, JoinHandle<()>)>,
     http: reqwest::Client,
@@ -57,13 +58,13 @@ impl Default for Options {
 }
 
 /// The reconciler with fast backoffs (the spec's intervals are configuration).
-pub fn reconciler(accounts: Arc<StaticGkeAccounts>) -> KubernetesClusters {
+pub fn reconciler(accounts: Arc<dyn GkeAccounts>) -> KubernetesClusters {
     let fast = Backoff { base: Duration::from_millis(100), cap: Duration::from_millis(800), jitter: 0.2 };
     KubernetesClusters { backoff: fast, delete_backoff: fast, ..KubernetesClusters::new(accounts) }
 }
 
 /// A worker with short intervals.
-pub fn worker(store: &Store, accounts: Arc<StaticGkeAccounts>, lease: Duration) -> Worker {
+pub fn worker(store: &Store, accounts: Arc<dyn GkeAccounts>, lease: Duration) -> Worker {
     let config = WorkerConfig {
         tick: Duration::from_millis(50),
         lease,
@@ -90,41 +91,13 @@ impl Env {
         })
         .await
         .unwrap();
-        let accounts = StaticGkeAccounts::new();
-        accounts.insert(
-            "acct_gke",
-            GkeAccount {
-                endpoint: format!("{}/", cloud.base_url()),
-                key_json: cloud.service_account_key(PROJECT, "better-compute"),
-            },
-        );
-        let module = KubernetesModule {
-            max_clusters_per_tenant: options.max_clusters,
-            accounts: accounts.clone(),
-            ..KubernetesModule::default()
-        };
-        let offers = ["acme", "globex"].map(|t| (t.to_owned(), ("active".to_owned(), Vec::new()))).into();
-        module.pools.insert(StaticPool {
-            id: POOL.into(),
-            tenant_id: None,
-            offers,
-            account_id: "acct_gke".into(),
-            provider: "gke".into(),
-            provider_project: PROJECT.into(),
-            zones: ZONES.map(String::from).to_vec(),
-            billing_mode: "metered".into(),
-        });
-        module.pools.insert(StaticPool {
-            id: DO_POOL.into(),
-            tenant_id: Some("acme".into()),
-            offers: Default::default(),
-            account_id: "acct_do".into(),
-            provider: "digitalocean".into(),
-            provider_project: String::new(),
-            zones: vec!["nyc3".into()],
-            billing_mode: "none".into(),
-        });
-        let services = Service::with_policies(store.clone(), &options.policies).unwrap().with_kubernetes(module);
+        let key = SecretKey::from_base64(&SecretKey::generate_base64()).unwrap();
+        let accounts: Arc<dyn GkeAccounts> = StoreGkeAccounts::new(store.clone(), key.clone());
+        let module = KubernetesModule { max_clusters_per_tenant: options.max_clusters, ..KubernetesModule::default() };
+        let services = Service::with_policies(store.clone(), &options.policies)
+            .unwrap()
+            .with_secret_key(key.clone())
+            .with_kubernetes(module);
         let admin_token = match services.bootstrap_operator(None).await.unwrap() {
             better_compute::service::BootstrapOutcome::Created(token) => token.reveal(),
             _ => panic!("a fresh database has no keys"),
@@ -159,6 +132,7 @@ impl Env {
                 env.post_as(&env.admin_token.clone(), "/api/platform/tenants/create", json!({"id": tenant})).await;
             assert_eq!(status, 200, "{body}");
         }
+        seed_catalog(&store, &key, &env.cloud).await;
         env.acme_admin = tenant_principal(&store, "acme", "admin").await;
         env.acme_editor = tenant_principal(&store, "acme", "editor").await;
         env.acme_viewer = tenant_principal(&store, "acme", "viewer").await;
@@ -233,6 +207,59 @@ impl Drop for Env {
             let _ = stop.send(true);
             task.abort();
         }
+    }
+}
+
+/// The catalog of the tests: a platform GKE account on the fake cloud with a metered pool
+/// offered to `acme` and `globex`, and `acme`'s own DigitalOcean account and pool.
+async fn seed_catalog(store: &Store, key: &SecretKey, cloud: &FakeCloud) {
+    let now = now_micros();
+    let accounts = [
+        ("acct_0000000000000000000000gke1", None, "gke", ZONES.map(String::from).to_vec(), POOL, "metered"),
+        ("acct_0000000000000000000000dg01", Some("acme"), "digitalocean", vec!["nyc3".to_owned()], DO_POOL, "none"),
+    ];
+    for (account, tenant, provider, locations, pool, billing) in accounts {
+        let credentials = match provider {
+            "gke" => cloud.service_account_key(PROJECT, "better-compute"),
+            _ => FakeCloudConfig::default().digitalocean_token,
+        };
+        store
+            .account_create(&NewAccount {
+                id: account.into(),
+                tenant_id: tenant.map(str::to_owned),
+                provider: provider.into(),
+                name: format!("{provider}-account"),
+                description: String::new(),
+                endpoint: cloud.base_url().to_owned(),
+                locations,
+                sealed_credentials: key.seal(&credentials, account).unwrap(),
+                now,
+            })
+            .await
+            .unwrap();
+        store
+            .pool_create(&NewPool {
+                id: pool.into(),
+                account_id: account.into(),
+                name: format!("{provider}-pool"),
+                description: String::new(),
+                billing_mode: billing.into(),
+                policy: json!({}),
+                prices: Default::default(),
+                now,
+            })
+            .await
+            .unwrap();
+    }
+    for tenant in ["acme", "globex"] {
+        let offer = NewOffer {
+            pool_id: POOL.into(),
+            tenant_id: tenant.into(),
+            state: "active".into(),
+            excluded_regions: Vec::new(),
+            now,
+        };
+        store.offer_create(&offer).await.unwrap();
     }
 }
 

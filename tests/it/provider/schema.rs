@@ -1,6 +1,6 @@
 //! The fake cloud's real response bodies checked against the official schemas: Google's GKE
 //! discovery document and DigitalOcean's OpenAPI specification, loaded from
-//! `../shared/provider-specs/`. The checker is small: every field must be one the schema
+//! `tests/provider-specs/` (copies of `../shared/provider-specs/`). The checker is small: every field must be one the schema
 //! defines, with the type (int64 as a string), enum value and required fields it says.
 
 use std::collections::BTreeSet;
@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::{LOCATION, PROJECT, cloud, digitalocean, gke, wait};
 
 fn specs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/provider-specs")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider-specs")
 }
 
 /// Checks `value` against the discovery document's schema `name`; returns every violation.

@@ -1,18 +1,18 @@
 //! Two `bc-worker` processes on one Postgres database: every object reconciled, never by two
-//! passes at once, nothing lost when one is killed, and a clean stop on SIGTERM.
+//! passes at once, nothing lost when one is killed (SIGKILL) or stopped (SIGTERM) mid-run.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use better_compute::store::{Store, now_micros};
 
-use super::eventually;
+use super::{KillOnDrop, eventually};
 use crate::harness::TestDb;
 
 const OBJECTS: usize = 2000;
 
-fn spawn_worker(url: &str) -> Child {
+fn spawn_worker(url: &str) -> KillOnDrop {
     Command::new(env!("CARGO_BIN_EXE_bc-worker"))
         .env("BC_DATABASE_URL", url)
         .env("RUST_LOG", "warn")
@@ -20,6 +20,7 @@ fn spawn_worker(url: &str) -> Child {
         .args(["--settled-ms", "3600000", "--shutdown-grace-ms", "5000"])
         .stdout(Stdio::null())
         .spawn()
+        .map(KillOnDrop)
         .expect("bc-worker starts")
 }
 
@@ -43,15 +44,35 @@ async fn two_workers_share_the_work_without_overlap_and_survive_a_kill() {
         (reconciled(&store).await.len() >= OBJECTS / 4).then_some(())
     })
     .await;
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    let at_kill = reconciled(&store).await.len();
-    assert!(at_kill < OBJECTS, "the kill came after the end; the test proves nothing");
+    victim.0.kill().unwrap();
+    victim.0.wait().unwrap();
+    let killed_at = std::time::Instant::now();
 
+    // SIGTERM the other mid-run too, once the dead worker's leases (1.5 s) have run out: it stops
+    // claiming, finishes or releases what it holds, and exits 0, leaving no live lease behind.
+    eventually(Duration::from_secs(60), "half of the objects", || async {
+        (reconciled(&store).await.len() >= OBJECTS / 2 && killed_at.elapsed() > Duration::from_secs(2)).then_some(())
+    })
+    .await;
+    let status = Command::new("kill").args(["-TERM", &survivor.0.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let exited = eventually(Duration::from_secs(15), "the survivor to exit", || {
+        let exited = survivor.0.try_wait().unwrap();
+        async move { exited }
+    })
+    .await;
+    assert!(exited.success(), "bc-worker exits 0 on SIGTERM: {exited:?}");
+    assert_eq!(live_leases(&db.url).await, 0, "a stopped worker leaves no live lease");
+    let at_stop = reconciled(&store).await.len();
+    assert!(at_stop < OBJECTS, "the stop came after the end; the test proves nothing");
+
+    // A fresh worker finishes the rest.
+    let last = spawn_worker(&db.url);
     eventually(Duration::from_secs(120), "every object reconciled", || async {
         (reconciled(&store).await.len() == OBJECTS).then_some(())
     })
     .await;
+    drop(last);
 
     // No object was ever in two passes at once.
     let mut passes: BTreeMap<String, Vec<(i64, i64, String)>> = BTreeMap::new();
@@ -70,21 +91,17 @@ async fn two_workers_share_the_work_without_overlap_and_survive_a_kill() {
         workers.extend(list.into_iter().map(|(_, _, worker)| worker));
     }
     assert_eq!(overlaps, vec![], "objects reconciled twice at once");
-    assert_eq!(workers.len(), 2, "both workers took part: {workers:?}");
+    assert_eq!(workers.len(), 3, "every worker took part: {workers:?}");
+}
 
-    // SIGTERM: the survivor stops claiming, finishes, releases its leases and exits 0.
-    let status = Command::new("kill").args(["-TERM", &survivor.id().to_string()]).status().unwrap();
-    assert!(status.success());
-    let exited = eventually(Duration::from_secs(15), "the survivor to exit", || {
-        let exited = survivor.try_wait().unwrap();
-        async move { exited }
-    })
-    .await;
-    assert!(exited.success(), "bc-worker exits 0 on SIGTERM: {exited:?}");
-    let live_leases: i64 = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM work_items WHERE lease_expires_at > $1")
+/// Leases not yet expired.
+async fn live_leases(url: &str) -> i64 {
+    let pool = sqlx::PgPool::connect(url).await.unwrap();
+    let live = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM work_items WHERE lease_expires_at > $1")
         .bind(now_micros())
-        .fetch_one(&sqlx::PgPool::connect(&db.url).await.unwrap())
+        .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(live_leases, 0, "a stopped worker leaves no live lease");
+    pool.close().await;
+    live
 }

@@ -3,6 +3,7 @@
 
 mod events;
 mod leases;
+mod relay;
 mod status;
 mod usage;
 mod wakeup;
@@ -51,6 +52,16 @@ impl Served {
 /// A viewer of `tenant` with an API key; returns the bearer token.
 pub async fn tenant_user(store: &Store, tenant: &str) -> String {
     crate::harness::tenant_principal(store, tenant, "viewer").await
+}
+
+/// A child process killed when dropped, so that a failing test leaves no worker running.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Polls `check` every 20 ms until it returns `Some`, failing after `limit`.

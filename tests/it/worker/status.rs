@@ -43,7 +43,13 @@ async fn failures_and_stuck_objects_are_reported(backend: Backend) {
     let db = TestDb::new(backend).await;
     let server = TestServer::start(&db).await;
     let store = server.store.clone();
-    let config = WorkerConfig { tick: Duration::from_millis(100), ..WorkerConfig::default() };
+    // The kind's own settled interval (100 s) wins over the global one (1 h).
+    let config = WorkerConfig {
+        tick: Duration::from_millis(100),
+        settled: Some(Duration::from_secs(3600)),
+        kind_intervals: vec![("flaky".to_owned(), Duration::from_secs(30), Duration::from_secs(100))],
+        ..WorkerConfig::default()
+    };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let worker = Worker::new(store.clone(), config).with_reconciler(Arc::new(Flaky));
     let worker = tokio::spawn(worker.run(async move {
@@ -77,21 +83,30 @@ async fn failures_and_stuck_objects_are_reported(backend: Backend) {
         sqlx::any::install_default_drivers();
         sqlx::AnyPool::connect(&db.url).await.unwrap()
     };
-    let rows: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(
-        "SELECT object_id, attempts, last_error, due_at FROM work_items WHERE kind = 'flaky' ORDER BY object_id",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap();
-    pool.close().await;
+    let select =
+        "SELECT object_id, attempts, last_error, due_at FROM work_items WHERE kind = 'flaky' ORDER BY object_id";
+    let rows: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(select).fetch_all(&pool).await.unwrap();
     let now = now_micros();
     let (bad, broken) = (&rows[0], &rows[1]);
     assert_eq!((bad.0.as_str(), bad.1, bad.2.as_deref()), ("bad-1", 1, Some("the region does not exist")));
-    assert!(bad.3 > now + 200_000_000, "a permanent failure waits the settled interval");
+    let settled_in = bad.3 - now;
+    assert!(
+        (90_000_000..=100_000_000).contains(&settled_in),
+        "a permanent failure waits the settled interval: {settled_in}"
+    );
     assert_eq!(broken.0, "broken-1");
     assert_eq!(broken.1, 1);
     assert_eq!(broken.2.as_deref(), Some("the provider timed out on broken-1"));
     assert!(broken.3 > now + 2_000_000 && broken.3 < now + 6_000_000, "transient backoff: {}", broken.3 - now);
+
+    // A new change (a new delete call, say) retries at once, whatever the backoff.
+    assert!(store.work_wake("flaky", "broken-1", now_micros()).await.unwrap());
+    eventually(Duration::from_secs(2), "the woken retry", || async {
+        let rows: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(select).fetch_all(&pool).await.unwrap();
+        (rows[1].1 == 2).then_some(())
+    })
+    .await;
+    pool.close().await;
 
     // The same figures on /metrics.
     let metrics = reqwest::get(format!("{}/metrics", server.endpoint)).await.unwrap().text().await.unwrap();

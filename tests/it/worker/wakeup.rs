@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use better_compute::reconcile::{Worker, WorkerConfig};
 use better_compute::store::{Backend, Store, now_micros};
 
-use super::eventually;
+use super::{KillOnDrop, eventually};
 use crate::harness::TestDb;
 
 /// Whether the worker has finished its first look around (the metering pass ran).
@@ -35,16 +35,16 @@ async fn time_to_pickup(store: &Store) -> Duration {
 async fn postgres_notify_wakes_another_process_within_a_second() {
     let db = TestDb::new(Backend::Postgres).await;
     let store = db.store().await;
-    let mut worker = Command::new(env!("CARGO_BIN_EXE_bc-worker"))
+    let worker = Command::new(env!("CARGO_BIN_EXE_bc-worker"))
         .env("BC_DATABASE_URL", &db.url)
         .env("RUST_LOG", "warn")
         .args(["--noop-pass-ms", "0", "--tick-ms", "60000"])
         .stdout(Stdio::null())
         .spawn()
+        .map(KillOnDrop)
         .unwrap();
     let took = time_to_pickup(&store).await;
-    worker.kill().unwrap();
-    worker.wait().unwrap();
+    drop(worker);
     assert!(took < Duration::from_secs(1), "picked up after {took:?}");
 }
 

@@ -1,0 +1,71 @@
+//! `bettercompute.compute.v1.Pools`: the pools a tenant can see, and `checkPlacement`, which
+//! runs a create's pool checks without booking.
+
+use tonic::{Request, Response, Status};
+
+use super::context;
+use crate::proto::compute::{
+    CheckPlacementRequest, CheckPlacementResponse, GetPoolRequest, ListPoolsRequest, ListPoolsResponse, Pool,
+    PoolOffer, pools_server,
+};
+use crate::service::Service;
+use crate::service::checks::{provider_capabilities, zones_and_regions};
+use crate::store::VisiblePool;
+
+/// The gRPC service of the tenant's pools.
+#[derive(Debug)]
+pub struct ComputePoolsApi {
+    service: Service,
+}
+
+impl ComputePoolsApi {
+    /// The service over `service`.
+    pub fn server(service: Service) -> pools_server::PoolsServer<Self> {
+        pools_server::PoolsServer::new(Self { service })
+    }
+}
+
+fn view(tenant_id: &str, visible: VisiblePool) -> Pool {
+    let (zones, regions) = zones_and_regions(&visible.pool.provider, &visible.locations);
+    let pool = visible.pool;
+    Pool {
+        capabilities: provider_capabilities(&pool.provider).iter().map(|c| (*c).to_owned()).collect(),
+        id: pool.id,
+        tenant_id: tenant_id.to_owned(),
+        name: pool.name,
+        description: pool.description,
+        provider: pool.provider,
+        provider_account_id: pool.account_id,
+        billing_mode: pool.billing_mode,
+        state: pool.state,
+        zones,
+        regions,
+        own: visible.own,
+        offer: visible.offer.map(|(state, excluded_regions)| PoolOffer { state, excluded_regions }),
+    }
+}
+
+#[tonic::async_trait]
+impl pools_server::Pools for ComputePoolsApi {
+    async fn list(&self, request: Request<ListPoolsRequest>) -> Result<Response<ListPoolsResponse>, Status> {
+        let ctx = context(&request)?;
+        let request = request.into_inner();
+        let pools = self.service.pool_list_visible(&ctx, request.clone()).await?;
+        Ok(Response::new(ListPoolsResponse { pools: pools.into_iter().map(|p| view(&request.tenant_id, p)).collect() }))
+    }
+
+    async fn get(&self, request: Request<GetPoolRequest>) -> Result<Response<Pool>, Status> {
+        let ctx = context(&request)?;
+        let request = request.into_inner();
+        let pool = self.service.pool_get_visible(&ctx, request.clone()).await?;
+        Ok(Response::new(view(&request.tenant_id, pool)))
+    }
+
+    async fn check_placement(
+        &self,
+        request: Request<CheckPlacementRequest>,
+    ) -> Result<Response<CheckPlacementResponse>, Status> {
+        let ctx = context(&request)?;
+        Ok(Response::new(self.service.pool_check_placement(&ctx, request.into_inner()).await?))
+    }
+}

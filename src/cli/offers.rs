@@ -1,0 +1,113 @@
+//! `bc offers ...`.
+
+use super::{Cli, connect, describe_status, output};
+use crate::proto::platform::{
+    CreateOfferRequest, DeleteOfferRequest, GetOfferRequest, ListOffersRequest, UpdateOfferRequest,
+    offers_client::OffersClient,
+};
+
+/// The offer commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum OffersCommand {
+    /// Offers a platform pool to a tenant.
+    Create {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// `active` (the default) or `suspended`.
+        #[arg(long, default_value = "")]
+        state: String,
+        /// A region the tenant may make nothing in; repeat for several.
+        #[arg(long = "exclude-region")]
+        excluded_regions: Vec<String>,
+    },
+    /// Shows the offer of a pool to a tenant.
+    Get {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+    },
+    /// Lists offers, oldest first.
+    List {
+        /// Only offers of this pool.
+        #[arg(long, default_value = "")]
+        pool: String,
+        /// Only offers to this tenant.
+        #[arg(long, default_value = "")]
+        tenant: String,
+    },
+    /// Suspends or resumes an offer, or changes its excluded regions.
+    Update {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// `active` or `suspended`.
+        #[arg(long)]
+        state: Option<String>,
+        /// The new excluded regions, replacing the old ones; repeat for several.
+        #[arg(long = "exclude-region")]
+        excluded_regions: Vec<String>,
+        /// Empties the excluded regions.
+        #[arg(long)]
+        clear_excluded_regions: bool,
+    },
+    /// Withdraws an offer.
+    Delete {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+    },
+}
+
+/// Runs an offer command.
+pub async fn run(cli: &Cli, command: &OffersCommand) -> Result<(), String> {
+    let mut client = OffersClient::new(connect(cli).await?);
+    let fail = |status: tonic::Status| describe_status(&status);
+    let offer = match command {
+        OffersCommand::Create { pool, tenant, state, excluded_regions } => {
+            client
+                .create(CreateOfferRequest {
+                    pool_id: pool.clone(),
+                    tenant_id: tenant.clone(),
+                    state: state.clone(),
+                    excluded_regions: excluded_regions.clone(),
+                })
+                .await
+        }
+        OffersCommand::Get { pool, tenant } => {
+            client.get(GetOfferRequest { pool_id: pool.clone(), tenant_id: tenant.clone() }).await
+        }
+        OffersCommand::Update { pool, tenant, state, excluded_regions, clear_excluded_regions } => {
+            client
+                .update(UpdateOfferRequest {
+                    pool_id: pool.clone(),
+                    tenant_id: tenant.clone(),
+                    state: state.clone(),
+                    excluded_regions: excluded_regions.clone(),
+                    clear_excluded_regions: *clear_excluded_regions,
+                })
+                .await
+        }
+        OffersCommand::Delete { pool, tenant } => {
+            client.delete(DeleteOfferRequest { pool_id: pool.clone(), tenant_id: tenant.clone() }).await
+        }
+        OffersCommand::List { pool, tenant } => {
+            let request = ListOffersRequest { pool_id: pool.clone(), tenant_id: tenant.clone() };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListOffersResponse", "offers");
+        }
+    };
+    output::print_one(cli.output, &offer.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Offer")
+}

@@ -1,0 +1,185 @@
+//! `bc pools ...`: the operator's pools, and (`visible`, `check-placement`) a tenant's view.
+
+use std::collections::HashMap;
+
+use super::{Cli, connect, describe_status, output};
+use crate::proto::compute;
+use crate::proto::platform::{
+    CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
+    pools_client::PoolsClient,
+};
+
+/// The pool commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum PoolsCommand {
+    /// Records a pool on an account.
+    Create {
+        /// The account (`acct_...`).
+        #[arg(long)]
+        account: String,
+        /// 1 to 63 characters: lower-case letters, digits and `-`.
+        #[arg(long)]
+        name: String,
+        /// `none`, `metered` or `platform-fee`.
+        #[arg(long)]
+        billing_mode: String,
+        /// A price per meter as `meter=price`; repeat for several.
+        #[arg(long = "price", value_parser = parse_price)]
+        prices: Vec<(String, i64)>,
+        /// The policy document, a JSON object.
+        #[arg(long)]
+        policy: Option<String>,
+        /// Free text.
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// Shows one pool.
+    Get {
+        /// The pool's id (`pool_...`).
+        pool_id: String,
+    },
+    /// Lists pools, oldest first.
+    List {
+        /// Only pools on this account.
+        #[arg(long, default_value = "")]
+        account: String,
+        /// Only pools of this tenant's accounts.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// Also list deleted pools.
+        #[arg(long)]
+        include_deleted: bool,
+    },
+    /// Changes a pool.
+    Update {
+        /// The pool's id.
+        pool_id: String,
+        /// The new name.
+        #[arg(long)]
+        name: Option<String>,
+        /// The new description.
+        #[arg(long)]
+        description: Option<String>,
+        /// The new billing mode.
+        #[arg(long)]
+        billing_mode: Option<String>,
+        /// `active` or `archived`.
+        #[arg(long)]
+        state: Option<String>,
+        /// New prices as `meter=price`, replacing the old ones; repeat for several.
+        #[arg(long = "price", value_parser = parse_price)]
+        prices: Vec<(String, i64)>,
+        /// A new policy document, a JSON object.
+        #[arg(long)]
+        policy: Option<String>,
+    },
+    /// Deletes a pool without bookings.
+    Delete {
+        /// The pool's id.
+        pool_id: String,
+    },
+    /// Lists the pools a tenant can see.
+    Visible {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+    },
+    /// Runs every check a create runs on a pool, booking nothing.
+    CheckPlacement {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// `managed-kubernetes`, `load-balancers`, `instances`, `networks` or `certificates`.
+        #[arg(long)]
+        capability: String,
+        /// A zone or a region.
+        #[arg(long)]
+        location: String,
+        /// The quota to check room in (`loadBalancers`).
+        #[arg(long, default_value = "")]
+        resource_kind: String,
+    },
+}
+
+fn parse_price(text: &str) -> Result<(String, i64), String> {
+    let (meter, price) = text.split_once('=').ok_or_else(|| format!("{text:?} is not meter=price"))?;
+    let price = price.parse().map_err(|_| format!("the price of {meter} must be an integer, not {price:?}"))?;
+    Ok((meter.to_owned(), price))
+}
+
+/// A JSON object given on the command line as a protobuf `Struct`.
+fn parse_policy(text: &Option<String>) -> Result<Option<prost_types::Struct>, String> {
+    let Some(text) = text else { return Ok(None) };
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(Some(crate::error::json_to_struct(&map))),
+        _ => Err("--policy must be a JSON object".to_owned()),
+    }
+}
+
+/// Runs a pool command.
+pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
+    let channel = connect(cli).await?;
+    let mut client = PoolsClient::new(channel.clone());
+    let fail = |status: tonic::Status| describe_status(&status);
+    let prices = |prices: &[(String, i64)]| prices.iter().cloned().collect::<HashMap<_, _>>();
+    let pool = match command {
+        PoolsCommand::Create { account, name, billing_mode, prices: given, policy, description } => {
+            client
+                .create(CreatePoolRequest {
+                    account_id: account.clone(),
+                    name: name.clone(),
+                    description: description.clone(),
+                    billing_mode: billing_mode.clone(),
+                    policy: parse_policy(policy)?,
+                    prices: prices(given),
+                })
+                .await
+        }
+        PoolsCommand::Get { pool_id } => client.get(GetPoolRequest { pool_id: pool_id.clone() }).await,
+        PoolsCommand::Update { pool_id, name, description, billing_mode, state, prices: given, policy } => {
+            client
+                .update(UpdatePoolRequest {
+                    pool_id: pool_id.clone(),
+                    name: name.clone(),
+                    description: description.clone(),
+                    billing_mode: billing_mode.clone(),
+                    state: state.clone(),
+                    policy: parse_policy(policy)?,
+                    prices: prices(given),
+                })
+                .await
+        }
+        PoolsCommand::Delete { pool_id } => client.delete(DeletePoolRequest { pool_id: pool_id.clone() }).await,
+        PoolsCommand::List { account, tenant, include_deleted } => {
+            let request = ListPoolsRequest {
+                account_id: account.clone(),
+                tenant_id: tenant.clone(),
+                include_deleted: *include_deleted,
+            };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListPoolsResponse", "pools");
+        }
+        PoolsCommand::Visible { tenant } => {
+            let mut client = compute::pools_client::PoolsClient::new(channel);
+            let list =
+                client.list(compute::ListPoolsRequest { tenant_id: tenant.clone() }).await.map_err(fail)?.into_inner();
+            return output::print_list(cli.output, &list, "bettercompute.compute.v1.ListPoolsResponse", "pools");
+        }
+        PoolsCommand::CheckPlacement { tenant, pool, capability, location, resource_kind } => {
+            let mut client = compute::pools_client::PoolsClient::new(channel);
+            let request = compute::CheckPlacementRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                capability: capability.clone(),
+                location: location.clone(),
+                resource_kind: resource_kind.clone(),
+            };
+            let answer = client.check_placement(request).await.map_err(fail)?.into_inner();
+            return output::print_one(cli.output, &answer, "bettercompute.compute.v1.CheckPlacementResponse");
+        }
+    };
+    output::print_one(cli.output, &pool.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Pool")
+}

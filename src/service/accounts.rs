@@ -1,0 +1,162 @@
+//! Provider accounts. Credentials are checked for their shape, sealed to the account's id with
+//! the server's secret key, and never returned, logged or put in an event.
+
+use super::checks::provider_has_zones;
+use super::{Context, Service};
+use crate::error::{Error, FieldViolation, Result};
+use crate::ids::AccountId;
+use crate::proto::platform::{
+    CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, UpdateAccountRequest,
+};
+use crate::secrets::SecretKey;
+use crate::store::{AccountChange, AccountRow, NewAccount, now_micros};
+
+/// What is wrong with `credentials` for `provider`, never quoting them.
+fn credentials_problem(provider: &str, credentials: &str) -> Option<FieldViolation> {
+    let problem = match provider {
+        "gke" => {
+            let key: Option<serde_json::Value> = serde_json::from_str(credentials).ok();
+            let field = |name: &str| key.as_ref().and_then(|k| k[name].as_str()).is_some_and(|v| !v.is_empty());
+            let is_key = key.as_ref().is_some_and(|k| k["type"] == "service_account")
+                && field("client_email")
+                && field("private_key");
+            (!is_key).then_some(
+                "must be a GKE service-account JSON key: an object with \"type\": \"service_account\", \
+                 \"client_email\" and \"private_key\"",
+            )
+        }
+        _ => (credentials.is_empty() || credentials.chars().any(|c| c.is_whitespace() || c.is_control()))
+            .then_some("must be a DigitalOcean API token: one word, no spaces"),
+    };
+    problem.map(|description| FieldViolation::new("credentials", description))
+}
+
+/// What is wrong with the zones and regions given for `provider`.
+fn locations_problems(provider: &str, zones: &[String], regions: &[String], creating: bool) -> Vec<FieldViolation> {
+    let mut problems = Vec::new();
+    if provider_has_zones(provider) {
+        if !regions.is_empty() {
+            problems.push(FieldViolation::new("regions", "a GKE account takes zones, not regions"));
+        }
+        if creating && zones.is_empty() {
+            problems.push(FieldViolation::new("zones", "a GKE account needs at least one zone, such as us-central1-a"));
+        }
+    } else {
+        if !zones.is_empty() {
+            problems.push(FieldViolation::new("zones", "a DigitalOcean account takes regions, not zones"));
+        }
+        if creating && regions.is_empty() {
+            problems
+                .push(FieldViolation::new("regions", "a DigitalOcean account needs at least one region, such as nyc3"));
+        }
+    }
+    problems
+}
+
+impl Service {
+    /// The secret key, or `UNAVAILABLE` on a server started without one.
+    fn sealing_key(&self) -> Result<&SecretKey> {
+        self.secret_key
+            .as_ref()
+            .ok_or_else(|| Error::unavailable("this server has no secret key (--secret-key) to seal credentials with"))
+    }
+
+    /// Records an account; its credentials are sealed before they reach the store.
+    pub async fn account_create(&self, ctx: &Context, request: CreateAccountRequest) -> Result<AccountRow> {
+        let mut problems = locations_problems(&request.provider, &request.zones, &request.regions, true);
+        problems.extend(credentials_problem(&request.provider, &request.credentials));
+        if !problems.is_empty() {
+            return Err(Error::fields(problems));
+        }
+        let id = AccountId::random().to_string();
+        let sealed_credentials = self.sealing_key()?.seal(&request.credentials, &id)?;
+        let locations = if provider_has_zones(&request.provider) { request.zones } else { request.regions };
+        let account = self
+            .store
+            .account_create(&NewAccount {
+                id,
+                tenant_id: Some(request.tenant_id).filter(|t| !t.is_empty()),
+                provider: request.provider,
+                name: request.name,
+                description: request.description,
+                endpoint: request.endpoint,
+                locations,
+                sealed_credentials,
+                now: now_micros(),
+            })
+            .await?;
+        tracing::info!(account = %account.id, provider = %account.provider, by = %ctx.caller.principal_id, "account created");
+        Ok(account)
+    }
+
+    /// One account, without its credentials.
+    pub async fn account_get(&self, _ctx: &Context, request: GetAccountRequest) -> Result<AccountRow> {
+        self.store.account_fetch(&request.account_id).await
+    }
+
+    /// Accounts, oldest first.
+    pub async fn account_list(&self, _ctx: &Context, request: ListAccountsRequest) -> Result<Vec<AccountRow>> {
+        self.store.account_list(&request.tenant_id, request.platform_only, request.include_deleted).await
+    }
+
+    /// Changes what is named; credentials are replaced whole and sealed again.
+    pub async fn account_update(&self, ctx: &Context, request: UpdateAccountRequest) -> Result<AccountRow> {
+        if request.name.is_none()
+            && request.description.is_none()
+            && request.credentials.is_none()
+            && request.endpoint.is_none()
+            && request.zones.is_empty()
+            && request.regions.is_empty()
+        {
+            return Err(Error::invalid_input("name at least one field to change").with_detail(
+                "accepted",
+                serde_json::json!(["name", "description", "credentials", "endpoint", "zones", "regions"]),
+            ));
+        }
+        let current = self.store.account_fetch(&request.account_id).await?;
+        let mut problems = locations_problems(&current.provider, &request.zones, &request.regions, false);
+        if let Some(credentials) = &request.credentials {
+            problems.extend(credentials_problem(&current.provider, credentials));
+        }
+        if !problems.is_empty() {
+            return Err(Error::fields(problems));
+        }
+        let sealed_credentials = match &request.credentials {
+            Some(credentials) => Some(self.sealing_key()?.seal(credentials, &current.id)?),
+            None => None,
+        };
+        let locations = if provider_has_zones(&current.provider) { request.zones } else { request.regions };
+        let change = AccountChange {
+            name: request.name,
+            description: request.description,
+            endpoint: request.endpoint,
+            locations: Some(locations).filter(|l| !l.is_empty()),
+            sealed_credentials,
+        };
+        let account = self.store.account_update(&current.id, &change, now_micros()).await?;
+        tracing::info!(account = %account.id, version = account.version, by = %ctx.caller.principal_id, "account updated");
+        Ok(account)
+    }
+
+    /// Marks an account without live pools deleted.
+    pub async fn account_delete(&self, ctx: &Context, request: DeleteAccountRequest) -> Result<AccountRow> {
+        let account = self.store.account_delete(&request.account_id, now_micros()).await?;
+        tracing::info!(account = %account.id, by = %ctx.caller.principal_id, "account deleted");
+        Ok(account)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_checked_for_their_shape_without_being_quoted() {
+        let key = r#"{"type": "service_account", "client_email": "a@p.iam.gserviceaccount.com", "private_key": "k"}"#;
+        assert!(credentials_problem("gke", key).is_none());
+        let bad = credentials_problem("gke", "hunter2-not-json").unwrap();
+        assert!(!bad.description.contains("hunter2"));
+        assert!(credentials_problem("digitalocean", "dop_v1_abc").is_none());
+        assert!(credentials_problem("digitalocean", "two words").is_some());
+    }
+}

@@ -1,0 +1,143 @@
+//! Pools: the operator's provider pools, and the pools a tenant can see and place resources in.
+
+use super::checks::{check_capability, check_location, check_offer, check_pool_active};
+use super::{Context, PrincipalKind, Service};
+use crate::authz::Target;
+use crate::error::{Error, Result};
+use crate::ids::PoolId;
+use crate::proto::compute;
+use crate::proto::platform::{
+    CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
+};
+use crate::store::{NewPool, PoolChange, PoolRow, VisiblePool, now_micros};
+
+/// A protobuf `Struct` as a JSON object.
+pub fn struct_to_json(value: &prost_types::Struct) -> serde_json::Value {
+    serde_json::Value::Object(crate::error::struct_to_json(value))
+}
+
+impl Service {
+    /// Records a pool on a live account.
+    pub async fn pool_create(&self, ctx: &Context, request: CreatePoolRequest) -> Result<PoolRow> {
+        let pool = self
+            .store
+            .pool_create(&NewPool {
+                id: PoolId::random().to_string(),
+                account_id: request.account_id,
+                name: request.name,
+                description: request.description,
+                billing_mode: request.billing_mode,
+                policy: request.policy.as_ref().map_or_else(|| serde_json::json!({}), struct_to_json),
+                prices: request.prices.into_iter().collect(),
+                now: now_micros(),
+            })
+            .await?;
+        tracing::info!(pool = %pool.id, account = %pool.account_id, by = %ctx.caller.principal_id, "pool created");
+        Ok(pool)
+    }
+
+    /// One pool, deleted or not.
+    pub async fn pool_get(&self, _ctx: &Context, request: GetPoolRequest) -> Result<PoolRow> {
+        self.store.pool_fetch(&request.pool_id).await
+    }
+
+    /// Pools, oldest first.
+    pub async fn pool_list(&self, _ctx: &Context, request: ListPoolsRequest) -> Result<Vec<PoolRow>> {
+        self.store.pool_list(&request.account_id, &request.tenant_id, request.include_deleted).await
+    }
+
+    /// Changes what is named.
+    pub async fn pool_update(&self, ctx: &Context, request: UpdatePoolRequest) -> Result<PoolRow> {
+        let change = PoolChange {
+            name: request.name,
+            description: request.description,
+            billing_mode: request.billing_mode,
+            state: request.state,
+            policy: request.policy.as_ref().map(struct_to_json),
+            prices: Some(request.prices.into_iter().collect())
+                .filter(|p: &std::collections::BTreeMap<_, _>| !p.is_empty()),
+        };
+        if change.name.is_none()
+            && change.description.is_none()
+            && change.billing_mode.is_none()
+            && change.state.is_none()
+            && change.policy.is_none()
+            && change.prices.is_none()
+        {
+            return Err(Error::invalid_input("name at least one field to change").with_detail(
+                "accepted",
+                serde_json::json!(["name", "description", "billingMode", "state", "policy", "prices"]),
+            ));
+        }
+        let pool = self.store.pool_update(&request.pool_id, &change, now_micros()).await?;
+        tracing::info!(pool = %pool.id, version = pool.version, by = %ctx.caller.principal_id, "pool updated");
+        Ok(pool)
+    }
+
+    /// Marks a pool without bookings deleted.
+    pub async fn pool_delete(&self, ctx: &Context, request: DeletePoolRequest) -> Result<PoolRow> {
+        let pool = self.store.pool_delete(&request.pool_id, now_micros()).await?;
+        tracing::info!(pool = %pool.id, by = %ctx.caller.principal_id, "pool deleted");
+        Ok(pool)
+    }
+
+    /// The tenant a tenant-facing call is about: an operator names any; a tenant principal only
+    /// its own (the identity work's decisions will take this over).
+    fn tenant_of_call(ctx: &Context, requested: &str) -> Result<()> {
+        match (ctx.caller.kind, ctx.caller.tenant_id.as_deref()) {
+            (PrincipalKind::Operator, _) => Ok(()),
+            (_, Some(own)) if own == requested => Ok(()),
+            _ => Err(Error::access_denied(format!("this principal cannot read the pools of tenant {requested:?}"))
+                .with_detail("tenantId", requested)),
+        }
+    }
+
+    /// The pools a tenant can see, oldest first.
+    pub async fn pool_list_visible(
+        &self,
+        ctx: &Context,
+        request: compute::ListPoolsRequest,
+    ) -> Result<Vec<VisiblePool>> {
+        Self::tenant_of_call(ctx, &request.tenant_id)?;
+        let pools = self.store.pool_list_visible(&request.tenant_id).await?;
+        // "+ items": the list was decided on the tenant; each pool is kept if it may be read.
+        Ok(self.authorize_items(ctx, "compute:pools:read", pools, |pool| Target {
+            resource_type: "compute-pool".to_owned(),
+            id: pool.pool.id.clone(),
+            tenant_id: Some(request.tenant_id.clone()),
+            project_id: None,
+            owner_id: None,
+            attributes: serde_json::Map::new(),
+        }))
+    }
+
+    /// One pool a tenant can see; `NOT_FOUND` for any other.
+    pub async fn pool_get_visible(&self, ctx: &Context, request: compute::GetPoolRequest) -> Result<VisiblePool> {
+        Self::tenant_of_call(ctx, &request.tenant_id)?;
+        self.check_pool_visible(&request.tenant_id, &request.pool_id).await
+    }
+
+    /// Every check of a create, and room in the `resourceKind` quota, booking nothing.
+    pub async fn pool_check_placement(
+        &self,
+        ctx: &Context,
+        request: compute::CheckPlacementRequest,
+    ) -> Result<compute::CheckPlacementResponse> {
+        Self::tenant_of_call(ctx, &request.tenant_id)?;
+        let tenant = &request.tenant_id;
+        let pool = self.check_pool_visible(tenant, &request.pool_id).await?;
+        check_capability(&pool, &request.capability)?;
+        check_pool_active(&pool)?;
+        let location = check_location(&pool, &request.location)?;
+        check_offer(&pool, &location.region)?;
+        if !request.resource_kind.is_empty() {
+            self.store.quota_check(&pool.pool.id, tenant, &request.resource_kind, 1).await?;
+        }
+        self.check_budget(tenant, &pool).await?;
+        Ok(compute::CheckPlacementResponse {
+            ok: true,
+            zone: location.zone.unwrap_or_default(),
+            region: location.region,
+        })
+    }
+}

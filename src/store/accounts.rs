@@ -1,0 +1,275 @@
+//! Provider accounts in the store. The credentials column holds ciphertext only (see
+//! [`crate::secrets`]); no row type carries it, so no view can show it. Reconcilers open it with
+//! [`Store::account_credentials`].
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::Store;
+use super::catalog::{catalog_event, mark_deleted_in, strings_from_json, strings_to_json, tenant_require_active_in};
+use crate::error::{Error, Result};
+use crate::secrets::{Secret, SecretKey};
+
+/// An account as stored, without its credentials.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccountRow {
+    /// `acct_...`.
+    pub id: String,
+    /// The owning tenant; `None` for the platform's.
+    pub tenant_id: Option<String>,
+    /// `gke` or `digitalocean`.
+    pub provider: String,
+    /// A name for people.
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// The provider API's base URL override; empty for the provider's own.
+    pub endpoint: String,
+    /// Zones (GKE) or regions (DigitalOcean).
+    pub locations: Vec<String>,
+    /// `active` or `deleted`.
+    pub state: String,
+    /// Bumped by every change.
+    pub version: i64,
+    /// Creation time (µs).
+    pub created_at: i64,
+    /// Last change (µs).
+    pub updated_at: i64,
+    /// Deletion time, once deleted.
+    pub deleted_at: Option<i64>,
+}
+
+/// An account to create.
+#[derive(Clone)]
+pub struct NewAccount {
+    /// Its id (the credentials are sealed to it).
+    pub id: String,
+    /// The owning tenant; `None` for the platform.
+    pub tenant_id: Option<String>,
+    /// `gke` or `digitalocean`.
+    pub provider: String,
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The endpoint override.
+    pub endpoint: String,
+    /// Zones or regions.
+    pub locations: Vec<String>,
+    /// The credentials, sealed to `id`.
+    pub sealed_credentials: String,
+    /// The creation time.
+    pub now: i64,
+}
+
+impl std::fmt::Debug for NewAccount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewAccount").field("id", &self.id).field("provider", &self.provider).finish_non_exhaustive()
+    }
+}
+
+/// The fields of an account to change; `None` leaves one as it is.
+#[derive(Clone, Default)]
+pub struct AccountChange {
+    /// A new name.
+    pub name: Option<String>,
+    /// A new description.
+    pub description: Option<String>,
+    /// A new endpoint.
+    pub endpoint: Option<String>,
+    /// New zones or regions.
+    pub locations: Option<Vec<String>>,
+    /// New credentials, sealed to the account's id.
+    pub sealed_credentials: Option<String>,
+}
+
+impl std::fmt::Debug for AccountChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountChange").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// What a provider adapter needs of an account: where to call and as whom.
+#[derive(Clone, Debug)]
+pub struct AccountCredentials {
+    /// The account.
+    pub id: String,
+    /// `gke` or `digitalocean`.
+    pub provider: String,
+    /// The endpoint override; empty for the provider's own.
+    pub endpoint: String,
+    /// Zones or regions.
+    pub locations: Vec<String>,
+    /// The opened credentials: a service-account JSON key or an API token.
+    pub credentials: Secret,
+}
+
+const COLUMNS: &str = "id, tenant_id, provider, name, description, endpoint, locations, state, version, \
+                       created_at, updated_at, deleted_at";
+
+fn account_from_row(row: &AnyRow) -> Result<AccountRow> {
+    Ok(AccountRow {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        provider: row.try_get("provider")?,
+        name: row.try_get("name")?,
+        description: row.try_get("description")?,
+        endpoint: row.try_get("endpoint")?,
+        locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
+        state: row.try_get("state")?,
+        version: row.try_get("version")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        deleted_at: row.try_get("deleted_at")?,
+    })
+}
+
+impl Store {
+    /// Creates an account, of the platform or of a live tenant.
+    pub async fn account_create(&self, new: &NewAccount) -> Result<AccountRow> {
+        let mut txn = self.begin_write().await?;
+        if let Some(tenant) = &new.tenant_id {
+            tenant_require_active_in(&mut txn, tenant).await?;
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO provider_accounts (id, tenant_id, provider, name, description, endpoint, locations, \
+             credentials, state, version, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9) RETURNING {COLUMNS}"
+        )))
+        .bind(&new.id)
+        .bind(&new.tenant_id)
+        .bind(&new.provider)
+        .bind(&new.name)
+        .bind(&new.description)
+        .bind(&new.endpoint)
+        .bind(strings_to_json(&new.locations))
+        .bind(&new.sealed_credentials)
+        .bind(new.now)
+        .fetch_one(&mut *txn)
+        .await?;
+        let account = account_from_row(&row)?;
+        self.event_append_in(&mut txn, &account_event("created", &account)).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(account)
+    }
+
+    /// The account with `id`, deleted or not.
+    pub async fn account_fetch(&self, id: &str) -> Result<AccountRow> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))
+    }
+
+    /// Accounts, oldest first: of one tenant (`tenant` not empty), of the platform
+    /// (`platform_only`), or all.
+    pub async fn account_list(
+        &self,
+        tenant: &str,
+        platform_only: bool,
+        include_deleted: bool,
+    ) -> Result<Vec<AccountRow>> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM provider_accounts WHERE ($1 = '' OR tenant_id = $1) \
+             AND (NOT $2 OR tenant_id IS NULL) AND ($3 OR deleted_at IS NULL) ORDER BY created_at, id"
+        )))
+        .bind(tenant)
+        .bind(platform_only)
+        .bind(include_deleted)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(account_from_row).collect()
+    }
+
+    /// Applies `change` to a live account and bumps its version.
+    pub async fn account_update(&self, id: &str, change: &AccountChange, now: i64) -> Result<AccountRow> {
+        let mut txn = self.begin_write().await?;
+        let current =
+            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
+                .bind(id)
+                .fetch_optional(&mut *txn)
+                .await?;
+        let current =
+            current.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
+        if current.deleted_at.is_some() {
+            return Err(Error::invalid_state(format!("account {id:?} is deleted and cannot change")));
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE provider_accounts SET name = $2, description = $3, endpoint = $4, locations = $5, \
+             credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7 \
+             WHERE id = $1 RETURNING {COLUMNS}"
+        )))
+        .bind(id)
+        .bind(change.name.as_ref().unwrap_or(&current.name))
+        .bind(change.description.as_ref().unwrap_or(&current.description))
+        .bind(change.endpoint.as_ref().unwrap_or(&current.endpoint))
+        .bind(strings_to_json(change.locations.as_ref().unwrap_or(&current.locations)))
+        .bind(&change.sealed_credentials)
+        .bind(now)
+        .fetch_one(&mut *txn)
+        .await?;
+        let account = account_from_row(&row)?;
+        let mut event = account_event("updated", &account);
+        // Say that the credentials changed, never what they are.
+        event.data["credentialsChanged"] = change.sealed_credentials.is_some().into();
+        self.event_append_in(&mut txn, &event).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(account)
+    }
+
+    /// Marks an account deleted; `INVALID_STATE` while pools that are not deleted are on it. A
+    /// deleted account is returned unchanged.
+    pub async fn account_delete(&self, id: &str, now: i64) -> Result<AccountRow> {
+        let mut txn = self.begin_write().await?;
+        let pools: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pools WHERE account_id = $1 AND deleted_at IS NULL")
+            .bind(id)
+            .fetch_one(&mut *txn)
+            .await?;
+        if pools > 0 {
+            return Err(Error::invalid_state(format!("account {id:?} still has {pools} pool(s); delete them first"))
+                .with_detail("pools", pools));
+        }
+        let updated = mark_deleted_in(&mut txn, "provider_accounts", id, now).await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&mut *txn)
+            .await?;
+        let account = row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
+        if updated {
+            self.event_append_in(&mut txn, &account_event("deleted", &account)).await?;
+            self.commit_and_signal(txn).await?;
+        }
+        Ok(account)
+    }
+
+    /// An account's endpoint and opened credentials, for the provider adapters of reconcilers.
+    pub async fn account_credentials(&self, key: &SecretKey, id: &str) -> Result<AccountCredentials> {
+        let row = sqlx::query("SELECT provider, endpoint, locations, credentials FROM provider_accounts WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| Error::not_found("account", id))?;
+        let sealed: String = row.try_get("credentials")?;
+        Ok(AccountCredentials {
+            id: id.to_owned(),
+            provider: row.try_get("provider")?,
+            endpoint: row.try_get("endpoint")?,
+            locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
+            credentials: key.open(&sealed, id)?,
+        })
+    }
+}
+
+fn account_event(change: &str, account: &AccountRow) -> super::NewEvent {
+    catalog_event(
+        "account",
+        change,
+        &account.id,
+        account.tenant_id.as_deref(),
+        account.updated_at,
+        serde_json::json!({"id": account.id, "tenantId": account.tenant_id, "provider": account.provider,
+            "name": account.name, "endpoint": account.endpoint, "locations": account.locations,
+            "state": account.state, "version": account.version}),
+    )
+}

@@ -1,0 +1,229 @@
+//! Budgets in the store, and a tenant's spend in a calendar month: the usage ledger's
+//! quantities times the prices of the pools they were used on (rows of no pool, or of a meter
+//! the pool prices not, cost nothing).
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::Store;
+use super::catalog::{catalog_event, tenant_require_active_in, value_from_json};
+use crate::error::{Error, Result};
+
+/// A budget as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetRow {
+    /// `bud_...`.
+    pub id: String,
+    /// The tenant it limits.
+    pub tenant_id: String,
+    /// A name for people.
+    pub name: String,
+    /// The most the tenant may spend in a calendar month.
+    pub monthly_limit: i64,
+    /// Bumped by every change.
+    pub version: i64,
+    /// Creation time (µs).
+    pub created_at: i64,
+    /// Last change (µs).
+    pub updated_at: i64,
+}
+
+/// A budget to create.
+#[derive(Clone, Debug)]
+pub struct NewBudget {
+    /// Its id.
+    pub id: String,
+    /// The tenant.
+    pub tenant_id: String,
+    /// Its name.
+    pub name: String,
+    /// The monthly limit.
+    pub monthly_limit: i64,
+    /// The creation time.
+    pub now: i64,
+}
+
+/// The fields of a budget to change; `None` leaves one as it is.
+#[derive(Clone, Debug, Default)]
+pub struct BudgetChange {
+    /// A new name.
+    pub name: Option<String>,
+    /// A new monthly limit.
+    pub monthly_limit: Option<i64>,
+}
+
+const COLUMNS: &str = "id, tenant_id, name, monthly_limit, version, created_at, updated_at";
+
+fn budget_from_row(row: &AnyRow) -> Result<BudgetRow> {
+    Ok(BudgetRow {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        name: row.try_get("name")?,
+        monthly_limit: row.try_get("monthly_limit")?,
+        version: row.try_get("version")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+/// The start and end (µs, end excluded) of the calendar month (UTC) that `micros` falls in.
+pub fn month_bounds(micros: i64) -> (i64, i64) {
+    const DAY: i64 = 86_400_000_000;
+    let (year, month, _) = civil_from_days(micros.div_euclid(DAY));
+    let (next_year, next_month) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+    (days_from_civil(year, month, 1) * DAY, days_from_civil(next_year, next_month, 1) * DAY)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+impl Store {
+    /// Creates a budget for a live tenant.
+    pub async fn budget_create(&self, new: &NewBudget) -> Result<BudgetRow> {
+        let mut txn = self.begin_write().await?;
+        tenant_require_active_in(&mut txn, &new.tenant_id).await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO budgets ({COLUMNS}) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING {COLUMNS}"
+        )))
+        .bind(&new.id)
+        .bind(&new.tenant_id)
+        .bind(&new.name)
+        .bind(new.monthly_limit)
+        .bind(new.now)
+        .fetch_one(&mut *txn)
+        .await?;
+        let budget = budget_from_row(&row)?;
+        self.event_append_in(&mut txn, &budget_event("created", &budget)).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(budget)
+    }
+
+    /// One budget.
+    pub async fn budget_fetch(&self, id: &str) -> Result<BudgetRow> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM budgets WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))
+    }
+
+    /// Budgets, oldest first, of one tenant (or all when `tenant` is empty).
+    pub async fn budget_list(&self, tenant: &str) -> Result<Vec<BudgetRow>> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM budgets WHERE ($1 = '' OR tenant_id = $1) ORDER BY created_at, id"
+        )))
+        .bind(tenant)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(budget_from_row).collect()
+    }
+
+    /// Applies `change` to a budget and bumps its version.
+    pub async fn budget_update(&self, id: &str, change: &BudgetChange, now: i64) -> Result<BudgetRow> {
+        let mut txn = self.begin_write().await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE budgets SET name = COALESCE($2, name), monthly_limit = COALESCE($3, monthly_limit), \
+             version = version + 1, updated_at = $4 WHERE id = $1 RETURNING {COLUMNS}"
+        )))
+        .bind(id)
+        .bind(&change.name)
+        .bind(change.monthly_limit)
+        .bind(now)
+        .fetch_optional(&mut *txn)
+        .await?;
+        let budget = row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
+        self.event_append_in(&mut txn, &budget_event("updated", &budget)).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(budget)
+    }
+
+    /// Removes a budget and returns it as it was.
+    pub async fn budget_delete(&self, id: &str, now: i64) -> Result<BudgetRow> {
+        let mut txn = self.begin_write().await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM budgets WHERE id = $1 RETURNING {COLUMNS}")))
+            .bind(id)
+            .fetch_optional(&mut *txn)
+            .await?;
+        let budget = row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
+        let mut event = budget_event("deleted", &budget);
+        event.time = now;
+        self.event_append_in(&mut txn, &event).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(budget)
+    }
+
+    /// What `tenant` spent in the calendar month (UTC) that `now` falls in.
+    pub async fn budget_month_spend(&self, tenant: &str, now: i64) -> Result<i64> {
+        let (start, end) = month_bounds(now);
+        let rows = sqlx::query(
+            "SELECT l.meter, p.prices, CAST(SUM(l.quantity) AS BIGINT) AS quantity \
+             FROM usage_ledger l JOIN pools p ON p.id = l.pool_id \
+             WHERE l.tenant_id = $1 AND l.hour >= $2 AND l.hour < $3 GROUP BY l.pool_id, l.meter, p.prices",
+        )
+        .bind(tenant)
+        .bind(start)
+        .bind(end)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut spend: i64 = 0;
+        for row in rows {
+            let prices: BTreeMap<String, i64> = value_from_json(&row.try_get::<String, _>("prices")?)?;
+            let meter: String = row.try_get("meter")?;
+            let quantity: i64 = row.try_get("quantity")?;
+            spend = spend.saturating_add(quantity.saturating_mul(prices.get(&meter).copied().unwrap_or(0)));
+        }
+        Ok(spend)
+    }
+}
+
+fn budget_event(change: &str, budget: &BudgetRow) -> super::NewEvent {
+    catalog_event(
+        "budget",
+        change,
+        &budget.id,
+        Some(&budget.tenant_id),
+        budget.updated_at,
+        serde_json::json!({"id": budget.id, "tenantId": budget.tenant_id, "name": budget.name,
+            "monthlyLimit": budget.monthly_limit, "version": budget.version}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn months_start_and_end_at_midnight_utc() {
+        // 2026-11-29T10:36:11Z
+        let now = 1_795_948_571_000_000;
+        assert_eq!(month_bounds(now), (1_793_491_200_000_000, 1_796_083_200_000_000));
+        // December rolls into January; February of a leap year has 29 days.
+        let december = days_from_civil(2026, 12, 15) * 86_400_000_000;
+        assert_eq!(month_bounds(december).1, days_from_civil(2027, 1, 1) * 86_400_000_000);
+        assert_eq!(days_from_civil(2028, 3, 1) - days_from_civil(2028, 2, 1), 29);
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(civil_from_days(days_from_civil(2024, 2, 29)), (2024, 2, 29));
+    }
+}
