@@ -2,6 +2,7 @@
 //! database, the real GKE adapter against the fake cloud, kubectl against the fake cluster.
 
 mod clusters;
+mod dev;
 mod errors;
 mod faults;
 
