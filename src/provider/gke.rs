@@ -257,6 +257,7 @@ struct WireNodePool {
 #[serde(rename_all = "camelCase", default)]
 struct WireNodeConfig {
     machine_type: String,
+    labels: BTreeMap<String, String>,
 }
 
 impl From<WireNodePool> for NodePool {
@@ -268,6 +269,7 @@ impl From<WireNodePool> for NodePool {
             version: pool.version,
             node_count: pool.initial_node_count,
             machine_type: pool.config.machine_type,
+            node_labels: pool.config.labels,
             autoscaling: pool.autoscaling.filter(|a| a.enabled),
         }
     }

@@ -123,6 +123,8 @@ pub struct NodePool {
     pub node_count: u32,
     /// The machine type.
     pub machine_type: String,
+    /// Kubernetes labels on the nodes.
+    pub node_labels: BTreeMap<String, String>,
     /// Autoscaling, when on.
     pub autoscaling: Option<Autoscaling>,
 }

@@ -18,8 +18,8 @@ use super::{Backoff, Next, Outcome, Pass, Reconciler, Schedule};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::gke::Gke;
 use crate::provider::{
-    Autoscaling, Cluster, ClusterChange, ClusterSpec, ErrorKind, ManagedKubernetes, NodePool, NodePoolSpec,
-    ProviderError,
+    Autoscaling, Cluster, ClusterChange, ClusterSpec, ErrorKind, ManagedKubernetes, NodePool, NodePoolChange,
+    NodePoolSpec, ProviderError,
 };
 use crate::store::{
     CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, NodePoolSpecRow, cluster_event,
@@ -450,8 +450,8 @@ impl Step<'_> {
         None
     }
 
-    /// The one change a running pool needs, if any: autoscaling bounds, then size (only when
-    /// it does not scale: the autoscaler owns the count).
+    /// The one change a running pool needs, if any: autoscaling bounds, node labels, then size
+    /// (only when it does not scale: the autoscaler owns the count).
     async fn pool_change(
         &self,
         cluster: &str,
@@ -467,6 +467,10 @@ impl Step<'_> {
         if wanted != have {
             let target = wanted.unwrap_or(Autoscaling { enabled: false, min_node_count: 0, max_node_count: 0 });
             return Some(self.gke.node_pool_set_autoscaling(cluster, &pool.name, &target).await.map(drop));
+        }
+        if remote.node_labels != pool.spec.labels {
+            let change = NodePoolChange::NodeLabels(pool.spec.labels.clone());
+            return Some(self.gke.node_pool_update(cluster, &pool.name, &change).await.map(drop));
         }
         if wanted.is_none() && remote.node_count != pool.spec.node_count.max(0) as u32 {
             return Some(

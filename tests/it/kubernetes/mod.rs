@@ -5,6 +5,7 @@ mod clusters;
 mod dev;
 mod errors;
 mod faults;
+mod lifecycle;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,6 +25,9 @@ use crate::harness::{TestDb, tenant_principal};
 pub const POOL: &str = "pool_0000000000000000000000gke1";
 /// A DigitalOcean pool: no managed Kubernetes.
 pub const DO_POOL: &str = "pool_0000000000000000000000dg01";
+/// A second pool on the GKE account, billed `none`, offered to acme without `us-central1` and
+/// to globex suspended.
+pub const FREE_POOL: &str = "pool_0000000000000000000000free";
 /// The fake account's project and zones.
 pub const PROJECT: &str = "bc-platform";
 pub const ZONES: [&str; 3] = ["europe-west1-b", "europe-west1-c", "us-central1-a"];
@@ -143,7 +147,20 @@ impl Env {
 
     /// Starts the worker (one at a time).
     pub fn start_worker(&mut self) {
-        let worker = worker(&self.store, self.accounts.clone(), Duration::from_secs(2));
+        self.start_worker_with(reconciler(self.accounts.clone()));
+    }
+
+    /// Starts the worker with this reconciler.
+    pub fn start_worker_with(&mut self, reconciler: KubernetesClusters) {
+        let config = WorkerConfig {
+            tick: Duration::from_millis(50),
+            lease: Duration::from_secs(2),
+            converging: Some(Duration::from_millis(100)),
+            settled: Some(Duration::from_secs(2)),
+            shutdown_grace: Duration::from_millis(100),
+            ..WorkerConfig::default()
+        };
+        let worker = Worker::new(self.store.clone(), config).with_reconciler(Arc::new(reconciler));
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let task = tokio::spawn(async move {
             worker
@@ -252,14 +269,28 @@ async fn seed_catalog(store: &Store, key: &SecretKey, cloud: &FakeCloud) {
             .await
             .unwrap();
     }
-    for tenant in ["acme", "globex"] {
-        let offer = NewOffer {
-            pool_id: POOL.into(),
-            tenant_id: tenant.into(),
-            state: "active".into(),
-            excluded_regions: Vec::new(),
+    store
+        .pool_create(&NewPool {
+            id: FREE_POOL.into(),
+            account_id: "acct_0000000000000000000000gke1".into(),
+            name: "gke-free".into(),
+            description: String::new(),
+            billing_mode: "none".into(),
+            policy: json!({}),
+            prices: Default::default(),
             now,
-        };
+        })
+        .await
+        .unwrap();
+    let offers = [
+        (POOL, "acme", "active", vec![]),
+        (POOL, "globex", "active", vec![]),
+        (FREE_POOL, "acme", "active", vec!["us-central1".to_owned()]),
+        (FREE_POOL, "globex", "suspended", vec![]),
+    ];
+    for (pool, tenant, state, excluded_regions) in offers {
+        let offer =
+            NewOffer { pool_id: pool.into(), tenant_id: tenant.into(), state: state.into(), excluded_regions, now };
         store.offer_create(&offer).await.unwrap();
     }
 }
