@@ -323,6 +323,9 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let events = events(&env, &id).await;
+    let error =
+        events.iter().find(|e| e["type"] == "kubernetes.cluster.error").expect("the refused downgrade published");
+    assert!(error["data"]["message"].as_str().unwrap().contains("downgraded"), "{error}");
     let moved =
         events.iter().find(|e| e["type"] == "kubernetes.cluster.updated" && e["data"]["movedByProvider"] == true);
     assert!(moved.is_some(), "{:?}", types(&events));
