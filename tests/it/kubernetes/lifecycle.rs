@@ -12,6 +12,7 @@ use sqlx::Connection;
 use super::{Env, FREE_POOL, PROJECT, standard};
 
 crate::on_both_backends!(
+    a_spent_budget_refuses_metered_clusters_only,
     a_refused_delete_is_an_error_retried_later_or_at_once_on_a_new_delete,
     an_autopilot_cluster_on_a_free_pool_has_no_pools_and_bills_nothing,
     node_labels_change_in_place,
@@ -106,4 +107,23 @@ async fn node_labels_change_in_place(backend: Backend) {
     let fake = env.fake_clusters();
     let general = fake[0]["nodePools"].as_array().unwrap().iter().find(|p| p["name"] == "general").unwrap().clone();
     assert_eq!(general["nodeLabels"], json!({"tier": "web"}));
+}
+
+async fn a_spent_budget_refuses_metered_clusters_only(backend: Backend) {
+    let env = Env::start(backend).await;
+    // A budget of 0 is reached at once: every metered create is refused, a free one is not.
+    let budget = better_compute::store::NewBudget {
+        id: better_compute::ids::BudgetId::random().to_string(),
+        tenant_id: "acme".into(),
+        name: "nothing".into(),
+        monthly_limit: 0,
+        now: better_compute::store::now_micros(),
+    };
+    env.store.budget_create(&budget).await.unwrap();
+    let (status, body) = env.post_as(&env.acme_admin.clone(), CREATE, standard("budget", "b")).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (429, Some("QUOTA_EXCEEDED")), "{body}");
+    assert_eq!(body["error"]["details"]["limit"], 0);
+    let free = json!({"tenantId": "acme", "poolId": FREE_POOL, "name": "free", "mode": "autopilot",
+        "location": "europe-west1", "idempotencyKey": "free"});
+    env.ok(CREATE, free).await;
 }
