@@ -16,6 +16,7 @@ crate::on_both_backends!(
     a_refused_delete_is_an_error_retried_later_or_at_once_on_a_new_delete,
     an_autopilot_cluster_on_a_free_pool_has_no_pools_and_bills_nothing,
     node_labels_change_in_place,
+    the_autoscaler_owns_the_live_node_count,
 );
 
 const CREATE: &str = "/api/compute/kubernetesClusters/create";
@@ -126,4 +127,33 @@ async fn a_spent_budget_refuses_metered_clusters_only(backend: Backend) {
     let free = json!({"tenantId": "acme", "poolId": FREE_POOL, "name": "free", "mode": "autopilot",
         "location": "europe-west1", "idempotencyKey": "free"});
     env.ok(CREATE, free).await;
+}
+
+async fn the_autoscaler_owns_the_live_node_count(backend: Backend) {
+    use better_compute::provider::ManagedKubernetes;
+    let mut env = Env::start(backend).await;
+    env.start_worker();
+    let created = env.ok(CREATE, standard("scaled", "s")).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    // The autoscaler grows `batch` (bounds 1 to 3, asked for 1) to 3 nodes at the provider.
+    let gke = env.accounts.gke("acct_0000000000000000000000gke1", "europe-west1").await.unwrap();
+    let name = format!("bc-k-{}", &id[4..28]);
+    gke.node_pool_set_size(&name, "batch", 3).await.unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let cluster = env.ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": id})).await;
+        let batch = cluster["nodePools"].as_array().unwrap().iter().find(|p| p["name"] == "batch").unwrap().clone();
+        if batch["currentNodeCount"] == 3 && cluster["state"] == "ready" {
+            assert_eq!(batch["nodeCount"], 1, "what the tenant asked for is kept");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "the live count was not recorded: {cluster}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Settled passes go by (2 s in tests): the reconciler never resizes it back.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let fake = env.fake_clusters();
+    let batch = fake[0]["nodePools"].as_array().unwrap().iter().find(|p| p["name"] == "batch").unwrap().clone();
+    assert_eq!(batch["nodeCount"], 3, "{batch}");
 }
