@@ -13,7 +13,8 @@
 //! Modules:
 //! - [`proto`]: the generated code and the descriptor pool; [`methods`]: every method read from it;
 //! - [`authz`]: Cedar decisions of `permission @ resource` for a caller;
-//! - [`api`]: gRPC services, the API layer (authentication, validation, metrics), the gateway;
+//! - [`api`]: gRPC services, the API layer (authentication, validation, metrics), the gateway,
+//!   the OpenAPI document;
 //! - [`service`]: business rules;
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;

@@ -18,6 +18,7 @@ mod offers;
 mod platform_pools;
 mod projects;
 mod quotas;
+pub mod openapi;
 mod tenants;
 mod usage;
 pub mod validate;
@@ -67,8 +68,8 @@ struct Shared {
     metrics: Metrics,
 }
 
-/// The whole API on one router: gRPC, gRPC-web, the JSON gateway, `/healthz`, `/readyz` and
-/// `/metrics`.
+/// The whole API on one router: gRPC, gRPC-web, the JSON gateway, `/openapi.json`, `/healthz`,
+/// `/readyz` and `/metrics` (the last four without credentials).
 pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
     let pool = descriptor_pool();
     let methods = Arc::new(MethodTable::from_pool(pool));
@@ -115,9 +116,20 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
     let gateway = gateway::Gateway { methods, grpc: grpc.clone(), validator, metrics: metrics.clone() };
     let grpc_web = tonic_web::GrpcWebLayer::new().layer(grpc);
 
+    // Built once: the document depends only on the descriptors.
+    let document = openapi::document(pool).map_err(Error::internal)?;
+    let document = Arc::new(serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
+
     let shared = Shared { services, metrics };
     let probes = Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/openapi.json",
+            get(move || {
+                let document = document.clone();
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], document.as_str().to_owned()) }
+            }),
+        )
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
         .with_state(shared);

@@ -17,33 +17,34 @@ use regex::Regex;
 
 use crate::error::FieldViolation;
 
-/// Rules of one field (or of the items of a list, or the keys or values of a map).
+/// Rules of one field (or of the items of a list, or the keys or values of a map). The OpenAPI
+/// document reads them too (`super::openapi`), so a rule is read from the descriptors once.
 #[derive(Debug, Default)]
-struct FieldRules {
-    required: bool,
-    scalar: Vec<ScalarRule>,
-    list: Option<Box<SizeRules>>,
-    map: Option<Box<MapRules>>,
+pub(crate) struct FieldRules {
+    pub(crate) required: bool,
+    pub(crate) scalar: Vec<ScalarRule>,
+    pub(crate) list: Option<Box<SizeRules>>,
+    pub(crate) map: Option<Box<MapRules>>,
 }
 
 #[derive(Debug)]
-struct SizeRules {
-    min: Option<u64>,
-    max: Option<u64>,
-    unique: bool,
-    items: FieldRules,
+pub(crate) struct SizeRules {
+    pub(crate) min: Option<u64>,
+    pub(crate) max: Option<u64>,
+    pub(crate) unique: bool,
+    pub(crate) items: FieldRules,
 }
 
 #[derive(Debug)]
-struct MapRules {
-    min: Option<u64>,
-    max: Option<u64>,
-    keys: FieldRules,
-    values: FieldRules,
+pub(crate) struct MapRules {
+    pub(crate) min: Option<u64>,
+    pub(crate) max: Option<u64>,
+    pub(crate) keys: FieldRules,
+    pub(crate) values: FieldRules,
 }
 
 #[derive(Debug)]
-enum ScalarRule {
+pub(crate) enum ScalarRule {
     MinLen(u64),
     MaxLen(u64),
     Len(u64),
@@ -62,7 +63,7 @@ enum ScalarRule {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Format {
+pub(crate) enum Format {
     Ip,
     Ipv4,
     Ipv6,
@@ -108,6 +109,11 @@ impl Validator {
         } else {
             Err(format!("buf.validate rules the validator does not evaluate: {}", unsupported.join(", ")))
         }
+    }
+
+    /// The rules of each field of the message named `full_name` (none for `google.*` and `buf.*`).
+    pub(crate) fn rules_of(&self, full_name: &str) -> Option<&[(FieldDescriptor, FieldRules)]> {
+        self.messages.get(full_name).map(Vec::as_slice)
     }
 
     /// Every violation in `message`, with field paths by JSON names (`nodePools[2].nodeCount`).
@@ -202,6 +208,16 @@ impl Validator {
         if let (Value::Message(message), Kind::Message(_)) = (value, kind) {
             self.check_message(message, path, out);
         }
+    }
+}
+
+impl FieldRules {
+    /// Whether these scalar rules refuse `value` in `field`: the OpenAPI document asks whether a
+    /// field left at its zero value (which the validator skips) would break them if checked.
+    pub(crate) fn scalar_refuses(&self, value: &Value, field: &FieldDescriptor) -> bool {
+        let mut out = Vec::new();
+        check_scalar(value, &self.scalar, field, "", &mut out);
+        !out.is_empty()
     }
 }
 

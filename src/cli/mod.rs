@@ -101,6 +101,8 @@ pub enum Command {
     /// The audit trail of decisions on mutations.
     #[command(subcommand)]
     Audit(identity::AuditCommand),
+    /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
+    Openapi,
 }
 
 /// A channel whose every call carries the bearer token.
@@ -172,6 +174,11 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
         Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,
         Command::Audit(command) => identity::audit(&cli, command).await,
+        Command::Openapi => {
+            let document = crate::api::openapi::document(crate::proto::descriptor_pool())?;
+            println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
+            Ok(())
+        }
     }
 }
 

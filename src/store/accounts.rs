@@ -148,6 +148,15 @@ impl Store {
         .fetch_one(&mut *txn)
         .await?;
         let account = account_from_row(&row)?;
+        let attributes = serde_json::Map::from_iter([("provider".to_owned(), account.provider.clone().into())]);
+        let authz = super::catalog::authz_row(
+            "platform-account",
+            &account.id,
+            account.tenant_id.as_deref(),
+            attributes,
+            account.created_at,
+        );
+        self.authz_resource_insert_in(&mut txn, &authz).await?;
         self.event_append_in(&mut txn, &account_event("created", &account)).await?;
         self.commit_and_signal(txn).await?;
         Ok(account)

@@ -71,3 +71,23 @@ pub(super) async fn mark_deleted_in(
     .await?;
     Ok(updated.rows_affected() > 0)
 }
+
+/// The authorization row of a catalog resource, written with it: its type, id, tenant (none for
+/// the platform's own) and the attributes decisions may read.
+pub(super) fn authz_row(
+    resource_type: &str,
+    id: &str,
+    tenant_id: Option<&str>,
+    attributes: serde_json::Map<String, serde_json::Value>,
+    now: i64,
+) -> super::AuthzResourceRow {
+    super::AuthzResourceRow {
+        resource_type: resource_type.to_owned(),
+        resource_id: id.to_owned(),
+        tenant_id: tenant_id.map(str::to_owned),
+        project_id: None,
+        owner_id: None,
+        attributes,
+        created_at: now,
+    }
+}

@@ -174,6 +174,18 @@ impl Store {
         .execute(&mut *txn)
         .await?;
         let pool = self.pool_fetch_in(&mut txn, &new.id).await?;
+        let attributes = serde_json::Map::from_iter([
+            ("providerAccountId".to_owned(), pool.account_id.clone().into()),
+            ("billingMode".to_owned(), pool.billing_mode.clone().into()),
+        ]);
+        let authz = super::catalog::authz_row(
+            "platform-pool",
+            &pool.id,
+            pool.tenant_id.as_deref(),
+            attributes,
+            pool.created_at,
+        );
+        self.authz_resource_insert_in(&mut txn, &authz).await?;
         self.event_append_in(&mut txn, &pool_event("created", &pool)).await?;
         self.commit_and_signal(txn).await?;
         Ok(pool)

@@ -94,6 +94,14 @@ impl Store {
             || name_taken(&new.tenant_id, &new.name),
         )?;
         let project = project_from_row(&row)?;
+        let authz = super::catalog::authz_row(
+            "platform-project",
+            &project.id,
+            Some(&project.tenant_id),
+            Default::default(),
+            new.now,
+        );
+        self.authz_resource_insert_in(&mut txn, &authz).await?;
         self.event_append_in(&mut txn, &project_event("created", &project)).await?;
         self.commit_and_signal(txn).await?;
         Ok(project)

@@ -16,6 +16,7 @@ crate::on_both_backends!(
     a_revoked_or_expired_key_or_deleted_principal_is_unauthenticated_at_once,
     role_bindings_mean_what_they_say,
     every_decision_on_a_mutation_is_audited,
+    every_resource_gets_its_authorization_row_in_its_own_transaction,
 );
 
 /// Row counts of every table but the audit trail (which records refusals by design).
@@ -325,4 +326,35 @@ async fn every_decision_on_a_mutation_is_audited(backend: Backend) {
     assert_eq!(future["auditEvents"], json!([]));
     let (status, _) = server.post("/api/platform/audit/list", Some(&outsider), json!({})).await;
     assert_eq!(status, 403, "the trail is for operators");
+}
+
+async fn every_resource_gets_its_authorization_row_in_its_own_transaction(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let server = TestServer::start(&db).await;
+    seed_tenants(&server).await;
+    let project = server.admin_ok("/api/platform/projects/create", json!({"tenantId": "acme", "name": "web"})).await;
+    let account = server
+        .admin_ok(
+            "/api/platform/accounts/create",
+            json!({"tenantId": "acme", "provider": "digitalocean", "name": "acme-do", "credentials": "dop_v1_x", "regions": ["nyc3"]}),
+        )
+        .await;
+    let pool = server
+        .admin_ok(
+            "/api/platform/pools/create",
+            json!({"accountId": account["id"], "name": "own", "billingMode": "none"}),
+        )
+        .await;
+    for (resource_type, id) in [
+        ("platform-tenant", "acme"),
+        ("platform-project", project["id"].as_str().unwrap()),
+        ("platform-account", account["id"].as_str().unwrap()),
+        ("platform-pool", pool["id"].as_str().unwrap()),
+    ] {
+        let row = server.store.authz_resource_fetch(resource_type, id).await.unwrap();
+        let row = row.unwrap_or_else(|| panic!("{resource_type} {id} has no authorization row"));
+        assert_eq!(row.tenant_id.as_deref(), Some("acme"), "{resource_type}");
+    }
+    let row = server.store.authz_resource_fetch("platform-pool", pool["id"].as_str().unwrap()).await.unwrap().unwrap();
+    assert_eq!(row.attributes["providerAccountId"], account["id"]);
 }

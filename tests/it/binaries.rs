@@ -72,11 +72,11 @@ pub fn curl(args: &[&str]) -> String {
 }
 
 /// The Python that has grpcio: `BC_TEST_PYTHON` (set by tests/run), else `python3`.
-fn python() -> String {
+pub(crate) fn python() -> String {
     std::env::var("BC_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned())
 }
 
-fn run_ok(command: &mut Command) -> Output {
+pub(crate) fn run_ok(command: &mut Command) -> Output {
     let output = command.output().unwrap();
     assert!(
         output.status.success(),

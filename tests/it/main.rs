@@ -6,6 +6,7 @@ mod harness;
 mod authz;
 mod binaries;
 mod catalog;
+mod clients;
 mod grpc;
 mod json_api;
 mod kubernetes;
