@@ -5,8 +5,11 @@ use std::time::Duration;
 
 use better_compute::cli::BearerToken;
 use better_compute::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
+use better_compute::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
 use better_compute::proto::compute::{
-    CreateKubernetesClusterRequest, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesVersionsRequest,
+    CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
+    DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, KubernetesCredentialsRequest, KubernetesNodePoolSpec,
+    KubernetesVersionsRequest, ListKubernetesClustersRequest, UpdateKubernetesClusterRequest,
 };
 use better_compute::store::Backend;
 use serde_json::{Value, json};
@@ -261,4 +264,74 @@ async fn the_same_rules_hold_over_grpc(backend: Backend) {
         .unwrap()
         .into_inner();
     assert!(!versions.default_version.is_empty());
+
+    // The other methods of both services over gRPC.
+    let cluster_ref = |id: &str| GetKubernetesClusterRequest { tenant_id: "acme".into(), cluster_id: id.into() };
+    let got = client.get(cluster_ref(&created.id)).await.unwrap().into_inner();
+    assert_eq!((got.provider_name.len(), got.node_pools.len()), (5 + 24, 1));
+    let listed = client
+        .list(ListKubernetesClustersRequest { tenant_id: "acme".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.clusters.len(), 1);
+    let nothing = UpdateKubernetesClusterRequest {
+        tenant_id: "acme".into(),
+        cluster_id: created.id.clone(),
+        ..Default::default()
+    };
+    assert_eq!(grpc_error(&client.update(nothing).await.unwrap_err()).code.as_str(), "INVALID_INPUT");
+    let described = UpdateKubernetesClusterRequest {
+        tenant_id: "acme".into(),
+        cluster_id: created.id.clone(),
+        description: Some("over gRPC".into()),
+        ..Default::default()
+    };
+    assert_eq!(client.update(described).await.unwrap().into_inner().version, 2);
+    let channel = Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let mut pools = KubernetesNodePoolsClient::new(InterceptedService::new(
+        channel,
+        BearerToken::new(Some(&env.acme_admin)).unwrap(),
+    ));
+    let added = pools
+        .create(CreateKubernetesNodePoolRequest {
+            tenant_id: "acme".into(),
+            cluster_id: created.id.clone(),
+            name: "more".into(),
+            machine_type: "e2-medium".into(),
+            node_count: Some(0),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((added.state.as_str(), added.node_count), ("pending", 0));
+    let duplicate = pools
+        .create(CreateKubernetesNodePoolRequest {
+            tenant_id: "acme".into(),
+            cluster_id: created.id.clone(),
+            name: "more".into(),
+            machine_type: "e2-medium".into(),
+            node_count: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(grpc_error(&duplicate).code.as_str(), "CONFLICT", "pool names are unique in a cluster");
+    let deleted = client
+        .delete(DeleteKubernetesClusterRequest { tenant_id: "acme".into(), cluster_id: created.id.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(deleted.state, "deleting");
+    let late = pools
+        .delete(DeleteKubernetesNodePoolRequest {
+            tenant_id: "acme".into(),
+            cluster_id: created.id.clone(),
+            node_pool_id: added.id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(late.state, "deleting", "the cluster's delete took its pools with it");
 }
