@@ -144,6 +144,8 @@ pub async fn run(options: DevOptions) -> Result<()> {
             ..WorkerConfig::default()
         },
     );
+    let worker = worker
+        .with_reconciler(std::sync::Arc::new(crate::reconcile::KubernetesClusters::new(services.gke_accounts()?)));
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;
@@ -191,6 +193,8 @@ fn print_banner(endpoint: &str, token: &str, data_dir: &Path) {
          \x20 bc tenants list\n\
          \x20 bc pools visible --tenant acme\n\
          \x20 bc quotas list --tenant acme\n\
+         \x20 BC_TOKEN=<acme token> bc clusters create --tenant acme --pool <gke pool> --name web \\\n\
+         \x20   --location us-central1 --node-pool name=general,machine-type=e2-standard-4,count=2 --wait\n\
          \x20 curl -s {endpoint}/api/platform/tenants/list -H 'Authorization: Bearer {token}' -d '{{}}'\n\
          \n\
          Stop with Ctrl-C; run `bc dev` again on the same directory to pick up where you left off.",

@@ -131,6 +131,19 @@ typed_id!(
     "rb"
 );
 
+typed_id!(
+    /// A Kubernetes cluster's id (`kcl_...`), derived from the tenant, the caller and the
+    /// idempotency key.
+    KubernetesClusterId,
+    "kcl"
+);
+
+typed_id!(
+    /// A Kubernetes node pool's id (`knp_...`).
+    KubernetesNodePoolId,
+    "knp"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

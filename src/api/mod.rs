@@ -12,6 +12,7 @@ mod events;
 pub mod gateway;
 mod gateway_stream;
 mod identity;
+mod kubernetes;
 pub mod layer;
 mod offers;
 pub mod openapi;
@@ -83,10 +84,13 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .build_v1alpha()
         .map_err(|error| Error::internal(format!("reflection: {error}")))?;
     let (principals, api_keys, role_bindings) = identity::IdentityApi::servers(services.clone());
+    let (kubernetes_clusters, kubernetes_node_pools) = kubernetes::KubernetesApi::servers(services.clone());
     let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
         .add_service(principals)
         .add_service(api_keys)
         .add_service(role_bindings)
+        .add_service(kubernetes_clusters)
+        .add_service(kubernetes_node_pools)
         .add_service(audit::AuditApi::server(services.clone()))
         .add_service(events::EventsApi::server(services.clone()))
         .add_service(usage::UsageApi::server(services.clone()))

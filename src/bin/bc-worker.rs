@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions};
-use better_compute::reconcile::{Worker, WorkerConfig, parse_kind_intervals};
+use better_compute::reconcile::{KubernetesClusters, Worker, WorkerConfig, parse_kind_intervals};
 use better_compute::store::Store;
 use better_compute::{shutdown, telemetry};
 
@@ -15,6 +15,10 @@ use better_compute::{shutdown, telemetry};
 struct Cli {
     #[command(flatten)]
     database: DatabaseOptions,
+    /// The key that seals provider credentials (the servers' `--secret-key`): the reconcilers
+    /// open account credentials with it. Without it, provider reconcilers do not run.
+    #[arg(long, env = "BC_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<better_compute::config::Redacted>,
     /// The longest an idle worker waits before looking for due work, in milliseconds (writes
     /// wake it at once).
     #[arg(long, env = "BC_WORKER_TICK_MS", default_value_t = 1000)]
@@ -79,7 +83,16 @@ async fn run(cli: Cli) -> Result<(), String> {
         nats_url: cli.nats_url,
         ..WorkerConfig::default()
     };
-    let worker = Worker::new(store.clone(), config);
+    let mut worker = Worker::new(store.clone(), config);
+    match cli.secret_key.as_ref().filter(|key| !key.0.is_empty()) {
+        Some(key) => {
+            let key =
+                better_compute::secrets::SecretKey::from_base64(&key.0).map_err(|e| format!("--secret-key: {e}"))?;
+            let accounts = better_compute::provider::accounts::StoreGkeAccounts::new(store.clone(), key);
+            worker = worker.with_reconciler(std::sync::Arc::new(KubernetesClusters::new(accounts)));
+        }
+        None => tracing::warn!("no --secret-key: the kubernetes.clusters reconciler does not run"),
+    }
     worker.run(shutdown::signal()).await.map_err(|e| e.to_string())?;
     store.close().await;
     Ok(())

@@ -4,6 +4,7 @@
 mod accounts;
 mod budgets;
 mod identity;
+mod kubernetes;
 mod offers;
 mod output;
 mod pools;
@@ -64,6 +65,12 @@ pub enum Command {
     /// The operator's tenants.
     #[command(subcommand)]
     Tenants(tenants::TenantsCommand),
+    /// Kubernetes clusters.
+    #[command(subcommand)]
+    Clusters(kubernetes::ClustersCommand),
+    /// Node pools of Kubernetes clusters.
+    #[command(subcommand)]
+    Nodepools(kubernetes::NodePoolsCommand),
     /// The tenants' projects.
     #[command(subcommand)]
     Projects(projects::ProjectsCommand),
@@ -155,6 +162,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     match &cli.command {
         Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
+        Command::Clusters(command) => kubernetes::clusters(&cli, command).await,
+        Command::Nodepools(command) => kubernetes::node_pools(&cli, command).await,
         Command::Projects(command) => projects::run(&cli, command).await,
         Command::Accounts(command) => accounts::run(&cli, command).await,
         Command::Pools(command) => pools::run(&cli, command).await,

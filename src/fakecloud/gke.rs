@@ -57,11 +57,16 @@ impl VersionCatalog {
         self.channels.iter().find(|(c, _)| c == channel).and_then(|(_, v)| v.first().cloned())
     }
 
-    /// The version `asked` resolves to (`latest`, `-` or empty mean the default).
+    /// The version `asked` resolves to (`latest`, `-` or empty mean the default); as on GKE,
+    /// `1.X` and `1.X.Y` are aliases of the newest valid version under them.
     fn resolve(&self, asked: &str, channel: &str) -> Option<String> {
         match asked {
             "" | "-" | "latest" => self.channel_default(channel).or_else(|| Some(self.default_version.clone())),
-            version => self.all().into_iter().find(|v| v == version),
+            version => self
+                .all()
+                .into_iter()
+                .filter(|v| v == version || v.strip_prefix(version).is_some_and(|rest| rest.starts_with(['.', '-'])))
+                .max_by_key(|v| version_key(v)),
         }
     }
 }
@@ -97,6 +102,8 @@ pub struct FakeCluster {
     initial_version: String,
     channel: String,
     network: String,
+    /// `masterAuthorizedNetworksConfig` as last set.
+    authorized_networks: Value,
     pools: Vec<FakePool>,
     create_time: String,
     id: String,
@@ -125,6 +132,7 @@ enum Effect {
     DeleteCluster,
     MasterVersion(String),
     Channel(String),
+    AuthorizedNetworks(Value),
     CreatePool(String),
     DeletePool(String),
     PoolVersion(String, String),
@@ -193,6 +201,7 @@ impl GkeState {
             Effect::CreateCluster => cluster.pools.iter_mut().for_each(|p| p.status = "RUNNING".into()),
             Effect::MasterVersion(version) => cluster.master_version = version,
             Effect::Channel(channel) => cluster.channel = channel,
+            Effect::AuthorizedNetworks(config) => cluster.authorized_networks = config,
             Effect::CreatePool(name) | Effect::PoolVersion(name, _) | Effect::PoolLabels(name, _)
                 if pool(cluster, &name).is_none() => {}
             Effect::CreatePool(name) => {
@@ -259,8 +268,9 @@ impl GkeState {
             .iter()
             .map(|((project, location, name), c)| {
                 json!({
-                    "project": project, "location": location, "name": name, "status": c.status,
+                    "project": project, "location": location, "name": name, "id": c.id, "status": c.status,
                     "masterVersion": c.master_version, "nodeVersion": c.node_version, "labels": c.labels,
+                    "authorizedNetworks": c.authorized_networks,
                     "releaseChannel": c.channel, "endpoint": c.endpoint,
                     "nodePools": c.pools.iter().map(|p| json!({
                         "name": p.name, "status": p.status, "version": p.version, "nodeCount": p.node_count,
@@ -416,6 +426,7 @@ impl Context<'_> {
             "loggingService": "logging.googleapis.com/kubernetes",
             "monitoringService": "monitoring.googleapis.com/kubernetes",
             "network": c.network,
+            "masterAuthorizedNetworksConfig": c.authorized_networks,
             "clusterIpv4Cidr": "10.4.0.0/14",
             "resourceLabels": c.labels,
             "labelFingerprint": format!("{:08x}", c.labels.len() as u32 * 2_654_435_761),
@@ -661,6 +672,7 @@ impl Context<'_> {
             initial_version: version,
             channel,
             network: spec["network"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").into(),
+            authorized_networks: spec["masterAuthorizedNetworksConfig"].clone(),
             pools,
             create_time: clock::now(),
             id: format!("{:032x}", rand::random::<u128>()),
@@ -710,6 +722,9 @@ impl Context<'_> {
                     return error(400, &format!("Invalid release channel {channel:?}."));
                 }
                 ("UPDATE_CLUSTER", Effect::Channel(channel))
+            }
+            (field, value) if field == "desiredMasterAuthorizedNetworksConfig" => {
+                ("UPDATE_CLUSTER", Effect::AuthorizedNetworks(value.clone()))
             }
             (field, _) => return error(400, &format!("The fake cloud does not emulate update.{field}.")),
         };

@@ -213,6 +213,20 @@ struct WireCluster {
     resource_labels: BTreeMap<String, String>,
     release_channel: WireChannel,
     node_pools: Vec<WireNodePool>,
+    master_authorized_networks_config: WireAuthorizedNetworks,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireAuthorizedNetworks {
+    enabled: bool,
+    cidr_blocks: Vec<WireCidrBlock>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireCidrBlock {
+    cidr_block: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -243,6 +257,7 @@ struct WireNodePool {
 #[serde(rename_all = "camelCase", default)]
 struct WireNodeConfig {
     machine_type: String,
+    labels: BTreeMap<String, String>,
 }
 
 impl From<WireNodePool> for NodePool {
@@ -254,6 +269,7 @@ impl From<WireNodePool> for NodePool {
             version: pool.version,
             node_count: pool.initial_node_count,
             machine_type: pool.config.machine_type,
+            node_labels: pool.config.labels,
             autoscaling: pool.autoscaling.filter(|a| a.enabled),
         }
     }
@@ -278,6 +294,11 @@ impl From<WireCluster> for Cluster {
             ca_certificate_pem: ca,
             labels: cluster.resource_labels,
             release_channel: cluster.release_channel.channel,
+            authorized_networks: if cluster.master_authorized_networks_config.enabled {
+                cluster.master_authorized_networks_config.cidr_blocks.into_iter().map(|b| b.cidr_block).collect()
+            } else {
+                Vec::new()
+            },
             node_pools: cluster.node_pools.into_iter().map(NodePool::from).collect(),
         }
     }
@@ -295,7 +316,49 @@ fn node_pool_body(spec: &NodePoolSpec) -> Value {
     if spec.max_pods_per_node.is_some() {
         pool["maxPodsConstraint"] = json!(MaxPodsConstraint { max_pods_per_node: spec.max_pods_per_node });
     }
+    if !spec.zones.is_empty() {
+        pool["locations"] = json!(spec.zones);
+    }
+    if !spec.disk_type.is_empty() {
+        pool["config"]["diskType"] = json!(spec.disk_type);
+    }
+    if spec.spot {
+        pool["config"]["spot"] = json!(true);
+    }
+    if let Some((kind, count)) = &spec.accelerators {
+        pool["config"]["accelerators"] = json!([{"acceleratorType": kind, "acceleratorCount": count.to_string()}]);
+    }
+    if !spec.taints.is_empty() {
+        // GKE spells effects NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE.
+        let taints: Vec<Value> = spec
+            .taints
+            .iter()
+            .map(|(key, value, effect)| json!({"key": key, "value": value, "effect": gke_effect(effect)}))
+            .collect();
+        pool["config"]["taints"] = json!(taints);
+    }
     pool
+}
+
+/// A Kubernetes taint effect in GKE's spelling.
+fn gke_effect(effect: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in effect.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// GKE's `masterAuthorizedNetworksConfig` for a list of CIDRs (empty: any address).
+fn authorized_networks(cidrs: &[String]) -> Value {
+    if cidrs.is_empty() {
+        return json!({"enabled": false});
+    }
+    let blocks: Vec<Value> = cidrs.iter().map(|cidr| json!({"cidrBlock": cidr})).collect();
+    json!({"enabled": true, "cidrBlocks": blocks})
 }
 
 #[derive(Deserialize, Default)]
@@ -322,8 +385,19 @@ impl ManagedKubernetes for Gke {
             "name": spec.name,
             "description": spec.description,
             "resourceLabels": spec.labels,
-            "nodePools": spec.node_pools.iter().map(node_pool_body).collect::<Vec<_>>(),
+            "masterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
         });
+        if spec.autopilot {
+            cluster["autopilot"] = json!({"enabled": true});
+        } else {
+            cluster["nodePools"] = json!(spec.node_pools.iter().map(node_pool_body).collect::<Vec<_>>());
+        }
+        if spec.private_nodes {
+            cluster["privateClusterConfig"] = json!({"enablePrivateNodes": true});
+        }
+        if !spec.subnetwork.is_empty() {
+            cluster["subnetwork"] = json!(spec.subnetwork);
+        }
         if !spec.version.is_empty() {
             cluster["initialClusterVersion"] = json!(spec.version);
         }
@@ -356,6 +430,9 @@ impl ManagedKubernetes for Gke {
         let update = match change {
             ClusterChange::MasterVersion(version) => json!({"desiredMasterVersion": version}),
             ClusterChange::ReleaseChannel(channel) => json!({"desiredReleaseChannel": {"channel": channel}}),
+            ClusterChange::AuthorizedNetworks(cidrs) => {
+                json!({"desiredMasterAuthorizedNetworksConfig": authorized_networks(cidrs)})
+            }
         };
         self.operation(Method::PUT, &self.cluster_path(name), Some(json!({"update": update}))).await
     }

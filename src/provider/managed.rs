@@ -25,6 +25,14 @@ pub struct ClusterSpec {
     pub network: String,
     /// The node pools to create with the cluster.
     pub node_pools: Vec<NodePoolSpec>,
+    /// An Autopilot cluster: the provider runs its nodes (no node pools are sent).
+    pub autopilot: bool,
+    /// IPv4 CIDRs that may reach the control plane; empty for any address.
+    pub authorized_networks: Vec<String>,
+    /// Nodes without public addresses.
+    pub private_nodes: bool,
+    /// The subnetwork, empty for the network's default.
+    pub subnetwork: String,
 }
 
 /// What to create: one node pool.
@@ -44,6 +52,16 @@ pub struct NodePoolSpec {
     pub autoscaling: Option<Autoscaling>,
     /// Pods per node, if not the default.
     pub max_pods_per_node: Option<i64>,
+    /// The zones the nodes run in; empty for the cluster's.
+    pub zones: Vec<String>,
+    /// Boot disk type; empty for the default.
+    pub disk_type: String,
+    /// Spot VMs.
+    pub spot: bool,
+    /// Accelerator type and count per node.
+    pub accelerators: Option<(String, i64)>,
+    /// Taints: key, value, effect (`NoSchedule`, ...).
+    pub taints: Vec<(String, String, String)>,
 }
 
 /// Autoscaling bounds of a node pool.
@@ -84,6 +102,8 @@ pub struct Cluster {
     pub labels: BTreeMap<String, String>,
     /// The release channel, empty for none.
     pub release_channel: String,
+    /// The CIDRs that may reach the control plane; empty for any address.
+    pub authorized_networks: Vec<String>,
     /// The node pools.
     pub node_pools: Vec<NodePool>,
 }
@@ -103,6 +123,8 @@ pub struct NodePool {
     pub node_count: u32,
     /// The machine type.
     pub machine_type: String,
+    /// Kubernetes labels on the nodes.
+    pub node_labels: BTreeMap<String, String>,
     /// Autoscaling, when on.
     pub autoscaling: Option<Autoscaling>,
 }
@@ -114,6 +136,8 @@ pub enum ClusterChange {
     MasterVersion(String),
     /// Move to another release channel.
     ReleaseChannel(String),
+    /// Replace the CIDRs that may reach the control plane (empty: any address).
+    AuthorizedNetworks(Vec<String>),
 }
 
 /// One change to a node pool.

@@ -10,6 +10,7 @@
 //! Credentials (service-account keys, API tokens, access tokens) live only inside adapters;
 //! neither `Debug` nor an error ever shows them.
 
+pub mod accounts;
 pub mod cloud;
 pub mod cluster_api;
 pub mod digitalocean;

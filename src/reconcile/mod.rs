@@ -15,6 +15,7 @@
 //! and commits with `commit_and_signal`. And it implements [`Reconciler`], registered with
 //! [`Worker::with_reconciler`] where the worker is built (`bc-worker`, `bc dev`).
 
+pub mod kubernetes_clusters;
 mod metering;
 mod noop;
 mod outcome;
@@ -22,6 +23,7 @@ pub mod relay;
 mod runtime;
 mod wake;
 
+pub use kubernetes_clusters::KubernetesClusters;
 pub use metering::Metering;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};

@@ -125,8 +125,12 @@ impl Worker {
             self.store.work_ensure(RELAY_KIND, RELAY_OBJECT, now_micros()).await?;
         }
         let listener = wake::spawn_listener(&self.store);
+        let _listener_guard = listener.as_ref().map(|task| AbortOnDrop(task.abort_handle()));
         let lease_valid_until = Arc::new(AtomicI64::new(i64::MAX));
         let renewer = tokio::spawn(renew(self.clone(), lease_valid_until.clone()));
+        // A worker whose task is cancelled (an in-process kill) must stop renewing its leases,
+        // or its objects would never be taken over.
+        let _renewer_guard = AbortOnDrop(renewer.abort_handle());
         tracing::info!(worker = %self.id, tick_ms = self.config.tick.as_millis() as u64, "worker started");
 
         let mut wake = self.store.signals().subscribe();
@@ -247,6 +251,8 @@ impl Worker {
             tokio::spawn(async move { reconciler.reconcile(&pass).await })
         };
         let abort = running.abort_handle();
+        // Cancelling this pass (the worker killed) cancels the reconcile it runs.
+        let _running_guard = AbortOnDrop(abort.clone());
         let outcome = tokio::select! {
             joined = running => match joined {
                 Ok(outcome) => outcome,
@@ -299,6 +305,15 @@ impl Worker {
             pass_micros: took.as_micros() as i64,
             now,
         }
+    }
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

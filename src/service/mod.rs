@@ -10,6 +10,9 @@ mod authorize;
 mod budgets;
 pub mod checks;
 mod events;
+mod kubernetes;
+mod kubernetes_clusters;
+mod kubernetes_node_pools;
 mod offers;
 mod pools;
 mod principals;
@@ -20,6 +23,8 @@ mod tenants;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
 pub use authorize::audited;
+pub use kubernetes::{ClusterPlacement, KubernetesModule};
+pub use kubernetes_clusters::{credential_account, request_digest};
 
 use std::sync::{Arc, OnceLock};
 
@@ -88,6 +93,8 @@ pub struct Service {
     store: Store,
     /// Decides every call and the secondary checks services make.
     authorizer: Arc<Authorizer>,
+    /// The Kubernetes module's settings and seams.
+    kubernetes: Arc<KubernetesModule>,
     /// Seals provider credentials; without it accounts cannot be written.
     secret_key: Option<SecretKey>,
 }
@@ -102,14 +109,19 @@ impl Service {
                 Arc::new(Authorizer::new(&actions, &[]).expect("the built-in policies validate against the schema"))
             })
             .clone();
-        Self { store, authorizer, secret_key: None }
+        Self { store, authorizer, secret_key: None, kubernetes: Arc::default() }
     }
 
     /// Services over `store`, deciding with the built-in policies and the operator's `policies`
     /// (file name, text); fails on a policy that does not parse or validate.
     pub fn with_policies(store: Store, policies: &[(String, String)]) -> Result<Self, String> {
         let actions = crate::methods::MethodTable::from_pool(crate::proto::descriptor_pool()).action_specs();
-        Ok(Self { store, authorizer: Arc::new(Authorizer::new(&actions, policies)?), secret_key: None })
+        Ok(Self {
+            store,
+            authorizer: Arc::new(Authorizer::new(&actions, policies)?),
+            secret_key: None,
+            kubernetes: Arc::default(),
+        })
     }
 
     /// The authorizer, for its schema.

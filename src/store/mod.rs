@@ -12,6 +12,8 @@ mod authz;
 mod budgets;
 mod catalog;
 mod events;
+mod kubernetes_clusters;
+mod kubernetes_node_pools;
 mod offers;
 mod pools;
 mod projects;
@@ -34,6 +36,11 @@ pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
 pub use budgets::{BudgetChange, BudgetRow, NewBudget, month_bounds};
 pub use events::{EventFilter, EventRow, NewEvent};
+pub use kubernetes_clusters::{
+    CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event,
+    provider_name,
+};
+pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
@@ -75,12 +82,14 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "identity", include_str!("migrations/postgres/0002_identity.sql")),
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
+    (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
     (2, "identity", include_str!("migrations/sqlite/0002_identity.sql")),
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
+    (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
 ];
 
 /// The store shared by every service and reconciler.

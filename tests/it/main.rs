@@ -9,6 +9,7 @@ mod catalog;
 mod clients;
 mod grpc;
 mod json_api;
+mod kubernetes;
 mod provider;
 mod store_conformance;
 mod worker;

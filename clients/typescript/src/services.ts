@@ -2,6 +2,8 @@
 // clients/typescript/services.mjs (clients/generate); do not edit.
 
 import { Events } from "./gen/bettercompute/compute/v1/events_pb.js";
+import { KubernetesClusters } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
+import { KubernetesNodePools } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { Pools as compute_Pools } from "./gen/bettercompute/compute/v1/pools_pb.js";
 import { Usage } from "./gen/bettercompute/compute/v1/usage_pb.js";
 import { Accounts } from "./gen/bettercompute/platform/v1/accounts_pb.js";
@@ -19,6 +21,8 @@ import { Tenants } from "./gen/bettercompute/platform/v1/tenants_pb.js";
 
 export const services = {
   events: Events,
+  kubernetesClusters: KubernetesClusters,
+  kubernetesNodePools: KubernetesNodePools,
   computePools: compute_Pools,
   usage: Usage,
   accounts: Accounts,

@@ -25,6 +25,7 @@ fn spec(name: &str) -> ClusterSpec {
             max_pods_per_node: Some(64),
             ..Default::default()
         }],
+        ..Default::default()
     }
 }
 

@@ -1,0 +1,500 @@
+//! `bc clusters ...` and `bc nodepools ...`: Kubernetes clusters and their node pools, with
+//! `--wait` that follows a cluster until it is ready (or deleted) and a `credentials` form that
+//! writes the kubeconfig to a file only its owner reads.
+
+use std::time::{Duration, Instant};
+
+use super::{AuthedChannel, Cli, connect, describe_status, output};
+use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
+use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
+use crate::proto::compute::{
+    CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
+    DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAutoscaling,
+    KubernetesCluster, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesVersionsRequest,
+    ListKubernetesClustersRequest, ListKubernetesNodePoolsRequest, UpdateKubernetesClusterRequest,
+    UpdateKubernetesNodePoolRequest,
+};
+
+/// The cluster commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum ClustersCommand {
+    /// Creates a cluster; with `--wait`, follows it until it is ready.
+    Create {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The provider pool.
+        #[arg(long)]
+        pool: String,
+        /// The cluster's name.
+        #[arg(long)]
+        name: String,
+        /// `standard` or `autopilot`.
+        #[arg(long, default_value = "standard")]
+        mode: String,
+        /// A zone of the pool's account, or the region of one.
+        #[arg(long)]
+        location: String,
+        /// `rapid`, `regular` (default), `stable` or `extended`.
+        #[arg(long, default_value = "")]
+        release_channel: String,
+        /// A version pin (`1.33` or a full version).
+        #[arg(long, default_value = "")]
+        version: String,
+        /// A node pool: `name=general,machine-type=e2-standard-4,count=2[,min=1,max=3][,zones=a;b][,spot]`;
+        /// repeat for more.
+        #[arg(long = "node-pool")]
+        node_pools: Vec<String>,
+        /// A CIDR that may reach the control plane; repeat for more.
+        #[arg(long = "authorized-network")]
+        authorized_networks: Vec<String>,
+        /// Nodes without public addresses.
+        #[arg(long)]
+        private_nodes: bool,
+        /// Free text.
+        #[arg(long, default_value = "")]
+        description: String,
+        /// The idempotency key (defaults to the name: running the command again is a retry).
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// Follow the cluster until it is ready.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Lists the tenant's clusters.
+    List {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Also list deleted clusters.
+        #[arg(long)]
+        include_deleted: bool,
+    },
+    /// Shows one cluster.
+    Get {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        cluster_id: String,
+    },
+    /// Changes the version pin, release channel, authorized networks or description.
+    Update {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        cluster_id: String,
+        /// The new version pin.
+        #[arg(long)]
+        version: Option<String>,
+        /// The new release channel.
+        #[arg(long)]
+        release_channel: Option<String>,
+        /// The new authorized networks (repeat); `--clear-authorized-networks` for any address.
+        #[arg(long = "authorized-network")]
+        authorized_networks: Vec<String>,
+        /// Let any address reach the control plane.
+        #[arg(long)]
+        clear_authorized_networks: bool,
+        /// The new description.
+        #[arg(long)]
+        description: Option<String>,
+        /// Follow the cluster until it is ready again.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Deletes a cluster; with `--wait`, follows it until it is deleted.
+    Delete {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        cluster_id: String,
+        /// Follow the cluster until it is deleted.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Issues a kubeconfig; `--kubeconfig-file` writes it to a file (mode 0600).
+    Credentials {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        cluster_id: String,
+        /// `view` (default), `edit` or `admin`.
+        #[arg(long, default_value = "")]
+        role: String,
+        /// Lifetime in seconds, 600 to 86400 (default 3600).
+        #[arg(long, default_value_t = 0)]
+        ttl_seconds: i32,
+        /// Where to write the kubeconfig; without it, it is printed.
+        #[arg(long)]
+        kubeconfig_file: Option<std::path::PathBuf>,
+    },
+    /// The Kubernetes versions a pool's location offers.
+    Versions {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The provider pool.
+        #[arg(long)]
+        pool: String,
+        /// The location.
+        #[arg(long)]
+        location: String,
+    },
+}
+
+/// The node-pool commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum NodePoolsCommand {
+    /// Adds a node pool to a standard cluster.
+    Create {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        #[arg(long)]
+        cluster: String,
+        /// The pool: `name=extra,machine-type=e2-medium,count=1[,min=1,max=3][,zones=a;b][,spot]`.
+        spec: String,
+    },
+    /// Lists a cluster's node pools.
+    List {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        #[arg(long)]
+        cluster: String,
+    },
+    /// Shows one node pool.
+    Get {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        #[arg(long)]
+        cluster: String,
+        /// The node pool.
+        node_pool_id: String,
+    },
+    /// Resizes a node pool or changes its autoscaling.
+    Update {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        #[arg(long)]
+        cluster: String,
+        /// The node pool.
+        node_pool_id: String,
+        /// The new node count.
+        #[arg(long)]
+        count: Option<i32>,
+        /// New autoscaling bounds, `min:max`.
+        #[arg(long)]
+        autoscaling: Option<String>,
+        /// Turn autoscaling off.
+        #[arg(long)]
+        no_autoscaling: bool,
+    },
+    /// Deletes a node pool.
+    Delete {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The cluster.
+        #[arg(long)]
+        cluster: String,
+        /// The node pool.
+        node_pool_id: String,
+    },
+}
+
+const CLUSTER: &str = "bettercompute.compute.v1.KubernetesCluster";
+const CLUSTER_LIST: &str = "bettercompute.compute.v1.ListKubernetesClustersResponse";
+const POOL: &str = "bettercompute.compute.v1.KubernetesNodePool";
+const POOL_LIST: &str = "bettercompute.compute.v1.ListKubernetesNodePoolsResponse";
+const VERSIONS: &str = "bettercompute.compute.v1.KubernetesVersions";
+
+/// Parses `name=...,machine-type=...,count=N[,min=N,max=N][,zones=a;b][,spot]`.
+pub fn parse_pool(text: &str) -> Result<KubernetesNodePoolSpec, String> {
+    let mut spec = KubernetesNodePoolSpec::default();
+    let (mut min, mut max) = (None, None);
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        let number = |v: &str| v.parse::<i32>().map_err(|_| format!("{key}={v:?} is not a number"));
+        match key {
+            "name" => spec.name = value.to_owned(),
+            "machine-type" => spec.machine_type = value.to_owned(),
+            "count" => spec.node_count = Some(number(value)?),
+            "min" => min = Some(number(value)?),
+            "max" => max = Some(number(value)?),
+            "disk-gib" => spec.disk_gib = number(value)?,
+            "zones" => spec.zones = value.split(';').map(str::to_owned).collect(),
+            "spot" => spec.spot = true,
+            other => return Err(format!("unknown node pool field {other:?} in {text:?}")),
+        }
+    }
+    if min.is_some() || max.is_some() {
+        spec.autoscaling = Some(KubernetesAutoscaling { min_nodes: min, max_nodes: max });
+    }
+    Ok(spec)
+}
+
+/// Polls the cluster, printing each new state to stderr, until it is `until` (or `error`).
+async fn wait_for(
+    client: &mut KubernetesClustersClient<AuthedChannel>,
+    tenant: &str,
+    id: &str,
+    until: &str,
+) -> Result<KubernetesCluster, String> {
+    let started = Instant::now();
+    let mut last = String::new();
+    loop {
+        let request = GetKubernetesClusterRequest { tenant_id: tenant.to_owned(), cluster_id: id.to_owned() };
+        let cluster = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+        let pools: Vec<String> = cluster.node_pools.iter().map(|p| format!("{}={}", p.name, p.state)).collect();
+        let line = format!("{} {} [{}]", cluster.state, cluster.message, pools.join(" "));
+        if line != last {
+            eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
+            last = line;
+        }
+        if cluster.state == until {
+            return Ok(cluster);
+        }
+        if cluster.state == "error" {
+            return Err(format!("cluster {id} is in error: {}", cluster.message));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Runs a cluster command.
+pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String> {
+    let mut client = KubernetesClustersClient::new(connect(cli).await?);
+    let fail = |status: tonic::Status| describe_status(&status);
+    let (cluster, wait) = match command {
+        ClustersCommand::Create {
+            tenant,
+            pool,
+            name,
+            mode,
+            location,
+            release_channel,
+            version,
+            node_pools,
+            authorized_networks,
+            private_nodes,
+            description,
+            idempotency_key,
+            wait,
+        } => {
+            let request = CreateKubernetesClusterRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                name: name.clone(),
+                mode: mode.clone(),
+                location: location.clone(),
+                release_channel: release_channel.clone(),
+                version: version.clone(),
+                authorized_networks: authorized_networks.clone(),
+                private_nodes: *private_nodes,
+                description: description.clone(),
+                node_pools: node_pools.iter().map(|p| parse_pool(p)).collect::<Result<_, _>>()?,
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+                ..Default::default()
+            };
+            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+        }
+        ClustersCommand::Get { tenant, cluster_id } => {
+            let request = GetKubernetesClusterRequest { tenant_id: tenant.clone(), cluster_id: cluster_id.clone() };
+            (client.get(request).await.map_err(fail)?.into_inner(), None)
+        }
+        ClustersCommand::Update {
+            tenant,
+            cluster_id,
+            version,
+            release_channel,
+            authorized_networks,
+            clear_authorized_networks,
+            description,
+            wait,
+        } => {
+            let request = UpdateKubernetesClusterRequest {
+                tenant_id: tenant.clone(),
+                cluster_id: cluster_id.clone(),
+                version: version.clone(),
+                release_channel: release_channel.clone(),
+                authorized_networks: authorized_networks.clone(),
+                set_authorized_networks: *clear_authorized_networks,
+                description: description.clone(),
+            };
+            (client.update(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+        }
+        ClustersCommand::Delete { tenant, cluster_id, wait } => {
+            let request = DeleteKubernetesClusterRequest { tenant_id: tenant.clone(), cluster_id: cluster_id.clone() };
+            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+        }
+        ClustersCommand::List { tenant, include_deleted } => {
+            let request = ListKubernetesClustersRequest {
+                tenant_id: tenant.clone(),
+                include_deleted: *include_deleted,
+                ..Default::default()
+            };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let json = output::to_json(&list, CLUSTER_LIST);
+            output::print(cli.output, &json, json["clusters"].as_array().map(Vec::as_slice).unwrap_or_default());
+            return Ok(());
+        }
+        ClustersCommand::Credentials { tenant, cluster_id, role, ttl_seconds, kubeconfig_file } => {
+            let request = KubernetesCredentialsRequest {
+                tenant_id: tenant.clone(),
+                cluster_id: cluster_id.clone(),
+                role: role.clone(),
+                ttl_seconds: *ttl_seconds,
+            };
+            let issued = client.credentials(request).await.map_err(fail)?.into_inner();
+            match kubeconfig_file {
+                Some(path) => {
+                    write_private(path, &issued.kubeconfig)?;
+                    let expires = issued.expires_at.map(|t| t.seconds).unwrap_or_default();
+                    eprintln!(
+                        "wrote a {} kubeconfig to {} (expires at unix time {expires})",
+                        issued.role,
+                        path.display()
+                    );
+                }
+                None => println!("{}", issued.kubeconfig),
+            }
+            return Ok(());
+        }
+        ClustersCommand::Versions { tenant, pool, location } => {
+            let request = KubernetesVersionsRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                location: location.clone(),
+            };
+            let versions = client.versions(request).await.map_err(fail)?.into_inner();
+            let json = output::to_json(&versions, VERSIONS);
+            output::print(cli.output, &json, json["channels"].as_array().map(Vec::as_slice).unwrap_or_default());
+            return Ok(());
+        }
+    };
+    let cluster = match wait {
+        Some((tenant, until)) => wait_for(&mut client, tenant, &cluster.id, until).await?,
+        None => cluster,
+    };
+    let json = output::to_json(&cluster, CLUSTER);
+    output::print(cli.output, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
+/// Writes `text` to `path`, readable by its owner only: a kubeconfig holds a bearer token.
+fn write_private(path: &std::path::Path, text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    file.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Runs a node-pool command.
+pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), String> {
+    let mut client = KubernetesNodePoolsClient::new(connect(cli).await?);
+    let fail = |status: tonic::Status| describe_status(&status);
+    let pool = match command {
+        NodePoolsCommand::Create { tenant, cluster, spec } => {
+            let spec = parse_pool(spec)?;
+            let request = CreateKubernetesNodePoolRequest {
+                tenant_id: tenant.clone(),
+                cluster_id: cluster.clone(),
+                name: spec.name,
+                machine_type: spec.machine_type,
+                node_count: spec.node_count,
+                autoscaling: spec.autoscaling,
+                disk_gib: spec.disk_gib,
+                disk_type: spec.disk_type,
+                spot: spec.spot,
+                accelerators: spec.accelerators,
+                zones: spec.zones,
+                labels: spec.labels,
+                taints: spec.taints,
+            };
+            client.create(request).await
+        }
+        NodePoolsCommand::Get { tenant, cluster, node_pool_id } => {
+            let request = GetKubernetesNodePoolRequest {
+                tenant_id: tenant.clone(),
+                cluster_id: cluster.clone(),
+                node_pool_id: node_pool_id.clone(),
+            };
+            client.get(request).await
+        }
+        NodePoolsCommand::Update { tenant, cluster, node_pool_id, count, autoscaling, no_autoscaling } => {
+            let autoscaling = autoscaling
+                .as_deref()
+                .map(|bounds| {
+                    let (min, max) = bounds.split_once(':').ok_or("--autoscaling is min:max")?;
+                    Ok::<_, String>(KubernetesAutoscaling {
+                        min_nodes: Some(min.parse().map_err(|_| "min is a number")?),
+                        max_nodes: Some(max.parse().map_err(|_| "max is a number")?),
+                    })
+                })
+                .transpose()?;
+            let request = UpdateKubernetesNodePoolRequest {
+                tenant_id: tenant.clone(),
+                cluster_id: cluster.clone(),
+                node_pool_id: node_pool_id.clone(),
+                node_count: *count,
+                autoscaling,
+                disable_autoscaling: *no_autoscaling,
+                ..Default::default()
+            };
+            client.update(request).await
+        }
+        NodePoolsCommand::Delete { tenant, cluster, node_pool_id } => {
+            let request = DeleteKubernetesNodePoolRequest {
+                tenant_id: tenant.clone(),
+                cluster_id: cluster.clone(),
+                node_pool_id: node_pool_id.clone(),
+            };
+            client.delete(request).await
+        }
+        NodePoolsCommand::List { tenant, cluster } => {
+            let request = ListKubernetesNodePoolsRequest {
+                tenant_id: tenant.clone(),
+                cluster_id: cluster.clone(),
+                include_deleted: false,
+            };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let json = output::to_json(&list, POOL_LIST);
+            output::print(cli.output, &json, json["nodePools"].as_array().map(Vec::as_slice).unwrap_or_default());
+            return Ok(());
+        }
+    };
+    let json = output::to_json(&pool.map_err(fail)?.into_inner(), POOL);
+    output::print(cli.output, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_pool_specs_parse_from_one_argument() {
+        let spec = parse_pool("name=batch,machine-type=e2-standard-8,count=1,min=1,max=3,zones=a-1;a-2,spot").unwrap();
+        assert_eq!((spec.name.as_str(), spec.node_count, spec.spot), ("batch", Some(1), true));
+        assert_eq!(spec.zones, ["a-1", "a-2"]);
+        assert_eq!(spec.autoscaling.unwrap().max_nodes, Some(3));
+        assert!(parse_pool("name=x,colour=blue").is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! From a provider account to the adapter that speaks for it: the one place the Kubernetes
+//! module (its service for credentials and versions, its reconciler for everything else) turns
+//! an account id and a location into a GKE adapter.
+//!
+//! [`GkeAccounts`] is the seam: [`StoreGkeAccounts`] reads the catalog's accounts (sealed
+//! service-account keys, endpoint override) and is what the server and the worker use;
+//! [`StaticGkeAccounts`] serves accounts given up front, for tests of the adapters alone.
+//! Adapters are cached per account, location, endpoint and key, so their access tokens are
+//! reused across passes and a rotated key or a moved endpoint is picked up at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use crate::secrets::SecretKey;
+use crate::store::Store;
+
+use super::error::{ErrorKind, ProviderError, ProviderResult};
+use super::gke::{Gke, GkeConfig};
+use super::google_auth::{ServiceAccountKey, TokenSource};
+
+/// The default GKE API.
+pub const GKE_BASE_URL: &str = "https://container.googleapis.com/";
+
+/// Resolves a provider account to its GKE adapter at a location.
+#[async_trait::async_trait]
+pub trait GkeAccounts: Send + Sync + std::fmt::Debug {
+    /// The adapter of `account_id` in `location`: `NotFound` for an account it does not know.
+    async fn gke(&self, account_id: &str, location: &str) -> ProviderResult<Gke>;
+}
+
+/// One account as the static resolver knows it. `Debug` hides the key.
+#[derive(Clone)]
+pub struct GkeAccount {
+    /// The API's base URL (the endpoint override), empty for Google's own.
+    pub endpoint: String,
+    /// The service-account JSON key.
+    pub key_json: String,
+}
+
+impl std::fmt::Debug for GkeAccount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GkeAccount").field("endpoint", &self.endpoint).finish_non_exhaustive()
+    }
+}
+
+/// Accounts given up front, with their adapters cached.
+#[derive(Debug, Default)]
+pub struct StaticGkeAccounts {
+    accounts: Mutex<HashMap<String, GkeAccount>>,
+    cache: Mutex<HashMap<(String, String), Gke>>,
+}
+
+impl StaticGkeAccounts {
+    /// No accounts yet.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Adds (or replaces) an account.
+    pub fn insert(&self, account_id: &str, account: GkeAccount) {
+        self.accounts.lock().expect("not poisoned").insert(account_id.to_owned(), account);
+        self.cache.lock().expect("not poisoned").retain(|(id, _), _| id != account_id);
+    }
+}
+
+/// A GKE adapter for `account` in `location`, authenticating with its key.
+pub fn gke_for(account: &GkeAccount, location: &str) -> ProviderResult<Gke> {
+    let key = ServiceAccountKey::from_json(&account.key_json)?;
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|error| ProviderError::transport("gke", error))?;
+    let base_url = if account.endpoint.is_empty() { GKE_BASE_URL.to_owned() } else { account.endpoint.clone() };
+    let config = GkeConfig { base_url, project: key.project_id.clone(), location: location.to_owned() };
+    Ok(Gke::new(config, http.clone(), TokenSource::new(key, http)))
+}
+
+#[async_trait::async_trait]
+impl GkeAccounts for StaticGkeAccounts {
+    async fn gke(&self, account_id: &str, location: &str) -> ProviderResult<Gke> {
+        let cache_key = (account_id.to_owned(), location.to_owned());
+        if let Some(gke) = self.cache.lock().expect("not poisoned").get(&cache_key) {
+            return Ok(gke.clone());
+        }
+        let account = self.accounts.lock().expect("not poisoned").get(account_id).cloned().ok_or_else(|| {
+            ProviderError::new(ErrorKind::NotFound, "gke", format!("provider account {account_id:?} is not configured"))
+        })?;
+        let gke = gke_for(&account, location)?;
+        self.cache.lock().expect("not poisoned").insert(cache_key, gke.clone());
+        Ok(gke)
+    }
+}
+
+/// The catalog's accounts: credentials opened with the server's secret key at each use.
+pub struct StoreGkeAccounts {
+    store: Store,
+    key: SecretKey,
+    /// (account, location, digest of endpoint and key) to adapter.
+    cache: Mutex<HashMap<(String, String, String), Gke>>,
+}
+
+impl std::fmt::Debug for StoreGkeAccounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreGkeAccounts").finish_non_exhaustive()
+    }
+}
+
+impl StoreGkeAccounts {
+    /// Accounts of `store`, opened with `key`.
+    pub fn new(store: Store, key: SecretKey) -> Arc<Self> {
+        Arc::new(Self { store, key, cache: Mutex::default() })
+    }
+}
+
+#[async_trait::async_trait]
+impl GkeAccounts for StoreGkeAccounts {
+    async fn gke(&self, account_id: &str, location: &str) -> ProviderResult<Gke> {
+        let opened = self.store.account_credentials(&self.key, account_id).await.map_err(|error| {
+            let kind =
+                if error.code == crate::error::Code::NotFound { ErrorKind::NotFound } else { ErrorKind::Transient };
+            ProviderError::new(kind, "gke", format!("provider account {account_id:?}: {}", error.message))
+        })?;
+        if opened.provider != "gke" {
+            return Err(ProviderError::new(
+                ErrorKind::Permanent,
+                "gke",
+                format!("provider account {account_id:?} is a {} account, not GKE", opened.provider),
+            ));
+        }
+        let mut digest = Sha256::new();
+        digest.update(opened.endpoint.as_bytes());
+        digest.update([0]);
+        digest.update(opened.credentials.expose().as_bytes());
+        let version: String = digest.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let cache_key = (account_id.to_owned(), location.to_owned(), version);
+        if let Some(gke) = self.cache.lock().expect("not poisoned").get(&cache_key) {
+            return Ok(gke.clone());
+        }
+        let account = GkeAccount { endpoint: opened.endpoint, key_json: opened.credentials.expose().to_owned() };
+        let gke = gke_for(&account, location)?;
+        let mut cache = self.cache.lock().expect("not poisoned");
+        cache.retain(|(id, at, _), _| !(id == account_id && at == location));
+        cache.insert(cache_key, gke.clone());
+        Ok(gke)
+    }
+}

@@ -1,0 +1,523 @@
+//! The `kubernetes.clusters` reconciler: one pass per cluster reads the row (desired) and the
+//! provider's cluster (observed), takes at most one provider step, and records what it saw.
+//!
+//! Steps, in order: create the cluster (with its first node pools) under its deterministic
+//! name `bc-k-<24 of the id>` and label `better-compute-cluster`, so a pass that crashed after
+//! the provider accepted finds it instead of making a second one; wait out provider
+//! operations; move the release channel, the version pin (only when the tenant asked, so a
+//! release-channel upgrade by the provider is recorded, not undone) and the authorized
+//! networks; create, resize, re-bound and delete node pools; then `ready`. GKE takes one change
+//! at a time, so each pass issues at most one and "operation in progress" means "later". A
+//! pool with autoscaling belongs to the autoscaler: its live count is recorded, never resized.
+//! Deletion deletes at the provider, waits until the cluster is gone, then finishes the row.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Backoff, Next, Outcome, Pass, Reconciler, Schedule};
+use crate::provider::accounts::GkeAccounts;
+use crate::provider::gke::Gke;
+use crate::provider::{
+    Autoscaling, Cluster, ClusterChange, ClusterSpec, ErrorKind, ManagedKubernetes, NodePool, NodePoolChange,
+    NodePoolSpec, ProviderError,
+};
+use crate::store::{
+    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, NodePoolSpecRow, cluster_event,
+    node_pool_event, now_micros,
+};
+
+/// The label every cluster carries with its id.
+pub const CLUSTER_LABEL: &str = "better-compute-cluster";
+
+/// The clusters' reconciler.
+#[derive(Debug, Clone)]
+pub struct KubernetesClusters {
+    /// Account id to GKE adapter.
+    pub accounts: Arc<dyn GkeAccounts>,
+    /// Delays after transient failures.
+    pub backoff: Backoff,
+    /// Delays after the provider refused a delete (the spec's 5, 10, 20 minutes ... 6 hours).
+    pub delete_backoff: Backoff,
+    /// How long a cluster may stay in a transient state before it counts as stuck.
+    pub state_deadline: Duration,
+}
+
+impl KubernetesClusters {
+    /// The reconciler with the spec's intervals.
+    pub fn new(accounts: Arc<dyn GkeAccounts>) -> Self {
+        Self {
+            accounts,
+            backoff: Backoff::TRANSIENT,
+            delete_backoff: Backoff::DELETE,
+            state_deadline: Duration::from_secs(3600),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Reconciler for KubernetesClusters {
+    fn kind(&self) -> &'static str {
+        CLUSTER_KIND
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule { backoff: self.backoff, ..Schedule::default() }
+    }
+
+    fn state_deadline(&self, state: &str) -> Option<Duration> {
+        matches!(state, "pending" | "provisioning" | "updating" | "deleting").then_some(self.state_deadline)
+    }
+
+    async fn reconcile(&self, pass: &Pass) -> Outcome {
+        let cluster = match pass.store.cluster_fetch(&pass.item.object_id).await {
+            Ok(Some(cluster)) if cluster.deleted_at.is_none() => cluster,
+            Ok(_) => return Next::Remove.into(),
+            Err(error) => return Outcome::transient(error.to_string()),
+        };
+        let gke = match self.accounts.gke(&cluster.account_id, &cluster.location).await {
+            Ok(gke) => gke,
+            Err(error) => return Outcome::transient(error.to_string()),
+        };
+        let step = Step { pass, cluster: &cluster, gke: &gke, delete_backoff: self.delete_backoff };
+        if cluster.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
+    }
+}
+
+/// One pass over one cluster.
+struct Step<'a> {
+    pass: &'a Pass,
+    cluster: &'a ClusterRow,
+    gke: &'a Gke,
+    delete_backoff: Backoff,
+}
+
+/// The provider's spelling of a release channel.
+fn provider_channel(channel: &str) -> String {
+    channel.to_ascii_uppercase()
+}
+
+/// Whether `actual` is the version `asked` names: equal, or a minor (`1.33`) or patch
+/// (`1.33.2`) it starts with.
+fn version_matches(asked: &str, actual: &str) -> bool {
+    actual == asked || actual.strip_prefix(asked).is_some_and(|rest| rest.starts_with(['.', '-']))
+}
+
+fn pool_spec(pool: &NodePoolRow) -> NodePoolSpec {
+    let spec: &NodePoolSpecRow = &pool.spec;
+    NodePoolSpec {
+        name: pool.name.clone(),
+        node_count: spec.node_count.max(0) as u32,
+        machine_type: spec.machine_type.clone(),
+        disk_size_gb: spec.disk_gib.max(0) as u32,
+        node_labels: spec.labels.clone(),
+        autoscaling: spec.autoscaling.map(|(min, max)| Autoscaling {
+            enabled: true,
+            min_node_count: min,
+            max_node_count: max,
+        }),
+        max_pods_per_node: None,
+        zones: spec.zones.clone(),
+        disk_type: spec.disk_type.clone(),
+        spot: spec.spot,
+        accelerators: spec.accelerators.clone().map(|(kind, count)| (kind, i64::from(count))),
+        taints: spec.taints.clone(),
+    }
+}
+
+fn cluster_spec(cluster: &ClusterRow) -> ClusterSpec {
+    let autopilot = cluster.mode == "autopilot";
+    ClusterSpec {
+        name: cluster.provider_name(),
+        description: cluster.description.clone(),
+        labels: [(CLUSTER_LABEL.to_owned(), cluster.id.clone())].into(),
+        release_channel: provider_channel(&cluster.release_channel),
+        version: cluster.requested_version.clone(),
+        network: String::new(),
+        node_pools: if autopilot {
+            Vec::new()
+        } else {
+            cluster.node_pools.iter().filter(|p| p.state != "deleting").map(pool_spec).collect()
+        },
+        autopilot,
+        authorized_networks: cluster.authorized_networks.clone(),
+        private_nodes: cluster.private_nodes,
+        subnetwork: String::new(),
+    }
+}
+
+/// What a provider call's failure means for the pass: wait (`None`), or fail with this.
+fn failure(error: &ProviderError) -> Option<Outcome> {
+    match error.kind {
+        ErrorKind::ConflictInProgress => None,
+        ErrorKind::Transient => Some(Outcome::transient(error.to_string())),
+        ErrorKind::Permanent | ErrorKind::NotFound => Some(Outcome::permanent(error.to_string())),
+    }
+}
+
+impl Step<'_> {
+    fn now(&self) -> i64 {
+        now_micros()
+    }
+
+    /// An observation that keeps everything as it was.
+    fn unchanged(&self) -> ClusterObserved {
+        let c = self.cluster;
+        ClusterObserved {
+            version: c.version,
+            state: c.state.clone(),
+            message: c.message.clone(),
+            endpoint: c.endpoint.clone(),
+            ca_certificate: c.ca_certificate.clone(),
+            kubernetes_version: c.kubernetes_version.clone(),
+            node_version: c.node_version.clone(),
+            ready_once: c.ready_once,
+            accepted_at: c.accepted_at,
+            billable: matches!(c.billing_mode.as_str(), "metered" | "platform-fee"),
+            pools: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Writes the observation (with an `error` event when the cluster newly fails) and returns
+    /// `outcome` in the observed state.
+    async fn record(&self, mut observed: ClusterObserved, outcome: Outcome) -> Outcome {
+        let now = self.now();
+        if observed.state == "error" && (self.cluster.state != "error" || self.cluster.message != observed.message) {
+            let mut failed = self.cluster.clone();
+            failed.state = "error".into();
+            observed.events.push(cluster_event(
+                "error",
+                &failed,
+                now,
+                serde_json::json!({"message": observed.message}),
+            ));
+        }
+        let state = observed.state.clone();
+        match self.pass.store.cluster_observe(&self.cluster.id, &observed, now).await {
+            // Not written: the tenant changed the cluster meanwhile and its write queued a pass.
+            Ok(_) => outcome.in_state(state),
+            Err(error) => Outcome::transient(format!("recording the cluster failed: {error}")),
+        }
+    }
+
+    async fn delete(&self) -> Outcome {
+        let name = self.cluster.provider_name();
+        let remote = match self.gke.cluster_get(&name).await {
+            Ok(remote) => remote,
+            Err(error) if error.is_not_found() => return self.finish_delete().await,
+            Err(error) => return Outcome::transient(error.to_string()),
+        };
+        if remote.status == "STOPPING" {
+            return Outcome::converging().in_state("deleting");
+        }
+        match self.gke.cluster_delete(&name).await {
+            Ok(_) => Outcome::converging().in_state("deleting"),
+            Err(error) if error.is_not_found() => self.finish_delete().await,
+            Err(error) => match error.kind {
+                ErrorKind::ConflictInProgress => Outcome::converging().in_state("deleting"),
+                ErrorKind::Transient => Outcome::transient(error.to_string()),
+                _ => {
+                    // Refused: `error` with the provider's words, retried on the delete backoff
+                    // (a new delete call retries at once).
+                    let observed = ClusterObserved {
+                        state: "error".into(),
+                        message: format!("the provider refused to delete the cluster: {}", error.message),
+                        ..self.unchanged()
+                    };
+                    let retry = Next::Retry { error: error.to_string(), backoff: self.delete_backoff };
+                    self.record(observed, retry.into()).await
+                }
+            },
+        }
+    }
+
+    async fn finish_delete(&self) -> Outcome {
+        match self.pass.store.cluster_finish_delete(&self.cluster.id, self.now()).await {
+            Ok(()) => Next::Remove.into(),
+            Err(error) => Outcome::transient(error.to_string()),
+        }
+    }
+
+    async fn converge(&self) -> Outcome {
+        let name = self.cluster.provider_name();
+        let remote = match self.gke.cluster_get(&name).await {
+            Ok(remote) => remote,
+            Err(error) if error.is_not_found() => return self.create().await,
+            Err(error) => return Outcome::transient(error.to_string()),
+        };
+        let mut observed = ClusterObserved {
+            endpoint: remote.endpoint.clone(),
+            ca_certificate: remote.ca_certificate_pem.clone(),
+            kubernetes_version: remote.master_version.clone(),
+            node_version: remote.node_version.clone(),
+            accepted_at: Some(self.cluster.accepted_at.unwrap_or_else(now_micros)),
+            ..self.unchanged()
+        };
+        let busy_state = if self.cluster.ready_once { "updating" } else { "provisioning" };
+        match remote.status.as_str() {
+            "RUNNING" | "RECONCILING" => {}
+            "ERROR" | "DEGRADED" => {
+                observed.state = "error".into();
+                observed.message = if remote.status_message.is_empty() {
+                    format!("the provider reports the cluster {}", remote.status)
+                } else {
+                    remote.status_message.clone()
+                };
+                return self.record(observed, Outcome::permanent(format!("cluster is {}", remote.status))).await;
+            }
+            _ => {
+                observed.state = busy_state.into();
+                return self.record(observed, Outcome::converging()).await;
+            }
+        }
+        if remote.status == "RECONCILING" {
+            observed.state = busy_state.into();
+            return self.record(observed, Outcome::converging()).await;
+        }
+        if let Some(outcome) = self.change_cluster(&remote, &mut observed, busy_state).await {
+            return outcome;
+        }
+        if self.cluster.mode == "standard"
+            && let Some(outcome) = self.converge_pools(&remote, &mut observed, busy_state).await
+        {
+            return outcome;
+        }
+        self.ready(&remote, observed).await
+    }
+
+    /// Creates the cluster at the provider (an "already exists" is a crashed pass's work).
+    async fn create(&self) -> Outcome {
+        let mut observed = self.unchanged();
+        match self.gke.cluster_create(&cluster_spec(self.cluster)).await {
+            Ok(_) => {}
+            Err(error) if error.status == Some(409) => {}
+            Err(error) => {
+                let outcome = failure(&error).unwrap_or_else(Outcome::converging);
+                if error.kind == ErrorKind::Permanent {
+                    observed.state = "error".into();
+                    observed.message = format!("the provider refused the cluster: {}", error.message);
+                    return self.record(observed, outcome).await;
+                }
+                return outcome;
+            }
+        }
+        observed.state = "provisioning".into();
+        observed.message = String::new();
+        observed.accepted_at = Some(self.cluster.accepted_at.unwrap_or_else(now_micros));
+        self.record(observed, Outcome::converging()).await
+    }
+
+    /// One change to the cluster itself, if one is due: channel, version pin, authorized
+    /// networks. `Some` when a change was issued (or refused).
+    async fn change_cluster(&self, remote: &Cluster, observed: &mut ClusterObserved, busy: &str) -> Option<Outcome> {
+        let cluster = self.cluster;
+        let tenant_changed = matches!(cluster.state.as_str(), "pending" | "provisioning" | "updating" | "error");
+        let mut changes = Vec::new();
+        if provider_channel(&cluster.release_channel) != remote.release_channel {
+            changes.push(ClusterChange::ReleaseChannel(provider_channel(&cluster.release_channel)));
+        }
+        if tenant_changed
+            && !cluster.requested_version.is_empty()
+            && !version_matches(&cluster.requested_version, &remote.master_version)
+        {
+            changes.push(ClusterChange::MasterVersion(cluster.requested_version.clone()));
+        }
+        let mut wanted = cluster.authorized_networks.clone();
+        let mut have = remote.authorized_networks.clone();
+        wanted.sort();
+        have.sort();
+        if wanted != have {
+            changes.push(ClusterChange::AuthorizedNetworks(cluster.authorized_networks.clone()));
+        }
+        let change = changes.into_iter().next()?;
+        let mut next = observed.clone();
+        next.state = busy.into();
+        match self.gke.cluster_update(&remote.name, &change).await {
+            Ok(_) => Some(self.record(next, Outcome::converging()).await),
+            Err(error) => match failure(&error) {
+                None => Some(self.record(next, Outcome::converging()).await),
+                Some(outcome) if error.kind == ErrorKind::Permanent => {
+                    next.state = "error".into();
+                    next.message = format!("the provider refused the change: {}", error.message);
+                    Some(self.record(next, outcome).await)
+                }
+                Some(outcome) => Some(outcome),
+            },
+        }
+    }
+
+    /// Node pools: at most one provider change per pass. `Some` when the cluster is not yet
+    /// converged (a change issued, a pool busy or failed).
+    async fn converge_pools(&self, remote: &Cluster, observed: &mut ClusterObserved, busy: &str) -> Option<Outcome> {
+        let name = remote.name.as_str();
+        let mut pending = false;
+        let mut failed: Option<String> = None;
+        let now = self.now();
+        for pool in &self.cluster.node_pools {
+            let found: Option<&NodePool> = remote.node_pools.iter().find(|p| p.name == pool.name);
+            let mut seen = NodePoolObserved {
+                id: pool.id.clone(),
+                version: pool.version,
+                state: pool.state.clone(),
+                message: pool.message.clone(),
+                current_node_count: found.map_or(0, |p| i64::from(p.node_count)),
+                deleted: false,
+            };
+            // Whether this pool is still on its way: a change issued, or the provider busy.
+            let mut busy_pool = false;
+            let issued: Option<Result<(), ProviderError>> = match (pool.state.as_str(), found) {
+                ("deleting", None) => {
+                    seen.deleted = true;
+                    seen.state = "deleted".into();
+                    observed.events.push(node_pool_event("deleted", pool, now, ""));
+                    None
+                }
+                ("deleting", Some(p)) if p.status == "STOPPING" => {
+                    busy_pool = true;
+                    None
+                }
+                ("deleting", Some(_)) => Some(self.gke.node_pool_delete(name, &pool.name).await.map(drop)),
+                (_, None) => Some(self.gke.node_pool_create(name, &pool_spec(pool)).await.map(drop)),
+                (_, Some(p)) if p.status == "ERROR" => {
+                    if pool.state == "updating" {
+                        // Changed after it failed: start it over.
+                        Some(self.gke.node_pool_delete(name, &pool.name).await.map(drop))
+                    } else {
+                        seen.state = "error".into();
+                        seen.message = if p.status_message.is_empty() {
+                            "the provider reports the node pool ERROR".into()
+                        } else {
+                            p.status_message.clone()
+                        };
+                        None
+                    }
+                }
+                (_, Some(p)) if p.status != "RUNNING" => {
+                    busy_pool = true;
+                    None
+                }
+                (_, Some(p)) => self.pool_change(name, pool, p).await,
+            };
+            match issued {
+                None => {}
+                Some(Ok(())) => busy_pool = true,
+                Some(Err(error)) => match error.kind {
+                    ErrorKind::ConflictInProgress => busy_pool = true,
+                    ErrorKind::Permanent | ErrorKind::NotFound => {
+                        seen.state = "error".into();
+                        seen.message = error.message.clone();
+                    }
+                    ErrorKind::Transient => {
+                        observed.state = busy.into();
+                        let outcome = Outcome::transient(error.to_string());
+                        return Some(self.record(observed.clone(), outcome).await);
+                    }
+                },
+            }
+            if seen.state == "error" {
+                if pool.state != "error" || pool.message != seen.message {
+                    observed.events.push(node_pool_event("error", pool, now, &seen.message));
+                }
+                failed.get_or_insert_with(|| format!("node pool {:?}: {}", pool.name, seen.message));
+            } else if seen.deleted {
+            } else if busy_pool || pool.state == "deleting" {
+                pending = true;
+                if pool.state == "ready" || pool.state == "error" {
+                    seen.state = "updating".into();
+                }
+            } else {
+                if pool.state != "ready" {
+                    observed.events.push(node_pool_event("ready", pool, now, ""));
+                }
+                seen.state = "ready".into();
+                seen.message = String::new();
+            }
+            observed.pools.push(seen);
+            if busy_pool {
+                // One change at a time: the rest waits for the next pass.
+                break;
+            }
+        }
+        if let Some(message) = failed {
+            observed.state = "error".into();
+            observed.message = message.clone();
+            return Some(self.record(observed.clone(), Outcome::permanent(message)).await);
+        }
+        if pending {
+            observed.state = busy.into();
+            return Some(self.record(observed.clone(), Outcome::converging()).await);
+        }
+        None
+    }
+
+    /// The one change a running pool needs, if any: autoscaling bounds, node labels, then size
+    /// (only when it does not scale: the autoscaler owns the count).
+    async fn pool_change(
+        &self,
+        cluster: &str,
+        pool: &NodePoolRow,
+        remote: &NodePool,
+    ) -> Option<Result<(), ProviderError>> {
+        let wanted = pool.spec.autoscaling.map(|(min, max)| Autoscaling {
+            enabled: true,
+            min_node_count: min,
+            max_node_count: max,
+        });
+        let have = remote.autoscaling.clone().filter(|a| a.enabled);
+        if wanted != have {
+            let target = wanted.unwrap_or(Autoscaling { enabled: false, min_node_count: 0, max_node_count: 0 });
+            return Some(self.gke.node_pool_set_autoscaling(cluster, &pool.name, &target).await.map(drop));
+        }
+        if remote.node_labels != pool.spec.labels {
+            let change = NodePoolChange::NodeLabels(pool.spec.labels.clone());
+            return Some(self.gke.node_pool_update(cluster, &pool.name, &change).await.map(drop));
+        }
+        if wanted.is_none() && remote.node_count != pool.spec.node_count.max(0) as u32 {
+            return Some(
+                self.gke.node_pool_set_size(cluster, &pool.name, pool.spec.node_count.max(0) as u32).await.map(drop),
+            );
+        }
+        None
+    }
+
+    /// Everything converged: `ready`, publishing `ready` the first time and `updated` when it
+    /// is ready again after a change or the provider moved its version.
+    async fn ready(&self, remote: &Cluster, mut observed: ClusterObserved) -> Outcome {
+        let cluster = self.cluster;
+        let now = self.now();
+        observed.state = "ready".into();
+        observed.message = String::new();
+        let mut ready = cluster.clone();
+        ready.state = "ready".into();
+        let versions = serde_json::json!({
+            "kubernetesVersion": remote.master_version, "nodeVersion": remote.node_version,
+            "endpoint": remote.endpoint,
+        });
+        if !cluster.ready_once {
+            observed.ready_once = true;
+            observed.events.push(cluster_event("ready", &ready, now, versions));
+        } else if cluster.state != "ready" {
+            observed.events.push(cluster_event("updated", &ready, now, versions));
+        } else if cluster.kubernetes_version != remote.master_version || cluster.node_version != remote.node_version {
+            let mut data = versions;
+            data["previousKubernetesVersion"] = cluster.kubernetes_version.clone().into();
+            data["movedByProvider"] = true.into();
+            observed.events.push(cluster_event("updated", &ready, now, data));
+        }
+        self.record(observed, Outcome::settled()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_minor_or_patch_pin_matches_the_full_versions_under_it() {
+        assert!(version_matches("1.33", "1.33.2-gke.1100"));
+        assert!(version_matches("1.33.2", "1.33.2-gke.1100"));
+        assert!(version_matches("1.33.2-gke.1100", "1.33.2-gke.1100"));
+        assert!(!version_matches("1.3", "1.33.2-gke.1100"));
+        assert!(!version_matches("1.32", "1.33.2-gke.1100"));
+    }
+}

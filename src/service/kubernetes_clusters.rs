@@ -1,0 +1,437 @@
+//! Kubernetes clusters: the rules of create, list, get, update, delete, credentials and
+//! versions. The primary decision (`compute:kubernetes:* @ compute-kubernetes-cluster`) was
+//! taken by the API layer before any of this runs; what is here are the checks no annotation
+//! can express, one transaction per change, and the two calls that must answer from the
+//! provider at once (credentials, versions).
+
+use sha2::{Digest, Sha256};
+
+use super::kubernetes::{ClusterPlacement, provider_failure, region_of_zone};
+use super::{Context, Service};
+use crate::authz::Target;
+use crate::error::{Error, FieldViolation, Result};
+use crate::ids::{KubernetesClusterId, KubernetesNodePoolId};
+use crate::proto::compute::{
+    CreateKubernetesClusterRequest, DeleteKubernetesClusterRequest, GetKubernetesClusterRequest,
+    KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesVersionsRequest, ListKubernetesClustersRequest,
+    UpdateKubernetesClusterRequest,
+};
+use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
+use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
+use crate::store::{
+    AuthzResourceRow, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, cluster_event, now_micros,
+};
+
+/// The most clusters `list` returns.
+const LIST_LIMIT: i64 = 500;
+
+/// The namespace of the service accounts credentials are minted for.
+pub const CREDENTIAL_NAMESPACE: &str = "kube-system";
+
+/// What `credentials` returns: the kubeconfig holds a bearer token, so `Debug` hides it.
+pub struct IssuedCredentials {
+    /// The kubeconfig (YAML).
+    pub kubeconfig: String,
+    /// When its token expires (µs).
+    pub expires_at: i64,
+    /// `view`, `edit` or `admin`.
+    pub role: String,
+}
+
+impl std::fmt::Debug for IssuedCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedCredentials").field("expires_at", &self.expires_at).field("role", &self.role).finish()
+    }
+}
+
+/// The Kubernetes service account of `identity` with `role`: `bc-u-`, 16 hex digits of a hash
+/// of the identity, `-view`/`-edit`/`-admin`. Each role keeps its own account, so a later
+/// `view` kubeconfig never narrows an `admin` one.
+pub fn credential_account(identity: &str, role: &str) -> String {
+    let digest = Sha256::digest(identity.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("bc-u-{hex}-{role}")
+}
+
+/// A node pool's spec from the request's fields.
+pub(super) fn pool_spec(spec: &KubernetesNodePoolSpec) -> NodePoolSpecRow {
+    NodePoolSpecRow {
+        machine_type: spec.machine_type.clone(),
+        node_count: spec.node_count.unwrap_or_default(),
+        autoscaling: spec
+            .autoscaling
+            .as_ref()
+            .map(|a| (a.min_nodes.unwrap_or_default(), a.max_nodes.unwrap_or_default())),
+        disk_gib: spec.disk_gib,
+        disk_type: spec.disk_type.clone(),
+        spot: spec.spot,
+        accelerators: spec.accelerators.as_ref().map(|a| (a.r#type.clone(), a.count)),
+        zones: spec.zones.clone(),
+        labels: spec.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        taints: spec.taints.iter().map(|t| (t.key.clone(), t.value.clone(), t.effect.clone())).collect(),
+    }
+}
+
+/// The checks of one pool's spec that need the cluster's placement: autoscaling bounds in
+/// order, zones of the cluster's region and of the account.
+pub(super) fn check_pool_spec(
+    spec: &NodePoolSpecRow,
+    placement_zones: &[String],
+    region: &str,
+    path: &str,
+) -> Vec<FieldViolation> {
+    let mut violations = Vec::new();
+    if let Some((min, max)) = spec.autoscaling
+        && min > max
+    {
+        violations.push(FieldViolation::new(
+            format!("{path}autoscaling"),
+            format!("minNodes ({min}) must not exceed maxNodes ({max})"),
+        ));
+    }
+    for (i, zone) in spec.zones.iter().enumerate() {
+        if region_of_zone(zone) != region || !placement_zones.contains(zone) {
+            violations.push(FieldViolation::new(
+                format!("{path}zones[{i}]"),
+                format!(
+                    "{zone:?} is not a zone of the cluster's region {region:?} on this account; use one of {}",
+                    placement_zones
+                        .iter()
+                        .filter(|z| region_of_zone(z) == region)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    violations
+}
+
+/// A digest of everything a create request asks for but its idempotency key: the same key with
+/// any other field changed is a conflict, not a retry.
+pub fn request_digest(request: &CreateKubernetesClusterRequest) -> String {
+    let pools: Vec<(String, NodePoolSpecRow)> =
+        request.node_pools.iter().map(|p| (p.name.clone(), pool_spec(p))).collect();
+    let canonical = serde_json::json!({
+        "projectId": request.project_id, "poolId": request.pool_id, "name": request.name, "mode": request.mode,
+        "location": request.location, "releaseChannel": request.release_channel, "version": request.version,
+        "networkId": request.network_id, "authorizedNetworks": request.authorized_networks,
+        "privateNodes": request.private_nodes, "description": request.description, "nodePools": pools,
+    });
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Service {
+    /// A cluster of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
+    pub(super) async fn cluster_of_tenant(&self, tenant: &str, id: &str) -> Result<ClusterRow> {
+        match self.store.cluster_fetch(id).await? {
+            Some(cluster) if cluster.tenant_id == tenant => Ok(cluster),
+            _ => Err(Error::not_found("cluster", id)),
+        }
+    }
+
+    /// When a cluster that enters a transient state now counts as stuck.
+    pub(super) fn cluster_deadline(&self, now: i64) -> Option<i64> {
+        Some(now + self.kubernetes.state_deadline.as_micros() as i64)
+    }
+
+    /// Records a cluster and its first pools and returns it `pending`.
+    pub async fn cluster_create(&self, ctx: &Context, request: CreateKubernetesClusterRequest) -> Result<ClusterRow> {
+        let tenant = request.tenant_id.clone();
+        let placement = self.kubernetes_placement(&tenant, &request.pool_id, &request.location).await?;
+        self.cluster_check_shape(&request, &placement)?;
+        if !request.network_id.is_empty() {
+            // No tenant network exists on any account yet (the load-balancer work builds them):
+            // every network id names one this tenant does not have on this account.
+            return Err(Error::fields(vec![FieldViolation::new(
+                "networkId",
+                format!("network {:?} is not a network of this tenant on the pool's account", request.network_id),
+            )]));
+        }
+        let now = now_micros();
+        let id = KubernetesClusterId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
+        // Pools keep the request's order: each is a microsecond younger than the one before.
+        let node_pools = request
+            .node_pools
+            .iter()
+            .zip(0..)
+            .map(|(spec, i)| NodePoolRow {
+                id: KubernetesNodePoolId::random().to_string(),
+                cluster_id: id.to_string(),
+                tenant_id: tenant.clone(),
+                name: spec.name.clone(),
+                spec: pool_spec(spec),
+                state: "pending".to_owned(),
+                message: String::new(),
+                current_node_count: 0,
+                version: 1,
+                created_at: now + i,
+                updated_at: now + i,
+                deleted_at: None,
+            })
+            .collect();
+        let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
+        let row = ClusterRow {
+            id: id.to_string(),
+            tenant_id: tenant.clone(),
+            project_id: project_id.clone(),
+            pool_id: request.pool_id.clone(),
+            account_id: placement.account_id.clone(),
+            provider_project: placement.provider_project.clone(),
+            billing_mode: placement.billing_mode.clone(),
+            owner_id: ctx.caller.principal_id.clone(),
+            name: request.name.clone(),
+            description: request.description.clone(),
+            mode: request.mode.clone(),
+            location: request.location.clone(),
+            release_channel: if request.release_channel.is_empty() {
+                "regular".to_owned()
+            } else {
+                request.release_channel.clone()
+            },
+            requested_version: request.version.clone(),
+            network_id: None,
+            authorized_networks: request.authorized_networks.clone(),
+            private_nodes: request.private_nodes,
+            request_digest: request_digest(&request),
+            state: "pending".to_owned(),
+            message: String::new(),
+            endpoint: String::new(),
+            ca_certificate: String::new(),
+            kubernetes_version: String::new(),
+            node_version: String::new(),
+            ready_once: false,
+            accepted_at: None,
+            delete_requested_at: None,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+            node_pools,
+        };
+        let mut attributes = serde_json::Map::new();
+        attributes.insert("providerAccountId".into(), placement.account_id.clone().into());
+        attributes.insert("poolId".into(), request.pool_id.clone().into());
+        attributes.insert("projectId".into(), request.project_id.clone().into());
+        attributes.insert("mode".into(), request.mode.clone().into());
+        attributes.insert("location".into(), request.location.clone().into());
+        let authz = AuthzResourceRow {
+            resource_type: CLUSTER_RESOURCE.to_owned(),
+            resource_id: row.id.clone(),
+            tenant_id: Some(tenant.clone()),
+            project_id,
+            owner_id: Some(ctx.caller.principal_id.clone()),
+            attributes,
+            created_at: now,
+        };
+        let new = NewCluster {
+            row,
+            max_per_tenant: self.kubernetes.max_clusters_per_tenant,
+            deadline: self.cluster_deadline(now),
+        };
+        let (cluster, created) = self.store.cluster_create(&new, &authz).await?;
+        if created {
+            tracing::info!(cluster = %cluster.id, tenant = %tenant, by = %ctx.caller.principal_id, "cluster created");
+        }
+        Ok(cluster)
+    }
+
+    /// The create checks on the request's shape: node pools by mode, their zones and bounds.
+    fn cluster_check_shape(
+        &self,
+        request: &CreateKubernetesClusterRequest,
+        placement: &ClusterPlacement,
+    ) -> Result<()> {
+        let pools = request.node_pools.len();
+        match request.mode.as_str() {
+            "standard" if pools == 0 => {
+                return Err(Error::fields(vec![FieldViolation::new(
+                    "nodePools",
+                    "a standard cluster takes 1 to 10 node pools",
+                )]));
+            }
+            "autopilot" if pools > 0 => {
+                return Err(Error::fields(vec![FieldViolation::new(
+                    "nodePools",
+                    "an autopilot cluster takes no node pools: the provider runs its nodes",
+                )]));
+            }
+            _ => {}
+        }
+        let mut violations = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
+        for (i, spec) in request.node_pools.iter().enumerate() {
+            let path = format!("nodePools[{i}].");
+            if names.contains(&spec.name.as_str()) {
+                violations.push(FieldViolation::new(format!("{path}name"), "node pool names must be unique"));
+            }
+            names.push(&spec.name);
+            violations.extend(check_pool_spec(&pool_spec(spec), &placement.zones, &placement.region, &path));
+        }
+        if violations.is_empty() { Ok(()) } else { Err(Error::fields(violations)) }
+    }
+
+    /// The tenant's clusters (those the caller may read), oldest first.
+    pub async fn cluster_list(&self, ctx: &Context, request: ListKubernetesClustersRequest) -> Result<Vec<ClusterRow>> {
+        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
+        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
+        let clusters =
+            self.store.cluster_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
+        Ok(self.authorize_items(ctx, "compute:kubernetes:read", clusters, |cluster| Target {
+            resource_type: CLUSTER_RESOURCE.to_owned(),
+            id: cluster.id.clone(),
+            tenant_id: Some(cluster.tenant_id.clone()),
+            project_id: cluster.project_id.clone(),
+            owner_id: Some(cluster.owner_id.clone()),
+            attributes: Default::default(),
+        }))
+    }
+
+    /// One cluster with its pools.
+    pub async fn cluster_get(&self, _ctx: &Context, request: GetKubernetesClusterRequest) -> Result<ClusterRow> {
+        self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await
+    }
+
+    /// Changes the version pin, the channel, the authorized networks or the description.
+    pub async fn cluster_update(&self, ctx: &Context, request: UpdateKubernetesClusterRequest) -> Result<ClusterRow> {
+        let networks_named = request.set_authorized_networks || !request.authorized_networks.is_empty();
+        if request.version.is_none()
+            && request.release_channel.is_none()
+            && !networks_named
+            && request.description.is_none()
+        {
+            return Err(Error::invalid_input(
+                "name at least one field to change: version, releaseChannel, authorizedNetworks or description",
+            )
+            .with_detail(
+                "accepted",
+                serde_json::json!(["version", "releaseChannel", "authorizedNetworks", "description"]),
+            ));
+        }
+        let mut cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
+        if cluster.delete_requested_at.is_some() || cluster.deleted_at.is_some() {
+            return Err(Error::invalid_state(format!(
+                "cluster {:?} is {} and cannot change",
+                cluster.id, cluster.state
+            ))
+            .with_detail("state", cluster.state.as_str()));
+        }
+        let provider_change = request.version.is_some() || request.release_channel.is_some() || networks_named;
+        if let Some(version) = request.version {
+            cluster.requested_version = version;
+        }
+        if let Some(channel) = request.release_channel {
+            cluster.release_channel = channel;
+        }
+        if networks_named {
+            cluster.authorized_networks = request.authorized_networks;
+        }
+        if let Some(description) = request.description {
+            cluster.description = description;
+        }
+        let now = now_micros();
+        let updated = self.store.cluster_update(&cluster, provider_change, now, self.cluster_deadline(now)).await?;
+        tracing::info!(cluster = %updated.id, version = updated.version, by = %ctx.caller.principal_id, "cluster updated");
+        Ok(updated)
+    }
+
+    /// Marks a cluster and its pools for deletion; a cluster being deleted is returned as it is.
+    pub async fn cluster_delete(&self, ctx: &Context, request: DeleteKubernetesClusterRequest) -> Result<ClusterRow> {
+        let cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
+        if cluster.deleted_at.is_some() {
+            return Ok(cluster);
+        }
+        let now = now_micros();
+        let deleting = self.store.cluster_delete(&cluster.id, now, self.cluster_deadline(now)).await?;
+        tracing::info!(cluster = %deleting.id, by = %ctx.caller.principal_id, "cluster deleting");
+        Ok(deleting)
+    }
+
+    /// A short-lived kubeconfig for the caller with `role`. The token goes into the answer only:
+    /// never into a log, an event or the store.
+    pub async fn cluster_credentials(
+        &self,
+        ctx: &Context,
+        request: KubernetesCredentialsRequest,
+    ) -> Result<IssuedCredentials> {
+        const METHOD: &str = "bettercompute.compute.v1.KubernetesClusters/Credentials";
+        let role = if request.role.is_empty() { "view" } else { request.role.as_str() };
+        let (cluster_role, needs) = match role {
+            "edit" => (ClusterRole::Edit, Some("compute:kubernetes:update")),
+            "admin" => (ClusterRole::ClusterAdmin, Some("compute:kubernetes:delete")),
+            _ => (ClusterRole::View, None),
+        };
+        if let Some(permission) = needs {
+            let target = Target {
+                resource_type: CLUSTER_RESOURCE.to_owned(),
+                id: request.cluster_id.clone(),
+                tenant_id: Some(request.tenant_id.clone()),
+                ..Default::default()
+            };
+            self.authorize(ctx, METHOD, permission, target).await?;
+        }
+        let cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
+        let usable = cluster.state == "ready" || (cluster.state == "updating" && cluster.ready_once);
+        if !usable || cluster.endpoint.is_empty() {
+            return Err(Error::invalid_state(format!(
+                "cluster {:?} is {}; credentials are issued once it is ready",
+                cluster.id, cluster.state
+            ))
+            .with_detail("state", cluster.state.as_str()));
+        }
+        let ttl = if request.ttl_seconds == 0 { self.kubernetes.credential_ttl_seconds } else { request.ttl_seconds };
+        let gke = self.gke_accounts()?.gke(&cluster.account_id, &cluster.location).await.map_err(provider_failure)?;
+        let api = KubeClient::new(&cluster.endpoint, &cluster.ca_certificate, KubeAuth::Google(gke.tokens().clone()))
+            .map_err(provider_failure)?;
+        let identity = ctx.caller.principal_id.as_str();
+        let account = credential_account(identity, role);
+        api.service_account_ensure(CREDENTIAL_NAMESPACE, &account).await.map_err(provider_failure)?;
+        api.cluster_role_binding_ensure(&account, cluster_role, CREDENTIAL_NAMESPACE, &account)
+            .await
+            .map_err(provider_failure)?;
+        let issued = api.token_request(CREDENTIAL_NAMESPACE, &account, ttl as u32).await.map_err(provider_failure)?;
+        let now = now_micros();
+        let expires_at = now + i64::from(ttl) * 1_000_000;
+        let config =
+            kubeconfig(&cluster.provider_name(), &cluster.endpoint, &cluster.ca_certificate, &account, &issued.token);
+        let service_account = format!("system:serviceaccount:{CREDENTIAL_NAMESPACE}:{account}");
+        let event = cluster_event(
+            "credentials-issued",
+            &cluster,
+            now,
+            serde_json::json!({
+                "role": role, "subject": identity, "identity": service_account, "ttlSeconds": ttl,
+                "expiresAt": expires_at,
+            }),
+        );
+        self.store.cluster_event_append(&event).await?;
+        tracing::info!(cluster = %cluster.id, role, identity = %service_account, ttl, "credentials issued");
+        Ok(IssuedCredentials { kubeconfig: config, expires_at, role: role.to_owned() })
+    }
+
+    /// The versions the provider offers in a location of a pool.
+    pub async fn cluster_versions(&self, _ctx: &Context, request: KubernetesVersionsRequest) -> Result<ServerConfig> {
+        let placement = self.kubernetes_placement(&request.tenant_id, &request.pool_id, &request.location).await?;
+        let gke = self.gke_accounts()?.gke(&placement.account_id, &request.location).await.map_err(provider_failure)?;
+        gke.server_config().await.map_err(provider_failure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_accounts_are_per_identity_and_role() {
+        let view = credential_account("prn_1", "view");
+        assert!(view.starts_with("bc-u-") && view.ends_with("-view"), "{view}");
+        assert_eq!(view.len(), "bc-u-".len() + 16 + "-view".len());
+        assert_ne!(
+            credential_account("prn_1", "admin").trim_end_matches("-admin"),
+            credential_account("prn_2", "admin").trim_end_matches("-admin")
+        );
+        assert_eq!(credential_account("prn_1", "admin").trim_end_matches("-admin"), view.trim_end_matches("-view"));
+    }
+}

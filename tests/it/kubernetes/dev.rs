@@ -1,0 +1,127 @@
+//! Under `bc dev`, as a user runs it with the `bc` CLI: a standard cluster with two node pools
+//! reaches `ready` within 10 seconds, `kubectl --kubeconfig <issued> get nodes` lists its
+//! nodes, and the issued token appears in no log line of the process.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::binaries::{Running, curl};
+
+const BC: &str = env!("CARGO_BIN_EXE_bc");
+
+fn bc(dev: &Value, args: &[&str]) -> std::process::Output {
+    let output = Command::new(BC)
+        .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
+        .env("BC_TOKEN", dev["tenants"][0]["token"].as_str().unwrap())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "bc {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+#[test]
+fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists_its_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("bc-dev.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let spawned = std::time::SystemTime::now();
+    let child = Command::new(BC)
+        .args(["dev", "--port", "0", "--data-dir"])
+        .arg(dir.path())
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log))
+        .spawn()
+        .unwrap();
+    let running = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let dev: Value = loop {
+        let path = dir.path().join("dev.json");
+        let fresh = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|modified| modified >= spawned);
+        if let Some(text) = fresh.then(|| std::fs::read_to_string(&path).ok()).flatten() {
+            let dev: Value = serde_json::from_str(&text).unwrap();
+            let endpoint = dev["endpoint"].as_str().unwrap().to_owned();
+            if curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) == "200" {
+                break dev;
+            }
+        }
+        assert!(Instant::now() < deadline, "bc dev did not come up");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(dev["tenants"][0]["id"], "acme");
+    let pool = dev["pools"]["gke"].as_str().unwrap();
+
+    let started = Instant::now();
+    let created = bc(
+        &dev,
+        &[
+            "-o",
+            "json",
+            "clusters",
+            "create",
+            "--tenant",
+            "acme",
+            "--pool",
+            pool,
+            "--name",
+            "demo",
+            "--location",
+            "us-central1",
+            "--node-pool",
+            "name=general,machine-type=e2-standard-4,count=2",
+            "--node-pool",
+            "name=batch,machine-type=e2-standard-8,count=1,min=1,max=3,zones=us-central1-b",
+            "--wait",
+        ],
+    );
+    let took = started.elapsed();
+    let cluster: Value = serde_json::from_slice(&created.stdout).unwrap();
+    println!("bc dev: a standard cluster with two node pools was ready in {took:?} (bc clusters create --wait)");
+    assert_eq!(cluster["state"], "ready", "{cluster}");
+    assert!(took < Duration::from_secs(10), "ready in {took:?}");
+    let progress = String::from_utf8_lossy(&created.stderr);
+    assert!(progress.contains("ready"), "--wait shows progress: {progress}");
+
+    let id = cluster["id"].as_str().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    bc(
+        &dev,
+        &[
+            "clusters",
+            "credentials",
+            "--tenant",
+            "acme",
+            id,
+            "--role",
+            "admin",
+            "--kubeconfig-file",
+            kubeconfig.to_str().unwrap(),
+        ],
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&kubeconfig).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let nodes = Command::new("kubectl").arg("--kubeconfig").arg(&kubeconfig).args(["get", "nodes"]).output().unwrap();
+    let listing = String::from_utf8_lossy(&nodes.stdout);
+    assert!(nodes.status.success(), "kubectl: {}", String::from_utf8_lossy(&nodes.stderr));
+    assert_eq!(listing.lines().filter(|line| line.contains("Ready")).count(), 3, "{listing}");
+
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    let config: Value = serde_json::from_str(&text).unwrap();
+    let token = config["users"][0]["user"]["token"].as_str().unwrap().to_owned();
+    bc(&dev, &["clusters", "delete", "--tenant", "acme", id, "--wait"]);
+    assert!(running.terminate().success());
+    let logs = std::fs::read_to_string(&log_path).unwrap();
+    assert!(logs.contains("credentials issued"), "the log has the issue, without the token");
+    assert!(!logs.contains(&token), "the token is in bc dev's log");
+}

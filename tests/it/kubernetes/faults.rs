@@ -1,0 +1,100 @@
+//! The fault test: with the fake GKE failing 30% of its calls and the worker killed at random
+//! 20 times, 50 clusters created and then deleted leave exactly zero clusters at the fake cloud,
+//! and no cluster was ever there twice. Prints the counts.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use better_compute::store::Backend;
+use rand::Rng;
+use serde_json::json;
+
+use super::{Env, Options, standard, worker};
+
+const CLUSTERS: usize = 50;
+const KILLS: usize = 20;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothing_behind() {
+    let options = Options { max_clusters: 100, operation: Duration::from_millis(100), ..Options::default() };
+    let env = Env::start_with(Backend::Postgres, options).await;
+    env.cloud.set_error_rate("/v1/", 0.3, 503);
+
+    // Watch the fake cloud: which provider names carried which cluster label, ever.
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let observe = |env: &Env, seen: &mut BTreeMap<String, BTreeSet<String>>| {
+        let clusters = env.fake_clusters();
+        let mut labels = BTreeSet::new();
+        for cluster in &clusters {
+            let label = cluster["labels"]["better-compute-cluster"].as_str().unwrap_or_default().to_owned();
+            assert!(labels.insert(label.clone()), "two clusters at the provider carry {label}");
+            // The fake gives every creation its own id: two ids under one label is a second cluster.
+            seen.entry(label).or_default().insert(cluster["id"].as_str().unwrap().to_owned());
+        }
+        clusters.len()
+    };
+
+    // The killer: 20 workers in a row, each cancelled at a random moment; then one that stays.
+    let store = env.store.clone();
+    let accounts = env.accounts.clone();
+    let killer = tokio::spawn(async move {
+        for _ in 0..KILLS {
+            let worker = worker(&store, accounts.clone(), Duration::from_millis(600));
+            let task = tokio::spawn(worker.run(std::future::pending()));
+            let alive = rand::rng().random_range(100..700);
+            tokio::time::sleep(Duration::from_millis(alive)).await;
+            task.abort();
+            let _ = task.await;
+        }
+        // The survivor, returned as its abort handle: the test stops it at the end.
+        let worker = worker(&store, accounts, Duration::from_millis(600));
+        tokio::spawn(worker.run(std::future::pending())).abort_handle()
+    });
+
+    let started = Instant::now();
+    let mut ids = Vec::new();
+    for i in 0..CLUSTERS {
+        let mut request = standard(&format!("fault-{i}"), &format!("fault-{i}"));
+        request["nodePools"] = json!([{"name": "p", "machineType": "e2-medium", "nodeCount": 1}]);
+        ids.push(env.ok("/api/compute/kubernetesClusters/create", request).await["id"].as_str().unwrap().to_owned());
+    }
+    let mut max_at_provider = 0;
+    loop {
+        max_at_provider = max_at_provider.max(observe(&env, &mut seen));
+        let listed = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme"})).await;
+        let ready = listed["clusters"].as_array().unwrap().iter().filter(|c| c["state"] == "ready").count();
+        if ready == CLUSTERS {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(240), "{ready} of {CLUSTERS} ready after 240 s");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let all_ready = started.elapsed();
+    for id in &ids {
+        env.ok("/api/compute/kubernetesClusters/delete", json!({"tenantId": "acme", "clusterId": id})).await;
+    }
+    loop {
+        max_at_provider = max_at_provider.max(observe(&env, &mut seen));
+        let listed = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme"})).await;
+        if listed["clusters"].as_array().map_or(0, Vec::len) == 0 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(480), "clusters left after 480 s: {listed}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let survivor = killer.await.unwrap();
+    let left = observe(&env, &mut seen);
+    survivor.abort();
+    let twice = seen.values().filter(|names| names.len() > 1).count();
+    println!(
+        "fault test: {CLUSTERS} clusters, {KILLS} worker kills, 30% GKE failures: all ready after {all_ready:?}, \
+         all deleted after {:?}; at most {max_at_provider} at the provider at once, {} distinct seen, \
+         {left} left at the provider, {twice} created twice",
+        started.elapsed(),
+        seen.len()
+    );
+    assert_eq!(left, 0, "clusters leaked at the provider");
+    assert_eq!(twice, 0, "a cluster was created twice at the provider");
+    assert!(seen.len() <= CLUSTERS);
+    assert!(max_at_provider <= CLUSTERS);
+}
