@@ -147,13 +147,14 @@ pub fn error_response(error: &Error, request_id: Option<HeaderValue>) -> Respons
 }
 
 /// Parses a JSON body into a message of `descriptor`, naming every unknown or mistyped field
-/// together with what the validator finds in the rest. An empty body is `{}`.
+/// together with what the validator finds in the rest. A body with no bytes is `{}`.
 pub fn decode_json(
     descriptor: &MessageDescriptor,
     body: &[u8],
     validator: &Validator,
 ) -> Result<DynamicMessage, Error> {
-    let mut value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+    // Only a body with no bytes at all stands for `{}`; anything else must be a JSON object.
+    let mut value: Value = if body.is_empty() {
         Value::Object(Default::default())
     } else {
         serde_json::from_slice(body).map_err(|error| {

@@ -104,7 +104,7 @@ async fn malformed_json_is_invalid_input(backend: Backend) {
     let db = TestDb::new(backend).await;
     let server = TestServer::start(&db).await;
     let token = server.admin_token.clone();
-    for body in ["{\"id\": ", "[1, 2]", "\"acme\"", "{\"id\": \"acme\",}"] {
+    for body in ["{\"id\": ", "[1, 2]", "\"acme\"", "{\"id\": \"acme\",}", " ", "null"] {
         let (status, answer) = server.post_raw(CREATE, Some(&token), body.to_owned()).await;
         assert_eq!(status, 400, "{body}: {answer}");
         assert_eq!(answer["error"]["code"], "INVALID_INPUT", "{body}");
