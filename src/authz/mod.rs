@@ -322,6 +322,24 @@ mod tests {
     }
 
     #[test]
+    fn project_and_resource_roles_grant_nothing_under_another_tenant() {
+        let authorizer = authorizer();
+        let project_editor = [binding("editor", "project", "prj_globex"), binding("editor", "resource", "kcl_x")];
+        let subject =
+            Subject { principal_id: "prn_g", kind: "user", tenant_id: Some("globex"), bindings: &project_editor };
+        let mut own = target("compute-kubernetes-cluster", "", Some("globex"));
+        own.project_id = Some("prj_globex".into());
+        assert!(authorizer.decide(&subject, "compute:kubernetes:create", &own).allowed, "its own project");
+        let mut foreign = target("compute-kubernetes-cluster", "", Some("acme"));
+        foreign.project_id = Some("prj_globex".into());
+        assert!(!authorizer.decide(&subject, "compute:kubernetes:create", &foreign).allowed, "named under acme");
+        let foreign_resource = target("compute-kubernetes-cluster", "kcl_x", Some("acme"));
+        assert!(!authorizer.decide(&subject, "compute:kubernetes:delete", &foreign_resource).allowed);
+        let own_resource = target("compute-kubernetes-cluster", "kcl_x", Some("globex"));
+        assert!(authorizer.decide(&subject, "compute:kubernetes:delete", &own_resource).allowed);
+    }
+
+    #[test]
     fn operator_policies_must_validate() {
         let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
         let bad =
