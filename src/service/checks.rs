@@ -15,7 +15,8 @@
 //!    this month has reached a budget is `QUOTA_EXCEEDED` naming the budget.
 //!
 //! [`Service::check_placement`] runs 1 to 5 and 7 in that order; `Pools.checkPlacement` adds a
-//! quota check that books nothing.
+//! quota check that books nothing. [`Service::check_project`] checks a `projectId` the create
+//! names (a live project of the tenant, else `NOT_FOUND`).
 
 use super::Service;
 use crate::error::{Code, Error, FieldViolation, Result};
@@ -166,6 +167,19 @@ impl Service {
     /// that exists and one that does not look the same).
     pub async fn check_pool_visible(&self, tenant: &str, pool_id: &str) -> Result<VisiblePool> {
         self.store.pool_visible(tenant, pool_id).await?.ok_or_else(|| Error::not_found("pool", pool_id))
+    }
+
+    /// A `projectId` a create names must be a live project of the tenant; another tenant's
+    /// project, a deleted one and one that does not exist are all `NOT_FOUND`. Empty names none.
+    pub async fn check_project(&self, tenant: &str, project_id: &str) -> Result<()> {
+        if project_id.is_empty() {
+            return Ok(());
+        }
+        match self.store.project_fetch(project_id).await {
+            Ok(project) if project.tenant_id == tenant && project.deleted_at.is_none() => Ok(()),
+            Ok(_) => Err(Error::not_found("project", project_id)),
+            Err(error) => Err(error),
+        }
     }
 
     /// Unless the pool's billing mode is `none`: `QUOTA_EXCEEDED` naming the first budget of

@@ -140,6 +140,7 @@ impl Service {
     /// Records a cluster and its first pools and returns it `pending`.
     pub async fn cluster_create(&self, ctx: &Context, request: CreateKubernetesClusterRequest) -> Result<ClusterRow> {
         let tenant = request.tenant_id.clone();
+        self.check_project(&tenant, &request.project_id).await?;
         let placement = self.kubernetes_placement(&tenant, &request.pool_id, &request.location).await?;
         self.cluster_check_shape(&request, &placement)?;
         if !request.network_id.is_empty() {

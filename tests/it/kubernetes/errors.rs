@@ -73,6 +73,21 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     wrong_zone["nodePools"][0]["zones"] = json!(["us-central1-a"]);
     let (_, _, details) = refused(&env, &token, CREATE, wrong_zone).await;
     assert_eq!(violated_fields(&details), ["nodePools[0].zones[0]"]);
+    // A project must be a live project of the tenant: another tenant's, or none, is NOT_FOUND.
+    let (status, theirs) = env
+        .post_as(
+            &env.globex_admin.clone(),
+            "/api/platform/projects/create",
+            json!({"tenantId": "globex", "name": "theirs"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{theirs}");
+    let theirs = theirs["id"].as_str().expect("a project id").to_owned();
+    let (status, code, details) = refused(&env, &token, CREATE, with(json!({"projectId": theirs}))).await;
+    assert_eq!((status, code.as_str(), &details["resource"]), (404, "NOT_FOUND", &json!("project")));
+    let (_, code, _) =
+        refused(&env, &token, CREATE, with(json!({"projectId": "prj_00000000000000000000000000"}))).await;
+    assert_eq!(code, "NOT_FOUND");
     let (_, code, details) =
         refused(&env, &token, CREATE, with(json!({"networkId": "net_0000000000000000000000000a"}))).await;
     assert_eq!((code.as_str(), violated_fields(&details)), ("INVALID_INPUT", vec!["networkId".to_owned()]));
