@@ -21,6 +21,8 @@ mod chaos;
 mod invariants;
 #[path = "soak/load.rs"]
 mod load;
+#[path = "soak/load_balancers.rs"]
+mod load_balancers;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -39,8 +41,8 @@ use invariants::{Check, Window};
 const TENANTS: usize = 4;
 /// Workers.
 const WORKERS: usize = 2;
-/// The share of GKE calls the fake cloud fails (503) during the soak.
-const GKE_ERROR_RATE: f64 = 0.1;
+/// The share of provider calls (GKE and DigitalOcean) the fake cloud fails (503) during the soak.
+const PROVIDER_ERROR_RATE: f64 = 0.1;
 /// After Postgres is back, how long the server may still answer `UNAVAILABLE`.
 const RESTART_GRACE: Duration = Duration::from_secs(10);
 /// The longest the system may take to settle once the faults stop.
@@ -90,7 +92,8 @@ async fn soak(minutes: f64) -> Result<bool, String> {
     let mut tenants = Vec::new();
     for i in 0..TENANTS {
         let id = format!("soak-{}", (b'a' + i as u8) as char);
-        tenants.push((id.clone(), platform::seed_tenant(&api, &server.admin_token, &platform, &id, 5).await?));
+        let quota = load_balancers::QUOTA as i64;
+        tenants.push((id.clone(), platform::seed_tenant(&api, &server.admin_token, &platform, &id, quota).await?));
     }
     let recipe = WorkerRecipe {
         database_url: database.url.clone(),
@@ -100,17 +103,32 @@ async fn soak(minutes: f64) -> Result<bool, String> {
     };
     let workers: Workers =
         Arc::new(Mutex::new((0..WORKERS).map(|slot| recipe.start(slot).map(Some)).collect::<Result<_, _>>()?));
+    // Load balancers join when this build serves them and a first one can be made here.
+    let lb_skipped = if !platform::serves(load_balancers::SERVICE) {
+        Some(format!("this build does not serve {}", load_balancers::SERVICE))
+    } else {
+        let tenant = load::Tenant { id: tenants[0].0.clone(), token: tenants[0].1.clone() };
+        load_balancers::probe(&api, &tenant, &platform.do_pool)
+            .await
+            .err()
+            .map(|e| format!("a first create failed: {e}"))
+    };
     println!(
         "soak: {minutes} min on a private Postgres (port {}), bc-server (pid {}), {WORKERS} workers, {TENANTS} tenants; \
-         the fake GKE fails {:.0}% of calls; logs in {}",
+         the fake cloud fails {:.0}% of provider calls; logs in {}",
         postgres.port,
         server.process.pid(),
-        GKE_ERROR_RATE * 100.0,
+        PROVIDER_ERROR_RATE * 100.0,
         logs.path().display()
     );
 
     // The chaos, and the load, until `stop`.
-    cloud.set_error_rate("/v1/", GKE_ERROR_RATE, 503);
+    cloud.set_error_rate("/v1/", PROVIDER_ERROR_RATE, 503);
+    cloud.set_error_rate("/v2/", PROVIDER_ERROR_RATE, 503);
+    match &lb_skipped {
+        None => println!("  load balancers: created, updated and deleted beside the clusters"),
+        Some(reason) => println!("  load balancers: not exercised, {reason}"),
+    }
     let started = Instant::now();
     let stop = started + duration;
     let ledger: load::Shared = Arc::default();
@@ -126,6 +144,11 @@ async fn soak(minutes: f64) -> Result<bool, String> {
             started,
             stop,
         )));
+        if lb_skipped.is_none() {
+            let tenant = load::Tenant { id: id.clone(), token: token.clone() };
+            let pool = platform.do_pool.clone();
+            loads.push(tokio::spawn(load_balancers::run(api.clone(), tenant, pool, ledger.clone(), started, stop)));
+        }
     }
     let kill_every = if minutes <= 3.0 { (10, 25) } else { (15, 60) };
     let killer = tokio::spawn(chaos::kill_workers(workers.clone(), recipe.clone(), kill_every, stop));
@@ -151,12 +174,22 @@ async fn soak(minutes: f64) -> Result<bool, String> {
     // Settle: no faults, every worker up, until every live cluster is ready and the provider
     // holds exactly the live clusters.
     cloud.set_error_rate("/v1/", 0.0, 503);
+    cloud.set_error_rate("/v2/", 0.0, 503);
     chaos::ensure_workers(&workers, &recipe)?;
     let pool = database.pool().await?;
     let settle_started = Instant::now();
     let settled = common::wait_for("settled", SETTLE_LIMIT, Duration::from_millis(500), || {
         let (pool, cloud, sightings) = (pool.clone(), cloud.clone(), sightings.clone());
+        let (api, tenants, with_lbs) = (api.clone(), tenants.clone(), lb_skipped.is_none());
         async move {
+            if with_lbs {
+                let live = load_balancers::live(&api, &tenants).await.ok()?;
+                let at_provider =
+                    cloud.inspect()["digitalocean"]["loadBalancers"].as_array().cloned().unwrap_or_default();
+                if !load_balancers::settled(&at_provider, &live) {
+                    return None;
+                }
+            }
             chaos::look(&cloud, &mut sightings.lock().unwrap_or_else(|p| p.into_inner()));
             let rows = invariants::rows(&pool).await.ok()?;
             let clusters = cloud.inspect()["gke"]["clusters"].as_array().cloned().unwrap_or_default();
@@ -195,12 +228,18 @@ async fn soak(minutes: f64) -> Result<bool, String> {
     let (outbox, events) = invariants::outbox(&pool).await?;
     checks.push(outbox);
     checks.extend(invariants::events_api(&api, &tenants).await?);
+    if lb_skipped.is_none() {
+        let live = load_balancers::live(&api, &tenants).await?;
+        let at_provider = cloud.inspect()["digitalocean"]["loadBalancers"].as_array().cloned().unwrap_or_default();
+        checks.extend(load_balancers::checks(&at_provider, &live));
+    }
 
     let passed = checks.iter().all(|c| c.broken == 0);
     print_report(&ledger, &checks, &memory, window, kills, settle_seconds, events, &rows, &sightings);
     let figures = json!({
         "machine": machine(),
-        "settings": {"minutes": minutes, "tenants": TENANTS, "workers": WORKERS, "gkeErrorRate": GKE_ERROR_RATE,
+        "loadBalancers": lb_skipped.clone().unwrap_or_else(|| "exercised".to_owned()),
+        "settings": {"minutes": minutes, "tenants": TENANTS, "workers": WORKERS, "providerErrorRate": PROVIDER_ERROR_RATE,
             "workerLeaseMs": recipe.options.lease_ms, "convergingMs": recipe.options.converging_ms,
             "settledMs": recipe.options.settled_ms},
         "calls": ledger.calls,

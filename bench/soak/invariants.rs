@@ -25,7 +25,8 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(name: &'static str, broken: impl IntoIterator<Item = String>) -> Check {
+    /// A check that broke once per item of `broken`.
+    pub fn new(name: &'static str, broken: impl IntoIterator<Item = String>) -> Check {
         let broken: Vec<String> = broken.into_iter().collect();
         Check { name, broken: broken.len() as u64, examples: broken.into_iter().take(5).collect() }
     }

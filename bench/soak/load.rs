@@ -108,7 +108,14 @@ pub async fn run(api: Api, tenant: Tenant, pool: String, ledger: Shared, started
 
 /// One call, retried while it is refused `UNAVAILABLE` (for at most a minute); the answer if it
 /// succeeded. Each attempt is a call in the ledger.
-async fn call(api: &Api, tenant: &Tenant, path: &str, body: Value, ledger: &Shared, started: Instant) -> Option<Value> {
+pub async fn call(
+    api: &Api,
+    tenant: &Tenant,
+    path: &str,
+    body: Value,
+    ledger: &Shared,
+    started: Instant,
+) -> Option<Value> {
     let give_up = Instant::now() + Duration::from_secs(60);
     loop {
         let result = api.call(&tenant.token, path, &body).await;
