@@ -8,7 +8,8 @@
 //!
 //! `cargo bench --bench api`. Settings (environment): `BC_BENCH_SECONDS` measured per run
 //! (default 5), `BC_BENCH_WARMUP_SECONDS` (1), `BC_BENCH_CONCURRENCY` (`1,16,64`),
-//! `BC_BENCH_LIST_SIZE` (500), `BC_BENCH_POSTGRES_URL` (the machine's Postgres).
+//! `BC_BENCH_LIST_SIZE` (500), `BC_BENCH_METHODS` (only the methods whose name contains one of
+//! these, comma-separated: `create,list`), `BC_BENCH_POSTGRES_URL` (the machine's Postgres).
 //!
 //! No worker runs: the figures are the API's alone (clusters stay `pending`).
 
@@ -49,6 +50,8 @@ struct Settings {
     concurrency: Vec<usize>,
     /// Clusters of the list tenant.
     list_size: usize,
+    /// Only the methods whose name contains one of these (`BC_BENCH_METHODS=create,list`).
+    methods: Option<Vec<String>>,
 }
 
 fn main() {
@@ -65,6 +68,7 @@ fn main() {
         warmup: common::env_or("BC_BENCH_WARMUP_SECONDS", 1),
         concurrency: common::env_list("BC_BENCH_CONCURRENCY", &[1, 16, 64]),
         list_size: common::env_or("BC_BENCH_LIST_SIZE", 500),
+        methods: std::env::var("BC_BENCH_METHODS").ok().map(|m| m.split(',').map(|s| s.trim().to_owned()).collect()),
     };
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     if let Err(error) = runtime.block_on(run(settings)) {
@@ -169,6 +173,9 @@ async fn run(settings: Settings) -> Result<(), String> {
              (bench/api/calls.rs calls it through the descriptors once it does)"
         );
     }
+    if let Some(only) = &settings.methods {
+        apis.retain(|api| only.iter().any(|name| api.name().contains(name.as_str())));
+    }
     let mut context = Context {
         gke_pool: platform.gke_pool.clone(),
         do_pool: platform.do_pool.clone(),
@@ -190,7 +197,15 @@ async fn run(settings: Settings) -> Result<(), String> {
     let mut run_number = 1u32;
     for &api in &apis {
         if api == Api::GetCluster {
-            // Every load tenant has clusters by now, from the create runs.
+            // Every load tenant has clusters by now, from the create runs (or these, without them).
+            for (i, (tenant, token)) in context.tenants.iter().enumerate() {
+                if context.cluster_ids.get(i).is_none_or(Vec::is_empty) {
+                    for n in 0..4 {
+                        let body = platform::cluster_request(tenant, &context.gke_pool, &format!("get-{n}"));
+                        client.ok(token, Api::CreateCluster.json_path(), body).await?;
+                    }
+                }
+            }
             context.cluster_ids = cluster_ids(&database, &context).await?;
         }
         let shared = Arc::new(std::mem::replace(&mut context, empty_context()));
@@ -213,7 +228,7 @@ async fn run(settings: Settings) -> Result<(), String> {
     // The store's limit at each concurrency, for each profiled create.
     pgbench::prepare(&database).await?;
     let mut baselines: BTreeMap<(&str, usize), Sample> = BTreeMap::new();
-    for (name, profile) in &profiles {
+    for (name, profile) in profiles.iter().filter(|(name, _)| apis.iter().any(|api| api.name() == **name)) {
         let script = pgbench::script(profile.rows());
         for &concurrency in &settings.concurrency {
             let clients = concurrency.min(pgbench::SERVER_CONNECTIONS);

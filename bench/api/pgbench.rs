@@ -86,10 +86,12 @@ where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<(), String>>,
 {
+    // Backends publish their counters when idle, at the latest ten seconds after a change: wait
+    // for what came before to be published, and again for what the calls wrote.
+    tokio::time::sleep(Duration::from_secs(11)).await;
     let mut connection = database.connect().await?;
     let before = table_writes(&mut connection).await?;
     calls().await?;
-    // Backends publish their counters when idle, at the latest ten seconds after a change.
     tokio::time::sleep(Duration::from_secs(11)).await;
     let after = table_writes(&mut connection).await?;
     Ok(WriteProfile::from_delta(&writes_between(&before, &after), count))
