@@ -1,7 +1,8 @@
 //! Convergence: N clusters (100 and 1,000) created through the API against a fake cloud with
 //! zero latency, with 1 and 2 `bc-worker` processes on Postgres: the time until all are `ready`
 //! and until all are deleted, reconcile passes per second, and store statements per pass (the
-//! workers reach Postgres through a proxy that counts what they execute). Resident memory of
+//! workers reach Postgres through a proxy that counts what they execute). The calls are made
+//! while the workers are stopped, so the times are the workers' alone. Resident memory of
 //! `bc-server` and the workers at idle and at the end of each run. Prints a table; writes
 //! `bench/results/converge.json`.
 //!
@@ -164,7 +165,10 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     let workers_idle: Vec<Option<u64>> = processes.iter().map(Process::rss_kib).collect();
     let pool = database.pool().await?;
 
-    let before = proxy.snapshot();
+    // The calls are made while the workers are stopped (SIGSTOP), so the times measure the
+    // workers alone, from SIGCONT to the last cluster done, not how fast the API takes calls.
+    let signal = |signal: &str| processes.iter().try_for_each(|p| p.signal(signal));
+    signal("STOP")?;
     let started = Instant::now();
     let pool_id = platform.gke_pool.clone();
     let ids = call_all(&api, &tenants, clusters, move |tenant, i| {
@@ -173,6 +177,9 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     .await?;
     let calls_seconds = started.elapsed().as_secs_f64();
     let limit = Duration::from_secs(120 + clusters as u64);
+    let before = proxy.snapshot();
+    let started = Instant::now();
+    signal("CONT")?;
     common::wait_for("every cluster ready", limit, Duration::from_millis(100), || {
         let pool = pool.clone();
         async move {
@@ -199,6 +206,7 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     let at_ready = proxy.snapshot();
     let ready = phase(ready_seconds, calls_seconds, delta(&before, &at_ready));
 
+    signal("STOP")?;
     let started = Instant::now();
     let ids = Arc::new(ids);
     call_all(&api, &tenants, clusters, move |tenant, i| {
@@ -206,6 +214,9 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     })
     .await?;
     let calls_seconds = started.elapsed().as_secs_f64();
+    let before = proxy.snapshot();
+    let started = Instant::now();
+    signal("CONT")?;
     common::wait_for("every cluster deleted", limit, Duration::from_millis(100), || {
         let pool = pool.clone();
         async move {
@@ -218,7 +229,7 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     })
     .await?;
     let deleted_seconds = started.elapsed().as_secs_f64();
-    let deleted = phase(deleted_seconds, calls_seconds, delta(&at_ready, &proxy.snapshot()));
+    let deleted = phase(deleted_seconds, calls_seconds, delta(&before, &proxy.snapshot()));
     let left = cloud.inspect()["gke"]["clusters"].as_array().map_or(0, Vec::len);
     if left > 0 {
         return Err(format!("{left} clusters left at the fake cloud after every row was deleted"));
@@ -316,10 +327,10 @@ fn report(results: &[Converged], converging_ms: u64) {
     }
     table.print();
     println!(
-        "\nTimes run from the first create (or delete) call to the last cluster ready (or deleted); the calls \
-         themselves are {}. Fake cloud with zero latency; workers converge every {converging_ms} ms, 16 passes at \
-         once each. stmts/pass: statements the workers executed per recorded pass (BEGIN/COMMIT included); \
-         queries/pass: without them.",
+        "\nThe creates (deletes) are made through the API while the workers are stopped (SIGSTOP); times run from \
+         SIGCONT to the last cluster ready (deleted). The calls themselves took {}. Fake cloud with zero latency; \
+         workers converge every {converging_ms} ms, 16 passes at once each. stmts/pass: statements the workers \
+         executed per recorded pass (BEGIN/COMMIT included); queries/pass: without them.",
         results
             .iter()
             .map(|r| format!(

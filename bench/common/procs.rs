@@ -67,6 +67,15 @@ impl Process {
         false
     }
 
+    /// Sends `signal` (`STOP`, `CONT`, ...).
+    pub fn signal(&self, signal: &str) -> Result<(), String> {
+        let status = Command::new("kill").arg(format!("-{signal}")).arg(self.child.id().to_string()).status();
+        match status {
+            Ok(status) if status.success() => Ok(()),
+            _ => Err(format!("cannot send SIG{signal} to {}", self.name)),
+        }
+    }
+
     /// Resident memory in KiB (`VmRSS`), if the process is alive.
     pub fn rss_kib(&self) -> Option<u64> {
         rss_kib(self.child.id())
