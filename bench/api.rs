@@ -237,8 +237,7 @@ async fn run(settings: Settings) -> Result<(), String> {
         }
     }
 
-    let figures =
-        report(&settings, &mut rows, &mut baselines, &profiles, &recorded, rss_idle, server.process.rss_kib());
+    let figures = report(&settings, &rows, &baselines, &profiles, &recorded, rss_idle, server.process.rss_kib());
     let path = write_json("api", &figures)?;
     println!("\nwritten to {}", path.display());
     Ok(())
@@ -371,8 +370,8 @@ fn print_progress(api: Api, protocol: Protocol, concurrency: usize, real: &Sampl
 /// Prints the tables and returns the figures as JSON.
 fn report(
     settings: &Settings,
-    rows: &mut [Measured],
-    baselines: &mut BTreeMap<(&str, usize), Sample>,
+    rows: &[Measured],
+    baselines: &BTreeMap<(&str, usize), Sample>,
     profiles: &BTreeMap<&str, pgbench::WriteProfile>,
     recorded: &echo::Recorded,
     rss_idle: Option<u64>,
@@ -396,8 +395,8 @@ fn report(
         "server RSS",
     ]);
     let mut runs = Vec::new();
-    for row in rows.iter_mut() {
-        let baseline = baselines.get_mut(&(row.api.name(), row.concurrency));
+    for row in rows {
+        let baseline = baselines.get(&(row.api.name(), row.concurrency));
         let (store_tps, store_ratio) = match &baseline {
             Some(b) => (Some(b.throughput()), ratio(row.real.throughput(), b.throughput())),
             None => (None, None),

@@ -38,17 +38,18 @@ impl Sample {
     }
 
     /// The latency below which `fraction` of the calls finished, in milliseconds.
-    pub fn percentile_ms(&mut self, fraction: f64) -> f64 {
+    pub fn percentile_ms(&self, fraction: f64) -> f64 {
         if self.latencies_us.is_empty() {
             return 0.0;
         }
-        self.latencies_us.sort_unstable();
-        let rank = ((self.latencies_us.len() as f64) * fraction).ceil() as usize;
-        self.latencies_us[rank.clamp(1, self.latencies_us.len()) - 1] as f64 / 1000.0
+        let mut latencies = self.latencies_us.clone();
+        let rank = ((latencies.len() as f64) * fraction).ceil() as usize;
+        let index = rank.clamp(1, latencies.len()) - 1;
+        *latencies.select_nth_unstable(index).1 as f64 / 1000.0
     }
 
     /// The figures as JSON.
-    pub fn to_json(&mut self) -> Value {
+    pub fn to_json(&self) -> Value {
         json!({
             "calls": self.latencies_us.len(),
             "failed": self.failures,

@@ -83,7 +83,8 @@ pub async fn run(api: Api, tenant: Tenant, pool: String, ledger: Shared, started
             }
         } else if roll < 0.75 && !live.is_empty() {
             let id = &live[rand::rng().random_range(0..live.len())];
-            let networks = if n % 2 == 0 { json!(["10.0.0.0/8"]) } else { json!(["192.168.0.0/16", "10.1.0.0/16"]) };
+            let networks =
+                if n.is_multiple_of(2) { json!(["10.0.0.0/8"]) } else { json!(["192.168.0.0/16", "10.1.0.0/16"]) };
             let body = json!({"tenantId": tenant.id, "clusterId": id, "authorizedNetworks": networks,
                 "setAuthorizedNetworks": true, "description": format!("update {n}")});
             call(&api, &tenant, "/api/compute/kubernetesClusters/update", body, &ledger, started).await;
