@@ -76,7 +76,7 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     // A project must be a live project of the tenant: another tenant's, or none, is NOT_FOUND.
     let (status, theirs) = env
         .post_as(
-            &env.globex_admin.clone(),
+            &env.admin_token.clone(),
             "/api/platform/projects/create",
             json!({"tenantId": "globex", "name": "theirs"}),
         )
