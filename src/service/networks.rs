@@ -110,6 +110,10 @@ impl Service {
 
     /// Records a network and its subnets and returns it `pending`.
     pub async fn network_create(&self, ctx: &Context, request: CreateNetworkRequest) -> Result<NetworkRow> {
+        if request.subnets.is_empty() {
+            // The validator reads an empty list as an absent one, so `min_items` is checked here.
+            return Err(Error::fields(vec![FieldViolation::new("subnets", "a network takes 1 to 16 subnets")]));
+        }
         let tenant = request.tenant_id.clone();
         self.check_project(&tenant, &request.project_id).await?;
         let pool = self.vps_pool(&tenant, &request.pool_id, NETWORKS).await?;
