@@ -149,8 +149,26 @@ crate::on_both_backends!(a_private_key_is_in_no_response_event_or_row_but_encryp
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
+/// Runs `bc` as acme against `bc dev`; panics unless it succeeds; returns its JSON output.
+fn bc(dev: &Value, args: &[&str]) -> Value {
+    let output = Command::new(BC)
+        .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
+        .env("BC_TOKEN", dev["tenants"][0]["token"].as_str().unwrap())
+        .args(["-o", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "bc {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("bc {args:?} printed no JSON: {stdout}"))
+}
+
+/// Under `bc dev` (server and worker in one process, logging at debug), the CLI makes a network,
+/// an instance on its subnet and a custom certificate from PEM files, each followed with
+/// `--wait` until ready and then deleted with `--wait`; the certificate's private key is in no
+/// line of the log.
 #[test]
-fn under_bc_dev_a_private_key_is_in_no_log_line() {
+fn under_bc_dev_the_cli_waits_for_each_resource_and_no_log_line_has_the_private_key() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("bc-dev.log");
     let log = std::fs::File::create(&log_path).unwrap();
@@ -178,42 +196,86 @@ fn under_bc_dev_a_private_key_is_in_no_log_line() {
         assert!(Instant::now() < deadline, "bc dev did not come up");
         std::thread::sleep(Duration::from_millis(100));
     };
-    let endpoint = dev["endpoint"].as_str().unwrap();
-    let token = dev["tenants"][0]["token"].as_str().unwrap();
-    let call = |path: &str, body: Value| -> Value {
-        let out = curl(&[
-            "-s",
-            "-H",
-            &format!("Authorization: Bearer {token}"),
-            "-d",
-            &body.to_string(),
-            &format!("{endpoint}/api/compute/certificates/{path}"),
-        ]);
-        serde_json::from_str(&out).unwrap_or(Value::String(out))
-    };
+    let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
+
+    let network = bc(
+        &dev,
+        &[
+            "networks",
+            "create",
+            "--tenant",
+            "acme",
+            "--pool",
+            &pool,
+            "--name",
+            "web",
+            "--subnet",
+            "name=front,region=nyc3,range=10.90.0.0/24",
+            "--wait",
+        ],
+    );
+    assert_eq!(network["state"], "ready", "{network}");
+    let network_id = network["id"].as_str().unwrap();
+    let subnet = network["subnets"][0]["id"].as_str().unwrap();
+    let instance = bc(
+        &dev,
+        &[
+            "instances",
+            "create",
+            "--tenant",
+            "acme",
+            "--pool",
+            &pool,
+            "--name",
+            "web-1",
+            "--region",
+            "nyc3",
+            "--subnet",
+            subnet,
+            "--wait",
+        ],
+    );
+    assert_eq!(instance["state"], "ready", "{instance}");
+    assert!(!instance["machineId"].as_str().unwrap().is_empty(), "{instance}");
+
     let (key, leaf) = issue(&["dev.example.com"], 2090);
-    let mut body = custom("dev-cert", &key, &leaf);
-    body["poolId"] = dev["pools"]["digitalocean"].clone();
-    let created = call("create", body);
-    let id = created["id"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
-    let started = Instant::now();
-    loop {
-        let got = call("get", json!({"tenantId": "acme", "certificateId": id}));
-        if got["state"] == "ready" {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "not ready: {got}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    call("delete", json!({"tenantId": "acme", "certificateId": id}));
-    let started = Instant::now();
-    while call("get", json!({"tenantId": "acme", "certificateId": id}))["state"] != "deleted" {
-        assert!(started.elapsed() < Duration::from_secs(30), "not deleted");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let (key_file, leaf_file) = (dir.path().join("key.pem"), dir.path().join("leaf.pem"));
+    std::fs::write(&key_file, &key).unwrap();
+    std::fs::write(&leaf_file, &leaf).unwrap();
+    let certificate = bc(
+        &dev,
+        &[
+            "certificates",
+            "create",
+            "--tenant",
+            "acme",
+            "--pool",
+            &pool,
+            "--name",
+            "site",
+            "--private-key-file",
+            key_file.to_str().unwrap(),
+            "--leaf-certificate-file",
+            leaf_file.to_str().unwrap(),
+            "--wait",
+        ],
+    );
+    assert_eq!((certificate["state"].as_str(), &certificate["dnsNames"]), (Some("ready"), &json!(["dev.example.com"])));
+    assert_absent(&key, &certificate.to_string(), "the CLI's output");
+
+    let certificate_id = certificate["id"].as_str().unwrap();
+    let gone = bc(&dev, &["certificates", "delete", "--tenant", "acme", certificate_id, "--wait"]);
+    assert_eq!(gone["state"], "deleted");
+    let gone = bc(&dev, &["instances", "delete", "--tenant", "acme", instance["id"].as_str().unwrap(), "--wait"]);
+    assert_eq!(gone["state"], "deleted");
+    let gone = bc(&dev, &["networks", "delete", "--tenant", "acme", network_id, "--wait"]);
+    assert_eq!(gone["state"], "deleted");
+    let listed = bc(&dev, &["networks", "list", "--tenant", "acme", "--include-deleted"]);
+    assert_eq!(listed["networks"][0]["id"], network["id"]);
+
     assert!(running.terminate().success());
     let logged = std::fs::read_to_string(&log_path).unwrap();
-    assert!(logged.contains("certificate created"), "the log is the server's and the worker's at debug");
+    assert!(logged.contains("certificate created"), "the log is the server's and the worker's");
     assert!(logged.contains("DEBUG"), "debug lines are in it");
     assert_absent(&key, &logged, "a log line of bc dev");
 }
