@@ -12,4 +12,5 @@ mod json_api;
 mod kubernetes;
 mod provider;
 mod store_conformance;
+mod vps;
 mod worker;
