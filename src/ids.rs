@@ -144,6 +144,13 @@ typed_id!(
     "knp"
 );
 
+typed_id!(
+    /// A load balancer's id (`plb_...`), derived from the tenant, the caller and the idempotency
+    /// key.
+    LoadBalancerId,
+    "plb"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@
 
 mod clock;
 mod digitalocean;
+mod do_load_balancers;
 mod faults;
 mod gke;
 mod kubeapi;

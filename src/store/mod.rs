@@ -14,6 +14,7 @@ mod catalog;
 mod events;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancers;
 mod offers;
 mod pools;
 mod projects;
@@ -41,6 +42,12 @@ pub use kubernetes_clusters::{
     provider_name,
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
+pub use load_balancers::{
+    DomainRow, ForwardingRow, HealthCheckRow, LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA,
+    LOAD_BALANCER_RESOURCE, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer,
+    SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
+    load_balancer_event, load_balancer_provider_name,
+};
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
@@ -83,6 +90,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
+    (7, "load balancers", include_str!("migrations/postgres/0007_load_balancers.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
@@ -90,6 +98,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
+    (7, "load balancers", include_str!("migrations/sqlite/0007_load_balancers.sql")),
 ];
 
 /// The store shared by every service and reconciler.

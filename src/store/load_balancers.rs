@@ -1,0 +1,805 @@
+//! Load balancers in the store: the tenant's desired state (settings and named targets) beside
+//! what the provider last reported (its id, addresses, the machines it was last told about).
+//!
+//! Every write that needs the reconciler enqueues its work item in the same transaction; the
+//! reconciler's observations are conditional on the row's `version`, so an observation made
+//! before a tenant's change never overwrites that change (the provider id is the exception: it
+//! is recorded whatever the version, or a second load balancer would be made). The create books
+//! one `loadBalancers` quota in its own transaction; the reconciler refunds it once the provider
+//! deleted the load balancer.
+
+use serde::{Deserialize, Serialize};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
+
+use super::{AuthzResourceRow, NewEvent, Store};
+use crate::error::{Error, Result};
+
+/// The work kind of the load balancers' reconciler.
+pub const LOAD_BALANCER_KIND: &str = "provider-load-balancer";
+
+/// The meter a load balancer bills.
+pub const LOAD_BALANCER_METER: &str = "vps.load-balancer.hours";
+
+/// The authorization resource type of a load balancer.
+pub const LOAD_BALANCER_RESOURCE: &str = "compute-provider-load-balancer";
+
+/// The quota kind a load balancer books on its pool.
+pub const LOAD_BALANCER_QUOTA: &str = "loadBalancers";
+
+/// One forwarding rule as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ForwardingRow {
+    /// `http`, `https`, `http2`, `tcp` or `udp`.
+    pub entry_protocol: String,
+    /// The port listened on.
+    pub entry_port: i32,
+    /// The protocol towards the targets.
+    pub target_protocol: String,
+    /// The targets' port.
+    pub target_port: i32,
+    /// `pcert_...`, or empty.
+    pub certificate_id: String,
+    /// TLS passed through to the targets.
+    pub tls_passthrough: bool,
+}
+
+/// A health check as stored (zero: the provider's default for that field).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HealthCheckRow {
+    /// `http`, `https` or `tcp`.
+    pub protocol: String,
+    /// The port checked.
+    pub port: i32,
+    /// The path of an HTTP check.
+    pub path: String,
+    /// Seconds between checks.
+    pub interval_seconds: i32,
+    /// Seconds before a check fails.
+    pub timeout_seconds: i32,
+    /// Passes before a target is in.
+    pub healthy_threshold: i32,
+    /// Failures before a target is out.
+    pub unhealthy_threshold: i32,
+}
+
+/// Sticky sessions as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StickySessionsRow {
+    /// The cookie's name.
+    pub cookie_name: String,
+    /// Its lifetime in seconds.
+    pub ttl_seconds: i32,
+}
+
+/// Source ranges as stored: IPv4 CIDRs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SourceRangesRow {
+    /// Allowed.
+    pub allow: Vec<String>,
+    /// Denied.
+    pub deny: Vec<String>,
+}
+
+/// A domain of a global load balancer as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DomainRow {
+    /// The fully qualified name.
+    pub name: String,
+    /// `pcert_...`, or empty.
+    pub certificate_id: String,
+}
+
+/// Everything the tenant sets on a load balancer but its targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LoadBalancerSettings {
+    /// The forwarding rules.
+    pub forwarding: Vec<ForwardingRow>,
+    /// The health check; `None`: the provider's default.
+    pub health_check: Option<HealthCheckRow>,
+    /// Sticky sessions; `None`: none.
+    pub sticky_sessions: Option<StickySessionsRow>,
+    /// Source ranges (empty: anyone).
+    pub source_ranges: SourceRangesRow,
+    /// HTTP redirected to HTTPS.
+    pub redirect_http_to_https: bool,
+    /// Domains (global only).
+    pub domains: Vec<DomainRow>,
+}
+
+impl LoadBalancerSettings {
+    /// The certificates the settings name, each once, in order.
+    pub fn certificate_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        let named =
+            self.forwarding.iter().map(|r| &r.certificate_id).chain(self.domains.iter().map(|d| &d.certificate_id));
+        for id in named {
+            if !id.is_empty() && !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        ids
+    }
+}
+
+/// What a load balancer targets, as the tenant named it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetsRow {
+    /// Every instance of the tenant in the pool and region.
+    pub pool: bool,
+    /// Named instances (regional).
+    pub instance_ids: Vec<String>,
+    /// Named regional load balancers (global).
+    pub load_balancer_ids: Vec<String>,
+}
+
+/// A load balancer as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadBalancerRow {
+    /// `plb_...`.
+    pub id: String,
+    /// Its tenant.
+    pub tenant_id: String,
+    /// Its project.
+    pub project_id: Option<String>,
+    /// Its provider pool.
+    pub pool_id: String,
+    /// The pool's account.
+    pub account_id: String,
+    /// The pool's billing mode at creation.
+    pub billing_mode: String,
+    /// Who created it.
+    pub owner_id: String,
+    /// Its name.
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// `regional` or `global`.
+    pub scope: String,
+    /// Its region (empty for a global one).
+    pub region: String,
+    /// The tenant subnet it lives on.
+    pub subnet_id: Option<String>,
+    /// What it targets.
+    pub targets: TargetsRow,
+    /// Its settings.
+    pub settings: LoadBalancerSettings,
+    /// Digest of the create request.
+    pub request_digest: String,
+    /// The state.
+    pub state: String,
+    /// Why it is in `error`.
+    pub message: String,
+    /// The provider's id, once it accepted it.
+    pub provider_id: String,
+    /// Public IPv4.
+    pub address: String,
+    /// Public IPv6.
+    pub address_v6: String,
+    /// What the provider was last told to reach: instance ids, or load balancer ids.
+    pub reached_ids: Vec<String>,
+    /// Whether it was ready once.
+    pub ready_once: bool,
+    /// When deletion was asked for.
+    pub delete_requested_at: Option<i64>,
+    /// Bumped by every tenant change.
+    pub version: i64,
+    /// Creation time.
+    pub created_at: i64,
+    /// Last change.
+    pub updated_at: i64,
+    /// Deletion time, once deleted.
+    pub deleted_at: Option<i64>,
+}
+
+impl LoadBalancerRow {
+    /// The provider-side name: `bc-lb-` and 24 characters of the id.
+    pub fn provider_name(&self) -> String {
+        load_balancer_provider_name(&self.id)
+    }
+
+    /// Whether it is global.
+    pub fn is_global(&self) -> bool {
+        self.scope == "global"
+    }
+}
+
+/// `bc-lb-` and 24 characters of the id (after its prefix).
+pub fn load_balancer_provider_name(id: &str) -> String {
+    let body = id.split_once('_').map_or(id, |(_, body)| body);
+    format!("bc-lb-{}", &body[..body.len().min(24)])
+}
+
+/// A load balancer to create.
+#[derive(Clone, Debug)]
+pub struct NewLoadBalancer {
+    /// The row (state `pending`; observed fields empty).
+    pub row: LoadBalancerRow,
+    /// When `pending` counts as stuck.
+    pub deadline: Option<i64>,
+}
+
+/// What the reconciler observed of a load balancer, and the events that follow.
+#[derive(Clone, Debug, Default)]
+pub struct LoadBalancerObserved {
+    /// The version the observation was made against.
+    pub version: i64,
+    /// Its new state.
+    pub state: String,
+    /// Its message.
+    pub message: String,
+    /// The provider's id.
+    pub provider_id: String,
+    /// Public IPv4.
+    pub address: String,
+    /// Public IPv6.
+    pub address_v6: String,
+    /// What the provider was told to reach.
+    pub reached_ids: Vec<String>,
+    /// Ready once (starts billing when newly set and billable).
+    pub ready_once: bool,
+    /// Events to publish with the write.
+    pub events: Vec<NewEvent>,
+}
+
+/// An instance as a load balancer's checks and targets see it (the vps module's row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetInstance {
+    /// `inst_...`.
+    pub id: String,
+    /// Its tenant.
+    pub tenant_id: String,
+    /// Its pool.
+    pub pool_id: String,
+    /// Its pool's account.
+    pub account_id: String,
+    /// Its region.
+    pub region: String,
+    /// The subnet it is on, if any.
+    pub subnet_id: Option<String>,
+    /// The droplet id, once the provider assigned one.
+    pub machine_id: Option<String>,
+    /// Its state (`deleting` from the delete call on).
+    pub state: String,
+}
+
+impl TargetInstance {
+    /// Whether a load balancer reaches it: it has a machine and is not being deleted.
+    pub fn counts(&self) -> bool {
+        self.machine_id.as_deref().is_some_and(|m| !m.is_empty())
+            && !matches!(self.state.as_str(), "deleting" | "deleted")
+    }
+}
+
+/// A subnet as a load balancer sees it (the vps module's row, with its network's account).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetSubnet {
+    /// `snet_...`.
+    pub id: String,
+    /// Its tenant.
+    pub tenant_id: String,
+    /// Its network's account.
+    pub account_id: String,
+    /// Its region.
+    pub region: String,
+    /// Its state.
+    pub state: String,
+    /// The VPC uuid, once made.
+    pub provider_id: String,
+}
+
+/// A certificate as a load balancer sees it (the vps module's row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetCertificate {
+    /// `pcert_...`.
+    pub id: String,
+    /// Its tenant.
+    pub tenant_id: String,
+    /// Its pool's account.
+    pub account_id: String,
+    /// Its state (`ready` once verified).
+    pub state: String,
+    /// The provider's id, once uploaded.
+    pub provider_id: String,
+}
+
+const COLUMNS: &str = "id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, name, description, \
+                       scope, region, subnet_id, target_pool, settings, request_digest, state, message, provider_id, \
+                       address, address_v6, reached_ids, ready_once, delete_requested_at, version, created_at, \
+                       updated_at, deleted_at";
+
+fn load_balancer_from_row(row: &AnyRow) -> Result<LoadBalancerRow> {
+    let settings: String = row.try_get("settings")?;
+    let reached: String = row.try_get("reached_ids")?;
+    Ok(LoadBalancerRow {
+        id: row.try_get("id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        project_id: row.try_get("project_id")?,
+        pool_id: row.try_get("pool_id")?,
+        account_id: row.try_get("account_id")?,
+        billing_mode: row.try_get("billing_mode")?,
+        owner_id: row.try_get("owner_id")?,
+        name: row.try_get("name")?,
+        description: row.try_get("description")?,
+        scope: row.try_get("scope")?,
+        region: row.try_get("region")?,
+        subnet_id: row.try_get("subnet_id")?,
+        targets: TargetsRow { pool: row.try_get::<i64, _>("target_pool")? != 0, ..Default::default() },
+        settings: serde_json::from_str(&settings)
+            .map_err(|error| Error::internal(format!("a load balancer's settings do not decode: {error}")))?,
+        request_digest: row.try_get("request_digest")?,
+        state: row.try_get("state")?,
+        message: row.try_get("message")?,
+        provider_id: row.try_get("provider_id")?,
+        address: row.try_get("address")?,
+        address_v6: row.try_get("address_v6")?,
+        reached_ids: serde_json::from_str(&reached).unwrap_or_default(),
+        ready_once: row.try_get::<i64, _>("ready_once")? != 0,
+        delete_requested_at: row.try_get("delete_requested_at")?,
+        version: row.try_get("version")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        deleted_at: row.try_get("deleted_at")?,
+    })
+}
+
+/// A load balancer event on the load balancer's subject (`providerLoadBalancer.<kind>`).
+pub fn load_balancer_event(kind: &str, lb: &LoadBalancerRow, now: i64, extra: serde_json::Value) -> NewEvent {
+    let mut data = serde_json::json!({
+        "loadBalancerId": lb.id,
+        "name": lb.name,
+        "scope": lb.scope,
+        "state": lb.state,
+        "version": lb.version,
+    });
+    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
+        data.extend(extra);
+    }
+    NewEvent {
+        source: "/compute/vps".to_owned(),
+        event_type: format!("providerLoadBalancer.{kind}"),
+        subject: lb.id.clone(),
+        tenant_id: lb.tenant_id.clone(),
+        time: now,
+        data,
+    }
+}
+
+/// The member kind of named instances.
+const MEMBER_INSTANCE: &str = "instance";
+/// The member kind of named regional load balancers.
+const MEMBER_LOAD_BALANCER: &str = "load-balancer";
+
+impl Store {
+    async fn load_balancer_fetch_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+    ) -> Result<Option<LoadBalancerRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+        let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
+        let members = sqlx::query(
+            "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 ORDER BY position",
+        )
+        .bind(id)
+        .fetch_all(&mut **txn)
+        .await?;
+        add_members(&mut lb, &members)?;
+        Ok(Some(lb))
+    }
+
+    /// One load balancer by id, with its named targets.
+    pub async fn load_balancer_fetch(&self, id: &str) -> Result<Option<LoadBalancerRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+        let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
+        let members = sqlx::query(
+            "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 ORDER BY position",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        add_members(&mut lb, &members)?;
+        Ok(Some(lb))
+    }
+
+    async fn load_balancer_members_replace_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        lb: &LoadBalancerRow,
+    ) -> Result<()> {
+        sqlx::query("DELETE FROM load_balancer_members WHERE load_balancer_id = $1")
+            .bind(&lb.id)
+            .execute(&mut **txn)
+            .await?;
+        let members = lb
+            .targets
+            .instance_ids
+            .iter()
+            .map(|id| (MEMBER_INSTANCE, id))
+            .chain(lb.targets.load_balancer_ids.iter().map(|id| (MEMBER_LOAD_BALANCER, id)));
+        for (position, (kind, member)) in members.enumerate() {
+            sqlx::query(
+                "INSERT INTO load_balancer_members (load_balancer_id, member_kind, member_id, position) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(&lb.id)
+            .bind(kind)
+            .bind(member)
+            .bind(position as i64)
+            .execute(&mut **txn)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Creates a load balancer with its named targets, books one `loadBalancers` quota on its
+    /// pool, writes its authorization row, its work item and its `created` event, in one
+    /// transaction. A load balancer with the same id (a retry) is returned as it is when its
+    /// request digest matches (`Ok((row, false))`), else `CONFLICT`; no room in the quota (or no
+    /// quota row) is `QUOTA_EXCEEDED` and writes nothing.
+    pub async fn load_balancer_create(
+        &self,
+        new: &NewLoadBalancer,
+        authz: &AuthzResourceRow,
+    ) -> Result<(LoadBalancerRow, bool)> {
+        let row = &new.row;
+        if let Some(existing) = self.load_balancer_fetch(&row.id).await? {
+            return retried(existing, row);
+        }
+        let mut txn = self.begin_write().await?;
+        self.quota_book_in(&mut txn, &row.pool_id, &row.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
+        let insert = sqlx::query(
+            "INSERT INTO load_balancers (id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, name, \
+             description, scope, region, subnet_id, target_pool, settings, request_digest, state, message, provider_id, \
+             address, address_v6, reached_ids, ready_once, version, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'pending', '', '', '', '', '[]', \
+             0, 1, $16, $16)",
+        )
+        .bind(&row.id)
+        .bind(&row.tenant_id)
+        .bind(&row.project_id)
+        .bind(&row.pool_id)
+        .bind(&row.account_id)
+        .bind(&row.billing_mode)
+        .bind(&row.owner_id)
+        .bind(&row.name)
+        .bind(&row.description)
+        .bind(&row.scope)
+        .bind(&row.region)
+        .bind(&row.subnet_id)
+        .bind(row.targets.pool as i64)
+        .bind(serde_json::to_string(&row.settings).expect("settings serialize"))
+        .bind(&row.request_digest)
+        .bind(row.created_at)
+        .execute(&mut *txn)
+        .await;
+        match insert {
+            Ok(_) => {}
+            // The same retry, twice at once: the other one made it.
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                drop(txn);
+                let existing = self
+                    .load_balancer_fetch(&row.id)
+                    .await?
+                    .ok_or_else(|| Error::not_found("loadBalancer", &row.id))?;
+                return retried(existing, row);
+            }
+            Err(error) => return Err(error.into()),
+        }
+        self.load_balancer_members_replace_in(&mut txn, row).await?;
+        self.authz_resource_insert_in(&mut txn, authz).await?;
+        self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
+        let created = self.load_balancer_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
+        let event = load_balancer_event(
+            "created",
+            &created,
+            row.created_at,
+            serde_json::json!({"poolId": row.pool_id, "region": row.region, "subnetId": row.subnet_id}),
+        );
+        self.event_append_in(&mut txn, &event).await?;
+        self.commit_and_signal(txn).await?;
+        Ok((created, true))
+    }
+
+    /// The tenant's load balancers with their named targets, oldest first, at most `limit`.
+    pub async fn load_balancer_list(
+        &self,
+        tenant_id: &str,
+        pool_id: Option<&str>,
+        project_id: Option<&str>,
+        include_deleted: bool,
+        limit: i64,
+    ) -> Result<Vec<LoadBalancerRow>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM load_balancers WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
+             AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id LIMIT $5"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .bind(pool_id)
+            .bind(project_id)
+            .bind(include_deleted as i64)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut lbs: Vec<LoadBalancerRow> = rows.iter().map(load_balancer_from_row).collect::<Result<_>>()?;
+        if lbs.is_empty() {
+            return Ok(lbs);
+        }
+        // One query for the named targets of every listed load balancer of the tenant.
+        let members = sqlx::query(
+            "SELECT m.load_balancer_id, m.member_kind, m.member_id FROM load_balancer_members m \
+             JOIN load_balancers lb ON lb.id = m.load_balancer_id WHERE lb.tenant_id = $1 \
+             ORDER BY m.load_balancer_id, m.position",
+        )
+        .bind(tenant_id)
+        .fetch_all(&self.pool)
+        .await?;
+        for member in &members {
+            let owner: String = member.try_get("load_balancer_id")?;
+            if let Some(lb) = lbs.iter_mut().find(|lb| lb.id == owner) {
+                add_members(lb, std::slice::from_ref(member))?;
+            }
+        }
+        Ok(lbs)
+    }
+
+    /// Applies a tenant's change (settings and targets as in `lb`): `version` bumped, a ready or
+    /// failed load balancer `updating`, the reconciler woken. `INVALID_STATE` once it is being
+    /// deleted.
+    pub async fn load_balancer_update(
+        &self,
+        lb: &LoadBalancerRow,
+        now: i64,
+        deadline: Option<i64>,
+    ) -> Result<LoadBalancerRow> {
+        let mut txn = self.begin_write().await?;
+        let updated = sqlx::query(
+            "UPDATE load_balancers SET description = $2, target_pool = $3, settings = $4, \
+             state = CASE WHEN state IN ('ready', 'error') THEN 'updating' ELSE state END, \
+             message = CASE WHEN state IN ('ready', 'error') THEN '' ELSE message END, \
+             version = version + 1, updated_at = $5 \
+             WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
+        )
+        .bind(&lb.id)
+        .bind(&lb.description)
+        .bind(lb.targets.pool as i64)
+        .bind(serde_json::to_string(&lb.settings).expect("settings serialize"))
+        .bind(now)
+        .execute(&mut *txn)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(Error::invalid_state(format!("load balancer {:?} is being deleted and cannot change", lb.id))
+                .with_detail("loadBalancerId", lb.id.as_str()));
+        }
+        self.load_balancer_members_replace_in(&mut txn, lb).await?;
+        let updated = self.load_balancer_fetch_in(&mut txn, &lb.id).await?.expect("just updated");
+        self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &lb.id, &updated.state, deadline, now).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(updated)
+    }
+
+    /// The live global load balancers of `tenant` that target the load balancer `id`.
+    pub async fn load_balancer_targeted_by(&self, tenant: &str, id: &str) -> Result<Vec<String>> {
+        let rows: Vec<String> = sqlx::query_scalar(
+            "SELECT lb.id FROM load_balancer_members m JOIN load_balancers lb ON lb.id = m.load_balancer_id \
+             WHERE m.member_kind = $1 AND m.member_id = $2 AND lb.tenant_id = $3 AND lb.deleted_at IS NULL \
+             ORDER BY lb.created_at, lb.id",
+        )
+        .bind(MEMBER_LOAD_BALANCER)
+        .bind(id)
+        .bind(tenant)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows)
+    }
+
+    /// Marks the load balancer for deletion and wakes the reconciler. A regional one that a live
+    /// global one of the tenant targets is `INVALID_STATE` (reason `inUse`), checked in the same
+    /// transaction. One already `deleting` is returned unchanged; one whose delete failed is
+    /// retried at once.
+    pub async fn load_balancer_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<LoadBalancerRow> {
+        let mut txn = self.begin_write().await?;
+        let Some(lb) = self.load_balancer_fetch_in(&mut txn, id).await? else {
+            return Err(Error::not_found("loadBalancer", id));
+        };
+        let users: Vec<String> = sqlx::query_scalar(
+            "SELECT lb.id FROM load_balancer_members m JOIN load_balancers lb ON lb.id = m.load_balancer_id \
+             WHERE m.member_kind = $1 AND m.member_id = $2 AND lb.tenant_id = $3 AND lb.deleted_at IS NULL \
+             ORDER BY lb.created_at, lb.id",
+        )
+        .bind(MEMBER_LOAD_BALANCER)
+        .bind(id)
+        .bind(&lb.tenant_id)
+        .fetch_all(&mut *txn)
+        .await?;
+        if !users.is_empty() {
+            return Err(Error::invalid_state(format!(
+                "load balancer {id:?} is the target of global load balancer(s) {}; delete them or retarget them first",
+                users.join(", ")
+            ))
+            .with_detail("reason", "inUse")
+            .with_detail("targetedBy", users));
+        }
+        let updated = sqlx::query(
+            "UPDATE load_balancers SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
+             delete_requested_at = COALESCE(delete_requested_at, $2) \
+             WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(&mut *txn)
+        .await?;
+        if updated.rows_affected() > 0 {
+            // A fresh item: the delete backoff starts over, and the first try is now.
+            sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
+                .bind(LOAD_BALANCER_KIND)
+                .bind(id)
+                .execute(&mut *txn)
+                .await?;
+            self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, id, "deleting", deadline, now).await?;
+            self.commit_and_signal(txn).await?;
+        } else {
+            drop(txn);
+        }
+        self.load_balancer_fetch(id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))
+    }
+
+    /// Records an observation of the reconciler with its events, unless the tenant changed the
+    /// load balancer meanwhile (then only the provider id is kept and `false` is returned: the
+    /// change has already queued the next pass). Starts billing when it is first ready, on a pool
+    /// that bills.
+    pub async fn load_balancer_observe(&self, id: &str, observed: &LoadBalancerObserved, now: i64) -> Result<bool> {
+        let mut txn = self.begin_write().await?;
+        if !observed.provider_id.is_empty() {
+            sqlx::query("UPDATE load_balancers SET provider_id = $2 WHERE id = $1 AND provider_id = ''")
+                .bind(id)
+                .bind(&observed.provider_id)
+                .execute(&mut *txn)
+                .await?;
+        }
+        let before =
+            self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
+        let updated = sqlx::query(
+            "UPDATE load_balancers SET state = $3, message = $4, address = $5, address_v6 = $6, reached_ids = $7, \
+             ready_once = $8, updated_at = $9 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(observed.version)
+        .bind(&observed.state)
+        .bind(&observed.message)
+        .bind(&observed.address)
+        .bind(&observed.address_v6)
+        .bind(serde_json::to_string(&observed.reached_ids).expect("strings serialize"))
+        .bind(observed.ready_once as i64)
+        .bind(now)
+        .execute(&mut *txn)
+        .await?;
+        if updated.rows_affected() == 0 {
+            txn.commit().await?;
+            return Ok(false);
+        }
+        if observed.ready_once
+            && !before.ready_once
+            && matches!(before.billing_mode.as_str(), "metered" | "platform-fee")
+        {
+            self.usage_billable_start_on_pool_in(
+                &mut txn,
+                LOAD_BALANCER_METER,
+                id,
+                &before.tenant_id,
+                Some(&before.pool_id),
+                now,
+            )
+            .await?;
+        }
+        for event in &observed.events {
+            self.event_append_in(&mut txn, event).await?;
+        }
+        self.commit_and_signal(txn).await?;
+        Ok(true)
+    }
+
+    /// The load balancer is gone at the provider: marks it deleted, removes its authorization
+    /// row, ends its billing, refunds its quota and publishes `deleted`, in one transaction.
+    pub async fn load_balancer_finish_delete(&self, id: &str, now: i64) -> Result<()> {
+        let mut txn = self.begin_write().await?;
+        let updated = sqlx::query(
+            "UPDATE load_balancers SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
+             WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(&mut *txn)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Ok(());
+        }
+        let lb =
+            self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
+        self.authz_resource_delete_in(&mut txn, LOAD_BALANCER_RESOURCE, id).await?;
+        self.usage_billable_end_in(&mut txn, LOAD_BALANCER_METER, id, now).await?;
+        self.quota_refund_in(&mut txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
+        self.event_append_in(&mut txn, &load_balancer_event("deleted", &lb, now, serde_json::json!({}))).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(())
+    }
+
+    /// Wakes, inside the caller's transaction, every live load balancer that may reach
+    /// `instance_id`: those that name it, and the regional ones of its tenant in its pool and
+    /// region (pool targets). Their next pass recomputes what they reach from the rows as this
+    /// transaction leaves them. The instance's delete calls it, so its load balancers drop it at
+    /// once; a machine newly assigned may call it too.
+    pub async fn load_balancers_wake_for_instance_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        instance_id: &str,
+        now: i64,
+    ) -> Result<()> {
+        let rows = sqlx::query(
+            "SELECT lb.id, lb.state FROM load_balancers lb WHERE lb.deleted_at IS NULL AND lb.delete_requested_at IS NULL \
+             AND (lb.id IN (SELECT load_balancer_id FROM load_balancer_members WHERE member_kind = $1 AND member_id = $2) \
+               OR (lb.target_pool = 1 AND EXISTS (SELECT 1 FROM instances i WHERE i.id = $2 AND i.tenant_id = lb.tenant_id \
+                   AND i.pool_id = lb.pool_id AND i.region = lb.region))) \
+             ORDER BY lb.id",
+        )
+        .bind(MEMBER_INSTANCE)
+        .bind(instance_id)
+        .fetch_all(&mut **txn)
+        .await?;
+        for row in rows {
+            let id: String = row.try_get("id")?;
+            let state: String = row.try_get("state")?;
+            self.work_enqueue_in(txn, LOAD_BALANCER_KIND, &id, &state, None, now).await?;
+        }
+        Ok(())
+    }
+
+    /// [`Store::load_balancers_wake_for_instance_in`] in a transaction of its own.
+    pub async fn load_balancers_wake_for_instance(&self, instance_id: &str, now: i64) -> Result<()> {
+        let mut txn = self.begin_write().await?;
+        self.load_balancers_wake_for_instance_in(&mut txn, instance_id, now).await?;
+        self.commit_and_signal(txn).await
+    }
+
+    /// Publishes one event about a load balancer on its own.
+    pub async fn load_balancer_event_append(&self, event: &NewEvent) -> Result<()> {
+        let mut txn = self.begin_write().await?;
+        self.event_append_in(&mut txn, event).await?;
+        self.commit_and_signal(txn).await
+    }
+}
+
+fn add_members(lb: &mut LoadBalancerRow, members: &[AnyRow]) -> Result<()> {
+    for member in members {
+        let kind: String = member.try_get("member_kind")?;
+        let id: String = member.try_get("member_id")?;
+        if kind == MEMBER_LOAD_BALANCER {
+            lb.targets.load_balancer_ids.push(id);
+        } else {
+            lb.targets.instance_ids.push(id);
+        }
+    }
+    Ok(())
+}
+
+/// A create whose id exists: the same request is a retry, another one a `CONFLICT`.
+fn retried(existing: LoadBalancerRow, row: &LoadBalancerRow) -> Result<(LoadBalancerRow, bool)> {
+    if existing.request_digest != row.request_digest {
+        return Err(Error::conflict(format!(
+            "idempotency key already used for load balancer {:?} with a different request",
+            existing.id
+        ))
+        .with_detail("loadBalancerId", existing.id.as_str()));
+    }
+    Ok((existing, false))
+}
