@@ -13,6 +13,8 @@ mod events;
 mod kubernetes;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancer_checks;
+mod load_balancers;
 mod offers;
 mod pools;
 mod principals;

@@ -655,13 +655,14 @@ impl Store {
     }
 
     /// Records an observation of the reconciler with its events, unless the tenant changed the
-    /// load balancer meanwhile (then only the provider id is kept and `false` is returned: the
-    /// change has already queued the next pass). Starts billing when it is first ready, on a pool
+    /// load balancer meanwhile (then only the provider id is kept, or a second load balancer
+    /// would be made, and `false` is returned: the change has already queued the next pass). Starts billing when it is first ready, on a pool
     /// that bills.
     pub async fn load_balancer_observe(&self, id: &str, observed: &LoadBalancerObserved, now: i64) -> Result<bool> {
         let mut txn = self.begin_write().await?;
         if !observed.provider_id.is_empty() {
-            sqlx::query("UPDATE load_balancers SET provider_id = $2 WHERE id = $1 AND provider_id = ''")
+            // The reconciler is its only writer: the latest id it made or found wins.
+            sqlx::query("UPDATE load_balancers SET provider_id = $2 WHERE id = $1 AND provider_id <> $2")
                 .bind(id)
                 .bind(&observed.provider_id)
                 .execute(&mut *txn)

@@ -14,6 +14,7 @@ mod catalog;
 mod events;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancer_targets;
 mod load_balancers;
 mod offers;
 mod pools;
