@@ -11,11 +11,14 @@ mod api_keys;
 mod authz;
 mod budgets;
 mod catalog;
+mod certificates;
 mod events;
+mod instances;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
 mod load_balancer_targets;
 mod load_balancers;
+mod networks;
 mod offers;
 mod pools;
 mod projects;
@@ -37,7 +40,11 @@ pub use accounts::{AccountChange, AccountCredentials, AccountRow, NewAccount};
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
 pub use budgets::{BudgetChange, BudgetRow, NewBudget, month_bounds};
+pub use certificates::{
+    CERTIFICATE_KIND, CERTIFICATE_RESOURCE, CertificateObserved, CertificateRow, NewCertificate, certificate_event,
+};
 pub use events::{EventFilter, EventRow, NewEvent};
+pub use instances::{INSTANCE_KIND, INSTANCE_RESOURCE, InstanceObserved, InstanceRow, NewInstance, instance_event};
 pub use kubernetes_clusters::{
     CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event,
     provider_name,
@@ -48,6 +55,10 @@ pub use load_balancers::{
     LOAD_BALANCER_RESOURCE, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer,
     SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
     load_balancer_event, load_balancer_provider_name,
+};
+pub use networks::{
+    NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
+    VPS_EVENT_SOURCE, network_event,
 };
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
@@ -91,6 +102,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
+    (6, "vps", include_str!("migrations/postgres/0006_vps.sql")),
     (7, "load balancers", include_str!("migrations/postgres/0007_load_balancers.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -99,6 +111,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
+    (6, "vps", include_str!("migrations/sqlite/0006_vps.sql")),
     (7, "load balancers", include_str!("migrations/sqlite/0007_load_balancers.sql")),
 ];
 
