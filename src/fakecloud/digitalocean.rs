@@ -162,18 +162,36 @@ pub(super) fn region(slug: &str) -> Value {
     })
 }
 
+/// The account's default VPC of a region: a stable id, never in the VPC list (tenant networks
+/// are never the default one).
+pub(super) fn default_vpc(region: &str) -> String {
+    let mut bytes = [0u8; 16];
+    for (i, b) in region.bytes().enumerate() {
+        bytes[i % 16] ^= b;
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-4{}-a{}-{}", &hex[..8], &hex[8..12], &hex[13..16], &hex[17..20], &hex[20..])
+}
+
+/// An RFC 1918 range as (first address, last address, prefix length).
+fn private_range(cidr: &str) -> Option<(u32, u32, u32)> {
+    let (address, length) = cidr.split_once('/')?;
+    let address: std::net::Ipv4Addr = address.parse().ok()?;
+    let length: u32 = length.parse().ok().filter(|l| *l <= 32)?;
+    let mask = if length == 0 { 0 } else { u32::MAX << (32 - length) };
+    let first = u32::from(address) & mask;
+    let last = first | !mask;
+    let within = |net: u32, bits: u32| {
+        let net_mask = u32::MAX << (32 - bits);
+        first & net_mask == net && last & net_mask == net
+    };
+    (within(0x0a00_0000, 8) || within(0xac10_0000, 12) || within(0xc0a8_0000, 16)).then_some((first, last, length))
+}
+
 pub(super) fn uuid() -> String {
     let n = rand::random::<u128>();
     let hex = format!("{n:032x}");
     format!("{}-{}-4{}-a{}-{}", &hex[..8], &hex[8..12], &hex[13..16], &hex[17..20], &hex[20..])
-}
-
-/// The id of a region's default VPC, where droplets and regional load balancers that name no
-/// VPC live: the same for every call, as DigitalOcean's default VPC of a region is.
-pub(super) fn default_vpc_uuid(region: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let hex: String = Sha256::digest(format!("default-vpc:{region}")).iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-4{}-a{}-{}", &hex[..8], &hex[8..12], &hex[13..16], &hex[17..20], &hex[20..32])
 }
 
 async fn droplet_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -186,6 +204,14 @@ async fn droplet_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     for field in ["name", "region", "size", "image"] {
         if body[field].as_str().is_none_or(str::is_empty) {
             return refuse(422, &format!("{field} is required"));
+        }
+    }
+    let vpc = body["vpc_uuid"].as_str().filter(|v| !v.is_empty()).map(str::to_owned);
+    if let Some(vpc) = &vpc {
+        match world.digitalocean.vpcs.get(vpc) {
+            Some(found) if found.value["region"] == body["region"] => {}
+            Some(_) => return refuse(422, "The VPC is not in the droplet's region."),
+            None => return refuse(422, &format!("VPC {vpc} was not found.")),
         }
     }
     let id = 100_000_000 + world.next();
@@ -212,8 +238,7 @@ async fn droplet_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
         ], "v6": []},
         "region": region(body["region"].as_str().unwrap_or_default()),
         "tags": body["tags"].as_array().cloned().unwrap_or_default(),
-        "vpc_uuid": body["vpc_uuid"].as_str().map(str::to_owned)
-            .unwrap_or_else(|| default_vpc_uuid(body["region"].as_str().unwrap_or_default())),
+        "vpc_uuid": vpc.unwrap_or_else(|| default_vpc(body["region"].as_str().unwrap_or_default())),
     });
     world.digitalocean.droplets.insert(id, Object { value: value.clone(), created: Instant::now() });
     let actions =
@@ -280,15 +305,39 @@ async fn vpc_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     if world.digitalocean.vpcs.values().any(|v| v.value["name"] == name) {
         return refuse(409, "A VPC with this name already exists.");
     }
-    let id = uuid();
     let octet = world.next() % 250;
+    let ip_range = body["ip_range"].as_str().map(str::to_owned).unwrap_or_else(|| format!("10.{octet}.0.0/20"));
+    // DigitalOcean's rules for a range: RFC 1918, /16 to /28, no overlap with another VPC of the
+    // account in the region.
+    let Some((first, last, length)) = private_range(&ip_range) else {
+        return refuse(
+            422,
+            &format!("ip_range {ip_range:?} must be an RFC 1918 range in CIDR notation, from /16 to /28"),
+        );
+    };
+    if !(16..=28).contains(&length) {
+        return refuse(422, &format!("ip_range {ip_range:?} may not be smaller than /28 nor larger than /16"));
+    }
+    let region = body["region"].as_str().unwrap_or_default();
+    let overlapping = world.digitalocean.vpcs.values().find(|v| {
+        v.value["region"] == region
+            && private_range(v.value["ip_range"].as_str().unwrap_or_default())
+                .is_some_and(|(a, b, _)| a <= last && first <= b)
+    });
+    if let Some(other) = overlapping {
+        return refuse(
+            422,
+            &format!("ip_range {ip_range:?} overlaps the range of VPC {} in region {region}", other.value["name"]),
+        );
+    }
+    let id = uuid();
     let value = json!({
         "id": id,
         "urn": format!("do:vpc:{id}"),
         "name": name,
         "description": body["description"].as_str().unwrap_or_default(),
         "region": body["region"],
-        "ip_range": body["ip_range"].as_str().map(str::to_owned).unwrap_or_else(|| format!("10.{octet}.0.0/20")),
+        "ip_range": ip_range,
         "default": false,
         "created_at": clock::now(),
     });
@@ -325,9 +374,11 @@ async fn vpc_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(
         Ok(entered) => entered,
         Err(refusal) => return refusal,
     };
-    let in_use = world.digitalocean.droplets.values().any(|d| d.value["vpc_uuid"] == id.as_str());
+    // A VPC with members (droplets, load balancers) cannot be deleted: 403, as documented.
+    let in_use = world.digitalocean.droplets.values().any(|d| d.value["vpc_uuid"] == id.as_str())
+        || world.digitalocean.load_balancers.values().any(|lb| lb.value["vpc_uuid"] == id.as_str());
     if in_use {
-        return refuse(409, "The VPC still has members.");
+        return refuse(403, "The VPC still has members and cannot be deleted.");
     }
     match world.digitalocean.vpcs.remove(&id) {
         Some(_) => empty(),

@@ -22,7 +22,7 @@ use axum::routing::get;
 use http::HeaderMap;
 use serde_json::{Map, Value, json};
 
-use super::digitalocean::{DoState, Object, default_vpc_uuid, empty, enter, not_found, page, refuse, region, uuid};
+use super::digitalocean::{DoState, Object, default_vpc, empty, enter, not_found, page, refuse, region, uuid};
 use super::{Shared, clock, json_response};
 
 pub fn routes() -> Router<Arc<Shared>> {
@@ -290,13 +290,13 @@ fn normalize(state: &DoState, body: &Value, existing: Option<&Value>) -> Result<
 
     let vpc_uuid = match str_of(body, "vpc_uuid")? {
         "" if global => String::new(),
-        "" => default_vpc_uuid(region_slug),
+        "" => default_vpc(region_slug),
         given => {
             let known = state
                 .vpcs
                 .get(given)
                 .map(|v| v.value["region"] == region_slug)
-                .or_else(|| (given == default_vpc_uuid(region_slug)).then_some(true));
+                .or_else(|| (given == default_vpc(region_slug)).then_some(true));
             match known {
                 Some(true) => given.to_owned(),
                 Some(false) => return Err(invalid(format!("vpc_uuid {given} is not in region {region_slug}"))),

@@ -102,6 +102,8 @@ pub struct FakeCluster {
     initial_version: String,
     channel: String,
     network: String,
+    /// The subnetwork its nodes use (empty: the network's default).
+    subnetwork: String,
     /// `masterAuthorizedNetworksConfig` as last set.
     authorized_networks: Value,
     pools: Vec<FakePool>,
@@ -271,6 +273,7 @@ impl GkeState {
                     "project": project, "location": location, "name": name, "id": c.id, "status": c.status,
                     "masterVersion": c.master_version, "nodeVersion": c.node_version, "labels": c.labels,
                     "authorizedNetworks": c.authorized_networks,
+                    "network": c.network, "subnetwork": c.subnetwork,
                     "releaseChannel": c.channel, "endpoint": c.endpoint,
                     "nodePools": c.pools.iter().map(|p| json!({
                         "name": p.name, "status": p.status, "version": p.version, "nodeCount": p.node_count,
@@ -281,6 +284,15 @@ impl GkeState {
             })
             .collect();
         json!({"clusters": clusters})
+    }
+
+    /// A cluster of `project` whose nodes use `subnetwork` of `network`, if any (Compute Engine
+    /// refuses to delete such a subnetwork).
+    pub fn cluster_on_subnetwork(&self, project: &str, network: &str, subnetwork: &str) -> Option<String> {
+        self.clusters
+            .iter()
+            .find(|((p, _, _), c)| p == project && c.network == network && c.subnetwork == subnetwork)
+            .map(|((_, _, name), _)| name.clone())
     }
 
     fn busy(&self, key: &ClusterKey) -> Option<String> {
@@ -426,6 +438,7 @@ impl Context<'_> {
             "loggingService": "logging.googleapis.com/kubernetes",
             "monitoringService": "monitoring.googleapis.com/kubernetes",
             "network": c.network,
+            "subnetwork": c.subnetwork,
             "masterAuthorizedNetworksConfig": c.authorized_networks,
             "clusterIpv4Cidr": "10.4.0.0/14",
             "resourceLabels": c.labels,
@@ -634,6 +647,26 @@ impl Context<'_> {
         let Some(version) = catalog.resolve(asked, &channel) else {
             return error(400, &format!("Version {asked:?} is invalid."));
         };
+        // A network other than the project's default must exist, and the subnetwork be one of it
+        // in the cluster's region, as GKE checks before it accepts the cluster.
+        let network = spec["network"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_owned();
+        let subnetwork = spec["subnetwork"].as_str().unwrap_or_default().to_owned();
+        if network != "default" && !world.compute.has_network(&key.0, &network) {
+            return error(400, &format!("Network \"{network}\" does not exist."));
+        }
+        // A zone (`europe-west1-b`) is in the region before its last dash; a region is itself.
+        let region = match key.1.rsplit_once('-') {
+            Some((region, _)) if key.1.matches('-').count() >= 2 => region.to_owned(),
+            _ => key.1.clone(),
+        };
+        if !subnetwork.is_empty() && !world.compute.has_subnetwork(&key.0, &region, &subnetwork, &network) {
+            return error(
+                400,
+                &format!(
+                    "Subnetwork \"{subnetwork}\" does not exist in network \"{network}\" and region \"{region}\"."
+                ),
+            );
+        }
         let mut pools = Vec::new();
         let specs = spec["nodePools"].as_array().cloned().unwrap_or_default();
         let specs = if specs.is_empty() {
@@ -671,7 +704,8 @@ impl Context<'_> {
             node_version: version.clone(),
             initial_version: version,
             channel,
-            network: spec["network"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").into(),
+            network,
+            subnetwork,
             authorized_networks: spec["masterAuthorizedNetworksConfig"].clone(),
             pools,
             create_time: clock::now(),

@@ -53,6 +53,11 @@ impl Gke {
         &self.tokens
     }
 
+    /// The Compute Engine adapter of the same project and service account (tenant networks).
+    pub fn compute(&self) -> super::gce::Gce {
+        super::gce::Gce::new(&self.config.base_url, &self.config.project, self.http.clone(), self.tokens.clone())
+    }
+
     fn parent(&self) -> String {
         format!("projects/{}/locations/{}", self.config.project, self.config.location)
     }

@@ -15,6 +15,7 @@ pub mod cloud;
 pub mod cluster_api;
 pub mod digitalocean;
 pub mod error;
+pub mod gce;
 pub mod gke;
 pub mod google_auth;
 pub mod kube;
