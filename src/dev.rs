@@ -144,8 +144,10 @@ pub async fn run(options: DevOptions) -> Result<()> {
             ..WorkerConfig::default()
         },
     );
+    let digitalocean = crate::provider::accounts::StoreDigitalOceanAccounts::new(store.clone(), secret_key.clone());
     let worker = worker
-        .with_reconciler(std::sync::Arc::new(crate::reconcile::KubernetesClusters::new(services.gke_accounts()?)));
+        .with_reconciler(std::sync::Arc::new(crate::reconcile::KubernetesClusters::new(services.gke_accounts()?)))
+        .with_reconciler(std::sync::Arc::new(crate::reconcile::ProviderLoadBalancers::new(digitalocean)));
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;

@@ -5,6 +5,7 @@ mod accounts;
 mod budgets;
 mod identity;
 mod kubernetes;
+mod load_balancers;
 mod offers;
 mod output;
 mod pools;
@@ -71,6 +72,9 @@ pub enum Command {
     /// Node pools of Kubernetes clusters.
     #[command(subcommand)]
     Nodepools(kubernetes::NodePoolsCommand),
+    /// Load balancers (regional and global) over the tenant's instances.
+    #[command(subcommand, name = "loadbalancers")]
+    Loadbalancers(load_balancers::LoadBalancersCommand),
     /// The tenants' projects.
     #[command(subcommand)]
     Projects(projects::ProjectsCommand),
@@ -164,6 +168,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Tenants(command) => tenants::run(&cli, command).await,
         Command::Clusters(command) => kubernetes::clusters(&cli, command).await,
         Command::Nodepools(command) => kubernetes::node_pools(&cli, command).await,
+        Command::Loadbalancers(command) => load_balancers::run(&cli, command).await,
         Command::Projects(command) => projects::run(&cli, command).await,
         Command::Accounts(command) => accounts::run(&cli, command).await,
         Command::Pools(command) => pools::run(&cli, command).await,

@@ -287,6 +287,9 @@ fn normalize(state: &DoState, body: &Value, existing: Option<&Value>) -> Result<
     if !droplet_ids.is_empty() && !tag.is_empty() {
         return Err(invalid("droplet_ids and tag are mutually exclusive"));
     }
+    if global && (!droplet_ids.is_empty() || !tag.is_empty()) {
+        return Err(invalid("a global load balancer targets load balancers, not droplets or a tag"));
+    }
 
     let vpc_uuid = match str_of(body, "vpc_uuid")? {
         "" if global => String::new(),
@@ -329,9 +332,6 @@ fn normalize(state: &DoState, body: &Value, existing: Option<&Value>) -> Result<
     let mut targets = Vec::new();
     let mut glb_settings = Value::Null;
     if global {
-        if !droplet_ids.is_empty() || !tag.is_empty() {
-            return Err(invalid("a global load balancer targets load balancers, not droplets or a tag"));
-        }
         for (i, domain) in array_of(body, "domains")?.iter().enumerate() {
             let name = str_of(domain, "name")?;
             if name.is_empty() {

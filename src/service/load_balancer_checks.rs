@@ -5,7 +5,7 @@
 //! `compute:instances:update` with the caller's own credential), the targeted regional load
 //! balancers and the certificates. Each refusal carries its documented code.
 
-use super::checks::{check_capability, check_location, check_offer, check_pool_active, LOAD_BALANCERS};
+use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offer, check_pool_active};
 use super::{Context, Service};
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Result};
@@ -120,7 +120,9 @@ pub(super) fn check_shape(global: bool, targets: &TargetsRow, settings: &LoadBal
             ));
         }
     }
-    if settings.redirect_http_to_https && !settings.forwarding.iter().any(|r| matches!(r.entry_protocol.as_str(), "https" | "http2")) {
+    if settings.redirect_http_to_https
+        && !settings.forwarding.iter().any(|r| matches!(r.entry_protocol.as_str(), "https" | "http2"))
+    {
         violations.push(FieldViolation::new(
             "redirectHttpToHttps",
             "redirecting to HTTPS needs a forwarding rule with an https or http2 entry",
@@ -177,7 +179,9 @@ impl Service {
         if subnet.account_id != account {
             return Err(Error::fields(vec![FieldViolation::new(
                 "subnetId",
-                format!("subnet {subnet_id:?} is on another account than the pool's; name a subnet of a network on the pool's account"),
+                format!(
+                    "subnet {subnet_id:?} is on another account than the pool's; name a subnet of a network on the pool's account"
+                ),
             )]));
         }
         if subnet.region != region {
@@ -263,14 +267,18 @@ impl Service {
                     .map(|(i, instance)| {
                         let wanted = match expected {
                             Some(subnet) => format!("on its subnet {subnet:?}"),
-                            None => "on no tenant network, as the load balancer lives on the account's default network".to_owned(),
+                            None => "on no tenant network, as the load balancer lives on the account's default network"
+                                .to_owned(),
                         };
                         FieldViolation::new(
                             format!("targets.instanceIds[{i}]"),
                             format!(
                                 "instance {:?} is {}; a load balancer reaches only instances {wanted}",
                                 instance.id,
-                                instance.subnet_id.as_deref().map_or("on no tenant network".to_owned(), |s| format!("on subnet {s:?}"))
+                                instance
+                                    .subnet_id
+                                    .as_deref()
+                                    .map_or("on no tenant network".to_owned(), |s| format!("on subnet {s:?}"))
                             ),
                         )
                     })
@@ -319,7 +327,8 @@ impl Service {
             }
             let path = format!("targets.loadBalancerIds[{i}]");
             if target.is_global() {
-                violations.push(FieldViolation::new(path, format!("load balancer {id:?} is global; target regional ones")));
+                violations
+                    .push(FieldViolation::new(path, format!("load balancer {id:?} is global; target regional ones")));
             } else if target.account_id != account {
                 violations.push(FieldViolation::new(
                     path,
@@ -343,7 +352,13 @@ impl Service {
             .iter()
             .enumerate()
             .map(|(i, r)| (format!("forwarding[{i}].certificateId"), &r.certificate_id))
-            .chain(settings.domains.iter().enumerate().map(|(i, d)| (format!("domains[{i}].certificateId"), &d.certificate_id)))
+            .chain(
+                settings
+                    .domains
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (format!("domains[{i}].certificateId"), &d.certificate_id)),
+            )
             .filter(|(_, id)| !id.is_empty());
         let mut violations = Vec::new();
         for (path, id) in named {

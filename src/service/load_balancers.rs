@@ -80,7 +80,11 @@ fn targets_row(targets: &LoadBalancerTargets) -> TargetsRow {
 
 /// A digest of everything a create request asks for but its idempotency key: the same key with
 /// any other field changed is a conflict, not a retry.
-fn request_digest(request: &CreateLoadBalancerRequest, settings: &LoadBalancerSettings, targets: &TargetsRow) -> String {
+fn request_digest(
+    request: &CreateLoadBalancerRequest,
+    settings: &LoadBalancerSettings,
+    targets: &TargetsRow,
+) -> String {
     let canonical = serde_json::json!({
         "projectId": request.project_id, "poolId": request.pool_id, "name": request.name,
         "description": request.description, "scope": request.scope, "region": request.region,
@@ -130,7 +134,8 @@ impl Service {
             violations.push(FieldViolation::new("subnetId", "a global load balancer lives on no subnet"));
         }
         if !global && request.region.is_empty() {
-            violations.push(FieldViolation::new("region", "a regional load balancer needs a region of the pool's account"));
+            violations
+                .push(FieldViolation::new("region", "a regional load balancer needs a region of the pool's account"));
         }
         violations.extend(check_shape(global, &targets, &settings));
         if !violations.is_empty() {
@@ -218,8 +223,10 @@ impl Service {
     ) -> Result<Vec<LoadBalancerRow>> {
         let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
         let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let lbs =
-            self.store.load_balancer_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
+        let lbs = self
+            .store
+            .load_balancer_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT)
+            .await?;
         Ok(self.authorize_items(ctx, "compute:load-balancers:read", lbs, |lb| Target {
             resource_type: LOAD_BALANCER_RESOURCE.to_owned(),
             id: lb.id.clone(),
@@ -253,7 +260,9 @@ impl Service {
         .map(|(field, _)| {
             FieldViolation::new(
                 field,
-                format!("a load balancer's {field} never changes; make another load balancer with the {field} you want"),
+                format!(
+                    "a load balancer's {field} never changes; make another load balancer with the {field} you want"
+                ),
             )
         })
         .collect();
@@ -290,11 +299,8 @@ impl Service {
         }
         let mut lb = self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await?;
         if lb.delete_requested_at.is_some() || lb.deleted_at.is_some() {
-            return Err(Error::invalid_state(format!(
-                "load balancer {:?} is {} and cannot change",
-                lb.id, lb.state
-            ))
-            .with_detail("state", lb.state.as_str()));
+            return Err(Error::invalid_state(format!("load balancer {:?} is {} and cannot change", lb.id, lb.state))
+                .with_detail("state", lb.state.as_str()));
         }
         let targets_named = request.targets.is_some();
         if let Some(targets) = &request.targets {

@@ -553,8 +553,9 @@ impl Store {
         Ok(lbs)
     }
 
-    /// Applies a tenant's change (settings and targets as in `lb`): `version` bumped, a ready or
-    /// failed load balancer `updating`, the reconciler woken. `INVALID_STATE` once it is being
+    /// Applies a tenant's change (settings and targets as in `lb`): `version` bumped, a ready
+    /// load balancer (or one that failed after it was ready) `updating`, one that failed before
+    /// `pending` again, the reconciler woken. `INVALID_STATE` once it is being
     /// deleted.
     pub async fn load_balancer_update(
         &self,
@@ -565,8 +566,9 @@ impl Store {
         let mut txn = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE load_balancers SET description = $2, target_pool = $3, settings = $4, \
-             state = CASE WHEN state IN ('ready', 'error') THEN 'updating' ELSE state END, \
-             message = CASE WHEN state IN ('ready', 'error') THEN '' ELSE message END, \
+             state = CASE WHEN state = 'ready' OR (state = 'error' AND ready_once = 1) THEN 'updating' \
+               WHEN state = 'error' THEN 'pending' ELSE state END, \
+             message = CASE WHEN state = 'error' THEN '' ELSE message END, \
              version = version + 1, updated_at = $5 \
              WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
         )

@@ -66,7 +66,10 @@ fn health_check(lb: &LoadBalancerRow) -> Option<HealthCheck> {
 
 /// The provider's certificate id of each certificate the load balancer names, or why it cannot
 /// be asked yet.
-async fn certificates(store: &Store, lb: &LoadBalancerRow) -> crate::error::Result<Result<Vec<(String, String)>, Resolved>> {
+async fn certificates(
+    store: &Store,
+    lb: &LoadBalancerRow,
+) -> crate::error::Result<Result<Vec<(String, String)>, Resolved>> {
     let mut ids = Vec::new();
     for id in lb.settings.certificate_ids() {
         let certificate = match store.load_balancer_certificate(&id).await? {
@@ -141,7 +144,9 @@ pub(super) async fn desired(store: &Store, lb: &LoadBalancerRow) -> crate::error
         let mut reached = Vec::new();
         for id in &lb.targets.load_balancer_ids {
             match store.load_balancer_fetch(id).await? {
-                Some(target) if target.tenant_id == lb.tenant_id && target.deleted_at.is_none() && !target.is_global() => {
+                Some(target)
+                    if target.tenant_id == lb.tenant_id && target.deleted_at.is_none() && !target.is_global() =>
+                {
                     if target.provider_id.is_empty() {
                         return Ok(Resolved::Wait(format!("load balancer {id:?} is not made at the provider yet")));
                     }

@@ -194,7 +194,8 @@ impl Step<'_> {
             Ok(Resolved::Ready(wanted)) => wanted,
             Ok(Resolved::Wait(why)) => {
                 tracing::debug!(load_balancer = %self.lb.id, why, "waiting before asking the provider");
-                let observed = LoadBalancerObserved { state: self.busy().into(), message: String::new(), ..self.unchanged() };
+                let observed =
+                    LoadBalancerObserved { state: self.busy().into(), message: String::new(), ..self.unchanged() };
                 return self.record(observed, Outcome::converging()).await;
             }
             Ok(Resolved::Fail(why)) => return self.fail(why).await,
