@@ -33,7 +33,7 @@ pub(super) struct Desired {
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Resolved {
     /// Yes, with this.
-    Ready(Desired),
+    Ready(Box<Desired>),
     /// Not yet: something it rests on is still being made (a certificate being verified).
     Wait(String),
     /// Never as it stands: something it rests on is gone or failed.
@@ -156,7 +156,7 @@ pub(super) async fn desired(store: &Store, lb: &LoadBalancerRow) -> crate::error
                 _ => {}
             }
         }
-        return Ok(Resolved::Ready(Desired { spec, reached_ids: reached }));
+        return Ok(Resolved::Ready(Box::new(Desired { spec, reached_ids: reached })));
     }
     spec.kind = "REGIONAL".to_owned();
     spec.region = lb.region.clone();
@@ -185,7 +185,7 @@ pub(super) async fn desired(store: &Store, lb: &LoadBalancerRow) -> crate::error
             reached.push(instance.id.clone());
         }
     }
-    Ok(Resolved::Ready(Desired { spec, reached_ids: reached }))
+    Ok(Resolved::Ready(Box::new(Desired { spec, reached_ids: reached })))
 }
 
 fn sorted<T: Ord + Clone>(items: &[T]) -> Vec<T> {
