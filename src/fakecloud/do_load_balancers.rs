@@ -366,7 +366,7 @@ fn normalize(state: &DoState, body: &Value, existing: Option<&Value>) -> Result<
         return Err(invalid("domains and target_load_balancer_ids are for global load balancers"));
     }
 
-    Ok(json!({
+    let mut value = json!({
         "name": name,
         "size_unit": size_unit,
         "forwarding_rules": forwarding,
@@ -389,7 +389,13 @@ fn normalize(state: &DoState, body: &Value, existing: Option<&Value>) -> Result<
         "glb_settings": glb_settings,
         "target_load_balancer_ids": targets,
         "tls_cipher_policy": match str_of(body, "tls_cipher_policy")? { "" => "DEFAULT", other => other },
-    }))
+    });
+    // What a load balancer does not have (a global one's region, a regional one's global
+    // settings) is left out, not null.
+    if let Some(fields) = value.as_object_mut() {
+        fields.retain(|_, v| !v.is_null());
+    }
+    Ok(value)
 }
 
 /// Counts a request whose body carries a `tag` at all, for the inspection.

@@ -34,14 +34,22 @@ pub struct HealthCheck {
     /// The path for HTTP checks.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
-    /// Seconds between checks.
+    /// Seconds between checks (0: the provider's default, not sent).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub check_interval_seconds: u32,
-    /// Seconds before a check fails.
+    /// Seconds before a check fails (0: the provider's default).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub response_timeout_seconds: u32,
-    /// Failures before a target is out.
+    /// Failures before a target is out (0: the provider's default).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub unhealthy_threshold: u32,
-    /// Successes before a target is in.
+    /// Successes before a target is in (0: the provider's default).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub healthy_threshold: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Sticky sessions by cookie.
