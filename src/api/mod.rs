@@ -23,6 +23,7 @@ mod quotas;
 mod tenants;
 mod usage;
 pub mod validate;
+mod vps;
 mod wire;
 
 use std::sync::Arc;
@@ -86,6 +87,7 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .map_err(|error| Error::internal(format!("reflection: {error}")))?;
     let (principals, api_keys, role_bindings) = identity::IdentityApi::servers(services.clone());
     let (kubernetes_clusters, kubernetes_node_pools) = kubernetes::KubernetesApi::servers(services.clone());
+    let (networks, instances, certificates) = vps::VpsApi::servers(services.clone());
     let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
         .add_service(principals)
         .add_service(api_keys)
@@ -93,6 +95,9 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .add_service(kubernetes_clusters)
         .add_service(kubernetes_node_pools)
         .add_service(load_balancers::LoadBalancersApi::server(services.clone()))
+        .add_service(networks)
+        .add_service(instances)
+        .add_service(certificates)
         .add_service(audit::AuditApi::server(services.clone()))
         .add_service(events::EventsApi::server(services.clone()))
         .add_service(usage::UsageApi::server(services.clone()))

@@ -12,6 +12,7 @@ mod pools;
 mod projects;
 mod quotas;
 mod tenants;
+mod vps;
 
 use std::path::PathBuf;
 
@@ -75,6 +76,15 @@ pub enum Command {
     /// Load balancers (regional and global) over the tenant's instances.
     #[command(subcommand, name = "loadbalancers")]
     Loadbalancers(load_balancers::LoadBalancersCommand),
+    /// Tenant networks and their subnets.
+    #[command(subcommand)]
+    Networks(vps::NetworksCommand),
+    /// Instances (virtual machines).
+    #[command(subcommand)]
+    Instances(vps::InstancesCommand),
+    /// Certificates for load balancers.
+    #[command(subcommand)]
+    Certificates(vps::CertificatesCommand),
     /// The tenants' projects.
     #[command(subcommand)]
     Projects(projects::ProjectsCommand),
@@ -169,6 +179,9 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Clusters(command) => kubernetes::clusters(&cli, command).await,
         Command::Nodepools(command) => kubernetes::node_pools(&cli, command).await,
         Command::Loadbalancers(command) => load_balancers::run(&cli, command).await,
+        Command::Networks(command) => vps::networks(&cli, command).await,
+        Command::Instances(command) => vps::instances(&cli, command).await,
+        Command::Certificates(command) => vps::certificates(&cli, command).await,
         Command::Projects(command) => projects::run(&cli, command).await,
         Command::Accounts(command) => accounts::run(&cli, command).await,
         Command::Pools(command) => pools::run(&cli, command).await,

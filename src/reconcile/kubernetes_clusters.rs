@@ -288,7 +288,15 @@ impl Step<'_> {
     /// Creates the cluster at the provider (an "already exists" is a crashed pass's work).
     async fn create(&self) -> Outcome {
         let mut observed = self.unchanged();
-        match self.gke.cluster_create(&cluster_spec(self.cluster)).await {
+        let mut spec = cluster_spec(self.cluster);
+        if let Some(network) = &self.cluster.network_id {
+            // The tenant network's Compute Engine network and its subnetwork in the region.
+            match super::vps::cluster_network(&self.pass.store, network, &self.cluster.location).await {
+                Ok((network, subnetwork)) => (spec.network, spec.subnetwork) = (network, subnetwork),
+                Err(outcome) => return outcome,
+            }
+        }
+        match self.gke.cluster_create(&spec).await {
             Ok(_) => {}
             Err(error) if error.status == Some(409) => {}
             Err(error) => {

@@ -144,12 +144,7 @@ impl Service {
         let placement = self.kubernetes_placement(&tenant, &request.pool_id, &request.location).await?;
         self.cluster_check_shape(&request, &placement)?;
         if !request.network_id.is_empty() {
-            // No tenant network exists on any account yet (the load-balancer work builds them):
-            // every network id names one this tenant does not have on this account.
-            return Err(Error::fields(vec![FieldViolation::new(
-                "networkId",
-                format!("network {:?} is not a network of this tenant on the pool's account", request.network_id),
-            )]));
+            self.network_for_cluster(&tenant, &request.network_id, &placement.account_id, &placement.region).await?;
         }
         let now = now_micros();
         let id = KubernetesClusterId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
@@ -193,7 +188,7 @@ impl Service {
                 request.release_channel.clone()
             },
             requested_version: request.version.clone(),
-            network_id: None,
+            network_id: (!request.network_id.is_empty()).then(|| request.network_id.clone()),
             authorized_networks: request.authorized_networks.clone(),
             private_nodes: request.private_nodes,
             request_digest: request_digest(&request),

@@ -249,6 +249,10 @@ impl Store {
                 .bind(&row.tenant_id)
                 .fetch_one(&mut *txn)
                 .await?;
+        if let Some(network) = &row.network_id {
+            // Holds the network, so that a delete of it waits for this cluster and then sees it.
+            self.network_hold_in(&mut txn, network).await?;
+        }
         if live >= new.max_per_tenant {
             return Err(Error::new(
                 Code::QuotaExceeded,

@@ -13,4 +13,5 @@ mod kubernetes;
 mod load_balancers;
 mod provider;
 mod store_conformance;
+mod vps;
 mod worker;

@@ -261,6 +261,23 @@ async fn droplets_vpcs_and_certificates_round_trip() {
     assert_eq!(adapter.network_list().await.unwrap().len(), 1);
     let duplicate = NetworkSpec { name: "bc-net-1".into(), region: "nyc3".into(), ..Default::default() };
     assert_eq!(adapter.network_create(&duplicate).await.unwrap_err().status, Some(409));
+    // A range must be RFC 1918, /16 to /28, and not overlap another VPC of the region (422).
+    let ranged = |name: &str, region: &str, range: &str| NetworkSpec {
+        name: name.into(),
+        region: region.into(),
+        ip_range: range.into(),
+        ..Default::default()
+    };
+    let taken = adapter.network_get(&vpc.id).await.unwrap().ip_range;
+    let overlap = adapter.network_create(&ranged("bc-net-2", "nyc3", &taken)).await.unwrap_err();
+    assert_eq!(overlap.status, Some(422), "{overlap}");
+    assert!(overlap.message.contains("overlaps"), "{overlap}");
+    let elsewhere = adapter.network_create(&ranged("bc-net-3", "ams3", &taken)).await.unwrap();
+    adapter.network_delete(&elsewhere.id).await.unwrap();
+    for range in ["8.8.8.0/24", "10.0.0.0/12", "10.0.0.0/29"] {
+        let refused = adapter.network_create(&ranged("bc-net-4", "sfo3", range)).await.unwrap_err();
+        assert_eq!(refused.status, Some(422), "{range}: {refused}");
+    }
 
     let spec = InstanceSpec {
         name: "bc-i-1".into(),
@@ -277,7 +294,7 @@ async fn droplets_vpcs_and_certificates_round_trip() {
     assert!(!droplet.private_ipv4.is_empty());
     assert_eq!(adapter.instance_list("bc-pool").await.unwrap().len(), 1);
     assert!(adapter.instance_list("other").await.unwrap().is_empty());
-    // A VPC with members cannot go.
+    // A VPC with members cannot go: 403, as DigitalOcean documents.
     assert_eq!(adapter.network_delete(&vpc.id).await.unwrap_err().status, Some(403));
     adapter.instance_delete(droplet.id).await.unwrap();
     assert_eq!(adapter.instance_get(droplet.id).await.unwrap_err().kind, ErrorKind::NotFound);
