@@ -16,6 +16,7 @@ mod events;
 mod instances;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancer_rows;
 mod load_balancer_targets;
 mod load_balancers;
 mod networks;
@@ -50,11 +51,13 @@ pub use kubernetes_clusters::{
     provider_name,
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
+pub use load_balancer_rows::{
+    DomainRow, ForwardingRow, HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings,
+    NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
+    load_balancer_provider_name,
+};
 pub use load_balancers::{
-    DomainRow, ForwardingRow, HealthCheckRow, LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA,
-    LOAD_BALANCER_RESOURCE, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer,
-    SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
-    load_balancer_event, load_balancer_provider_name,
+    LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
 };
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,

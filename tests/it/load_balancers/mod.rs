@@ -4,6 +4,7 @@
 //! by `fixtures` at the fake cloud and in the vps module's tables.
 
 mod cli;
+mod end_to_end;
 mod fixtures;
 mod global;
 mod grpc;
@@ -18,8 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
-use better_compute::provider::accounts::{DigitalOceanAccounts, StoreDigitalOceanAccounts};
-use better_compute::reconcile::{Backoff, ProviderLoadBalancers, Worker, WorkerConfig};
+use better_compute::provider::accounts::{DigitalOceanAccounts, StoreDigitalOceanAccounts, StoreGkeAccounts};
+use better_compute::reconcile::{Backoff, ProviderLoadBalancers, ProviderResources, Reconciler, Worker, WorkerConfig};
 use better_compute::secrets::SecretKey;
 use better_compute::service::Service;
 use better_compute::store::{Backend, NewAccount, NewOffer, NewPool, NewQuota, Store, now_micros};
@@ -56,6 +57,8 @@ pub struct Env {
     pub acme_viewer: String,
     pub globex_admin: String,
     pub accounts: Arc<dyn DigitalOceanAccounts>,
+    /// The key the accounts' credentials are sealed with.
+    pub key: SecretKey,
     server_stop: Option<tokio::sync::oneshot::Sender<()>>,
     worker: Option<(tokio::sync::watch::Sender<bool>, JoinHandle<()>)>,
     http: reqwest::Client,
@@ -125,6 +128,7 @@ impl Env {
             acme_viewer: String::new(),
             globex_admin: String::new(),
             accounts,
+            key: key.clone(),
             server_stop: Some(stop),
             worker: None,
             http: reqwest::Client::new(),
@@ -143,6 +147,23 @@ impl Env {
 
     /// Starts the worker with settled passes every `settled` (one worker at a time).
     pub fn start_worker_settling(&mut self, settled: Duration) {
+        self.run_worker(settled, vec![Arc::new(reconciler(self.accounts.clone()))]);
+    }
+
+    /// Starts the worker with every kind of the `vps.provider-resources` reconciler (networks,
+    /// instances, certificates and load balancers), as `bc-worker` runs it.
+    pub fn start_vps_worker(&mut self) {
+        let fast = Backoff { base: Duration::from_millis(100), cap: Duration::from_millis(800), jitter: 0.2 };
+        let gke = StoreGkeAccounts::new(self.store.clone(), self.key.clone());
+        let vps = ProviderResources {
+            backoff: fast,
+            delete_backoff: fast,
+            ..ProviderResources::new(gke, self.accounts.clone(), self.key.clone())
+        };
+        self.run_worker(Duration::from_secs(600), vps.reconcilers());
+    }
+
+    fn run_worker(&mut self, settled: Duration, reconcilers: Vec<Arc<dyn Reconciler>>) {
         let config = WorkerConfig {
             tick: Duration::from_millis(50),
             lease: Duration::from_secs(2),
@@ -152,8 +173,10 @@ impl Env {
             metering_interval: Duration::from_secs(3600),
             ..WorkerConfig::default()
         };
-        let worker =
-            Worker::new(self.store.clone(), config).with_reconciler(Arc::new(reconciler(self.accounts.clone())));
+        let mut worker = Worker::new(self.store.clone(), config);
+        for reconciler in reconcilers {
+            worker = worker.with_reconciler(reconciler);
+        }
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let task = tokio::spawn(async move {
             worker
