@@ -20,6 +20,7 @@
 mod clock;
 mod compute;
 mod digitalocean;
+mod do_load_balancers;
 mod faults;
 mod gke;
 mod kubeapi;
