@@ -193,6 +193,8 @@ impl Service {
                 request.release_channel.clone()
             },
             requested_version: request.version.clone(),
+            // The provider creates the cluster at the pin: nothing is left to send.
+            version_pending: false,
             network_id: None,
             authorized_networks: request.authorized_networks.clone(),
             private_nodes: request.private_nodes,
@@ -322,6 +324,7 @@ impl Service {
         let provider_change = request.version.is_some() || request.release_channel.is_some() || networks_named;
         if let Some(version) = request.version {
             cluster.requested_version = version;
+            cluster.version_pending = true;
         }
         if let Some(channel) = request.release_channel {
             cluster.release_channel = channel;

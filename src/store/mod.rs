@@ -83,6 +83,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
+    (8, "kubernetes_version_pending", include_str!("migrations/postgres/0008_kubernetes_version_pending.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
@@ -90,6 +91,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
+    (8, "kubernetes_version_pending", include_str!("migrations/sqlite/0008_kubernetes_version_pending.sql")),
 ];
 
 /// The store shared by every service and reconciler.

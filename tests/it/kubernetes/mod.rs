@@ -6,6 +6,8 @@ mod dev;
 mod errors;
 mod faults;
 mod lifecycle;
+mod nodepools;
+mod versions;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
