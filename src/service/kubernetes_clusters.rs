@@ -282,13 +282,21 @@ impl Service {
         let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
         let clusters =
             self.store.cluster_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
+        // Each item is decided as `get` decides it: with the attributes its authorization row
+        // carries (those of its create), so an operator's policy on them filters the list alike.
         Ok(self.authorize_items(ctx, "compute:kubernetes:read", clusters, |cluster| Target {
             resource_type: CLUSTER_RESOURCE.to_owned(),
             id: cluster.id.clone(),
             tenant_id: Some(cluster.tenant_id.clone()),
             project_id: cluster.project_id.clone(),
             owner_id: Some(cluster.owner_id.clone()),
-            attributes: Default::default(),
+            attributes: serde_json::Map::from_iter([
+                ("providerAccountId".to_owned(), cluster.account_id.clone().into()),
+                ("poolId".to_owned(), cluster.pool_id.clone().into()),
+                ("projectId".to_owned(), cluster.project_id.clone().unwrap_or_default().into()),
+                ("mode".to_owned(), cluster.mode.clone().into()),
+                ("location".to_owned(), cluster.location.clone().into()),
+            ]),
         }))
     }
 

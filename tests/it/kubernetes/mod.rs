@@ -1,6 +1,7 @@
 //! Kubernetes clusters and node pools end to end: the real server and worker on a real
 //! database, the real GKE adapter against the fake cloud, kubectl against the fake cluster.
 
+mod access;
 mod clusters;
 mod dev;
 mod errors;
