@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Env, FREE_POOL, Options, standard};
 
-crate::on_both_backends!(list_returns_only_the_clusters_the_caller_may_read);
+crate::on_both_backends!(list_returns_only_the_clusters_the_caller_may_read, the_caller_owns_the_cluster_it_creates);
 
 const LIST: &str = "/api/compute/kubernetesClusters/list";
 const GET: &str = "/api/compute/kubernetesClusters/get";
@@ -113,4 +113,44 @@ async fn list_returns_only_the_clusters_the_caller_may_read(backend: Backend) {
         "web-1 web-2 data-1 loose web-auto"
     );
     assert_eq!(names(listed(&env, &web_viewer, all(&web)).await), "web-1 web-2", "web-auto is filtered out");
+}
+
+async fn the_caller_owns_the_cluster_it_creates(backend: Backend) {
+    let env = Env::start(backend).await;
+    // An editor of the tenant creates a cluster, then loses the role: as its owner they keep
+    // reading, changing and deleting it, and nothing else.
+    let user =
+        env.ok("/api/platform/principals/create", json!({"tenantId": "acme", "kind": "user", "name": "builder"})).await;
+    let binding = env
+        .ok(
+            "/api/platform/roleBindings/create",
+            json!({"tenantId": "acme", "principalId": user["id"], "role": "editor"}),
+        )
+        .await;
+    let key = env.ok("/api/platform/apiKeys/create", json!({"tenantId": "acme", "principalId": user["id"]})).await;
+    let token = key["token"].as_str().unwrap().to_owned();
+    let (status, mine) = env.post_as(&token, "/api/compute/kubernetesClusters/create", standard("mine", "mine")).await;
+    assert_eq!(status, 200, "{mine}");
+    let mine = mine["id"].as_str().unwrap().to_owned();
+    let theirs = env.ok("/api/compute/kubernetesClusters/create", standard("theirs", "theirs")).await;
+    let theirs = theirs["id"].as_str().unwrap().to_owned();
+    env.ok("/api/platform/roleBindings/delete", json!({"tenantId": "acme", "roleBindingId": binding["id"]})).await;
+
+    assert_eq!(get_status(&env, &token, &mine).await, 200);
+    assert_eq!(get_status(&env, &token, &theirs).await, 403);
+    let change = json!({"tenantId": "acme", "clusterId": mine, "description": "still mine"});
+    assert_eq!(env.post_as(&token, "/api/compute/kubernetesClusters/update", change).await.0, 200);
+    let (status, _) = env
+        .post_as(
+            &token,
+            "/api/compute/kubernetesClusters/update",
+            json!({"tenantId": "acme", "clusterId": theirs, "description": "x"}),
+        )
+        .await;
+    assert_eq!(status, 403);
+    let (status, deleting) = env
+        .post_as(&token, "/api/compute/kubernetesClusters/delete", json!({"tenantId": "acme", "clusterId": mine}))
+        .await;
+    assert_eq!((status, deleting["state"].as_str()), (200, Some("deleting")));
+    assert_eq!(listed(&env, &token, json!({"tenantId": "acme"})).await, Err("ACCESS_DENIED".to_owned()));
 }

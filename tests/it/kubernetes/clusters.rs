@@ -343,6 +343,16 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
         (Some("1.33.2-gke.1100"), Some("1.33.2-gke.1100")),
         "{moved}"
     );
+    // Empty authorized networks: any address may reach the endpoint again.
+    let mut open = cluster_ref.clone();
+    open["setAuthorizedNetworks"] = json!(true);
+    let opened = env.ok("/api/compute/kubernetesClusters/update", open).await;
+    assert_eq!(
+        (opened["state"].as_str(), opened["authorizedNetworks"].as_array().map_or(0, Vec::len)),
+        (Some("updating"), 0)
+    );
+    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    assert_eq!(env.fake_clusters()[0]["authorizedNetworks"]["enabled"], false);
     assert_eq!(env.fake_clusters().len(), 1, "never a second cluster");
     let _ = POOL;
 }

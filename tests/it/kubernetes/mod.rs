@@ -6,6 +6,8 @@ mod clusters;
 mod dev;
 mod errors;
 mod faults;
+mod hosting;
+mod intervals;
 mod lifecycle;
 mod nodepools;
 mod versions;

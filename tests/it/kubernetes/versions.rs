@@ -32,6 +32,9 @@ async fn node_pools_follow_the_control_plane_one_at_a_time(backend: Backend) {
     upgrade["version"] = json!("1.32");
     let updating = env.ok("/api/compute/kubernetesClusters/update", upgrade).await;
     assert_eq!(updating["state"], "updating");
+    // Updating after it was ready once: kubeconfigs are still issued.
+    let issued = env.ok("/api/compute/kubernetesClusters/credentials", cluster_ref.clone()).await;
+    assert_eq!(issued["role"], "view");
 
     // Watch it converge: whenever the nodes lag the control plane the cluster is `updating`,
     // and at most one pool is being upgraded at a time.
