@@ -144,8 +144,13 @@ pub async fn run(options: DevOptions) -> Result<()> {
             ..WorkerConfig::default()
         },
     );
-    let worker = worker
+    let mut worker = worker
         .with_reconciler(std::sync::Arc::new(crate::reconcile::KubernetesClusters::new(services.gke_accounts()?)));
+    let digitalocean = crate::provider::accounts::StoreDigitalOceanAccounts::new(store.clone(), secret_key.clone());
+    let vps = crate::reconcile::ProviderResources::new(services.gke_accounts()?, digitalocean, secret_key.clone());
+    for reconciler in vps.reconcilers() {
+        worker = worker.with_reconciler(reconciler);
+    }
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;

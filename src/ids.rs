@@ -144,6 +144,39 @@ typed_id!(
     "knp"
 );
 
+typed_id!(
+    /// A tenant network's id (`net_...`), derived from the tenant, the caller and the
+    /// idempotency key.
+    NetworkId,
+    "net"
+);
+
+typed_id!(
+    /// A subnet's id (`snet_...`).
+    SubnetId,
+    "snet"
+);
+
+typed_id!(
+    /// An instance's id (`inst_...`), derived from the tenant, the caller and the idempotency key.
+    InstanceId,
+    "inst"
+);
+
+typed_id!(
+    /// A certificate's id (`pcert_...`), derived from the tenant, the caller and the idempotency
+    /// key.
+    CertificateId,
+    "pcert"
+);
+
+typed_id!(
+    /// A load balancer's id (`plb_...`), derived from the tenant, the caller and the idempotency
+    /// key.
+    LoadBalancerId,
+    "plb"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

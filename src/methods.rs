@@ -14,6 +14,11 @@ use crate::proto::bettercompute::options::v1::Authorization;
 /// The packages whose services form the API.
 const API_PACKAGE_PREFIX: &str = "bettercompute.";
 
+/// Permissions that services decide on top of a method's own (secondary decisions) and that
+/// no method carries: (permission, resource type). Load balancers decide
+/// `compute:instances:update` on each instance they name, though instances have no update.
+pub const SECONDARY_PERMISSIONS: &[(&str, &str)] = &[("compute:instances:update", "compute-instance")];
+
 /// One method of the API.
 #[derive(Clone, Debug)]
 pub struct Method {
@@ -123,6 +128,11 @@ impl MethodTable {
                 })
             })
             .collect();
+        specs.extend(SECONDARY_PERMISSIONS.iter().map(|(permission, resource_type)| ActionSpec {
+            permission: (*permission).to_owned(),
+            resource_type: (*resource_type).to_owned(),
+            attributes: Vec::new(),
+        }));
         specs.sort_by(|a, b| (&a.permission, &a.resource_type).cmp(&(&b.permission, &b.resource_type)));
         specs
     }

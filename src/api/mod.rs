@@ -14,6 +14,7 @@ mod gateway_stream;
 mod identity;
 mod kubernetes;
 pub mod layer;
+mod load_balancers;
 mod offers;
 pub mod openapi;
 mod platform_pools;
@@ -22,6 +23,7 @@ mod quotas;
 mod tenants;
 mod usage;
 pub mod validate;
+mod vps;
 mod wire;
 
 use std::sync::Arc;
@@ -85,12 +87,17 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .map_err(|error| Error::internal(format!("reflection: {error}")))?;
     let (principals, api_keys, role_bindings) = identity::IdentityApi::servers(services.clone());
     let (kubernetes_clusters, kubernetes_node_pools) = kubernetes::KubernetesApi::servers(services.clone());
+    let (networks, instances, certificates) = vps::VpsApi::servers(services.clone());
     let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
         .add_service(principals)
         .add_service(api_keys)
         .add_service(role_bindings)
         .add_service(kubernetes_clusters)
         .add_service(kubernetes_node_pools)
+        .add_service(load_balancers::LoadBalancersApi::server(services.clone()))
+        .add_service(networks)
+        .add_service(instances)
+        .add_service(certificates)
         .add_service(audit::AuditApi::server(services.clone()))
         .add_service(events::EventsApi::server(services.clone()))
         .add_service(usage::UsageApi::server(services.clone()))

@@ -5,7 +5,8 @@ use std::time::Duration;
 use clap::Parser;
 
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions};
-use better_compute::reconcile::{KubernetesClusters, Worker, WorkerConfig, parse_kind_intervals};
+use better_compute::provider::accounts::StoreDigitalOceanAccounts;
+use better_compute::reconcile::{KubernetesClusters, ProviderResources, Worker, WorkerConfig, parse_kind_intervals};
 use better_compute::store::Store;
 use better_compute::{shutdown, telemetry};
 
@@ -88,10 +89,16 @@ async fn run(cli: Cli) -> Result<(), String> {
         Some(key) => {
             let key =
                 better_compute::secrets::SecretKey::from_base64(&key.0).map_err(|e| format!("--secret-key: {e}"))?;
-            let accounts = better_compute::provider::accounts::StoreGkeAccounts::new(store.clone(), key);
-            worker = worker.with_reconciler(std::sync::Arc::new(KubernetesClusters::new(accounts)));
+            let accounts = better_compute::provider::accounts::StoreGkeAccounts::new(store.clone(), key.clone());
+            worker = worker.with_reconciler(std::sync::Arc::new(KubernetesClusters::new(accounts.clone())));
+            let digitalocean = StoreDigitalOceanAccounts::new(store.clone(), key.clone());
+            for reconciler in ProviderResources::new(accounts, digitalocean, key).reconcilers() {
+                worker = worker.with_reconciler(reconciler);
+            }
         }
-        None => tracing::warn!("no --secret-key: the kubernetes.clusters reconciler does not run"),
+        None => {
+            tracing::warn!("no --secret-key: the kubernetes.clusters and vps.provider-resources reconcilers do not run")
+        }
     }
     worker.run(shutdown::signal()).await.map_err(|e| e.to_string())?;
     store.close().await;

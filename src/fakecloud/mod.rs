@@ -7,6 +7,8 @@
 //! calls [`World::advance`], which applies what is due. Nothing runs in the background except
 //! the listeners, so a test sees a deterministic world at every call.
 //!
+//! Compute Engine (tenant networks on a GKE account) is served at `{base}/compute/v1/...`.
+//!
 //! Start it with [`FakeCloud::start`] (or `bc fakecloud --port N`); point adapters at
 //! [`FakeCloud::base_url`]: GKE at `{base}/` (paths `/v1/projects/...`), DigitalOcean at
 //! `{base}` (paths `/v2/...`), the token endpoint is `{base}/token`. Test controls are methods of
@@ -16,7 +18,9 @@
 #![allow(clippy::result_large_err)]
 
 mod clock;
+mod compute;
 mod digitalocean;
+mod do_load_balancers;
 mod faults;
 mod gke;
 mod kubeapi;
@@ -70,6 +74,7 @@ impl Default for FakeCloudConfig {
 #[derive(Default)]
 pub struct World {
     gke: gke::GkeState,
+    compute: compute::ComputeState,
     digitalocean: digitalocean::DoState,
     oauth: oauth::OAuthState,
     faults: faults::Faults,
@@ -81,6 +86,7 @@ impl World {
     fn advance(&mut self, shared: &Shared) {
         let now = Instant::now();
         self.gke.advance(now);
+        self.compute.advance(now);
         self.digitalocean.advance(now, shared.config.activation_delay);
     }
 
@@ -128,6 +134,7 @@ impl FakeCloud {
         let shared = Arc::new(Shared { config, base_url, world: Mutex::new(World::default()) });
         let router = Router::new()
             .merge(gke::routes())
+            .merge(compute::routes())
             .merge(digitalocean::routes())
             .merge(oauth::routes())
             .route("/_fake/inspect", axum::routing::get(inspect_route))
@@ -193,14 +200,16 @@ impl FakeCloud {
         self.shared.world().gke.catalogs.insert(location.to_owned(), versions);
     }
 
-    /// Moves a cluster (control plane and nodes) to `version` at once, as a release-channel
-    /// auto-upgrade would. False if there is no such cluster.
+    /// Moves a cluster's control plane to `version` at once, as a release-channel auto-upgrade
+    /// does; its node pools stay at their versions until they are upgraded. False if there is
+    /// no such cluster.
     pub fn upgrade_cluster(&self, project: &str, location: &str, name: &str, version: &str) -> bool {
         self.shared.world().gke.force_version(project, location, name, version)
     }
 
     /// A read-only snapshot of everything that exists, as JSON: GKE clusters (name, location,
-    /// status, version, labels, node pools, in-cluster objects) and DigitalOcean objects
+    /// status, version, labels, network, node pools, in-cluster objects), Compute Engine networks
+    /// and subnetworks, and DigitalOcean objects
     /// (load balancers with their droplet ids and tags, droplets, VPCs, certificates).
     pub fn inspect(&self) -> Value {
         inspect(&self.shared)
@@ -209,7 +218,7 @@ impl FakeCloud {
 
 fn inspect(shared: &Shared) -> Value {
     let world = shared.world();
-    json!({"gke": world.gke.inspect(), "digitalocean": world.digitalocean.inspect()})
+    json!({"gke": world.gke.inspect(), "compute": world.compute.inspect(), "digitalocean": world.digitalocean.inspect()})
 }
 
 async fn inspect_route(State(shared): State<Arc<Shared>>) -> Response {
@@ -237,6 +246,7 @@ async fn key_route(
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Family {
     Gke,
+    Compute,
     DigitalOcean,
     Other,
 }
@@ -244,6 +254,8 @@ enum Family {
 fn family(path: &str) -> Family {
     if path.starts_with("/v1/") {
         Family::Gke
+    } else if path.starts_with("/compute/v1/") {
+        Family::Compute
     } else if path.starts_with("/v2/") {
         Family::DigitalOcean
     } else {
@@ -300,6 +312,7 @@ async fn faults_layer(State(shared): State<Arc<Shared>>, request: Request, next:
 fn error_response(family: Family, status: u16, message: &str, id: &str) -> Response {
     match family {
         Family::DigitalOcean => digitalocean::error(status, message, id),
+        Family::Compute => compute::error(status, "injected", message),
         _ => gke::error(status, message),
     }
 }

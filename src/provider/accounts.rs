@@ -1,6 +1,7 @@
 //! From a provider account to the adapter that speaks for it: the one place the Kubernetes
 //! module (its service for credentials and versions, its reconciler for everything else) turns
-//! an account id and a location into a GKE adapter.
+//! an account id and a location into a GKE adapter, and the `vps` reconcilers turn an account
+//! id into a DigitalOcean adapter ([`DigitalOceanAccounts`], [`StoreDigitalOceanAccounts`]).
 //!
 //! [`GkeAccounts`] is the seam: [`StoreGkeAccounts`] reads the catalog's accounts (sealed
 //! service-account keys, endpoint override) and is what the server and the worker use;
@@ -16,6 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::secrets::SecretKey;
 use crate::store::Store;
 
+use super::digitalocean::{DigitalOcean, DigitalOceanConfig};
 use super::error::{ErrorKind, ProviderError, ProviderResult};
 use super::gke::{Gke, GkeConfig};
 use super::google_auth::{ServiceAccountKey, TokenSource};
@@ -144,5 +146,85 @@ impl GkeAccounts for StoreGkeAccounts {
         cache.retain(|(id, at, _), _| !(id == account_id && at == location));
         cache.insert(cache_key, gke.clone());
         Ok(gke)
+    }
+}
+
+/// Resolves a provider account to its DigitalOcean adapter.
+#[async_trait::async_trait]
+pub trait DigitalOceanAccounts: Send + Sync + std::fmt::Debug {
+    /// The adapter of `account_id`: `NotFound` for an account it does not know, `Permanent` for
+    /// an account of another provider.
+    async fn digitalocean(&self, account_id: &str) -> ProviderResult<DigitalOcean>;
+}
+
+/// The default DigitalOcean API.
+pub const DIGITALOCEAN_BASE_URL: &str = "https://api.digitalocean.com";
+
+/// A DigitalOcean adapter for an account's endpoint (empty: DigitalOcean's own) and token.
+pub fn digitalocean_for(endpoint: &str, token: &str) -> ProviderResult<DigitalOcean> {
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|error| ProviderError::transport("digitalocean", error))?;
+    let base_url = if endpoint.is_empty() { DIGITALOCEAN_BASE_URL.to_owned() } else { endpoint.to_owned() };
+    let config = DigitalOceanConfig {
+        base_url,
+        token: token.to_owned(),
+        max_rate_limit_wait: std::time::Duration::from_secs(2),
+    };
+    Ok(DigitalOcean::new(config, http))
+}
+
+/// The catalog's DigitalOcean accounts: tokens opened with the server's secret key at each use,
+/// adapters cached per account, endpoint and token (so a rotated token is picked up at once).
+pub struct StoreDigitalOceanAccounts {
+    store: Store,
+    key: SecretKey,
+    /// (account, digest of endpoint and token) to adapter.
+    cache: Mutex<HashMap<(String, String), DigitalOcean>>,
+}
+
+impl std::fmt::Debug for StoreDigitalOceanAccounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreDigitalOceanAccounts").finish_non_exhaustive()
+    }
+}
+
+impl StoreDigitalOceanAccounts {
+    /// Accounts of `store`, opened with `key`.
+    pub fn new(store: Store, key: SecretKey) -> Arc<Self> {
+        Arc::new(Self { store, key, cache: Mutex::default() })
+    }
+}
+
+#[async_trait::async_trait]
+impl DigitalOceanAccounts for StoreDigitalOceanAccounts {
+    async fn digitalocean(&self, account_id: &str) -> ProviderResult<DigitalOcean> {
+        let opened = self.store.account_credentials(&self.key, account_id).await.map_err(|error| {
+            let kind =
+                if error.code == crate::error::Code::NotFound { ErrorKind::NotFound } else { ErrorKind::Transient };
+            ProviderError::new(kind, "digitalocean", format!("provider account {account_id:?}: {}", error.message))
+        })?;
+        if opened.provider != "digitalocean" {
+            return Err(ProviderError::new(
+                ErrorKind::Permanent,
+                "digitalocean",
+                format!("provider account {account_id:?} is a {} account, not DigitalOcean", opened.provider),
+            ));
+        }
+        let mut digest = Sha256::new();
+        digest.update(opened.endpoint.as_bytes());
+        digest.update([0]);
+        digest.update(opened.credentials.expose().as_bytes());
+        let version: String = digest.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let cache_key = (account_id.to_owned(), version);
+        if let Some(adapter) = self.cache.lock().expect("not poisoned").get(&cache_key) {
+            return Ok(adapter.clone());
+        }
+        let adapter = digitalocean_for(&opened.endpoint, opened.credentials.expose())?;
+        let mut cache = self.cache.lock().expect("not poisoned");
+        cache.retain(|(id, _), _| id != account_id);
+        cache.insert(cache_key, adapter.clone());
+        Ok(adapter)
     }
 }

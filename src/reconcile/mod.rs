@@ -21,6 +21,7 @@ mod noop;
 mod outcome;
 pub mod relay;
 mod runtime;
+pub mod vps;
 mod wake;
 
 pub use kubernetes_clusters::KubernetesClusters;
@@ -28,6 +29,7 @@ pub use metering::Metering;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};
 pub use runtime::{Worker, WorkerConfig, parse_kind_intervals};
+pub use vps::{ProviderLoadBalancers, ProviderResources};
 
 use std::time::Duration;
 

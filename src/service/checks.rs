@@ -36,7 +36,7 @@ pub const CERTIFICATES: &str = "certificates";
 /// What each provider provides.
 pub fn provider_capabilities(provider: &str) -> &'static [&'static str] {
     match provider {
-        "gke" => &[MANAGED_KUBERNETES],
+        "gke" => &[MANAGED_KUBERNETES, NETWORKS],
         "digitalocean" => &[LOAD_BALANCERS, INSTANCES, NETWORKS, CERTIFICATES],
         _ => &[],
     }

@@ -8,11 +8,17 @@ mod api_keys;
 mod audit;
 mod authorize;
 mod budgets;
+mod certificate_pem;
+mod certificates;
 pub mod checks;
 mod events;
+mod instances;
 mod kubernetes;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancer_checks;
+mod load_balancers;
+mod networks;
 mod offers;
 mod pools;
 mod principals;
@@ -20,11 +26,14 @@ mod projects;
 mod quotas;
 mod role_bindings;
 mod tenants;
+pub mod vps;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
 pub use authorize::audited;
+pub use certificate_pem::{ParsedCertificate, parse_custom};
 pub use kubernetes::{ClusterPlacement, KubernetesModule};
 pub use kubernetes_clusters::{credential_account, request_digest};
+pub use networks::{check_subnets, ipv4_range};
 
 use std::sync::{Arc, OnceLock};
 

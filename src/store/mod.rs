@@ -11,9 +11,15 @@ mod api_keys;
 mod authz;
 mod budgets;
 mod catalog;
+mod certificates;
 mod events;
+mod instances;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancer_rows;
+mod load_balancer_targets;
+mod load_balancers;
+mod networks;
 mod offers;
 mod pools;
 mod projects;
@@ -35,12 +41,28 @@ pub use accounts::{AccountChange, AccountCredentials, AccountRow, NewAccount};
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
 pub use authz::{AuditFilter, AuditRow, AuthzResourceRow};
 pub use budgets::{BudgetChange, BudgetRow, NewBudget, month_bounds};
+pub use certificates::{
+    CERTIFICATE_KIND, CERTIFICATE_RESOURCE, CertificateObserved, CertificateRow, NewCertificate, certificate_event,
+};
 pub use events::{EventFilter, EventRow, NewEvent};
+pub use instances::{INSTANCE_KIND, INSTANCE_RESOURCE, InstanceObserved, InstanceRow, NewInstance, instance_event};
 pub use kubernetes_clusters::{
     CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event,
     provider_name,
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
+pub use load_balancer_rows::{
+    DomainRow, ForwardingRow, HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings,
+    NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
+    load_balancer_provider_name,
+};
+pub use load_balancers::{
+    LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
+};
+pub use networks::{
+    NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
+    VPS_EVENT_SOURCE, network_event,
+};
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
@@ -83,6 +105,9 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
+    (6, "vps", include_str!("migrations/postgres/0006_vps.sql")),
+    (7, "load balancers", include_str!("migrations/postgres/0007_load_balancers.sql")),
+    (8, "kubernetes_version_pending", include_str!("migrations/postgres/0008_kubernetes_version_pending.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
@@ -90,6 +115,9 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
     (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
+    (6, "vps", include_str!("migrations/sqlite/0006_vps.sql")),
+    (7, "load balancers", include_str!("migrations/sqlite/0007_load_balancers.sql")),
+    (8, "kubernetes_version_pending", include_str!("migrations/sqlite/0008_kubernetes_version_pending.sql")),
 ];
 
 /// The store shared by every service and reconciler.

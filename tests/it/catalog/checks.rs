@@ -52,7 +52,7 @@ async fn a_tenant_sees_its_own_pools_and_the_offered_ones(backend: Backend) {
     let pools = list["pools"].as_array().unwrap();
     let ids: Vec<&str> = pools.iter().map(|p| p["id"].as_str().unwrap()).collect();
     assert_eq!(ids, [platform.gke_pool.as_str(), platform.do_pool.as_str(), own_pool["id"].as_str().unwrap()]);
-    assert_eq!(pools[0]["capabilities"], json!(["managed-kubernetes"]));
+    assert_eq!(pools[0]["capabilities"], json!(["managed-kubernetes", "networks"]));
     assert_eq!(pools[0]["zones"], json!(["us-central1-a", "us-central1-b", "us-central1-c", "europe-west1-b"]));
     assert_eq!(pools[0]["regions"], json!(["us-central1", "europe-west1"]));
     assert_eq!((pools[0]["own"].as_bool(), pools[0]["offer"]["state"].as_str()), (Some(false), Some("active")));
@@ -94,7 +94,7 @@ async fn every_check_refuses_with_its_documented_error(backend: Backend) {
     // Capability.
     let error =
         client.fails(CHECK, placement("acme", gke, "load-balancers", "us-central1-a"), 422, "UNSUPPORTED").await;
-    assert_eq!(error["details"]["capabilities"], json!(["managed-kubernetes"]));
+    assert_eq!(error["details"]["capabilities"], json!(["managed-kubernetes", "networks"]));
     let error =
         client.fails(CHECK, placement("acme", digitalocean, "managed-kubernetes", "nyc3"), 422, "UNSUPPORTED").await;
     assert_eq!(error["details"]["provider"], "digitalocean");

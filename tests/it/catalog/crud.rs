@@ -70,7 +70,7 @@ async fn accounts_are_created_read_listed_updated_and_deleted(backend: Backend) 
     assert_eq!(gke["tenantId"], "", "a platform account has no tenant");
     assert_eq!(gke["credentialsSet"], true);
     assert!(gke.get("credentials").is_none(), "{gke}");
-    assert_eq!(gke["capabilities"], json!(["managed-kubernetes"]));
+    assert_eq!(gke["capabilities"], json!(["managed-kubernetes", "networks"]));
     assert_eq!(gke["zones"], json!(["us-central1-a", "us-central1-b", "us-central1-c", "europe-west1-b"]));
     assert_eq!(gke["regions"], json!(["us-central1", "europe-west1"]));
     assert_eq!(gke["endpoint"], "http://127.0.0.1:1");

@@ -2,6 +2,7 @@
 //! real peers (kubectl, gcloud) against the fake cloud.
 
 mod digitalocean;
+mod gce;
 mod gcloud;
 mod gke;
 mod kubectl;

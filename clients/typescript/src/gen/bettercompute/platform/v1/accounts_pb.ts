@@ -82,8 +82,8 @@ export type Account = Message<"bettercompute.platform.v1.Account"> & {
   regions: string[];
 
   /**
-   * What the provider provides: `managed-kubernetes` (GKE); `load-balancers`, `instances`,
-   * `networks`, `certificates` (DigitalOcean).
+   * What the provider provides: `managed-kubernetes`, `networks` (GKE); `load-balancers`,
+   * `instances`, `networks`, `certificates` (DigitalOcean).
    *
    * @generated from field: repeated string capabilities = 9;
    */

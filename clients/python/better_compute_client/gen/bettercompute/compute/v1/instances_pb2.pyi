@@ -1,0 +1,111 @@
+import datetime
+
+from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
+from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
+from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Instance(_message.Message):
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "region", "size", "image", "subnet_id", "network_id", "machine_id", "public_ipv4", "private_ipv4", "state", "message", "version", "created_at", "updated_at", "deleted_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    SUBNET_ID_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    MACHINE_ID_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_IPV4_FIELD_NUMBER: _ClassVar[int]
+    PRIVATE_IPV4_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tenant_id: str
+    project_id: str
+    pool_id: str
+    name: str
+    region: str
+    size: str
+    image: str
+    subnet_id: str
+    network_id: str
+    machine_id: str
+    public_ipv4: str
+    private_ipv4: str
+    state: str
+    message: str
+    version: int
+    created_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    deleted_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., region: _Optional[str] = ..., size: _Optional[str] = ..., image: _Optional[str] = ..., subnet_id: _Optional[str] = ..., network_id: _Optional[str] = ..., machine_id: _Optional[str] = ..., public_ipv4: _Optional[str] = ..., private_ipv4: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CreateInstanceRequest(_message.Message):
+    __slots__ = ("tenant_id", "project_id", "pool_id", "name", "region", "size", "image", "subnet_id", "idempotency_key")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    SUBNET_ID_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    project_id: str
+    pool_id: str
+    name: str
+    region: str
+    size: str
+    image: str
+    subnet_id: str
+    idempotency_key: str
+    def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., region: _Optional[str] = ..., size: _Optional[str] = ..., image: _Optional[str] = ..., subnet_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class ListInstancesRequest(_message.Message):
+    __slots__ = ("tenant_id", "pool_id", "project_id", "include_deleted")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_DELETED_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    pool_id: str
+    project_id: str
+    include_deleted: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., project_id: _Optional[str] = ..., include_deleted: _Optional[bool] = ...) -> None: ...
+
+class ListInstancesResponse(_message.Message):
+    __slots__ = ("instances",)
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    instances: _containers.RepeatedCompositeFieldContainer[Instance]
+    def __init__(self, instances: _Optional[_Iterable[_Union[Instance, _Mapping]]] = ...) -> None: ...
+
+class GetInstanceRequest(_message.Message):
+    __slots__ = ("tenant_id", "instance_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    instance_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ...) -> None: ...
+
+class DeleteInstanceRequest(_message.Message):
+    __slots__ = ("tenant_id", "instance_id")
+    TENANT_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    tenant_id: str
+    instance_id: str
+    def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ...) -> None: ...

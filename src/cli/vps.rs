@@ -1,0 +1,505 @@
+//! `bc networks ...`, `bc instances ...` and `bc certificates ...`: the `vps` module's tenant
+//! resources, with `--wait` that follows one until it is ready (or deleted). A certificate's
+//! PEMs are read from files, so a private key never sits on a command line.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{Cli, connect, describe_status, output};
+use crate::proto::compute::certificates_client::CertificatesClient;
+use crate::proto::compute::instances_client::InstancesClient;
+use crate::proto::compute::networks_client::NetworksClient;
+use crate::proto::compute::{
+    CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
+    DeleteInstanceRequest, DeleteNetworkRequest, GetCertificateRequest, GetInstanceRequest, GetNetworkRequest,
+    ListCertificatesRequest, ListInstancesRequest, ListNetworksRequest, SubnetSpec, UpdateNetworkRequest,
+};
+
+const NETWORK: &str = "bettercompute.compute.v1.Network";
+const NETWORK_LIST: &str = "bettercompute.compute.v1.ListNetworksResponse";
+const INSTANCE: &str = "bettercompute.compute.v1.Instance";
+const INSTANCE_LIST: &str = "bettercompute.compute.v1.ListInstancesResponse";
+const CERTIFICATE: &str = "bettercompute.compute.v1.Certificate";
+const CERTIFICATE_LIST: &str = "bettercompute.compute.v1.ListCertificatesResponse";
+
+/// The network commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum NetworksCommand {
+    /// Creates a network with its subnets; with `--wait`, follows it until it is ready.
+    Create {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The provider pool whose account the network lives on.
+        #[arg(long)]
+        pool: String,
+        /// The network's name.
+        #[arg(long)]
+        name: String,
+        /// A subnet: `name=web,region=nyc3,range=10.10.0.0/24`; repeat for more.
+        #[arg(long = "subnet", required = true)]
+        subnets: Vec<String>,
+        /// The project, if any.
+        #[arg(long, default_value = "")]
+        project: String,
+        /// Free text.
+        #[arg(long, default_value = "")]
+        description: String,
+        /// The idempotency key (defaults to the name: running the command again is a retry).
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// Follow the network until it is ready.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Lists the tenant's networks.
+    List {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Only networks of this pool.
+        #[arg(long, default_value = "")]
+        pool: String,
+        /// Also list deleted networks.
+        #[arg(long)]
+        include_deleted: bool,
+    },
+    /// Shows one network with its subnets.
+    Get {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The network.
+        network_id: String,
+    },
+    /// Changes a network's description.
+    Update {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The network.
+        network_id: String,
+        /// The new description.
+        #[arg(long)]
+        description: String,
+    },
+    /// Deletes a network with nothing on it; with `--wait`, follows it until it is deleted.
+    Delete {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The network.
+        network_id: String,
+        /// Follow the network until it is deleted.
+        #[arg(long)]
+        wait: bool,
+    },
+}
+
+/// The instance commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum InstancesCommand {
+    /// Creates an instance; with `--wait`, follows it until it is ready.
+    Create {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The provider pool.
+        #[arg(long)]
+        pool: String,
+        /// The instance's name (its host name).
+        #[arg(long)]
+        name: String,
+        /// A region of the pool's account.
+        #[arg(long)]
+        region: String,
+        /// The size slug.
+        #[arg(long, default_value = "s-1vcpu-1gb")]
+        size: String,
+        /// The image slug.
+        #[arg(long, default_value = "ubuntu-24-04-x64")]
+        image: String,
+        /// A subnet of one of the tenant's networks, in the region.
+        #[arg(long, default_value = "")]
+        subnet: String,
+        /// The project, if any.
+        #[arg(long, default_value = "")]
+        project: String,
+        /// The idempotency key (defaults to the name).
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// Follow the instance until it is ready.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Lists the tenant's instances.
+    List {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Only instances of this pool.
+        #[arg(long, default_value = "")]
+        pool: String,
+        /// Also list deleted instances.
+        #[arg(long)]
+        include_deleted: bool,
+    },
+    /// Shows one instance.
+    Get {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The instance.
+        instance_id: String,
+    },
+    /// Deletes an instance; with `--wait`, follows it until it is deleted.
+    Delete {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The instance.
+        instance_id: String,
+        /// Follow the instance until it is deleted.
+        #[arg(long)]
+        wait: bool,
+    },
+}
+
+/// The certificate commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum CertificatesCommand {
+    /// Creates a certificate: custom from PEM files, or Let's Encrypt for DNS names; with
+    /// `--wait`, follows it until the provider verified it.
+    Create {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The provider pool whose account holds it.
+        #[arg(long)]
+        pool: String,
+        /// The certificate's name.
+        #[arg(long)]
+        name: String,
+        /// `custom` or `letsEncrypt`.
+        #[arg(long = "type", default_value = "custom")]
+        kind: String,
+        /// Custom: the private key's PEM file.
+        #[arg(long)]
+        private_key_file: Option<std::path::PathBuf>,
+        /// Custom: the leaf certificate's PEM file.
+        #[arg(long)]
+        leaf_certificate_file: Option<std::path::PathBuf>,
+        /// Custom: the intermediates' PEM file.
+        #[arg(long)]
+        certificate_chain_file: Option<std::path::PathBuf>,
+        /// Let's Encrypt: a name to cover; repeat for more.
+        #[arg(long = "dns-name")]
+        dns_names: Vec<String>,
+        /// The project, if any.
+        #[arg(long, default_value = "")]
+        project: String,
+        /// The idempotency key (defaults to the name).
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// Follow the certificate until it is ready.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Lists the tenant's certificates.
+    List {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Only certificates of this pool.
+        #[arg(long, default_value = "")]
+        pool: String,
+        /// Also list deleted certificates.
+        #[arg(long)]
+        include_deleted: bool,
+    },
+    /// Shows one certificate (never its private key).
+    Get {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The certificate.
+        certificate_id: String,
+    },
+    /// Deletes a certificate; with `--wait`, follows it until it is deleted.
+    Delete {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The certificate.
+        certificate_id: String,
+        /// Follow the certificate until it is deleted.
+        #[arg(long)]
+        wait: bool,
+    },
+}
+
+/// Parses `name=web,region=nyc3,range=10.10.0.0/24`.
+pub fn parse_subnet(text: &str) -> Result<SubnetSpec, String> {
+    let mut spec = SubnetSpec::default();
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = part.split_once('=').ok_or_else(|| format!("{part:?} in {text:?} is not key=value"))?;
+        match key {
+            "name" => spec.name = value.to_owned(),
+            "region" => spec.region = value.to_owned(),
+            "range" | "ip-range" => spec.ip_range = value.to_owned(),
+            other => return Err(format!("unknown subnet field {other:?} in {text:?}; use name, region, range")),
+        }
+    }
+    Ok(spec)
+}
+
+/// Polls `get` (state, message, JSON) until the state is `until`, printing each new state to
+/// stderr; `error` ends the wait with the message.
+async fn wait_for<F, Fut>(what: &str, until: &str, mut get: F) -> Result<Value, String>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Value, String>>,
+{
+    let started = Instant::now();
+    let mut last = String::new();
+    loop {
+        let json = get().await?;
+        let state = json["state"].as_str().unwrap_or_default().to_owned();
+        let line = format!("{state} {}", json["message"].as_str().unwrap_or_default());
+        if line != last {
+            eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
+            last = line;
+        }
+        if state == until {
+            return Ok(json);
+        }
+        if state == "error" {
+            return Err(format!("{what} is in error: {}", json["message"].as_str().unwrap_or_default()));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn read_pem(path: &Option<std::path::PathBuf>) -> Result<String, String> {
+    match path {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display())),
+        None => Ok(String::new()),
+    }
+}
+
+/// Runs a network command.
+pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String> {
+    let mut client = NetworksClient::new(connect(cli).await?);
+    let fail = |status: tonic::Status| describe_status(&status);
+    let (network, wait) = match command {
+        NetworksCommand::Create { tenant, pool, name, subnets, project, description, idempotency_key, wait } => {
+            let request = CreateNetworkRequest {
+                tenant_id: tenant.clone(),
+                project_id: project.clone(),
+                pool_id: pool.clone(),
+                name: name.clone(),
+                description: description.clone(),
+                subnets: subnets.iter().map(|s| parse_subnet(s)).collect::<Result<_, _>>()?,
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+            };
+            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+        }
+        NetworksCommand::Get { tenant, network_id } => {
+            let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
+            (client.get(request).await.map_err(fail)?.into_inner(), None)
+        }
+        NetworksCommand::Update { tenant, network_id, description } => {
+            let request = UpdateNetworkRequest {
+                tenant_id: tenant.clone(),
+                network_id: network_id.clone(),
+                description: Some(description.clone()),
+            };
+            (client.update(request).await.map_err(fail)?.into_inner(), None)
+        }
+        NetworksCommand::Delete { tenant, network_id, wait } => {
+            let request = DeleteNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
+            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+        }
+        NetworksCommand::List { tenant, pool, include_deleted } => {
+            let request = ListNetworksRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                include_deleted: *include_deleted,
+                ..Default::default()
+            };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            return output::print_list(cli.output, &list, NETWORK_LIST, "networks");
+        }
+    };
+    let json = match wait {
+        Some((tenant, until)) => {
+            let id = network.id.clone();
+            wait_for(&format!("network {id}"), until, || {
+                let mut client = client.clone();
+                let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: id.clone() };
+                async move {
+                    let network = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+                    Ok(output::to_json(&network, NETWORK))
+                }
+            })
+            .await?
+        }
+        None => output::to_json(&network, NETWORK),
+    };
+    output::print(cli.output, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
+/// Runs an instance command.
+pub async fn instances(cli: &Cli, command: &InstancesCommand) -> Result<(), String> {
+    let mut client = InstancesClient::new(connect(cli).await?);
+    let fail = |status: tonic::Status| describe_status(&status);
+    let (instance, wait) = match command {
+        InstancesCommand::Create {
+            tenant,
+            pool,
+            name,
+            region,
+            size,
+            image,
+            subnet,
+            project,
+            idempotency_key,
+            wait,
+        } => {
+            let request = CreateInstanceRequest {
+                tenant_id: tenant.clone(),
+                project_id: project.clone(),
+                pool_id: pool.clone(),
+                name: name.clone(),
+                region: region.clone(),
+                size: size.clone(),
+                image: image.clone(),
+                subnet_id: subnet.clone(),
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+            };
+            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+        }
+        InstancesCommand::Get { tenant, instance_id } => {
+            let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
+            (client.get(request).await.map_err(fail)?.into_inner(), None)
+        }
+        InstancesCommand::Delete { tenant, instance_id, wait } => {
+            let request = DeleteInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
+            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+        }
+        InstancesCommand::List { tenant, pool, include_deleted } => {
+            let request = ListInstancesRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                include_deleted: *include_deleted,
+                ..Default::default()
+            };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            return output::print_list(cli.output, &list, INSTANCE_LIST, "instances");
+        }
+    };
+    let json = match wait {
+        Some((tenant, until)) => {
+            let id = instance.id.clone();
+            wait_for(&format!("instance {id}"), until, || {
+                let mut client = client.clone();
+                let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: id.clone() };
+                async move {
+                    let instance = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+                    Ok(output::to_json(&instance, INSTANCE))
+                }
+            })
+            .await?
+        }
+        None => output::to_json(&instance, INSTANCE),
+    };
+    output::print(cli.output, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
+/// Runs a certificate command.
+pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<(), String> {
+    let mut client = CertificatesClient::new(connect(cli).await?);
+    let fail = |status: tonic::Status| describe_status(&status);
+    let (certificate, wait) = match command {
+        CertificatesCommand::Create {
+            tenant,
+            pool,
+            name,
+            kind,
+            private_key_file,
+            leaf_certificate_file,
+            certificate_chain_file,
+            dns_names,
+            project,
+            idempotency_key,
+            wait,
+        } => {
+            let request = CreateCertificateRequest {
+                tenant_id: tenant.clone(),
+                project_id: project.clone(),
+                pool_id: pool.clone(),
+                name: name.clone(),
+                r#type: kind.clone(),
+                private_key: read_pem(private_key_file)?,
+                leaf_certificate: read_pem(leaf_certificate_file)?,
+                certificate_chain: read_pem(certificate_chain_file)?,
+                dns_names: dns_names.clone(),
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+            };
+            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+        }
+        CertificatesCommand::Get { tenant, certificate_id } => {
+            let request = GetCertificateRequest { tenant_id: tenant.clone(), certificate_id: certificate_id.clone() };
+            (client.get(request).await.map_err(fail)?.into_inner(), None)
+        }
+        CertificatesCommand::Delete { tenant, certificate_id, wait } => {
+            let request =
+                DeleteCertificateRequest { tenant_id: tenant.clone(), certificate_id: certificate_id.clone() };
+            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+        }
+        CertificatesCommand::List { tenant, pool, include_deleted } => {
+            let request = ListCertificatesRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                include_deleted: *include_deleted,
+                ..Default::default()
+            };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            return output::print_list(cli.output, &list, CERTIFICATE_LIST, "certificates");
+        }
+    };
+    let json = match wait {
+        Some((tenant, until)) => {
+            let id = certificate.id.clone();
+            wait_for(&format!("certificate {id}"), until, || {
+                let mut client = client.clone();
+                let request = GetCertificateRequest { tenant_id: tenant.clone(), certificate_id: id.clone() };
+                async move {
+                    let certificate = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+                    Ok(output::to_json(&certificate, CERTIFICATE))
+                }
+            })
+            .await?
+        }
+        None => output::to_json(&certificate, CERTIFICATE),
+    };
+    output::print(cli.output, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subnets_parse_from_one_argument() {
+        let spec = parse_subnet("name=web,region=nyc3,range=10.10.0.0/24").unwrap();
+        assert_eq!((spec.name.as_str(), spec.region.as_str(), spec.ip_range.as_str()), ("web", "nyc3", "10.10.0.0/24"));
+        assert!(parse_subnet("name=web,colour=blue").is_err());
+        assert!(parse_subnet("web").is_err());
+    }
+}

@@ -1,0 +1,137 @@
+//! The `vps.provider-resources` reconciler: the `vps` module's tenant resources converged at the
+//! provider, one work kind each ([`NETWORK_KIND`](crate::store::NETWORK_KIND) `network`,
+//! `instance`, `certificate`, `provider-load-balancer`), each a [`Reconciler`] of its own so
+//! the runtime's intervals, backoff and stuck deadlines apply per kind.
+//!
+//! Every pass re-reads its row (desired) and the provider (observed) and takes the next
+//! idempotent step. Provider objects have deterministic names (`bc-n-`, `bc-s-`, `bc-c-` and 24
+//! characters of the id) or tags (`bc-i-...` on droplets), so a pass that crashed after the
+//! provider accepted a create finds the object instead of making a second one. A refused delete
+//! puts the resource in `error` with the provider's words and is retried on the spec's delete
+//! backoff (5, 10, 20 minutes ... 6 hours); calling delete again retries at once.
+
+mod certificates;
+mod instances;
+mod load_balancer_spec;
+mod load_balancers;
+mod networks;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use certificates::CertificateReconciler;
+pub use instances::InstanceReconciler;
+pub use load_balancers::ProviderLoadBalancers;
+pub use networks::{NetworkReconciler, cluster_network};
+
+use super::{Backoff, Outcome, Reconciler};
+use crate::provider::accounts::{DigitalOceanAccounts, GkeAccounts};
+use crate::provider::{ErrorKind, ProviderError};
+use crate::secrets::SecretKey;
+
+/// What the reconcilers of the `vps` module share: the adapters of the accounts, the key that
+/// opens sealed private keys, and the timings.
+#[derive(Debug, Clone)]
+pub struct ProviderResources {
+    /// Account id to GKE adapter (its Compute Engine calls make networks).
+    pub gke: Arc<dyn GkeAccounts>,
+    /// Account id to DigitalOcean adapter.
+    pub digitalocean: Arc<dyn DigitalOceanAccounts>,
+    /// Opens custom certificates' private keys for their upload.
+    pub secret_key: SecretKey,
+    /// Delays after transient failures.
+    pub backoff: Backoff,
+    /// Delays after the provider refused a delete.
+    pub delete_backoff: Backoff,
+    /// How long an object may stay in a transient state before it counts as stuck.
+    pub state_deadline: Duration,
+}
+
+impl ProviderResources {
+    /// The reconcilers with the spec's intervals.
+    pub fn new(gke: Arc<dyn GkeAccounts>, digitalocean: Arc<dyn DigitalOceanAccounts>, secret_key: SecretKey) -> Self {
+        Self {
+            gke,
+            digitalocean,
+            secret_key,
+            backoff: Backoff::TRANSIENT,
+            delete_backoff: Backoff::DELETE,
+            state_deadline: Duration::from_secs(3600),
+        }
+    }
+
+    /// One reconciler per kind, to register with the worker.
+    pub fn reconcilers(self) -> Vec<Arc<dyn Reconciler>> {
+        let shared = Arc::new(self);
+        vec![
+            Arc::new(NetworkReconciler(shared.clone())),
+            Arc::new(InstanceReconciler(shared.clone())),
+            Arc::new(CertificateReconciler(shared.clone())),
+            Arc::new(ProviderLoadBalancers {
+                accounts: shared.digitalocean.clone(),
+                backoff: shared.backoff,
+                delete_backoff: shared.delete_backoff,
+                state_deadline: shared.state_deadline,
+            }),
+        ]
+    }
+
+    fn transient_state(&self, state: &str) -> Option<Duration> {
+        matches!(state, "pending" | "provisioning" | "deleting").then_some(self.state_deadline)
+    }
+}
+
+/// `<prefix>-` and 24 characters of an id (after its own prefix): a provider-side name.
+pub fn provider_name(prefix: &str, id: &str) -> String {
+    let body = id.split_once('_').map_or(id, |(_, body)| body);
+    format!("{prefix}-{}", &body[..body.len().min(24)])
+}
+
+/// What a provider call's failure means for a pass that creates or changes: wait (`None`:
+/// another operation runs), or this outcome.
+fn failure(error: &ProviderError) -> Option<Outcome> {
+    match error.kind {
+        ErrorKind::ConflictInProgress => None,
+        ErrorKind::Transient => Some(Outcome::transient(error.to_string())),
+        ErrorKind::Permanent | ErrorKind::NotFound => Some(Outcome::permanent(error.to_string())),
+    }
+}
+
+/// Microseconds since the epoch of an RFC 3339 time in UTC (`2027-11-29T00:00:00Z`, fractions
+/// ignored), as DigitalOcean reports times.
+pub fn rfc3339_micros(text: &str) -> Option<i64> {
+    let (date, time) = text.split_once('T')?;
+    let mut date = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (date.next()??, date.next()??, date.next()??);
+    let time = time.trim_end_matches('Z');
+    let time = time.split(['.', '+']).next()?;
+    let mut time = time.split(':').map(|p| p.parse::<i64>().ok());
+    let (hour, minute, second) = (time.next()??, time.next()??, time.next()??);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400) + hour * 3600 + minute * 60 + second) * 1_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_take_24_characters_of_the_id() {
+        assert_eq!(provider_name("bc-n", "net_0123456789abcdefghjkmnpqrs"), "bc-n-0123456789abcdefghjkmnpq");
+    }
+
+    #[test]
+    fn rfc3339_times_become_microseconds() {
+        assert_eq!(rfc3339_micros("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(rfc3339_micros("2027-11-29T00:00:00Z"), Some(1_827_446_400_000_000));
+        assert_eq!(rfc3339_micros("2024-02-29T12:30:01.5Z"), Some(1_709_209_801_000_000));
+        assert_eq!(rfc3339_micros("yesterday"), None);
+    }
+}

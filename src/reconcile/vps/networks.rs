@@ -1,0 +1,381 @@
+//! Networks at the provider. On a GKE account a network is a Compute Engine custom-mode network
+//! `bc-n-<24 of the id>` with one subnetwork `bc-s-<24 of the subnet id>` per subnet; on a
+//! DigitalOcean account each subnet is a VPC `bc-s-...` in its region (the network itself has
+//! nothing at the provider). A pass takes the steps that are due (creates are idempotent: an
+//! existing name is the work of an earlier pass), then records what it saw: `provisioning`
+//! while anything is being made, `ready` once every subnet exists. Deletion removes the subnets
+//! first, then the network, then finishes the row.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{ProviderResources, failure, provider_name};
+use crate::provider::gce::Gce;
+use crate::provider::{ErrorKind, NetworkSpec, Networks, ProviderError};
+use crate::reconcile::{Next, Outcome, Pass, Reconciler, Schedule};
+use crate::store::{NETWORK_KIND, NetworkObserved, NetworkRow, SubnetObserved, SubnetRow, network_event, now_micros};
+
+/// The networks' reconciler.
+#[derive(Debug, Clone)]
+pub struct NetworkReconciler(pub(super) Arc<ProviderResources>);
+
+#[tonic::async_trait]
+impl Reconciler for NetworkReconciler {
+    fn kind(&self) -> &'static str {
+        NETWORK_KIND
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule { backoff: self.0.backoff, ..Schedule::default() }
+    }
+
+    fn state_deadline(&self, state: &str) -> Option<Duration> {
+        self.0.transient_state(state)
+    }
+
+    async fn reconcile(&self, pass: &Pass) -> Outcome {
+        let network = match pass.store.network_fetch(&pass.item.object_id).await {
+            Ok(Some(network)) if network.deleted_at.is_none() => network,
+            Ok(_) => return Next::Remove.into(),
+            Err(error) => return Outcome::transient(error.to_string()),
+        };
+        let step = Step { pass, network: &network, shared: &self.0 };
+        match network.provider.as_str() {
+            "gke" => {
+                let region = network.subnets.first().map(|s| s.region.clone()).unwrap_or_default();
+                let gce = match self.0.gke.gke(&network.account_id, &region).await {
+                    Ok(gke) => gke.compute(),
+                    Err(error) => return Outcome::transient(error.to_string()),
+                };
+                if network.delete_requested_at.is_some() {
+                    step.gce_delete(&gce).await
+                } else {
+                    step.gce_converge(&gce).await
+                }
+            }
+            "digitalocean" => {
+                let adapter = match self.0.digitalocean.digitalocean(&network.account_id).await {
+                    Ok(adapter) => adapter,
+                    Err(error) => return Outcome::transient(error.to_string()),
+                };
+                if network.delete_requested_at.is_some() {
+                    step.vpc_delete(&adapter).await
+                } else {
+                    step.vpc_converge(&adapter).await
+                }
+            }
+            other => Outcome::permanent(format!("networks on {other} accounts are not supported")),
+        }
+    }
+}
+
+/// One pass over one network.
+struct Step<'a> {
+    pass: &'a Pass,
+    network: &'a NetworkRow,
+    shared: &'a ProviderResources,
+}
+
+/// What a pass saw of one subnet.
+enum Seen {
+    /// It exists, under this provider id.
+    Ready(String),
+    /// It is being made (or removed).
+    Busy,
+    /// The provider refused it.
+    Failed(String),
+    /// It is gone (deletion).
+    Gone,
+}
+
+fn subnet_name(subnet: &SubnetRow) -> String {
+    provider_name("bc-s", &subnet.id)
+}
+
+impl Step<'_> {
+    fn network_name(&self) -> String {
+        provider_name("bc-n", &self.network.id)
+    }
+
+    /// Records what the pass saw of every subnet, with the network's state and events: `error`
+    /// if a subnet failed, `ready` when all exist, else `busy`.
+    async fn record(&self, seen: Vec<(&SubnetRow, Seen)>, busy: &str, outcome: Option<Outcome>) -> Outcome {
+        let network = self.network;
+        let now = now_micros();
+        let mut observed = NetworkObserved {
+            version: network.version,
+            state: network.state.clone(),
+            message: String::new(),
+            provider_id: if network.provider == "gke" { self.network_name() } else { String::new() },
+            subnets: Vec::new(),
+            events: Vec::new(),
+        };
+        let mut failed = Vec::new();
+        let mut all_ready = true;
+        for (subnet, seen) in seen {
+            let (state, message, provider_id) = match seen {
+                Seen::Ready(id) => ("ready", String::new(), id),
+                Seen::Busy => {
+                    all_ready = false;
+                    (
+                        if subnet.state == "deleting" { "deleting" } else { "pending" },
+                        String::new(),
+                        subnet.provider_id.clone(),
+                    )
+                }
+                Seen::Failed(message) => {
+                    all_ready = false;
+                    failed.push(format!("subnet {:?}: {message}", subnet.name));
+                    ("error", message, subnet.provider_id.clone())
+                }
+                Seen::Gone => ("deleting", String::new(), String::new()),
+            };
+            observed.subnets.push(SubnetObserved {
+                id: subnet.id.clone(),
+                state: state.to_owned(),
+                message,
+                provider_id,
+            });
+        }
+        let outcome = if !failed.is_empty() {
+            observed.state = "error".into();
+            observed.message = failed.join("; ");
+            outcome.unwrap_or_else(|| Outcome::permanent(observed.message.clone()))
+        } else if all_ready && busy != "deleting" {
+            observed.state = "ready".into();
+            outcome.unwrap_or_else(Outcome::settled)
+        } else {
+            observed.state = busy.into();
+            outcome.unwrap_or_else(Outcome::converging)
+        };
+        let mut after = network.clone();
+        after.state = observed.state.clone();
+        if observed.state == "error" && (network.state != "error" || network.message != observed.message) {
+            observed.events.push(network_event("error", &after, now, serde_json::json!({"message": observed.message})));
+        }
+        if observed.state == "ready" && network.state != "ready" {
+            let subnets: Vec<serde_json::Value> = observed
+                .subnets
+                .iter()
+                .map(|s| serde_json::json!({"subnetId": s.id, "providerId": s.provider_id}))
+                .collect();
+            observed.events.push(network_event("ready", &after, now, serde_json::json!({"subnets": subnets})));
+        }
+        let state = observed.state.clone();
+        match self.pass.store.network_observe(&network.id, &observed, now).await {
+            Ok(_) => outcome.in_state(state),
+            Err(error) => Outcome::transient(format!("recording the network failed: {error}")),
+        }
+    }
+
+    /// A refused delete: `error` with the provider's words, retried on the delete backoff.
+    async fn refused(&self, error: &ProviderError) -> Outcome {
+        let now = now_micros();
+        let message = format!("the provider refused to delete the network: {}", error.message);
+        let mut after = self.network.clone();
+        after.state = "error".into();
+        let mut observed = NetworkObserved {
+            version: self.network.version,
+            state: "error".into(),
+            message: message.clone(),
+            provider_id: self.network.provider_id.clone(),
+            subnets: Vec::new(),
+            events: Vec::new(),
+        };
+        if self.network.state != "error" || self.network.message != message {
+            observed.events.push(network_event("error", &after, now, serde_json::json!({"message": message})));
+        }
+        let retry: Outcome = Next::Retry { error: error.to_string(), backoff: self.shared.delete_backoff }.into();
+        match self.pass.store.network_observe(&self.network.id, &observed, now).await {
+            Ok(_) => retry.in_state("error"),
+            Err(error) => Outcome::transient(format!("recording the network failed: {error}")),
+        }
+    }
+
+    async fn finish_delete(&self) -> Outcome {
+        match self.pass.store.network_finish_delete(&self.network.id, now_micros()).await {
+            Ok(()) => Next::Remove.into(),
+            Err(error) => Outcome::transient(error.to_string()),
+        }
+    }
+
+    /// GKE: the network, then each subnetwork.
+    async fn gce_converge(&self, gce: &Gce) -> Outcome {
+        let name = self.network_name();
+        match gce.network_get(&name).await {
+            Ok(_) => {}
+            Err(error) if error.is_not_found() => {
+                let seen = self.network.subnets.iter().map(|s| (s, Seen::Busy)).collect();
+                return match gce.network_create(&name, &self.network.description).await {
+                    Ok(op) if op.error.is_some() => {
+                        let message = op.error.unwrap_or_default();
+                        let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(message.clone()))).collect();
+                        self.record(seen, "provisioning", None).await
+                    }
+                    Ok(_) => self.record(seen, "provisioning", None).await,
+                    Err(error) if error.status == Some(409) => self.record(seen, "provisioning", None).await,
+                    Err(error) => self.create_failed(&error).await,
+                };
+            }
+            Err(error) => return Outcome::transient(error.to_string()),
+        }
+        let mut seen = Vec::new();
+        for subnet in &self.network.subnets {
+            let subnetwork = subnet_name(subnet);
+            let state = match gce.subnetwork_get(&subnet.region, &subnetwork).await {
+                Ok(_) => Seen::Ready(subnetwork),
+                Err(error) if error.is_not_found() => {
+                    match gce.subnetwork_create(&subnet.region, &subnetwork, &name, &subnet.ip_range).await {
+                        Ok(op) => op.error.map_or(Seen::Busy, Seen::Failed),
+                        Err(error) if error.status == Some(409) => Seen::Busy,
+                        Err(error) => match failure(&error) {
+                            None => Seen::Busy,
+                            Some(_) if error.kind == ErrorKind::Transient => {
+                                return Outcome::transient(error.to_string());
+                            }
+                            Some(_) => Seen::Failed(error.message.clone()),
+                        },
+                    }
+                }
+                Err(error) => return Outcome::transient(error.to_string()),
+            };
+            seen.push((subnet, state));
+        }
+        self.record(seen, "provisioning", None).await
+    }
+
+    /// The network's create was refused: `error` (permanent) or try again (transient).
+    async fn create_failed(&self, error: &ProviderError) -> Outcome {
+        match failure(error) {
+            None => Outcome::converging().in_state("provisioning"),
+            Some(outcome) if error.kind == ErrorKind::Transient => outcome,
+            Some(outcome) => {
+                let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(error.message.clone()))).collect();
+                self.record(seen, "provisioning", Some(outcome)).await
+            }
+        }
+    }
+
+    /// GKE: each subnetwork, then the network, then the row.
+    async fn gce_delete(&self, gce: &Gce) -> Outcome {
+        let mut seen = Vec::new();
+        for subnet in &self.network.subnets {
+            let subnetwork = subnet_name(subnet);
+            let state = match gce.subnetwork_get(&subnet.region, &subnetwork).await {
+                Err(error) if error.is_not_found() => Seen::Gone,
+                Err(error) => return Outcome::transient(error.to_string()),
+                Ok(_) => match gce.subnetwork_delete(&subnet.region, &subnetwork).await {
+                    Ok(_) => Seen::Busy,
+                    Err(error) if error.is_not_found() => Seen::Gone,
+                    Err(error) => match error.kind {
+                        ErrorKind::ConflictInProgress => Seen::Busy,
+                        ErrorKind::Transient => return Outcome::transient(error.to_string()),
+                        _ => return self.refused(&error).await,
+                    },
+                },
+            };
+            seen.push((subnet, state));
+        }
+        if seen.iter().any(|(_, s)| !matches!(s, Seen::Gone)) {
+            return self.record(seen, "deleting", None).await;
+        }
+        let name = self.network_name();
+        match gce.network_get(&name).await {
+            Err(error) if error.is_not_found() => return self.finish_delete().await,
+            Err(error) => return Outcome::transient(error.to_string()),
+            Ok(_) => {}
+        }
+        match gce.network_delete(&name).await {
+            Ok(_) => self.record(seen, "deleting", None).await,
+            Err(error) if error.is_not_found() => self.finish_delete().await,
+            Err(error) => match error.kind {
+                ErrorKind::ConflictInProgress => self.record(seen, "deleting", None).await,
+                ErrorKind::Transient => Outcome::transient(error.to_string()),
+                _ => self.refused(&error).await,
+            },
+        }
+    }
+
+    /// DigitalOcean: one VPC per subnet, found by its id or, after a crashed pass, by its name.
+    async fn vpc_converge(&self, adapter: &crate::provider::digitalocean::DigitalOcean) -> Outcome {
+        let existing: HashMap<String, String> = match adapter.network_list().await {
+            Ok(vpcs) => vpcs.into_iter().map(|vpc| (vpc.name, vpc.id)).collect(),
+            Err(error) => return Outcome::transient(error.to_string()),
+        };
+        let mut seen = Vec::new();
+        for subnet in &self.network.subnets {
+            let name = subnet_name(subnet);
+            let state = match existing.get(&name) {
+                Some(id) => Seen::Ready(id.clone()),
+                None => {
+                    let spec = NetworkSpec {
+                        name: name.clone(),
+                        region: subnet.region.clone(),
+                        ip_range: subnet.ip_range.clone(),
+                        description: format!("better-compute network {} subnet {}", self.network.name, subnet.name),
+                    };
+                    match adapter.network_create(&spec).await {
+                        Ok(vpc) => Seen::Ready(vpc.id),
+                        Err(error) => match error.kind {
+                            ErrorKind::Transient => return Outcome::transient(error.to_string()),
+                            ErrorKind::ConflictInProgress => Seen::Busy,
+                            _ => Seen::Failed(error.message.clone()),
+                        },
+                    }
+                }
+            };
+            seen.push((subnet, state));
+        }
+        self.record(seen, "provisioning", None).await
+    }
+
+    /// DigitalOcean: deletes each subnet's VPC (refused while members remain), then the row.
+    async fn vpc_delete(&self, adapter: &crate::provider::digitalocean::DigitalOcean) -> Outcome {
+        let existing: HashMap<String, String> = match adapter.network_list().await {
+            Ok(vpcs) => vpcs.into_iter().map(|vpc| (vpc.name, vpc.id)).collect(),
+            Err(error) => return Outcome::transient(error.to_string()),
+        };
+        let mut seen = Vec::new();
+        for subnet in &self.network.subnets {
+            let state = match existing.get(&subnet_name(subnet)) {
+                None => Seen::Gone,
+                Some(id) => match adapter.network_delete(id).await {
+                    Ok(()) => Seen::Gone,
+                    Err(error) if error.is_not_found() => Seen::Gone,
+                    Err(error) if error.kind == ErrorKind::Transient => return Outcome::transient(error.to_string()),
+                    Err(error) => return self.refused(&error).await,
+                },
+            };
+            seen.push((subnet, state));
+        }
+        if seen.iter().all(|(_, s)| matches!(s, Seen::Gone)) {
+            return self.finish_delete().await;
+        }
+        self.record(seen, "deleting", None).await
+    }
+}
+
+/// The provider names a cluster on tenant network `network_id` at `location` uses: the Compute
+/// Engine network and the subnetwork of its first ready subnet (by name) in the location's
+/// region. The service checked both when the cluster was made; a network that has changed since
+/// is a failure of the pass.
+pub async fn cluster_network(
+    store: &crate::store::Store,
+    network_id: &str,
+    location: &str,
+) -> Result<(String, String), Outcome> {
+    let network = match store.network_fetch(network_id).await {
+        Ok(Some(network)) if network.deleted_at.is_none() => network,
+        Ok(_) => return Err(Outcome::permanent(format!("network {network_id} is gone"))),
+        Err(error) => return Err(Outcome::transient(error.to_string())),
+    };
+    let in_location = |s: &&SubnetRow| location == s.region || location.starts_with(&format!("{}-", s.region));
+    let mut subnets: Vec<&SubnetRow> =
+        network.subnets.iter().filter(in_location).filter(|s| s.state == "ready").collect();
+    subnets.sort_by(|a, b| a.name.cmp(&b.name));
+    match subnets.first() {
+        Some(subnet) => Ok((provider_name("bc-n", &network.id), subnet_name(subnet))),
+        None => Err(Outcome::permanent(format!("network {network_id} has no ready subnet in {location}"))),
+    }
+}

@@ -1,0 +1,191 @@
+//! Certificates: the rules of create, list, get and delete. A custom certificate's PEMs are read
+//! here (names, expiry, the key matching the leaf) and its private key is sealed with the
+//! server's secret key before anything is written; it is never returned, logged or put in an
+//! event. A Let's Encrypt certificate names the DNS names the provider obtains it for.
+
+use super::certificate_pem::parse_custom;
+use super::checks::CERTIFICATES;
+use super::vps::{LIST_LIMIT, deadline, optional, request_hash};
+use super::{Context, Service};
+use crate::authz::Target;
+use crate::error::{Error, FieldViolation, Result};
+use crate::ids::CertificateId;
+use crate::proto::compute::{
+    CreateCertificateRequest, DeleteCertificateRequest, GetCertificateRequest, ListCertificatesRequest,
+};
+use crate::store::{AuthzResourceRow, CERTIFICATE_RESOURCE, CertificateRow, NewCertificate, now_micros};
+
+/// The digest of a create request: everything it asks for but the idempotency key, the private
+/// key by its SHA-256 only (the digest is stored; the key must not be, even hashed alone, so it
+/// is mixed with the rest).
+fn create_hash(request: &CreateCertificateRequest) -> String {
+    request_hash(&serde_json::json!({
+        "projectId": request.project_id, "poolId": request.pool_id, "name": request.name, "type": request.r#type,
+        "privateKey": request_hash(&serde_json::json!(request.private_key)),
+        "leafCertificate": request.leaf_certificate, "certificateChain": request.certificate_chain,
+        "dnsNames": request.dns_names,
+    }))
+}
+
+/// The checks of a create's fields by type: PEMs for `custom`, names for `letsEncrypt`.
+fn check_type_fields(request: &CreateCertificateRequest) -> Vec<FieldViolation> {
+    let mut violations = Vec::new();
+    match request.r#type.as_str() {
+        "custom" => {
+            if !request.dns_names.is_empty() {
+                violations.push(FieldViolation::new(
+                    "dnsNames",
+                    "a custom certificate takes no dnsNames: they are read from its leaf certificate",
+                ));
+            }
+        }
+        _ => {
+            for (field, value) in [
+                ("privateKey", &request.private_key),
+                ("leafCertificate", &request.leaf_certificate),
+                ("certificateChain", &request.certificate_chain),
+            ] {
+                if !value.is_empty() {
+                    violations.push(FieldViolation::new(
+                        field,
+                        "a letsEncrypt certificate takes no PEMs: the provider obtains it for dnsNames",
+                    ));
+                }
+            }
+            if request.dns_names.is_empty() {
+                violations.push(FieldViolation::new("dnsNames", "a letsEncrypt certificate needs 1 to 100 DNS names"));
+            }
+            for (i, name) in request.dns_names.iter().enumerate() {
+                if request.dns_names[..i].contains(name) {
+                    violations.push(FieldViolation::new(format!("dnsNames[{i}]"), format!("{name:?} is named twice")));
+                }
+            }
+        }
+    }
+    violations
+}
+
+impl Service {
+    /// A certificate of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
+    pub async fn certificate_of_tenant(&self, tenant: &str, id: &str) -> Result<CertificateRow> {
+        match self.store.certificate_fetch(id).await? {
+            Some(certificate) if certificate.tenant_id == tenant => Ok(certificate),
+            _ => Err(Error::not_found("certificate", id)),
+        }
+    }
+
+    /// Reads, seals and records a certificate and returns it `pending`.
+    pub async fn certificate_create(&self, ctx: &Context, request: CreateCertificateRequest) -> Result<CertificateRow> {
+        let tenant = request.tenant_id.clone();
+        self.check_project(&tenant, &request.project_id).await?;
+        let pool = self.vps_pool(&tenant, &request.pool_id, CERTIFICATES).await?;
+        let violations = check_type_fields(&request);
+        if !violations.is_empty() {
+            return Err(Error::fields(violations));
+        }
+        let now = now_micros();
+        let custom = request.r#type == "custom";
+        let parsed = if custom {
+            Some(
+                parse_custom(&request.private_key, &request.leaf_certificate, &request.certificate_chain, now)
+                    .map_err(Error::fields)?,
+            )
+        } else {
+            None
+        };
+        let id = CertificateId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key).to_string();
+        let sealed_private_key = if custom {
+            let key = self
+                .secret_key
+                .as_ref()
+                .ok_or_else(|| Error::unavailable("the server has no secret key, so it cannot keep a private key"))?;
+            key.seal(&request.private_key, &id)?
+        } else {
+            String::new()
+        };
+        let project_id = optional(&request.project_id);
+        let row = CertificateRow {
+            id: id.clone(),
+            tenant_id: tenant.clone(),
+            project_id: project_id.clone(),
+            pool_id: request.pool_id.clone(),
+            account_id: pool.pool.account_id.clone(),
+            owner_id: ctx.caller.principal_id.clone(),
+            name: request.name.clone(),
+            kind: request.r#type.clone(),
+            dns_names: parsed.as_ref().map_or_else(|| request.dns_names.clone(), |p| p.dns_names.clone()),
+            not_after: parsed.as_ref().map(|p| p.not_after),
+            sha256_fingerprint: parsed.as_ref().map(|p| p.sha256_fingerprint.clone()).unwrap_or_default(),
+            leaf_certificate: request.leaf_certificate.clone(),
+            certificate_chain: request.certificate_chain.clone(),
+            state: "pending".to_owned(),
+            message: String::new(),
+            provider_id: String::new(),
+            version: 1,
+            idempotency_key: request.idempotency_key.clone(),
+            request_hash: create_hash(&request),
+            delete_requested_at: None,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+        };
+        let mut attributes = serde_json::Map::new();
+        attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
+        attributes.insert("poolId".into(), request.pool_id.clone().into());
+        attributes.insert("projectId".into(), request.project_id.clone().into());
+        attributes.insert("type".into(), request.r#type.clone().into());
+        let authz = AuthzResourceRow {
+            resource_type: CERTIFICATE_RESOURCE.to_owned(),
+            resource_id: id.clone(),
+            tenant_id: Some(tenant.clone()),
+            project_id,
+            owner_id: Some(ctx.caller.principal_id.clone()),
+            attributes,
+            created_at: now,
+        };
+        let new = NewCertificate { row, sealed_private_key, deadline: deadline(now) };
+        let (certificate, created) = self.store.certificate_create(&new, &authz).await?;
+        if created {
+            tracing::info!(certificate = %certificate.id, tenant = %tenant, r#type = %certificate.kind,
+                by = %ctx.caller.principal_id, "certificate created");
+        }
+        Ok(certificate)
+    }
+
+    /// The tenant's certificates (those the caller may read), oldest first.
+    pub async fn certificate_list(
+        &self,
+        ctx: &Context,
+        request: ListCertificatesRequest,
+    ) -> Result<Vec<CertificateRow>> {
+        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
+        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
+        let certificates =
+            self.store.certificate_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
+        Ok(self.authorize_items(ctx, "compute:certificates:read", certificates, |certificate| Target {
+            resource_type: CERTIFICATE_RESOURCE.to_owned(),
+            id: certificate.id.clone(),
+            tenant_id: Some(certificate.tenant_id.clone()),
+            project_id: certificate.project_id.clone(),
+            owner_id: Some(certificate.owner_id.clone()),
+            attributes: Default::default(),
+        }))
+    }
+
+    /// One certificate.
+    pub async fn certificate_get(&self, _ctx: &Context, request: GetCertificateRequest) -> Result<CertificateRow> {
+        self.certificate_of_tenant(&request.tenant_id, &request.certificate_id).await
+    }
+
+    /// Marks a certificate for deletion; one being deleted is returned as it is.
+    pub async fn certificate_delete(&self, ctx: &Context, request: DeleteCertificateRequest) -> Result<CertificateRow> {
+        let certificate = self.certificate_of_tenant(&request.tenant_id, &request.certificate_id).await?;
+        if certificate.deleted_at.is_some() {
+            return Ok(certificate);
+        }
+        let now = now_micros();
+        let deleting = self.store.certificate_delete(&certificate.id, now, deadline(now)).await?;
+        tracing::info!(certificate = %deleting.id, by = %ctx.caller.principal_id, "certificate deleting");
+        Ok(deleting)
+    }
+}

@@ -1,0 +1,171 @@
+//! Instances: the rules of create, list, get and delete. A create runs the catalog's checks on
+//! its pool and region in the documented order (the offer check the cluster page points to as
+//! "as for `instances.create`" is [`super::checks::check_offer`], which every module calls the
+//! same way), then the subnet's: the tenant's own, on the pool's account, in the region.
+
+use super::checks::INSTANCES;
+use super::vps::{LIST_LIMIT, check_region, deadline, optional, request_hash};
+use super::{Context, Service};
+use crate::authz::Target;
+use crate::error::{Error, FieldViolation, Result};
+use crate::ids::InstanceId;
+use crate::proto::compute::{CreateInstanceRequest, DeleteInstanceRequest, GetInstanceRequest, ListInstancesRequest};
+use crate::store::{AuthzResourceRow, INSTANCE_RESOURCE, InstanceRow, NewInstance, VisiblePool, now_micros};
+
+/// The digest of a create request: everything it asks for but the idempotency key.
+fn create_hash(request: &CreateInstanceRequest) -> String {
+    request_hash(&serde_json::json!({
+        "projectId": request.project_id, "poolId": request.pool_id, "name": request.name,
+        "region": request.region, "size": request.size, "image": request.image, "subnetId": request.subnet_id,
+    }))
+}
+
+impl Service {
+    /// An instance of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
+    pub async fn instance_of_tenant(&self, tenant: &str, id: &str) -> Result<InstanceRow> {
+        match self.store.instance_fetch(id).await? {
+            Some(instance) if instance.tenant_id == tenant => Ok(instance),
+            _ => Err(Error::not_found("instance", id)),
+        }
+    }
+
+    /// The subnet an instance names and its network: the tenant's own (`NOT_FOUND` otherwise),
+    /// on the pool's account and in the instance's region (`INVALID_INPUT`), its network not
+    /// being deleted (`INVALID_STATE`).
+    async fn instance_subnet(
+        &self,
+        tenant: &str,
+        request: &CreateInstanceRequest,
+        pool: &VisiblePool,
+    ) -> Result<String> {
+        let subnet = match self.store.subnet_fetch(&request.subnet_id).await? {
+            Some(subnet) if subnet.tenant_id == tenant && subnet.deleted_at.is_none() => subnet,
+            _ => return Err(Error::not_found("subnet", &request.subnet_id)),
+        };
+        let network = self
+            .store
+            .network_fetch(&subnet.network_id)
+            .await?
+            .ok_or_else(|| Error::not_found("subnet", &request.subnet_id))?;
+        if network.account_id != pool.pool.account_id {
+            return Err(Error::fields(vec![FieldViolation::new(
+                "subnetId",
+                format!(
+                    "subnet {:?} is on another provider account than pool {:?}; name a subnet of a network made on \
+                     that pool's account",
+                    subnet.id, pool.pool.id
+                ),
+            )]));
+        }
+        if subnet.region != request.region {
+            return Err(Error::fields(vec![FieldViolation::new(
+                "subnetId",
+                format!("subnet {:?} is in region {:?}, not {:?}", subnet.id, subnet.region, request.region),
+            )]));
+        }
+        if network.delete_requested_at.is_some() {
+            return Err(Error::invalid_state(format!(
+                "network {:?} of subnet {:?} is being deleted: nothing new can use it",
+                network.id, subnet.id
+            ))
+            .with_detail("networkId", network.id.as_str()));
+        }
+        Ok(network.id)
+    }
+
+    /// Records an instance and returns it `pending`.
+    pub async fn instance_create(&self, ctx: &Context, request: CreateInstanceRequest) -> Result<InstanceRow> {
+        let tenant = request.tenant_id.clone();
+        self.check_project(&tenant, &request.project_id).await?;
+        let pool = self.vps_pool(&tenant, &request.pool_id, INSTANCES).await?;
+        check_region(&pool, &request.region, "region")?;
+        self.check_budget(&tenant, &pool).await?;
+        let network_id = if request.subnet_id.is_empty() {
+            None
+        } else {
+            Some(self.instance_subnet(&tenant, &request, &pool).await?)
+        };
+        let now = now_micros();
+        let id = InstanceId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key).to_string();
+        let project_id = optional(&request.project_id);
+        let row = InstanceRow {
+            id: id.clone(),
+            tenant_id: tenant.clone(),
+            project_id: project_id.clone(),
+            pool_id: request.pool_id.clone(),
+            account_id: pool.pool.account_id.clone(),
+            owner_id: ctx.caller.principal_id.clone(),
+            name: request.name.clone(),
+            region: request.region.clone(),
+            size: request.size.clone(),
+            image: request.image.clone(),
+            subnet_id: optional(&request.subnet_id),
+            network_id,
+            machine_id: None,
+            public_ipv4: String::new(),
+            private_ipv4: String::new(),
+            state: "pending".to_owned(),
+            message: String::new(),
+            version: 1,
+            idempotency_key: request.idempotency_key.clone(),
+            request_hash: create_hash(&request),
+            delete_requested_at: None,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+        };
+        let mut attributes = serde_json::Map::new();
+        attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
+        attributes.insert("poolId".into(), request.pool_id.clone().into());
+        attributes.insert("projectId".into(), request.project_id.clone().into());
+        attributes.insert("region".into(), request.region.clone().into());
+        let authz = AuthzResourceRow {
+            resource_type: INSTANCE_RESOURCE.to_owned(),
+            resource_id: id.clone(),
+            tenant_id: Some(tenant.clone()),
+            project_id,
+            owner_id: Some(ctx.caller.principal_id.clone()),
+            attributes,
+            created_at: now,
+        };
+        let (instance, created) =
+            self.store.instance_create(&NewInstance { row, deadline: deadline(now) }, &authz).await?;
+        if created {
+            tracing::info!(instance = %instance.id, tenant = %tenant, by = %ctx.caller.principal_id, "instance created");
+        }
+        Ok(instance)
+    }
+
+    /// The tenant's instances (those the caller may read), oldest first.
+    pub async fn instance_list(&self, ctx: &Context, request: ListInstancesRequest) -> Result<Vec<InstanceRow>> {
+        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
+        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
+        let instances =
+            self.store.instance_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
+        Ok(self.authorize_items(ctx, "compute:instances:read", instances, |instance| Target {
+            resource_type: INSTANCE_RESOURCE.to_owned(),
+            id: instance.id.clone(),
+            tenant_id: Some(instance.tenant_id.clone()),
+            project_id: instance.project_id.clone(),
+            owner_id: Some(instance.owner_id.clone()),
+            attributes: Default::default(),
+        }))
+    }
+
+    /// One instance.
+    pub async fn instance_get(&self, _ctx: &Context, request: GetInstanceRequest) -> Result<InstanceRow> {
+        self.instance_of_tenant(&request.tenant_id, &request.instance_id).await
+    }
+
+    /// Marks an instance for deletion (`deleting` at once); one being deleted is returned as it is.
+    pub async fn instance_delete(&self, ctx: &Context, request: DeleteInstanceRequest) -> Result<InstanceRow> {
+        let instance = self.instance_of_tenant(&request.tenant_id, &request.instance_id).await?;
+        if instance.deleted_at.is_some() {
+            return Ok(instance);
+        }
+        let now = now_micros();
+        let deleting = self.store.instance_delete(&instance.id, now, deadline(now)).await?;
+        tracing::info!(instance = %deleting.id, by = %ctx.caller.principal_id, "instance deleting");
+        Ok(deleting)
+    }
+}
