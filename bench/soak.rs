@@ -231,7 +231,8 @@ async fn soak(minutes: f64) -> Result<bool, String> {
     if lb_skipped.is_none() {
         let live = load_balancers::live(&api, &tenants).await?;
         let at_provider = cloud.inspect()["digitalocean"]["loadBalancers"].as_array().cloned().unwrap_or_default();
-        checks.extend(load_balancers::checks(&at_provider, &live));
+        checks.extend(load_balancers::checks(&at_provider, &live, &sightings));
+        checks.push(load_balancers::acknowledged(&api, &tenants, &ledger).await?);
     }
 
     let passed = checks.iter().all(|c| c.broken == 0);
@@ -247,6 +248,7 @@ async fn soak(minutes: f64) -> Result<bool, String> {
         "postgresRestart": {"fromSeconds": window.from.as_secs_f64(), "downSeconds": down.as_secs_f64()},
         "workerKills": kills,
         "settleSeconds": settle_seconds,
+        "loadBalancersMade": {"created": ledger.lb_created.len(), "deleted": ledger.lb_deleted.len()},
         "clusters": {"created": ledger.created.len(), "deleted": ledger.deleted.len(), "liveAtEnd": rows.live.len(),
             "mostAtProviderAtOnce": sightings.most},
         "events": events,
@@ -305,6 +307,9 @@ fn print_report(
         sightings.most,
         events
     );
+    if !ledger.lb_created.is_empty() {
+        println!("load balancers: {} created, {} deleted", ledger.lb_created.len(), ledger.lb_deleted.len());
+    }
     println!();
     let mut table = Table::new(&["invariant", "broken"]);
     for check in checks {

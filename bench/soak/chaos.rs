@@ -124,13 +124,18 @@ pub struct Sightings {
     pub twins: u64,
     /// Most clusters at the provider at once.
     pub most: usize,
+    /// Provider ids seen under each load balancer name, ever.
+    pub lb_ids_by_name: BTreeMap<String, BTreeSet<String>>,
+    /// Times two provider load balancers carried one name at once.
+    pub lb_twins: u64,
     /// Looks taken.
     pub looks: u64,
 }
 
-/// Looks at the fake cloud's GKE clusters now.
+/// Looks at the fake cloud's GKE clusters and DigitalOcean load balancers now.
 pub fn look(cloud: &FakeCloud, sightings: &mut Sightings) {
-    let clusters = cloud.inspect()["gke"]["clusters"].as_array().cloned().unwrap_or_default();
+    let world = cloud.inspect();
+    let clusters = world["gke"]["clusters"].as_array().cloned().unwrap_or_default();
     let mut labels = BTreeSet::new();
     for cluster in &clusters {
         let label = cluster["labels"]["better-compute-cluster"].as_str().unwrap_or_default().to_owned();
@@ -140,6 +145,15 @@ pub fn look(cloud: &FakeCloud, sightings: &mut Sightings) {
         sightings.ids_by_label.entry(label).or_default().insert(cluster["id"].as_str().unwrap_or_default().to_owned());
     }
     sightings.most = sightings.most.max(clusters.len());
+    let load_balancers = world["digitalocean"]["loadBalancers"].as_array().cloned().unwrap_or_default();
+    let mut names = BTreeSet::new();
+    for lb in &load_balancers {
+        let name = lb["name"].as_str().unwrap_or_default().to_owned();
+        if !names.insert(name.clone()) {
+            sightings.lb_twins += 1;
+        }
+        sightings.lb_ids_by_name.entry(name).or_default().insert(lb["id"].to_string());
+    }
     sightings.looks += 1;
 }
 

@@ -1,8 +1,8 @@
 //! What must hold at the end of the soak, each counted so the run prints what broke:
 //! failed calls other than `UNAVAILABLE` while Postgres restarted; provider clusters with no
 //! live row (leaks); live rows whose provider cluster is missing; clusters created twice at the
-//! provider; events with a gap or a repeat in the sequence, or a cluster's lifecycle event
-//! published twice; and writes the API acknowledged but the store does not have.
+//! provider; events with a gap or a repeat in the sequence, or a cluster's or load balancer's
+//! lifecycle event published twice; and writes the API acknowledged but the store does not have.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -149,8 +149,8 @@ pub async fn outbox(pool: &sqlx::PgPool) -> Result<(Check, u64), String> {
 }
 
 /// The events each tenant reads through the API (`events.list` after a cursor, page by page):
-/// cursors strictly increasing, no event twice, and each cluster's `created`, `ready` and
-/// `deleted` published at most once.
+/// cursors strictly increasing, no event twice, and each cluster's and load balancer's `created`,
+/// `ready` and `deleted` published at most once.
 pub async fn events_api(api: &Api, tenants: &[(String, String)]) -> Result<Vec<Check>, String> {
     let mut order = Vec::new();
     let mut lifecycle = Vec::new();
@@ -178,10 +178,12 @@ pub async fn events_api(api: &Api, tenants: &[(String, String)]) -> Result<Vec<C
                     order.push(format!("{tenant}: event {} listed twice", event["id"]));
                 }
                 let kind = event["type"].as_str().unwrap_or_default();
-                if matches!(
-                    kind,
-                    "kubernetes.cluster.created" | "kubernetes.cluster.ready" | "kubernetes.cluster.deleted"
-                ) {
+                // Published once each: a cluster's or a load balancer's creation, first ready, deletion.
+                let once = ["created", "ready", "deleted"];
+                let lifecycle = ["kubernetes.cluster.", "providerLoadBalancer."]
+                    .iter()
+                    .any(|prefix| kind.strip_prefix(prefix).is_some_and(|rest| once.contains(&rest)));
+                if lifecycle {
                     *counts
                         .entry((event["subject"].as_str().unwrap_or_default().to_owned(), kind.to_owned()))
                         .or_default() += 1;
@@ -202,6 +204,6 @@ pub async fn events_api(api: &Api, tenants: &[(String, String)]) -> Result<Vec<C
     }
     Ok(vec![
         Check::new("events read through the API out of order or twice", order),
-        Check::new("cluster lifecycle events published twice", lifecycle),
+        Check::new("lifecycle events (created, ready, deleted) published twice", lifecycle),
     ])
 }

@@ -43,6 +43,10 @@ pub struct Ledger {
     pub created: Vec<(String, String)>,
     /// Clusters whose delete succeeded.
     pub deleted: Vec<String>,
+    /// Load balancers whose create succeeded.
+    pub lb_created: Vec<String>,
+    /// Load balancers whose delete succeeded.
+    pub lb_deleted: Vec<String>,
 }
 
 /// The shared ledger.

@@ -3,16 +3,20 @@
 //! the fake DigitalOcean fails a share of its calls. It runs when this build serves
 //! `bettercompute.compute.v1.LoadBalancers` and a first create succeeds (a refusal is printed
 //! and the scenario skipped, as it says nothing about faults); its invariants compare the live
-//! load balancers the API lists with the fake cloud's.
+//! load balancers the API lists with the fake cloud's, by their provider names (`bc-lb-` and 24
+//! characters of the id).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 use serde_json::{Value, json};
 
+use better_compute::store::load_balancer_provider_name;
+
+use super::chaos::Sightings;
 use super::invariants::Check;
-use super::load::{Shared, Tenant, call};
+use super::load::{Ledger, Shared, Tenant, call};
 use crate::common::platform::{Api, load_balancer_request};
 
 /// The service that must be served.
@@ -45,7 +49,9 @@ pub async fn run(api: Api, tenant: Tenant, pool: String, ledger: Shared, started
             if booked < QUOTA {
                 let body = load_balancer_request(&tenant.id, &pool, &format!("lb-{n}"));
                 if let Some(made) = call(&api, &tenant, CREATE, body, &ledger, started).await {
-                    live.push(made["id"].as_str().unwrap_or_default().to_owned());
+                    let id = made["id"].as_str().unwrap_or_default().to_owned();
+                    ledger.lock().unwrap_or_else(|p| p.into_inner()).lb_created.push(id.clone());
+                    live.push(id);
                 }
             }
         } else if roll < 0.75 && !live.is_empty() {
@@ -56,7 +62,9 @@ pub async fn run(api: Api, tenant: Tenant, pool: String, ledger: Shared, started
         } else if !live.is_empty() {
             let id = live.remove(rand::rng().random_range(0..live.len()));
             let body = json!({"tenantId": tenant.id, "loadBalancerId": id});
-            if call(&api, &tenant, "/api/compute/loadBalancers/delete", body, &ledger, started).await.is_none() {
+            if call(&api, &tenant, "/api/compute/loadBalancers/delete", body, &ledger, started).await.is_some() {
+                ledger.lock().unwrap_or_else(|p| p.into_inner()).lb_deleted.push(id);
+            } else {
                 live.push(id);
             }
         }
@@ -80,33 +88,77 @@ pub async fn live(api: &Api, tenants: &[(String, String)]) -> Result<BTreeMap<St
     Ok(live)
 }
 
-/// Whether the load balancers settled: every live one ready, as many at the provider.
-pub fn settled(cloud_lbs: &[Value], live: &BTreeMap<String, String>) -> bool {
-    live.values().all(|state| state == "ready") && cloud_lbs.len() == live.len()
+/// Writes the API acknowledged: every created load balancer is listed (deleted ones included),
+/// every deleted one is deleted.
+pub async fn acknowledged(api: &Api, tenants: &[(String, String)], ledger: &Ledger) -> Result<Check, String> {
+    let mut deleted_by_id = BTreeMap::new();
+    for (tenant, token) in tenants {
+        let listed = api.ok(token, LIST, json!({"tenantId": tenant, "includeDeleted": true})).await?;
+        for lb in listed["loadBalancers"].as_array().cloned().unwrap_or_default() {
+            let deleted = lb["state"] == "deleted" || lb.get("deletedAt").is_some_and(|d| !d.is_null());
+            deleted_by_id.insert(lb["id"].as_str().unwrap_or_default().to_owned(), deleted);
+        }
+    }
+    let lost_creates = ledger
+        .lb_created
+        .iter()
+        .filter(|id| !deleted_by_id.contains_key(*id))
+        .map(|id| format!("load balancer {id} was created and is not listed"));
+    let lost_deletes = ledger
+        .lb_deleted
+        .iter()
+        .filter(|id| deleted_by_id.get(*id) != Some(&true))
+        .map(|id| format!("load balancer {id} was deleted and is not"));
+    Ok(Check::new(
+        "acknowledged load balancer writes the store does not have",
+        lost_creates.chain(lost_deletes).collect::<Vec<_>>(),
+    ))
 }
 
-/// Leaks and missing ones (by count: the provider's names are the module's to choose), names
-/// twice at the provider, and live ones not ready.
-pub fn checks(cloud_lbs: &[Value], live: &BTreeMap<String, String>) -> Vec<Check> {
-    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
-    for lb in cloud_lbs {
-        *names.entry(lb["name"].as_str().unwrap_or_default()).or_default() += 1;
-    }
-    let extra = cloud_lbs.len().saturating_sub(live.len());
-    let missing = live.len().saturating_sub(cloud_lbs.len());
+/// The provider names the live load balancers must have at the provider.
+fn expected_names(live: &BTreeMap<String, String>) -> BTreeSet<String> {
+    live.keys().map(|id| load_balancer_provider_name(id)).collect()
+}
+
+/// The names of the provider's load balancers, each as often as it is there.
+fn names(cloud_lbs: &[Value]) -> Vec<String> {
+    cloud_lbs.iter().map(|lb| lb["name"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+/// Whether the load balancers settled: every live one ready, and the provider holds exactly
+/// theirs.
+pub fn settled(cloud_lbs: &[Value], live: &BTreeMap<String, String>) -> bool {
+    let names = names(cloud_lbs);
+    live.values().all(|state| state == "ready")
+        && names.len() == live.len()
+        && names.into_iter().collect::<BTreeSet<_>>() == expected_names(live)
+}
+
+/// Leaks, missing ones, one created twice (two provider ids under one name, at once or one
+/// after the other), and live ones not ready.
+pub fn checks(cloud_lbs: &[Value], live: &BTreeMap<String, String>, sightings: &Sightings) -> Vec<Check> {
+    let expected = expected_names(live);
+    let at_provider = names(cloud_lbs);
+    let present: BTreeSet<&String> = at_provider.iter().collect();
+    let mut twice: Vec<String> = sightings
+        .lb_ids_by_name
+        .iter()
+        .filter(|(_, ids)| ids.len() > 1)
+        .map(|(name, ids)| format!("{name} was created {} times", ids.len()))
+        .collect();
+    twice.extend((0..sightings.lb_twins).map(|_| "two provider load balancers under one name at once".to_owned()));
     vec![
         Check::new(
-            "provider load balancers beyond the live ones (leaks)",
-            (0..extra).map(|_| format!("{} at the provider for {} live", cloud_lbs.len(), live.len())),
+            "provider load balancers with no live row (leaks)",
+            at_provider.iter().filter(|name| !expected.contains(*name)).map(|name| format!("{name} has no live row")),
         ),
         Check::new(
             "live load balancers missing at the provider",
-            (0..missing).map(|_| format!("{} at the provider for {} live", cloud_lbs.len(), live.len())),
+            live.keys()
+                .filter(|id| !present.contains(&load_balancer_provider_name(id)))
+                .map(|id| format!("{id} is not at the provider")),
         ),
-        Check::new(
-            "load balancers twice at the provider (one name twice)",
-            names.iter().filter(|(_, n)| **n > 1).map(|(name, n)| format!("{name} is there {n} times")),
-        ),
+        Check::new("load balancers created twice at the provider", twice),
         Check::new(
             "live load balancers not ready once settled",
             live.iter().filter(|(_, s)| s.as_str() != "ready").map(|(id, s)| format!("{id} is {s}")),
