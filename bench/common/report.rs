@@ -99,7 +99,7 @@ pub fn machine() -> Value {
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "cpuModel": model,
         "memoryGiB": (memory_kib as f64 / 1024.0 / 1024.0 * 10.0).round() / 10.0,
-        "loadAverageAtStart": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+        "loadAverage": load.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
         "commit": commit,
         "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
         "at": chrono_like_now(),
