@@ -116,7 +116,7 @@ pub fn parse_custom(
         }
     };
     let certificate = match x509_parser::parse_x509_certificate(&leaf_der) {
-        Ok((rest, certificate)) if rest.is_empty() => certificate,
+        Ok(([], certificate)) => certificate,
         _ => return Err(vec![FieldViolation::new("leafCertificate", "is not a valid X.509 certificate")]),
     };
     let not_after = certificate.validity().not_after.timestamp();

@@ -18,7 +18,7 @@ const DELETE: &str = "/api/compute/instances/delete";
 /// The fake's droplet with id `machine`.
 fn droplet(env: &Env, machine: &str) -> Option<Value> {
     let droplets = env.inspect()["digitalocean"]["droplets"].as_array().cloned().unwrap_or_default();
-    droplets.into_iter().find(|d| d["id"].to_string() == machine)
+    droplets.into_iter().find(|d| d["id"].as_u64().is_some_and(|id| id.to_string() == machine))
 }
 
 async fn an_instance_is_a_droplet_with_a_machine_until_deleted(backend: Backend) {

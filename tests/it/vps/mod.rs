@@ -4,6 +4,7 @@
 
 mod certificates;
 mod clusters;
+mod grpc;
 mod instances;
 mod networks;
 mod secrets;
