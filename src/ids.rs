@@ -170,6 +170,13 @@ typed_id!(
     "pcert"
 );
 
+typed_id!(
+    /// A load balancer's id (`plb_...`), derived from the tenant, the caller and the idempotency
+    /// key.
+    LoadBalancerId,
+    "plb"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

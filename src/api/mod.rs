@@ -14,6 +14,7 @@ mod gateway_stream;
 mod identity;
 mod kubernetes;
 pub mod layer;
+mod load_balancers;
 mod offers;
 pub mod openapi;
 mod platform_pools;
@@ -93,6 +94,7 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
         .add_service(role_bindings)
         .add_service(kubernetes_clusters)
         .add_service(kubernetes_node_pools)
+        .add_service(load_balancers::LoadBalancersApi::server(services.clone()))
         .add_service(networks)
         .add_service(instances)
         .add_service(certificates)

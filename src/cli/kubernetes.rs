@@ -9,10 +9,10 @@ use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
 use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
-    DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAutoscaling,
-    KubernetesCluster, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesVersionsRequest,
-    ListKubernetesClustersRequest, ListKubernetesNodePoolsRequest, UpdateKubernetesClusterRequest,
-    UpdateKubernetesNodePoolRequest,
+    DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAccelerators,
+    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesTaint,
+    KubernetesVersionsRequest, ListKubernetesClustersRequest, ListKubernetesNodePoolsRequest,
+    UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest,
 };
 
 /// The cluster commands.
@@ -180,7 +180,8 @@ pub enum NodePoolsCommand {
         /// The node pool.
         node_pool_id: String,
     },
-    /// Resizes a node pool or changes its autoscaling.
+    /// Changes a node pool in place: size, autoscaling, machine type, boot disk, accelerators,
+    /// zones, labels or taints; with `--wait`, follows the cluster until it is ready again.
     Update {
         /// The tenant.
         #[arg(long)]
@@ -190,7 +191,7 @@ pub enum NodePoolsCommand {
         cluster: String,
         /// The node pool.
         node_pool_id: String,
-        /// The new node count.
+        /// The new node count (per zone).
         #[arg(long)]
         count: Option<i32>,
         /// New autoscaling bounds, `min:max`.
@@ -199,6 +200,42 @@ pub enum NodePoolsCommand {
         /// Turn autoscaling off.
         #[arg(long)]
         no_autoscaling: bool,
+        /// The new machine type.
+        #[arg(long)]
+        machine_type: Option<String>,
+        /// The new boot disk size in GiB.
+        #[arg(long)]
+        disk_gib: Option<i32>,
+        /// The new boot disk type.
+        #[arg(long)]
+        disk_type: Option<String>,
+        /// The new accelerators on every node, `type:count`.
+        #[arg(long)]
+        accelerator: Option<String>,
+        /// Take the accelerators off the nodes.
+        #[arg(long)]
+        no_accelerators: bool,
+        /// A zone the nodes run in, replacing the old ones; repeat for more.
+        #[arg(long = "zone")]
+        zones: Vec<String>,
+        /// Run the nodes in the cluster's default zones.
+        #[arg(long)]
+        default_zones: bool,
+        /// A node label `key=value`, replacing the old labels; repeat for more.
+        #[arg(long = "label")]
+        labels: Vec<String>,
+        /// Remove every node label.
+        #[arg(long)]
+        clear_labels: bool,
+        /// A taint `key=value:Effect` (or `key:Effect`), replacing the old taints; repeat for more.
+        #[arg(long = "taint")]
+        taints: Vec<String>,
+        /// Remove every taint.
+        #[arg(long)]
+        clear_taints: bool,
+        /// Follow the cluster until it is ready again.
+        #[arg(long)]
+        wait: bool,
     },
     /// Deletes a node pool.
     Delete {
@@ -219,7 +256,28 @@ const POOL: &str = "bettercompute.compute.v1.KubernetesNodePool";
 const POOL_LIST: &str = "bettercompute.compute.v1.ListKubernetesNodePoolsResponse";
 const VERSIONS: &str = "bettercompute.compute.v1.KubernetesVersions";
 
-/// Parses `name=...,machine-type=...,count=N[,min=N,max=N][,zones=a;b][,spot]`.
+/// Parses a taint, `key=value:Effect` or `key:Effect`.
+pub fn parse_taint(text: &str) -> Result<KubernetesTaint, String> {
+    let (key_value, effect) = text.rsplit_once(':').ok_or(format!("the taint {text:?} is key=value:Effect"))?;
+    let (key, value) = key_value.split_once('=').unwrap_or((key_value, ""));
+    Ok(KubernetesTaint { key: key.to_owned(), value: value.to_owned(), effect: effect.to_owned() })
+}
+
+/// Parses a node label, `key=value`.
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text.split_once('=').ok_or(format!("the label {text:?} is key=value"))?;
+    Ok((key.to_owned(), value.to_owned()))
+}
+
+/// Parses accelerators, `type:count`.
+fn parse_accelerators(text: &str) -> Result<KubernetesAccelerators, String> {
+    let (kind, count) = text.split_once(':').ok_or(format!("the accelerators {text:?} are type:count"))?;
+    let count = count.parse().map_err(|_| format!("the accelerator count {count:?} is not a number"))?;
+    Ok(KubernetesAccelerators { r#type: kind.to_owned(), count })
+}
+
+/// Parses `name=...,machine-type=...,count=N[,min=N,max=N][,zones=a;b][,spot][,disk-gib=N]
+/// [,disk-type=T][,accelerators=type:count][,labels=k=v;k=v][,taints=k=v:Effect;k:Effect]`.
 pub fn parse_pool(text: &str) -> Result<KubernetesNodePoolSpec, String> {
     let mut spec = KubernetesNodePoolSpec::default();
     let (mut min, mut max) = (None, None);
@@ -233,7 +291,11 @@ pub fn parse_pool(text: &str) -> Result<KubernetesNodePoolSpec, String> {
             "min" => min = Some(number(value)?),
             "max" => max = Some(number(value)?),
             "disk-gib" => spec.disk_gib = number(value)?,
+            "disk-type" => spec.disk_type = value.to_owned(),
+            "accelerators" => spec.accelerators = Some(parse_accelerators(value)?),
             "zones" => spec.zones = value.split(';').map(str::to_owned).collect(),
+            "labels" => spec.labels = value.split(';').map(parse_label).collect::<Result<_, _>>()?,
+            "taints" => spec.taints = value.split(';').map(parse_taint).collect::<Result<_, _>>()?,
             "spot" => spec.spot = true,
             other => return Err(format!("unknown node pool field {other:?} in {text:?}")),
         }
@@ -438,7 +500,26 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             };
             client.get(request).await
         }
-        NodePoolsCommand::Update { tenant, cluster, node_pool_id, count, autoscaling, no_autoscaling } => {
+        NodePoolsCommand::Update {
+            tenant,
+            cluster,
+            node_pool_id,
+            count,
+            autoscaling,
+            no_autoscaling,
+            machine_type,
+            disk_gib,
+            disk_type,
+            accelerator,
+            no_accelerators,
+            zones,
+            default_zones,
+            labels,
+            clear_labels,
+            taints,
+            clear_taints,
+            wait,
+        } => {
             let autoscaling = autoscaling
                 .as_deref()
                 .map(|bounds| {
@@ -456,9 +537,26 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 node_count: *count,
                 autoscaling,
                 disable_autoscaling: *no_autoscaling,
-                ..Default::default()
+                machine_type: machine_type.clone(),
+                disk_gib: *disk_gib,
+                disk_type: disk_type.clone(),
+                accelerators: accelerator.as_deref().map(parse_accelerators).transpose()?,
+                remove_accelerators: *no_accelerators,
+                zones: zones.clone(),
+                set_zones: *default_zones,
+                labels: labels.iter().map(|l| parse_label(l)).collect::<Result<_, _>>()?,
+                set_labels: *clear_labels,
+                taints: taints.iter().map(|t| parse_taint(t)).collect::<Result<_, _>>()?,
+                set_taints: *clear_taints,
+                spot: None,
+                name: None,
             };
-            client.update(request).await
+            let updated = client.update(request).await;
+            if *wait && updated.is_ok() {
+                let mut clusters = KubernetesClustersClient::new(connect(cli).await?);
+                wait_for(&mut clusters, tenant, cluster, "ready").await?;
+            }
+            updated
         }
         NodePoolsCommand::Delete { tenant, cluster, node_pool_id } => {
             let request = DeleteKubernetesNodePoolRequest {
@@ -496,5 +594,17 @@ mod tests {
         assert_eq!(spec.zones, ["a-1", "a-2"]);
         assert_eq!(spec.autoscaling.unwrap().max_nodes, Some(3));
         assert!(parse_pool("name=x,colour=blue").is_err());
+        let full = parse_pool(
+            "name=gpu,machine-type=g2-standard-4,count=1,disk-type=pd-ssd,accelerators=nvidia-l4:1,\
+             labels=team=ml;tier=gpu,taints=gpu=true:NoSchedule;spare:PreferNoSchedule",
+        )
+        .unwrap();
+        assert_eq!((full.disk_type.as_str(), full.accelerators.unwrap().count), ("pd-ssd", 1));
+        assert_eq!(full.labels.len(), 2);
+        assert_eq!(
+            full.taints[0],
+            KubernetesTaint { key: "gpu".into(), value: "true".into(), effect: "NoSchedule".into() }
+        );
+        assert_eq!(full.taints[1].value, "");
     }
 }

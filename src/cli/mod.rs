@@ -5,6 +5,7 @@ mod accounts;
 mod budgets;
 mod identity;
 mod kubernetes;
+mod load_balancers;
 mod offers;
 mod output;
 mod pools;
@@ -72,6 +73,9 @@ pub enum Command {
     /// Node pools of Kubernetes clusters.
     #[command(subcommand)]
     Nodepools(kubernetes::NodePoolsCommand),
+    /// Load balancers (regional and global) over the tenant's instances.
+    #[command(subcommand, name = "loadbalancers")]
+    Loadbalancers(load_balancers::LoadBalancersCommand),
     /// Tenant networks and their subnets.
     #[command(subcommand)]
     Networks(vps::NetworksCommand),
@@ -174,6 +178,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Tenants(command) => tenants::run(&cli, command).await,
         Command::Clusters(command) => kubernetes::clusters(&cli, command).await,
         Command::Nodepools(command) => kubernetes::node_pools(&cli, command).await,
+        Command::Loadbalancers(command) => load_balancers::run(&cli, command).await,
         Command::Networks(command) => vps::networks(&cli, command).await,
         Command::Instances(command) => vps::instances(&cli, command).await,
         Command::Certificates(command) => vps::certificates(&cli, command).await,

@@ -1,6 +1,6 @@
-//! The fake DigitalOcean v2 API: load balancers (`new` -> `active` with an `ip`), droplets,
-//! VPCs and certificates (`pending` -> `verified`), with DigitalOcean's paging and its error
-//! body `{id, message, request_id}`.
+//! The fake DigitalOcean v2 API: droplets, VPCs and certificates (`pending` -> `verified`), with
+//! DigitalOcean's paging and its error body `{id, message, request_id}`; load balancers are in
+//! `do_load_balancers`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,30 +18,27 @@ use super::faults::Failure;
 use super::{Shared, World, bearer, clock, json_response, request_id};
 
 /// One emulated object: its JSON, and when it was made (for its activation).
-struct Object {
-    value: Value,
-    created: Instant,
+pub(super) struct Object {
+    pub(super) value: Value,
+    pub(super) created: Instant,
 }
 
 /// Every DigitalOcean object, by kind and id.
 #[derive(Default)]
 pub struct DoState {
-    load_balancers: BTreeMap<String, Object>,
-    droplets: BTreeMap<u64, Object>,
-    vpcs: BTreeMap<String, Object>,
-    certificates: BTreeMap<String, Object>,
+    pub(super) load_balancers: BTreeMap<String, Object>,
+    pub(super) droplets: BTreeMap<u64, Object>,
+    pub(super) vpcs: BTreeMap<String, Object>,
+    pub(super) certificates: BTreeMap<String, Object>,
+    /// Load-balancer requests whose body carried a `tag` (see `do_load_balancers`).
+    pub(super) load_balancer_tag_requests: u64,
 }
 
 impl DoState {
     /// Activates what has waited long enough.
     pub fn advance(&mut self, now: Instant, delay: Duration) {
         let due = |o: &Object| now.duration_since(o.created) >= delay;
-        for (index, lb) in self.load_balancers.values_mut().enumerate() {
-            if lb.value["status"] == "new" && due(lb) {
-                lb.value["status"] = json!("active");
-                lb.value["ip"] = json!(format!("203.0.113.{}", 10 + index % 200));
-            }
-        }
+        super::do_load_balancers::advance(self, now, delay);
         for droplet in self.droplets.values_mut() {
             if droplet.value["status"] == "new" && due(droplet) {
                 droplet.value["status"] = json!("active");
@@ -56,11 +53,10 @@ impl DoState {
 
     pub fn inspect(&self) -> Value {
         let values = |map: Vec<&Object>| map.into_iter().map(|o| o.value.clone()).collect::<Vec<_>>();
+        let (load_balancers, tag_requests) = super::do_load_balancers::inspect(self);
         json!({
-            "loadBalancers": self.load_balancers.values().map(|o| json!({
-                "id": o.value["id"], "name": o.value["name"], "status": o.value["status"], "ip": o.value["ip"],
-                "dropletIds": o.value["droplet_ids"], "tag": o.value["tag"],
-            })).collect::<Vec<_>>(),
+            "loadBalancers": load_balancers,
+            "loadBalancerRequestsWithTag": tag_requests,
             "droplets": values(self.droplets.values().collect()),
             "vpcs": values(self.vpcs.values().collect()),
             "certificates": values(self.certificates.values().collect()),
@@ -86,18 +82,17 @@ pub fn error(status: u16, message: &str, id: &str) -> Response {
     response
 }
 
-fn refuse(status: u16, message: &str) -> Response {
+pub(super) fn refuse(status: u16, message: &str) -> Response {
     error(status, message, &request_id())
 }
 
-fn not_found() -> Response {
+pub(super) fn not_found() -> Response {
     refuse(404, "The resource you were accessing could not be found.")
 }
 
 pub fn routes() -> Router<Arc<Shared>> {
     Router::new()
-        .route("/v2/load_balancers", get(lb_list).post(lb_create))
-        .route("/v2/load_balancers/{id}", get(lb_get).put(lb_update).delete(lb_delete))
+        .merge(super::do_load_balancers::routes())
         .route("/v2/droplets", get(droplet_list).post(droplet_create))
         .route("/v2/droplets/{id}", get(droplet_get).delete(droplet_delete))
         .route("/v2/vpcs", get(vpc_list).post(vpc_create))
@@ -107,7 +102,7 @@ pub fn routes() -> Router<Arc<Shared>> {
 }
 
 /// Authenticates, parses the body, and applies a scripted failure: the world, or the refusal.
-fn enter<'a>(
+pub(super) fn enter<'a>(
     shared: &'a Shared,
     headers: &HeaderMap,
     body: &Bytes,
@@ -135,7 +130,13 @@ fn enter<'a>(
 }
 
 /// A page of `items` with DigitalOcean's `links.pages` and `meta.total`.
-fn page(shared: &Shared, path: &str, field: &str, items: Vec<Value>, query: &BTreeMap<String, String>) -> Response {
+pub(super) fn page(
+    shared: &Shared,
+    path: &str,
+    field: &str,
+    items: Vec<Value>,
+    query: &BTreeMap<String, String>,
+) -> Response {
     let per_page = query.get("per_page").and_then(|p| p.parse().ok()).unwrap_or(20usize).clamp(1, 200);
     let page = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1usize).max(1);
     let total = items.len();
@@ -154,7 +155,7 @@ fn page(shared: &Shared, path: &str, field: &str, items: Vec<Value>, query: &BTr
     json_response(200, json!({field: slice, "links": {"pages": pages}, "meta": {"total": total}}))
 }
 
-fn region(slug: &str) -> Value {
+pub(super) fn region(slug: &str) -> Value {
     json!({
         "name": slug.to_uppercase(), "slug": slug, "sizes": ["s-1vcpu-1gb", "s-2vcpu-4gb"],
         "features": ["private_networking", "backups", "ipv6", "metadata"], "available": true,
@@ -163,7 +164,7 @@ fn region(slug: &str) -> Value {
 
 /// The account's default VPC of a region: a stable id, never in the VPC list (tenant networks
 /// are never the default one).
-fn default_vpc(region: &str) -> String {
+pub(super) fn default_vpc(region: &str) -> String {
     let mut bytes = [0u8; 16];
     for (i, b) in region.bytes().enumerate() {
         bytes[i % 16] ^= b;
@@ -187,133 +188,10 @@ fn private_range(cidr: &str) -> Option<(u32, u32, u32)> {
     (within(0x0a00_0000, 8) || within(0xac10_0000, 12) || within(0xc0a8_0000, 16)).then_some((first, last, length))
 }
 
-fn uuid() -> String {
+pub(super) fn uuid() -> String {
     let n = rand::random::<u128>();
     let hex = format!("{n:032x}");
     format!("{}-{}-4{}-a{}-{}", &hex[..8], &hex[8..12], &hex[13..16], &hex[17..20], &hex[20..])
-}
-
-/// Checks and normalizes a load balancer's full representation.
-fn lb_validate(body: &Value) -> Result<(), Response> {
-    if body["name"].as_str().is_none_or(str::is_empty) {
-        return Err(refuse(422, "name is required"));
-    }
-    if body["region"].as_str().is_none_or(str::is_empty) && body["type"] != "GLOBAL" {
-        return Err(refuse(422, "region is required"));
-    }
-    let rules = body["forwarding_rules"].as_array().map(Vec::len).unwrap_or(0);
-    if rules == 0 {
-        return Err(refuse(422, "forwarding_rules must have at least one rule"));
-    }
-    let has_ids = body["droplet_ids"].as_array().is_some_and(|ids| !ids.is_empty());
-    if has_ids && body["tag"].as_str().is_some_and(|t| !t.is_empty()) {
-        return Err(refuse(422, "droplet_ids and tag are mutually exclusive"));
-    }
-    Ok(())
-}
-
-fn lb_value(id: &str, body: &Value, created_at: &str, status: &str, ip: &str) -> Value {
-    let check = body.get("health_check").filter(|c| c.is_object()).cloned().unwrap_or_else(|| {
-        json!({"protocol": "http", "port": 80, "path": "/", "check_interval_seconds": 10,
-               "response_timeout_seconds": 5, "healthy_threshold": 5, "unhealthy_threshold": 3})
-    });
-    json!({
-        "id": id,
-        "name": body["name"],
-        "ip": ip,
-        "size_unit": body["size_unit"].as_u64().unwrap_or(1),
-        "status": status,
-        "created_at": created_at,
-        "forwarding_rules": body["forwarding_rules"],
-        "health_check": check,
-        "sticky_sessions": {"type": "none"},
-        "redirect_http_to_https": body["redirect_http_to_https"].as_bool().unwrap_or(false),
-        "enable_proxy_protocol": body["enable_proxy_protocol"].as_bool().unwrap_or(false),
-        "enable_backend_keepalive": body["enable_backend_keepalive"].as_bool().unwrap_or(false),
-        "http_idle_timeout_seconds": 60,
-        "vpc_uuid": body["vpc_uuid"].as_str().unwrap_or_default(),
-        "disable_lets_encrypt_dns_records": false,
-        "droplet_ids": body["droplet_ids"].as_array().cloned().unwrap_or_default(),
-        "tag": body["tag"].as_str().unwrap_or_default(),
-        "region": region(body["region"].as_str().unwrap_or("nyc3")),
-        "type": body["type"].as_str().unwrap_or("REGIONAL"),
-        "network": "EXTERNAL",
-    })
-}
-
-async fn lb_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    let name = serde_json::from_slice::<Value>(&body).ok().and_then(|b| b["name"].as_str().map(str::to_owned));
-    let (mut world, body) =
-        match enter(&shared, &headers, &body, ("loadBalancer", "create", name.as_deref().unwrap_or(""))) {
-            Ok(entered) => entered,
-            Err(refusal) => return refusal,
-        };
-    if let Err(refusal) = lb_validate(&body) {
-        return refusal;
-    }
-    let id = uuid();
-    let value = lb_value(&id, &body, &clock::now(), "new", "");
-    world.digitalocean.load_balancers.insert(id, Object { value: value.clone(), created: Instant::now() });
-    json_response(202, json!({"load_balancer": value}))
-}
-
-async fn lb_get(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let (world, _) = match enter(&shared, &headers, &Bytes::new(), ("loadBalancer", "get", &id)) {
-        Ok(entered) => entered,
-        Err(refusal) => return refusal,
-    };
-    match world.digitalocean.load_balancers.get(&id) {
-        Some(lb) => json_response(200, json!({"load_balancer": lb.value})),
-        None => not_found(),
-    }
-}
-
-async fn lb_list(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Query(query): Query<BTreeMap<String, String>>,
-) -> Response {
-    let (world, _) = match enter(&shared, &headers, &Bytes::new(), ("loadBalancer", "list", "*")) {
-        Ok(entered) => entered,
-        Err(refusal) => return refusal,
-    };
-    let items = world.digitalocean.load_balancers.values().map(|o| o.value.clone()).collect();
-    page(&shared, "load_balancers", "load_balancers", items, &query)
-}
-
-async fn lb_update(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    let (mut world, body) = match enter(&shared, &headers, &body, ("loadBalancer", "update", &id)) {
-        Ok(entered) => entered,
-        Err(refusal) => return refusal,
-    };
-    let Some(existing) = world.digitalocean.load_balancers.get_mut(&id) else { return not_found() };
-    // PUT is a full representation: what is not sent goes back to its default.
-    if let Err(refusal) = lb_validate(&body) {
-        return refusal;
-    }
-    let (created_at, status, ip) = (
-        existing.value["created_at"].as_str().unwrap_or_default().to_owned(),
-        existing.value["status"].as_str().unwrap_or_default().to_owned(),
-        existing.value["ip"].as_str().unwrap_or_default().to_owned(),
-    );
-    existing.value = lb_value(&id, &body, &created_at, &status, &ip);
-    json_response(200, json!({"load_balancer": existing.value}))
-}
-
-async fn lb_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let (mut world, _) = match enter(&shared, &headers, &Bytes::new(), ("loadBalancer", "delete", &id)) {
-        Ok(entered) => entered,
-        Err(refusal) => return refusal,
-    };
-    match world.digitalocean.load_balancers.remove(&id) {
-        Some(_) => empty(),
-        None => not_found(),
-    }
 }
 
 async fn droplet_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -410,7 +288,7 @@ async fn droplet_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, P
     }
 }
 
-fn empty() -> Response {
+pub(super) fn empty() -> Response {
     json_response(204, Value::Null).map(|_| axum::body::Body::empty())
 }
 

@@ -90,6 +90,34 @@ pub struct FakePool {
     node_labels: Map<String, Value>,
     autoscaling: Option<Value>,
     max_pods: String,
+    /// The zones its nodes run in; `node_count` nodes in each.
+    locations: Vec<String>,
+    disk_type: String,
+    spot: bool,
+    /// GKE's `AcceleratorConfig` list, as last set.
+    accelerators: Vec<Value>,
+    /// GKE's `NodeTaint` list, as last set.
+    taints: Vec<Value>,
+}
+
+/// One node of a pool, as the cluster's API server lists it.
+pub struct FakeNode {
+    /// Its pool.
+    pub pool: String,
+    /// Its number within the pool.
+    pub index: u64,
+    /// The zone it runs in.
+    pub zone: String,
+    /// Its kubelet's version.
+    pub version: String,
+    /// Its machine type.
+    pub machine_type: String,
+    /// Whether it is a Spot VM.
+    pub spot: bool,
+    /// The pool's node labels.
+    pub labels: Map<String, Value>,
+    /// The pool's taints in Kubernetes' form (`{"key", "value", "effect": "NoSchedule"}`).
+    pub taints: Vec<Value>,
 }
 
 pub struct FakeCluster {
@@ -118,14 +146,84 @@ pub struct FakeCluster {
 }
 
 impl FakeCluster {
-    /// The nodes the pools have, as `(pool, index, version)`.
-    pub fn nodes(&self) -> Vec<(String, u64, String)> {
+    /// The nodes the serving pools have: `nodeCount` in each of a pool's zones, as on GKE.
+    pub fn nodes(&self) -> Vec<FakeNode> {
         let serving = |p: &&FakePool| matches!(p.status.as_str(), "RUNNING" | "RECONCILING");
-        self.pools
-            .iter()
-            .filter(serving)
-            .flat_map(|p| (0..p.node_count).map(|i| (p.name.clone(), i, p.version.clone())))
-            .collect()
+        let mut nodes = Vec::new();
+        for pool in self.pools.iter().filter(serving) {
+            let taints: Vec<Value> = pool
+                .taints
+                .iter()
+                .map(|t| json!({"key": t["key"], "value": t["value"], "effect": kubernetes_effect(&t["effect"])}))
+                .collect();
+            let zones = pool.locations.iter().flat_map(|zone| (0..pool.node_count).map(move |_| zone));
+            for (index, zone) in zones.enumerate() {
+                nodes.push(FakeNode {
+                    pool: pool.name.clone(),
+                    index: index as u64,
+                    zone: zone.clone(),
+                    version: pool.version.clone(),
+                    machine_type: pool.machine_type.clone(),
+                    spot: pool.spot,
+                    labels: pool.node_labels.clone(),
+                    taints: taints.clone(),
+                });
+            }
+        }
+        nodes
+    }
+}
+
+/// `NO_SCHEDULE` as Kubernetes spells it on a node (`NoSchedule`).
+fn kubernetes_effect(effect: &Value) -> String {
+    let effect = effect.as_str().unwrap_or_default();
+    effect
+        .split('_')
+        .map(|word| {
+            let lower = word.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The zones of a cluster at `location` when nobody named them: the zone of a zonal cluster;
+/// one zone (`-a`) of a regional cluster's region (GKE picks three; one keeps fakes small).
+pub fn default_locations(location: &str) -> Vec<String> {
+    let zonal = location.rsplit_once('-').is_some_and(|(_, last)| last.len() == 1);
+    if zonal { vec![location.to_owned()] } else { vec![format!("{location}-a")] }
+}
+
+/// The region of a zone or region (`europe-west1-b` is in `europe-west1`).
+fn region_of(location: &str) -> &str {
+    match location.rsplit_once('-') {
+        Some((region, last)) if last.len() == 1 => region,
+        _ => location,
+    }
+}
+
+/// A change `nodePools.update` makes to one pool's configuration.
+enum PoolPatch {
+    Labels(Map<String, Value>),
+    Taints(Vec<Value>),
+    MachineType(String),
+    DiskSizeGb(u64),
+    DiskType(String),
+    Accelerators(Vec<Value>),
+    Locations(Vec<String>),
+}
+
+impl PoolPatch {
+    fn apply(self, pool: &mut FakePool) {
+        match self {
+            PoolPatch::Labels(labels) => pool.node_labels = labels,
+            PoolPatch::Taints(taints) => pool.taints = taints,
+            PoolPatch::MachineType(machine_type) => pool.machine_type = machine_type,
+            PoolPatch::DiskSizeGb(size) => pool.disk_size_gb = size,
+            PoolPatch::DiskType(disk_type) => pool.disk_type = disk_type,
+            PoolPatch::Accelerators(accelerators) => pool.accelerators = accelerators,
+            PoolPatch::Locations(zones) => pool.locations = zones,
+        }
     }
 }
 
@@ -138,7 +236,7 @@ enum Effect {
     CreatePool(String),
     DeletePool(String),
     PoolVersion(String, String),
-    PoolLabels(String, Map<String, Value>),
+    PoolConfig(String, PoolPatch),
     PoolSize(String, u64),
     PoolAutoscaling(String, Value),
     Fail { pool: Option<String>, message: String },
@@ -204,22 +302,28 @@ impl GkeState {
             Effect::MasterVersion(version) => cluster.master_version = version,
             Effect::Channel(channel) => cluster.channel = channel,
             Effect::AuthorizedNetworks(config) => cluster.authorized_networks = config,
-            Effect::CreatePool(name) | Effect::PoolVersion(name, _) | Effect::PoolLabels(name, _)
+            Effect::CreatePool(name) | Effect::PoolVersion(name, _) | Effect::PoolConfig(name, _)
                 if pool(cluster, &name).is_none() => {}
             Effect::CreatePool(name) => {
                 let index = pool(cluster, &name).expect("checked above");
                 cluster.pools[index].status = "RUNNING".into();
+                cluster.node_version = lowest_version(cluster);
             }
-            Effect::DeletePool(name) => cluster.pools.retain(|p| p.name != name),
+            Effect::DeletePool(name) => {
+                cluster.pools.retain(|p| p.name != name);
+                if !cluster.pools.is_empty() {
+                    cluster.node_version = lowest_version(cluster);
+                }
+            }
             Effect::PoolVersion(name, version) => {
                 let index = pool(cluster, &name).expect("checked above");
                 cluster.pools[index].version = version;
                 cluster.pools[index].status = "RUNNING".into();
                 cluster.node_version = lowest_version(cluster);
             }
-            Effect::PoolLabels(name, labels) => {
+            Effect::PoolConfig(name, patch) => {
                 let index = pool(cluster, &name).expect("checked above");
-                cluster.pools[index].node_labels = labels;
+                patch.apply(&mut cluster.pools[index]);
                 cluster.pools[index].status = "RUNNING".into();
             }
             Effect::PoolSize(name, count) => {
@@ -248,14 +352,13 @@ impl GkeState {
         }
     }
 
-    /// Moves a cluster to `version` at once (a release-channel upgrade).
+    /// Moves a cluster's control plane to `version` at once, as a release-channel upgrade
+    /// does; its nodes stay where they are until their pools are upgraded.
     pub fn force_version(&mut self, project: &str, location: &str, name: &str, version: &str) -> bool {
         let Some(cluster) = self.clusters.get_mut(&(project.into(), location.into(), name.into())) else {
             return false;
         };
         cluster.master_version = version.to_owned();
-        cluster.node_version = version.to_owned();
-        cluster.pools.iter_mut().for_each(|p| p.version = version.to_owned());
         true
     }
 
@@ -277,7 +380,9 @@ impl GkeState {
                     "releaseChannel": c.channel, "endpoint": c.endpoint,
                     "nodePools": c.pools.iter().map(|p| json!({
                         "name": p.name, "status": p.status, "version": p.version, "nodeCount": p.node_count,
-                        "nodeLabels": p.node_labels,
+                        "nodeLabels": p.node_labels, "taints": p.taints, "locations": p.locations,
+                        "machineType": p.machine_type, "diskSizeGb": p.disk_size_gb, "diskType": p.disk_type,
+                        "spot": p.spot, "accelerators": p.accelerators,
                     })).collect::<Vec<_>>(),
                     "kubernetes": c.kube.inspect(),
                 })
@@ -415,7 +520,104 @@ fn valid_name(name: &str) -> bool {
         && !name.ends_with('-')
 }
 
+/// Every field of GKE's `UpdateNodePoolRequest` (discovery document, container v1).
+const UPDATE_NODE_POOL_FIELDS: &[&str] = &[
+    "accelerators",
+    "bootDisk",
+    "clusterId",
+    "confidentialNodes",
+    "consolidationDelay",
+    "containerdConfig",
+    "diskSizeGb",
+    "diskType",
+    "etag",
+    "fastSocket",
+    "flexStart",
+    "gcfsConfig",
+    "gvnic",
+    "image",
+    "imageProject",
+    "imageType",
+    "kubeletConfig",
+    "labels",
+    "linuxNodeConfig",
+    "locations",
+    "loggingConfig",
+    "machineType",
+    "maintenancePolicy",
+    "maxRunDuration",
+    "name",
+    "nodeConfigUpdateMode",
+    "nodeDrainConfig",
+    "nodeNetworkConfig",
+    "nodePoolId",
+    "nodeVersion",
+    "projectId",
+    "queuedProvisioning",
+    "resourceLabels",
+    "resourceManagerTags",
+    "storagePools",
+    "tags",
+    "taintConfig",
+    "taints",
+    "upgradeSettings",
+    "windowsNodeConfig",
+    "workloadMetadataConfig",
+    "zone",
+];
+
+/// The `UpdateNodePoolRequest` changes the fake applies.
+const EMULATED_NODE_POOL_UPDATES: &[&str] =
+    &["nodeVersion", "labels", "taints", "machineType", "diskSizeGb", "diskType", "accelerators", "locations"];
+
+/// An int64 as GKE takes it: a JSON string or a number.
+fn int64(value: &Value) -> Option<i64> {
+    match value {
+        Value::String(text) => text.parse().ok(),
+        value => value.as_i64(),
+    }
+}
+
+/// A `NodeTaint` list (absent: none); an effect GKE does not know is refused as GKE does.
+fn check_taints(value: &Value) -> Result<Vec<Value>, Response> {
+    let taints = value.as_array().cloned().unwrap_or_default();
+    for (i, taint) in taints.iter().enumerate() {
+        let effect = taint["effect"].as_str().unwrap_or_default();
+        if !["NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE"].contains(&effect) {
+            return Err(error(400, &format!("Invalid value at 'taints[{i}].effect' ({effect:?}).")));
+        }
+        if taint["key"].as_str().is_none_or(str::is_empty) {
+            return Err(error(400, &format!("Invalid value at 'taints[{i}].key': a taint needs a key.")));
+        }
+    }
+    Ok(taints)
+}
+
+/// An `AcceleratorConfig` list (absent: none): each with a type and a count of at least 1.
+fn check_accelerators(value: &Value) -> Result<Vec<Value>, Response> {
+    let accelerators = value.as_array().cloned().unwrap_or_default();
+    for (i, accelerator) in accelerators.iter().enumerate() {
+        let count = int64(&accelerator["acceleratorCount"]).unwrap_or(0);
+        if accelerator["acceleratorType"].as_str().is_none_or(str::is_empty) || count < 1 {
+            return Err(error(400, &format!("Invalid value at 'accelerators[{i}]': {accelerator}.")));
+        }
+    }
+    Ok(accelerators)
+}
+
 impl Context<'_> {
+    /// Node-pool zones, each of which must be in the cluster's region.
+    fn zones_of_region(&self, zones: &[Value]) -> Result<Vec<String>, Response> {
+        let region = region_of(&self.location);
+        zones
+            .iter()
+            .map(|zone| match zone.as_str() {
+                Some(zone) if region_of(zone) == region && zone != region => Ok(zone.to_owned()),
+                _ => Err(error(400, &format!("Location {zone} is not a zone of the cluster's region {region}."))),
+            })
+            .collect()
+    }
+
     fn key(&self, name: &str) -> ClusterKey {
         (self.project.clone(), self.location.clone(), name.to_owned())
     }
@@ -433,7 +635,7 @@ impl Context<'_> {
         let mut cluster = json!({
             "name": key.2,
             "description": c.description,
-            "nodePools": c.pools.iter().map(|p| self.pool_json(&link, p, &key.1)).collect::<Vec<_>>(),
+            "nodePools": c.pools.iter().map(|p| self.pool_json(&link, p)).collect::<Vec<_>>(),
             "masterAuth": {"clusterCaCertificate": STANDARD.encode(&c.ca_pem)},
             "loggingService": "logging.googleapis.com/kubernetes",
             "monitoringService": "monitoring.googleapis.com/kubernetes",
@@ -443,7 +645,7 @@ impl Context<'_> {
             "clusterIpv4Cidr": "10.4.0.0/14",
             "resourceLabels": c.labels,
             "labelFingerprint": format!("{:08x}", c.labels.len() as u32 * 2_654_435_761),
-            "locations": [format!("{}-a", key.1)],
+            "locations": default_locations(&key.1),
             "selfLink": link,
             "zone": key.1,
             "endpoint": c.endpoint,
@@ -468,19 +670,19 @@ impl Context<'_> {
         cluster
     }
 
-    fn pool_json(&self, cluster_link: &str, p: &FakePool, location: &str) -> Value {
+    fn pool_json(&self, cluster_link: &str, p: &FakePool) -> Value {
         let mut pool = json!({
             "name": p.name,
             "config": {
                 "machineType": p.machine_type, "diskSizeGb": p.disk_size_gb, "labels": p.node_labels,
-                "imageType": "COS_CONTAINERD", "diskType": "pd-balanced",
+                "imageType": "COS_CONTAINERD", "diskType": p.disk_type,
                 "oauthScopes": ["https://www.googleapis.com/auth/cloud-platform"],
             },
             "initialNodeCount": p.node_count,
             "management": {"autoUpgrade": true, "autoRepair": true},
             "maxPodsConstraint": {"maxPodsPerNode": p.max_pods},
             "podIpv4CidrSize": 24,
-            "locations": [format!("{location}-a")],
+            "locations": p.locations,
             "selfLink": format!("{cluster_link}/nodePools/{}", p.name),
             "version": p.version,
             "status": p.status,
@@ -490,6 +692,15 @@ impl Context<'_> {
         }
         if !p.status_message.is_empty() {
             pool["statusMessage"] = json!(p.status_message);
+        }
+        if p.spot {
+            pool["config"]["spot"] = json!(true);
+        }
+        if !p.accelerators.is_empty() {
+            pool["config"]["accelerators"] = json!(p.accelerators);
+        }
+        if !p.taints.is_empty() {
+            pool["config"]["taints"] = json!(p.taints);
         }
         pool
     }
@@ -601,6 +812,12 @@ impl Context<'_> {
         if !valid_name(name) {
             return Err(error(400, &format!("Invalid node pool name {name:?}.")));
         }
+        let locations = match spec["locations"].as_array() {
+            Some(zones) if !zones.is_empty() => self.zones_of_region(zones)?,
+            _ => default_locations(&self.location),
+        };
+        let taints = check_taints(&spec["config"]["taints"])?;
+        let accelerators = check_accelerators(&spec["config"]["accelerators"])?;
         let max_pods = match &spec["maxPodsConstraint"]["maxPodsPerNode"] {
             Value::String(text) => text.clone(),
             Value::Number(n) => n.to_string(),
@@ -621,6 +838,11 @@ impl Context<'_> {
             node_labels: spec["config"]["labels"].as_object().cloned().unwrap_or_default(),
             autoscaling: spec.get("autoscaling").filter(|a| a.is_object()).cloned(),
             max_pods,
+            locations,
+            disk_type: spec["config"]["diskType"].as_str().filter(|s| !s.is_empty()).unwrap_or("pd-balanced").into(),
+            spot: spec["config"]["spot"] == true,
+            accelerators,
+            taints,
         })
     }
 
@@ -788,10 +1010,7 @@ impl Context<'_> {
             return error(404, &format!("Not found: cluster {cluster}."));
         };
         let link = format!("{}/clusters/{cluster}", self.prefix(&key.1));
-        json_response(
-            200,
-            json!({"nodePools": c.pools.iter().map(|p| self.pool_json(&link, p, &key.1)).collect::<Vec<_>>()}),
-        )
+        json_response(200, json!({"nodePools": c.pools.iter().map(|p| self.pool_json(&link, p)).collect::<Vec<_>>()}))
     }
 
     fn pool_get(&self, cluster: &str, pool: &str) -> Response {
@@ -799,9 +1018,7 @@ impl Context<'_> {
         let world = self.shared.world();
         let found = world.gke.clusters.get(&key).and_then(|c| c.pools.iter().find(|p| p.name == pool));
         match found {
-            Some(p) => {
-                json_response(200, self.pool_json(&format!("{}/clusters/{cluster}", self.prefix(&key.1)), p, &key.1))
-            }
+            Some(p) => json_response(200, self.pool_json(&format!("{}/clusters/{cluster}", self.prefix(&key.1)), p)),
             None => error(
                 404,
                 &format!("Not found: projects/{}/locations/{}/clusters/{cluster}/nodePools/{pool}.", key.0, key.1),
@@ -875,20 +1092,72 @@ impl Context<'_> {
         self.start(&mut world, &key, operation_type, target, effect)
     }
 
+    /// `nodePools.update`: one change per request, as an operation; the fields of GKE's
+    /// `UpdateNodePoolRequest` the fake does not emulate are refused as such, and names GKE does
+    /// not know (`spot`: a pool's Spot VMs cannot change in place) as GKE refuses them.
     fn pool_update(&self, cluster: &str, pool: &str, body: &Value) -> Response {
-        let changes: Vec<&str> = ["nodeVersion", "labels"].into_iter().filter(|f| body.get(*f).is_some()).collect();
+        let fields = body.as_object().cloned().unwrap_or_default();
+        if let Some(unknown) = fields.keys().find(|f| !UPDATE_NODE_POOL_FIELDS.contains(&f.as_str())) {
+            return error(400, &format!("Invalid JSON payload received. Unknown name {unknown:?}: Cannot find field."));
+        }
+        let identity = ["name", "projectId", "zone", "clusterId", "nodePoolId", "etag", "imageType"];
+        let changes: Vec<&String> = fields.keys().filter(|f| !identity.contains(&f.as_str())).collect();
+        if let Some(field) = changes.iter().find(|f| !EMULATED_NODE_POOL_UPDATES.contains(&f.as_str())) {
+            return error(400, &format!("The fake cloud does not emulate nodePools.update {field}."));
+        }
         if changes.len() != 1 {
             return error(400, "Exactly one update can be applied to a node pool with each request.");
         }
         let owned = pool.to_owned();
-        if changes[0] == "labels" {
-            let labels = body["labels"]["labels"].as_object().cloned().unwrap_or_default();
-            return self
-                .pool_change(cluster, pool, "update", "UPDATE_CLUSTER", |_, _| Ok(Effect::PoolLabels(owned, labels)));
-        }
-        let asked = body["nodeVersion"].as_str().unwrap_or_default().to_owned();
+        let value = &fields[changes[0].as_str()];
+        let patch = match changes[0].as_str() {
+            "nodeVersion" => return self.pool_upgrade(cluster, pool, value.as_str().unwrap_or_default()),
+            "labels" => PoolPatch::Labels(value["labels"].as_object().cloned().unwrap_or_default()),
+            "taints" => match check_taints(&value["taints"]) {
+                Ok(taints) => PoolPatch::Taints(taints),
+                Err(refusal) => return refusal,
+            },
+            "machineType" => match value.as_str().filter(|m| !m.is_empty()) {
+                Some(machine_type) => PoolPatch::MachineType(machine_type.to_owned()),
+                None => return error(400, "Invalid value for field 'machineType': it must name a machine type."),
+            },
+            "diskSizeGb" => match int64(value).filter(|size| *size >= 10) {
+                Some(size) => PoolPatch::DiskSizeGb(size as u64),
+                None => {
+                    return error(400, &format!("Invalid value for field 'diskSizeGb': {value}. Must be at least 10."));
+                }
+            },
+            "diskType" => match value.as_str().filter(|d| !d.is_empty()) {
+                Some(disk_type) => PoolPatch::DiskType(disk_type.to_owned()),
+                None => return error(400, "Invalid value for field 'diskType': it must name a disk type."),
+            },
+            "accelerators" => match check_accelerators(value) {
+                Ok(accelerators) => PoolPatch::Accelerators(accelerators),
+                Err(refusal) => return refusal,
+            },
+            "locations" => match value.as_array().filter(|zones| !zones.is_empty()) {
+                Some(zones) => match self.zones_of_region(zones) {
+                    Ok(zones) => PoolPatch::Locations(zones),
+                    Err(refusal) => return refusal,
+                },
+                None => return error(400, "Invalid value for field 'locations': a node pool needs at least one zone."),
+            },
+            other => unreachable!("{other} is one of the emulated updates"),
+        };
+        // Labels, taints and zones change the pool; the rest migrates its nodes (an upgrade).
+        let kind = match &patch {
+            PoolPatch::Labels(_) | PoolPatch::Taints(_) | PoolPatch::Locations(_) => "UPDATE_CLUSTER",
+            _ => "UPGRADE_NODES",
+        };
+        self.pool_change(cluster, pool, "update", kind, |_, _| Ok(Effect::PoolConfig(owned, patch)))
+    }
+
+    /// `nodePools.update` with `nodeVersion`: never past the control plane, never down.
+    fn pool_upgrade(&self, cluster: &str, pool: &str, asked: &str) -> Response {
+        let owned = pool.to_owned();
+        let asked = asked.to_owned();
         self.pool_change(cluster, pool, "update", "UPGRADE_NODES", move |c, catalog| {
-            let version = if asked == "-" || asked == "latest" {
+            let version = if asked == "-" || asked == "latest" || asked == c.master_version {
                 Some(c.master_version.clone())
             } else {
                 catalog.resolve(&asked, "")

@@ -15,7 +15,7 @@ use axum::routing::any;
 use http::{HeaderMap, Method, Uri};
 use serde_json::{Value, json};
 
-use super::gke::{ClusterKey, FakeCluster};
+use super::gke::{ClusterKey, FakeCluster, FakeNode};
 use super::{Shared, bearer, clock, json_response};
 use crate::provider::ClusterRole;
 
@@ -213,16 +213,35 @@ fn discovery(path: &str) -> Option<Value> {
     })
 }
 
-fn node_json(cluster: &FakeCluster, cluster_name: &str, (pool, index, version): &(String, u64, String)) -> Value {
+fn node_json(cluster: &FakeCluster, cluster_name: &str, node: &FakeNode) -> Value {
+    let FakeNode { pool, index, zone, version, .. } = node;
     let name = format!("gke-{cluster_name}-{pool}-{index:04}");
+    // The pool's node labels, then the ones GKE and Kubernetes set (which win).
+    let mut labels = node.labels.clone();
+    for (key, value) in [
+        ("cloud.google.com/gke-nodepool", pool.as_str()),
+        ("kubernetes.io/hostname", name.as_str()),
+        ("kubernetes.io/os", "linux"),
+        ("node.kubernetes.io/instance-type", node.machine_type.as_str()),
+        ("topology.kubernetes.io/zone", zone.as_str()),
+    ] {
+        labels.insert(key.to_owned(), json!(value));
+    }
+    if node.spot {
+        labels.insert("cloud.google.com/gke-spot".to_owned(), json!("true"));
+    }
+    let mut spec = json!({"providerID": format!("gce://fake/{}/{name}", cluster.endpoint)});
+    if !node.taints.is_empty() {
+        spec["taints"] = json!(node.taints);
+    }
     json!({
         "kind": "Node", "apiVersion": "v1",
         "metadata": {
             "name": name, "uid": format!("node-{cluster_name}-{pool}-{index}"), "resourceVersion": "1",
             "creationTimestamp": clock::now(),
-            "labels": {"cloud.google.com/gke-nodepool": pool, "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
+            "labels": labels,
         },
-        "spec": {"providerID": format!("gce://fake/{}/{name}", cluster.endpoint)},
+        "spec": spec,
         "status": {
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
             "nodeInfo": {"kubeletVersion": format!("v{version}"), "osImage": "Container-Optimized OS", "architecture": "amd64"},

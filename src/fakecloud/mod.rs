@@ -20,6 +20,7 @@
 mod clock;
 mod compute;
 mod digitalocean;
+mod do_load_balancers;
 mod faults;
 mod gke;
 mod kubeapi;
@@ -199,8 +200,9 @@ impl FakeCloud {
         self.shared.world().gke.catalogs.insert(location.to_owned(), versions);
     }
 
-    /// Moves a cluster (control plane and nodes) to `version` at once, as a release-channel
-    /// auto-upgrade would. False if there is no such cluster.
+    /// Moves a cluster's control plane to `version` at once, as a release-channel auto-upgrade
+    /// does; its node pools stay at their versions until they are upgraded. False if there is
+    /// no such cluster.
     pub fn upgrade_cluster(&self, project: &str, location: &str, name: &str, version: &str) -> bool {
         self.shared.world().gke.force_version(project, location, name, version)
     }

@@ -34,37 +34,105 @@ pub struct HealthCheck {
     /// The path for HTTP checks.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
-    /// Seconds between checks.
+    /// Seconds between checks (0: the provider's default, not sent).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub check_interval_seconds: u32,
-    /// Seconds before a check fails.
+    /// Seconds before a check fails (0: the provider's default).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub response_timeout_seconds: u32,
-    /// Failures before a target is out.
+    /// Failures before a target is out (0: the provider's default).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub unhealthy_threshold: u32,
-    /// Successes before a target is in.
+    /// Successes before a target is in (0: the provider's default).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub healthy_threshold: u32,
 }
 
-/// What a load balancer should be: the full representation (updates replace it whole).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Sticky sessions by cookie.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StickySessions {
+    /// The cookie's name.
+    pub cookie_name: String,
+    /// Its lifetime in seconds.
+    pub cookie_ttl_seconds: u32,
+}
+
+/// Who may reach a balancer, in the provider's form (`ip:1.2.3.4`, `cidr:1.2.0.0/16`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Firewall {
+    /// Allowed sources (empty: anyone not denied).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Denied sources.
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+impl Firewall {
+    /// The provider's form of IPv4 CIDRs: `cidr:10.0.0.0/8`.
+    pub fn rules_of(cidrs: &[String]) -> Vec<String> {
+        cidrs.iter().map(|cidr| format!("cidr:{cidr}")).collect()
+    }
+}
+
+/// A domain a global balancer serves.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Domain {
+    /// The fully qualified name.
+    pub name: String,
+    /// The certificate for it, if any.
+    #[serde(default)]
+    pub certificate_id: String,
+}
+
+/// How a global balancer forwards to its regional targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlobalSettings {
+    /// `http`, `https` or `http2`.
+    pub target_protocol: String,
+    /// The targets' port.
+    pub target_port: u16,
+}
+
+/// What a load balancer should be: the full representation (updates replace it whole, so every
+/// field is sent every time). Targets are explicit machine ids (or, for a global balancer,
+/// balancer ids): there is deliberately no way to target by tag.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadBalancerSpec {
     /// The provider-side name.
     pub name: String,
-    /// The region slug (`nyc3`).
+    /// The region slug (`nyc3`); empty for a global balancer.
     pub region: String,
     /// Size in nodes.
     pub size_unit: u32,
     /// `REGIONAL` or `GLOBAL`.
     pub kind: String,
-    /// The VPC to live in.
+    /// The VPC to live in; empty: the region's default.
     pub vpc_uuid: String,
+    /// `IPV4` or `DUALSTACK` (fixed at creation).
+    pub network_stack: String,
     /// The rules.
     pub forwarding_rules: Vec<ForwardingRule>,
     /// The health check, or the provider's default.
     pub health_check: Option<HealthCheck>,
-    /// Targets by instance id.
+    /// Sticky sessions; `None`: none.
+    pub sticky_sessions: Option<StickySessions>,
+    /// Who may reach it.
+    pub firewall: Firewall,
+    /// HTTP redirected to HTTPS.
+    pub redirect_http_to_https: bool,
+    /// Targets by instance id (regional).
     pub instance_ids: Vec<u64>,
-    /// Or targets by tag (exclusive with `instance_ids`).
-    pub tag: String,
+    /// Targets by balancer id (global).
+    pub target_load_balancer_ids: Vec<String>,
+    /// Domains (global).
+    pub domains: Vec<Domain>,
+    /// Forwarding to the targets (global).
+    pub global_settings: Option<GlobalSettings>,
 }
 
 /// A load balancer as the provider reports it.
@@ -76,10 +144,14 @@ pub struct LoadBalancer {
     pub name: String,
     /// `new`, `active` or `errored`.
     pub status: String,
-    /// The public address, once it has one.
+    /// The public IPv4 address, once it has one.
     pub ip: String,
+    /// The public IPv6 address, once it has one (dual-stack).
+    pub ipv6: String,
     /// Its region slug.
     pub region: String,
+    /// The tag it targets by, if someone set one (never better-compute).
+    pub tag: String,
     /// Its current full representation.
     pub spec: LoadBalancerSpec,
 }

@@ -13,8 +13,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::cloud::{
-    Certificate, CertificateSpec, Certificates, ForwardingRule, HealthCheck, Instance, InstanceSpec, Instances,
-    LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
+    Certificate, CertificateSpec, Certificates, Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck,
+    Instance, InstanceSpec, Instances, LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
+    StickySessions,
 };
 use super::error::{ProviderError, ProviderResult};
 
@@ -164,28 +165,42 @@ fn decode<T: serde::de::DeserializeOwned>(value: &Value, what: &str) -> Provider
     T::deserialize(value).map_err(|error| ProviderError::decode(PROVIDER, what, error))
 }
 
+/// The full representation DigitalOcean's PUT wants (what is left out goes back to its default),
+/// also the body of a create. Targets are always explicit: `droplet_ids` (regional) or
+/// `target_load_balancer_ids` (global); the body never has a `tag`.
 fn load_balancer_body(spec: &LoadBalancerSpec) -> Value {
+    let global = spec.kind == "GLOBAL";
+    let sticky = match &spec.sticky_sessions {
+        Some(s) => json!({"type": "cookies", "cookie_name": s.cookie_name, "cookie_ttl_seconds": s.cookie_ttl_seconds}),
+        None => json!({"type": "none"}),
+    };
     let mut body = json!({
         "name": spec.name,
-        "region": spec.region,
+        "type": if spec.kind.is_empty() { "REGIONAL" } else { spec.kind.as_str() },
+        "size_unit": spec.size_unit.max(1),
         "forwarding_rules": spec.forwarding_rules,
+        "sticky_sessions": sticky,
+        "firewall": spec.firewall,
+        "redirect_http_to_https": spec.redirect_http_to_https,
     });
-    if spec.size_unit > 0 {
-        body["size_unit"] = json!(spec.size_unit);
-    }
-    if !spec.kind.is_empty() {
-        body["type"] = json!(spec.kind);
-    }
-    if !spec.vpc_uuid.is_empty() {
-        body["vpc_uuid"] = json!(spec.vpc_uuid);
-    }
     if let Some(check) = &spec.health_check {
         body["health_check"] = json!(check);
     }
-    if spec.tag.is_empty() {
-        body["droplet_ids"] = json!(spec.instance_ids);
+    if !spec.network_stack.is_empty() {
+        body["network_stack"] = json!(spec.network_stack);
+    }
+    if global {
+        body["target_load_balancer_ids"] = json!(spec.target_load_balancer_ids);
+        body["domains"] = json!(spec.domains);
+        if let Some(settings) = &spec.global_settings {
+            body["glb_settings"] = json!(settings);
+        }
     } else {
-        body["tag"] = json!(spec.tag);
+        body["region"] = json!(spec.region);
+        body["droplet_ids"] = json!(spec.instance_ids);
+        if !spec.vpc_uuid.is_empty() {
+            body["vpc_uuid"] = json!(spec.vpc_uuid);
+        }
     }
     body
 }
@@ -196,16 +211,33 @@ struct WireLoadBalancer {
     id: String,
     name: String,
     ip: String,
+    ipv6: String,
     status: String,
-    region: WireRegion,
+    region: Option<WireRegion>,
     size_unit: u32,
     #[serde(rename = "type")]
     kind: String,
     vpc_uuid: String,
+    network_stack: String,
     forwarding_rules: Vec<ForwardingRule>,
     health_check: Option<HealthCheck>,
+    sticky_sessions: Option<WireStickySessions>,
+    firewall: Option<Firewall>,
+    redirect_http_to_https: bool,
     droplet_ids: Vec<u64>,
     tag: String,
+    target_load_balancer_ids: Vec<String>,
+    domains: Vec<Domain>,
+    glb_settings: Option<GlobalSettings>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireStickySessions {
+    #[serde(rename = "type")]
+    kind: String,
+    cookie_name: String,
+    cookie_ttl_seconds: u32,
 }
 
 #[derive(Deserialize, Default)]
@@ -216,22 +248,34 @@ struct WireRegion {
 
 impl From<WireLoadBalancer> for LoadBalancer {
     fn from(lb: WireLoadBalancer) -> Self {
+        let region = lb.region.map(|r| r.slug).unwrap_or_default();
         LoadBalancer {
             id: lb.id,
             name: lb.name.clone(),
             status: lb.status,
             ip: lb.ip,
-            region: lb.region.slug.clone(),
+            ipv6: lb.ipv6,
+            region: region.clone(),
+            tag: lb.tag,
             spec: LoadBalancerSpec {
                 name: lb.name,
-                region: lb.region.slug,
+                region,
                 size_unit: lb.size_unit,
                 kind: lb.kind,
                 vpc_uuid: lb.vpc_uuid,
+                network_stack: lb.network_stack,
                 forwarding_rules: lb.forwarding_rules,
                 health_check: lb.health_check,
+                sticky_sessions: lb
+                    .sticky_sessions
+                    .filter(|s| s.kind == "cookies")
+                    .map(|s| StickySessions { cookie_name: s.cookie_name, cookie_ttl_seconds: s.cookie_ttl_seconds }),
+                firewall: lb.firewall.unwrap_or_default(),
+                redirect_http_to_https: lb.redirect_http_to_https,
                 instance_ids: lb.droplet_ids,
-                tag: lb.tag,
+                target_load_balancer_ids: lb.target_load_balancer_ids,
+                domains: lb.domains,
+                global_settings: lb.glb_settings,
             },
         }
     }
@@ -443,11 +487,23 @@ mod tests {
     }
 
     #[test]
-    fn a_balancer_targets_droplets_or_a_tag_never_both() {
-        let by_tag = LoadBalancerSpec { tag: "web".into(), instance_ids: vec![1], ..Default::default() };
-        let body = load_balancer_body(&by_tag);
-        assert_eq!(body["tag"], "web");
-        assert!(body.get("droplet_ids").is_none());
+    fn a_balancer_body_is_a_full_representation_with_explicit_targets_and_no_tag() {
+        let regional = LoadBalancerSpec { name: "a".into(), region: "nyc3".into(), ..Default::default() };
+        let body = load_balancer_body(&regional);
+        assert!(body.get("tag").is_none(), "{body}");
+        assert_eq!(body["droplet_ids"], json!([]), "no targets is sent as an empty list, not left out");
+        assert_eq!(body["sticky_sessions"], json!({"type": "none"}));
+        assert_eq!(body["firewall"], json!({"allow": [], "deny": []}));
+        assert_eq!(body["redirect_http_to_https"], false);
+        let global = LoadBalancerSpec {
+            name: "g".into(),
+            kind: "GLOBAL".into(),
+            target_load_balancer_ids: vec!["x".into()],
+            ..Default::default()
+        };
+        let body = load_balancer_body(&global);
+        assert!(body.get("droplet_ids").is_none() && body.get("region").is_none() && body.get("tag").is_none());
+        assert_eq!(body["target_load_balancer_ids"], json!(["x"]));
     }
 
     #[test]

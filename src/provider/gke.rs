@@ -219,6 +219,7 @@ struct WireCluster {
     release_channel: WireChannel,
     node_pools: Vec<WireNodePool>,
     master_authorized_networks_config: WireAuthorizedNetworks,
+    locations: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -256,6 +257,7 @@ struct WireNodePool {
     initial_node_count: u32,
     config: WireNodeConfig,
     autoscaling: Option<Autoscaling>,
+    locations: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -263,6 +265,27 @@ struct WireNodePool {
 struct WireNodeConfig {
     machine_type: String,
     labels: BTreeMap<String, String>,
+    disk_size_gb: u32,
+    disk_type: String,
+    spot: bool,
+    accelerators: Vec<WireAccelerator>,
+    taints: Vec<WireTaint>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct WireAccelerator {
+    accelerator_type: String,
+    #[serde(with = "int64_string")]
+    accelerator_count: Option<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireTaint {
+    key: String,
+    value: String,
+    effect: String,
 }
 
 impl From<WireNodePool> for NodePool {
@@ -276,6 +299,17 @@ impl From<WireNodePool> for NodePool {
             machine_type: pool.config.machine_type,
             node_labels: pool.config.labels,
             autoscaling: pool.autoscaling.filter(|a| a.enabled),
+            locations: pool.locations,
+            disk_size_gb: pool.config.disk_size_gb,
+            disk_type: pool.config.disk_type,
+            spot: pool.config.spot,
+            accelerators: pool
+                .config
+                .accelerators
+                .into_iter()
+                .map(|a| (a.accelerator_type, a.accelerator_count.unwrap_or_default()))
+                .collect(),
+            taints: pool.config.taints.into_iter().map(|t| (t.key, t.value, kubernetes_effect(&t.effect))).collect(),
         }
     }
 }
@@ -304,6 +338,7 @@ impl From<WireCluster> for Cluster {
             } else {
                 Vec::new()
             },
+            locations: cluster.locations,
             node_pools: cluster.node_pools.into_iter().map(NodePool::from).collect(),
         }
     }
@@ -330,19 +365,43 @@ fn node_pool_body(spec: &NodePoolSpec) -> Value {
     if spec.spot {
         pool["config"]["spot"] = json!(true);
     }
-    if let Some((kind, count)) = &spec.accelerators {
-        pool["config"]["accelerators"] = json!([{"acceleratorType": kind, "acceleratorCount": count.to_string()}]);
+    if let Some(accelerator) = &spec.accelerators {
+        pool["config"]["accelerators"] = accelerators(std::slice::from_ref(accelerator));
     }
     if !spec.taints.is_empty() {
-        // GKE spells effects NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE.
-        let taints: Vec<Value> = spec
-            .taints
-            .iter()
-            .map(|(key, value, effect)| json!({"key": key, "value": value, "effect": gke_effect(effect)}))
-            .collect();
-        pool["config"]["taints"] = json!(taints);
+        pool["config"]["taints"] = taints(&spec.taints);
     }
     pool
+}
+
+/// GKE's `AcceleratorConfig` list (counts are int64, so strings).
+fn accelerators(list: &[(String, i64)]) -> Value {
+    json!(
+        list.iter()
+            .map(|(kind, count)| json!({"acceleratorType": kind, "acceleratorCount": count.to_string()}))
+            .collect::<Vec<_>>()
+    )
+}
+
+/// GKE's `NodeTaint` list; GKE spells effects NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE.
+fn taints(list: &[(String, String, String)]) -> Value {
+    json!(
+        list.iter()
+            .map(|(key, value, effect)| json!({"key": key, "value": value, "effect": gke_effect(effect)}))
+            .collect::<Vec<_>>()
+    )
+}
+
+/// A GKE taint effect in Kubernetes' spelling (`NO_SCHEDULE` is `NoSchedule`).
+fn kubernetes_effect(effect: &str) -> String {
+    effect
+        .split('_')
+        .map(|word| {
+            let lower = word.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        })
+        .collect()
 }
 
 /// A Kubernetes taint effect in GKE's spelling.
@@ -460,6 +519,12 @@ impl ManagedKubernetes for Gke {
         let body = match change {
             NodePoolChange::Version(version) => json!({"nodeVersion": version, "imageType": "COS_CONTAINERD"}),
             NodePoolChange::NodeLabels(labels) => json!({"labels": {"labels": labels}}),
+            NodePoolChange::Taints(list) => json!({"taints": {"taints": taints(list)}}),
+            NodePoolChange::MachineType(machine_type) => json!({"machineType": machine_type}),
+            NodePoolChange::DiskSizeGb(size) => json!({"diskSizeGb": size.to_string()}),
+            NodePoolChange::DiskType(disk_type) => json!({"diskType": disk_type}),
+            NodePoolChange::Accelerators(list) => json!({"accelerators": accelerators(list)}),
+            NodePoolChange::Locations(zones) => json!({"locations": zones}),
         };
         self.operation(Method::PUT, &self.pool_path(cluster, pool), Some(body)).await
     }
@@ -526,6 +591,24 @@ mod tests {
         let other = br#"{"error":{"code":400,"message":"Master version is lower","status":"INVALID_ARGUMENT"}}"#;
         assert_eq!(classify(400, other).kind, ErrorKind::Permanent);
         assert_eq!(classify(404, b"not json").kind, ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn taint_effects_travel_in_gke_spelling_and_come_back_in_kubernetes_spelling() {
+        for effect in ["NoSchedule", "PreferNoSchedule", "NoExecute"] {
+            assert_eq!(kubernetes_effect(&gke_effect(effect)), effect);
+        }
+        assert_eq!(gke_effect("PreferNoSchedule"), "PREFER_NO_SCHEDULE");
+        let pool: WireNodePool = serde_json::from_value(json!({
+            "name": "p", "locations": ["europe-west1-b"],
+            "config": {"taints": [{"key": "k", "value": "v", "effect": "NO_EXECUTE"}],
+                       "accelerators": [{"acceleratorType": "nvidia-l4", "acceleratorCount": "2"}], "diskSizeGb": 50},
+        }))
+        .unwrap();
+        let pool = NodePool::from(pool);
+        assert_eq!(pool.taints, [("k".to_owned(), "v".to_owned(), "NoExecute".to_owned())]);
+        assert_eq!(pool.accelerators, [("nvidia-l4".to_owned(), 2)]);
+        assert_eq!((pool.disk_size_gb, pool.locations.len()), (50, 1));
     }
 
     #[test]

@@ -104,6 +104,8 @@ pub struct Cluster {
     pub release_channel: String,
     /// The CIDRs that may reach the control plane; empty for any address.
     pub authorized_networks: Vec<String>,
+    /// The zones its nodes run in unless a node pool names its own.
+    pub locations: Vec<String>,
     /// The node pools.
     pub node_pools: Vec<NodePool>,
 }
@@ -127,6 +129,18 @@ pub struct NodePool {
     pub node_labels: BTreeMap<String, String>,
     /// Autoscaling, when on.
     pub autoscaling: Option<Autoscaling>,
+    /// The zones the nodes run in.
+    pub locations: Vec<String>,
+    /// Boot disk size.
+    pub disk_size_gb: u32,
+    /// Boot disk type.
+    pub disk_type: String,
+    /// Spot VMs.
+    pub spot: bool,
+    /// Accelerator type and count per node (none: empty).
+    pub accelerators: Vec<(String, i64)>,
+    /// Taints: key, value, effect in Kubernetes' spelling (`NoSchedule`, ...).
+    pub taints: Vec<(String, String, String)>,
 }
 
 /// One change to a cluster: the provider accepts one per request.
@@ -140,13 +154,25 @@ pub enum ClusterChange {
     AuthorizedNetworks(Vec<String>),
 }
 
-/// One change to a node pool.
+/// One change to a node pool: the provider takes one per request (GKE's `nodePools.update`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodePoolChange {
     /// Upgrade the nodes (never past the control plane).
     Version(String),
     /// Replace the nodes' Kubernetes labels.
     NodeLabels(BTreeMap<String, String>),
+    /// Replace the nodes' taints: key, value, effect (`NoSchedule`, ...).
+    Taints(Vec<(String, String, String)>),
+    /// Move the nodes to another machine type.
+    MachineType(String),
+    /// Move the nodes to another boot disk size.
+    DiskSizeGb(u32),
+    /// Move the nodes to another boot disk type.
+    DiskType(String),
+    /// Replace the accelerators on every node (none: empty).
+    Accelerators(Vec<(String, i64)>),
+    /// Replace the zones the nodes run in.
+    Locations(Vec<String>),
 }
 
 /// A long-running provider operation.

@@ -22,8 +22,9 @@ pub mod kube;
 pub mod managed;
 
 pub use cloud::{
-    Certificate, CertificateSpec, Certificates, ForwardingRule, HealthCheck, Instance, InstanceSpec, Instances,
-    LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
+    Certificate, CertificateSpec, Certificates, Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck,
+    Instance, InstanceSpec, Instances, LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
+    StickySessions,
 };
 pub use cluster_api::{ClusterApi, ClusterRole, IssuedToken, Node};
 pub use error::{ErrorKind, ProviderError, ProviderResult};

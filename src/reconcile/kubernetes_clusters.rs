@@ -4,10 +4,13 @@
 //! Steps, in order: create the cluster (with its first node pools) under its deterministic
 //! name `bc-k-<24 of the id>` and label `better-compute-cluster`, so a pass that crashed after
 //! the provider accepted finds it instead of making a second one; wait out provider
-//! operations; move the release channel, the version pin (only when the tenant asked, so a
-//! release-channel upgrade by the provider is recorded, not undone) and the authorized
-//! networks; create, resize, re-bound and delete node pools; then `ready`. GKE takes one change
-//! at a time, so each pass issues at most one and "operation in progress" means "later". A
+//! operations; move the release channel, the control-plane version (only while the tenant's
+//! request is pending, so a release-channel upgrade by the provider is followed, not undone)
+//! and the authorized networks; create and delete node pools, and change each in place
+//! (autoscaling, labels, taints, zones, machine type, boot disk, accelerators, size); then
+//! upgrade each pool whose nodes are behind the control plane to its version; then `ready`.
+//! GKE takes one change at a time, so each pass issues at most one and "operation in
+//! progress" means "later": changes queue in the desired state and go out one per pass. A
 //! pool with autoscaling belongs to the autoscaler: its live count is recorded, never resized.
 //! Deletion deletes at the provider, waits until the cluster is gone, then finishes the row.
 
@@ -102,6 +105,22 @@ fn version_matches(asked: &str, actual: &str) -> bool {
     actual == asked || actual.strip_prefix(asked).is_some_and(|rest| rest.starts_with(['.', '-']))
 }
 
+/// Whether GKE version `a` is older than `b`, by their numbers (`1.32.6-gke.1200` is older
+/// than `1.33.2-gke.1100` and than `1.32.6-gke.1300`).
+fn version_older(a: &str, b: &str) -> bool {
+    let numbers = |v: &str| -> Vec<u64> {
+        v.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).filter_map(|s| s.parse().ok()).collect()
+    };
+    numbers(a) < numbers(b)
+}
+
+/// A list compared as a set: the provider need not keep the order it was given.
+fn sorted<T: Ord + Clone>(list: &[T]) -> Vec<T> {
+    let mut list = list.to_vec();
+    list.sort();
+    list
+}
+
 fn pool_spec(pool: &NodePoolRow) -> NodePoolSpec {
     let spec: &NodePoolSpecRow = &pool.spec;
     NodePoolSpec {
@@ -170,6 +189,7 @@ impl Step<'_> {
             ca_certificate: c.ca_certificate.clone(),
             kubernetes_version: c.kubernetes_version.clone(),
             node_version: c.node_version.clone(),
+            version_pending: c.version_pending,
             ready_once: c.ready_once,
             accepted_at: c.accepted_at,
             billable: matches!(c.billing_mode.as_str(), "metered" | "platform-fee"),
@@ -319,15 +339,17 @@ impl Step<'_> {
     /// networks. `Some` when a change was issued (or refused).
     async fn change_cluster(&self, remote: &Cluster, observed: &mut ClusterObserved, busy: &str) -> Option<Outcome> {
         let cluster = self.cluster;
-        let tenant_changed = matches!(cluster.state.as_str(), "pending" | "provisioning" | "updating" | "error");
+        // The control plane moves only for a version the tenant asked for and the provider was not
+        // sent yet: one the provider moved it to by itself (past the pin) is followed, not undone.
+        let version_asked = cluster.version_pending && !cluster.requested_version.is_empty();
+        if version_asked && version_matches(&cluster.requested_version, &remote.master_version) {
+            observed.version_pending = false;
+        }
         let mut changes = Vec::new();
         if provider_channel(&cluster.release_channel) != remote.release_channel {
             changes.push(ClusterChange::ReleaseChannel(provider_channel(&cluster.release_channel)));
         }
-        if tenant_changed
-            && !cluster.requested_version.is_empty()
-            && !version_matches(&cluster.requested_version, &remote.master_version)
-        {
+        if observed.version_pending && version_asked {
             changes.push(ClusterChange::MasterVersion(cluster.requested_version.clone()));
         }
         let mut wanted = cluster.authorized_networks.clone();
@@ -341,7 +363,13 @@ impl Step<'_> {
         let mut next = observed.clone();
         next.state = busy.into();
         match self.gke.cluster_update(&remote.name, &change).await {
-            Ok(_) => Some(self.record(next, Outcome::converging()).await),
+            Ok(_) => {
+                if matches!(change, ClusterChange::MasterVersion(_)) {
+                    // Sent: from now on the provider's version is the one to follow.
+                    next.version_pending = false;
+                }
+                Some(self.record(next, Outcome::converging()).await)
+            }
             Err(error) => match failure(&error) {
                 None => Some(self.record(next, Outcome::converging()).await),
                 Some(outcome) if error.kind == ErrorKind::Permanent => {
@@ -404,7 +432,7 @@ impl Step<'_> {
                     busy_pool = true;
                     None
                 }
-                (_, Some(p)) => self.pool_change(name, pool, p).await,
+                (_, Some(p)) => self.pool_change(remote, pool, p).await,
             };
             match issued {
                 None => {}
@@ -458,32 +486,66 @@ impl Step<'_> {
         None
     }
 
-    /// The one change a running pool needs, if any: autoscaling bounds, node labels, then size
-    /// (only when it does not scale: the autoscaler owns the count).
+    /// The one change a running pool needs, if any, in this order: autoscaling bounds, node
+    /// labels, taints, zones, machine type, boot disk type and size, accelerators, size (only
+    /// when it does not scale: the autoscaler owns the count), and last its nodes' version, up to
+    /// the control plane's (GKE's `nodePools.update` with `nodeVersion`).
     async fn pool_change(
         &self,
-        cluster: &str,
+        cluster: &Cluster,
         pool: &NodePoolRow,
         remote: &NodePool,
     ) -> Option<Result<(), ProviderError>> {
-        let wanted = pool.spec.autoscaling.map(|(min, max)| Autoscaling {
-            enabled: true,
-            min_node_count: min,
-            max_node_count: max,
-        });
+        let name = cluster.name.as_str();
+        let spec = &pool.spec;
+        let wanted =
+            spec.autoscaling.map(|(min, max)| Autoscaling { enabled: true, min_node_count: min, max_node_count: max });
         let have = remote.autoscaling.clone().filter(|a| a.enabled);
         if wanted != have {
             let target = wanted.unwrap_or(Autoscaling { enabled: false, min_node_count: 0, max_node_count: 0 });
-            return Some(self.gke.node_pool_set_autoscaling(cluster, &pool.name, &target).await.map(drop));
+            return Some(self.gke.node_pool_set_autoscaling(name, &pool.name, &target).await.map(drop));
         }
-        if remote.node_labels != pool.spec.labels {
-            let change = NodePoolChange::NodeLabels(pool.spec.labels.clone());
-            return Some(self.gke.node_pool_update(cluster, &pool.name, &change).await.map(drop));
+        let update = self.pool_update_due(cluster, spec, remote);
+        if let Some(change) = update {
+            return Some(self.gke.node_pool_update(name, &pool.name, &change).await.map(drop));
         }
-        if wanted.is_none() && remote.node_count != pool.spec.node_count.max(0) as u32 {
-            return Some(
-                self.gke.node_pool_set_size(cluster, &pool.name, pool.spec.node_count.max(0) as u32).await.map(drop),
-            );
+        if wanted.is_none() && remote.node_count != spec.node_count.max(0) as u32 {
+            return Some(self.gke.node_pool_set_size(name, &pool.name, spec.node_count.max(0) as u32).await.map(drop));
+        }
+        if !remote.version.is_empty() && version_older(&remote.version, &cluster.master_version) {
+            let change = NodePoolChange::Version(cluster.master_version.clone());
+            return Some(self.gke.node_pool_update(name, &pool.name, &change).await.map(drop));
+        }
+        None
+    }
+
+    /// The first `nodePools.update` change the pool's configuration needs. Fields the tenant
+    /// left to the provider (no disk size or type, no zones) are not compared; a pool without
+    /// zones of its own runs in the cluster's.
+    fn pool_update_due(&self, cluster: &Cluster, spec: &NodePoolSpecRow, remote: &NodePool) -> Option<NodePoolChange> {
+        if remote.node_labels != spec.labels {
+            return Some(NodePoolChange::NodeLabels(spec.labels.clone()));
+        }
+        if sorted(&remote.taints) != sorted(&spec.taints) {
+            return Some(NodePoolChange::Taints(spec.taints.clone()));
+        }
+        let zones = if spec.zones.is_empty() { &cluster.locations } else { &spec.zones };
+        if !zones.is_empty() && sorted(zones) != sorted(&remote.locations) {
+            return Some(NodePoolChange::Locations(zones.clone()));
+        }
+        if !spec.machine_type.is_empty() && spec.machine_type != remote.machine_type {
+            return Some(NodePoolChange::MachineType(spec.machine_type.clone()));
+        }
+        if !spec.disk_type.is_empty() && spec.disk_type != remote.disk_type {
+            return Some(NodePoolChange::DiskType(spec.disk_type.clone()));
+        }
+        if spec.disk_gib > 0 && spec.disk_gib as u32 != remote.disk_size_gb {
+            return Some(NodePoolChange::DiskSizeGb(spec.disk_gib as u32));
+        }
+        let accelerators: Vec<(String, i64)> =
+            spec.accelerators.iter().map(|(kind, count)| (kind.clone(), i64::from(*count))).collect();
+        if accelerators != remote.accelerators {
+            return Some(NodePoolChange::Accelerators(accelerators));
         }
         None
     }
@@ -527,5 +589,13 @@ mod tests {
         assert!(version_matches("1.33.2-gke.1100", "1.33.2-gke.1100"));
         assert!(!version_matches("1.3", "1.33.2-gke.1100"));
         assert!(!version_matches("1.32", "1.33.2-gke.1100"));
+    }
+
+    #[test]
+    fn versions_order_by_their_numbers() {
+        assert!(version_older("1.32.6-gke.1200", "1.33.2-gke.1100"));
+        assert!(version_older("1.32.6-gke.300", "1.32.6-gke.1200"));
+        assert!(!version_older("1.33.2-gke.1100", "1.33.2-gke.1100"));
+        assert!(!version_older("1.33.2-gke.1100", "1.32.6-gke.1200"));
     }
 }

@@ -29,7 +29,7 @@ pub use metering::Metering;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};
 pub use runtime::{Worker, WorkerConfig, parse_kind_intervals};
-pub use vps::ProviderResources;
+pub use vps::{ProviderLoadBalancers, ProviderResources};
 
 use std::time::Duration;
 

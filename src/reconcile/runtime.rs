@@ -261,6 +261,7 @@ impl Worker {
             () = lease_lost(&lease_valid_until) => {
                 abort.abort();
                 tracing::warn!(kind = %item.kind, object = %item.object_id, "lease renewals failed; pass abandoned");
+                self.give_back(&item).await;
                 return;
             }
         };
@@ -271,11 +272,23 @@ impl Worker {
                 tracing::warn!(kind = %item.kind, object = %item.object_id, "lease lost before the pass ended")
             }
             Err(error) => {
-                tracing::warn!(kind = %item.kind, object = %item.object_id, %error, "recording a pass failed")
+                tracing::warn!(kind = %item.kind, object = %item.object_id, %error, "recording a pass failed");
+                self.give_back(&item).await;
             }
         }
         if let Some(error) = outcome.error() {
             tracing::info!(kind = %item.kind, object = %item.object_id, attempts = result.attempts, error, "pass failed");
+        }
+    }
+
+    /// Gives back the lease of a pass that ended without recording its result. The renewals
+    /// extend every lease this worker holds, so a lease left behind would be kept forever and
+    /// its object never reconciled again; this retries until the store answers (an expired
+    /// lease another worker took meanwhile is left alone).
+    async fn give_back(&self, item: &WorkItem) {
+        while let Err(error) = self.store.work_release_lease(&item.kind, &item.object_id, &self.id).await {
+            tracing::warn!(kind = %item.kind, object = %item.object_id, %error, "giving a lease back failed; retrying");
+            tokio::time::sleep(self.config.lease / 3).await;
         }
     }
 

@@ -188,6 +188,8 @@ impl Service {
                 request.release_channel.clone()
             },
             requested_version: request.version.clone(),
+            // The provider creates the cluster at the pin: nothing is left to send.
+            version_pending: false,
             network_id: (!request.network_id.is_empty()).then(|| request.network_id.clone()),
             authorized_networks: request.authorized_networks.clone(),
             private_nodes: request.private_nodes,
@@ -275,13 +277,21 @@ impl Service {
         let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
         let clusters =
             self.store.cluster_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
+        // Each item is decided as `get` decides it: with the attributes its authorization row
+        // carries (those of its create), so an operator's policy on them filters the list alike.
         Ok(self.authorize_items(ctx, "compute:kubernetes:read", clusters, |cluster| Target {
             resource_type: CLUSTER_RESOURCE.to_owned(),
             id: cluster.id.clone(),
             tenant_id: Some(cluster.tenant_id.clone()),
             project_id: cluster.project_id.clone(),
             owner_id: Some(cluster.owner_id.clone()),
-            attributes: Default::default(),
+            attributes: serde_json::Map::from_iter([
+                ("providerAccountId".to_owned(), cluster.account_id.clone().into()),
+                ("poolId".to_owned(), cluster.pool_id.clone().into()),
+                ("projectId".to_owned(), cluster.project_id.clone().unwrap_or_default().into()),
+                ("mode".to_owned(), cluster.mode.clone().into()),
+                ("location".to_owned(), cluster.location.clone().into()),
+            ]),
         }))
     }
 
@@ -317,6 +327,7 @@ impl Service {
         let provider_change = request.version.is_some() || request.release_channel.is_some() || networks_named;
         if let Some(version) = request.version {
             cluster.requested_version = version;
+            cluster.version_pending = true;
         }
         if let Some(channel) = request.release_channel {
             cluster.release_channel = channel;

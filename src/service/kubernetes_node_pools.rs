@@ -2,6 +2,7 @@
 //! puts the cluster `updating` until the reconciler has converged it. The decision was taken on
 //! the cluster (`compute:kubernetes:update`/`read @ compute-kubernetes-cluster`) by the API layer.
 
+use super::kubernetes::region_of_zone;
 use super::kubernetes_clusters::{check_pool_spec, pool_spec};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -14,6 +15,21 @@ use crate::store::{ClusterRow, NodePoolRow, now_micros};
 
 /// The most node pools a cluster has.
 const MAX_POOLS: usize = 10;
+
+/// What `update` changes (GKE changes all of them in place).
+const UPDATABLE: &[&str] = &[
+    "nodeCount",
+    "autoscaling",
+    "disableAutoscaling",
+    "machineType",
+    "diskGiB",
+    "diskType",
+    "accelerators",
+    "removeAccelerators",
+    "zones",
+    "labels",
+    "taints",
+];
 
 impl Service {
     /// A live cluster of the tenant that can take node-pool changes.
@@ -108,26 +124,73 @@ impl Service {
         self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await
     }
 
-    /// Resizes a pool, changes its autoscaling or its labels.
+    /// Changes a pool in place: what GKE changes on a running pool (size, autoscaling, machine
+    /// type, boot disk, accelerators, zones, labels, taints). Spot nodes and the name cannot
+    /// change in place: asking for another value is refused, saying to make a new pool. The
+    /// changes queue in the pool's spec; the reconciler sends them one GKE operation at a time.
     pub async fn node_pool_update(
         &self,
         ctx: &Context,
         request: UpdateKubernetesNodePoolRequest,
     ) -> Result<NodePoolRow> {
         let labels_named = request.set_labels || !request.labels.is_empty();
-        if request.node_count.is_none()
-            && request.autoscaling.is_none()
-            && !request.disable_autoscaling
-            && !labels_named
-        {
-            return Err(Error::invalid_input(
-                "name at least one field to change: nodeCount, autoscaling, disableAutoscaling or labels",
-            ));
+        let zones_named = request.set_zones || !request.zones.is_empty();
+        let taints_named = request.set_taints || !request.taints.is_empty();
+        let named = request.node_count.is_some()
+            || request.autoscaling.is_some()
+            || request.disable_autoscaling
+            || labels_named
+            || request.machine_type.is_some()
+            || request.disk_gib.is_some()
+            || request.disk_type.is_some()
+            || request.accelerators.is_some()
+            || request.remove_accelerators
+            || zones_named
+            || taints_named
+            || request.spot.is_some()
+            || request.name.is_some();
+        if !named {
+            return Err(Error::invalid_input(format!("name at least one field to change: {}", UPDATABLE.join(", ")))
+                .with_detail("accepted", serde_json::json!(UPDATABLE)));
         }
-        self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;
+        let cluster = self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;
         let pool = self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await?;
         if pool.deleted_at.is_some() || pool.state == "deleting" {
-            return Err(Error::invalid_state(format!("node pool {:?} is {} and cannot change", pool.id, pool.state)));
+            return Err(Error::invalid_state(format!("node pool {:?} is {} and cannot change", pool.id, pool.state))
+                .with_detail("state", pool.state.as_str()));
+        }
+        let mut violations = Vec::new();
+        let mut exclusive = |a: bool, b: bool, field: &str, other: &str| {
+            if a && b {
+                violations
+                    .push(FieldViolation::new(field, format!("{field} and {other} exclude each other; name one")));
+            }
+        };
+        exclusive(request.autoscaling.is_some(), request.disable_autoscaling, "autoscaling", "disableAutoscaling");
+        exclusive(request.accelerators.is_some(), request.remove_accelerators, "accelerators", "removeAccelerators");
+        if let Some(spot) = request.spot
+            && spot != pool.spec.spot
+        {
+            violations.push(FieldViolation::new(
+                "spot",
+                format!(
+                    "the provider cannot change a node pool's spot nodes in place (the pool has spot: {}); create a \
+                     new node pool with spot: {spot}, move the workloads, then delete this one",
+                    pool.spec.spot
+                ),
+            ));
+        }
+        if let Some(name) = &request.name
+            && *name != pool.name
+        {
+            violations.push(FieldViolation::new(
+                "name",
+                format!(
+                    "a node pool's name is its provider-side name and cannot change ({:?}); create a new node pool \
+                     named {name:?}, move the workloads, then delete this one",
+                    pool.name
+                ),
+            ));
         }
         let mut spec = pool.spec.clone();
         if let Some(count) = request.node_count {
@@ -143,9 +206,35 @@ impl Service {
         if labels_named {
             spec.labels = request.labels.into_iter().collect();
         }
-        let violations = check_pool_spec(&spec, &spec.zones.clone(), "", "");
-        // Zones do not change here; only the bounds are checked again.
-        let violations: Vec<FieldViolation> = violations.into_iter().filter(|v| v.field == "autoscaling").collect();
+        if let Some(machine_type) = request.machine_type {
+            spec.machine_type = machine_type;
+        }
+        if let Some(disk_gib) = request.disk_gib {
+            spec.disk_gib = disk_gib;
+        }
+        if let Some(disk_type) = request.disk_type {
+            spec.disk_type = disk_type;
+        }
+        if let Some(accelerators) = &request.accelerators {
+            spec.accelerators = Some((accelerators.r#type.clone(), accelerators.count));
+        }
+        if request.remove_accelerators {
+            spec.accelerators = None;
+        }
+        if zones_named {
+            spec.zones = request.zones;
+        }
+        if taints_named {
+            spec.taints = request.taints.iter().map(|t| (t.key.clone(), t.value.clone(), t.effect.clone())).collect();
+        }
+        // The bounds, and new zones against the account's zones of the cluster's region.
+        let (zones, region) =
+            if zones_named { self.cluster_zones(&cluster).await? } else { (spec.zones.clone(), String::new()) };
+        violations.extend(
+            check_pool_spec(&spec, &zones, &region, "")
+                .into_iter()
+                .filter(|v| v.field == "autoscaling" || (zones_named && v.field.starts_with("zones"))),
+        );
         if !violations.is_empty() {
             return Err(Error::fields(violations));
         }
@@ -153,6 +242,18 @@ impl Service {
         let updated = self.store.node_pool_update(&pool, &spec, now, self.cluster_deadline(now)).await?;
         tracing::info!(pool = %updated.id, version = updated.version, by = %ctx.caller.principal_id, "node pool updated");
         Ok(updated)
+    }
+
+    /// The zones of the cluster's account and the region of its location: where its pools may
+    /// run. Read from the account, so a pool changes even if the pool's offer changed since.
+    async fn cluster_zones(&self, cluster: &ClusterRow) -> Result<(Vec<String>, String)> {
+        let account = self.store.account_fetch(&cluster.account_id).await?;
+        let region = if account.locations.contains(&cluster.location) {
+            region_of_zone(&cluster.location).to_owned()
+        } else {
+            cluster.location.clone()
+        };
+        Ok((account.locations, region))
     }
 
     /// Marks a pool for deletion; one being deleted is returned as it is.

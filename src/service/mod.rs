@@ -16,6 +16,8 @@ mod instances;
 mod kubernetes;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancer_checks;
+mod load_balancers;
 mod networks;
 mod offers;
 mod pools;

@@ -282,6 +282,7 @@ impl Store {
             return self.instance_fetch(id).await?.ok_or_else(|| Error::not_found("instance", id));
         }
         self.work_restart_delete_in(&mut txn, INSTANCE_KIND, id, deadline, now).await?;
+        self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
         let instance = self.instance_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("instance", id))?;
         self.event_append_in(&mut txn, &instance_event("deleting", &instance, now, serde_json::json!({}))).await?;
         self.commit_and_signal(txn).await?;
@@ -298,7 +299,9 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-        txn.commit().await?;
+        // Its load balancers reach it from now on (the settled pass would, within five minutes).
+        self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
+        self.commit_and_signal(txn).await?;
         Ok(())
     }
 

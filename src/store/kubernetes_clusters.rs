@@ -50,6 +50,10 @@ pub struct ClusterRow {
     pub release_channel: String,
     /// The version pin; empty for the channel's default.
     pub requested_version: String,
+    /// Whether the tenant asked for a control-plane version (by update) that has not been sent
+    /// to the provider yet. Only then does the reconciler move the control plane: a version the
+    /// provider moved to by itself (a release-channel upgrade) is followed, not undone.
+    pub version_pending: bool,
     /// The tenant network, if any.
     pub network_id: Option<String>,
     /// CIDRs that may reach the endpoint.
@@ -129,6 +133,8 @@ pub struct ClusterObserved {
     pub kubernetes_version: String,
     /// Node version.
     pub node_version: String,
+    /// The tenant's version request is still to be sent (cleared once the provider took it).
+    pub version_pending: bool,
     /// Ready once.
     pub ready_once: bool,
     /// First accepted by the provider at (starts billing when newly set).
@@ -145,7 +151,7 @@ const COLUMNS: &str = "id, tenant_id, project_id, pool_id, account_id, provider_
                        description, mode, location, release_channel, requested_version, network_id, authorized_networks, \
                        private_nodes, request_digest, state, message, endpoint, ca_certificate, kubernetes_version, \
                        node_version, ready_once, accepted_at, delete_requested_at, version, created_at, updated_at, \
-                       deleted_at";
+                       deleted_at, version_pending";
 
 fn cluster_from_row(row: &AnyRow) -> Result<ClusterRow> {
     let networks: String = row.try_get("authorized_networks")?;
@@ -164,6 +170,7 @@ fn cluster_from_row(row: &AnyRow) -> Result<ClusterRow> {
         location: row.try_get("location")?,
         release_channel: row.try_get("release_channel")?,
         requested_version: row.try_get("requested_version")?,
+        version_pending: row.try_get::<i64, _>("version_pending")? != 0,
         network_id: row.try_get("network_id")?,
         authorized_networks: serde_json::from_str(&networks).unwrap_or_default(),
         private_nodes: row.try_get::<i64, _>("private_nodes")? != 0,
@@ -376,7 +383,7 @@ impl Store {
         let updated = sqlx::query(
             "UPDATE kubernetes_clusters SET description = $2, release_channel = $3, requested_version = $4, \
              authorized_networks = $5, state = $6, message = CASE WHEN $6 = 'updating' THEN '' ELSE message END, \
-             version = version + 1, updated_at = $7 \
+             version_pending = $8, version = version + 1, updated_at = $7 \
              WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
         )
         .bind(&cluster.id)
@@ -386,6 +393,7 @@ impl Store {
         .bind(serde_json::to_string(&cluster.authorized_networks).expect("strings serialize"))
         .bind(state)
         .bind(now)
+        .bind(cluster.version_pending as i64)
         .execute(&mut *txn)
         .await?;
         if updated.rows_affected() == 0 {
@@ -477,7 +485,7 @@ impl Store {
         let updated = sqlx::query(
             "UPDATE kubernetes_clusters SET state = $3, message = $4, endpoint = $5, ca_certificate = $6, \
              kubernetes_version = $7, node_version = $8, ready_once = $9, accepted_at = COALESCE(accepted_at, $10), \
-             updated_at = $11 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
+             updated_at = $11, version_pending = $12 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
         )
         .bind(id)
         .bind(observed.version)
@@ -490,6 +498,7 @@ impl Store {
         .bind(observed.ready_once as i64)
         .bind(observed.accepted_at)
         .bind(now)
+        .bind(observed.version_pending as i64)
         .execute(&mut *txn)
         .await?;
         if updated.rows_affected() == 0 {

@@ -16,6 +16,9 @@ mod events;
 mod instances;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod load_balancer_rows;
+mod load_balancer_targets;
+mod load_balancers;
 mod networks;
 mod offers;
 mod pools;
@@ -48,6 +51,14 @@ pub use kubernetes_clusters::{
     provider_name,
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
+pub use load_balancer_rows::{
+    DomainRow, ForwardingRow, HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings,
+    NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
+    load_balancer_provider_name,
+};
+pub use load_balancers::{
+    LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
+};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
@@ -95,6 +106,8 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
     (6, "vps", include_str!("migrations/postgres/0006_vps.sql")),
+    (7, "load balancers", include_str!("migrations/postgres/0007_load_balancers.sql")),
+    (8, "kubernetes_version_pending", include_str!("migrations/postgres/0008_kubernetes_version_pending.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
@@ -103,6 +116,8 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
     (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
     (6, "vps", include_str!("migrations/sqlite/0006_vps.sql")),
+    (7, "load balancers", include_str!("migrations/sqlite/0007_load_balancers.sql")),
+    (8, "kubernetes_version_pending", include_str!("migrations/sqlite/0008_kubernetes_version_pending.sql")),
 ];
 
 /// The store shared by every service and reconciler.

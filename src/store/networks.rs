@@ -143,12 +143,14 @@ pub struct NetworkUsage {
     pub instances: Vec<String>,
     /// Kubernetes clusters using it that are not deleted.
     pub clusters: Vec<String>,
+    /// Load balancers living on its subnets that are not deleted.
+    pub load_balancers: Vec<String>,
 }
 
 impl NetworkUsage {
     /// Whether nothing rests on it.
     pub fn is_empty(&self) -> bool {
-        self.instances.is_empty() && self.clusters.is_empty()
+        self.instances.is_empty() && self.clusters.is_empty() && self.load_balancers.is_empty()
     }
 }
 
@@ -440,7 +442,8 @@ impl Store {
         .bind(id)
         .fetch_all(&mut **txn)
         .await?;
-        Ok(NetworkUsage { instances, clusters })
+        let load_balancers = self.load_balancers_on_network_in(txn, id).await?;
+        Ok(NetworkUsage { instances, clusters, load_balancers })
     }
 
     /// Marks a network and its subnets for deletion and wakes the reconciler; publishes
@@ -472,6 +475,9 @@ impl Store {
             if !usage.clusters.is_empty() {
                 what.push(format!("clusters {}", usage.clusters.join(", ")));
             }
+            if !usage.load_balancers.is_empty() {
+                what.push(format!("load balancers {}", usage.load_balancers.join(", ")));
+            }
             return Err(Error::invalid_state(format!(
                 "network {id:?} cannot be deleted while {} rest on it; delete them first",
                 what.join(" and ")
@@ -479,7 +485,8 @@ impl Store {
             .with_detail("reason", "inUse")
             .with_detail("networkId", id)
             .with_detail("instances", usage.instances)
-            .with_detail("clusters", usage.clusters));
+            .with_detail("clusters", usage.clusters)
+            .with_detail("loadBalancers", usage.load_balancers));
         }
         sqlx::query(
             "UPDATE subnets SET state = 'deleting', message = '', updated_at = $2 \

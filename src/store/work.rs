@@ -239,6 +239,23 @@ impl Store {
         Ok(renewed)
     }
 
+    /// Gives back `owner`'s lease of one object, leaving it due as it was (a pass that could not
+    /// record its result); a lease another worker took meanwhile is left alone.
+    pub async fn work_release_lease(&self, kind: &str, object_id: &str, owner: &str) -> Result<()> {
+        let mut txn = self.begin_write().await?;
+        sqlx::query(
+            "UPDATE work_items SET lease_owner = NULL, lease_expires_at = NULL \
+             WHERE kind = $1 AND object_id = $2 AND lease_owner = $3",
+        )
+        .bind(kind)
+        .bind(object_id)
+        .bind(owner)
+        .execute(&mut *txn)
+        .await?;
+        self.work_notify_in(&mut txn, kind).await?;
+        self.commit_and_signal(txn).await
+    }
+
     /// Gives back every lease `owner` holds, leaving the rows due as they were, so that another
     /// worker takes them at once (graceful shutdown).
     pub async fn work_release_leases(&self, owner: &str) -> Result<u64> {

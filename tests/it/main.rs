@@ -10,6 +10,7 @@ mod clients;
 mod grpc;
 mod json_api;
 mod kubernetes;
+mod load_balancers;
 mod provider;
 mod store_conformance;
 mod vps;

@@ -6,6 +6,7 @@ import { Events } from "./gen/bettercompute/compute/v1/events_pb.js";
 import { Instances } from "./gen/bettercompute/compute/v1/instances_pb.js";
 import { KubernetesClusters } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { KubernetesNodePools } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
+import { LoadBalancers } from "./gen/bettercompute/compute/v1/load_balancers_pb.js";
 import { Networks } from "./gen/bettercompute/compute/v1/networks_pb.js";
 import { Pools as compute_Pools } from "./gen/bettercompute/compute/v1/pools_pb.js";
 import { Usage } from "./gen/bettercompute/compute/v1/usage_pb.js";
@@ -28,6 +29,7 @@ export const services = {
   instances: Instances,
   kubernetesClusters: KubernetesClusters,
   kubernetesNodePools: KubernetesNodePools,
+  loadBalancers: LoadBalancers,
   networks: Networks,
   computePools: compute_Pools,
   usage: Usage,

@@ -1,6 +1,6 @@
 //! The `vps.provider-resources` reconciler: the `vps` module's tenant resources converged at the
 //! provider, one work kind each ([`NETWORK_KIND`](crate::store::NETWORK_KIND) `network`,
-//! `instance`, `certificate`; load balancers add theirs), each a [`Reconciler`] of its own so
+//! `instance`, `certificate`, `provider-load-balancer`), each a [`Reconciler`] of its own so
 //! the runtime's intervals, backoff and stuck deadlines apply per kind.
 //!
 //! Every pass re-reads its row (desired) and the provider (observed) and takes the next
@@ -12,6 +12,8 @@
 
 mod certificates;
 mod instances;
+mod load_balancer_spec;
+mod load_balancers;
 mod networks;
 
 use std::sync::Arc;
@@ -19,6 +21,7 @@ use std::time::Duration;
 
 pub use certificates::CertificateReconciler;
 pub use instances::InstanceReconciler;
+pub use load_balancers::ProviderLoadBalancers;
 pub use networks::{NetworkReconciler, cluster_network};
 
 use super::{Backoff, Outcome, Reconciler};
@@ -63,7 +66,13 @@ impl ProviderResources {
         vec![
             Arc::new(NetworkReconciler(shared.clone())),
             Arc::new(InstanceReconciler(shared.clone())),
-            Arc::new(CertificateReconciler(shared)),
+            Arc::new(CertificateReconciler(shared.clone())),
+            Arc::new(ProviderLoadBalancers {
+                accounts: shared.digitalocean.clone(),
+                backoff: shared.backoff,
+                delete_backoff: shared.delete_backoff,
+                state_deadline: shared.state_deadline,
+            }),
         ]
     }
 

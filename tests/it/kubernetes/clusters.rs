@@ -309,26 +309,50 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
     env.ok("/api/compute/kubernetesClusters/update", back).await;
     env.wait_state(&id, "ready", Duration::from_secs(20)).await;
 
-    // The provider moves the cluster (a release-channel upgrade): recorded and published.
+    // The provider moves the control plane (a release-channel upgrade) past the pin: the move is
+    // recorded, not undone, the nodes follow it, and `updated` is published once they have.
     let provider_name = format!("bc-k-{}", &id[4..28]);
     assert!(env.cloud.upgrade_cluster(super::PROJECT, "europe-west1", &provider_name, "1.33.2-gke.1100"));
     let started = std::time::Instant::now();
-    loop {
+    let moved = loop {
         let cluster = env.ok("/api/compute/kubernetesClusters/get", cluster_ref.clone()).await;
-        if cluster["kubernetesVersion"] == "1.33.2-gke.1100" {
-            assert_eq!(cluster["state"], "ready", "the provider's move is not undone");
-            break;
+        if cluster["kubernetesVersion"] == "1.33.2-gke.1100" && cluster["state"] == "ready" {
+            break cluster;
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "the upgrade was not picked up: {cluster}");
+        assert_ne!(cluster["state"], "error", "the provider's move is not undone: {cluster}");
+        assert!(started.elapsed() < Duration::from_secs(30), "the upgrade was not followed: {cluster}");
         tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(moved["nodeVersion"], "1.33.2-gke.1100", "the nodes followed the control plane: {moved}");
+    assert_eq!(moved["requestedVersion"], "1.32", "the pin is kept");
+    for pool in env.fake_clusters()[0]["nodePools"].as_array().unwrap() {
+        assert_eq!(pool["version"], "1.33.2-gke.1100", "{pool}");
     }
     let events = events(&env, &id).await;
     let error =
         events.iter().find(|e| e["type"] == "kubernetes.cluster.error").expect("the refused downgrade published");
     assert!(error["data"]["message"].as_str().unwrap().contains("downgraded"), "{error}");
-    let moved =
-        events.iter().find(|e| e["type"] == "kubernetes.cluster.updated" && e["data"]["movedByProvider"] == true);
-    assert!(moved.is_some(), "{:?}", types(&events));
+    assert_eq!(events.iter().filter(|e| e["type"] == "kubernetes.cluster.error").count(), 1, "{:?}", types(&events));
+    let moved = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "kubernetes.cluster.updated")
+        .expect("kubernetes.cluster.updated after the provider's move");
+    assert_eq!(
+        (moved["data"]["kubernetesVersion"].as_str(), moved["data"]["nodeVersion"].as_str()),
+        (Some("1.33.2-gke.1100"), Some("1.33.2-gke.1100")),
+        "{moved}"
+    );
+    // Empty authorized networks: any address may reach the endpoint again.
+    let mut open = cluster_ref.clone();
+    open["setAuthorizedNetworks"] = json!(true);
+    let opened = env.ok("/api/compute/kubernetesClusters/update", open).await;
+    assert_eq!(
+        (opened["state"].as_str(), opened["authorizedNetworks"].as_array().map_or(0, Vec::len)),
+        (Some("updating"), 0)
+    );
+    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    assert_eq!(env.fake_clusters()[0]["authorizedNetworks"]["enabled"], false);
     assert_eq!(env.fake_clusters().len(), 1, "never a second cluster");
     let _ = POOL;
 }

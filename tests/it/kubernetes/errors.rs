@@ -74,9 +74,10 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     let (_, _, details) = refused(&env, &token, CREATE, wrong_zone).await;
     assert_eq!(violated_fields(&details), ["nodePools[0].zones[0]"]);
     // A project must be a live project of the tenant: another tenant's, or none, is NOT_FOUND.
+    // Projects are the operator's catalog (`platform:projects:create` is for platform admins).
     let (status, theirs) = env
         .post_as(
-            &env.globex_admin.clone(),
+            &env.admin_token.clone(),
             "/api/platform/projects/create",
             json!({"tenantId": "globex", "name": "theirs"}),
         )

@@ -66,7 +66,16 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
         if ready == CLUSTERS {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(240), "{ready} of {CLUSTERS} ready after 240 s");
+        if started.elapsed() >= Duration::from_secs(240) {
+            let waiting: Vec<String> = listed["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["state"] != "ready")
+                .map(|c| format!("{} {} {}", c["id"], c["state"], c["message"]))
+                .collect();
+            panic!("{ready} of {CLUSTERS} ready after 240 s; waiting: {waiting:?}\n{}", diagnosis(&env).await);
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let all_ready = started.elapsed();
@@ -79,7 +88,15 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
         if listed["clusters"].as_array().map_or(0, Vec::len) == 0 {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(480), "clusters left after 480 s: {listed}");
+        if started.elapsed() >= Duration::from_secs(480) {
+            let left: Vec<String> = listed["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| format!("{} {} {}", c["id"], c["state"], c["message"]))
+                .collect();
+            panic!("clusters left after 480 s: {left:?}\n{}", diagnosis(&env).await);
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let survivor = killer.await.unwrap();
@@ -97,4 +114,65 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
     assert_eq!(twice, 0, "a cluster was created twice at the provider");
     assert!(seen.len() <= CLUSTERS);
     assert!(max_at_provider <= CLUSTERS);
+}
+
+/// What a stuck run looks like: the work items that are left and the clusters at the provider.
+async fn diagnosis(env: &Env) -> String {
+    use sqlx::{Connection, Row};
+    let mut conn = sqlx::AnyConnection::connect(&env.db.url).await.unwrap();
+    let rows = sqlx::query(
+        "SELECT object_id, due_at, lease_owner, lease_expires_at, attempts, last_error, state, generation \
+         FROM work_items WHERE kind = 'kubernetes.clusters' ORDER BY object_id",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    let now = better_compute::store::now_micros();
+    let items: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let due: i64 = row.get(1);
+            let lease: Option<i64> = row.get(3);
+            format!(
+                "{} due in {} ms, lease {:?} until {:?} ms, attempts {}, error {:?}, state {}, generation {}",
+                row.get::<String, _>(0),
+                (due - now) / 1000,
+                row.get::<Option<String>, _>(2),
+                lease.map(|l| (l - now) / 1000),
+                row.get::<i64, _>(4),
+                row.get::<Option<String>, _>(5),
+                row.get::<String, _>(6),
+                row.get::<i64, _>(7),
+            )
+        })
+        .collect();
+    // Sessions of this database that are not idle: a pass waiting on a lock shows here.
+    let sessions: Vec<String> = sqlx::query(
+        "SELECT state, wait_event_type, CAST(EXTRACT(EPOCH FROM now() - state_change) AS BIGINT), query \
+         FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle'",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .map(|rows| {
+        rows.iter()
+            .map(|row| {
+                format!(
+                    "{:?} waiting on {:?} for {:?} s: {:?}",
+                    row.get::<Option<String>, _>(0),
+                    row.get::<Option<String>, _>(1),
+                    row.get::<Option<i64>, _>(2),
+                    row.get::<Option<String>, _>(3),
+                )
+            })
+            .collect()
+    })
+    .unwrap_or_else(|error| vec![error.to_string()]);
+    let provider: Vec<String> =
+        env.fake_clusters().iter().map(|c| format!("{} {} {}", c["name"], c["status"], c["labels"])).collect();
+    format!(
+        "work items:\n{}\nsessions:\n{}\nat the provider:\n{}",
+        items.join("\n"),
+        sessions.join("\n"),
+        provider.join("\n")
+    )
 }

@@ -1,11 +1,16 @@
 //! Kubernetes clusters and node pools end to end: the real server and worker on a real
 //! database, the real GKE adapter against the fake cloud, kubectl against the fake cluster.
 
+mod access;
 mod clusters;
 mod dev;
 mod errors;
 mod faults;
+mod hosting;
+mod intervals;
 mod lifecycle;
+mod nodepools;
+mod versions;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -107,6 +107,50 @@ async fn node_pools_are_created_changed_resized_autoscaled_and_deleted() {
 }
 
 #[tokio::test]
+async fn every_in_place_node_pool_change_is_one_operation_and_reads_back() {
+    let cloud = cloud().await;
+    let gke = gke(&cloud);
+    wait(&gke, &gke.cluster_create(&spec("bc-k-edit")).await.unwrap()).await;
+    let cluster = gke.cluster_get("bc-k-edit").await.unwrap();
+    let pool = gke.node_pool_get("bc-k-edit", "pool-a").await.unwrap();
+    assert_eq!(pool.locations, cluster.locations, "a pool without zones runs in the cluster's");
+    let taint = ("gpu".to_owned(), "true".to_owned(), "NoSchedule".to_owned());
+    let zones = vec!["europe-west1-b".to_owned(), "europe-west1-c".to_owned()];
+    let changes = [
+        NodePoolChange::Taints(vec![taint.clone()]),
+        NodePoolChange::MachineType("g2-standard-8".into()),
+        NodePoolChange::DiskSizeGb(120),
+        NodePoolChange::DiskType("pd-ssd".into()),
+        NodePoolChange::Accelerators(vec![("nvidia-l4".into(), 2)]),
+        NodePoolChange::Locations(zones.clone()),
+    ];
+    for change in &changes {
+        let op = gke.node_pool_update("bc-k-edit", "pool-a", change).await.unwrap();
+        // GKE takes one operation at a time: the next change waits for this one.
+        let busy = gke.node_pool_update("bc-k-edit", "pool-a", &NodePoolChange::DiskSizeGb(130)).await.unwrap_err();
+        assert_eq!(busy.kind, ErrorKind::ConflictInProgress, "{change:?}");
+        wait(&gke, &op).await.outcome().unwrap();
+    }
+    let pool = gke.node_pool_get("bc-k-edit", "pool-a").await.unwrap();
+    assert_eq!(pool.taints, [taint]);
+    assert_eq!(
+        (pool.machine_type.as_str(), pool.disk_size_gb, pool.disk_type.as_str()),
+        ("g2-standard-8", 120, "pd-ssd")
+    );
+    assert_eq!(pool.accelerators, [("nvidia-l4".to_owned(), 2)]);
+    assert_eq!(pool.locations, zones);
+    assert!(!pool.spot);
+    let op = gke.node_pool_update("bc-k-edit", "pool-a", &NodePoolChange::Accelerators(Vec::new())).await.unwrap();
+    wait(&gke, &op).await.outcome().unwrap();
+    assert!(gke.node_pool_get("bc-k-edit", "pool-a").await.unwrap().accelerators.is_empty());
+    // GKE's own refusals: a zone of another region, no zones at all.
+    for zones in [vec!["us-central1-a".to_owned()], Vec::new()] {
+        let refused = gke.node_pool_update("bc-k-edit", "pool-a", &NodePoolChange::Locations(zones)).await.unwrap_err();
+        assert_eq!(refused.kind, ErrorKind::Permanent, "{refused}");
+    }
+}
+
+#[tokio::test]
 async fn a_second_change_while_an_operation_runs_is_conflict_in_progress() {
     let cloud = cloud().await;
     let gke = gke(&cloud);
@@ -135,9 +179,20 @@ async fn unknown_versions_and_downgrades_are_refused() {
     let refused = gke.cluster_update("bc-k-v", &down).await.unwrap_err();
     assert_eq!((refused.kind, refused.reason.as_str()), (ErrorKind::Permanent, "INVALID_ARGUMENT"));
     assert!(refused.message.contains("downgraded"), "{}", refused.message);
-    // A release-channel upgrade moves the cluster without an operation of ours.
+    // A release-channel upgrade moves the control plane without an operation of ours; the nodes
+    // stay where they are until their pool is upgraded, never past the control plane.
+    let before = gke.cluster_get("bc-k-v").await.unwrap().node_version;
     assert!(cloud.upgrade_cluster(PROJECT, LOCATION, "bc-k-v", "1.33.2-gke.1100"));
-    assert_eq!(gke.cluster_get("bc-k-v").await.unwrap().master_version, "1.33.2-gke.1100");
+    let moved = gke.cluster_get("bc-k-v").await.unwrap();
+    assert_eq!((moved.master_version.as_str(), moved.node_version.as_str()), ("1.33.2-gke.1100", before.as_str()));
+    let pool = moved.node_pools[0].name.clone();
+    let up = gke.node_pool_update("bc-k-v", &pool, &NodePoolChange::Version("1.33.2-gke.1100".into())).await.unwrap();
+    wait(&gke, &up).await.outcome().unwrap();
+    let followed = gke.cluster_get("bc-k-v").await.unwrap();
+    assert_eq!(
+        (followed.node_version.as_str(), followed.node_pools[0].version.as_str()),
+        ("1.33.2-gke.1100", "1.33.2-gke.1100")
+    );
 }
 
 #[tokio::test]

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use better_compute::provider::{
-    CertificateSpec, Certificates, ClusterSpec, ForwardingRule, InstanceSpec, Instances, LoadBalancerSpec,
-    LoadBalancers, ManagedKubernetes, NetworkSpec, Networks,
+    CertificateSpec, Certificates, ClusterSpec, Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck,
+    InstanceSpec, Instances, LoadBalancerSpec, LoadBalancers, ManagedKubernetes, NetworkSpec, Networks, StickySessions,
 };
 use serde_json::Value;
 
@@ -268,6 +268,29 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
                 ..Default::default()
             }],
             instance_ids: vec![droplet.id],
+            network_stack: "DUALSTACK".into(),
+            health_check: Some(HealthCheck { protocol: "tcp".into(), port: 22, ..Default::default() }),
+            sticky_sessions: Some(StickySessions { cookie_name: "c".into(), cookie_ttl_seconds: 60 }),
+            firewall: Firewall { allow: vec!["cidr:10.0.0.0/8".into()], deny: vec!["ip:192.0.2.1".into()] },
+            redirect_http_to_https: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let global = adapter
+        .load_balancer_create(&LoadBalancerSpec {
+            name: "bc-lb-global".into(),
+            kind: "GLOBAL".into(),
+            forwarding_rules: vec![ForwardingRule {
+                entry_protocol: "http".into(),
+                entry_port: 80,
+                target_protocol: "http".into(),
+                target_port: 8080,
+                ..Default::default()
+            }],
+            target_load_balancer_ids: vec![lb.id.clone()],
+            domains: vec![Domain { name: "example.com".into(), certificate_id: String::new() }],
+            global_settings: Some(GlobalSettings { target_protocol: "http".into(), target_port: 8080 }),
             ..Default::default()
         })
         .await
@@ -285,6 +308,10 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
         (
             "load_balancers/models/load_balancer.yml",
             get(&format!("{base}/load_balancers/{}", lb.id), &token).await["load_balancer"].clone(),
+        ),
+        (
+            "load_balancers/models/load_balancer.yml",
+            get(&format!("{base}/load_balancers/{}", global.id), &token).await["load_balancer"].clone(),
         ),
         (
             "droplets/models/droplet.yml",

@@ -1,6 +1,7 @@
 //! The worker: leases across processes, wake-ups, failures and stuck objects, events (list,
 //! watch across a restart, server-sent events) and usage metering.
 
+mod abandoned;
 mod events;
 mod leases;
 mod relay;

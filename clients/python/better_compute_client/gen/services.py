@@ -4,6 +4,7 @@ import better_compute_client.gen.bettercompute.compute.v1.certificates_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.events_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.instances_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc
+import better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.pools_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.usage_pb2_grpc
@@ -29,6 +30,7 @@ STUBS = {
     "instances": better_compute_client.gen.bettercompute.compute.v1.instances_pb2_grpc.InstancesStub,
     "kubernetes_clusters": better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc.KubernetesClustersStub,
     "kubernetes_node_pools": better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc.KubernetesNodePoolsStub,
+    "load_balancers": better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc.LoadBalancersStub,
     "networks": better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc.NetworksStub,
     "offers": better_compute_client.gen.bettercompute.platform.v1.offers_pb2_grpc.OffersStub,
     "platform_pools": better_compute_client.gen.bettercompute.platform.v1.pools_pb2_grpc.PoolsStub,

@@ -376,7 +376,7 @@ class GetKubernetesNodePoolRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ...) -> None: ...
 
 class UpdateKubernetesNodePoolRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "node_pool_id", "node_count", "autoscaling", "disable_autoscaling", "labels", "set_labels")
+    __slots__ = ("tenant_id", "cluster_id", "node_pool_id", "node_count", "autoscaling", "disable_autoscaling", "labels", "set_labels", "machine_type", "disk_gib", "disk_type", "accelerators", "remove_accelerators", "zones", "set_zones", "taints", "set_taints", "spot", "name")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -392,6 +392,17 @@ class UpdateKubernetesNodePoolRequest(_message.Message):
     DISABLE_AUTOSCALING_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     SET_LABELS_FIELD_NUMBER: _ClassVar[int]
+    MACHINE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DISK_GIB_FIELD_NUMBER: _ClassVar[int]
+    DISK_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ACCELERATORS_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_ACCELERATORS_FIELD_NUMBER: _ClassVar[int]
+    ZONES_FIELD_NUMBER: _ClassVar[int]
+    SET_ZONES_FIELD_NUMBER: _ClassVar[int]
+    TAINTS_FIELD_NUMBER: _ClassVar[int]
+    SET_TAINTS_FIELD_NUMBER: _ClassVar[int]
+    SPOT_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     node_pool_id: str
@@ -400,7 +411,18 @@ class UpdateKubernetesNodePoolRequest(_message.Message):
     disable_autoscaling: bool
     labels: _containers.ScalarMap[str, str]
     set_labels: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disable_autoscaling: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., set_labels: _Optional[bool] = ...) -> None: ...
+    machine_type: str
+    disk_gib: int
+    disk_type: str
+    accelerators: KubernetesAccelerators
+    remove_accelerators: bool
+    zones: _containers.RepeatedScalarFieldContainer[str]
+    set_zones: bool
+    taints: _containers.RepeatedCompositeFieldContainer[KubernetesTaint]
+    set_taints: bool
+    spot: bool
+    name: str
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disable_autoscaling: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., set_labels: _Optional[bool] = ..., machine_type: _Optional[str] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., remove_accelerators: _Optional[bool] = ..., zones: _Optional[_Iterable[str]] = ..., set_zones: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., set_taints: _Optional[bool] = ..., spot: _Optional[bool] = ..., name: _Optional[str] = ...) -> None: ...
 
 class DeleteKubernetesNodePoolRequest(_message.Message):
     __slots__ = ("tenant_id", "cluster_id", "node_pool_id")

@@ -440,7 +440,8 @@ class KubernetesNodePoolsServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Update(self, request, context):
-        """Resizes a node pool, changes its autoscaling or its labels.
+        """Changes a node pool in place: its size, autoscaling, machine type, boot disk, accelerators,
+        zones, labels or taints (what GKE changes without a new pool).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,124 @@
+//! `bettercompute.compute.v1.LoadBalancers`: decode, call the service, turn rows into views.
+
+use tonic::{Request, Response, Status};
+
+use super::{context, timestamp};
+use crate::proto::compute::{
+    CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
+    ListLoadBalancersResponse, LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck,
+    LoadBalancerSourceRanges, LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
+    load_balancers_server,
+};
+use crate::service::Service;
+use crate::store::LoadBalancerRow;
+
+/// The gRPC service of load balancers.
+#[derive(Debug, Clone)]
+pub struct LoadBalancersApi {
+    service: Service,
+}
+
+impl LoadBalancersApi {
+    /// The service over `service`.
+    pub fn server(service: Service) -> load_balancers_server::LoadBalancersServer<Self> {
+        load_balancers_server::LoadBalancersServer::new(Self { service })
+    }
+}
+
+fn view(row: LoadBalancerRow) -> LoadBalancer {
+    let provider_name = row.provider_name();
+    let settings = row.settings;
+    let targets = row.targets;
+    LoadBalancer {
+        id: row.id,
+        tenant_id: row.tenant_id,
+        project_id: row.project_id.unwrap_or_default(),
+        pool_id: row.pool_id,
+        name: row.name,
+        description: row.description,
+        scope: row.scope,
+        region: row.region,
+        subnet_id: row.subnet_id.unwrap_or_default(),
+        targets: Some(LoadBalancerTargets {
+            pool: targets.pool.then_some(true),
+            instance_ids: targets.instance_ids,
+            load_balancer_ids: targets.load_balancer_ids,
+        }),
+        forwarding: settings
+            .forwarding
+            .into_iter()
+            .map(|r| LoadBalancerForwardingRule {
+                entry_protocol: r.entry_protocol,
+                entry_port: r.entry_port,
+                target_protocol: r.target_protocol,
+                target_port: r.target_port,
+                certificate_id: r.certificate_id,
+                tls_passthrough: r.tls_passthrough,
+            })
+            .collect(),
+        health_check: settings.health_check.map(|c| LoadBalancerHealthCheck {
+            protocol: c.protocol,
+            port: c.port,
+            path: c.path,
+            interval_seconds: c.interval_seconds,
+            timeout_seconds: c.timeout_seconds,
+            healthy_threshold: c.healthy_threshold,
+            unhealthy_threshold: c.unhealthy_threshold,
+        }),
+        sticky_sessions: settings
+            .sticky_sessions
+            .map(|s| LoadBalancerStickySessions { cookie_name: s.cookie_name, ttl_seconds: s.ttl_seconds }),
+        source_ranges: Some(LoadBalancerSourceRanges {
+            allow: settings.source_ranges.allow,
+            deny: settings.source_ranges.deny,
+        }),
+        redirect_http_to_https: settings.redirect_http_to_https,
+        domains: settings
+            .domains
+            .into_iter()
+            .map(|d| LoadBalancerDomain { name: d.name, certificate_id: d.certificate_id })
+            .collect(),
+        reached_ids: row.reached_ids,
+        state: row.state,
+        message: row.message,
+        address: row.address,
+        address_v6: row.address_v6,
+        provider_name,
+        version: row.version,
+        created_at: Some(timestamp(row.created_at)),
+        updated_at: Some(timestamp(row.updated_at)),
+        deleted_at: row.deleted_at.map(timestamp),
+    }
+}
+
+#[tonic::async_trait]
+impl load_balancers_server::LoadBalancers for LoadBalancersApi {
+    async fn create(&self, request: Request<CreateLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
+        let ctx = context(&request)?;
+        Ok(Response::new(view(self.service.load_balancer_create(&ctx, request.into_inner()).await?)))
+    }
+
+    async fn list(
+        &self,
+        request: Request<ListLoadBalancersRequest>,
+    ) -> Result<Response<ListLoadBalancersResponse>, Status> {
+        let ctx = context(&request)?;
+        let lbs = self.service.load_balancer_list(&ctx, request.into_inner()).await?;
+        Ok(Response::new(ListLoadBalancersResponse { load_balancers: lbs.into_iter().map(view).collect() }))
+    }
+
+    async fn get(&self, request: Request<GetLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
+        let ctx = context(&request)?;
+        Ok(Response::new(view(self.service.load_balancer_get(&ctx, request.into_inner()).await?)))
+    }
+
+    async fn update(&self, request: Request<UpdateLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
+        let ctx = context(&request)?;
+        Ok(Response::new(view(self.service.load_balancer_update(&ctx, request.into_inner()).await?)))
+    }
+
+    async fn delete(&self, request: Request<DeleteLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
+        let ctx = context(&request)?;
+        Ok(Response::new(view(self.service.load_balancer_delete(&ctx, request.into_inner()).await?)))
+    }
+}

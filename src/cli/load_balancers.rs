@@ -1,0 +1,394 @@
+//! `bc loadbalancers ...`: load balancers, with `--wait` that follows one until it is ready (or
+//! deleted), printing each new state.
+
+use std::time::{Duration, Instant};
+
+use super::{AuthedChannel, Cli, connect, describe_status, output};
+use crate::proto::compute::load_balancers_client::LoadBalancersClient;
+use crate::proto::compute::{
+    CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
+    LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck, LoadBalancerSourceRanges,
+    LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
+};
+
+/// The parts of a load balancer that create and update both take.
+#[derive(clap::Args, Debug, Default)]
+pub struct Parts {
+    /// Target every instance of the tenant in the pool and region (on the load balancer's network).
+    #[arg(long)]
+    pool_targets: bool,
+    /// Target this instance (`inst_...`); repeat for more.
+    #[arg(long = "instance")]
+    instances: Vec<String>,
+    /// (Global) target this regional load balancer (`plb_...`); repeat for more.
+    #[arg(long = "target-load-balancer")]
+    target_load_balancers: Vec<String>,
+    /// A forwarding rule, `entry:port:target:port[,cert=pcert_...][,passthrough]` (`http:80:http:8080`);
+    /// repeat for more.
+    #[arg(long = "forward")]
+    forwarding: Vec<String>,
+    /// The health check, `protocol:port[/path][,interval=S][,timeout=S][,healthy=N][,unhealthy=N]`.
+    #[arg(long)]
+    health_check: Option<String>,
+    /// Sticky sessions by cookie, `name:ttl-seconds`.
+    #[arg(long)]
+    sticky: Option<String>,
+    /// An IPv4 CIDR allowed to reach it; repeat for more.
+    #[arg(long = "allow")]
+    allow: Vec<String>,
+    /// An IPv4 CIDR denied; repeat for more.
+    #[arg(long = "deny")]
+    deny: Vec<String>,
+    /// (Global) a domain it serves, `name[,cert=pcert_...]`; repeat for more.
+    #[arg(long = "domain")]
+    domains: Vec<String>,
+}
+
+/// The load balancer commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum LoadBalancersCommand {
+    /// Creates a load balancer; with `--wait`, follows it until it is ready.
+    Create {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The provider pool.
+        #[arg(long)]
+        pool: String,
+        /// Its name.
+        #[arg(long)]
+        name: String,
+        /// `regional` (default) or `global`.
+        #[arg(long, default_value = "regional")]
+        scope: String,
+        /// The region (regional only).
+        #[arg(long, default_value = "")]
+        region: String,
+        /// A subnet of a tenant network to live on (regional only).
+        #[arg(long, default_value = "")]
+        subnet: String,
+        /// The project.
+        #[arg(long, default_value = "")]
+        project: String,
+        /// Free text.
+        #[arg(long, default_value = "")]
+        description: String,
+        /// Redirect HTTP to HTTPS.
+        #[arg(long)]
+        redirect_http_to_https: bool,
+        #[command(flatten)]
+        parts: Parts,
+        /// The idempotency key (defaults to the name: running the command again is a retry).
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// Follow it until it is ready.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Lists the tenant's load balancers.
+    List {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Only those of this pool.
+        #[arg(long, default_value = "")]
+        pool: String,
+        /// Also list deleted ones.
+        #[arg(long)]
+        include_deleted: bool,
+    },
+    /// Shows one load balancer.
+    Get {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The load balancer.
+        load_balancer_id: String,
+    },
+    /// Replaces the parts given; with `--wait`, follows it until it is ready again.
+    Update {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The load balancer.
+        load_balancer_id: String,
+        #[command(flatten)]
+        parts: Parts,
+        /// Redirect HTTP to HTTPS (`true`) or stop (`false`).
+        #[arg(long)]
+        redirect_http_to_https: Option<bool>,
+        /// Turn sticky sessions off.
+        #[arg(long)]
+        clear_sticky_sessions: bool,
+        /// Replace the domains even with none.
+        #[arg(long)]
+        set_domains: bool,
+        /// Follow it until it is ready again.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Deletes a load balancer; with `--wait`, follows it until it is deleted.
+    Delete {
+        /// The tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The load balancer.
+        load_balancer_id: String,
+        /// Follow it until it is deleted.
+        #[arg(long)]
+        wait: bool,
+    },
+}
+
+const LOAD_BALANCER: &str = "bettercompute.compute.v1.LoadBalancer";
+const LOAD_BALANCER_LIST: &str = "bettercompute.compute.v1.ListLoadBalancersResponse";
+
+/// Splits `head,key=value,flag` into the head and its options.
+fn options(text: &str) -> (&str, Vec<(&str, &str)>) {
+    let mut parts = text.split(',');
+    let head = parts.next().unwrap_or_default();
+    (head, parts.map(|p| p.split_once('=').unwrap_or((p, ""))).collect())
+}
+
+fn number(what: &str, text: &str) -> Result<i32, String> {
+    text.parse().map_err(|_| format!("{what} {text:?} is not a number"))
+}
+
+/// Parses `entry:port:target:port[,cert=pcert_...][,passthrough]`.
+pub fn parse_forward(text: &str) -> Result<LoadBalancerForwardingRule, String> {
+    let (head, opts) = options(text);
+    let fields: Vec<&str> = head.split(':').collect();
+    let [entry, entry_port, target, target_port] = fields[..] else {
+        return Err(format!("--forward {text:?}: expected entry:port:target:port, as http:80:http:8080"));
+    };
+    let mut rule = LoadBalancerForwardingRule {
+        entry_protocol: entry.to_owned(),
+        entry_port: number("the entry port", entry_port)?,
+        target_protocol: target.to_owned(),
+        target_port: number("the target port", target_port)?,
+        ..Default::default()
+    };
+    for (key, value) in opts {
+        match key {
+            "cert" => rule.certificate_id = value.to_owned(),
+            "passthrough" => rule.tls_passthrough = true,
+            other => return Err(format!("--forward {text:?}: unknown option {other:?} (cert=..., passthrough)")),
+        }
+    }
+    Ok(rule)
+}
+
+/// Parses `protocol:port[/path][,interval=S][,timeout=S][,healthy=N][,unhealthy=N]`.
+pub fn parse_health_check(text: &str) -> Result<LoadBalancerHealthCheck, String> {
+    let (head, opts) = options(text);
+    let (protocol, rest) =
+        head.split_once(':').ok_or_else(|| format!("--health-check {text:?}: expected protocol:port"))?;
+    let (port, path) = rest.split_once('/').map_or((rest, String::new()), |(port, path)| (port, format!("/{path}")));
+    let mut check = LoadBalancerHealthCheck {
+        protocol: protocol.to_owned(),
+        port: number("the health check's port", port)?,
+        path,
+        ..Default::default()
+    };
+    for (key, value) in opts {
+        match key {
+            "interval" => check.interval_seconds = number(key, value)?,
+            "timeout" => check.timeout_seconds = number(key, value)?,
+            "healthy" => check.healthy_threshold = number(key, value)?,
+            "unhealthy" => check.unhealthy_threshold = number(key, value)?,
+            other => return Err(format!("--health-check {text:?}: unknown option {other:?}")),
+        }
+    }
+    Ok(check)
+}
+
+fn parse_sticky(text: &str) -> Result<LoadBalancerStickySessions, String> {
+    let (cookie, ttl) =
+        text.split_once(':').ok_or_else(|| format!("--sticky {text:?}: expected cookie:ttl-seconds"))?;
+    Ok(LoadBalancerStickySessions { cookie_name: cookie.to_owned(), ttl_seconds: number("the cookie's ttl", ttl)? })
+}
+
+fn parse_domain(text: &str) -> Result<LoadBalancerDomain, String> {
+    let (name, opts) = options(text);
+    let mut domain = LoadBalancerDomain { name: name.to_owned(), ..Default::default() };
+    for (key, value) in opts {
+        match key {
+            "cert" => domain.certificate_id = value.to_owned(),
+            other => return Err(format!("--domain {text:?}: unknown option {other:?} (cert=...)")),
+        }
+    }
+    Ok(domain)
+}
+
+/// The request parts the flags name.
+struct Parsed {
+    targets: Option<LoadBalancerTargets>,
+    forwarding: Vec<LoadBalancerForwardingRule>,
+    health_check: Option<LoadBalancerHealthCheck>,
+    sticky_sessions: Option<LoadBalancerStickySessions>,
+    source_ranges: Option<LoadBalancerSourceRanges>,
+    domains: Vec<LoadBalancerDomain>,
+}
+
+impl Parts {
+    fn parse(&self) -> Result<Parsed, String> {
+        let targeted = self.pool_targets || !self.instances.is_empty() || !self.target_load_balancers.is_empty();
+        Ok(Parsed {
+            targets: targeted.then(|| LoadBalancerTargets {
+                pool: self.pool_targets.then_some(true),
+                instance_ids: self.instances.clone(),
+                load_balancer_ids: self.target_load_balancers.clone(),
+            }),
+            forwarding: self.forwarding.iter().map(|f| parse_forward(f)).collect::<Result<_, _>>()?,
+            health_check: self.health_check.as_deref().map(parse_health_check).transpose()?,
+            sticky_sessions: self.sticky.as_deref().map(parse_sticky).transpose()?,
+            source_ranges: (!self.allow.is_empty() || !self.deny.is_empty())
+                .then(|| LoadBalancerSourceRanges { allow: self.allow.clone(), deny: self.deny.clone() }),
+            domains: self.domains.iter().map(|d| parse_domain(d)).collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// Polls the load balancer, printing each new state to stderr, until it is `until` (or `error`).
+async fn wait_for(
+    client: &mut LoadBalancersClient<AuthedChannel>,
+    tenant: &str,
+    id: &str,
+    until: &str,
+) -> Result<LoadBalancer, String> {
+    let started = Instant::now();
+    let mut last = String::new();
+    loop {
+        let request = GetLoadBalancerRequest { tenant_id: tenant.to_owned(), load_balancer_id: id.to_owned() };
+        let lb = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+        let line = format!("{} {} {}", lb.state, lb.address, lb.message).trim_end().to_owned();
+        if line != last {
+            eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
+            last = line;
+        }
+        if lb.state == until {
+            return Ok(lb);
+        }
+        if lb.state == "error" {
+            return Err(format!("load balancer {id} is in error: {}", lb.message));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Runs a load balancer command.
+pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String> {
+    let mut client = LoadBalancersClient::new(connect(cli).await?);
+    let fail = |status: tonic::Status| describe_status(&status);
+    let (lb, wait) = match command {
+        LoadBalancersCommand::Create {
+            tenant,
+            pool,
+            name,
+            scope,
+            region,
+            subnet,
+            project,
+            description,
+            redirect_http_to_https,
+            parts,
+            idempotency_key,
+            wait,
+        } => {
+            let parsed = parts.parse()?;
+            let request = CreateLoadBalancerRequest {
+                tenant_id: tenant.clone(),
+                project_id: project.clone(),
+                pool_id: pool.clone(),
+                name: name.clone(),
+                description: description.clone(),
+                scope: scope.clone(),
+                region: region.clone(),
+                subnet_id: subnet.clone(),
+                targets: Some(parsed.targets.unwrap_or_default()),
+                forwarding: parsed.forwarding,
+                health_check: parsed.health_check,
+                sticky_sessions: parsed.sticky_sessions,
+                source_ranges: parsed.source_ranges,
+                redirect_http_to_https: *redirect_http_to_https,
+                domains: parsed.domains,
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+            };
+            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+        }
+        LoadBalancersCommand::Get { tenant, load_balancer_id } => {
+            let request =
+                GetLoadBalancerRequest { tenant_id: tenant.clone(), load_balancer_id: load_balancer_id.clone() };
+            (client.get(request).await.map_err(fail)?.into_inner(), None)
+        }
+        LoadBalancersCommand::Update {
+            tenant,
+            load_balancer_id,
+            parts,
+            redirect_http_to_https,
+            clear_sticky_sessions,
+            set_domains,
+            wait,
+        } => {
+            let parsed = parts.parse()?;
+            let request = UpdateLoadBalancerRequest {
+                tenant_id: tenant.clone(),
+                load_balancer_id: load_balancer_id.clone(),
+                targets: parsed.targets,
+                forwarding: parsed.forwarding,
+                health_check: parsed.health_check,
+                sticky_sessions: parsed.sticky_sessions,
+                source_ranges: parsed.source_ranges,
+                redirect_http_to_https: *redirect_http_to_https,
+                domains: parsed.domains,
+                set_domains: *set_domains,
+                clear_sticky_sessions: *clear_sticky_sessions,
+                ..Default::default()
+            };
+            (client.update(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+        }
+        LoadBalancersCommand::Delete { tenant, load_balancer_id, wait } => {
+            let request =
+                DeleteLoadBalancerRequest { tenant_id: tenant.clone(), load_balancer_id: load_balancer_id.clone() };
+            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+        }
+        LoadBalancersCommand::List { tenant, pool, include_deleted } => {
+            let request = ListLoadBalancersRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                include_deleted: *include_deleted,
+                ..Default::default()
+            };
+            let list = client.list(request).await.map_err(fail)?.into_inner();
+            return output::print_list(cli.output, &list, LOAD_BALANCER_LIST, "loadBalancers");
+        }
+    };
+    let lb = match wait {
+        Some((tenant, until)) => wait_for(&mut client, tenant, &lb.id, until).await?,
+        None => lb,
+    };
+    output::print_one(cli.output, &lb, LOAD_BALANCER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_parse_into_the_api_shapes() {
+        let rule = parse_forward("https:443:http:8080,cert=pcert_x").unwrap();
+        assert_eq!(
+            (rule.entry_port, rule.target_protocol.as_str(), rule.certificate_id.as_str()),
+            (443, "http", "pcert_x")
+        );
+        assert!(parse_forward("https:443:https:443,passthrough").unwrap().tls_passthrough);
+        assert!(parse_forward("http:80").is_err());
+        let check = parse_health_check("http:8080/healthz,interval=15,unhealthy=4").unwrap();
+        assert_eq!(
+            (check.port, check.path.as_str(), check.interval_seconds, check.unhealthy_threshold),
+            (8080, "/healthz", 15, 4)
+        );
+        assert_eq!(parse_sticky("LB:300").unwrap().ttl_seconds, 300);
+        assert_eq!(parse_domain("example.com,cert=pcert_y").unwrap().certificate_id, "pcert_y");
+    }
+}

@@ -1,0 +1,378 @@
+//! The checks of a load balancer's create and update that no annotation can express: the shape
+//! of its forwarding rules, targets and domains for its scope; the placement of the pool for a
+//! load balancer (`region` rather than `location`); and what the load balancer rests on, read
+//! from the tenant's rows: the subnet, the named instances (each also decided as
+//! `compute:instances:update` with the caller's own credential), the targeted regional load
+//! balancers and the certificates. Each refusal carries its documented code.
+
+use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offer, check_pool_active};
+use super::{Context, Service};
+use crate::authz::Target;
+use crate::error::{Code, Error, FieldViolation, Result};
+use crate::store::{LoadBalancerSettings, TargetInstance, TargetsRow, VisiblePool};
+
+/// The authorization resource type of an instance (the vps module's).
+const INSTANCE_RESOURCE: &str = "compute-instance";
+
+/// The secondary decision on each named instance.
+const INSTANCE_UPDATE: &str = "compute:instances:update";
+
+/// Where a load balancer's named instances put it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct InstancePlacement {
+    /// The subnet they share (`None`: no tenant network).
+    pub subnet_id: Option<String>,
+}
+
+/// Where a regional load balancer is: its tenant, its pool's account and its region.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Placed<'a> {
+    /// The tenant.
+    pub tenant: &'a str,
+    /// The pool's account.
+    pub account: &'a str,
+    /// The region.
+    pub region: &'a str,
+}
+
+/// `check_location`'s refusal names `location`; a load balancer's field is `region`.
+fn as_region(mut error: Error) -> Error {
+    if error.code != Code::InvalidInput {
+        return error;
+    }
+    error.message = error.message.replace("location: ", "region: ");
+    if let Some(serde_json::Value::Array(fields)) = error.details.get_mut("fields") {
+        for field in fields {
+            if field["field"] == "location" {
+                field["field"] = "region".into();
+            }
+        }
+    }
+    error
+}
+
+/// The shape checks: forwarding rules (certificates or passthrough where TLS ends, protocols
+/// that pair, no entry twice), targets and domains by scope. Every violation at once.
+pub(super) fn check_shape(global: bool, targets: &TargetsRow, settings: &LoadBalancerSettings) -> Vec<FieldViolation> {
+    let mut violations = Vec::new();
+    let named = [targets.pool, !targets.instance_ids.is_empty(), !targets.load_balancer_ids.is_empty()];
+    let count = named.iter().filter(|n| **n).count();
+    if global {
+        if targets.pool || !targets.instance_ids.is_empty() {
+            violations.push(FieldViolation::new(
+                "targets",
+                "a global load balancer targets regional load balancers (loadBalancerIds), not instances",
+            ));
+        } else if targets.load_balancer_ids.is_empty() {
+            violations.push(FieldViolation::new(
+                "targets.loadBalancerIds",
+                "a global load balancer targets 1 to 100 regional load balancers of the tenant",
+            ));
+        }
+    } else if !targets.load_balancer_ids.is_empty() {
+        violations.push(FieldViolation::new(
+            "targets.loadBalancerIds",
+            "a regional load balancer targets instances (pool: true, or instanceIds); loadBalancerIds are for global ones",
+        ));
+    } else if count != 1 {
+        violations.push(FieldViolation::new(
+            "targets",
+            "name exactly one of pool: true (the tenant's instances in the pool and region) or instanceIds",
+        ));
+    }
+    let mut seen: Vec<(&str, i32)> = Vec::new();
+    for (i, rule) in settings.forwarding.iter().enumerate() {
+        let path = format!("forwarding[{i}]");
+        let entry = rule.entry_protocol.as_str();
+        let tls_ends_here = matches!(entry, "https" | "http2");
+        if seen.contains(&(entry, rule.entry_port)) {
+            violations.push(FieldViolation::new(
+                format!("{path}.entryPort"),
+                format!("{entry} on port {} is forwarded by an earlier rule; each entry once", rule.entry_port),
+            ));
+        }
+        seen.push((entry, rule.entry_port));
+        if (entry == "udp") != (rule.target_protocol == "udp") {
+            violations.push(FieldViolation::new(
+                format!("{path}.targetProtocol"),
+                "udp must be both the entry and the target protocol",
+            ));
+        }
+        if rule.tls_passthrough && !rule.certificate_id.is_empty() {
+            violations.push(FieldViolation::new(
+                format!("{path}.tlsPassthrough"),
+                "a rule either ends TLS with certificateId or passes it through, not both",
+            ));
+        } else if rule.tls_passthrough && (entry != "https" || rule.target_protocol != "https") {
+            violations.push(FieldViolation::new(
+                format!("{path}.tlsPassthrough"),
+                "TLS passes through only from an https entry to an https target",
+            ));
+        } else if tls_ends_here && rule.certificate_id.is_empty() && !rule.tls_passthrough {
+            violations.push(FieldViolation::new(
+                format!("{path}.certificateId"),
+                format!("an {entry} entry needs a certificateId of the tenant on the same account (or, for https, tlsPassthrough)"),
+            ));
+        } else if !tls_ends_here && !rule.certificate_id.is_empty() {
+            violations.push(FieldViolation::new(
+                format!("{path}.certificateId"),
+                format!("a certificate ends TLS on an https or http2 entry, not on {entry}"),
+            ));
+        }
+    }
+    if settings.redirect_http_to_https
+        && !settings.forwarding.iter().any(|r| matches!(r.entry_protocol.as_str(), "https" | "http2"))
+    {
+        violations.push(FieldViolation::new(
+            "redirectHttpToHttps",
+            "redirecting to HTTPS needs a forwarding rule with an https or http2 entry",
+        ));
+    }
+    if !global && !settings.domains.is_empty() {
+        violations.push(FieldViolation::new("domains", "domains are served by global load balancers only"));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (i, domain) in settings.domains.iter().enumerate() {
+        if names.contains(&domain.name.as_str()) {
+            violations.push(FieldViolation::new(format!("domains[{i}].name"), "each domain once"));
+        }
+        names.push(&domain.name);
+    }
+    violations
+}
+
+impl Service {
+    /// The pool checks of a create in the catalog's order: visible (`NOT_FOUND`), providing load
+    /// balancers (`UNSUPPORTED`), active, the region one of the account's (`INVALID_INPUT` naming
+    /// `region`; a global load balancer has none), the offer, the budget.
+    pub(super) async fn load_balancer_placement(
+        &self,
+        tenant: &str,
+        pool_id: &str,
+        region: Option<&str>,
+    ) -> Result<VisiblePool> {
+        let pool = self.check_pool_visible(tenant, pool_id).await?;
+        check_capability(&pool, LOAD_BALANCERS)?;
+        check_pool_active(&pool)?;
+        let region = match region {
+            Some(region) => check_location(&pool, region).map_err(as_region)?.region,
+            None => String::new(),
+        };
+        check_offer(&pool, &region).map_err(as_region)?;
+        self.check_budget(tenant, &pool).await?;
+        Ok(pool)
+    }
+
+    /// A subnet of the tenant on `account` in `region`: another tenant's (or none) is
+    /// `NOT_FOUND`; one on another account or in another region `INVALID_INPUT`.
+    pub(super) async fn load_balancer_check_subnet(
+        &self,
+        tenant: &str,
+        subnet_id: &str,
+        account: &str,
+        region: &str,
+    ) -> Result<()> {
+        let subnet = match self.store.load_balancer_subnet(subnet_id).await? {
+            Some(subnet) if subnet.tenant_id == tenant => subnet,
+            _ => return Err(Error::not_found("subnet", subnet_id)),
+        };
+        if subnet.account_id != account {
+            return Err(Error::fields(vec![FieldViolation::new(
+                "subnetId",
+                format!(
+                    "subnet {subnet_id:?} is on another account than the pool's; name a subnet of a network on the pool's account"
+                ),
+            )]));
+        }
+        if subnet.region != region {
+            return Err(Error::fields(vec![FieldViolation::new(
+                "subnetId",
+                format!("subnet {subnet_id:?} is in region {:?}, not in the load balancer's {region:?}", subnet.region),
+            )]));
+        }
+        Ok(())
+    }
+
+    /// The named instances: each must exist (`NOT_FOUND`), is decided as
+    /// `compute:instances:update` with the caller's own credential and must be the tenant's
+    /// (`ACCESS_DENIED`), not being deleted (`INVALID_STATE`), on the pool's account and in the
+    /// region (`INVALID_INPUT`), and all on one subnet: `subnet` when the load balancer has one
+    /// (`Some(None)`: none, on no tenant network), else the one they share (`INVALID_INPUT` for
+    /// two).
+    pub(super) async fn load_balancer_check_instances(
+        &self,
+        ctx: &Context,
+        method: &str,
+        place: Placed<'_>,
+        ids: &[String],
+        subnet: Option<Option<&str>>,
+    ) -> Result<InstancePlacement> {
+        let Placed { tenant, account, region } = place;
+        let found = self.store.load_balancer_instances(ids).await?;
+        let mut instances: Vec<TargetInstance> = Vec::new();
+        for id in ids {
+            match found.iter().find(|i| &i.id == id) {
+                Some(instance) => instances.push(instance.clone()),
+                None => return Err(Error::not_found("instance", id)),
+            }
+        }
+        for instance in &instances {
+            let target = Target {
+                resource_type: INSTANCE_RESOURCE.to_owned(),
+                id: instance.id.clone(),
+                tenant_id: Some(instance.tenant_id.clone()),
+                ..Default::default()
+            };
+            self.authorize(ctx, method, INSTANCE_UPDATE, target).await?;
+            if instance.tenant_id != tenant {
+                // An operator may update it, but a load balancer never reaches another tenant's
+                // machine.
+                return Err(Error::access_denied(format!(
+                    "instance {:?} is not an instance of tenant {tenant:?}; a load balancer reaches only its tenant's instances",
+                    instance.id
+                ))
+                .with_detail("permission", INSTANCE_UPDATE)
+                .with_detail("resource", INSTANCE_RESOURCE));
+            }
+        }
+        let mut violations = Vec::new();
+        for (i, instance) in instances.iter().enumerate() {
+            let path = format!("targets.instanceIds[{i}]");
+            if matches!(instance.state.as_str(), "deleting" | "deleted") {
+                return Err(Error::invalid_state(format!("instance {:?} is being deleted", instance.id))
+                    .with_detail("instanceId", instance.id.as_str())
+                    .with_detail("state", instance.state.as_str()));
+            }
+            if instance.account_id != account {
+                violations.push(FieldViolation::new(
+                    &path,
+                    format!("instance {:?} is on another account than the load balancer's pool", instance.id),
+                ));
+            } else if instance.region != region {
+                violations.push(FieldViolation::new(
+                    &path,
+                    format!("instance {:?} is in region {:?}, not in {region:?}", instance.id, instance.region),
+                ));
+            }
+        }
+        if !violations.is_empty() {
+            return Err(Error::fields(violations));
+        }
+        match subnet {
+            Some(expected) => {
+                let off: Vec<FieldViolation> = instances
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, instance)| instance.subnet_id.as_deref() != expected)
+                    .map(|(i, instance)| {
+                        let wanted = match expected {
+                            Some(subnet) => format!("on its subnet {subnet:?}"),
+                            None => "on no tenant network, as the load balancer lives on the account's default network"
+                                .to_owned(),
+                        };
+                        FieldViolation::new(
+                            format!("targets.instanceIds[{i}]"),
+                            format!(
+                                "instance {:?} is {}; a load balancer reaches only instances {wanted}",
+                                instance.id,
+                                instance
+                                    .subnet_id
+                                    .as_deref()
+                                    .map_or("on no tenant network".to_owned(), |s| format!("on subnet {s:?}"))
+                            ),
+                        )
+                    })
+                    .collect();
+                if off.is_empty() {
+                    Ok(InstancePlacement { subnet_id: expected.map(str::to_owned) })
+                } else {
+                    Err(Error::fields(off))
+                }
+            }
+            None => {
+                let mut subnets: Vec<Option<&str>> = Vec::new();
+                for instance in &instances {
+                    if !subnets.contains(&instance.subnet_id.as_deref()) {
+                        subnets.push(instance.subnet_id.as_deref());
+                    }
+                }
+                if subnets.len() > 1 {
+                    let names: Vec<String> =
+                        subnets.iter().map(|s| s.map_or("no tenant network".to_owned(), |s| s.to_owned())).collect();
+                    return Err(Error::fields(vec![FieldViolation::new(
+                        "targets.instanceIds",
+                        format!(
+                            "the named instances are on different networks ({}); a load balancer lives in one VPC: name instances of one subnet",
+                            names.join(", ")
+                        ),
+                    )]));
+                }
+                Ok(InstancePlacement { subnet_id: subnets.first().copied().flatten().map(str::to_owned) })
+            }
+        }
+    }
+
+    /// The regional load balancers a global one targets: the tenant's (else `NOT_FOUND`), not
+    /// being deleted (`INVALID_STATE`), regional and on the same account (`INVALID_INPUT`).
+    pub(super) async fn load_balancer_check_targets(&self, tenant: &str, ids: &[String], account: &str) -> Result<()> {
+        let mut violations = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            let target = match self.store.load_balancer_fetch(id).await? {
+                Some(lb) if lb.tenant_id == tenant && lb.deleted_at.is_none() => lb,
+                _ => return Err(Error::not_found("loadBalancer", id)),
+            };
+            if target.delete_requested_at.is_some() {
+                return Err(Error::invalid_state(format!("load balancer {id:?} is being deleted"))
+                    .with_detail("loadBalancerId", id.as_str()));
+            }
+            let path = format!("targets.loadBalancerIds[{i}]");
+            if target.is_global() {
+                violations
+                    .push(FieldViolation::new(path, format!("load balancer {id:?} is global; target regional ones")));
+            } else if target.account_id != account {
+                violations.push(FieldViolation::new(
+                    path,
+                    format!("load balancer {id:?} is on another account than this load balancer's pool"),
+                ));
+            }
+        }
+        if violations.is_empty() { Ok(()) } else { Err(Error::fields(violations)) }
+    }
+
+    /// The certificates the settings name: the tenant's (else `NOT_FOUND`) on `account` (else
+    /// `INVALID_INPUT` naming the field).
+    pub(super) async fn load_balancer_check_certificates(
+        &self,
+        tenant: &str,
+        settings: &LoadBalancerSettings,
+        account: &str,
+    ) -> Result<()> {
+        let named = settings
+            .forwarding
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (format!("forwarding[{i}].certificateId"), &r.certificate_id))
+            .chain(
+                settings
+                    .domains
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (format!("domains[{i}].certificateId"), &d.certificate_id)),
+            )
+            .filter(|(_, id)| !id.is_empty());
+        let mut violations = Vec::new();
+        for (path, id) in named {
+            let certificate = match self.store.load_balancer_certificate(id).await? {
+                Some(certificate) if certificate.tenant_id == tenant => certificate,
+                _ => return Err(Error::not_found("certificate", id)),
+            };
+            if certificate.account_id != account {
+                violations.push(FieldViolation::new(
+                    path,
+                    format!("certificate {id:?} is on another account than the load balancer's pool; upload it to that account"),
+                ));
+            }
+        }
+        if violations.is_empty() { Ok(()) } else { Err(Error::fields(violations)) }
+    }
+}

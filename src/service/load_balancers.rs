@@ -1,0 +1,367 @@
+//! Load balancers: the rules of create, list, get, update and delete. The primary decision
+//! (`compute:load-balancers:* @ compute-provider-load-balancer`) was taken by the API layer
+//! before any of this runs; what is here are the checks no annotation can express
+//! (`load_balancer_checks`) and one transaction per change, which books the quota on create.
+//! What the load balancer reaches is not resolved here: the reconciler computes it from the
+//! tenant's rows on every pass.
+
+use sha2::{Digest, Sha256};
+
+use super::load_balancer_checks::{Placed, check_shape};
+use super::{Context, Service};
+use crate::authz::Target;
+use crate::error::{Error, FieldViolation, Result};
+use crate::ids::LoadBalancerId;
+use crate::proto::compute::{
+    CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
+    LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck, LoadBalancerSourceRanges,
+    LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
+};
+use crate::store::{
+    AuthzResourceRow, DomainRow, ForwardingRow, HealthCheckRow, LOAD_BALANCER_RESOURCE, LoadBalancerRow,
+    LoadBalancerSettings, NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetsRow, now_micros,
+};
+
+/// The most load balancers `list` returns.
+const LIST_LIMIT: i64 = 1000;
+
+/// How long a load balancer may stay `pending`, `updating` or `deleting` before it is reported
+/// stuck.
+const STATE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+const CREATE: &str = "bettercompute.compute.v1.LoadBalancers/Create";
+const UPDATE: &str = "bettercompute.compute.v1.LoadBalancers/Update";
+
+pub(super) fn forwarding_rows(rules: &[LoadBalancerForwardingRule]) -> Vec<ForwardingRow> {
+    rules
+        .iter()
+        .map(|r| ForwardingRow {
+            entry_protocol: r.entry_protocol.clone(),
+            entry_port: r.entry_port,
+            target_protocol: r.target_protocol.clone(),
+            target_port: r.target_port,
+            certificate_id: r.certificate_id.clone(),
+            tls_passthrough: r.tls_passthrough,
+        })
+        .collect()
+}
+
+fn health_check_row(check: &LoadBalancerHealthCheck) -> HealthCheckRow {
+    HealthCheckRow {
+        protocol: check.protocol.clone(),
+        port: check.port,
+        path: check.path.clone(),
+        interval_seconds: check.interval_seconds,
+        timeout_seconds: check.timeout_seconds,
+        healthy_threshold: check.healthy_threshold,
+        unhealthy_threshold: check.unhealthy_threshold,
+    }
+}
+
+fn sticky_row(sticky: &LoadBalancerStickySessions) -> StickySessionsRow {
+    StickySessionsRow { cookie_name: sticky.cookie_name.clone(), ttl_seconds: sticky.ttl_seconds }
+}
+
+fn ranges_row(ranges: &LoadBalancerSourceRanges) -> SourceRangesRow {
+    SourceRangesRow { allow: ranges.allow.clone(), deny: ranges.deny.clone() }
+}
+
+fn domain_rows(domains: &[LoadBalancerDomain]) -> Vec<DomainRow> {
+    domains.iter().map(|d| DomainRow { name: d.name.clone(), certificate_id: d.certificate_id.clone() }).collect()
+}
+
+fn targets_row(targets: &LoadBalancerTargets) -> TargetsRow {
+    TargetsRow {
+        pool: targets.pool.unwrap_or(false),
+        instance_ids: targets.instance_ids.clone(),
+        load_balancer_ids: targets.load_balancer_ids.clone(),
+    }
+}
+
+/// A digest of everything a create request asks for but its idempotency key: the same key with
+/// any other field changed is a conflict, not a retry.
+fn request_digest(
+    request: &CreateLoadBalancerRequest,
+    settings: &LoadBalancerSettings,
+    targets: &TargetsRow,
+) -> String {
+    let canonical = serde_json::json!({
+        "projectId": request.project_id, "poolId": request.pool_id, "name": request.name,
+        "description": request.description, "scope": request.scope, "region": request.region,
+        "subnetId": request.subnet_id, "targets": targets, "settings": settings,
+    });
+    Sha256::digest(canonical.to_string().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Service {
+    /// A load balancer of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
+    pub(super) async fn load_balancer_of_tenant(&self, tenant: &str, id: &str) -> Result<LoadBalancerRow> {
+        match self.store.load_balancer_fetch(id).await? {
+            Some(lb) if lb.tenant_id == tenant => Ok(lb),
+            _ => Err(Error::not_found("loadBalancer", id)),
+        }
+    }
+
+    fn load_balancer_deadline(now: i64) -> Option<i64> {
+        Some(now + STATE_DEADLINE.as_micros() as i64)
+    }
+
+    /// Records a load balancer, books its quota and returns it `pending`.
+    pub async fn load_balancer_create(
+        &self,
+        ctx: &Context,
+        request: CreateLoadBalancerRequest,
+    ) -> Result<LoadBalancerRow> {
+        let tenant = request.tenant_id.clone();
+        let global = request.scope == "global";
+        let targets = request.targets.as_ref().map(targets_row).unwrap_or_default();
+        let settings = LoadBalancerSettings {
+            forwarding: forwarding_rows(&request.forwarding),
+            health_check: request.health_check.as_ref().map(health_check_row),
+            sticky_sessions: request.sticky_sessions.as_ref().map(sticky_row),
+            source_ranges: request.source_ranges.as_ref().map(ranges_row).unwrap_or_default(),
+            redirect_http_to_https: request.redirect_http_to_https,
+            domains: domain_rows(&request.domains),
+        };
+        let mut violations = Vec::new();
+        if global && !request.region.is_empty() {
+            violations.push(FieldViolation::new(
+                "region",
+                "a global load balancer has no region: it serves from every region its targets are in",
+            ));
+        }
+        if global && !request.subnet_id.is_empty() {
+            violations.push(FieldViolation::new("subnetId", "a global load balancer lives on no subnet"));
+        }
+        if !global && request.region.is_empty() {
+            violations
+                .push(FieldViolation::new("region", "a regional load balancer needs a region of the pool's account"));
+        }
+        violations.extend(check_shape(global, &targets, &settings));
+        if !violations.is_empty() {
+            return Err(Error::fields(violations));
+        }
+        self.check_project(&tenant, &request.project_id).await?;
+        let region = (!global).then_some(request.region.as_str());
+        let pool = self.load_balancer_placement(&tenant, &request.pool_id, region).await?;
+        let account = pool.pool.account_id.clone();
+        let mut subnet_id = (!request.subnet_id.is_empty()).then(|| request.subnet_id.clone());
+        if let Some(subnet) = &subnet_id {
+            self.load_balancer_check_subnet(&tenant, subnet, &account, &request.region).await?;
+        }
+        if !targets.instance_ids.is_empty() {
+            let place = Placed { tenant: &tenant, account: &account, region: &request.region };
+            let expected = subnet_id.as_deref().map(Some);
+            let placement =
+                self.load_balancer_check_instances(ctx, CREATE, place, &targets.instance_ids, expected).await?;
+            // Without a subnetId it lives on the subnet its named instances share.
+            subnet_id = placement.subnet_id;
+        }
+        self.load_balancer_check_targets(&tenant, &targets.load_balancer_ids, &account).await?;
+        self.load_balancer_check_certificates(&tenant, &settings, &account).await?;
+
+        let now = now_micros();
+        let id = LoadBalancerId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
+        let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
+        let row = LoadBalancerRow {
+            id: id.to_string(),
+            tenant_id: tenant.clone(),
+            project_id: project_id.clone(),
+            pool_id: request.pool_id.clone(),
+            account_id: account.clone(),
+            billing_mode: pool.pool.billing_mode.clone(),
+            owner_id: ctx.caller.principal_id.clone(),
+            name: request.name.clone(),
+            description: request.description.clone(),
+            scope: if global { "global" } else { "regional" }.to_owned(),
+            region: request.region.clone(),
+            subnet_id,
+            request_digest: request_digest(&request, &settings, &targets),
+            targets,
+            settings,
+            state: "pending".to_owned(),
+            message: String::new(),
+            provider_id: String::new(),
+            address: String::new(),
+            address_v6: String::new(),
+            reached_ids: Vec::new(),
+            ready_once: false,
+            delete_requested_at: None,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+        };
+        let mut attributes = serde_json::Map::new();
+        attributes.insert("providerAccountId".into(), account.into());
+        attributes.insert("poolId".into(), request.pool_id.clone().into());
+        attributes.insert("projectId".into(), request.project_id.clone().into());
+        attributes.insert("scope".into(), row.scope.clone().into());
+        attributes.insert("region".into(), request.region.clone().into());
+        let authz = AuthzResourceRow {
+            resource_type: LOAD_BALANCER_RESOURCE.to_owned(),
+            resource_id: row.id.clone(),
+            tenant_id: Some(tenant.clone()),
+            project_id,
+            owner_id: Some(ctx.caller.principal_id.clone()),
+            attributes,
+            created_at: now,
+        };
+        let new = NewLoadBalancer { row, deadline: Self::load_balancer_deadline(now) };
+        let (lb, created) = self.store.load_balancer_create(&new, &authz).await?;
+        if created {
+            tracing::info!(load_balancer = %lb.id, tenant = %tenant, by = %ctx.caller.principal_id, "load balancer created");
+        }
+        Ok(lb)
+    }
+
+    /// The tenant's load balancers (those the caller may read), oldest first.
+    pub async fn load_balancer_list(
+        &self,
+        ctx: &Context,
+        request: ListLoadBalancersRequest,
+    ) -> Result<Vec<LoadBalancerRow>> {
+        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
+        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
+        let lbs = self
+            .store
+            .load_balancer_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT)
+            .await?;
+        Ok(self.authorize_items(ctx, "compute:load-balancers:read", lbs, |lb| Target {
+            resource_type: LOAD_BALANCER_RESOURCE.to_owned(),
+            id: lb.id.clone(),
+            tenant_id: Some(lb.tenant_id.clone()),
+            project_id: lb.project_id.clone(),
+            owner_id: Some(lb.owner_id.clone()),
+            attributes: Default::default(),
+        }))
+    }
+
+    /// One load balancer.
+    pub async fn load_balancer_get(&self, _ctx: &Context, request: GetLoadBalancerRequest) -> Result<LoadBalancerRow> {
+        self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await
+    }
+
+    /// Replaces each part given in place; the load balancer goes `updating` until the provider
+    /// applied it.
+    pub async fn load_balancer_update(
+        &self,
+        ctx: &Context,
+        request: UpdateLoadBalancerRequest,
+    ) -> Result<LoadBalancerRow> {
+        let fixed: Vec<FieldViolation> = [
+            ("scope", &request.scope),
+            ("region", &request.region),
+            ("poolId", &request.pool_id),
+            ("subnetId", &request.subnet_id),
+        ]
+        .into_iter()
+        .filter(|(_, value)| !value.is_empty())
+        .map(|(field, _)| {
+            FieldViolation::new(
+                field,
+                format!(
+                    "a load balancer's {field} never changes; make another load balancer with the {field} you want"
+                ),
+            )
+        })
+        .collect();
+        if !fixed.is_empty() {
+            return Err(Error::fields(fixed));
+        }
+        let domains_named = request.set_domains || !request.domains.is_empty();
+        if request.targets.is_none()
+            && request.forwarding.is_empty()
+            && request.health_check.is_none()
+            && request.sticky_sessions.is_none()
+            && !request.clear_sticky_sessions
+            && request.source_ranges.is_none()
+            && request.redirect_http_to_https.is_none()
+            && !domains_named
+        {
+            let accepted = [
+                "targets",
+                "forwarding",
+                "healthCheck",
+                "stickySessions",
+                "sourceRanges",
+                "redirectHttpToHttps",
+                "domains",
+            ];
+            return Err(Error::invalid_input(format!("name at least one part to replace: {}", accepted.join(", ")))
+                .with_detail("accepted", serde_json::json!(accepted)));
+        }
+        if request.sticky_sessions.is_some() && request.clear_sticky_sessions {
+            return Err(Error::fields(vec![FieldViolation::new(
+                "clearStickySessions",
+                "either new stickySessions or clearStickySessions, not both",
+            )]));
+        }
+        let mut lb = self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await?;
+        if lb.delete_requested_at.is_some() || lb.deleted_at.is_some() {
+            return Err(Error::invalid_state(format!("load balancer {:?} is {} and cannot change", lb.id, lb.state))
+                .with_detail("state", lb.state.as_str()));
+        }
+        let targets_named = request.targets.is_some();
+        if let Some(targets) = &request.targets {
+            lb.targets = targets_row(targets);
+        }
+        if !request.forwarding.is_empty() {
+            lb.settings.forwarding = forwarding_rows(&request.forwarding);
+        }
+        if let Some(check) = &request.health_check {
+            lb.settings.health_check = Some(health_check_row(check));
+        }
+        if let Some(sticky) = &request.sticky_sessions {
+            lb.settings.sticky_sessions = Some(sticky_row(sticky));
+        }
+        if request.clear_sticky_sessions {
+            lb.settings.sticky_sessions = None;
+        }
+        if let Some(ranges) = &request.source_ranges {
+            lb.settings.source_ranges = ranges_row(ranges);
+        }
+        if let Some(redirect) = request.redirect_http_to_https {
+            lb.settings.redirect_http_to_https = redirect;
+        }
+        if domains_named {
+            lb.settings.domains = domain_rows(&request.domains);
+        }
+        let violations = check_shape(lb.is_global(), &lb.targets, &lb.settings);
+        if !violations.is_empty() {
+            return Err(Error::fields(violations));
+        }
+        let tenant = lb.tenant_id.clone();
+        if targets_named && !lb.targets.instance_ids.is_empty() {
+            // Named instances must be on its subnet, or, without one, on no tenant network.
+            let place = Placed { tenant: &tenant, account: &lb.account_id, region: &lb.region };
+            let subnet = Some(lb.subnet_id.as_deref());
+            self.load_balancer_check_instances(ctx, UPDATE, place, &lb.targets.instance_ids, subnet).await?;
+        }
+        if targets_named {
+            self.load_balancer_check_targets(&tenant, &lb.targets.load_balancer_ids, &lb.account_id).await?;
+        }
+        self.load_balancer_check_certificates(&tenant, &lb.settings, &lb.account_id).await?;
+        let now = now_micros();
+        let updated = self.store.load_balancer_update(&lb, now, Self::load_balancer_deadline(now)).await?;
+        tracing::info!(load_balancer = %updated.id, version = updated.version, by = %ctx.caller.principal_id, "load balancer updated");
+        Ok(updated)
+    }
+
+    /// Marks a load balancer for deletion; one already deleted is returned as it is. A regional
+    /// one a global one of the tenant targets is `INVALID_STATE` (reason `inUse`).
+    pub async fn load_balancer_delete(
+        &self,
+        ctx: &Context,
+        request: DeleteLoadBalancerRequest,
+    ) -> Result<LoadBalancerRow> {
+        let lb = self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await?;
+        if lb.deleted_at.is_some() {
+            return Ok(lb);
+        }
+        let now = now_micros();
+        let deleting = self.store.load_balancer_delete(&lb.id, now, Self::load_balancer_deadline(now)).await?;
+        tracing::info!(load_balancer = %deleting.id, by = %ctx.caller.principal_id, "load balancer deleting");
+        Ok(deleting)
+    }
+}

@@ -1,0 +1,156 @@
+//! What a load balancer reaches over time: an instance counts once it has a machine (added by
+//! the settled pass, or at once when the machine is recorded) and until it is being deleted;
+//! the provider is asked only once the certificates the load balancer names are ready; a
+//! provider's refusal is `error` with its words.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sqlx::Connection;
+
+use super::fixtures::droplets;
+use super::{CREATE, DELETE, Env, GET, POOL, REGION, UPDATE, regional};
+use better_compute::fakecloud::Failure;
+use better_compute::reconcile::{ProviderLoadBalancers, Reconciler};
+use better_compute::store::{Backend, now_micros};
+
+crate::on_both_backends!(
+    an_instance_that_gains_a_machine_is_added_by_the_settled_pass,
+    a_machine_recorded_for_an_instance_is_added_at_once,
+    the_provider_is_asked_once_the_certificates_it_names_are_ready,
+    a_provider_refusal_is_an_error_with_its_words,
+);
+
+/// Records a machine for an instance behind the instance module's back (no wake-up): only a
+/// periodic pass can find it.
+async fn record_machine_quietly(env: &Env, instance: &str, droplet: u64) {
+    let mut conn = sqlx::AnyConnection::connect(&env.db.url).await.unwrap();
+    sqlx::query("UPDATE instances SET machine_id = $2 WHERE id = $1")
+        .bind(instance)
+        .bind(droplet.to_string())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+}
+
+async fn an_instance_that_gains_a_machine_is_added_by_the_settled_pass(backend: Backend) {
+    let mut env = Env::start(backend).await;
+    // The spec's settled interval is five minutes; the test's is one second.
+    let spec_intervals = ProviderLoadBalancers::new(env.accounts.clone()).schedule();
+    assert_eq!(spec_intervals.settled, Duration::from_secs(300));
+    env.start_worker_settling(Duration::from_secs(1));
+    let ready = env.instance("acme", POOL, REGION, None).await;
+    let late = env.instance_row("acme", POOL, REGION, None).await;
+    let id = env.ok(CREATE, regional("web", json!({"pool": true}))).await["id"].as_str().unwrap().to_owned();
+    let lb = env.wait_state("acme", &id, "ready").await;
+    assert_eq!(lb["reachedIds"], json!([ready.id]), "no machine yet: not reached");
+    let droplet = env.droplet_for(&late).await;
+    record_machine_quietly(&env, &late, droplet).await;
+    let fake = env.wait_fake("acme", &id, "the settled pass adds it", |fake| Env::fake_droplets(fake).len() == 2).await;
+    let mut wanted = vec![ready.droplet, droplet];
+    wanted.sort();
+    assert_eq!(Env::fake_droplets(&fake), wanted);
+    let events = env.events("acme", &id).await;
+    let updated = events.iter().rev().find(|e| e["type"] == "providerLoadBalancer.updated").expect("updated");
+    assert_eq!(updated["data"]["changed"], json!(["targets"]));
+}
+
+async fn a_machine_recorded_for_an_instance_is_added_at_once(backend: Backend) {
+    let mut env = Env::start(backend).await;
+    env.start_worker();
+    let first = env.instance("acme", POOL, REGION, None).await;
+    let id = env.ok(CREATE, regional("web", json!({"pool": true}))).await["id"].as_str().unwrap().to_owned();
+    env.wait_state("acme", &id, "ready").await;
+    // The settled pass is ten minutes away: only the wake-up of the machine's record can add it.
+    let second = env.instance("acme", POOL, REGION, None).await;
+    env.wait_fake("acme", &id, "added at once", |fake| Env::fake_droplets(fake) == droplets(&[&first, &second])).await;
+}
+
+async fn the_provider_is_asked_once_the_certificates_it_names_are_ready(backend: Backend) {
+    let mut env = Env::start(backend).await;
+    env.start_worker();
+    let web = env.instance("acme", POOL, REGION, None).await;
+    let certificate = env.certificate("acme", POOL, false).await;
+    let mut body = regional("tls", json!({"instanceIds": [web.id]}));
+    body["forwarding"] = json!([
+        {"entryProtocol": "http", "entryPort": 80, "targetProtocol": "http", "targetPort": 8080},
+        {"entryProtocol": "https", "entryPort": 443, "targetProtocol": "http", "targetPort": 8080, "certificateId": certificate},
+    ]);
+    body["redirectHttpToHttps"] = json!(true);
+    let id = env.ok(CREATE, body).await["id"].as_str().unwrap().to_owned();
+    let name = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": id})).await["providerName"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Let the reconciler look at it a few times while the certificate is pending.
+    let mut conn = sqlx::AnyConnection::connect(&env.db.url).await.unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let passes: Option<i64> = sqlx::query_scalar("SELECT last_pass_at FROM work_items WHERE object_id = $1")
+            .bind(&id)
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        if passes.is_some_and(|at| at > now_micros() - 10_000_000) && started.elapsed() > Duration::from_millis(500) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the reconciler never looked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(env.fake_load_balancer(&name).is_none(), "the provider is not asked while the certificate is pending");
+    let waiting = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": id})).await;
+    assert_eq!((waiting["state"].as_str(), waiting["message"].as_str()), (Some("pending"), Some("")));
+
+    env.certificate_ready(&certificate).await;
+    let ready = env.wait_state("acme", &id, "ready").await;
+    assert!(!ready["address"].as_str().unwrap().is_empty());
+    let provider_certificate = env.store.certificate_fetch(&certificate).await.unwrap().unwrap().provider_id;
+    let fake = env.fake_load_balancer(&name).unwrap();
+    assert_eq!(fake["forwardingRules"][1]["certificate_id"], provider_certificate.as_str());
+    assert_eq!(fake["redirectHttpToHttps"], true);
+    assert_eq!(Env::fake_droplets(&fake), droplets(&[&web]));
+}
+
+async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
+    let mut env = Env::start(backend).await;
+    let id = env.ok(CREATE, regional("refused", json!({"pool": true}))).await["id"].as_str().unwrap().to_owned();
+    let name = format!("bc-lb-{}", &id[4..28]);
+    env.cloud.fail_next(
+        "loadBalancer",
+        "create",
+        &name,
+        Failure::Refuse { status: 422, message: "the region is out of load balancers".into() },
+    );
+    env.start_worker();
+    let failed = env.wait_state("acme", &id, "error").await;
+    assert!(failed["message"].as_str().unwrap().contains("the region is out of load balancers"), "{failed}");
+    let events = env.events("acme", &id).await;
+    let error = events.iter().find(|e| e["type"] == "providerLoadBalancer.error").expect("an error event");
+    assert!(error["data"]["message"].as_str().unwrap().contains("out of load balancers"));
+    assert!(env.fake_load_balancer(&name).is_none());
+    // It stays in error until something changes: a change retries at once.
+    let change = json!({"tenantId": "acme", "loadBalancerId": id, "sourceRanges": {"deny": ["192.0.2.0/24"]}});
+    assert_eq!(env.ok(UPDATE, change).await["state"], "pending", "it was never ready: pending again");
+    env.wait_state("acme", &id, "ready").await;
+
+    // A refused delete is an error too, retried on its backoff.
+    let provider_id = env.fake_load_balancer(&name).unwrap()["id"].as_str().unwrap().to_owned();
+    env.cloud.fail_next(
+        "loadBalancer",
+        "delete",
+        &provider_id,
+        Failure::Refuse { status: 403, message: "the load balancer is locked".into() },
+    );
+    env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": id})).await;
+    let deleted = env.wait_state("acme", &id, "deleted").await;
+    assert!(deleted["deletedAt"].is_string());
+    let events = env.events("acme", &id).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "providerLoadBalancer.error"
+                && e["data"]["message"].as_str().unwrap().contains("locked")),
+        "{events:?}"
+    );
+    assert!(env.fake_load_balancer(&name).is_none());
+}
