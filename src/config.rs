@@ -60,6 +60,11 @@ pub struct ServerOptions {
     /// changing it makes stored credentials unreadable.
     #[arg(long, env = "BC_SECRET_KEY", hide_env_values = true)]
     pub secret_key: Option<Redacted>,
+
+    /// The most Kubernetes clusters a tenant may have that are not deleted (the Kubernetes
+    /// module's `maxClustersPerTenant`); one more is `QUOTA_EXCEEDED`.
+    #[arg(long, env = "BC_MAX_CLUSTERS_PER_TENANT", default_value_t = 10, value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_clusters_per_tenant: i64,
 }
 
 /// A secret option's text: `Debug` (and so any log of the options) shows `<redacted>`.

@@ -309,14 +309,25 @@ impl From<Error> for tonic::Status {
 
 impl From<sqlx::Error> for Error {
     fn from(error: sqlx::Error) -> Self {
-        match &error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                tracing::warn!(%error, "store unavailable");
-                Error::unavailable("the store is unavailable; try again")
-            }
-            _ => Error::internal(format!("store: {error}")),
+        let unavailable = match &error {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+            sqlx::Error::Database(db) => db.code().is_some_and(|code| store_unavailable(&code)),
+            _ => false,
+        };
+        if unavailable {
+            tracing::warn!(%error, "store unavailable");
+            Error::unavailable("the store is unavailable; try again")
+        } else {
+            Error::internal(format!("store: {error}"))
         }
     }
+}
+
+/// Whether a database error's SQLSTATE says the database, not the statement, failed: a
+/// connection problem (class 08), the server shutting down or starting up (57P01 to 57P03, as in
+/// a restart or a failover) or out of connections (53300). A retry can succeed.
+fn store_unavailable(sqlstate: &str) -> bool {
+    sqlstate.starts_with("08") || matches!(sqlstate, "57P01" | "57P02" | "57P03" | "53300")
 }
 
 fn any(type_name: &str, message: &impl Message) -> prost_types::Any {
@@ -365,6 +376,16 @@ fn value_to_json(value: &prost_types::Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restarting_or_unreachable_database_is_unavailable_and_a_bad_statement_is_not() {
+        for code in ["57P01", "57P02", "57P03", "08006", "08001", "53300"] {
+            assert!(store_unavailable(code), "{code}");
+        }
+        for code in ["23505", "42P01", "22001", "40001"] {
+            assert!(!store_unavailable(code), "{code}");
+        }
+    }
 
     #[test]
     fn an_error_survives_the_trip_through_a_grpc_status() {

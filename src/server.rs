@@ -2,6 +2,7 @@
 
 use std::future::Future;
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use crate::api;
@@ -17,6 +18,13 @@ pub async fn serve(
 ) -> Result<()> {
     let signals = services.store().signals().clone();
     let router = api::router(services, Metrics::new())?;
+    // TCP_NODELAY: a gRPC answer is several small writes (headers, message, trailers); with
+    // Nagle's algorithm the later ones wait for the client's delayed ACK, some 40 ms a call.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
+        }
+    });
     axum::serve(listener, router)
         // Event watches never end by themselves: end them, or graceful shutdown would wait forever.
         .with_graceful_shutdown(async move {

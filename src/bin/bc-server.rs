@@ -6,7 +6,7 @@ use better_compute::authz::Authorizer;
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions, ServerOptions};
 use better_compute::methods::MethodTable;
 use better_compute::proto::descriptor_pool;
-use better_compute::service::Service;
+use better_compute::service::{KubernetesModule, Service};
 use better_compute::store::Store;
 use better_compute::{server, shutdown, telemetry};
 
@@ -63,8 +63,11 @@ async fn run(cli: Cli) -> Result<(), String> {
                 return Err(format!("the database lacks migrations {pending:?}; run `bc-server migrate` first"));
             }
             let secret_key = cli.server.require_secret_key()?;
-            let services =
-                Service::with_policies(store.clone(), &cli.server.read_policies()?)?.with_secret_key(secret_key);
+            let kubernetes =
+                KubernetesModule { max_clusters_per_tenant: cli.server.max_clusters_per_tenant, ..Default::default() };
+            let services = Service::with_policies(store.clone(), &cli.server.read_policies()?)?
+                .with_secret_key(secret_key)
+                .with_kubernetes(kubernetes);
             server::bootstrap(&services, cli.server.bootstrap_token.as_deref()).await.map_err(|e| e.to_string())?;
             let listener = tokio::net::TcpListener::bind(cli.server.listen)
                 .await

@@ -194,6 +194,7 @@ fn bc_server_documents_every_option_in_help() {
         "--log-format",
         "--config",
         "--secret-key",
+        "--max-clusters-per-tenant",
     ] {
         assert!(help.contains(option), "{option} is missing from --help:\n{help}");
     }
