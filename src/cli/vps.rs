@@ -282,6 +282,20 @@ where
     }
 }
 
+/// Prints a resource (`json`), after following it with `get` until it is `until` when asked.
+async fn show<F, Fut>(cli: &Cli, what: &str, json: Value, until: Option<&str>, get: F) -> Result<(), String>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Value, String>>,
+{
+    let json = match until {
+        Some(until) => wait_for(&format!("{what} {}", json["id"].as_str().unwrap_or_default()), until, get).await?,
+        None => json,
+    };
+    output::print(cli.output, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
 fn read_pem(path: &Option<std::path::PathBuf>) -> Result<String, String> {
     match path {
         Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display())),
@@ -333,23 +347,17 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
             return output::print_list(cli.output, &list, NETWORK_LIST, "networks");
         }
     };
-    let json = match wait {
-        Some((tenant, until)) => {
-            let id = network.id.clone();
-            wait_for(&format!("network {id}"), until, || {
-                let mut client = client.clone();
-                let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: id.clone() };
-                async move {
-                    let network = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-                    Ok(output::to_json(&network, NETWORK))
-                }
-            })
-            .await?
+    let tenant = wait.map(|(tenant, _)| tenant.clone()).unwrap_or_default();
+    let id = network.id.clone();
+    let get = || {
+        let mut client = client.clone();
+        let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: id.clone() };
+        async move {
+            let network = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+            Ok(output::to_json(&network, NETWORK))
         }
-        None => output::to_json(&network, NETWORK),
     };
-    output::print(cli.output, &json, std::slice::from_ref(&json));
-    Ok(())
+    show(cli, "network", output::to_json(&network, NETWORK), wait.map(|(_, until)| until), get).await
 }
 
 /// Runs an instance command.
@@ -401,23 +409,17 @@ pub async fn instances(cli: &Cli, command: &InstancesCommand) -> Result<(), Stri
             return output::print_list(cli.output, &list, INSTANCE_LIST, "instances");
         }
     };
-    let json = match wait {
-        Some((tenant, until)) => {
-            let id = instance.id.clone();
-            wait_for(&format!("instance {id}"), until, || {
-                let mut client = client.clone();
-                let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: id.clone() };
-                async move {
-                    let instance = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-                    Ok(output::to_json(&instance, INSTANCE))
-                }
-            })
-            .await?
+    let tenant = wait.map(|(tenant, _)| tenant.clone()).unwrap_or_default();
+    let id = instance.id.clone();
+    let get = || {
+        let mut client = client.clone();
+        let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: id.clone() };
+        async move {
+            let instance = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+            Ok(output::to_json(&instance, INSTANCE))
         }
-        None => output::to_json(&instance, INSTANCE),
     };
-    output::print(cli.output, &json, std::slice::from_ref(&json));
-    Ok(())
+    show(cli, "instance", output::to_json(&instance, INSTANCE), wait.map(|(_, until)| until), get).await
 }
 
 /// Runs a certificate command.
@@ -472,23 +474,17 @@ pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<()
             return output::print_list(cli.output, &list, CERTIFICATE_LIST, "certificates");
         }
     };
-    let json = match wait {
-        Some((tenant, until)) => {
-            let id = certificate.id.clone();
-            wait_for(&format!("certificate {id}"), until, || {
-                let mut client = client.clone();
-                let request = GetCertificateRequest { tenant_id: tenant.clone(), certificate_id: id.clone() };
-                async move {
-                    let certificate = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-                    Ok(output::to_json(&certificate, CERTIFICATE))
-                }
-            })
-            .await?
+    let tenant = wait.map(|(tenant, _)| tenant.clone()).unwrap_or_default();
+    let id = certificate.id.clone();
+    let get = || {
+        let mut client = client.clone();
+        let request = GetCertificateRequest { tenant_id: tenant.clone(), certificate_id: id.clone() };
+        async move {
+            let certificate = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
+            Ok(output::to_json(&certificate, CERTIFICATE))
         }
-        None => output::to_json(&certificate, CERTIFICATE),
     };
-    output::print(cli.output, &json, std::slice::from_ref(&json));
-    Ok(())
+    show(cli, "certificate", output::to_json(&certificate, CERTIFICATE), wait.map(|(_, until)| until), get).await
 }
 
 #[cfg(test)]

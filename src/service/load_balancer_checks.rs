@@ -366,6 +366,11 @@ impl Service {
                 Some(certificate) if certificate.tenant_id == tenant => certificate,
                 _ => return Err(Error::not_found("certificate", id)),
             };
+            if matches!(certificate.state.as_str(), "deleting" | "deleted") {
+                return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
+                    .with_detail("certificateId", id.as_str())
+                    .with_detail("state", certificate.state.as_str()));
+            }
             if certificate.account_id != account {
                 violations.push(FieldViolation::new(
                     path,

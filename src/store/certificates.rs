@@ -297,12 +297,7 @@ impl Store {
             drop(txn);
             return self.certificate_fetch(id).await?.ok_or_else(|| Error::not_found("certificate", id));
         }
-        sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
-            .bind(CERTIFICATE_KIND)
-            .bind(id)
-            .execute(&mut *txn)
-            .await?;
-        self.work_enqueue_in(&mut txn, CERTIFICATE_KIND, id, "deleting", deadline, now).await?;
+        self.work_restart_delete_in(&mut txn, CERTIFICATE_KIND, id, deadline, now).await?;
         let certificate =
             self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
         self.commit_and_signal(txn).await?;

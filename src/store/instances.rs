@@ -281,12 +281,7 @@ impl Store {
             drop(txn);
             return self.instance_fetch(id).await?.ok_or_else(|| Error::not_found("instance", id));
         }
-        sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
-            .bind(INSTANCE_KIND)
-            .bind(id)
-            .execute(&mut *txn)
-            .await?;
-        self.work_enqueue_in(&mut txn, INSTANCE_KIND, id, "deleting", deadline, now).await?;
+        self.work_restart_delete_in(&mut txn, INSTANCE_KIND, id, deadline, now).await?;
         self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
         let instance = self.instance_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("instance", id))?;
         self.event_append_in(&mut txn, &instance_event("deleting", &instance, now, serde_json::json!({}))).await?;

@@ -224,6 +224,24 @@ pub fn network_event(kind: &str, network: &NetworkRow, now: i64, extra: serde_js
 }
 
 impl Store {
+    /// Inside a delete's transaction: a fresh work item in `deleting` due now, so the delete
+    /// backoff starts over and the first try is at once (a new delete call retries at once).
+    pub(super) async fn work_restart_delete_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        kind: &str,
+        id: &str,
+        deadline: Option<i64>,
+        now: i64,
+    ) -> Result<()> {
+        sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
+            .bind(kind)
+            .bind(id)
+            .execute(&mut **txn)
+            .await?;
+        self.work_enqueue_in(txn, kind, id, "deleting", deadline, now).await
+    }
+
     async fn network_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<Option<NetworkRow>> {
         let sql = format!("SELECT {COLUMNS} FROM networks WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
@@ -478,13 +496,7 @@ impl Store {
         .bind(now)
         .execute(&mut *txn)
         .await?;
-        // A fresh item: the delete backoff starts over, and the first try is now.
-        sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
-            .bind(NETWORK_KIND)
-            .bind(id)
-            .execute(&mut *txn)
-            .await?;
-        self.work_enqueue_in(&mut txn, NETWORK_KIND, id, "deleting", deadline, now).await?;
+        self.work_restart_delete_in(&mut txn, NETWORK_KIND, id, deadline, now).await?;
         let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
         self.event_append_in(&mut txn, &network_event("deleting", &network, now, serde_json::json!({}))).await?;
         self.commit_and_signal(txn).await?;

@@ -78,6 +78,9 @@ async fn certificates(
         };
         match certificate.state.as_str() {
             "ready" if !certificate.provider_id.is_empty() => ids.push((id, certificate.provider_id)),
+            "deleting" | "deleted" => {
+                return Ok(Err(Resolved::Fail(format!("certificate {id:?} is being deleted; name another one"))));
+            }
             "error" => {
                 return Ok(Err(Resolved::Fail(format!(
                     "certificate {id:?} failed at the provider; fix it or name another one"

@@ -25,6 +25,9 @@ async fn every_load_balancer_reaches_exactly_its_own_tenants_droplets(backend: B
     let acme_private = env.instance("acme", POOL, REGION, Some(&acme_subnet)).await;
     let globex_private = env.instance("globex", POOL, REGION, Some(&globex_subnet)).await;
     let acme_unborn = env.instance_row("acme", POOL, REGION, None).await;
+    // Of the tenant, but in another pool or region: no pool target of POOL in REGION reaches them.
+    let acme_elsewhere = env.instance("acme", POOL, super::OTHER_REGION, None).await;
+    let acme_own_pool = env.instance("acme", super::OWN_POOL, REGION, None).await;
 
     let globex = env.globex_admin.clone();
     let make = |tenant: &'static str, name: &'static str, targets: serde_json::Value, subnet: Option<&str>| {
@@ -64,6 +67,8 @@ async fn every_load_balancer_reaches_exactly_its_own_tenants_droplets(backend: B
     let default = env.fake_load_balancers().into_iter().find(|lb| lb["dropletIds"] == json!([acme1.droplet])).unwrap();
     assert_ne!(default["vpcUuid"], acme_vpc.as_str());
     let _ = acme_unborn;
+    let everywhere: BTreeSet<u64> = env.fake_load_balancers().iter().flat_map(Env::fake_droplets).collect();
+    assert!(!everywhere.contains(&acme_elsewhere.droplet) && !everywhere.contains(&acme_own_pool.droplet));
 
     // Deleting instances updates the load balancers that reached them at once (the settled pass
     // is ten minutes away here), the droplets themselves still running at the provider.
@@ -88,7 +93,8 @@ async fn every_load_balancer_reaches_exactly_its_own_tenants_droplets(backend: B
 
     // Across every load balancer at the provider, no droplet of one tenant is reached by a load
     // balancer of the other, and no request carried a tag.
-    let acme_droplets: BTreeSet<u64> = [&acme1, &acme2, &acme_private].iter().map(|m| m.droplet).collect();
+    let acme_droplets: BTreeSet<u64> =
+        [&acme1, &acme2, &acme_private, &acme_elsewhere, &acme_own_pool].iter().map(|m| m.droplet).collect();
     let globex_droplets: BTreeSet<u64> = [&globex1, &globex2, &globex_private].iter().map(|m| m.droplet).collect();
     for lb in env.fake_load_balancers() {
         let reached: BTreeSet<u64> = Env::fake_droplets(&lb).into_iter().collect();

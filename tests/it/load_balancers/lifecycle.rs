@@ -165,6 +165,16 @@ async fn list_returns_the_tenants_load_balancers_in_order_by_pool_and_project(ba
     assert!(ids(&by_pool).is_empty());
     let viewer = env.ok_as(&env.acme_viewer.clone(), LIST, json!({"tenantId": "acme", "poolId": POOL})).await;
     assert_eq!(ids(&viewer).len(), 2, "a viewer reads them");
+    env.ok_as(&env.acme_viewer.clone(), GET, json!({"tenantId": "acme", "loadBalancerId": a["id"]})).await;
+    let (status, code, details) =
+        env.refused_as(&env.acme_viewer.clone(), CREATE, regional("viewer", json!({"pool": true}))).await;
+    assert_eq!(
+        (status, code.as_str(), details["permission"].as_str()),
+        (403, "ACCESS_DENIED", Some("compute:load-balancers:manage"))
+    );
+    let (status, _, _) =
+        env.refused_as(&env.acme_viewer.clone(), DELETE, json!({"tenantId": "acme", "loadBalancerId": a["id"]})).await;
+    assert_eq!(status, 403, "everything but reading takes manage");
     env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": a["id"]})).await;
     // No worker here: it stays deleting, still listed until deleted.
     assert_eq!(ids(&env.ok(LIST, json!({"tenantId": "acme"})).await).len(), 2);

@@ -19,6 +19,7 @@ crate::on_both_backends!(
     a_machine_recorded_for_an_instance_is_added_at_once,
     the_provider_is_asked_once_the_certificates_it_names_are_ready,
     a_provider_refusal_is_an_error_with_its_words,
+    a_certificate_being_deleted_fails_the_load_balancer_until_it_names_another,
 );
 
 /// Records a machine for an instance behind the instance module's back (no wake-up): only a
@@ -153,4 +154,42 @@ async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
         "{events:?}"
     );
     assert!(env.fake_load_balancer(&name).is_none());
+}
+
+async fn a_certificate_being_deleted_fails_the_load_balancer_until_it_names_another(backend: Backend) {
+    let mut env = Env::start(backend).await;
+    env.start_worker_settling(Duration::from_secs(1));
+    let certificate = env.certificate("acme", POOL, true).await;
+    let mut body = regional("tls", json!({"pool": true}));
+    body["forwarding"] = json!([{"entryProtocol": "https", "entryPort": 443, "targetProtocol": "http",
+        "targetPort": 8080, "certificateId": certificate}]);
+    let id = env.ok(CREATE, body.clone()).await["id"].as_str().unwrap().to_owned();
+    env.wait_state("acme", &id, "ready").await;
+    env.store.certificate_delete(&certificate, now_micros(), None).await.unwrap();
+    let (status, code, _) = env
+        .refused(CREATE, {
+            let mut b = body.clone();
+            b["name"] = json!("again");
+            b["idempotencyKey"] = json!("again");
+            b
+        })
+        .await;
+    assert_eq!((status, code.as_str()), (409, "INVALID_STATE"), "a certificate being deleted is named by nothing new");
+    let touch = json!({"tenantId": "acme", "loadBalancerId": id, "sourceRanges": {"allow": ["192.0.2.0/24"]}});
+    let (_, code, _) = env.refused(UPDATE, touch).await;
+    assert_eq!(code, "INVALID_STATE", "nor by a change that keeps it");
+    // The settled pass finds it going: error until the rule names another one.
+    let failed = env.wait_state("acme", &id, "error").await;
+    assert!(failed["message"].as_str().unwrap().contains("being deleted"), "{failed}");
+    let other = env.certificate("acme", POOL, true).await;
+    let wake = json!({"tenantId": "acme", "loadBalancerId": id, "forwarding": [{"entryProtocol": "https",
+        "entryPort": 443, "targetProtocol": "http", "targetPort": 8080, "certificateId": other}]});
+    env.ok(UPDATE, wake).await;
+    let ready = env.wait_state("acme", &id, "ready").await;
+    assert_eq!(ready["forwarding"][0]["certificateId"], other.as_str());
+    let provider_certificate = env.store.certificate_fetch(&other).await.unwrap().unwrap().provider_id;
+    env.wait_fake("acme", &id, "the new certificate", |f| {
+        f["forwardingRules"][0]["certificate_id"] == provider_certificate.as_str()
+    })
+    .await;
 }
