@@ -290,6 +290,22 @@ impl Env {
         listed["events"].as_array().unwrap().iter().filter(|e| e["subject"] == subject).cloned().collect()
     }
 
+    /// Polls the subject's events until one of type `providerLoadBalancer.<kind>` is there
+    /// (the provider sees a change a moment before the reconciler records its event) and
+    /// returns the latest such.
+    pub async fn wait_event(&self, tenant: &str, subject: &str, kind: &str) -> Value {
+        let wanted = format!("providerLoadBalancer.{kind}");
+        let started = Instant::now();
+        loop {
+            let events = self.events(tenant, subject).await;
+            if let Some(event) = events.iter().rev().find(|e| e["type"] == wanted.as_str()) {
+                return event.clone();
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "no {wanted} event after 20 s: {events:?}");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
     /// A quota's booked count.
     pub async fn quota_used(&self, tenant: &str) -> i64 {
         self.store.quota_fetch(POOL, tenant, "loadBalancers").await.unwrap().used

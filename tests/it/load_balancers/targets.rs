@@ -51,8 +51,7 @@ async fn an_instance_that_gains_a_machine_is_added_by_the_settled_pass(backend: 
     let mut wanted = vec![ready.droplet, droplet];
     wanted.sort();
     assert_eq!(Env::fake_droplets(&fake), wanted);
-    let events = env.events("acme", &id).await;
-    let updated = events.iter().rev().find(|e| e["type"] == "providerLoadBalancer.updated").expect("updated");
+    let updated = env.wait_event("acme", &id, "updated").await;
     assert_eq!(updated["data"]["changed"], json!(["targets"]));
 }
 
