@@ -123,17 +123,64 @@ impl Authorizer {
 
     /// Decides whether `subject` may `permission` on `target`.
     pub fn decide(&self, subject: &Subject<'_>, permission: &str, target: &Target) -> Decision {
-        match self.try_decide(subject, permission, target) {
-            Ok(decision) => decision,
+        self.decide_each(subject, permission, std::slice::from_ref(target)).pop().unwrap_or_else(refused)
+    }
+
+    /// Decides `permission` on each of `targets` (a list's items) for `subject`, in order. The
+    /// entities are built once for all of them, which is what a decision mostly costs; targets
+    /// of different tenants, or sharing an id, are decided one by one instead.
+    pub fn decide_each(&self, subject: &Subject<'_>, permission: &str, targets: &[Target]) -> Vec<Decision> {
+        let ids: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
+        let one_tenant = targets.windows(2).all(|pair| pair[0].tenant_id == pair[1].tenant_id);
+        if targets.len() > 1 && (ids.len() < targets.len() || !one_tenant) {
+            return targets.iter().map(|target| self.decide(subject, permission, target)).collect();
+        }
+        match self.try_decide_each(subject, permission, targets) {
+            Ok(decisions) => decisions,
             Err(error) => {
-                tracing::error!(%error, permission, resource_type = %target.resource_type, "a decision could not be built");
-                Decision { allowed: false, policies: vec!["error".to_owned()] }
+                tracing::error!(%error, permission, "a decision could not be built");
+                targets.iter().map(|_| refused()).collect()
             }
         }
     }
 
-    fn try_decide(&self, subject: &Subject<'_>, permission: &str, target: &Target) -> Result<Decision, String> {
+    fn try_decide_each(
+        &self,
+        subject: &Subject<'_>,
+        permission: &str,
+        targets: &[Target],
+    ) -> Result<Vec<Decision>, String> {
         let principal = uid("Principal", subject.principal_id)?;
+        let (entities, resources) = self.entities(subject, &principal, targets)?;
+        let action = uid("Action", permission)?;
+        let authorizer = CedarAuthorizer::new();
+        let mut decisions = Vec::with_capacity(targets.len());
+        for resource in resources {
+            let request = Request::new(principal.clone(), action.clone(), resource, Context::empty(), None)
+                .map_err(|e| e.to_string())?;
+            let response = authorizer.is_authorized(&request, &self.policies, &entities);
+            let errors: Vec<String> = response.diagnostics().errors().map(|e| e.to_string()).collect();
+            if !errors.is_empty() {
+                tracing::warn!(?errors, permission, "policies failed to evaluate");
+            }
+            let policies = response
+                .diagnostics()
+                .reason()
+                .map(|id| self.policies.annotation(id, "id").map(str::to_owned).unwrap_or_else(|| id.to_string()))
+                .collect();
+            decisions.push(Decision { allowed: response.decision() == CedarDecision::Allow, policies });
+        }
+        Ok(decisions)
+    }
+
+    /// The entities of a decision: the platform, the caller, the tenants and projects in play,
+    /// and one resource entity per target (whose uids are returned in order).
+    fn entities(
+        &self,
+        subject: &Subject<'_>,
+        principal: &EntityUid,
+        targets: &[Target],
+    ) -> Result<(Entities, Vec<EntityUid>), String> {
         let in_role = |role: &str, scope_type: &str, scope_id: &str| {
             subject.bindings.iter().any(|b| b.role == role && b.scope_type == scope_type && b.scope_id == scope_id)
         };
@@ -162,77 +209,81 @@ impl Authorizer {
 
         let mut principal_attrs =
             HashMap::from([("kind".to_owned(), RestrictedExpression::new_string(subject.kind.to_owned()))]);
-        let mut tenants = Vec::new();
+        let mut tenants = HashSet::new();
         if let Some(tenant) = subject.tenant_id {
             principal_attrs.insert("tenant".to_owned(), RestrictedExpression::new_entity_uid(uid("Tenant", tenant)?));
-            tenants.push(tenant.to_owned());
+            tenants.insert(tenant.to_owned());
         }
         entities.push(entity(principal.clone(), principal_attrs, HashSet::new())?);
 
-        let resource_entity_type = schema::entity_type_of(&target.resource_type);
-        let resource = uid(&resource_entity_type, if target.id.is_empty() { "new" } else { &target.id })?;
-        let mut attrs: HashMap<String, RestrictedExpression> = HashMap::new();
-        let mut parents = HashSet::from([platform.clone()]);
-        if let Some(tenant) = &target.tenant_id {
-            let tenant_uid = uid("Tenant", tenant)?;
-            attrs.insert("tenant".to_owned(), RestrictedExpression::new_entity_uid(tenant_uid.clone()));
-            parents.insert(tenant_uid);
-            tenants.push(tenant.clone());
+        let mut projects: HashMap<&str, Option<&str>> = HashMap::new();
+        let mut resources = Vec::with_capacity(targets.len());
+        for target in targets {
+            let resource_entity_type = schema::entity_type_of(&target.resource_type);
+            let resource = uid(&resource_entity_type, if target.id.is_empty() { "new" } else { &target.id })?;
+            let mut attrs: HashMap<String, RestrictedExpression> = HashMap::new();
+            let mut parents = HashSet::from([platform.clone()]);
+            if let Some(tenant) = &target.tenant_id {
+                let tenant_uid = uid("Tenant", tenant)?;
+                attrs.insert("tenant".to_owned(), RestrictedExpression::new_entity_uid(tenant_uid.clone()));
+                parents.insert(tenant_uid);
+                tenants.insert(tenant.clone());
+            }
+            if let Some(project) = &target.project_id {
+                let project_uid = uid("Project", project)?;
+                attrs.insert("project".to_owned(), RestrictedExpression::new_entity_uid(project_uid.clone()));
+                parents.insert(project_uid);
+                projects.insert(project, target.tenant_id.as_deref());
+            }
+            if resource_entity_type != "Platform" {
+                if let Some(owner) = &target.owner_id {
+                    attrs.insert("owner".to_owned(), RestrictedExpression::new_entity_uid(uid("Principal", owner)?));
+                }
+                attrs.extend(roles_of("resource", &target.id));
+                let declared = self.declared.get(&resource_entity_type);
+                for (name, value) in &target.attributes {
+                    if schema::RESERVED_ATTRIBUTES.contains(&name.as_str())
+                        || !declared.is_some_and(|d| d.contains(name))
+                    {
+                        continue;
+                    }
+                    let expression = match value {
+                        Value::String(s) => RestrictedExpression::new_string(s.clone()),
+                        Value::Bool(b) => RestrictedExpression::new_bool(*b),
+                        Value::Number(n) if n.is_i64() => {
+                            RestrictedExpression::new_long(n.as_i64().unwrap_or_default())
+                        }
+                        _ => continue,
+                    };
+                    attrs.insert(name.clone(), expression);
+                }
+                entities.push(entity(resource.clone(), attrs, parents)?);
+            }
+            resources.push(resource);
         }
-        for tenant in tenants.iter().collect::<HashSet<_>>() {
+        for tenant in &tenants {
             entities.push(entity(
                 uid("Tenant", tenant)?,
                 roles_of("tenant", tenant),
                 HashSet::from([platform.clone()]),
             )?);
         }
-        if let Some(project) = &target.project_id {
-            let project_uid = uid("Project", project)?;
-            attrs.insert("project".to_owned(), RestrictedExpression::new_entity_uid(project_uid.clone()));
-            parents.insert(project_uid.clone());
-            let project_parents = match &target.tenant_id {
+        for (project, tenant) in projects {
+            let parents = match tenant {
                 Some(tenant) => HashSet::from([uid("Tenant", tenant)?]),
                 None => HashSet::new(),
             };
-            entities.push(entity(project_uid, roles_of("project", project), project_parents)?);
+            entities.push(entity(uid("Project", project)?, roles_of("project", project), parents)?);
         }
-        if resource_entity_type != "Platform" {
-            if let Some(owner) = &target.owner_id {
-                attrs.insert("owner".to_owned(), RestrictedExpression::new_entity_uid(uid("Principal", owner)?));
-            }
-            attrs.extend(roles_of("resource", &target.id));
-            let declared = self.declared.get(&resource_entity_type);
-            for (name, value) in &target.attributes {
-                if schema::RESERVED_ATTRIBUTES.contains(&name.as_str()) || !declared.is_some_and(|d| d.contains(name)) {
-                    continue;
-                }
-                let expression = match value {
-                    Value::String(s) => RestrictedExpression::new_string(s.clone()),
-                    Value::Bool(b) => RestrictedExpression::new_bool(*b),
-                    Value::Number(n) if n.is_i64() => RestrictedExpression::new_long(n.as_i64().unwrap_or_default()),
-                    _ => continue,
-                };
-                attrs.insert(name.clone(), expression);
-            }
-            entities.push(entity(resource.clone(), attrs, parents)?);
-        }
-
         // With the schema, the entities carry the action groups the policies grant.
         let entities = Entities::from_entities(entities, Some(&self.schema)).map_err(|e| e.to_string())?;
-        let action = uid("Action", permission)?;
-        let request = Request::new(principal, action, resource, Context::empty(), None).map_err(|e| e.to_string())?;
-        let response = CedarAuthorizer::new().is_authorized(&request, &self.policies, &entities);
-        let errors: Vec<String> = response.diagnostics().errors().map(|e| e.to_string()).collect();
-        if !errors.is_empty() {
-            tracing::warn!(?errors, permission, "policies failed to evaluate");
-        }
-        let policies = response
-            .diagnostics()
-            .reason()
-            .map(|id| self.policies.annotation(id, "id").map(str::to_owned).unwrap_or_else(|| id.to_string()))
-            .collect();
-        Ok(Decision { allowed: response.decision() == CedarDecision::Allow, policies })
+        Ok((entities, resources))
     }
+}
+
+/// The decision when none could be built: refused.
+fn refused() -> Decision {
+    Decision { allowed: false, policies: vec!["error".to_owned()] }
 }
 
 fn uid(entity_type: &str, id: &str) -> Result<EntityUid, String> {
@@ -337,6 +388,33 @@ mod tests {
         assert!(!authorizer.decide(&subject, "compute:kubernetes:delete", &foreign_resource).allowed);
         let own_resource = target("compute-kubernetes-cluster", "kcl_x", Some("globex"));
         assert!(authorizer.decide(&subject, "compute:kubernetes:delete", &own_resource).allowed);
+    }
+
+    #[test]
+    fn deciding_a_lists_items_together_decides_each_as_alone() {
+        let authorizer = authorizer();
+        let bindings = [binding("viewer", "project", "prj_a"), binding("editor", "resource", "kcl_c")];
+        let subject = Subject { principal_id: "prn_u", kind: "user", tenant_id: Some("acme"), bindings: &bindings };
+        let mut in_project = target("compute-kubernetes-cluster", "kcl_a", Some("acme"));
+        in_project.project_id = Some("prj_a".into());
+        let mut other_project = target("compute-kubernetes-cluster", "kcl_b", Some("acme"));
+        other_project.project_id = Some("prj_b".into());
+        let bound = target("compute-kubernetes-cluster", "kcl_c", Some("acme"));
+        let unbound = target("compute-kubernetes-cluster", "kcl_d", Some("acme"));
+        let targets = [in_project, other_project, bound, unbound];
+        let together = authorizer.decide_each(&subject, "compute:kubernetes:read", &targets);
+        let alone: Vec<Decision> =
+            targets.iter().map(|t| authorizer.decide(&subject, "compute:kubernetes:read", t)).collect();
+        assert_eq!(together, alone);
+        assert_eq!(together.iter().map(|d| d.allowed).collect::<Vec<_>>(), [true, false, true, false]);
+
+        let mut foreign = targets.to_vec();
+        foreign[3].tenant_id = Some("globex".into());
+        foreign[2].id = "kcl_a".into();
+        let mixed = authorizer.decide_each(&subject, "compute:kubernetes:read", &foreign);
+        let alone: Vec<Decision> =
+            foreign.iter().map(|t| authorizer.decide(&subject, "compute:kubernetes:read", t)).collect();
+        assert_eq!(mixed, alone, "other tenants and shared ids are decided one by one");
     }
 
     #[test]

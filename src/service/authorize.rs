@@ -82,9 +82,8 @@ impl Service {
             tenant_id: caller.tenant_id.as_deref(),
             bindings: &caller.bindings,
         };
-        items
-            .into_iter()
-            .filter(|item| self.authorizer.decide(&subject, permission, &target_of(item)).allowed)
-            .collect()
+        let targets: Vec<Target> = items.iter().map(target_of).collect();
+        let decisions = self.authorizer.decide_each(&subject, permission, &targets);
+        items.into_iter().zip(decisions).filter(|(_, decision)| decision.allowed).map(|(item, _)| item).collect()
     }
 }

@@ -3,6 +3,8 @@
 //! transaction; the reconciler's own writes are conditional on the row's `version`, so an
 //! observation made before a tenant's change never overwrites that change.
 
+use std::collections::HashMap;
+
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
@@ -356,10 +358,11 @@ impl Store {
             .bind(include_deleted as i64)
             .fetch_all(&self.pool)
             .await?;
+        let position: HashMap<String, usize> = clusters.iter().enumerate().map(|(i, c)| (c.id.clone(), i)).collect();
         for pool in pools.iter().map(pool_from_row) {
             let pool = pool?;
-            if let Some(cluster) = clusters.iter_mut().find(|c| c.id == pool.cluster_id) {
-                cluster.node_pools.push(pool);
+            if let Some(&i) = position.get(&pool.cluster_id) {
+                clusters[i].node_pools.push(pool);
             }
         }
         Ok(clusters)

@@ -108,6 +108,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "vps", include_str!("migrations/postgres/0006_vps.sql")),
     (7, "load balancers", include_str!("migrations/postgres/0007_load_balancers.sql")),
     (8, "kubernetes_version_pending", include_str!("migrations/postgres/0008_kubernetes_version_pending.sql")),
+    (9, "list_indexes", include_str!("migrations/postgres/0009_list_indexes.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
@@ -118,6 +119,7 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "vps", include_str!("migrations/sqlite/0006_vps.sql")),
     (7, "load balancers", include_str!("migrations/sqlite/0007_load_balancers.sql")),
     (8, "kubernetes_version_pending", include_str!("migrations/sqlite/0008_kubernetes_version_pending.sql")),
+    (9, "list_indexes", include_str!("migrations/sqlite/0009_list_indexes.sql")),
 ];
 
 /// The store shared by every service and reconciler.

@@ -8,6 +8,8 @@
 //! [`Store::network_hold_in`]), and a delete takes that lock before it counts what rests on it:
 //! the two never both succeed.
 
+use std::collections::HashMap;
+
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
@@ -374,10 +376,11 @@ impl Store {
         }
         let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE tenant_id = $1 ORDER BY created_at, id");
         let subnets = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).fetch_all(&self.pool).await?;
+        let position: HashMap<String, usize> = networks.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
         for subnet in subnets.iter().map(subnet_from_row) {
             let subnet = subnet?;
-            if let Some(network) = networks.iter_mut().find(|n| n.id == subnet.network_id) {
-                network.subnets.push(subnet);
+            if let Some(&i) = position.get(&subnet.network_id) {
+                networks[i].subnets.push(subnet);
             }
         }
         Ok(networks)

@@ -87,9 +87,11 @@ async fn every_load_balancer_reaches_exactly_its_own_tenants_droplets(backend: B
         .map(|d| d["id"].as_u64().unwrap())
         .collect();
     assert!(droplets_at_provider.contains(&acme1.droplet) && droplets_at_provider.contains(&globex2.droplet));
-    let named = env.ok(super::GET, json!({"tenantId": "acme", "loadBalancerId": acme_named})).await;
-    assert_eq!(named["reachedIds"], json!([]));
-    assert_eq!(named["state"], "ready");
+    // The provider sees the change a moment before the reconciler records it.
+    env.wait_until("acme", &acme_named, "ready reaching nothing", |lb| {
+        lb["state"] == "ready" && lb["reachedIds"] == json!([])
+    })
+    .await;
 
     // Across every load balancer at the provider, no droplet of one tenant is reached by a load
     // balancer of the other, and no request carried a tag.

@@ -235,14 +235,19 @@ impl Env {
 
     /// Polls `get` (as the tenant's admin) until the load balancer is in `state`.
     pub async fn wait_state(&self, tenant: &str, id: &str, state: &str) -> Value {
+        self.wait_until(tenant, id, state, |lb| lb["state"] == state).await
+    }
+
+    /// Polls the load balancer until `check` holds for its view.
+    pub async fn wait_until(&self, tenant: &str, id: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
         let token = if tenant == "acme" { self.acme_admin.clone() } else { self.globex_admin.clone() };
         let started = Instant::now();
         loop {
             let lb = self.ok_as(&token, GET, json!({"tenantId": tenant, "loadBalancerId": id})).await;
-            if lb["state"] == state {
+            if check(&lb) {
                 return lb;
             }
-            assert!(started.elapsed() < Duration::from_secs(20), "load balancer not {state} after 20 s: {lb}");
+            assert!(started.elapsed() < Duration::from_secs(20), "load balancer not {what} after 20 s: {lb}");
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
