@@ -204,6 +204,8 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
     let id = created["id"].as_str().unwrap().to_owned();
     env.wait_state(&id, "ready", Duration::from_secs(20)).await;
 
+    // The worker pauses, so the cluster is seen before the change converged.
+    env.stop_worker().await;
     let added = env
         .ok(
             "/api/compute/kubernetesNodePools/create",
@@ -215,6 +217,7 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
     assert_eq!(added["state"], "pending");
     let cluster = env.ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": id})).await;
     assert_eq!(cluster["state"], "updating", "the cluster is updating until the pool converged");
+    env.start_worker();
     let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(ready["nodePools"].as_array().unwrap().len(), 3);
 

@@ -155,6 +155,14 @@ impl Env {
         self.start_worker_with(reconciler(self.accounts.clone()));
     }
 
+    /// Stops the worker: what the tenant writes from now on stays as the service wrote it.
+    pub async fn stop_worker(&mut self) {
+        if let Some((stop, task)) = self.worker.take() {
+            let _ = stop.send(true);
+            let _ = task.await;
+        }
+    }
+
     /// Starts the worker with this reconciler.
     pub fn start_worker_with(&mut self, reconciler: KubernetesClusters) {
         let config = WorkerConfig {

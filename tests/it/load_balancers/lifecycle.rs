@@ -35,7 +35,6 @@ async fn billable(env: &Env, id: &str) -> Option<(String, Option<i64>)> {
 
 async fn a_load_balancer_is_made_updated_and_deleted_with_its_events_quota_and_billing(backend: Backend) {
     let mut env = Env::start(backend).await;
-    env.start_worker();
     let web1 = env.instance("acme", POOL, REGION, None).await;
     let web2 = env.instance("acme", POOL, REGION, None).await;
     let mut request = regional("web", json!({"pool": true}));
@@ -52,6 +51,7 @@ async fn a_load_balancer_is_made_updated_and_deleted_with_its_events_quota_and_b
     assert_eq!(created["address"], "", "no address before the provider assigned one");
     assert_eq!(env.quota_used("acme").await, 1, "create booked one loadBalancers");
     assert_eq!(billable(&env, &id).await, None, "nothing is billed before it is ready");
+    env.start_worker();
 
     let ready = env.wait_state("acme", &id, "ready").await;
     assert!(ready["address"].as_str().unwrap().starts_with("203.0.113."), "{ready}");

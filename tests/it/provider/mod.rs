@@ -19,10 +19,11 @@ use better_compute::provider::{ManagedKubernetes, Operation};
 pub const PROJECT: &str = "bc-test";
 pub const LOCATION: &str = "europe-west1";
 
-/// A fake cloud whose operations take 200 ms.
+/// A fake cloud whose operations take a second: long enough that a test reads an operation's
+/// in-between state (`PROVISIONING`, an operation in progress) on a busy machine too.
 pub async fn cloud() -> FakeCloud {
     let config = FakeCloudConfig {
-        operation_duration: Duration::from_millis(200),
+        operation_duration: Duration::from_secs(1),
         activation_delay: Duration::from_millis(200),
         ..Default::default()
     };

@@ -41,7 +41,7 @@ where
 }
 
 async fn networks_instances_and_certificates_live_and_die_over_grpc(backend: Backend) {
-    let env = Env::start(backend).await;
+    let mut env = Env::start(backend).await;
     let acme = channel(&env, &env.acme_admin).await;
     let globex = channel(&env, &env.globex_admin).await;
     let (mut networks, mut instances, mut certificates) =
@@ -139,11 +139,15 @@ async fn networks_instances_and_certificates_live_and_die_over_grpc(backend: Bac
     // Deleted in order: the certificate, the instance, then the network it rested on.
     let request = DeleteCertificateRequest { tenant_id: "acme".into(), certificate_id: certificate.id.clone() };
     assert_eq!(certificates.delete(request).await.unwrap().into_inner().state, "deleting");
+    // The worker pauses while the instance is being deleted, so the refusal is seen before it
+    // is gone.
+    env.stop_worker().await;
     let request = DeleteInstanceRequest { tenant_id: "acme".into(), instance_id: instance.id.clone() };
     assert_eq!(instances.delete(request).await.unwrap().into_inner().state, "deleting");
     let request = DeleteNetworkRequest { tenant_id: "acme".into(), network_id: network.id.clone() };
     let refused = networks.delete(request.clone()).await.unwrap_err();
     assert_eq!(grpc_error(&refused).code.as_str(), "INVALID_STATE", "the instance still rests on it");
+    env.start_worker();
     until("the instance", "deleted", || {
         let (mut client, request) = (instances.clone(), get_instance.clone());
         async move { client.get(request).await.unwrap().into_inner().state }

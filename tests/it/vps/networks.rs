@@ -219,7 +219,7 @@ async fn another_tenants_network_is_not_found_and_a_viewer_only_reads(backend: B
 }
 
 async fn a_network_with_an_instance_on_it_is_not_deleted(backend: Backend) {
-    let env = Env::start(backend).await;
+    let mut env = Env::start(backend).await;
     let ready = ready_network(&env, do_network("busy", &[("x", "nyc3", "10.30.0.0/24")])).await;
     let id = ready["id"].as_str().unwrap();
     let subnet = ready["subnets"][0]["id"].as_str().unwrap();
@@ -230,9 +230,12 @@ async fn a_network_with_an_instance_on_it_is_not_deleted(backend: Backend) {
     assert_eq!(error["details"]["reason"], "inUse");
     assert!(error["message"].as_str().unwrap().contains(made["id"].as_str().unwrap()), "{error}");
     assert_eq!(env.ok(GET, json!({"tenantId": "acme", "networkId": id})).await["state"], "ready", "nothing changed");
-    // Once the instance is gone (not just being deleted), the network goes.
+    // Once the instance is gone (not just being deleted), the network goes. The worker pauses
+    // while the instance is being deleted, so the refusal is seen before it is gone.
+    env.stop_worker().await;
     env.ok("/api/compute/instances/delete", json!({"tenantId": "acme", "instanceId": made["id"]})).await;
     env.refused(&env.acme_admin, DELETE, json!({"tenantId": "acme", "networkId": id}), 409, "INVALID_STATE").await;
+    env.start_worker();
     env.wait_state("instances", "instanceId", made["id"].as_str().unwrap(), "deleted").await;
     env.ok(DELETE, json!({"tenantId": "acme", "networkId": id})).await;
     env.wait_state("networks", "networkId", id, "deleted").await;
