@@ -297,11 +297,43 @@ impl Store {
             drop(txn);
             return self.certificate_fetch(id).await?.ok_or_else(|| Error::not_found("certificate", id));
         }
+        // The update holds the row lock: a load balancer naming it now either committed before
+        // (and is counted here) or waits and is refused (`certificate_hold_in`).
+        let users = self.load_balancers_naming_certificate_in(&mut txn, id).await?;
+        if !users.is_empty() {
+            return Err(Error::invalid_state(format!(
+                "certificate {id:?} is used by load balancer(s) {}; delete them or have them name another \
+                 certificate first",
+                users.join(", ")
+            ))
+            .with_detail("reason", "inUse")
+            .with_detail("loadBalancers", users));
+        }
         self.work_restart_delete_in(&mut txn, CERTIFICATE_KIND, id, deadline, now).await?;
         let certificate =
             self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
         self.commit_and_signal(txn).await?;
         Ok(certificate)
+    }
+
+    /// Inside a transaction that makes a load balancer name certificate `id`: takes the
+    /// certificate's row lock and checks it is not being deleted (`INVALID_STATE` otherwise). A
+    /// concurrent delete waits for this transaction and then sees the load balancer, or this one
+    /// waits for the delete and is refused.
+    pub async fn certificate_hold_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<()> {
+        let held = sqlx::query(
+            "UPDATE certificates SET updated_at = updated_at WHERE id = $1 AND deleted_at IS NULL \
+             AND delete_requested_at IS NULL",
+        )
+        .bind(id)
+        .execute(&mut **txn)
+        .await?;
+        if held.rows_affected() == 0 {
+            return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
+                .with_detail("certificateId", id)
+                .with_detail("state", "deleting"));
+        }
+        Ok(())
     }
 
     /// Records an observation of the reconciler with its events, unless the tenant changed the

@@ -11,7 +11,9 @@
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
-use super::load_balancer_rows::{LoadBalancerObserved, LoadBalancerRow, NewLoadBalancer, TargetsRow};
+use super::load_balancer_rows::{
+    LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer, TargetsRow,
+};
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::error::{Error, Result};
 
@@ -181,6 +183,9 @@ impl Store {
                 .await?;
             self.network_hold_in(&mut txn, &network).await?;
         }
+        for certificate in row.settings.certificate_ids() {
+            self.certificate_hold_in(&mut txn, &certificate).await?;
+        }
         self.quota_book_in(&mut txn, &row.pool_id, &row.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
         let insert = sqlx::query(
             "INSERT INTO load_balancers (id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, name, \
@@ -308,11 +313,42 @@ impl Store {
             return Err(Error::invalid_state(format!("load balancer {:?} is being deleted and cannot change", lb.id))
                 .with_detail("loadBalancerId", lb.id.as_str()));
         }
+        for certificate in lb.settings.certificate_ids() {
+            self.certificate_hold_in(&mut txn, &certificate).await?;
+        }
         self.load_balancer_members_replace_in(&mut txn, lb).await?;
         let updated = self.load_balancer_fetch_in(&mut txn, &lb.id).await?.expect("just updated");
         self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &lb.id, &updated.state, deadline, now).await?;
         self.commit_and_signal(txn).await?;
         Ok(updated)
+    }
+
+    /// The load balancers not yet deleted (those being deleted included: they still use it at
+    /// the provider) whose settings name certificate `id`, oldest first, read inside the caller's
+    /// transaction.
+    pub async fn load_balancers_naming_certificate_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+    ) -> Result<Vec<String>> {
+        // The settings are JSON text: the quoted id narrows the rows, the parsed settings decide.
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT id, settings FROM load_balancers WHERE deleted_at IS NULL AND settings LIKE $2 \
+             AND tenant_id = (SELECT tenant_id FROM certificates WHERE id = $1) ORDER BY created_at, id",
+        )
+        .bind(id)
+        .bind(format!("%\"{id}\"%"))
+        .fetch_all(&mut **txn)
+        .await?;
+        let mut users = Vec::new();
+        for (lb, settings) in rows {
+            let settings: LoadBalancerSettings = serde_json::from_str(&settings)
+                .map_err(|error| Error::internal(format!("a load balancer's settings do not decode: {error}")))?;
+            if settings.certificate_ids().iter().any(|named| named == id) {
+                users.push(lb);
+            }
+        }
+        Ok(users)
     }
 
     /// Marks the load balancer for deletion and wakes the reconciler. A regional one that a live

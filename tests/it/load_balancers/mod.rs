@@ -3,6 +3,7 @@
 //! reaches. The resources they rest on (subnets, instances with droplets, certificates) are made
 //! by `fixtures` at the fake cloud and in the vps module's tables.
 
+mod certificate_race;
 mod cli;
 mod end_to_end;
 mod fixtures;
@@ -187,6 +188,14 @@ impl Env {
                 .unwrap();
         });
         self.worker = Some((stop, task));
+    }
+
+    /// Stops the worker: what the tenant writes from now on stays as the service wrote it.
+    pub async fn stop_worker(&mut self) {
+        if let Some((stop, task)) = self.worker.take() {
+            let _ = stop.send(true);
+            let _ = task.await;
+        }
     }
 
     /// Starts the worker with settled passes far apart: only wake-ups and converging passes run.

@@ -1,7 +1,7 @@
 //! What a load balancer reaches over time: an instance counts once it has a machine (added by
 //! the settled pass, or at once when the machine is recorded) and until it is being deleted;
-//! the provider is asked only once the certificates the load balancer names are ready; a
-//! provider's refusal is `error` with its words.
+//! the provider is asked only once the certificates the load balancer names are ready, and a
+//! certificate it names is not deleted under it; a provider's refusal is `error` with its words.
 
 use std::time::Duration;
 
@@ -14,12 +14,14 @@ use better_compute::fakecloud::Failure;
 use better_compute::reconcile::{ProviderLoadBalancers, Reconciler};
 use better_compute::store::{Backend, now_micros};
 
+const CERTIFICATE_DELETE: &str = "/api/compute/certificates/delete";
+
 crate::on_both_backends!(
     an_instance_that_gains_a_machine_is_added_by_the_settled_pass,
     a_machine_recorded_for_an_instance_is_added_at_once,
     the_provider_is_asked_once_the_certificates_it_names_are_ready,
     a_provider_refusal_is_an_error_with_its_words,
-    a_certificate_being_deleted_fails_the_load_balancer_until_it_names_another,
+    a_certificate_is_deleted_only_once_no_load_balancer_names_it,
 );
 
 /// Records a machine for an instance behind the instance module's back (no wake-up): only a
@@ -155,40 +157,55 @@ async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
     assert!(env.fake_load_balancer(&name).is_none());
 }
 
-async fn a_certificate_being_deleted_fails_the_load_balancer_until_it_names_another(backend: Backend) {
+async fn a_certificate_is_deleted_only_once_no_load_balancer_names_it(backend: Backend) {
     let mut env = Env::start(backend).await;
-    env.start_worker_settling(Duration::from_secs(1));
+    env.start_worker();
     let certificate = env.certificate("acme", POOL, true).await;
+    let https = |certificate: &str| {
+        json!([{"entryProtocol": "https", "entryPort": 443, "targetProtocol": "http", "targetPort": 8080,
+            "certificateId": certificate}])
+    };
     let mut body = regional("tls", json!({"pool": true}));
-    body["forwarding"] = json!([{"entryProtocol": "https", "entryPort": 443, "targetProtocol": "http",
-        "targetPort": 8080, "certificateId": certificate}]);
+    body["forwarding"] = https(&certificate);
     let id = env.ok(CREATE, body.clone()).await["id"].as_str().unwrap().to_owned();
     env.wait_state("acme", &id, "ready").await;
-    env.store.certificate_delete(&certificate, now_micros(), None).await.unwrap();
-    let (status, code, _) = env
-        .refused(CREATE, {
-            let mut b = body.clone();
-            b["name"] = json!("again");
-            b["idempotencyKey"] = json!("again");
-            b
-        })
-        .await;
-    assert_eq!((status, code.as_str()), (409, "INVALID_STATE"), "a certificate being deleted is named by nothing new");
-    let touch = json!({"tenantId": "acme", "loadBalancerId": id, "sourceRanges": {"allow": ["192.0.2.0/24"]}});
-    let (_, code, _) = env.refused(UPDATE, touch).await;
-    assert_eq!(code, "INVALID_STATE", "nor by a change that keeps it");
-    // The settled pass finds it going: error until the rule names another one.
-    let failed = env.wait_state("acme", &id, "error").await;
-    assert!(failed["message"].as_str().unwrap().contains("being deleted"), "{failed}");
+
+    // Named by a load balancer: refused, naming it, and nothing changes.
+    let delete = |certificate: &str| json!({"tenantId": "acme", "certificateId": certificate});
+    let (status, code, details) = env.refused(CERTIFICATE_DELETE, delete(&certificate)).await;
+    assert_eq!((status, code.as_str()), (409, "INVALID_STATE"));
+    assert_eq!(details["reason"], "inUse");
+    assert_eq!(details["loadBalancers"], json!([id]));
+    let kept = env.store.certificate_fetch(&certificate).await.unwrap().unwrap();
+    assert_eq!((kept.state.as_str(), kept.delete_requested_at), ("ready", None), "nothing changed");
+    assert_eq!(env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": id})).await["state"], "ready");
+
+    // Once the load balancer names another, it goes; and what is being deleted is named by
+    // nothing new.
     let other = env.certificate("acme", POOL, true).await;
-    let wake = json!({"tenantId": "acme", "loadBalancerId": id, "forwarding": [{"entryProtocol": "https",
-        "entryPort": 443, "targetProtocol": "http", "targetPort": 8080, "certificateId": other}]});
-    env.ok(UPDATE, wake).await;
-    let ready = env.wait_state("acme", &id, "ready").await;
-    assert_eq!(ready["forwarding"][0]["certificateId"], other.as_str());
+    let rename = json!({"tenantId": "acme", "loadBalancerId": id, "forwarding": https(&other)});
+    env.ok(UPDATE, rename).await;
     let provider_certificate = env.store.certificate_fetch(&other).await.unwrap().unwrap().provider_id;
     env.wait_fake("acme", &id, "the new certificate", |f| {
         f["forwardingRules"][0]["certificate_id"] == provider_certificate.as_str()
     })
     .await;
+    assert_eq!(env.ok(CERTIFICATE_DELETE, delete(&certificate)).await["state"], "deleting");
+    let mut again = body.clone();
+    again["name"] = json!("again");
+    again["idempotencyKey"] = json!("again");
+    let (status, code, details) = env.refused(CREATE, again).await;
+    assert_eq!((status, code.as_str()), (409, "INVALID_STATE"), "a certificate being deleted is named by nothing new");
+    assert_eq!(details["certificateId"], certificate.as_str());
+    let back = json!({"tenantId": "acme", "loadBalancerId": id, "forwarding": https(&certificate)});
+    assert_eq!(env.refused(UPDATE, back).await.1, "INVALID_STATE", "nor by a change");
+
+    // A load balancer being deleted still uses it at the provider: refused until it is gone.
+    env.stop_worker().await;
+    env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": id})).await;
+    let (_, code, details) = env.refused(CERTIFICATE_DELETE, delete(&other)).await;
+    assert_eq!((code.as_str(), details["loadBalancers"].clone()), ("INVALID_STATE", json!([id])));
+    env.start_worker();
+    env.wait_state("acme", &id, "deleted").await;
+    assert_eq!(env.ok(CERTIFICATE_DELETE, delete(&other)).await["state"], "deleting");
 }

@@ -89,7 +89,9 @@ class CertificatesServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Delete(self, request, context):
-        """Marks a certificate for deletion and returns it `deleting`.
+        """Marks a certificate no load balancer names for deletion and returns it `deleting`; one a
+        load balancer names (being deleted included) is `INVALID_STATE`, reason `inUse`, with the
+        `loadBalancers` in `details`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

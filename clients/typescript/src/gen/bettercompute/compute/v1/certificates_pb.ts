@@ -381,7 +381,9 @@ export const Certificates: GenService<{
     output: typeof CertificateSchema;
   },
   /**
-   * Marks a certificate for deletion and returns it `deleting`.
+   * Marks a certificate no load balancer names for deletion and returns it `deleting`; one a
+   * load balancer names (being deleted included) is `INVALID_STATE`, reason `inUse`, with the
+   * `loadBalancers` in `details`.
    *
    * @generated from rpc bettercompute.compute.v1.Certificates.Delete
    */
