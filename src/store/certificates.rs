@@ -8,7 +8,7 @@ use sqlx::{Any, Row, Transaction};
 
 use super::catalog::{strings_from_json, strings_to_json};
 use super::networks::VPS_EVENT_SOURCE;
-use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
+use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
 
@@ -321,14 +321,7 @@ impl Store {
     /// concurrent delete waits for this transaction and then sees the load balancer, or this one
     /// waits for the delete and is refused.
     pub async fn certificate_hold_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<()> {
-        let held = sqlx::query(
-            "UPDATE certificates SET updated_at = updated_at WHERE id = $1 AND deleted_at IS NULL \
-             AND delete_requested_at IS NULL",
-        )
-        .bind(id)
-        .execute(&mut **txn)
-        .await?;
-        if held.rows_affected() == 0 {
+        if !hold_live_row_in(txn, "certificates", id).await? {
             return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
                 .with_detail("certificateId", id)
                 .with_detail("state", "deleting"));

@@ -246,6 +246,19 @@ pub fn now_micros() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or_default()
 }
 
+/// Takes the row lock of `table`'s row `id` inside the caller's transaction, when the row is
+/// neither deleted nor being deleted (`false` otherwise): what comes to rest on the row holds it,
+/// so a concurrent delete of the row either waits and then sees what was written, or wins and
+/// refuses the writer.
+async fn hold_live_row_in(txn: &mut Transaction<'static, Any>, table: &'static str, id: &str) -> Result<bool> {
+    let sql = format!(
+        "UPDATE {table} SET updated_at = updated_at WHERE id = $1 AND deleted_at IS NULL \
+         AND delete_requested_at IS NULL"
+    );
+    let held = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).execute(&mut **txn).await?;
+    Ok(held.rows_affected() > 0)
+}
+
 /// The result of an insert, with a unique-constraint violation turned into `conflict()`.
 fn conflict_on_unique<T>(result: Result<T, sqlx::Error>, conflict: impl FnOnce() -> Error) -> Result<T> {
     match result {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
-use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
+use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 
 /// The work kind of networks in the `vps.provider-resources` reconciler.
@@ -417,14 +417,7 @@ impl Store {
     /// being deleted (`INVALID_STATE` otherwise). A concurrent delete waits for this transaction
     /// and then counts what it wrote, or this one waits for the delete and is refused.
     pub async fn network_hold_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<()> {
-        let held = sqlx::query(
-            "UPDATE networks SET updated_at = updated_at WHERE id = $1 AND deleted_at IS NULL \
-             AND delete_requested_at IS NULL",
-        )
-        .bind(id)
-        .execute(&mut **txn)
-        .await?;
-        if held.rows_affected() == 0 {
+        if !hold_live_row_in(txn, "networks", id).await? {
             return Err(Error::invalid_state(format!("network {id:?} is being deleted: nothing new can use it"))
                 .with_detail("networkId", id));
         }
