@@ -10,6 +10,7 @@ pub mod schema;
 
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use cedar_policy::{
     Authorizer as CedarAuthorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName,
@@ -163,11 +164,14 @@ impl Authorizer {
             if !errors.is_empty() {
                 tracing::warn!(?errors, permission, "policies failed to evaluate");
             }
-            let policies = response
+            // Cedar gives the reasons as a set: sorted, a decision (and its audit) reads the same
+            // every time.
+            let mut policies: Vec<String> = response
                 .diagnostics()
                 .reason()
                 .map(|id| self.policies.annotation(id, "id").map(str::to_owned).unwrap_or_else(|| id.to_string()))
                 .collect();
+            policies.sort();
             decisions.push(Decision { allowed: response.decision() == CedarDecision::Allow, policies });
         }
         Ok(decisions)
@@ -287,8 +291,20 @@ fn refused() -> Decision {
 }
 
 fn uid(entity_type: &str, id: &str) -> Result<EntityUid, String> {
+    Ok(EntityUid::from_type_name_and_id(type_name(entity_type)?, EntityId::new(id)))
+}
+
+/// The entity type's parsed name, parsed once per process: parsing runs Cedar's parser, which
+/// cost more than the decision itself (the types are the schema's, a bounded set).
+fn type_name(entity_type: &str) -> Result<EntityTypeName, String> {
+    static NAMES: OnceLock<RwLock<HashMap<String, EntityTypeName>>> = OnceLock::new();
+    let names = NAMES.get_or_init(Default::default);
+    if let Some(name) = names.read().unwrap_or_else(PoisonError::into_inner).get(entity_type) {
+        return Ok(name.clone());
+    }
     let name = EntityTypeName::from_str(&format!("{NAMESPACE}::{entity_type}")).map_err(|e| e.to_string())?;
-    Ok(EntityUid::from_type_name_and_id(name, EntityId::new(id)))
+    names.write().unwrap_or_else(PoisonError::into_inner).insert(entity_type.to_owned(), name.clone());
+    Ok(name)
 }
 
 fn entity(
