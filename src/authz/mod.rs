@@ -14,7 +14,7 @@ use std::sync::{OnceLock, PoisonError, RwLock};
 
 use cedar_policy::{
     Authorizer as CedarAuthorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName,
-    EntityUid, PolicySet, Request, RestrictedExpression, Schema, ValidationMode, Validator,
+    EntityUid, PolicyId, PolicySet, Request, RestrictedExpression, Schema, ValidationMode, Validator,
 };
 use serde_json::Value;
 
@@ -86,6 +86,9 @@ pub struct Authorizer {
     schema_text: String,
     /// Built-in and operator policies.
     policies: PolicySet,
+    /// Each policy's name in decisions: its `@id`, else Cedar's id. Read once: looking an
+    /// annotation up parses its key, which cost more than evaluating the policies.
+    names: HashMap<PolicyId, String>,
 }
 
 impl Authorizer {
@@ -114,7 +117,14 @@ impl Authorizer {
                 .or_default()
                 .extend(action.attributes.iter().map(|(name, _)| name.clone()));
         }
-        Ok(Self { schema, declared, schema_text, policies })
+        let names = policies
+            .policies()
+            .map(|policy| {
+                let name = policy.annotation("id").map(str::to_owned).unwrap_or_else(|| policy.id().to_string());
+                (policy.id().clone(), name)
+            })
+            .collect();
+        Ok(Self { schema, declared, schema_text, policies, names })
     }
 
     /// The generated schema, in Cedar's schema syntax.
@@ -169,7 +179,7 @@ impl Authorizer {
             let mut policies: Vec<String> = response
                 .diagnostics()
                 .reason()
-                .map(|id| self.policies.annotation(id, "id").map(str::to_owned).unwrap_or_else(|| id.to_string()))
+                .map(|id| self.names.get(id).cloned().unwrap_or_else(|| id.to_string()))
                 .collect();
             policies.sort();
             decisions.push(Decision { allowed: response.decision() == CedarDecision::Allow, policies });
