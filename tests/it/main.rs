@@ -8,6 +8,7 @@ mod binaries;
 mod catalog;
 mod clients;
 mod grpc;
+mod hostile;
 mod json_api;
 mod kubernetes;
 mod load_balancers;

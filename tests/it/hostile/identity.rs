@@ -1,0 +1,1 @@
+//! Revoked principals, keys and bindings: what they can still reach, and how many bindings one may hold.

@@ -1,0 +1,1 @@
+//! The listener: slow, half-sent and idle connections, and the connection cap.
