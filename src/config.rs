@@ -65,6 +65,35 @@ pub struct ServerOptions {
     /// module's `maxClustersPerTenant`); one more is `QUOTA_EXCEEDED`.
     #[arg(long, env = "BC_MAX_CLUSTERS_PER_TENANT", default_value_t = 10, value_parser = clap::value_parser!(i64).range(1..))]
     pub max_clusters_per_tenant: i64,
+
+    /// Seconds a client may take to send a request's headers, and on an idle HTTP/1 connection to
+    /// begin its next request; past them the connection is closed.
+    #[arg(long, env = "BC_HEADER_READ_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_secs: u64,
+
+    /// Seconds a call may take, from its first byte until its answer begins; past them it is
+    /// answered `UNAVAILABLE`. Event watches answer at once and then stream for as long as they last.
+    #[arg(long, env = "BC_REQUEST_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_secs: u64,
+
+    /// Seconds a connection may stay open with no call in flight before it is closed.
+    #[arg(long, env = "BC_IDLE_TIMEOUT_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_secs: u64,
+
+    /// The most connections open at once; one more is answered `503` and closed.
+    #[arg(long, env = "BC_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+
+    /// A token that `/metrics` requires as `Authorization: Bearer <token>`. Without it and without
+    /// `--metrics-listen`, `/metrics` is not served: a scrape queries the store and counts the
+    /// objects of every tenant.
+    #[arg(long, env = "BC_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<Redacted>,
+
+    /// An address to serve `/metrics` on, apart from the API (which then does not serve it); open
+    /// to whoever reaches it unless `--metrics-token` is given too.
+    #[arg(long, env = "BC_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// A secret option's text: `Debug` (and so any log of the options) shows `<redacted>`.
@@ -86,6 +115,26 @@ impl std::fmt::Debug for Redacted {
 }
 
 impl ServerOptions {
+    /// The listener's limits these options give.
+    pub fn listener_limits(&self) -> crate::server::Limits {
+        use std::time::Duration;
+        crate::server::Limits {
+            header_read_timeout: Duration::from_secs(self.header_read_timeout_secs),
+            request_timeout: Duration::from_secs(self.request_timeout_secs),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Who may read `/metrics`: a token's holder, or nobody on the API listener.
+    pub fn metrics_access(&self) -> crate::api::MetricsAccess {
+        match self.metrics_token.as_ref().filter(|token| !token.0.is_empty()) {
+            Some(token) => crate::api::MetricsAccess::token(&token.0),
+            None if self.metrics_listen.is_some() => crate::api::MetricsAccess::Open,
+            None => crate::api::MetricsAccess::Off,
+        }
+    }
+
     /// The operator's policy files as (name, text).
     pub fn read_policies(&self) -> Result<Vec<(String, String)>, String> {
         self.policy_files

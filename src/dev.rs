@@ -87,7 +87,9 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let data_dir = &options.data_dir;
     std::fs::create_dir_all(data_dir)
         .map_err(|error| Error::internal(format!("cannot create {}: {error}", data_dir.display())))?;
-    let url = format!("sqlite://{}?mode=rwc", data_dir.join("bc.sqlite").display());
+    let database = data_dir.join("bc.sqlite");
+    create_private_file(&database)?;
+    let url = format!("sqlite://{}?mode=rwc", database.display());
     let store = Store::connect(&url, 1).await?;
     store.migrate().await?;
     let secret_key = dev_secret_key(data_dir)?;
@@ -164,6 +166,26 @@ pub async fn run(options: DevOptions) -> Result<()> {
     store.close().await;
     drop(fakecloud);
     served.and(worked)
+}
+
+/// Makes `path` readable by its owner only, creating it empty if it is not there: the store holds
+/// key hashes, sealed credentials and every tenant's data. SQLite gives its journal and WAL files
+/// the mode of the database file.
+fn create_private_file(path: &Path) -> Result<()> {
+    let io = |error: std::io::Error| Error::internal(format!("cannot create {}: {error}", path.display()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        options.open(path).map_err(io)?;
+        // A file from before this rule keeps its old mode through `open`.
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+    }
+    #[cfg(not(unix))]
+    options.open(path).map_err(io)?;
+    Ok(())
 }
 
 /// The key that seals credentials in this data directory: made on first start and kept in

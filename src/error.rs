@@ -10,6 +10,10 @@ use serde_json::{Map, Value, json};
 
 use crate::proto::google::rpc;
 
+/// The detail naming the size limit a request body went over (it survives a gRPC status, so the
+/// JSON gateway can answer 413 for a body the API layer measured).
+const REQUEST_LIMIT_DETAIL: &str = "limitBytes";
+
 /// The domain of our `google.rpc.ErrorInfo`.
 pub const ERROR_DOMAIN: &str = "bettercompute.io";
 
@@ -134,6 +138,116 @@ impl FieldViolation {
     }
 }
 
+/// The most field violations one error lists: past it they are counted, not kept, so that a
+/// request built to break every rule costs no more than one that breaks a hundred.
+pub const MAX_VIOLATIONS: usize = 100;
+
+/// The most the kept violations may add to an encoded gRPC status, about (see [`weight`]). A
+/// gRPC error carries them in its trailers, base64, and clients cap trailers (grpcio from
+/// 8 KiB, hyper at 16 KiB): past the cap the stream is reset and, for some clients, the
+/// connection with it. With the message, a status stays under 7.5 KiB.
+const MAX_VIOLATION_BYTES: usize = 3500;
+
+/// The longest field path and description kept, in bytes: a path echoes what the client sent
+/// (a JSON key).
+const MAX_FIELD_BYTES: usize = 128;
+const MAX_DESCRIPTION_BYTES: usize = 400;
+
+/// The message names violations up to about this length; `details.fields` lists the rest.
+const MAX_MESSAGE_BYTES: usize = 512;
+
+/// What a violation adds to an encoded status: its text twice (in `google.rpc.BadRequest` and
+/// in the details' `Struct`) and the framing of both.
+fn weight(violation: &FieldViolation) -> usize {
+    2 * (violation.field.len() + violation.description.len()) + 56
+}
+
+/// Field violations as they are found, keeping the first ones (at most [`MAX_VIOLATIONS`], and
+/// no more text than a gRPC trailer carries safely) and counting the others.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Violations {
+    kept: Vec<FieldViolation>,
+    /// The [`weight`] of `kept`.
+    kept_bytes: usize,
+    /// No more are kept: a bound was reached.
+    full: bool,
+    /// How many were found past the bound.
+    dropped: usize,
+}
+
+impl Violations {
+    /// No violations yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a violation; `make` runs only while there is room, so that nothing is formatted
+    /// for a violation that will not be shown.
+    pub fn push_with(&mut self, make: impl FnOnce() -> FieldViolation) {
+        if self.full {
+            self.dropped += 1;
+            return;
+        }
+        let violation = make().bounded();
+        let weight = weight(&violation);
+        if !self.kept.is_empty() && self.kept_bytes + weight > MAX_VIOLATION_BYTES {
+            self.full = true;
+            self.dropped += 1;
+            return;
+        }
+        self.kept_bytes += weight;
+        self.kept.push(violation);
+        self.full = self.kept.len() >= MAX_VIOLATIONS;
+    }
+
+    /// Records a violation.
+    pub fn push(&mut self, violation: FieldViolation) {
+        self.push_with(|| violation);
+    }
+
+    /// Whether no more will be kept: callers may stop looking.
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
+    /// How many were found, kept or not.
+    pub fn total(&self) -> usize {
+        self.kept.len() + self.dropped
+    }
+
+    /// Whether none were found.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The violations kept.
+    pub fn kept(&self) -> &[FieldViolation] {
+        &self.kept
+    }
+
+    /// `INVALID_INPUT` naming them (see [`Error::fields`]).
+    pub fn into_error(self) -> Error {
+        Error::fields_counted(self.kept, self.dropped)
+    }
+}
+
+impl FieldViolation {
+    /// The violation with its path and description cut to what an error shows.
+    fn bounded(self) -> Self {
+        Self { field: cut(self.field, MAX_FIELD_BYTES), description: cut(self.description, MAX_DESCRIPTION_BYTES) }
+    }
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), marked with an ellipsis where
+/// cut.
+fn cut(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let end = (0..=max).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    format!("{}...", &text[..end])
+}
+
 /// The error of every fallible operation a user can see the end of.
 #[derive(Clone, Debug)]
 pub struct Error {
@@ -161,16 +275,58 @@ impl Error {
         Self::new(Code::InvalidInput, message)
     }
 
-    /// `INVALID_INPUT` listing every offending field, named in the message and in
-    /// `details.fields`.
+    /// `INVALID_INPUT` listing the offending fields in `details.fields` (the first ones, as
+    /// [`Violations`] keeps them, with `details.truncated` counting the others) and the first
+    /// few in the message.
     pub fn fields(violations: Vec<FieldViolation>) -> Self {
-        let message = violations
-            .iter()
-            .map(|v| if v.field.is_empty() { v.description.clone() } else { format!("{}: {}", v.field, v.description) })
-            .collect::<Vec<_>>()
-            .join("; ");
+        let mut bounded = Violations::new();
+        for violation in violations {
+            bounded.push(violation);
+        }
+        bounded.into_error()
+    }
+
+    fn fields_counted(violations: Vec<FieldViolation>, dropped: usize) -> Self {
+        let mut message = String::from("invalid input: ");
+        let mut named = 0;
+        for v in &violations {
+            if named > 0 && message.len() + v.field.len() + v.description.len() > MAX_MESSAGE_BYTES {
+                break;
+            }
+            if named > 0 {
+                message.push_str("; ");
+            }
+            if !v.field.is_empty() {
+                message.push_str(&v.field);
+                message.push_str(": ");
+            }
+            message.push_str(&v.description);
+            named += 1;
+        }
+        let mut message = cut(message, MAX_MESSAGE_BYTES);
+        let unnamed = violations.len() - named + dropped;
+        if unnamed > 0 {
+            message.push_str(&format!("; and {unnamed} more"));
+        }
         let fields = violations.iter().map(|v| json!({"field": v.field, "description": v.description})).collect();
-        Self::invalid_input(format!("invalid input: {message}")).with_detail("fields", Value::Array(fields))
+        let error = Self::invalid_input(message).with_detail("fields", Value::Array(fields));
+        if dropped > 0 { error.with_detail("truncated", dropped) } else { error }
+    }
+
+    /// `INVALID_INPUT` for a request body over `limit` bytes; on the JSON paths it is `413`.
+    pub fn request_too_large(limit: usize) -> Self {
+        Self::invalid_input(format!("the request body is larger than the limit of {limit} bytes"))
+            .with_detail(REQUEST_LIMIT_DETAIL, limit)
+    }
+
+    /// The HTTP status of this error on the JSON paths: its code's, except that a body over
+    /// the limit is `413 Payload Too Large` (HTTP has a status of its own for it).
+    pub fn http_status(&self) -> http::StatusCode {
+        if self.code == Code::InvalidInput && self.details.contains_key(REQUEST_LIMIT_DETAIL) {
+            http::StatusCode::PAYLOAD_TOO_LARGE
+        } else {
+            self.code.http()
+        }
     }
 
     /// `UNAUTHENTICATED`.
@@ -431,6 +587,37 @@ mod tests {
             assert_eq!(code.grpc(), grpc, "{text}");
             assert_eq!(code.http().as_u16(), http, "{text}");
         }
+    }
+
+    #[test]
+    fn a_flood_of_violations_is_cut_to_what_a_grpc_trailer_carries_and_counted() {
+        for (field, description) in [
+            ("#1000".to_owned(), "is not a field of CreateTenantRequest".to_owned()),
+            ("a".repeat(10_000), "b".repeat(100_000)),
+            ("é".repeat(10_000), "ü".repeat(100_000)),
+            ("id".to_owned(), "is required".to_owned()),
+        ] {
+            let violations = vec![FieldViolation::new(field, description); 5_000];
+            let error = Error::fields(violations);
+            let kept = error.details["fields"].as_array().unwrap().len();
+            assert!((1..=MAX_VIOLATIONS).contains(&kept), "{kept}");
+            assert_eq!(error.details["truncated"], 5_000 - kept);
+            assert!(error.message.ends_with("more"), "{}", error.message);
+            let mut headers = http::HeaderMap::new();
+            error.to_status().add_header(&mut headers).unwrap();
+            let size: usize = headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 32).sum();
+            assert!(size < 7 * 1024 + 512, "a {size}-byte trailer for {kept} violations");
+        }
+        let few = Error::fields(vec![FieldViolation::new("id", "is required"); 3]);
+        assert!(!few.details.contains_key("truncated"));
+        assert_eq!(few.message, "invalid input: id: is required; id: is required; id: is required");
+    }
+
+    #[test]
+    fn a_body_over_the_limit_is_413_on_json_even_after_a_grpc_status() {
+        let error = Error::from_status(&Error::request_too_large(4096).to_status());
+        assert_eq!((error.code, error.http_status().as_u16()), (Code::InvalidInput, 413));
+        assert_eq!(Error::invalid_input("x").http_status().as_u16(), 400);
     }
 
     #[test]

@@ -1,21 +1,16 @@
-//! `bettercompute.compute.v1.Events`: `List` pages through the outbox; `Watch` streams it,
-//! woken by new commits in this process and polling for those of other processes.
+//! `bettercompute.compute.v1.Events`: `List` pages through the outbox; `Watch` streams it from
+//! the process's one event poller (`store::event_hub`), until the caller may no longer read.
 
 use std::pin::Pin;
-use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use super::{context, timestamp};
 use crate::proto::compute::{Event, ListEventsRequest, ListEventsResponse, WatchEventsRequest, events_server};
 use crate::service::Service;
-use crate::store::{EventFilter, EventRow, Store};
-
-/// How often a watch looks for events committed by other processes.
-const POLL: Duration = Duration::from_millis(500);
+use crate::store::EventRow;
 
 /// The gRPC service of events.
 #[derive(Debug)]
@@ -85,51 +80,13 @@ impl events_server::Events for EventsApi {
 
     async fn watch(&self, request: Request<WatchEventsRequest>) -> Result<Response<EventStream>, Status> {
         let ctx = context(&request)?;
-        let filter = self.service.event_watch_filter(&ctx, request.into_inner())?;
-        let (tx, rx) = mpsc::channel(64);
-        tokio::spawn(feed(self.service.store().clone(), filter, tx));
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        // Kept to authenticate the caller again while the stream is open.
+        let authorization = request
+            .metadata()
+            .get(http::header::AUTHORIZATION.as_str())
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let rows = self.service.event_watch(&ctx, request.into_inner(), authorization.as_deref())?;
+        Ok(Response::new(Box::pin(ReceiverStream::new(rows).map(|row| row.map(view).map_err(Status::from)))))
     }
-}
-
-/// Sends every event after the filter's cursor, in order, until the client goes away or the
-/// server stops (then the stream ends `UNAVAILABLE`: resume from the last cursor).
-async fn feed(store: Store, mut filter: EventFilter, tx: mpsc::Sender<Result<Event, Status>>) {
-    let mut changes = store.signals().subscribe();
-    let mut stopping = store.signals().stopping();
-    loop {
-        if stopping.has_changed().unwrap_or(true) {
-            return stop(&tx).await;
-        }
-        // Mark what this read covers before reading, so a commit during it wakes the next one.
-        changes.borrow_and_update();
-        let events = match store.event_list_after(&filter).await {
-            Ok(events) => events,
-            Err(error) => {
-                let _ = tx.send(Err(error.into())).await;
-                return;
-            }
-        };
-        let full = events.len() as i64 == filter.limit;
-        for event in events {
-            filter.after = event.seq;
-            if tx.send(Ok(view(event))).await.is_err() {
-                return;
-            }
-        }
-        if full {
-            continue;
-        }
-        tokio::select! {
-            _ = changes.changed() => {}
-            _ = stopping.changed() => return stop(&tx).await,
-            () = tokio::time::sleep(POLL) => {}
-            () = tx.closed() => return,
-        }
-    }
-}
-
-/// Ends a stream because the server stops.
-async fn stop(tx: &mpsc::Sender<Result<Event, Status>>) {
-    let _ = tx.send(Err(Status::unavailable("the server is stopping; watch again after the last cursor"))).await;
 }

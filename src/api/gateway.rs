@@ -6,19 +6,18 @@ use std::convert::Infallible;
 
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use bytes::{Buf, BufMut, BytesMut};
+use bytes::Buf;
 use http::{HeaderValue, StatusCode, header};
 use http_body_util::BodyExt;
-use prost::Message;
 use prost_reflect::{DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, SerializeOptions};
 use serde_json::Value;
 use std::sync::Arc;
 use tonic::body::Body;
 use tower::{Service, ServiceExt};
 
-use super::layer::{MAX_REQUEST_BYTES, REQUEST_ID_HEADER};
+use super::layer::{JsonBody, MAX_REQUEST_BYTES, REQUEST_ID_HEADER};
 use super::validate::Validator;
-use crate::error::{Error, FieldViolation};
+use crate::error::{Error, FieldViolation, Violations};
 use crate::methods::MethodTable;
 use crate::telemetry::Metrics;
 
@@ -29,9 +28,10 @@ pub struct Gateway<S> {
     pub methods: Arc<MethodTable>,
     /// The gRPC service (behind the API layer) that serves every method.
     pub grpc: S,
-    /// The validator, so that a request with a malformed field also hears of its other faults.
+    /// Unused here since the API layer parses the JSON (after authenticating the caller) with
+    /// its own validator; kept so that the gateway is built as before.
     pub validator: Arc<Validator>,
-    /// Calls refused here, before reaching the API layer, are counted too.
+    /// Unused here since the API layer records every call to a method, refused or not.
     pub metrics: Metrics,
 }
 
@@ -45,14 +45,17 @@ where
     S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
 {
-    let request_id = request.headers().get(REQUEST_ID_HEADER).cloned();
-    match call(&gateway, request).await {
+    // The layer keeps an acceptable client id and makes one otherwise; the gateway passes on
+    // the same id so that its own refusals and the layer's carry one id.
+    let request_id = super::layer::request_id(request.headers());
+    let header = HeaderValue::from_str(&request_id).ok();
+    match call(&gateway, request, &request_id).await {
         Ok(response) => response,
-        Err(error) => error_response(&error, request_id),
+        Err(error) => error_response(&error, header),
     }
 }
 
-async fn call<S>(gateway: &Gateway<S>, request: Request) -> Result<Response, Error>
+async fn call<S>(gateway: &Gateway<S>, request: Request, request_id: &str) -> Result<Response, Error>
 where
     S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
@@ -69,36 +72,29 @@ where
         // HTTP's answer to another verb is 405 with `Allow`; the body is our usual error.
         let error = Error::invalid_input(format!("{path} takes POST with a JSON body, not {}", request.method()))
             .with_detail("allow", "POST");
-        let mut response = error_response(&error, request.headers().get(REQUEST_ID_HEADER).cloned());
+        let mut response = error_response(&error, HeaderValue::from_str(request_id).ok());
         *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return Ok(response);
     }
-    let input = method.descriptor.input();
+    let declared_length = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse().ok());
+    if declared_length.is_some_and(|length: u64| length > MAX_REQUEST_BYTES as u64) {
+        // Refused before a byte of it is read; a body that only turns out long is refused by
+        // the layer, as it reads.
+        return Err(Error::request_too_large(MAX_REQUEST_BYTES));
+    }
     let (parts, body) = request.into_parts();
-    let body = http_body_util::Limited::new(body, MAX_REQUEST_BYTES)
-        .collect()
-        .await
-        .map_err(|error| Error::invalid_input(format!("cannot read the request body: {error}")))?
-        .to_bytes();
-    let started = std::time::Instant::now();
-    let message = decode_json(&input, &body, &gateway.validator).inspect_err(|error| {
-        gateway.metrics.record_call(&method.name, error.code.as_str(), started.elapsed());
-    })?;
-
-    let mut frame = BytesMut::with_capacity(5 + message.encoded_len());
-    frame.put_u8(0);
-    frame.put_u32(message.encoded_len() as u32);
-    message.encode(&mut frame).expect("a BytesMut grows as needed");
+    // The body goes to the API layer unread: it authenticates the caller, then parses the JSON
+    // (`decode_json`), so a caller without a key costs no parsing.
     let mut grpc_request = http::Request::post(method.grpc_path.as_str())
         .header(header::CONTENT_TYPE, "application/grpc")
         .header(header::TE, "trailers")
-        .body(Body::new(http_body_util::Full::new(frame.freeze())))
+        .header(REQUEST_ID_HEADER, request_id)
+        .body(Body::new(body))
         .expect("a request built from valid parts");
-    for name in [header::AUTHORIZATION, http::HeaderName::from_static(REQUEST_ID_HEADER)] {
-        if let Some(value) = parts.headers.get(&name) {
-            grpc_request.headers_mut().insert(name, value.clone());
-        }
+    grpc_request.extensions_mut().insert(JsonBody);
+    if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
+        grpc_request.headers_mut().insert(header::AUTHORIZATION, value.clone());
     }
 
     let response = gateway.grpc.clone().oneshot(grpc_request).await.unwrap_or_else(|never| match never {});
@@ -139,15 +135,16 @@ where
 
 /// A JSON error response.
 pub fn error_response(error: &Error, request_id: Option<HeaderValue>) -> Response {
-    let mut response = (error.code.http(), axum::Json(error.to_json())).into_response();
+    let mut response = (error.http_status(), axum::Json(error.to_json())).into_response();
     if let Some(id) = request_id {
         response.headers_mut().insert(REQUEST_ID_HEADER, id);
     }
     response
 }
 
-/// Parses a JSON body into a message of `descriptor`, naming every unknown or mistyped field
-/// together with what the validator finds in the rest. A body with no bytes is `{}`.
+/// Parses a JSON body into a message of `descriptor`, naming the unknown or mistyped fields
+/// together with what the validator finds in the rest (a bounded list: see [`Violations`]). A
+/// body with no bytes is `{}`. The API layer calls it once the caller is authenticated.
 pub fn decode_json(
     descriptor: &MessageDescriptor,
     body: &[u8],
@@ -163,8 +160,12 @@ pub fn decode_json(
                 .with_detail("column", error.column())
         })?
     };
-    let mut violations = Vec::new();
+    let mut violations = Violations::new();
     check_message(&mut value, descriptor, "", &mut violations);
+    if violations.is_full() {
+        // Nothing more would be shown.
+        return Err(violations.into_error());
+    }
     let decoded = DynamicMessage::deserialize_with_options(
         descriptor.clone(),
         value,
@@ -174,17 +175,17 @@ pub fn decode_json(
         Ok(message) if violations.is_empty() => Ok(message),
         Ok(message) => {
             // The offending fields were taken out; report what is wrong with the others too.
-            let more: Vec<FieldViolation> = validator
-                .validate(&message)
-                .into_iter()
-                .filter(|v| !violations.iter().any(|o| o.field == v.field))
-                .collect();
-            violations.extend(more);
-            Err(Error::fields(violations))
+            let named: std::collections::HashSet<String> = violations.kept().iter().map(|v| v.field.clone()).collect();
+            for violation in validator.validate(&message).kept() {
+                if !named.contains(&violation.field) {
+                    violations.push(violation.clone());
+                }
+            }
+            Err(violations.into_error())
         }
         Err(error) => {
             violations.push(FieldViolation::new("", error.to_string()));
-            Err(Error::fields(violations))
+            Err(violations.into_error())
         }
     }
 }
@@ -196,7 +197,7 @@ fn join(path: &str, name: &str) -> String {
 /// Checks the shape of `value` against `descriptor`: objects where messages are, known field
 /// names, and JSON types that the field's type accepts; takes each offending field out of
 /// `value`. Values are checked by the validator.
-fn check_message(value: &mut Value, descriptor: &MessageDescriptor, path: &str, out: &mut Vec<FieldViolation>) {
+fn check_message(value: &mut Value, descriptor: &MessageDescriptor, path: &str, out: &mut Violations) {
     if descriptor.full_name().starts_with("google.protobuf.") {
         // Well-known types have JSON forms of their own (timestamps as text, ...).
         return;
@@ -205,17 +206,13 @@ fn check_message(value: &mut Value, descriptor: &MessageDescriptor, path: &str, 
         out.push(FieldViolation::new(path, "must be a JSON object"));
         return;
     };
-    let mut offending = Vec::new();
-    for (key, value) in object.iter_mut() {
-        let before = out.len();
-        check_field(key, value, descriptor, path, out);
-        if out.len() > before {
-            offending.push(key.clone());
-        }
-    }
-    for key in offending {
-        object.remove(&key);
-    }
+    // The accepted names are listed once per object, at its first unknown key.
+    let mut accepted_named = false;
+    object.retain(|key, value| {
+        let before = out.total();
+        check_field(key, value, descriptor, path, &mut accepted_named, out);
+        out.total() == before
+    });
 }
 
 fn check_field(
@@ -223,15 +220,21 @@ fn check_field(
     value: &mut Value,
     descriptor: &MessageDescriptor,
     path: &str,
-    out: &mut Vec<FieldViolation>,
+    accepted_named: &mut bool,
+    out: &mut Violations,
 ) {
     {
         let Some(field) = descriptor.get_field_by_json_name(key).or_else(|| descriptor.get_field_by_name(key)) else {
-            let accepted: Vec<String> = descriptor.fields().map(|f| f.json_name().to_owned()).collect();
-            out.push(FieldViolation::new(
-                join(path, key),
-                format!("is not a field of this request; accepted: {}", accepted.join(", ")),
-            ));
+            let first = !std::mem::replace(accepted_named, true);
+            out.push_with(|| {
+                let description = if first {
+                    let accepted: Vec<String> = descriptor.fields().map(|f| f.json_name().to_owned()).collect();
+                    format!("is not a field of this request; accepted: {}", accepted.join(", "))
+                } else {
+                    "is not a field of this request either".to_owned()
+                };
+                FieldViolation::new(join(path, key), description)
+            });
             return;
         };
         if value.is_null() {
@@ -264,7 +267,7 @@ fn check_field(
     }
 }
 
-fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Vec<FieldViolation>) {
+fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Violations) {
     let integer_text = |s: &str| s.parse::<i128>().is_ok();
     let wrong = match kind {
         Kind::String | Kind::Bytes => (!value.is_string()).then_some("must be a string"),
@@ -332,6 +335,16 @@ mod tests {
         let mut fields = fields_of(error);
         fields.sort();
         assert_eq!(fields, vec!["colour", "description", "id"]);
+    }
+
+    #[test]
+    fn a_flood_of_unknown_keys_names_the_accepted_fields_once_and_counts_the_rest() {
+        let body = format!("{{{}}}", (0..10_000).map(|i| format!("\"k{i}\": 0")).collect::<Vec<_>>().join(","));
+        let error = decode_json(&create_tenant(), body.as_bytes()).unwrap_err();
+        let fields = error.details["fields"].as_array().unwrap();
+        assert_eq!(error.details["truncated"], 10_000 - fields.len());
+        let naming = fields.iter().filter(|f| f["description"].as_str().unwrap().contains("accepted: id,")).count();
+        assert_eq!(naming, 1, "{fields:?}");
     }
 
     #[test]

@@ -95,8 +95,11 @@ impl principals_server::Principals for IdentityApi {
 
     async fn list(&self, request: Request<ListPrincipalsRequest>) -> Result<Response<ListPrincipalsResponse>, Status> {
         let ctx = context(&request)?;
-        let rows = self.service.principal_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListPrincipalsResponse { principals: rows.into_iter().map(principal_view).collect() }))
+        let (rows, next_page_token) = self.service.principal_list(&ctx, request.into_inner()).await?;
+        Ok(Response::new(ListPrincipalsResponse {
+            principals: rows.into_iter().map(principal_view).collect(),
+            next_page_token,
+        }))
     }
 
     async fn delete(&self, request: Request<DeletePrincipalRequest>) -> Result<Response<Principal>, Status> {
@@ -115,9 +118,10 @@ impl api_keys_server::ApiKeys for IdentityApi {
 
     async fn list(&self, request: Request<ListApiKeysRequest>) -> Result<Response<ListApiKeysResponse>, Status> {
         let ctx = context(&request)?;
-        let (principal, keys) = self.service.api_key_list(&ctx, request.into_inner()).await?;
+        let (principal, keys, next_page_token) = self.service.api_key_list(&ctx, request.into_inner()).await?;
         Ok(Response::new(ListApiKeysResponse {
             api_keys: keys.into_iter().map(|key| key_view(&principal, key, String::new())).collect(),
+            next_page_token,
         }))
     }
 
@@ -140,8 +144,11 @@ impl role_bindings_server::RoleBindings for IdentityApi {
         request: Request<ListRoleBindingsRequest>,
     ) -> Result<Response<ListRoleBindingsResponse>, Status> {
         let ctx = context(&request)?;
-        let rows = self.service.role_binding_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListRoleBindingsResponse { role_bindings: rows.into_iter().map(binding_view).collect() }))
+        let (rows, next_page_token) = self.service.role_binding_list(&ctx, request.into_inner()).await?;
+        Ok(Response::new(ListRoleBindingsResponse {
+            role_bindings: rows.into_iter().map(binding_view).collect(),
+            next_page_token,
+        }))
     }
 
     async fn delete(&self, request: Request<DeleteRoleBindingRequest>) -> Result<Response<RoleBinding>, Status> {

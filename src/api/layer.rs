@@ -30,9 +30,35 @@ pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 /// The header that carries a call's request id, in and out.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
+/// The longest request id taken from a client.
+const MAX_REQUEST_ID_LEN: usize = 128;
+
 /// The request id of a call, in the request's extensions.
 #[derive(Clone, Debug)]
 pub struct RequestId(pub String);
+
+/// Marks a request whose body is the JSON of its message, not a gRPC frame: only the in-process
+/// JSON gateway sets it (a client cannot set an extension), so that JSON is parsed here, after
+/// the caller is authenticated, and the caller is authenticated once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JsonBody;
+
+/// The request id of a call: the client's `x-request-id` when it is 1 to 128 characters of
+/// `[A-Za-z0-9._:-]` (it reaches logs and the audit trail), else a new one.
+pub fn request_id(headers: &http::HeaderMap) -> String {
+    headers
+        .get(REQUEST_ID_HEADER)
+        .map(http::HeaderValue::as_bytes)
+        .filter(|id| acceptable_request_id(id))
+        .and_then(|id| std::str::from_utf8(id).ok())
+        .map(str::to_owned)
+        .unwrap_or_else(|| crate::ids::random("req"))
+}
+
+fn acceptable_request_id(id: &[u8]) -> bool {
+    (1..=MAX_REQUEST_ID_LEN).contains(&id.len())
+        && id.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+}
 
 /// What the layer needs, shared by every call.
 #[derive(Debug)]
@@ -101,13 +127,7 @@ where
                 // Server reflection and unknown paths: tonic answers them.
                 return inner.oneshot(request.map(Body::new)).await;
             };
-            let request_id = request
-                .headers()
-                .get(REQUEST_ID_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .filter(|v| !v.is_empty() && v.len() <= 128)
-                .map(str::to_owned)
-                .unwrap_or_else(|| crate::ids::random("req"));
+            let request_id = request_id(request.headers());
             let span = tracing::info_span!("call", method = %method.name, request_id = %request_id);
             handle(state, inner, method, request_id, request).instrument(span).await
         })
@@ -164,7 +184,7 @@ where
 }
 
 /// Authenticates, checks the method's class, and validates the message; returns the request to
-/// pass on with its body buffered.
+/// pass on with its body buffered. Nothing of the body is read before the caller is known.
 async fn prepare<B>(
     state: &LayerState,
     method: &Method,
@@ -182,26 +202,34 @@ where
         // The decision reads the request; no method of the API streams requests.
         return Err(Error::new(Code::Unsupported, format!("{} streams requests, which is not served", method.name)));
     }
-    let bytes = Limited::new(body, MAX_REQUEST_BYTES + 5)
-        .collect()
-        .await
-        .map_err(|error| Error::invalid_input(format!("cannot read the request: {error}")))?
-        .to_bytes();
-    let message = decode_frame(&bytes)?;
     let input = method.descriptor.input();
-    let decoded = DynamicMessage::decode(input.clone(), message.clone()).map_err(|error| {
-        let violation = super::wire::find_mistyped_field(&input, &message).unwrap_or_else(|| {
-            FieldViolation::new("", format!("the request is not a valid {}: {error}", input.full_name()))
-        });
-        Error::fields(vec![violation])
-    })?;
+    let (bytes, decoded) = if parts.extensions.remove::<JsonBody>().is_some() {
+        let body = read_body(body, MAX_REQUEST_BYTES).await?;
+        let decoded = super::gateway::decode_json(&input, &body, &state.validator)?;
+        (encode_frame(&decoded), decoded)
+    } else {
+        let bytes = read_body(body, MAX_REQUEST_BYTES + 5).await?;
+        let message = decode_frame(&bytes)?;
+        // Unknown and mistyped fields are refused before the decoder would keep them.
+        let found = super::wire::scan(&input, &message);
+        if !found.is_empty() {
+            return Err(found.into_error());
+        }
+        let decoded = DynamicMessage::decode(input.clone(), message).map_err(|error| {
+            Error::fields(vec![FieldViolation::new(
+                "",
+                format!("the request is not a valid {}: {error}", input.full_name()),
+            )])
+        })?;
+        (bytes, decoded)
+    };
     // The decision comes before anything else is looked up or written; validation only reads
     // the request, so a refused caller learns nothing of the rules either.
     let ctx = Context { caller, request_id };
     authorize(state, &ctx, method, &decoded).await?;
     let violations = state.validator.validate(&decoded);
     if !violations.is_empty() {
-        return Err(Error::fields(violations));
+        return Err(violations.into_error());
     }
     parts.extensions.insert(ctx.caller);
     parts.extensions.insert(RequestId(ctx.request_id));
@@ -246,6 +274,32 @@ async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: 
     state.services.authorize(ctx, &method.name, &authorization.permission, target).await
 }
 
+/// Reads a request body of at most `limit` bytes.
+async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Error>
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            Err(Error::request_too_large(MAX_REQUEST_BYTES))
+        }
+        Err(error) => Err(Error::invalid_input(format!("cannot read the request: {error}"))),
+    }
+}
+
+/// `message` as the one gRPC frame of a request body.
+fn encode_frame(message: &DynamicMessage) -> Bytes {
+    use prost::Message;
+    let len = message.encoded_len();
+    let mut frame = bytes::BytesMut::with_capacity(5 + len);
+    frame.extend_from_slice(&[0]);
+    frame.extend_from_slice(&(len as u32).to_be_bytes());
+    message.encode(&mut frame).expect("a BytesMut grows as needed");
+    frame.freeze()
+}
+
 /// The one message of a unary or server-streaming call's body.
 fn decode_frame(bytes: &Bytes) -> Result<Bytes, Error> {
     let malformed = || Error::invalid_input("the request body is not one gRPC message frame");
@@ -259,7 +313,7 @@ fn decode_frame(bytes: &Bytes) -> Result<Bytes, Error> {
         return Err(Error::invalid_input("compressed requests are not accepted; send them uncompressed"));
     }
     if len > MAX_REQUEST_BYTES {
-        return Err(Error::invalid_input(format!("the request is larger than {MAX_REQUEST_BYTES} bytes")));
+        return Err(Error::request_too_large(MAX_REQUEST_BYTES));
     }
     if buf.remaining() != len {
         return Err(malformed());
@@ -348,5 +402,25 @@ impl Drop for ObservedBody {
             let headers = self.header_status.take();
             self.finish(headers.as_ref());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_request_id_is_kept_only_when_short_and_plain() {
+        let id_of = |value: &[u8]| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(REQUEST_ID_HEADER, http::HeaderValue::from_bytes(value).unwrap());
+            request_id(&headers)
+        };
+        assert_eq!(id_of(b"build-42.step:3_retry"), "build-42.step:3_retry");
+        let long = "a".repeat(129);
+        for hostile in [b"two words".as_slice(), b"<script>", b"a\"b", long.as_bytes(), b"\xc3\xbc", b""] {
+            assert!(id_of(hostile).starts_with("req_"), "{hostile:?}");
+        }
+        assert!(request_id(&http::HeaderMap::new()).starts_with("req_"));
     }
 }

@@ -43,6 +43,7 @@ use crate::proto::{FILE_DESCRIPTOR_SET, descriptor_pool};
 use crate::service::{Caller, Context, Service};
 use crate::telemetry::Metrics;
 use layer::{ApiLayer, LayerState, RequestId};
+use sha2::{Digest, Sha256};
 use validate::Validator;
 
 /// The service context of a call, put in its extensions by the API layer.
@@ -68,11 +69,31 @@ pub fn timestamp(micros: i64) -> prost_types::Timestamp {
 struct Shared {
     services: Service,
     metrics: Metrics,
+    metrics_access: MetricsAccess,
+}
+
+/// Who may read `/metrics`: a scrape runs store queries and counts objects of every tenant.
+#[derive(Clone, Debug, Default)]
+pub enum MetricsAccess {
+    /// Anyone who reaches the listener.
+    #[default]
+    Open,
+    /// Whoever sends `Authorization: Bearer <token>`; the SHA-256 of the token is kept.
+    Token([u8; 32]),
+    /// Nobody: `/metrics` answers 404 saying how to turn it on.
+    Off,
+}
+
+impl MetricsAccess {
+    /// Access for whoever presents `token`.
+    pub fn token(token: &str) -> Self {
+        MetricsAccess::Token(Sha256::digest(token.as_bytes()).into())
+    }
 }
 
 /// The whole API on one router: gRPC, gRPC-web, the JSON gateway, `/openapi.json`, `/healthz`,
-/// `/readyz` and `/metrics` (the last four without credentials).
-pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
+/// `/readyz` (the last three without credentials) and `/metrics` as `metrics_access` says.
+pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess) -> Result<Router> {
     let pool = descriptor_pool();
     let methods = Arc::new(MethodTable::from_pool(pool));
     let validator = Arc::new(Validator::from_pool(pool).map_err(Error::internal)?);
@@ -127,7 +148,7 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
     let document = openapi::document(pool).map_err(Error::internal)?;
     let document = Arc::new(serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
 
-    let shared = Shared { services, metrics };
+    let shared = Shared { services, metrics, metrics_access };
     let probes = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route(
@@ -143,6 +164,11 @@ pub fn router(services: Service, metrics: Metrics) -> Result<Router> {
     let json = Router::new().route("/api/{*path}", any(gateway::handle)).with_state(gateway);
 
     Ok(probes.merge(json).fallback_service(grpc_web).layer(cors()))
+}
+
+/// `/metrics` alone, for a listener of its own.
+pub fn metrics_router(services: Service, metrics: Metrics, metrics_access: MetricsAccess) -> Router {
+    Router::new().route("/metrics", get(metrics_text)).with_state(Shared { services, metrics, metrics_access })
 }
 
 /// Browsers may call from any origin: every call is authenticated by its bearer token, never by
@@ -175,7 +201,28 @@ async fn readyz(State(shared): State<Shared>) -> impl IntoResponse {
     }
 }
 
-async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
+async fn metrics_text(State(shared): State<Shared>, headers: http::HeaderMap) -> axum::response::Response {
+    let refused = match &shared.metrics_access {
+        MetricsAccess::Open => None,
+        MetricsAccess::Off => Some(Error::new(
+            crate::error::Code::NotFound,
+            "/metrics is not served on this listener: start bc-server with --metrics-token or --metrics-listen",
+        )),
+        MetricsAccess::Token(expected) => {
+            let presented = headers
+                .get(http::header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.strip_prefix("Bearer "))
+                .map(|token| <[u8; 32]>::from(Sha256::digest(token.as_bytes())));
+            // Comparing digests tells a timing observer nothing about the token.
+            (presented.as_ref() != Some(expected)).then(|| {
+                Error::unauthenticated("/metrics needs the metrics token: send `Authorization: Bearer <token>` with the token given to --metrics-token")
+            })
+        }
+    };
+    if let Some(error) = refused {
+        return (error.http_status(), axum::Json(error.to_json())).into_response();
+    }
     // The workers' figures live in the store; read them at scrape time.
     match shared.services.reconcilers_status().await {
         Ok((kinds, stuck)) => shared.metrics.set_reconcilers(&kinds, &stuck),
@@ -185,4 +232,5 @@ async fn metrics_text(State(shared): State<Shared>) -> impl IntoResponse {
         [(http::header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
         shared.metrics.encode(),
     )
+        .into_response()
 }

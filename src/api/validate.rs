@@ -9,13 +9,14 @@
 //! A field that is not set (absent, or at its zero value when it has no presence) is skipped
 //! unless `required`: the reference pages' optional fields are constrained only when given.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use prost_reflect::{DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value};
 use regex::Regex;
 
-use crate::error::FieldViolation;
+use crate::error::{FieldViolation, Violations};
 
 /// Rules of one field (or of the items of a list, or the keys or values of a map). The OpenAPI
 /// document reads them too (`super::openapi`), so a rule is read from the descriptors once.
@@ -116,19 +117,22 @@ impl Validator {
         self.messages.get(full_name).map(Vec::as_slice)
     }
 
-    /// Every violation in `message`, with field paths by JSON names (`nodePools[2].nodeCount`).
-    pub fn validate(&self, message: &DynamicMessage) -> Vec<FieldViolation> {
-        let mut out = Vec::new();
+    /// The violations in `message` (the first [`MAX_VIOLATIONS`](crate::error::MAX_VIOLATIONS),
+    /// counting the rest), with field paths by JSON names (`nodePools[2].nodeCount`).
+    pub fn validate(&self, message: &DynamicMessage) -> Violations {
+        let mut out = Violations::new();
         self.check_message(message, "", &mut out);
         out
     }
 
-    fn check_message(&self, message: &DynamicMessage, path: &str, out: &mut Vec<FieldViolation>) {
+    fn check_message(&self, message: &DynamicMessage, path: &str, out: &mut Violations) {
         for unknown in message.unknown_fields() {
-            out.push(FieldViolation::new(
-                join(path, &format!("#{}", unknown.number())),
-                format!("unknown field number {} for {}", unknown.number(), message.descriptor().full_name()),
-            ));
+            out.push_with(|| {
+                FieldViolation::new(
+                    join(path, &format!("#{}", unknown.number())),
+                    format!("is not a field of {}", message.descriptor().name()),
+                )
+            });
         }
         let Some(fields) = self.messages.get(message.descriptor().full_name()) else { return };
         for (field, rules) in fields {
@@ -151,17 +155,17 @@ impl Validator {
         kind: &Kind,
         rules: &FieldRules,
         path: &str,
-        out: &mut Vec<FieldViolation>,
+        out: &mut Violations,
     ) {
         match value {
             Value::List(items) => {
                 if let Some(list) = &rules.list {
-                    check_size(items.len() as u64, list.min, list.max, "items", path, out);
-                    if list.unique {
-                        let texts: Vec<String> = items.iter().map(|v| format!("{v:?}")).collect();
-                        if (1..texts.len()).any(|i| texts[..i].contains(&texts[i])) {
-                            out.push(FieldViolation::new(path, "must not repeat an item"));
-                        }
+                    // Past `max_items` the size is the answer: the items are not looked at.
+                    if !check_size(items.len() as u64, list.min, list.max, "items", path, out) {
+                        return;
+                    }
+                    if list.unique && repeats(items) {
+                        out.push(FieldViolation::new(path, "must not repeat an item"));
                     }
                 }
                 let item_rules = rules.list.as_ref().map(|l| &l.items);
@@ -173,8 +177,10 @@ impl Validator {
             Value::Map(entries) => {
                 let Kind::Message(entry) = kind else { return };
                 let value_kind = entry.map_entry_value_field().kind();
-                if let Some(map) = &rules.map {
-                    check_size(entries.len() as u64, map.min, map.max, "entries", path, out);
+                if let Some(map) = &rules.map
+                    && !check_size(entries.len() as u64, map.min, map.max, "entries", path, out)
+                {
+                    return;
                 }
                 for (key, item) in entries {
                     let key_text = match key {
@@ -200,7 +206,7 @@ impl Validator {
         kind: &Kind,
         rules: Option<&FieldRules>,
         path: &str,
-        out: &mut Vec<FieldViolation>,
+        out: &mut Violations,
     ) {
         // No store keeps NUL in text (Postgres refuses it), so no field may carry one.
         if value.as_str().is_some_and(|text| text.contains('\0')) {
@@ -219,7 +225,7 @@ impl FieldRules {
     /// Whether these scalar rules refuse `value` in `field`: the OpenAPI document asks whether a
     /// field left at its zero value (which the validator skips) would break them if checked.
     pub(crate) fn scalar_refuses(&self, value: &Value, field: &FieldDescriptor) -> bool {
-        let mut out = Vec::new();
+        let mut out = Violations::new();
         check_scalar(value, &self.scalar, field, "", &mut out);
         !out.is_empty()
     }
@@ -240,7 +246,21 @@ fn map_key_value(key: &MapKey) -> Value {
     }
 }
 
-fn check_size(len: u64, min: Option<u64>, max: Option<u64>, noun: &str, path: &str, out: &mut Vec<FieldViolation>) {
+/// Whether `items` holds one item twice (text and numbers alike, by their value).
+fn repeats(items: &[Value]) -> bool {
+    let mut seen = HashSet::with_capacity(items.len());
+    items.iter().any(|item| {
+        let key = match item {
+            Value::String(text) => Cow::Borrowed(text.as_str()),
+            other => Cow::Owned(format!("{other:?}")),
+        };
+        !seen.insert(key)
+    })
+}
+
+/// Checks a list's or a map's size; false when it is over `max` (nothing else about it is
+/// worth looking at then).
+fn check_size(len: u64, min: Option<u64>, max: Option<u64>, noun: &str, path: &str, out: &mut Violations) -> bool {
     match (min, max) {
         (Some(min), Some(max)) if len < min || len > max => {
             out.push(FieldViolation::new(path, format!("must have {min} to {max} {noun} (it has {len})")))
@@ -253,6 +273,7 @@ fn check_size(len: u64, min: Option<u64>, max: Option<u64>, noun: &str, path: &s
         }
         _ => {}
     }
+    max.is_none_or(|max| len <= max)
 }
 
 fn number_of(value: &Value) -> Option<f64> {
@@ -272,13 +293,7 @@ fn show(number: f64) -> String {
     if number.fract() == 0.0 { format!("{}", number as i64) } else { number.to_string() }
 }
 
-fn check_scalar(
-    value: &Value,
-    rules: &[ScalarRule],
-    field: &FieldDescriptor,
-    path: &str,
-    out: &mut Vec<FieldViolation>,
-) {
+fn check_scalar(value: &Value, rules: &[ScalarRule], field: &FieldDescriptor, path: &str, out: &mut Violations) {
     let text = value.as_str();
     let number = number_of(value);
     let mut fail = |description: String| out.push(FieldViolation::new(path, description));
@@ -578,12 +593,12 @@ mod tests {
         let ok = message("bettercompute.platform.v1.CreateTenantRequest", serde_json::json!({"id": "acme"}));
         assert!(v.validate(&ok).is_empty());
         let missing = message("bettercompute.platform.v1.CreateTenantRequest", serde_json::json!({}));
-        assert_eq!(v.validate(&missing), vec![FieldViolation::new("id", "is required")]);
+        assert_eq!(v.validate(&missing).kept(), [FieldViolation::new("id", "is required")]);
         let bad = message(
             "bettercompute.platform.v1.CreateTenantRequest",
             serde_json::json!({"id": "no spaces", "displayName": "x".repeat(129)}),
         );
-        let violations = v.validate(&bad);
+        let violations = v.validate(&bad).kept().to_vec();
         assert_eq!(violations.len(), 2, "{violations:?}");
         assert_eq!(violations[0].field, "id");
         assert!(violations[0].description.contains("must match"));
@@ -600,7 +615,7 @@ mod tests {
             "bettercompute.platform.v1.UpdateTenantRequest",
             serde_json::json!({"tenantId": "acme", "description": "d".repeat(257)}),
         );
-        assert_eq!(v.validate(&long)[0].field, "description");
+        assert_eq!(v.validate(&long).kept()[0].field, "description");
     }
 
     #[test]
@@ -610,7 +625,7 @@ mod tests {
             "bettercompute.platform.v1.CreateTenantRequest",
             serde_json::json!({"id": "acme", "description": "a\u{0}b"}),
         );
-        let violations = v.validate(&nul);
+        let violations = v.validate(&nul).kept().to_vec();
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].field, "description");
         assert!(violations[0].description.contains("NUL"));

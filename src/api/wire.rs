@@ -1,44 +1,93 @@
-//! Naming the field of a binary request that does not decode: a field sent with a wire type
-//! its declared type cannot have (a number where a string belongs, say).
+//! The scan of a binary request before it is decoded: names each field sent with a wire type
+//! its declared type cannot have (a number where a string belongs, say) and each field number
+//! the message does not have, so that neither reaches the decoder. It allocates only for what
+//! it reports, follows nested messages no deeper than the decoder would, and reports at most
+//! [`MAX_VIOLATIONS`](crate::error::MAX_VIOLATIONS) fields (counting the rest).
 
 use bytes::Buf;
-use prost::encoding::{DecodeContext, WireType, decode_key, skip_field};
-use prost_reflect::{Kind, MessageDescriptor};
+use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
-use crate::error::FieldViolation;
+use crate::error::{FieldViolation, Violations};
 
-/// The first field of `bytes` whose wire type does not fit its declaration in `descriptor`,
-/// searched into nested messages, with its path by JSON names.
-pub fn find_mistyped_field(descriptor: &MessageDescriptor, bytes: &[u8]) -> Option<FieldViolation> {
-    find_in(descriptor, bytes, "")
+#[cfg(test)]
+mod fuzz;
+
+/// The deepest nesting the scan follows: prost's decoder refuses messages nested deeper (its
+/// recursion limit), with its own message.
+pub const MAX_DEPTH: usize = 100;
+
+/// The fields of `bytes` that are mistyped or unknown to `descriptor`, searched into nested
+/// messages, with their paths by JSON names (`policy.fields.#7`). A malformed encoding ends
+/// the scan: the decoder names it.
+pub fn scan(descriptor: &MessageDescriptor, bytes: &[u8]) -> Violations {
+    let mut found = Violations::new();
+    scan_message(descriptor, bytes, 1, &mut Vec::new(), &mut found);
+    found
 }
 
-fn find_in(descriptor: &MessageDescriptor, mut buf: &[u8], path: &str) -> Option<FieldViolation> {
+/// Scans one message; false when its encoding is malformed.
+fn scan_message(
+    descriptor: &MessageDescriptor,
+    mut buf: &[u8],
+    depth: usize,
+    path: &mut Vec<FieldDescriptor>,
+    found: &mut Violations,
+) -> bool {
     while buf.has_remaining() {
-        let (number, wire_type) = decode_key(&mut buf).ok()?;
+        let Ok((number, wire_type)) = decode_key(&mut buf) else { return false };
         let start = buf;
-        skip_field(wire_type, number, &mut buf, DecodeContext::default()).ok()?;
-        let Some(field) = descriptor.get_field(number) else { continue };
-        let name = if path.is_empty() { field.json_name().to_owned() } else { format!("{path}.{}", field.json_name()) };
+        if skip_field(wire_type, number, &mut buf, DecodeContext::default()).is_err() {
+            return false;
+        }
+        let Some(field) = descriptor.get_field(number) else {
+            found.push_with(|| {
+                FieldViolation::new(
+                    path_of(path, &format!("#{number}")),
+                    format!("is not a field of {}", descriptor.name()),
+                )
+            });
+            continue;
+        };
         let kind = field.kind();
         let expected = wire_type_of(&kind);
         // Repeated numbers may also come packed.
         let packed_ok = field.is_list() && wire_type == WireType::LengthDelimited;
         if wire_type != expected && !packed_ok {
-            return Some(FieldViolation::new(
-                name,
-                format!("has the wrong type: sent as {}, declared {}", describe(wire_type), describe_kind(&kind)),
-            ));
+            found.push_with(|| {
+                FieldViolation::new(
+                    path_of(path, field.json_name()),
+                    format!("has the wrong type: sent as {}, declared {}", describe(wire_type), describe_kind(&kind)),
+                )
+            });
+            continue;
         }
-        if let (Kind::Message(inner), WireType::LengthDelimited) = (&kind, wire_type) {
+        if let (Kind::Message(inner), WireType::LengthDelimited) = (&kind, wire_type)
+            && depth < MAX_DEPTH
+        {
             let mut body = start;
-            let len = prost::encoding::decode_varint(&mut body).ok()? as usize;
-            if let Some(found) = find_in(inner, body.get(..len)?, &name) {
-                return Some(found);
+            let Ok(len) = decode_varint(&mut body) else { return false };
+            let Some(body) = usize::try_from(len).ok().and_then(|len| body.get(..len)) else { return false };
+            path.push(field);
+            let well_formed = scan_message(inner, body, depth + 1, path, found);
+            path.pop();
+            if !well_formed {
+                return false;
             }
         }
     }
-    None
+    true
+}
+
+/// The JSON path of `leaf` under the fields in `path`; built only for a field reported.
+fn path_of(path: &[FieldDescriptor], leaf: &str) -> String {
+    let mut text = String::new();
+    for field in path {
+        text.push_str(field.json_name());
+        text.push('.');
+    }
+    text.push_str(leaf);
+    text
 }
 
 fn wire_type_of(kind: &Kind) -> WireType {
@@ -90,9 +139,10 @@ mod tests {
             descriptor_pool().get_message_by_name("bettercompute.platform.v1.UpdateTenantRequest").unwrap();
         // Field 1 (tenantId) is fine; field 2 (displayName) arrives as a varint.
         let bytes = [0x0a, 0x01, b'a', 0x10, 0x05];
-        let violation = find_mistyped_field(&descriptor, &bytes).unwrap();
+        let found = scan(&descriptor, &bytes);
+        let violation = &found.kept()[0];
         assert_eq!(violation.field, "displayName");
         assert!(violation.description.contains("sent as an integer, declared a string"), "{}", violation.description);
-        assert!(find_mistyped_field(&descriptor, &bytes[..3]).is_none());
+        assert!(scan(&descriptor, &bytes[..3]).is_empty());
     }
 }

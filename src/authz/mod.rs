@@ -112,10 +112,9 @@ impl Authorizer {
         }
         let mut declared: HashMap<String, HashSet<String>> = HashMap::new();
         for action in actions {
-            declared
-                .entry(schema::entity_type_of(&action.resource_type))
-                .or_default()
-                .extend(action.attributes.iter().map(|(name, _)| name.clone()));
+            declared.entry(schema::entity_type_of(&action.resource_type)).or_default().extend(
+                action.attributes.iter().map(|(name, _)| name.clone()).filter(|n| !schema::is_secret_attribute(n)),
+            );
         }
         let names = policies
             .policies()
@@ -257,6 +256,7 @@ impl Authorizer {
                 let declared = self.declared.get(&resource_entity_type);
                 for (name, value) in &target.attributes {
                     if schema::RESERVED_ATTRIBUTES.contains(&name.as_str())
+                        || schema::is_secret_attribute(name)
                         || !declared.is_some_and(|d| d.contains(name))
                     {
                         continue;
@@ -441,6 +441,29 @@ mod tests {
         let alone: Vec<Decision> =
             foreign.iter().map(|t| authorizer.decide(&subject, "compute:kubernetes:read", t)).collect();
         assert_eq!(mixed, alone, "other tenants and shared ids are decided one by one");
+    }
+
+    #[test]
+    fn sealed_credentials_and_private_keys_never_become_attributes() {
+        let authorizer = authorizer();
+        let bindings = [binding("platform-admin", "platform", "platform")];
+        let operator = Subject { principal_id: "prn_op", kind: "operator", tenant_id: None, bindings: &bindings };
+        let principal = uid("Principal", operator.principal_id).unwrap();
+        let mut account = target("platform-account", "", None);
+        account.attributes.insert("credentials".into(), "dop_v1_hunter2".into());
+        account.attributes.insert("name".into(), "main".into());
+        let mut certificate = target("compute-certificate", "", Some("acme"));
+        certificate.attributes.insert("privateKey".into(), "-----BEGIN PRIVATE KEY-----sekrit".into());
+        certificate.attributes.insert("name".into(), "web".into());
+        for target in [account, certificate] {
+            let (entities, _) = authorizer.entities(&operator, &principal, std::slice::from_ref(&target)).unwrap();
+            let json = entities.to_json_value().unwrap().to_string();
+            assert!(!json.contains("hunter2") && !json.contains("sekrit"), "{json}");
+            assert!(!json.contains("credentials") && !json.contains("privateKey"), "{json}");
+            assert!(json.contains("\"name\""), "plain attributes stay: {json}");
+        }
+        assert!(!authorizer.schema_text().contains("credentials"), "{}", authorizer.schema_text());
+        assert!(!authorizer.schema_text().contains("privateKey"), "{}", authorizer.schema_text());
     }
 
     #[test]

@@ -39,6 +39,14 @@ impl AttributeKind {
 /// Attributes every resource entity has; request attributes of the same name are left out.
 pub const RESERVED_ATTRIBUTES: &[&str] = &["tenant", "project", "owner", "admins", "editors", "viewers"];
 
+/// Whether a request field is a secret (a provider credential, a private key, a token or
+/// password): its value never becomes an attribute, so no policy, decision log or diagnostic
+/// can carry it.
+pub fn is_secret_attribute(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["credential", "privatekey", "secret", "password", "token"].iter().any(|secret| name.contains(secret))
+}
+
 /// The entity type of a resource type: `compute-kubernetes-cluster` is
 /// `ComputeKubernetesCluster`; `platform` is the platform itself.
 pub fn entity_type_of(resource_type: &str) -> String {
@@ -83,7 +91,7 @@ pub fn cedar_schema(actions: &[ActionSpec]) -> String {
         let entity = entity_type_of(&action.resource_type);
         let entry = attributes.entry(entity.clone()).or_default();
         for (name, kind) in &action.attributes {
-            if !RESERVED_ATTRIBUTES.contains(&name.as_str()) {
+            if !RESERVED_ATTRIBUTES.contains(&name.as_str()) && !is_secret_attribute(name) {
                 entry.entry(name.clone()).or_insert(*kind);
             }
         }
@@ -133,6 +141,23 @@ mod tests {
         assert_eq!(entity_type_of("compute-kubernetes-cluster"), "ComputeKubernetesCluster");
         assert_eq!(entity_type_of("compute-provider-load-balancer"), "ComputeProviderLoadBalancer");
         assert_eq!(entity_type_of("platform"), "Platform");
+    }
+
+    #[test]
+    fn secrets_are_no_attributes() {
+        for secret in ["credentials", "privateKey", "apiToken", "password", "clientSecret"] {
+            assert!(is_secret_attribute(secret), "{secret}");
+        }
+        for plain in ["name", "region", "leafCertificate", "providerAccountId", "idempotencyKey"] {
+            assert!(!is_secret_attribute(plain), "{plain}");
+        }
+        let actions = [ActionSpec {
+            permission: "platform:accounts:create".into(),
+            resource_type: "platform-account".into(),
+            attributes: vec![("credentials".into(), AttributeKind::String), ("name".into(), AttributeKind::String)],
+        }];
+        let schema = cedar_schema(&actions);
+        assert!(schema.contains("\"name\"?: String") && !schema.contains("credentials"), "{schema}");
     }
 
     #[test]

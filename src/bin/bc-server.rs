@@ -72,8 +72,21 @@ async fn run(cli: Cli) -> Result<(), String> {
             let listener = tokio::net::TcpListener::bind(cli.server.listen)
                 .await
                 .map_err(|error| format!("cannot listen on {}: {error}", cli.server.listen))?;
-            tracing::info!(listen = %cli.server.listen, "serving");
-            server::serve(listener, services, shutdown::signal()).await.map_err(|e| e.to_string())?;
+            let metrics_listener = match cli.server.metrics_listen {
+                Some(address) => Some(
+                    tokio::net::TcpListener::bind(address)
+                        .await
+                        .map_err(|error| format!("cannot listen on {address} for /metrics: {error}"))?,
+                ),
+                None => None,
+            };
+            let options = server::ServeOptions {
+                limits: cli.server.listener_limits(),
+                metrics: cli.server.metrics_access(),
+                metrics_listener,
+            };
+            tracing::info!(listen = %cli.server.listen, metrics_listen = ?cli.server.metrics_listen, "serving");
+            server::serve_with(listener, services, options, shutdown::signal()).await.map_err(|e| e.to_string())?;
             store.close().await;
             Ok(())
         }

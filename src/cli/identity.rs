@@ -31,11 +31,14 @@ pub enum PrincipalsCommand {
         #[arg(long, default_value = "")]
         tenant: String,
     },
-    /// Lists a tenant's principals, or the operators without --tenant.
+    /// Lists a tenant's principals, or the operators without --tenant, a page at a time.
     List {
         /// The tenant.
         #[arg(long, default_value = "")]
         tenant: String,
+        /// Which page.
+        #[command(flatten)]
+        page: PageArgs,
     },
     /// Deletes a principal; its keys stop working at once.
     Delete {
@@ -64,13 +67,16 @@ pub enum ApiKeysCommand {
         #[arg(long)]
         ttl_seconds: Option<i64>,
     },
-    /// Lists a principal's keys (without secrets).
+    /// Lists a principal's keys (without secrets), a page at a time.
     List {
         /// The principal.
         principal_id: String,
         /// Its tenant (none for an operator).
         #[arg(long, default_value = "")]
         tenant: String,
+        /// Which page.
+        #[command(flatten)]
+        page: PageArgs,
     },
     /// Revokes a key.
     Revoke {
@@ -102,11 +108,17 @@ pub enum RoleBindingsCommand {
         #[arg(long, default_value = "")]
         scope_id: String,
     },
-    /// Lists a tenant's bindings, or the platform's without --tenant.
+    /// Lists a tenant's bindings, or the platform's without --tenant, a page at a time.
     List {
         /// The tenant.
         #[arg(long, default_value = "")]
         tenant: String,
+        /// Only this principal's.
+        #[arg(long, default_value = "")]
+        principal: String,
+        /// Which page.
+        #[command(flatten)]
+        page: PageArgs,
     },
     /// Removes a binding.
     Delete {
@@ -135,6 +147,17 @@ pub enum AuditCommand {
     },
 }
 
+/// Which page of a list to show.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PageArgs {
+    /// Items per page: 1 to 500 (100 when not given).
+    #[arg(long, default_value_t = 0)]
+    page_size: i32,
+    /// The token a previous page ended with.
+    #[arg(long, default_value = "")]
+    page_token: String,
+}
+
 const PLATFORM: &str = "bettercompute.platform.v1";
 
 fn print_one(cli: &Cli, message: &impl prost::Message, name: &str) {
@@ -146,6 +169,9 @@ fn print_list(cli: &Cli, message: &impl prost::Message, name: &str, field: &str)
     let json = output::to_json(message, &format!("{PLATFORM}.{name}"));
     let rows = json[field].as_array().cloned().unwrap_or_default();
     output::print(cli.output, &json, &rows);
+    if let Some(next) = json["nextPageToken"].as_str().filter(|next| !next.is_empty()) {
+        eprintln!("more follow: pass --page-token {next}");
+    }
 }
 
 /// Runs a principals command.
@@ -166,9 +192,14 @@ pub async fn principals(cli: &Cli, command: &PrincipalsCommand) -> Result<(), St
                 .delete(DeletePrincipalRequest { tenant_id: tenant.clone(), principal_id: principal_id.clone() })
                 .await
         }
-        PrincipalsCommand::List { tenant } => {
+        PrincipalsCommand::List { tenant, page } => {
             let list = client
-                .list(ListPrincipalsRequest { tenant_id: tenant.clone(), include_deleted: false })
+                .list(ListPrincipalsRequest {
+                    tenant_id: tenant.clone(),
+                    include_deleted: false,
+                    page_size: page.page_size,
+                    page_token: page.page_token.clone(),
+                })
                 .await
                 .map_err(fail)?
                 .into_inner();
@@ -198,9 +229,14 @@ pub async fn api_keys(cli: &Cli, command: &ApiKeysCommand) -> Result<(), String>
         ApiKeysCommand::Revoke { api_key_id, tenant } => {
             client.revoke(RevokeApiKeyRequest { tenant_id: tenant.clone(), api_key_id: api_key_id.clone() }).await
         }
-        ApiKeysCommand::List { principal_id, tenant } => {
+        ApiKeysCommand::List { principal_id, tenant, page } => {
             let list = client
-                .list(ListApiKeysRequest { tenant_id: tenant.clone(), principal_id: principal_id.clone() })
+                .list(ListApiKeysRequest {
+                    tenant_id: tenant.clone(),
+                    principal_id: principal_id.clone(),
+                    page_size: page.page_size,
+                    page_token: page.page_token.clone(),
+                })
                 .await
                 .map_err(fail)?
                 .into_inner();
@@ -236,9 +272,14 @@ pub async fn role_bindings(cli: &Cli, command: &RoleBindingsCommand) -> Result<(
                 })
                 .await
         }
-        RoleBindingsCommand::List { tenant } => {
+        RoleBindingsCommand::List { tenant, principal, page } => {
             let list = client
-                .list(ListRoleBindingsRequest { tenant_id: tenant.clone(), principal_id: String::new() })
+                .list(ListRoleBindingsRequest {
+                    tenant_id: tenant.clone(),
+                    principal_id: principal.clone(),
+                    page_size: page.page_size,
+                    page_token: page.page_token.clone(),
+                })
                 .await
                 .map_err(fail)?
                 .into_inner();

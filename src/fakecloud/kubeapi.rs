@@ -39,13 +39,22 @@ const RESOURCES: [Resource; 4] = [
     },
 ];
 
+/// A TokenRequest token, bound (as a real API server binds it) to its service account's uid:
+/// once that account is deleted, or replaced by one of the same name, the token is refused.
+struct BoundToken {
+    namespace: String,
+    name: String,
+    uid: Value,
+    expiry: SystemTime,
+}
+
 /// What exists inside one fake cluster (Nodes come from its pools).
 #[derive(Default)]
 pub struct KubeObjects {
     /// (resource plural, namespace, name) -> object.
     objects: BTreeMap<(String, String, String), Value>,
-    /// TokenRequest token -> (namespace, service account, expiry).
-    tokens: HashMap<String, (String, String, SystemTime)>,
+    /// TokenRequest token -> the account it was minted for.
+    tokens: HashMap<String, BoundToken>,
     resource_version: u64,
 }
 
@@ -110,8 +119,13 @@ fn authenticate(world: &super::World, cluster: &FakeCluster, token: &str) -> Opt
     if let Some(email) = world.oauth.account_of(token) {
         return Some(Caller::Google(email.to_owned()));
     }
-    let (namespace, name, expiry) = cluster.kube.tokens.get(token)?;
+    let BoundToken { namespace, name, uid, expiry } = cluster.kube.tokens.get(token)?;
     if *expiry < SystemTime::now() {
+        return None;
+    }
+    let account_key = ("serviceaccounts".to_owned(), namespace.clone(), name.clone());
+    let account = cluster.kube.objects.get(&account_key)?;
+    if account["metadata"]["uid"] != *uid {
         return None;
     }
     let role = cluster
@@ -415,9 +429,10 @@ fn store(objects: &mut KubeObjects, method: &Method, target: &Target, body: Valu
             None => status(404, "NotFound", &format!("{} \"{name}\" not found", resource.plural)),
         },
         (&Method::POST, Some(name), Some("token")) if resource.plural == "serviceaccounts" => {
-            if !objects.objects.contains_key(&object_key(target, name)) {
+            let Some(account) = objects.objects.get(&object_key(target, name)) else {
                 return status(404, "NotFound", &format!("serviceaccounts \"{name}\" not found"));
-            }
+            };
+            let uid = account["metadata"]["uid"].clone();
             let seconds = body["spec"]["expirationSeconds"].as_u64().unwrap_or(3600);
             if seconds < 600 {
                 return status(
@@ -430,7 +445,8 @@ fn store(objects: &mut KubeObjects, method: &Method, target: &Target, body: Valu
             }
             let expiry = SystemTime::now() + Duration::from_secs(seconds);
             let token = format!("fake-sa-token.{:032x}{:032x}", rand::random::<u128>(), rand::random::<u128>());
-            objects.tokens.insert(token.clone(), (target.namespace.clone(), name.clone(), expiry));
+            let bound = BoundToken { namespace: target.namespace.clone(), name: name.clone(), uid, expiry };
+            objects.tokens.insert(token.clone(), bound);
             json_response(
                 201,
                 json!({

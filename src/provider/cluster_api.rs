@@ -58,6 +58,12 @@ pub struct Node {
     pub ready: bool,
 }
 
+/// The namespace of the service accounts kubeconfigs are issued for.
+pub const CREDENTIAL_NAMESPACE: &str = "kube-system";
+
+/// The prefix of those accounts and of their cluster role bindings: `bc-u-<hash>-<role>`.
+pub const CREDENTIAL_PREFIX: &str = "bc-u-";
+
 /// The shortest token lifetime we ask for: the API server's own minimum is 10 minutes.
 pub const MIN_TOKEN_SECONDS: u32 = 600;
 
@@ -85,4 +91,12 @@ pub trait ClusterApi: Send + Sync {
     async fn apply(&self, object: &Value, field_manager: &str) -> ProviderResult<Value>;
     /// Lists the nodes.
     async fn nodes_list(&self) -> ProviderResult<Vec<Node>>;
+    /// The names of the service accounts in `namespace`.
+    async fn service_account_names(&self, namespace: &str) -> ProviderResult<Vec<String>>;
+    /// Deletes a service account (its tokens stop working); one already gone is no error.
+    async fn service_account_delete(&self, namespace: &str, name: &str) -> ProviderResult<()>;
+    /// The names of the cluster role bindings.
+    async fn cluster_role_binding_names(&self) -> ProviderResult<Vec<String>>;
+    /// Deletes a cluster role binding; one already gone is no error.
+    async fn cluster_role_binding_delete(&self, name: &str) -> ProviderResult<()>;
 }

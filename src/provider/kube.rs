@@ -89,6 +89,21 @@ impl KubeClient {
         error.request_id = request_id;
         Err(error)
     }
+
+    /// The `metadata.name` of each item a list path returns.
+    async fn names(&self, path: &str) -> ProviderResult<Vec<String>> {
+        let list = self.call(Method::GET, path, "", None).await?;
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        Ok(items.iter().filter_map(|item| item["metadata"]["name"].as_str().map(str::to_owned)).collect())
+    }
+
+    /// Deletes the object at `path`; a 404 means it is gone already.
+    async fn delete(&self, path: &str) -> ProviderResult<()> {
+        match self.call(Method::DELETE, path, "", None).await {
+            Err(error) if error.status == Some(404) => Ok(()),
+            other => other.map(drop),
+        }
+    }
 }
 
 /// A `Status` body: `{"kind": "Status", "reason": "Forbidden", "message": "..."}`.
@@ -211,6 +226,22 @@ impl ClusterApi for KubeClient {
                     .any(|c| c["type"] == "Ready" && c["status"] == "True"),
             })
             .collect())
+    }
+
+    async fn service_account_names(&self, namespace: &str) -> ProviderResult<Vec<String>> {
+        self.names(&format!("/api/v1/namespaces/{namespace}/serviceaccounts")).await
+    }
+
+    async fn service_account_delete(&self, namespace: &str, name: &str) -> ProviderResult<()> {
+        self.delete(&format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}")).await
+    }
+
+    async fn cluster_role_binding_names(&self) -> ProviderResult<Vec<String>> {
+        self.names("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings").await
+    }
+
+    async fn cluster_role_binding_delete(&self, name: &str) -> ProviderResult<()> {
+        self.delete(&format!("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}")).await
     }
 }
 

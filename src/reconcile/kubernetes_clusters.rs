@@ -13,16 +13,21 @@
 //! progress" means "later": changes queue in the desired state and go out one per pass. A
 //! pool with autoscaling belongs to the autoscaler: its live count is recorded, never resized.
 //! Deletion deletes at the provider, waits until the cluster is gone, then finishes the row.
+//! Before any step on a running cluster, kubeconfig accounts whose grant was revoked (their
+//! principal deleted or no longer allowed the role) or expired are removed from the cluster's
+//! own API, so the cluster refuses their tokens.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Backoff, Next, Outcome, Pass, Reconciler, Schedule};
 use crate::provider::accounts::GkeAccounts;
+use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
 use crate::provider::gke::Gke;
+use crate::provider::kube::{KubeAuth, KubeClient};
 use crate::provider::{
-    Autoscaling, Cluster, ClusterChange, ClusterSpec, ErrorKind, ManagedKubernetes, NodePool, NodePoolChange,
-    NodePoolSpec, ProviderError,
+    Autoscaling, Cluster, ClusterApi, ClusterChange, ClusterSpec, ErrorKind, ManagedKubernetes, NodePool,
+    NodePoolChange, NodePoolSpec, ProviderError,
 };
 use crate::store::{
     CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, NodePoolSpecRow, cluster_event,
@@ -252,6 +257,9 @@ impl Step<'_> {
     }
 
     async fn finish_delete(&self) -> Outcome {
+        if let Err(error) = self.pass.store.cluster_access_forget_cluster(&self.cluster.id).await {
+            return Outcome::transient(error.to_string());
+        }
         match self.pass.store.cluster_finish_delete(&self.cluster.id, self.now()).await {
             Ok(()) => Next::Remove.into(),
             Err(error) => Outcome::transient(error.to_string()),
@@ -290,6 +298,9 @@ impl Step<'_> {
                 return self.record(observed, Outcome::converging()).await;
             }
         }
+        if let Some(outcome) = self.sweep_access(&remote).await {
+            return outcome;
+        }
         if remote.status == "RECONCILING" {
             observed.state = busy_state.into();
             return self.record(observed, Outcome::converging()).await;
@@ -303,6 +314,58 @@ impl Step<'_> {
             return outcome;
         }
         self.ready(&remote, observed).await
+    }
+
+    /// Removes from the cluster the kubeconfig accounts (`bc-u-...`) and their bindings that no
+    /// live grant covers, when a grant was revoked or expired. The cluster's objects are listed
+    /// before the grants are read: an account made after that was granted before it, and stays.
+    /// `Some` when the sweep failed (retried on the backoff; the kubeconfigs still work).
+    async fn sweep_access(&self, remote: &Cluster) -> Option<Outcome> {
+        let store = &self.pass.store;
+        let id = &self.cluster.id;
+        match store.cluster_access_sweep_due(id, self.now()).await {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(error) => return Some(Outcome::transient(error.to_string())),
+        }
+        let failed = |error: &dyn std::fmt::Display| Some(Outcome::transient(format!("removing access: {error}")));
+        let auth = KubeAuth::Google(self.gke.tokens().clone());
+        let api = match KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, auth) {
+            Ok(api) => api,
+            Err(error) => return failed(&error),
+        };
+        let ours = |names: Vec<String>| -> Vec<String> {
+            names.into_iter().filter(|name| name.starts_with(CREDENTIAL_PREFIX)).collect()
+        };
+        let accounts = match api.service_account_names(CREDENTIAL_NAMESPACE).await {
+            Ok(names) => ours(names),
+            Err(error) => return failed(&error),
+        };
+        let bindings = match api.cluster_role_binding_names().await {
+            Ok(names) => ours(names),
+            Err(error) => return failed(&error),
+        };
+        let swept_at = self.now();
+        let live = match store.cluster_access_live_accounts(id, swept_at).await {
+            Ok(live) => live,
+            Err(error) => return failed(&error),
+        };
+        // The binding first: an account left behind by a failure then holds no role.
+        for name in bindings.iter().filter(|name| !live.contains(name)) {
+            if let Err(error) = api.cluster_role_binding_delete(name).await {
+                return failed(&error);
+            }
+        }
+        for name in accounts.iter().filter(|name| !live.contains(name)) {
+            if let Err(error) = api.service_account_delete(CREDENTIAL_NAMESPACE, name).await {
+                return failed(&error);
+            }
+            tracing::info!(cluster = %id, account = %name, "kubeconfig account removed");
+        }
+        if let Err(error) = store.cluster_access_forget_dead(id, swept_at).await {
+            return failed(&error);
+        }
+        None
     }
 
     /// Creates the cluster at the provider (an "already exists" is a crashed pass's work).

@@ -11,6 +11,19 @@ use crate::proto::platform::{
 use crate::secrets::SecretKey;
 use crate::store::{AccountChange, AccountRow, NewAccount, now_micros};
 
+/// A new endpoint without new credentials: the stored ones were made for the old endpoint, and
+/// the worker would present them to whatever listens at the new one.
+fn endpoint_without_credentials(current: &str, request: &UpdateAccountRequest) -> Option<FieldViolation> {
+    let changes_endpoint = request.endpoint.as_deref().is_some_and(|endpoint| endpoint != current);
+    (changes_endpoint && request.credentials.is_none()).then(|| {
+        FieldViolation::new(
+            "credentials",
+            "required when the endpoint changes: the stored credentials are never sent to a new endpoint, \
+             so give the credentials for it in the same call",
+        )
+    })
+}
+
 /// What is wrong with `credentials` for `provider`, never quoting them.
 fn credentials_problem(provider: &str, credentials: &str) -> Option<FieldViolation> {
     let problem = match provider {
@@ -118,6 +131,7 @@ impl Service {
         if let Some(credentials) = &request.credentials {
             problems.extend(credentials_problem(&current.provider, credentials));
         }
+        problems.extend(endpoint_without_credentials(&current.endpoint, &request));
         if !problems.is_empty() {
             return Err(Error::fields(problems));
         }

@@ -68,10 +68,9 @@ fn check_type_fields(request: &CreateCertificateRequest) -> Vec<FieldViolation> 
 impl Service {
     /// A certificate of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub async fn certificate_of_tenant(&self, tenant: &str, id: &str) -> Result<CertificateRow> {
-        match self.store.certificate_fetch(id).await? {
-            Some(certificate) if certificate.tenant_id == tenant => Ok(certificate),
-            _ => Err(Error::not_found("certificate", id)),
-        }
+        super::checks::of_tenant(tenant, "certificate", id, self.store.certificate_fetch(id).await?, |row| {
+            &row.tenant_id
+        })
     }
 
     /// Reads, seals and records a certificate and returns it `pending`.

@@ -17,6 +17,11 @@
 //! [`Service::check_placement`] runs 1 to 5 and 7 in that order; `Pools.checkPlacement` adds a
 //! quota check that books nothing. [`Service::check_project`] checks a `projectId` the create
 //! names (a live project of the tenant, else `NOT_FOUND`).
+//!
+//! Every reference a request makes to a row of the tenant (a cluster, a subnet, an instance a
+//! load balancer targets, a certificate) goes through [`of_tenant`], before any decision on the
+//! row: another tenant's row answers exactly as an id that does not exist, so no answer tells a
+//! caller that an id is in use elsewhere.
 
 use super::Service;
 use crate::error::{Code, Error, FieldViolation, Result};
@@ -83,6 +88,22 @@ pub struct Placement {
     pub pool: VisiblePool,
     /// The checked location.
     pub location: Location,
+}
+
+/// The row a reference names when it is `tenant`'s; `NOT_FOUND` naming `kind` and `id` when
+/// there is none or it is another tenant's: the two answers are one, word for word. Callers
+/// drop rows that do not count (deleted ones) from `row` before.
+pub fn of_tenant<T>(
+    tenant: &str,
+    kind: &str,
+    id: &str,
+    row: Option<T>,
+    tenant_of: impl FnOnce(&T) -> &str,
+) -> Result<T> {
+    match row {
+        Some(row) if tenant_of(&row) == tenant => Ok(row),
+        _ => Err(Error::not_found(kind, id)),
+    }
 }
 
 /// `UNSUPPORTED` unless the pool's provider provides `capability`.
@@ -175,11 +196,12 @@ impl Service {
         if project_id.is_empty() {
             return Ok(());
         }
-        match self.store.project_fetch(project_id).await {
-            Ok(project) if project.tenant_id == tenant && project.deleted_at.is_none() => Ok(()),
-            Ok(_) => Err(Error::not_found("project", project_id)),
-            Err(error) => Err(error),
-        }
+        let live = match self.store.project_fetch(project_id).await {
+            Ok(project) => Some(project).filter(|p| p.deleted_at.is_none()),
+            Err(error) if error.code == Code::NotFound => None,
+            Err(error) => return Err(error),
+        };
+        of_tenant(tenant, "project", project_id, live, |p| &p.tenant_id).map(drop)
     }
 
     /// Unless the pool's billing mode is `none`: `QUOTA_EXCEEDED` naming the first budget of
@@ -231,6 +253,15 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_tenants_row_answers_as_an_unknown_id() {
+        let theirs = of_tenant("globex", "instance", "inst_x", Some(("acme", 1)), |row| row.0).unwrap_err();
+        let unknown = of_tenant("globex", "instance", "inst_x", None::<(&str, i32)>, |row| row.0).unwrap_err();
+        assert_eq!((theirs.code, &theirs.message, &theirs.details), (unknown.code, &unknown.message, &unknown.details));
+        assert_eq!(theirs.code, Code::NotFound);
+        assert_eq!(of_tenant("acme", "instance", "inst_x", Some(("acme", 1)), |row| row.0).unwrap(), ("acme", 1));
+    }
 
     #[test]
     fn a_zone_is_in_the_region_before_its_last_dash() {

@@ -2,8 +2,13 @@
 //! (identity issue), a tenant principal reads its own tenant's events and usage, and an operator
 //! any tenant's, or every tenant's at once.
 
+use std::sync::OnceLock;
+
 use super::{Context, PrincipalKind, Service};
+use crate::authz::Target;
 use crate::error::{Error, Result};
+use crate::methods::MethodTable;
+use crate::proto::bettercompute::options::v1::Authorization;
 use crate::proto::compute::{ListEventsRequest, ListUsageRequest, WatchEventsRequest};
 use crate::store::{EventFilter, EventRow, KindStatus, StuckItem, UsageRow, now_micros};
 
@@ -61,10 +66,48 @@ impl Service {
         Ok((events, next))
     }
 
-    /// The filter of a watch, checked once when it starts.
+    /// The filter of a watch when it opens; `event_watch_recheck` checks the caller again later.
     pub fn event_watch_filter(&self, ctx: &Context, request: WatchEventsRequest) -> Result<EventFilter> {
         let r = request;
         self.event_filter(ctx, &r.after, &r.tenant_id, r.type_prefix, r.subject, 0)
+    }
+
+    /// Checks again what let `ctx`'s caller open a watch of `request`, as the API layer did when
+    /// it opened: the key (still there, not revoked nor expired), its principal (not deleted), the
+    /// decision with the principal's bindings as they are now, and the tenant read. The caller
+    /// is authenticated anew from `authorization`, the header the watch was opened with.
+    pub async fn event_watch_recheck(
+        &self,
+        ctx: &Context,
+        authorization: &str,
+        request: &WatchEventsRequest,
+    ) -> Result<()> {
+        let caller = self.authenticate(Some(authorization)).await?;
+        if caller.principal_id != ctx.caller.principal_id {
+            return Err(Error::unauthenticated("the API key of this watch now acts as another principal"));
+        }
+        let ctx = Context { caller, request_id: ctx.request_id.clone() };
+        let (method, authorization) = watch_authorization()?;
+        let attributes = [
+            ("after", &request.after),
+            ("tenantId", &request.tenant_id),
+            ("typePrefix", &request.type_prefix),
+            ("subject", &request.subject),
+        ]
+        .into_iter()
+        .filter(|(_, value)| !value.is_empty())
+        .map(|(name, value)| (name.to_owned(), serde_json::Value::from(value.as_str())))
+        .collect();
+        let target = Target {
+            resource_type: authorization.resource.clone(),
+            id: String::new(),
+            tenant_id: (!request.tenant_id.is_empty()).then(|| request.tenant_id.clone()),
+            project_id: None,
+            owner_id: None,
+            attributes,
+        };
+        self.authorize(&ctx, method, &authorization.permission, target).await?;
+        self.readable_tenant(&ctx, &request.tenant_id).map(|_| ())
     }
 
     /// Ledger rows of a period.
@@ -85,4 +128,18 @@ impl Service {
         let now = now_micros();
         Ok((self.store.work_status(now).await?, self.store.work_list_stuck(now, STUCK_LIMIT).await?))
     }
+}
+
+/// The name and the authorization option of `Events.Watch`, read from its descriptor once.
+fn watch_authorization() -> Result<(&'static str, &'static Authorization)> {
+    static WATCH: OnceLock<Option<(String, Authorization)>> = OnceLock::new();
+    WATCH
+        .get_or_init(|| {
+            let table = MethodTable::from_pool(crate::proto::descriptor_pool());
+            let method = table.by_grpc_path("/bettercompute.compute.v1.Events/Watch")?;
+            Some((method.name.clone(), method.authorization.clone()?))
+        })
+        .as_ref()
+        .map(|(name, authorization)| (name.as_str(), authorization))
+        .ok_or_else(|| Error::internal("Events.Watch has no authorization option in the descriptors"))
 }

@@ -23,10 +23,7 @@ fn create_hash(request: &CreateInstanceRequest) -> String {
 impl Service {
     /// An instance of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub async fn instance_of_tenant(&self, tenant: &str, id: &str) -> Result<InstanceRow> {
-        match self.store.instance_fetch(id).await? {
-            Some(instance) if instance.tenant_id == tenant => Ok(instance),
-            _ => Err(Error::not_found("instance", id)),
-        }
+        super::checks::of_tenant(tenant, "instance", id, self.store.instance_fetch(id).await?, |row| &row.tenant_id)
     }
 
     /// The subnet an instance names and its network: the tenant's own (`NOT_FOUND` otherwise),
@@ -38,10 +35,8 @@ impl Service {
         request: &CreateInstanceRequest,
         pool: &VisiblePool,
     ) -> Result<String> {
-        let subnet = match self.store.subnet_fetch(&request.subnet_id).await? {
-            Some(subnet) if subnet.tenant_id == tenant && subnet.deleted_at.is_none() => subnet,
-            _ => return Err(Error::not_found("subnet", &request.subnet_id)),
-        };
+        let live = self.store.subnet_fetch(&request.subnet_id).await?.filter(|s| s.deleted_at.is_none());
+        let subnet = super::checks::of_tenant(tenant, "subnet", &request.subnet_id, live, |s| &s.tenant_id)?;
         let network = self
             .store
             .network_fetch(&subnet.network_id)

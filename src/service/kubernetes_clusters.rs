@@ -16,17 +16,19 @@ use crate::proto::compute::{
     KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesVersionsRequest, ListKubernetesClustersRequest,
     UpdateKubernetesClusterRequest,
 };
+use crate::provider::cluster_api::MIN_TOKEN_SECONDS;
 use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
 use crate::store::{
-    AuthzResourceRow, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, cluster_event, now_micros,
+    AccessGrant, AuthzResourceRow, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow,
+    cluster_event, now_micros,
 };
 
 /// The most clusters `list` returns.
 const LIST_LIMIT: i64 = 500;
 
 /// The namespace of the service accounts credentials are minted for.
-pub const CREDENTIAL_NAMESPACE: &str = "kube-system";
+pub const CREDENTIAL_NAMESPACE: &str = crate::provider::cluster_api::CREDENTIAL_NAMESPACE;
 
 /// What `credentials` returns: the kubeconfig holds a bearer token, so `Debug` hides it.
 pub struct IssuedCredentials {
@@ -50,7 +52,7 @@ impl std::fmt::Debug for IssuedCredentials {
 pub fn credential_account(identity: &str, role: &str) -> String {
     let digest = Sha256::digest(identity.as_bytes());
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("bc-u-{hex}-{role}")
+    format!("{}{hex}-{role}", crate::provider::cluster_api::CREDENTIAL_PREFIX)
 }
 
 /// A node pool's spec from the request's fields.
@@ -126,10 +128,7 @@ pub fn request_digest(request: &CreateKubernetesClusterRequest) -> String {
 impl Service {
     /// A cluster of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn cluster_of_tenant(&self, tenant: &str, id: &str) -> Result<ClusterRow> {
-        match self.store.cluster_fetch(id).await? {
-            Some(cluster) if cluster.tenant_id == tenant => Ok(cluster),
-            _ => Err(Error::not_found("cluster", id)),
-        }
+        super::checks::of_tenant(tenant, "cluster", id, self.store.cluster_fetch(id).await?, |row| &row.tenant_id)
     }
 
     /// When a cluster that enters a transient state now counts as stuck.
@@ -394,6 +393,19 @@ impl Service {
             .map_err(provider_failure)?;
         let identity = ctx.caller.principal_id.as_str();
         let account = credential_account(identity, role);
+        // Recorded before the account exists, so that a sweep that finds the account also finds
+        // its grant; a revocation of the principal or its role revokes the grant.
+        let issued_at = now_micros();
+        let grant = AccessGrant {
+            cluster_id: cluster.id.clone(),
+            account: account.clone(),
+            principal_id: identity.to_owned(),
+            tenant_id: cluster.tenant_id.clone(),
+            role: role.to_owned(),
+            issued_at,
+            expires_at: issued_at + i64::from(ttl.max(MIN_TOKEN_SECONDS as i32)) * 1_000_000,
+        };
+        self.store.cluster_access_grant(&grant).await?;
         api.service_account_ensure(CREDENTIAL_NAMESPACE, &account).await.map_err(provider_failure)?;
         api.cluster_role_binding_ensure(&account, cluster_role, CREDENTIAL_NAMESPACE, &account)
             .await

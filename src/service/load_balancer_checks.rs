@@ -5,7 +5,7 @@
 //! `compute:instances:update` with the caller's own credential), the targeted regional load
 //! balancers and the certificates. Each refusal carries its documented code.
 
-use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offer, check_pool_active};
+use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offer, check_pool_active, of_tenant};
 use super::{Context, Service};
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Result};
@@ -172,10 +172,9 @@ impl Service {
         account: &str,
         region: &str,
     ) -> Result<()> {
-        let subnet = match self.store.load_balancer_subnet(subnet_id).await? {
-            Some(subnet) if subnet.tenant_id == tenant => subnet,
-            _ => return Err(Error::not_found("subnet", subnet_id)),
-        };
+        let subnet = of_tenant(tenant, "subnet", subnet_id, self.store.load_balancer_subnet(subnet_id).await?, |s| {
+            &s.tenant_id
+        })?;
         if subnet.account_id != account {
             return Err(Error::fields(vec![FieldViolation::new(
                 "subnetId",
@@ -193,9 +192,9 @@ impl Service {
         Ok(())
     }
 
-    /// The named instances: each must exist (`NOT_FOUND`), is decided as
-    /// `compute:instances:update` with the caller's own credential and must be the tenant's
-    /// (`ACCESS_DENIED`), not being deleted (`INVALID_STATE`), on the pool's account and in the
+    /// The named instances: each must be the tenant's (another tenant's is `NOT_FOUND`, as an
+    /// unknown id is, checked before any decision so that the answer reveals nothing), is
+    /// decided as `compute:instances:update` with the caller's own credential, not being deleted (`INVALID_STATE`), on the pool's account and in the
     /// region (`INVALID_INPUT`), and all on one subnet: `subnet` when the load balancer has one
     /// (`Some(None)`: none, on no tenant network), else the one they share (`INVALID_INPUT` for
     /// two).
@@ -211,10 +210,8 @@ impl Service {
         let found = self.store.load_balancer_instances(ids).await?;
         let mut instances: Vec<TargetInstance> = Vec::new();
         for id in ids {
-            match found.iter().find(|i| &i.id == id) {
-                Some(instance) => instances.push(instance.clone()),
-                None => return Err(Error::not_found("instance", id)),
-            }
+            let row = found.iter().find(|i| &i.id == id).cloned();
+            instances.push(of_tenant(tenant, "instance", id, row, |i| &i.tenant_id)?);
         }
         for instance in &instances {
             let target = Target {
@@ -224,16 +221,6 @@ impl Service {
                 ..Default::default()
             };
             self.authorize(ctx, method, INSTANCE_UPDATE, target).await?;
-            if instance.tenant_id != tenant {
-                // An operator may update it, but a load balancer never reaches another tenant's
-                // machine.
-                return Err(Error::access_denied(format!(
-                    "instance {:?} is not an instance of tenant {tenant:?}; a load balancer reaches only its tenant's instances",
-                    instance.id
-                ))
-                .with_detail("permission", INSTANCE_UPDATE)
-                .with_detail("resource", INSTANCE_RESOURCE));
-            }
         }
         let mut violations = Vec::new();
         for (i, instance) in instances.iter().enumerate() {
@@ -317,10 +304,8 @@ impl Service {
     pub(super) async fn load_balancer_check_targets(&self, tenant: &str, ids: &[String], account: &str) -> Result<()> {
         let mut violations = Vec::new();
         for (i, id) in ids.iter().enumerate() {
-            let target = match self.store.load_balancer_fetch(id).await? {
-                Some(lb) if lb.tenant_id == tenant && lb.deleted_at.is_none() => lb,
-                _ => return Err(Error::not_found("loadBalancer", id)),
-            };
+            let live = self.store.load_balancer_fetch(id).await?.filter(|lb| lb.deleted_at.is_none());
+            let target = of_tenant(tenant, "loadBalancer", id, live, |lb| &lb.tenant_id)?;
             if target.delete_requested_at.is_some() {
                 return Err(Error::invalid_state(format!("load balancer {id:?} is being deleted"))
                     .with_detail("loadBalancerId", id.as_str()));
@@ -362,10 +347,10 @@ impl Service {
             .filter(|(_, id)| !id.is_empty());
         let mut violations = Vec::new();
         for (path, id) in named {
-            let certificate = match self.store.load_balancer_certificate(id).await? {
-                Some(certificate) if certificate.tenant_id == tenant => certificate,
-                _ => return Err(Error::not_found("certificate", id)),
-            };
+            let certificate =
+                of_tenant(tenant, "certificate", id, self.store.load_balancer_certificate(id).await?, |c| {
+                    &c.tenant_id
+                })?;
             if matches!(certificate.state.as_str(), "deleting" | "deleted") {
                 return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
                     .with_detail("certificateId", id.as_str())

@@ -96,10 +96,9 @@ fn request_digest(
 impl Service {
     /// A load balancer of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn load_balancer_of_tenant(&self, tenant: &str, id: &str) -> Result<LoadBalancerRow> {
-        match self.store.load_balancer_fetch(id).await? {
-            Some(lb) if lb.tenant_id == tenant => Ok(lb),
-            _ => Err(Error::not_found("loadBalancer", id)),
-        }
+        super::checks::of_tenant(tenant, "loadBalancer", id, self.store.load_balancer_fetch(id).await?, |row| {
+            &row.tenant_id
+        })
     }
 
     fn load_balancer_deadline(now: i64) -> Option<i64> {

@@ -102,10 +102,7 @@ fn create_hash(request: &CreateNetworkRequest) -> String {
 impl Service {
     /// A network of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn network_of_tenant(&self, tenant: &str, id: &str) -> Result<NetworkRow> {
-        match self.store.network_fetch(id).await? {
-            Some(network) if network.tenant_id == tenant => Ok(network),
-            _ => Err(Error::not_found("network", id)),
-        }
+        super::checks::of_tenant(tenant, "network", id, self.store.network_fetch(id).await?, |row| &row.tenant_id)
     }
 
     /// Records a network and its subnets and returns it `pending`.

@@ -1,5 +1,6 @@
 //! Principals: operators, and the users and service accounts of a tenant; and their keys.
 
+use super::paging::Page;
 use super::{ApiKeyToken, Context, PrincipalKind, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::PrincipalId;
@@ -72,9 +73,17 @@ impl Service {
         self.principal_in(&request.tenant_id, &request.principal_id).await
     }
 
-    /// A tenant's principals, or the operators.
-    pub async fn principal_list(&self, _ctx: &Context, request: ListPrincipalsRequest) -> Result<Vec<PrincipalRow>> {
-        self.store.principal_list(tenant_of(&request.tenant_id), request.include_deleted).await
+    /// A page of a tenant's principals, or of the operators, and the next page's token.
+    pub async fn principal_list(
+        &self,
+        _ctx: &Context,
+        request: ListPrincipalsRequest,
+    ) -> Result<(Vec<PrincipalRow>, String)> {
+        let page = Page::of(request.page_size, &request.page_token)?;
+        let tenant = tenant_of(&request.tenant_id);
+        let mut rows = self.store.principal_list(tenant, request.include_deleted, page.after(), page.limit()).await?;
+        let next = page.finish(&mut rows, |p| (p.created_at, p.id.as_str()));
+        Ok((rows, next))
     }
 
     /// Deletes a principal: its keys stop working and its bindings go.
@@ -83,7 +92,9 @@ impl Service {
         if principal.id == ctx.caller.principal_id {
             return Err(Error::invalid_state("a principal cannot delete itself; ask another admin"));
         }
-        self.store.principal_delete(&principal.id, now_micros()).await?;
+        let revocations = self.access_revocations(&principal, principal.tenant_id.as_deref(), None).await?;
+        self.store.principal_delete(&principal.id, now_micros(), &revocations).await?;
+        self.store.access_revoked().await;
         tracing::info!(principal = %principal.id, by = %ctx.caller.principal_id, "principal deleted");
         self.principal_in(&request.tenant_id, &request.principal_id).await
     }
@@ -111,15 +122,17 @@ impl Service {
         Ok((principal, row, token))
     }
 
-    /// A principal's keys.
+    /// A page of a principal's keys, and the next page's token.
     pub async fn api_key_list(
         &self,
         _ctx: &Context,
         request: ListApiKeysRequest,
-    ) -> Result<(PrincipalRow, Vec<ApiKeyRow>)> {
+    ) -> Result<(PrincipalRow, Vec<ApiKeyRow>, String)> {
+        let page = Page::of(request.page_size, &request.page_token)?;
         let principal = self.principal_in(&request.tenant_id, &request.principal_id).await?;
-        let keys = self.store.api_key_list(&principal.id).await?;
-        Ok((principal, keys))
+        let mut keys = self.store.api_key_list(&principal.id, page.after(), page.limit()).await?;
+        let next = page.finish(&mut keys, |k| (k.created_at, k.id.as_str()));
+        Ok((principal, keys, next))
     }
 
     /// Revokes a key of a principal under the tenant the request names.
@@ -132,6 +145,7 @@ impl Service {
         let key = self.store.api_key_fetch(&request.api_key_id).await?.ok_or_else(not_found)?;
         let principal = self.principal_in(&request.tenant_id, &key.principal_id).await.map_err(|_| not_found())?;
         self.store.api_key_revoke(&key.id, now_micros()).await?;
+        self.store.access_revoked().await;
         tracing::info!(key = %key.id, by = %ctx.caller.principal_id, "API key revoked");
         let key = self.store.api_key_fetch(&key.id).await?.ok_or_else(not_found)?;
         Ok((principal, key))

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{RoleBindingRow, Store, conflict_on_unique};
+use super::{AccessRevocation, RoleBindingRow, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
 /// Someone who calls the API: an operator, a user or a service account.
@@ -156,23 +156,34 @@ impl Store {
         row.as_ref().map(principal_from_row).transpose()
     }
 
-    /// The principals of `tenant` (operators when none), oldest first.
-    pub async fn principal_list(&self, tenant: Option<&str>, include_deleted: bool) -> Result<Vec<PrincipalRow>> {
+    /// The principals of `tenant` (operators when none), oldest first: at most `limit` after
+    /// the principal `after` (created at, id).
+    pub async fn principal_list(
+        &self,
+        tenant: Option<&str>,
+        include_deleted: bool,
+        after: (i64, &str),
+        limit: i64,
+    ) -> Result<Vec<PrincipalRow>> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {PRINCIPAL_COLUMNS} FROM principals \
              WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 OR deleted_at IS NULL) \
-             ORDER BY created_at, id"
+             AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
         )))
         .bind(tenant)
         .bind(include_deleted)
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(principal_from_row).collect()
     }
 
-    /// Marks a principal deleted, revokes its keys and removes its role bindings, in one
-    /// transaction. A deleted principal is returned unchanged.
-    pub async fn principal_delete(&self, id: &str, now: i64) -> Result<()> {
+    /// Marks a principal deleted, revokes its keys, removes its role bindings and revokes its
+    /// kubeconfig accounts (`revocations`, waking their clusters), in one transaction. A deleted
+    /// principal is returned unchanged.
+    pub async fn principal_delete(&self, id: &str, now: i64, revocations: &[AccessRevocation]) -> Result<()> {
         let mut txn = self.begin_write().await?;
         let updated = sqlx::query("UPDATE principals SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL")
             .bind(id)
@@ -186,7 +197,8 @@ impl Store {
                 .execute(&mut *txn)
                 .await?;
             sqlx::query("DELETE FROM role_bindings WHERE principal_id = $1").bind(id).execute(&mut *txn).await?;
-            txn.commit().await?;
+            self.cluster_access_revoke_in(&mut txn, revocations, now).await?;
+            self.commit_and_signal(txn).await?;
         }
         Ok(())
     }
@@ -208,12 +220,16 @@ impl Store {
         row.as_ref().map(key_from_row).transpose()
     }
 
-    /// A principal's keys, oldest first.
-    pub async fn api_key_list(&self, principal_id: &str) -> Result<Vec<ApiKeyRow>> {
+    /// A principal's keys, oldest first: at most `limit` after the key `after` (created at, id).
+    pub async fn api_key_list(&self, principal_id: &str, after: (i64, &str), limit: i64) -> Result<Vec<ApiKeyRow>> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {KEY_COLUMNS} FROM api_keys WHERE principal_id = $1 ORDER BY created_at, id"
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE principal_id = $1 \
+             AND (created_at > $2 OR (created_at = $2 AND id > $3)) ORDER BY created_at, id LIMIT $4"
         )))
         .bind(principal_id)
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(key_from_row).collect()

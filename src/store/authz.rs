@@ -43,8 +43,11 @@ pub struct AuditRow {
     pub resource_type: String,
     /// The resource id.
     pub resource_id: String,
-    /// The resource's tenant, or empty.
+    /// The tenant the row is filed under, or empty: the resource's, except for a refusal of a
+    /// tenant principal naming another tenant, filed under the caller's own.
     pub tenant_id: String,
+    /// For such a refusal, the tenant the call named; else empty.
+    pub requested_tenant_id: String,
     /// `allow` or `deny`.
     pub decision: String,
     /// The deciding policies.
@@ -68,6 +71,25 @@ pub struct AuditFilter {
     pub until: Option<i64>,
     /// At most this many.
     pub limit: i64,
+}
+
+/// The most characters of one text an audit row keeps: ids and tenants are checked to be far
+/// shorter before a decision; this bounds what a caller could slip through any other field.
+pub const AUDIT_TEXT_CHARS: usize = 256;
+
+/// The most policies an audit row names.
+const AUDIT_POLICIES: usize = 32;
+
+/// `text` as an audit row keeps it: NUL (which Postgres refuses in text) replaced with U+FFFD,
+/// and at most [`AUDIT_TEXT_CHARS`] characters, a cut one ending in `…`.
+pub fn audit_text(text: &str) -> String {
+    let mut kept: String =
+        text.chars().take(AUDIT_TEXT_CHARS).map(|c| if c == '\0' { '\u{fffd}' } else { c }).collect();
+    if text.chars().nth(AUDIT_TEXT_CHARS).is_some() {
+        kept.pop();
+        kept.push('…');
+    }
+    kept
 }
 
 impl Store {
@@ -127,22 +149,27 @@ impl Store {
         }))
     }
 
-    /// Appends a decision to the audit trail.
+    /// Appends a decision to the audit trail. Every text is bounded and NUL-free
+    /// ([`audit_text`]): a refusal writes a row of a few hundred bytes whatever the caller sent,
+    /// and Postgres (which refuses NUL in text) never turns a refusal into an internal error.
     pub async fn audit_append(&self, row: &AuditRow) -> Result<()> {
+        let policies: Vec<String> = row.policies.iter().take(AUDIT_POLICIES).map(|p| audit_text(p)).collect();
         sqlx::query(
             "INSERT INTO audit_events (time, principal_id, method, permission, resource_type, resource_id, tenant_id, \
-             decision, policies, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+             requested_tenant_id, decision, policies, request_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(row.time)
-        .bind(&row.principal_id)
-        .bind(&row.method)
-        .bind(&row.permission)
-        .bind(&row.resource_type)
-        .bind(&row.resource_id)
-        .bind(&row.tenant_id)
-        .bind(&row.decision)
-        .bind(serde_json::to_string(&row.policies).expect("strings serialize"))
-        .bind(&row.request_id)
+        .bind(audit_text(&row.principal_id))
+        .bind(audit_text(&row.method))
+        .bind(audit_text(&row.permission))
+        .bind(audit_text(&row.resource_type))
+        .bind(audit_text(&row.resource_id))
+        .bind(audit_text(&row.tenant_id))
+        .bind(audit_text(&row.requested_tenant_id))
+        .bind(audit_text(&row.decision))
+        .bind(serde_json::to_string(&policies).expect("strings serialize"))
+        .bind(audit_text(&row.request_id))
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -151,8 +178,8 @@ impl Store {
     /// Decisions matching `filter`, newest first.
     pub async fn audit_list(&self, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
         let rows = sqlx::query(
-            "SELECT seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, decision, \
-                    policies, request_id FROM audit_events \
+            "SELECT seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, \
+                    requested_tenant_id, decision, policies, request_id FROM audit_events \
              WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR principal_id = $2) \
                AND ($3 IS NULL OR resource_id = $3) AND ($4 IS NULL OR time >= $4) AND ($5 IS NULL OR time < $5) \
              ORDER BY seq DESC LIMIT $6",
@@ -180,8 +207,29 @@ fn audit_from_row(row: &AnyRow) -> Result<AuditRow> {
         resource_type: row.try_get("resource_type")?,
         resource_id: row.try_get("resource_id")?,
         tenant_id: row.try_get("tenant_id")?,
+        requested_tenant_id: row.try_get("requested_tenant_id")?,
         decision: row.try_get("decision")?,
         policies: serde_json::from_str(&policies).unwrap_or_default(),
         request_id: row.try_get("request_id")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audited_text_is_bounded_and_nul_free() {
+        assert_eq!(audit_text("acme"), "acme");
+        assert_eq!(audit_text("ac\0me"), "ac\u{fffd}me");
+        let huge = "x".repeat(4_000_000);
+        let kept = audit_text(&huge);
+        assert_eq!(kept.chars().count(), AUDIT_TEXT_CHARS);
+        assert!(kept.ends_with('…'));
+        assert_eq!(
+            audit_text(&"é".repeat(AUDIT_TEXT_CHARS)),
+            "é".repeat(AUDIT_TEXT_CHARS),
+            "exactly the bound is kept"
+        );
+    }
 }

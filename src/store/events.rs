@@ -107,6 +107,7 @@ impl Store {
 
     /// Events after a cursor, oldest first.
     pub async fn event_list_after(&self, filter: &EventFilter) -> Result<Vec<EventRow>> {
+        self.event_read_counted();
         let rows = sqlx::query(
             "SELECT seq, id, source, type, subject, tenant_id, time, data FROM events \
              WHERE seq > $1 AND ($2 = '' OR tenant_id = $2) \
@@ -121,6 +122,13 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(event_from_row).collect()
+    }
+
+    /// The cursor after the last committed event (0 when there is none).
+    pub async fn event_last_seq(&self) -> Result<i64> {
+        self.event_read_counted();
+        let seq: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM events").fetch_one(&self.pool).await?;
+        Ok(seq.unwrap_or(0))
     }
 
     /// How far relay `name` has published (0 if never).

@@ -12,6 +12,8 @@ mod authz;
 mod budgets;
 mod catalog;
 mod certificates;
+mod cluster_access;
+mod event_hub;
 mod events;
 mod instances;
 mod kubernetes_clusters;
@@ -44,6 +46,10 @@ pub use budgets::{BudgetChange, BudgetRow, NewBudget, month_bounds};
 pub use certificates::{
     CERTIFICATE_KIND, CERTIFICATE_RESOURCE, CertificateObserved, CertificateRow, NewCertificate, certificate_event,
 };
+pub use cluster_access::{AccessGrant, AccessRevocation};
+pub use event_hub::{
+    EventBatch, EventWatch, GrantCheck, WATCH_POLL, WATCH_RECHECK, WATCHES_PER_PRINCIPAL, WATCHES_PER_TENANT,
+};
 pub use events::{EventFilter, EventRow, NewEvent};
 pub use instances::{INSTANCE_KIND, INSTANCE_RESOURCE, InstanceObserved, InstanceRow, NewInstance, instance_event};
 pub use kubernetes_clusters::{
@@ -68,7 +74,7 @@ pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
 pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
 pub use role_bindings::RoleBindingRow;
-pub use signals::{NOTIFY_CHANNEL, Signals};
+pub use signals::{ACCESS_CHANNEL, NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
 pub use usage::{HOUR_MICROS, UsageRow, hour_floor};
 pub use work::{KindStatus, StuckItem, WorkItem, WorkResult};
@@ -109,6 +115,8 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (7, "load balancers", include_str!("migrations/postgres/0007_load_balancers.sql")),
     (8, "kubernetes_version_pending", include_str!("migrations/postgres/0008_kubernetes_version_pending.sql")),
     (9, "list_indexes", include_str!("migrations/postgres/0009_list_indexes.sql")),
+    (10, "cluster_access", include_str!("migrations/postgres/0010_cluster_access.sql")),
+    (11, "audit_requested_tenant", include_str!("migrations/postgres/0011_audit_requested_tenant.sql")),
 ];
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
@@ -120,6 +128,8 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (7, "load balancers", include_str!("migrations/sqlite/0007_load_balancers.sql")),
     (8, "kubernetes_version_pending", include_str!("migrations/sqlite/0008_kubernetes_version_pending.sql")),
     (9, "list_indexes", include_str!("migrations/sqlite/0009_list_indexes.sql")),
+    (10, "cluster_access", include_str!("migrations/sqlite/0010_cluster_access.sql")),
+    (11, "audit_requested_tenant", include_str!("migrations/sqlite/0011_audit_requested_tenant.sql")),
 ];
 
 /// The store shared by every service and reconciler.

@@ -3,8 +3,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, conflict_on_unique};
-use crate::error::{Error, Result};
+use super::{AccessRevocation, Backend, Store, conflict_on_unique};
+use crate::error::{Code, Error, Result};
 
 /// A role held by a principal at a scope.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,9 +40,31 @@ fn binding_from_row(row: &AnyRow) -> Result<RoleBindingRow> {
 }
 
 impl Store {
-    /// Records a binding; the same role at the same scope twice is `CONFLICT`.
-    pub async fn role_binding_create(&self, binding: &RoleBindingRow) -> Result<()> {
+    /// Records a binding; the same role at the same scope twice is `CONFLICT`, and a principal
+    /// that already holds `max_per_principal` is `QUOTA_EXCEEDED`.
+    pub async fn role_binding_create(&self, binding: &RoleBindingRow, max_per_principal: i64) -> Result<()> {
         let mut txn = self.begin_write().await?;
+        if self.backend == Backend::Postgres {
+            // Serializes the bindings of one principal, so that two cannot both pass the cap.
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+                .bind(&binding.principal_id)
+                .execute(&mut *txn)
+                .await?;
+        }
+        let held: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM role_bindings WHERE principal_id = $1")
+            .bind(&binding.principal_id)
+            .fetch_one(&mut *txn)
+            .await?;
+        if held >= max_per_principal {
+            return Err(Error::new(
+                Code::QuotaExceeded,
+                format!(
+                    "principal {:?} already holds {held} role bindings, the most one may hold; remove one first",
+                    binding.principal_id
+                ),
+            )
+            .with_detail("limit", max_per_principal));
+        }
         self.role_binding_insert_in(&mut txn, binding).await?;
         txn.commit().await?;
         Ok(())
@@ -97,23 +119,47 @@ impl Store {
         rows.iter().map(binding_from_row).collect()
     }
 
-    /// The bindings under `tenant` (the platform's when none), oldest first.
-    pub async fn role_binding_list(&self, tenant: Option<&str>) -> Result<Vec<RoleBindingRow>> {
+    /// The bindings under `tenant` (the platform's when none), of one principal when named,
+    /// oldest first: at most `limit` after the binding `after` (created at, id).
+    pub async fn role_binding_list(
+        &self,
+        tenant: Option<&str>,
+        principal: Option<&str>,
+        after: (i64, &str),
+        limit: i64,
+    ) -> Result<Vec<RoleBindingRow>> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM role_bindings \
-             WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) ORDER BY created_at, id"
+             WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 = '' OR principal_id = $2) \
+             AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
         )))
         .bind(tenant)
+        .bind(principal.unwrap_or_default())
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(binding_from_row).collect()
     }
 
-    /// Removes a binding.
-    pub async fn role_binding_delete(&self, id: &str) -> Result<()> {
+    /// Whether a resource of `tenant` has the id `id` (the scope of a binding at a resource).
+    pub async fn role_binding_resource_exists(&self, tenant: &str, id: &str) -> Result<bool> {
+        let found: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM authz_resources WHERE resource_id = $1 AND tenant_id = $2")
+                .bind(id)
+                .bind(tenant)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(found > 0)
+    }
+
+    /// Removes a binding and revokes the kubeconfig accounts its principal no longer may hold
+    /// (`revocations`, waking their clusters), in one transaction.
+    pub async fn role_binding_delete(&self, id: &str, revocations: &[AccessRevocation], now: i64) -> Result<()> {
         let mut txn = self.begin_write().await?;
         sqlx::query("DELETE FROM role_bindings WHERE id = $1").bind(id).execute(&mut *txn).await?;
-        txn.commit().await?;
-        Ok(())
+        self.cluster_access_revoke_in(&mut txn, revocations, now).await?;
+        self.commit_and_signal(txn).await
     }
 }

@@ -1,12 +1,20 @@
 //! In-process signals: a write wakes the worker and the event watchers of its own process at
-//! once (`bc dev`, tests); other processes hear Postgres' `NOTIFY` through a listener.
+//! once (`bc dev`, tests); other processes hear Postgres' `NOTIFY` through a listener. A
+//! revocation (a key revoked, a principal deleted, a binding removed) has its own signal, so that
+//! open event watches check again at once whether their caller may still read.
 
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use super::Store;
+use super::event_hub::Hub;
+
 /// The Postgres channel a write of work or events is announced on.
 pub const NOTIFY_CHANNEL: &str = "bc_work";
+
+/// The Postgres channel a revocation is announced on, for the watches of other processes.
+pub const ACCESS_CHANNEL: &str = "bc_access";
 
 /// Counters that change on every wake-up, and the flag that ends long streams.
 #[derive(Clone)]
@@ -16,6 +24,10 @@ pub struct Signals {
     /// Bumped when a server stops, so that the `watch` streams open then end and graceful
     /// shutdown finishes; streams opened later (a restart on the same store) go on.
     stopping: Arc<watch::Sender<u64>>,
+    /// Bumped after a revocation: open streams check their caller again.
+    access: Arc<watch::Sender<u64>>,
+    /// The one poller and the open-watch counts of this process's event watches.
+    pub(super) hub: Arc<Hub>,
     /// The database URL, for a dedicated `LISTEN` connection; never printed.
     url: Arc<str>,
     /// Whether the database has `LISTEN`/`NOTIFY` (Postgres, not SQLite nor CockroachDB).
@@ -34,6 +46,8 @@ impl Signals {
         Self {
             changes: Arc::new(watch::channel(0).0),
             stopping: Arc::new(watch::channel(0).0),
+            access: Arc::new(watch::channel(0).0),
+            hub: Arc::new(Hub::default()),
             url: Arc::from(url),
             notify,
         }
@@ -62,6 +76,23 @@ impl Signals {
         receiver
     }
 
+    /// Tells this process's open streams that access was taken away somewhere.
+    pub fn access_changed(&self) {
+        self.access.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// How many revocations this process has heard of.
+    pub fn access_generation(&self) -> u64 {
+        *self.access.borrow()
+    }
+
+    /// A receiver whose `changed()` resolves after the next revocation.
+    pub fn access_subscribe(&self) -> watch::Receiver<u64> {
+        let mut receiver = self.access.subscribe();
+        receiver.borrow_and_update();
+        receiver
+    }
+
     /// Whether writers `NOTIFY` and workers `LISTEN` across processes.
     pub fn notifies(&self) -> bool {
         self.notify
@@ -70,5 +101,18 @@ impl Signals {
     /// The database URL, for the Postgres listener.
     pub fn database_url(&self) -> &str {
         &self.url
+    }
+}
+
+impl Store {
+    /// Announces a committed revocation: this process's watches hear it at once, other processes'
+    /// through `NOTIFY` (their periodic check covers a lost notice, and CockroachDB).
+    pub async fn access_revoked(&self) {
+        self.signals.access_changed();
+        if self.signals.notifies()
+            && let Err(error) = sqlx::query("SELECT pg_notify($1, '')").bind(ACCESS_CHANNEL).execute(&self.pool).await
+        {
+            tracing::warn!(%error, "cannot announce a revocation to other processes; their periodic check will");
+        }
     }
 }

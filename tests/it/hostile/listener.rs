@@ -1,1 +1,193 @@
-//! The listener: slow, half-sent and idle connections, and the connection cap.
+//! The listener: slow, half-sent and idle connections, and the connection cap; who may read
+//! `/metrics`; and the modes of the files `bc dev` keeps.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use super::ServerProcess;
+use crate::binaries::curl;
+
+/// Connects to the server behind `endpoint` and sends `bytes`, leaving the connection open.
+fn connect_and_send(endpoint: &str, bytes: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(endpoint.trim_start_matches("http://")).unwrap();
+    stream.write_all(bytes).unwrap();
+    stream
+}
+
+/// Reads until the server closes the connection or `within` passes: what it sent, and whether
+/// it closed.
+fn read_until_closed(stream: &mut TcpStream, within: Duration) -> (String, bool) {
+    let deadline = Instant::now() + within;
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return (String::from_utf8_lossy(&received).into_owned(), false);
+        }
+        stream.set_read_timeout(Some(left)).unwrap();
+        match stream.read(&mut buffer) {
+            Ok(0) => return (String::from_utf8_lossy(&received).into_owned(), true),
+            Ok(n) => received.extend_from_slice(&buffer[..n]),
+            Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return (String::from_utf8_lossy(&received).into_owned(), false);
+            }
+            Err(error) if error.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return (String::from_utf8_lossy(&received).into_owned(), true),
+        }
+    }
+}
+
+/// The descriptors the process has open.
+fn open_descriptors(server: &ServerProcess) -> usize {
+    std::fs::read_dir(format!("/proc/{}/fd", server.pid())).unwrap().count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_sends_half_a_header_line_is_closed_within_the_header_timeout() {
+    let server = ServerProcess::start(&["--header-read-timeout-secs", "1"]).await;
+    let mut slow = connect_and_send(&server.endpoint, b"GET /healthz HTT");
+    let (_, closed) = read_until_closed(&mut slow, Duration::from_secs(10));
+    assert!(closed, "a half-sent request line is still held after 10 s");
+    server.assert_up();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_body_under_a_long_content_length_is_answered_within_the_request_timeout() {
+    let server = ServerProcess::start(&["--request-timeout-secs", "2"]).await;
+    let head = format!(
+        "POST /api/platform/tenants/list HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
+         content-type: application/json\r\ncontent-length: 100000\r\n\r\n{{",
+        server.admin_token
+    );
+    let mut short = connect_and_send(&server.endpoint, head.as_bytes());
+    let (answer, closed) = read_until_closed(&mut short, Duration::from_secs(15));
+    assert!(answer.starts_with("HTTP/1.1 503"), "the call is answered UNAVAILABLE at its deadline: {answer:?}");
+    assert!(answer.contains("request timeout"), "the answer says which limit: {answer}");
+    assert!(closed, "the connection with the unread body is closed");
+
+    // Over gRPC-web, the same, as a status in the headers.
+    let head = format!(
+        "POST /bettercompute.platform.v1.Tenants/List HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
+         content-type: application/grpc-web+proto\r\ncontent-length: 100000\r\n\r\n\0",
+        server.admin_token
+    );
+    let mut short = connect_and_send(&server.endpoint, head.as_bytes());
+    let (answer, _) = read_until_closed(&mut short, Duration::from_secs(15));
+    assert!(answer.contains("grpc-status: 14"), "UNAVAILABLE over gRPC-web: {answer:?}");
+    server.assert_up();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed() {
+    let server = ServerProcess::start(&["--header-read-timeout-secs", "2", "--idle-timeout-secs", "2"]).await;
+    // A keep-alive connection after its call.
+    let mut kept = connect_and_send(&server.endpoint, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n");
+    let (answer, closed) = read_until_closed(&mut kept, Duration::from_secs(10));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
+    assert!(closed, "an idle keep-alive connection is still open after 10 s");
+    // A connection that never sends a byte (no protocol chosen yet), and one that has sent the
+    // HTTP/2 preface and nothing since.
+    let mut silent = connect_and_send(&server.endpoint, b"");
+    let mut http2 = connect_and_send(&server.endpoint, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0");
+    assert!(read_until_closed(&mut silent, Duration::from_secs(12)).1, "a silent connection is still open");
+    assert!(read_until_closed(&mut http2, Duration::from_secs(12)).1, "an idle HTTP/2 connection is still open");
+    server.assert_up();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_thousand_half_sent_connections_leave_the_server_answering() {
+    let cap = 20;
+    let server =
+        ServerProcess::start(&["--max-connections", &cap.to_string(), "--header-read-timeout-secs", "2"]).await;
+    let before = open_descriptors(&server);
+    let mut held = Vec::new();
+    for _ in 0..3_000 {
+        if let Ok(mut stream) = TcpStream::connect(server.endpoint.trim_start_matches("http://")) {
+            let _ = stream.write_all(b"GET /healthz HTTP/1.1\r\nhost");
+            held.push(stream);
+        }
+    }
+    assert!(held.len() > 2_000, "the test could open only {} connections", held.len());
+    let during = open_descriptors(&server);
+    assert!(during <= before + cap + 10, "the server holds {during} descriptors, {before} before the flood, cap {cap}");
+    // The half-sent ones time out and free their places: a real call gets one, while the
+    // flood's sockets are all still open on this side.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let health = format!("{}/healthz", server.endpoint);
+    while curl(&["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", &health]) != "200" {
+        assert!(
+            Instant::now() < deadline,
+            "the server does not answer /healthz after the flood: {}",
+            server.log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(open_descriptors(&server) <= before + cap + 10);
+    drop(held);
+    server.assert_up();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_stream_outlives_the_request_and_idle_timeouts() {
+    let server = ServerProcess::start(&["--request-timeout-secs", "1", "--idle-timeout-secs", "1"]).await;
+    let url = format!("{}/api/compute/events/watch", server.endpoint);
+    let auth = format!("Authorization: Bearer {}", server.admin_token);
+    // curl gives up after 5 s (exit 28, "timed out"): the stream was still open then.
+    let output = std::process::Command::new("curl")
+        .args(["-s", "-N", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", &url, "-H", &auth])
+        .args(["-H", "content-type: application/json", "-d", "{}"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "200");
+    assert_eq!(output.status.code(), Some(28), "the watch ended before 5 s: {output:?}");
+    server.assert_up();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_served_only_with_their_token_or_on_their_own_listener() {
+    let metrics_status = |url: &str, token: Option<&str>| {
+        let auth = format!("Authorization: Bearer {}", token.unwrap_or_default());
+        let mut args = vec!["-s", "-o", "/dev/null", "-w", "%{http_code}", url];
+        if token.is_some() {
+            args.extend(["-H", auth.as_str()]);
+        }
+        curl(&args)
+    };
+    // By default, not on the API listener: a scrape queries the store and counts every tenant.
+    let plain = ServerProcess::start(&[]).await;
+    let url = format!("{}/metrics", plain.endpoint);
+    assert_eq!(metrics_status(&url, None), "404");
+    assert_eq!(metrics_status(&url, Some(&plain.admin_token)), "404");
+    drop(plain);
+
+    let guarded = ServerProcess::start(&["--metrics-token", "scrape-me"]).await;
+    let url = format!("{}/metrics", guarded.endpoint);
+    assert_eq!(metrics_status(&url, None), "401");
+    assert_eq!(metrics_status(&url, Some("wrong")), "401");
+    assert_eq!(metrics_status(&url, Some("scrape-me")), "200");
+    drop(guarded);
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let apart = ServerProcess::start(&["--metrics-listen", &listen]).await;
+    assert_eq!(metrics_status(&format!("http://{listen}/metrics"), None), "200");
+    assert_eq!(metrics_status(&format!("{}/metrics", apart.endpoint), None), "404");
+}
+
+#[test]
+fn bc_dev_keeps_its_store_and_tokens_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (dev, _) = crate::binaries::start_dev(dir.path());
+    for name in ["bc.sqlite", "bc.sqlite-wal", "bc.sqlite-shm", "dev.json", "secret.key"] {
+        let Ok(metadata) = std::fs::metadata(dir.path().join(name)) else {
+            assert!(name.contains('-'), "bc dev made no {name}");
+            continue;
+        };
+        let mode = metadata.permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name} has mode {mode:o}");
+    }
+    drop(dev);
+}

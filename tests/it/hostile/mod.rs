@@ -14,6 +14,7 @@ use better_compute::store::Store;
 use crate::binaries::{Running, curl};
 use crate::harness::TestDb;
 
+mod accounts;
 mod authorization;
 mod decoders;
 mod identity;
@@ -30,8 +31,8 @@ pub struct ServerProcess {
     pub admin_token: String,
     /// The server's store, for seeding principals and looking behind the API.
     pub store: Store,
-    /// The database; dropped after the process.
-    pub db: TestDb,
+    /// The database, kept until the process is gone.
+    _db: TestDb,
     process: Option<Running>,
     log: tempfile::NamedTempFile,
 }
@@ -58,7 +59,7 @@ impl ServerProcess {
             endpoint: format!("http://127.0.0.1:{port}"),
             admin_token,
             store,
-            db,
+            _db: db,
             process: Some(Running(child)),
             log,
         };
@@ -101,7 +102,8 @@ impl ServerProcess {
     /// Panics, with the server's log, unless the process is up and answers `/healthz`.
     pub fn assert_up(&self) {
         assert!(self.is_alive(), "bc-server died: {}", self.log_text());
-        let health = curl(&["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", &format!("{}/healthz", self.endpoint)]);
+        let health =
+            curl(&["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", &format!("{}/healthz", self.endpoint)]);
         assert_eq!(health, "200", "bc-server does not answer /healthz: {}", self.log_text());
     }
 }

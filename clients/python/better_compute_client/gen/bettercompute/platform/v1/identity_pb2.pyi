@@ -49,18 +49,24 @@ class GetPrincipalRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ...) -> None: ...
 
 class ListPrincipalsRequest(_message.Message):
-    __slots__ = ("tenant_id", "include_deleted")
+    __slots__ = ("tenant_id", "include_deleted", "page_size", "page_token")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_DELETED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     include_deleted: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., include_deleted: _Optional[bool] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, tenant_id: _Optional[str] = ..., include_deleted: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListPrincipalsResponse(_message.Message):
-    __slots__ = ("principals",)
+    __slots__ = ("principals", "next_page_token")
     PRINCIPALS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     principals: _containers.RepeatedCompositeFieldContainer[Principal]
-    def __init__(self, principals: _Optional[_Iterable[_Union[Principal, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, principals: _Optional[_Iterable[_Union[Principal, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class DeletePrincipalRequest(_message.Message):
     __slots__ = ("tenant_id", "principal_id")
@@ -105,18 +111,24 @@ class CreateApiKeyRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., description: _Optional[str] = ..., ttl_seconds: _Optional[int] = ...) -> None: ...
 
 class ListApiKeysRequest(_message.Message):
-    __slots__ = ("tenant_id", "principal_id")
+    __slots__ = ("tenant_id", "principal_id", "page_size", "page_token")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     principal_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListApiKeysResponse(_message.Message):
-    __slots__ = ("api_keys",)
+    __slots__ = ("api_keys", "next_page_token")
     API_KEYS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     api_keys: _containers.RepeatedCompositeFieldContainer[ApiKey]
-    def __init__(self, api_keys: _Optional[_Iterable[_Union[ApiKey, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, api_keys: _Optional[_Iterable[_Union[ApiKey, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class RevokeApiKeyRequest(_message.Message):
     __slots__ = ("tenant_id", "api_key_id")
@@ -159,18 +171,24 @@ class CreateRoleBindingRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., role: _Optional[str] = ..., scope_type: _Optional[str] = ..., scope_id: _Optional[str] = ...) -> None: ...
 
 class ListRoleBindingsRequest(_message.Message):
-    __slots__ = ("tenant_id", "principal_id")
+    __slots__ = ("tenant_id", "principal_id", "page_size", "page_token")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     principal_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, tenant_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListRoleBindingsResponse(_message.Message):
-    __slots__ = ("role_bindings",)
+    __slots__ = ("role_bindings", "next_page_token")
     ROLE_BINDINGS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     role_bindings: _containers.RepeatedCompositeFieldContainer[RoleBinding]
-    def __init__(self, role_bindings: _Optional[_Iterable[_Union[RoleBinding, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, role_bindings: _Optional[_Iterable[_Union[RoleBinding, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class DeleteRoleBindingRequest(_message.Message):
     __slots__ = ("tenant_id", "role_binding_id")

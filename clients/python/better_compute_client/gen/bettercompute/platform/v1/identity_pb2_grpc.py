@@ -79,7 +79,8 @@ class PrincipalsServicer:
         raise NotImplementedError('Method not implemented!')
 
     def List(self, request, context):
-        """Returns the principals of a tenant (or, without `tenantId`, the operators), oldest first.
+        """Returns the principals of a tenant (or, without `tenantId`, the operators), oldest first, a
+        page at a time (`pageSize`, at most 500; `nextPageToken` for the next).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -277,7 +278,7 @@ class ApiKeysServicer:
         raise NotImplementedError('Method not implemented!')
 
     def List(self, request, context):
-        """Returns a principal's keys, without their secrets, oldest first.
+        """Returns a principal's keys, without their secrets, oldest first, a page at a time.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -439,14 +440,17 @@ class RoleBindingsServicer:
     """
 
     def Create(self, request, context):
-        """Binds a role.
+        """Binds a role. The project or resource a binding names must exist in the tenant
+        (`NOT_FOUND` otherwise); a principal holds at most 100 bindings (`QUOTA_EXCEEDED`, with
+        `details.limit`).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def List(self, request, context):
-        """Returns the bindings of a tenant (or of the platform without `tenantId`), oldest first.
+        """Returns the bindings of a tenant (or of the platform without `tenantId`), oldest first, a
+        page at a time.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

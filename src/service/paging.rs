@@ -1,0 +1,96 @@
+//! Pages of a list ordered by (creation time, id): `pageSize` items after the item a
+//! `pageToken` names, and the token of the next page. The token is `<createdAt>.<id>` of the
+//! last item returned: keyset paging, so a page costs the same however deep it is, and an item
+//! created meanwhile is neither skipped nor repeated.
+
+use crate::error::{Error, FieldViolation, Result};
+
+/// Items per page when the request names none.
+pub const DEFAULT_PAGE_SIZE: i64 = 100;
+
+/// Items per page at most (the descriptor also refuses more).
+pub const MAX_PAGE_SIZE: i64 = 500;
+
+/// A page asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// The (created at, id) the page starts after; `(i64::MIN, "")` for the first page.
+    pub after: (i64, String),
+    /// How many items it holds at most.
+    pub size: i64,
+}
+
+impl Page {
+    /// The page `page_size` and `page_token` ask for; a token that is not one this API gave is
+    /// `INVALID_INPUT` naming `pageToken`.
+    pub fn of(page_size: i32, page_token: &str) -> Result<Page> {
+        let size = match i64::from(page_size) {
+            0 => DEFAULT_PAGE_SIZE,
+            size => size.clamp(1, MAX_PAGE_SIZE),
+        };
+        if page_token.is_empty() {
+            return Ok(Page { after: (i64::MIN, String::new()), size });
+        }
+        let parsed = page_token
+            .split_once('.')
+            .and_then(|(at, id)| Some((at.parse::<i64>().ok()?, id)))
+            .filter(|(_, id)| !id.is_empty());
+        match parsed {
+            Some((at, id)) => Ok(Page { after: (at, id.to_owned()), size }),
+            None => Err(Error::fields(vec![FieldViolation::new(
+                "pageToken",
+                "is not a page token of this list; pass the nextPageToken of the previous page, or none",
+            )])),
+        }
+    }
+
+    /// How many rows to ask the store for: one more than the page, to know whether another follows.
+    pub fn limit(&self) -> i64 {
+        self.size + 1
+    }
+
+    /// The store's `after` argument.
+    pub fn after(&self) -> (i64, &str) {
+        (self.after.0, self.after.1.as_str())
+    }
+
+    /// Cuts `rows` (fetched with [`Page::limit`]) to the page and returns the next page's token,
+    /// empty when this page is the last.
+    pub fn finish<T>(&self, rows: &mut Vec<T>, key: impl Fn(&T) -> (i64, &str)) -> String {
+        if rows.len() as i64 <= self.size {
+            return String::new();
+        }
+        rows.truncate(self.size as usize);
+        rows.last()
+            .map(|last| {
+                let (at, id) = key(last);
+                format!("{at}.{id}")
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_names_its_size_and_where_it_starts() {
+        assert_eq!(Page::of(0, "").unwrap(), Page { after: (i64::MIN, String::new()), size: DEFAULT_PAGE_SIZE });
+        assert_eq!(Page::of(9000, "").unwrap().size, MAX_PAGE_SIZE);
+        let page = Page::of(2, "17.prn_x").unwrap();
+        assert_eq!((page.after(), page.limit()), ((17, "prn_x"), 3));
+        assert!(Page::of(2, "prn_x").is_err());
+        assert!(Page::of(2, "x.prn_x").is_err());
+    }
+
+    #[test]
+    fn the_next_token_is_the_last_item_of_a_full_page() {
+        let page = Page::of(2, "").unwrap();
+        let mut rows = vec![(1, "a"), (2, "b"), (3, "c")];
+        assert_eq!(page.finish(&mut rows, |r| (r.0, r.1)), "2.b");
+        assert_eq!(rows.len(), 2);
+        let mut last = vec![(1, "a"), (2, "b")];
+        assert_eq!(page.finish(&mut last, |r| (r.0, r.1)), "");
+    }
+}
