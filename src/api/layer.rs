@@ -251,6 +251,17 @@ async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: 
         "-" => None,
         field => Some(field),
     };
+    // The fields the decision reads are held to their own rules first, so that a malformed id
+    // or tenant is neither decided on nor audited; the rest is validated after the decision.
+    let decided: Vec<&str> =
+        [Some(authorization.id_field.as_str()).filter(|f| !f.is_empty()), tenant_field, Some("project_id")]
+            .into_iter()
+            .flatten()
+            .collect();
+    let violations = state.validator.validate_fields(request, &decided);
+    if !violations.is_empty() {
+        return Err(violations.into_error());
+    }
     let target = Target {
         resource_type: authorization.resource.clone(),
         id: (!authorization.id_field.is_empty()).then(|| text(&authorization.id_field)).flatten().unwrap_or_default(),

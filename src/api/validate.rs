@@ -125,6 +125,20 @@ impl Validator {
         out
     }
 
+    /// The violations of the top-level fields of `message` named (by proto name) in `names`
+    /// that are set; the others are not looked at.
+    pub fn validate_fields(&self, message: &DynamicMessage, names: &[&str]) -> Violations {
+        let mut out = Violations::new();
+        let Some(fields) = self.messages.get(message.descriptor().full_name()) else { return out };
+        for (field, rules) in fields.iter().filter(|(field, _)| names.contains(&field.name())) {
+            if message.has_field(field) {
+                let value = message.get_field(field);
+                self.check_value(&value, field, &field.kind(), rules, field.json_name(), &mut out);
+            }
+        }
+        out
+    }
+
     fn check_message(&self, message: &DynamicMessage, path: &str, out: &mut Violations) {
         for unknown in message.unknown_fields() {
             out.push_with(|| {

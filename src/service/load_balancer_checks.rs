@@ -192,12 +192,13 @@ impl Service {
         Ok(())
     }
 
-    /// The named instances: each must be the tenant's (another tenant's is `NOT_FOUND`, as an
-    /// unknown id is, checked before any decision so that the answer reveals nothing), is
-    /// decided as `compute:instances:update` with the caller's own credential, not being deleted (`INVALID_STATE`), on the pool's account and in the
-    /// region (`INVALID_INPUT`), and all on one subnet: `subnet` when the load balancer has one
-    /// (`Some(None)`: none, on no tenant network), else the one they share (`INVALID_INPUT` for
-    /// two).
+    /// The named instances: each must be the tenant's, checked before any decision: another
+    /// tenant's instance is `ACCESS_DENIED` (the page's code), and so is an unknown id, word for
+    /// word, so that the answer tells nothing of what other tenants have. Each is then decided as
+    /// `compute:instances:update` with the caller's own credential, must not be being deleted
+    /// (`INVALID_STATE`), be on the pool's account and in the region (`INVALID_INPUT`), and all on
+    /// one subnet: `subnet` when the load balancer has one (`Some(None)`: none, on no tenant
+    /// network), else the one they share (`INVALID_INPUT` for two).
     pub(super) async fn load_balancer_check_instances(
         &self,
         ctx: &Context,
@@ -210,8 +211,10 @@ impl Service {
         let found = self.store.load_balancer_instances(ids).await?;
         let mut instances: Vec<TargetInstance> = Vec::new();
         for id in ids {
-            let row = found.iter().find(|i| &i.id == id).cloned();
-            instances.push(of_tenant(tenant, "instance", id, row, |i| &i.tenant_id)?);
+            match found.iter().find(|i| &i.id == id && i.tenant_id == tenant) {
+                Some(instance) => instances.push(instance.clone()),
+                None => return Err(not_an_instance_of(tenant, id)),
+            }
         }
         for instance in &instances {
             let target = Target {
@@ -365,4 +368,14 @@ impl Service {
         }
         if violations.is_empty() { Ok(()) } else { Err(Error::fields(violations)) }
     }
+}
+
+/// The one refusal of a named instance that is not the tenant's, whether it is another tenant's
+/// or does not exist.
+fn not_an_instance_of(tenant: &str, id: &str) -> Error {
+    Error::access_denied(format!(
+        "instance {id:?} is not an instance of tenant {tenant:?}; a load balancer reaches only its tenant's instances"
+    ))
+    .with_detail("permission", INSTANCE_UPDATE)
+    .with_detail("resource", INSTANCE_RESOURCE)
 }

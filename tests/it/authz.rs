@@ -318,7 +318,9 @@ async fn every_decision_on_a_mutation_is_audited(backend: Backend) {
         (denied["decision"].as_str(), denied["permission"].as_str()),
         (Some("deny"), Some("platform:tenants:delete"))
     );
-    assert_eq!(denied["tenantId"], "acme");
+    // Filed under the caller's own tenant: a refusal is never written into the trail of the
+    // tenant it named (issue 14).
+    assert_eq!(denied["tenantId"], "globex");
     let outsider_id = denied["principalId"].as_str().unwrap();
     let theirs = server.admin_ok("/api/platform/audit/list", json!({"principalId": outsider_id})).await;
     assert_eq!(theirs["auditEvents"].as_array().unwrap().len(), 1);

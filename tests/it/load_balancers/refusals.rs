@@ -142,8 +142,10 @@ async fn named_instances_must_share_the_region_account_and_subnet(backend: Backe
     );
     let (_, code, _) = refused(vec![&here.id], Some(&subnet_a)).await;
     assert_eq!(code, "INVALID_INPUT", "an instance on no network is not on subnetId");
+    // An unknown id answers as another tenant's instance does, so that the answer tells
+    // nothing of what other tenants have.
     let (status, code, _) = refused(vec!["inst_0000000000000000000000000a"], None).await;
-    assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
+    assert_eq!((status, code.as_str()), (403, "ACCESS_DENIED"));
     assert_eq!(env.quota_used("acme").await, 0);
 
     // Without a subnetId it lives on the subnet its named instances share.
