@@ -56,9 +56,27 @@ fn body_for(method: &better_compute::methods::Method, tenant: &str) -> Value {
     if let Some(field) = input.get_field_by_name(&authorization.id_field)
         && authorization.id_field != tenant_field.unwrap_or_default()
     {
-        body.insert(field.json_name().to_owned(), json!(format!("{}_0000000000000000000000000a", "x")));
+        body.insert(field.json_name().to_owned(), json!(format!("{}0000000000000000000000000a", id_prefix(&field))));
     }
     Value::Object(body)
+}
+
+/// The prefix (`acct_`) that the id field's documented pattern (`^acct_[0-9a-hjkmnp-tv-z]{26}$`)
+/// asks for: the decided fields are held to their rules before the decision, so the id must be
+/// well formed for the decision to be what refuses.
+fn id_prefix(field: &prost_reflect::FieldDescriptor) -> String {
+    let extension = descriptor_pool().get_extension_by_name("buf.validate.field").expect("buf.validate is in the pool");
+    let rules = field.options().get_extension(&extension).into_owned();
+    let string = rules.as_message().and_then(|rules| rules.get_field_by_name("string")).map(|s| s.into_owned());
+    let pattern = string
+        .as_ref()
+        .and_then(|string| string.as_message())
+        .and_then(|string| string.get_field_by_name("pattern").and_then(|p| p.as_str().map(str::to_owned)))
+        .unwrap_or_default();
+    match pattern.strip_prefix('^').and_then(|rest| rest.split_once('_')) {
+        Some((prefix, _)) if prefix.bytes().all(|b| b.is_ascii_lowercase()) => format!("{prefix}_"),
+        _ => "x_".to_owned(),
+    }
 }
 
 async fn seed_tenants(server: &TestServer) {
