@@ -166,11 +166,24 @@ pub fn decode_json(
         // Nothing more would be shown.
         return Err(violations.into_error());
     }
+    // The keys given are what an update changes (`[]` and `null` included), unless the body
+    // names its own mask.
+    let (keys, gave_mask): (Vec<String>, bool) = match &value {
+        Value::Object(object) => (
+            object.keys().cloned().collect(),
+            object.contains_key("updateMask") || object.contains_key(super::update_mask::FIELD),
+        ),
+        _ => (Vec::new(), false),
+    };
     let decoded = DynamicMessage::deserialize_with_options(
         descriptor.clone(),
         value,
         &DeserializeOptions::new().deny_unknown_fields(true),
-    );
+    )
+    .map(|mut message| {
+        super::update_mask::fill_from_json_keys(&mut message, keys.iter().map(String::as_str), gave_mask, validator);
+        message
+    });
     match decoded {
         Ok(message) if violations.is_empty() => Ok(message),
         Ok(message) => {

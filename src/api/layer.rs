@@ -19,7 +19,7 @@ use tracing::Instrument;
 
 use super::validate::Validator;
 use crate::authz::Target;
-use crate::error::{Code, Error, FieldViolation};
+use crate::error::{Code, Error, FieldViolation, Violations};
 use crate::methods::{Method, MethodTable};
 use crate::service::{Context, Service as Services};
 use crate::telemetry::Metrics;
@@ -42,6 +42,11 @@ pub struct RequestId(pub String);
 /// the caller is authenticated, and the caller is authenticated once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct JsonBody;
+
+/// The schema stage's violations of a request, passed on to the method's handler (see
+/// `api::context`, which refuses the call with them unless the method checks rules of its own).
+#[derive(Clone, Debug)]
+pub struct SchemaViolations(pub Violations);
 
 /// The request id of a call: the client's `x-request-id` when it is 1 to 128 characters of
 /// `[A-Za-z0-9._:-]` (it reaches logs and the audit trail), else a new one.
@@ -203,7 +208,7 @@ where
         return Err(Error::new(Code::Unsupported, format!("{} streams requests, which is not served", method.name)));
     }
     let input = method.descriptor.input();
-    let (bytes, decoded) = if parts.extensions.remove::<JsonBody>().is_some() {
+    let (mut bytes, mut decoded) = if parts.extensions.remove::<JsonBody>().is_some() {
         let body = read_body(body, MAX_REQUEST_BYTES).await?;
         let decoded = super::gateway::decode_json(&input, &body, &state.validator)?;
         (encode_frame(&decoded), decoded)
@@ -225,11 +230,19 @@ where
     };
     // The decision comes before anything else is looked up or written; validation only reads
     // the request, so a refused caller learns nothing of the rules either.
-    let ctx = Context { caller, request_id };
+    let ctx = Context::new(caller, request_id);
     authorize(state, &ctx, method, &decoded).await?;
-    let violations = state.validator.validate(&decoded);
+    let mut violations = Violations::new();
+    if super::update_mask::settle(&mut decoded, &state.validator, &mut violations) {
+        bytes = encode_frame(&decoded);
+    }
+    for violation in state.validator.validate(&decoded).kept() {
+        violations.push(violation.clone());
+    }
     if !violations.is_empty() {
-        return Err(violations.into_error());
+        // Passed on rather than answered, so that a service with rules of its own can report
+        // them all at once; `api::context` refuses the call with these for every other method.
+        parts.extensions.insert(SchemaViolations(violations));
     }
     parts.extensions.insert(ctx.caller);
     parts.extensions.insert(RequestId(ctx.request_id));

@@ -21,6 +21,7 @@ mod platform_pools;
 mod projects;
 mod quotas;
 mod tenants;
+pub mod update_mask;
 mod usage;
 pub mod validate;
 mod vps;
@@ -42,16 +43,34 @@ use crate::methods::MethodTable;
 use crate::proto::{FILE_DESCRIPTOR_SET, descriptor_pool};
 use crate::service::{Caller, Context, Service};
 use crate::telemetry::Metrics;
-use layer::{ApiLayer, LayerState, RequestId};
+use layer::{ApiLayer, LayerState, RequestId, SchemaViolations};
 use sha2::{Digest, Sha256};
 use validate::Validator;
 
-/// The service context of a call, put in its extensions by the API layer.
+/// The service context of a call, put in its extensions by the API layer. A request the
+/// schema stage found wrong is refused here with its violations.
 pub fn context<T>(request: &tonic::Request<T>) -> Result<Context, tonic::Status> {
+    let ctx = context_with_rules(request)?;
+    if !ctx.schema.is_empty() {
+        return Err(ctx.schema.into_error().into());
+    }
+    Ok(ctx)
+}
+
+/// The context of a call to a method whose service checks rules of its own: it carries the
+/// schema stage's violations, which the service reports together with its own
+/// (`Context::report`), looking at nothing else while there are any.
+pub fn context_with_rules<T>(request: &tonic::Request<T>) -> Result<Context, tonic::Status> {
     let caller = request.extensions().get::<Caller>().cloned();
     let request_id = request.extensions().get::<RequestId>().cloned();
     match (caller, request_id) {
-        (Some(caller), Some(RequestId(request_id))) => Ok(Context { caller, request_id }),
+        (Some(caller), Some(RequestId(request_id))) => {
+            let mut ctx = Context::new(caller, request_id);
+            if let Some(SchemaViolations(violations)) = request.extensions().get::<SchemaViolations>() {
+                ctx.schema = violations.clone();
+            }
+            Ok(ctx)
+        }
         _ => Err(Error::internal("a call reached a service without passing the API layer").into()),
     }
 }

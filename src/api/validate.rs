@@ -121,7 +121,8 @@ impl Validator {
     /// counting the rest), with field paths by JSON names (`nodePools[2].nodeCount`).
     pub fn validate(&self, message: &DynamicMessage) -> Violations {
         let mut out = Violations::new();
-        self.check_message(message, "", &mut out);
+        let masked = super::update_mask::paths(message);
+        self.check_message(message, "", &masked, &mut out);
         out
     }
 
@@ -139,7 +140,9 @@ impl Validator {
         out
     }
 
-    fn check_message(&self, message: &DynamicMessage, path: &str, out: &mut Violations) {
+    /// `masked` names the top-level fields an update's mask sets: a list or map named there is
+    /// held to its size rules even when empty (`[]` clears it, and `min_items` can refuse that).
+    fn check_message(&self, message: &DynamicMessage, path: &str, masked: &[String], out: &mut Violations) {
         for unknown in message.unknown_fields() {
             out.push_with(|| {
                 FieldViolation::new(
@@ -154,6 +157,8 @@ impl Validator {
             if !message.has_field(field) {
                 if rules.required {
                     out.push(FieldViolation::new(field_path, "is required"));
+                } else if (field.is_list() || field.is_map()) && masked.iter().any(|m| m == field.name()) {
+                    self.check_value(&message.get_field(field), field, &field.kind(), rules, &field_path, out);
                 }
                 continue;
             }
@@ -230,7 +235,7 @@ impl Validator {
             check_scalar(value, &rules.scalar, field, path, out);
         }
         if let (Value::Message(message), Kind::Message(_)) = (value, kind) {
-            self.check_message(message, path, out);
+            self.check_message(message, path, &[], out);
         }
     }
 }

@@ -120,6 +120,7 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
         AccountsCommand::Update { account_id, name, description, credentials_file, endpoint, zones, regions } => {
             client
                 .update(UpdateAccountRequest {
+                    update_mask: None,
                     account_id: account_id.clone(),
                     name: name.clone(),
                     description: description.clone(),

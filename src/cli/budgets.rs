@@ -68,6 +68,7 @@ pub async fn run(cli: &Cli, command: &BudgetsCommand) -> Result<(), String> {
         BudgetsCommand::Update { budget_id, name, monthly_limit } => {
             client
                 .update(UpdateBudgetRequest {
+                    update_mask: None,
                     budget_id: budget_id.clone(),
                     name: name.clone(),
                     monthly_limit: *monthly_limit,

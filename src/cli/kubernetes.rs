@@ -386,6 +386,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
             wait,
         } => {
             let request = UpdateKubernetesClusterRequest {
+                update_mask: None,
                 tenant_id: tenant.clone(),
                 cluster_id: cluster_id.clone(),
                 version: version.clone(),
@@ -531,6 +532,7 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 })
                 .transpose()?;
             let request = UpdateKubernetesNodePoolRequest {
+                update_mask: None,
                 tenant_id: tenant.clone(),
                 cluster_id: cluster.clone(),
                 node_pool_id: node_pool_id.clone(),

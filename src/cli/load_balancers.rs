@@ -332,6 +332,7 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
         } => {
             let parsed = parts.parse()?;
             let request = UpdateLoadBalancerRequest {
+                update_mask: None,
                 tenant_id: tenant.clone(),
                 load_balancer_id: load_balancer_id.clone(),
                 targets: parsed.targets,

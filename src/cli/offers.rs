@@ -92,6 +92,7 @@ pub async fn run(cli: &Cli, command: &OffersCommand) -> Result<(), String> {
         OffersCommand::Update { pool, tenant, state, excluded_regions, clear_excluded_regions } => {
             client
                 .update(UpdateOfferRequest {
+                    update_mask: None,
                     pool_id: pool.clone(),
                     tenant_id: tenant.clone(),
                     state: state.clone(),

@@ -142,6 +142,7 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
         PoolsCommand::Update { pool_id, name, description, billing_mode, state, prices: given, policy } => {
             client
                 .update(UpdatePoolRequest {
+                    update_mask: None,
                     pool_id: pool_id.clone(),
                     name: name.clone(),
                     description: description.clone(),

@@ -71,6 +71,7 @@ pub async fn run(cli: &Cli, command: &ProjectsCommand) -> Result<(), String> {
         ProjectsCommand::Update { project_id, name, description } => {
             client
                 .update(UpdateProjectRequest {
+                    update_mask: None,
                     project_id: project_id.clone(),
                     name: name.clone(),
                     description: description.clone(),

@@ -87,6 +87,7 @@ pub async fn run(cli: &Cli, command: &QuotasCommand) -> Result<(), String> {
         QuotasCommand::Update { key, limit } => {
             client
                 .update(UpdateQuotaRequest {
+                    update_mask: None,
                     pool_id: key.pool.clone(),
                     tenant_id: key.tenant.clone(),
                     resource_kind: key.kind.clone(),

@@ -71,6 +71,7 @@ pub async fn run(cli: &Cli, command: &TenantsCommand) -> Result<(), String> {
         TenantsCommand::Update { tenant_id, display_name, description } => {
             client
                 .update(UpdateTenantRequest {
+                    update_mask: None,
                     tenant_id: tenant_id.clone(),
                     display_name: display_name.clone(),
                     description: description.clone(),

@@ -326,6 +326,7 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
         }
         NetworksCommand::Update { tenant, network_id, description } => {
             let request = UpdateNetworkRequest {
+                update_mask: None,
                 tenant_id: tenant.clone(),
                 network_id: network_id.clone(),
                 description: Some(description.clone()),

@@ -86,7 +86,7 @@ impl Service {
         if caller.principal_id != ctx.caller.principal_id {
             return Err(Error::unauthenticated("the API key of this watch now acts as another principal"));
         }
-        let ctx = Context { caller, request_id: ctx.request_id.clone() };
+        let ctx = Context::new(caller, ctx.request_id.clone());
         let (method, authorization) = watch_authorization()?;
         let attributes = [
             ("after", &request.after),

@@ -29,6 +29,7 @@ mod projects;
 mod quotas;
 mod role_bindings;
 mod tenants;
+pub mod update_mask;
 pub mod vps;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
@@ -96,6 +97,36 @@ pub struct Context {
     pub caller: Caller,
     /// The request id, for logs and audit.
     pub request_id: String,
+    /// What the schema stage found wrong with the request. Only a method whose service checks
+    /// rules of its own is served with these (`api::context_with_rules`); it reports them with
+    /// its own ([`Context::report`]), so that a request learns every violated field at once.
+    pub schema: crate::error::Violations,
+}
+
+impl Context {
+    /// A context with a request the schema stage found nothing wrong with.
+    pub fn new(caller: Caller, request_id: String) -> Self {
+        Self { caller, request_id, schema: crate::error::Violations::new() }
+    }
+
+    /// `INVALID_INPUT` naming the schema stage's violations and `rules` (the service's own), or
+    /// `Ok` when there are none.
+    pub fn report(&self, rules: Vec<crate::error::FieldViolation>) -> crate::error::Result<()> {
+        if self.schema.is_empty() && rules.is_empty() {
+            return Ok(());
+        }
+        let mut all = self.schema.clone();
+        for violation in rules {
+            all.push(violation);
+        }
+        Err(all.into_error())
+    }
+
+    /// `error`, unless the schema stage found violations: then those. For a lookup that failed
+    /// on a request whose fields were already wrong, the fields are the answer.
+    pub fn schema_first(&self, error: crate::error::Error) -> crate::error::Error {
+        if self.schema.is_empty() { error } else { self.schema.clone().into_error() }
+    }
 }
 
 /// The services, sharing one store.
