@@ -104,9 +104,8 @@ impl MethodTable {
             .iter()
             .filter_map(|method| {
                 let authorization = method.authorization.as_ref()?;
-                let attributes = method
-                    .descriptor
-                    .input()
+                let input = method.descriptor.input();
+                let mut attributes: Vec<(String, AttributeKind)> = input
                     .fields()
                     .filter(|field| !field.is_list() && !field.is_map())
                     .filter_map(|field| {
@@ -121,6 +120,10 @@ impl MethodTable {
                         Some((field.json_name().to_owned(), kind))
                     })
                     .collect();
+                if input.get_field_by_name("pool_id").is_some() {
+                    // The decision resolves the pool's account (`Service::authorize`).
+                    attributes.push(("providerAccountId".to_owned(), AttributeKind::String));
+                }
                 Some(ActionSpec {
                     permission: authorization.permission.clone(),
                     resource_type: authorization.resource.clone(),

@@ -90,14 +90,22 @@ pub async fn run(cli: &Cli, command: &OffersCommand) -> Result<(), String> {
             client.get(GetOfferRequest { pool_id: pool.clone(), tenant_id: tenant.clone() }).await
         }
         OffersCommand::Update { pool, tenant, state, excluded_regions, clear_excluded_regions } => {
+            // The mask says what changes, so that an empty list of regions clears them.
+            let mut paths = Vec::new();
+            if state.is_some() {
+                paths.push("state".to_owned());
+            }
+            if !excluded_regions.is_empty() || *clear_excluded_regions {
+                paths.push("excluded_regions".to_owned());
+            }
             client
                 .update(UpdateOfferRequest {
-                    update_mask: None,
+                    update_mask: Some(prost_types::FieldMask { paths }),
                     pool_id: pool.clone(),
                     tenant_id: tenant.clone(),
                     state: state.clone(),
                     excluded_regions: excluded_regions.clone(),
-                    clear_excluded_regions: *clear_excluded_regions,
+                    clear_excluded_regions: false,
                 })
                 .await
         }

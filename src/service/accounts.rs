@@ -2,6 +2,7 @@
 //! the server's secret key, and never returned, logged or put in an event.
 
 use super::checks::provider_has_zones;
+use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::AccountId;
@@ -13,9 +14,13 @@ use crate::store::{AccountChange, AccountRow, NewAccount, now_micros};
 
 /// A new endpoint without new credentials: the stored ones were made for the old endpoint, and
 /// the worker would present them to whatever listens at the new one.
-fn endpoint_without_credentials(current: &str, request: &UpdateAccountRequest) -> Option<FieldViolation> {
-    let changes_endpoint = request.endpoint.as_deref().is_some_and(|endpoint| endpoint != current);
-    (changes_endpoint && request.credentials.is_none()).then(|| {
+fn endpoint_without_credentials(
+    current: &str,
+    endpoint: Option<&str>,
+    gives_credentials: bool,
+) -> Option<FieldViolation> {
+    let changes_endpoint = endpoint.is_some_and(|endpoint| endpoint != current);
+    (changes_endpoint && !gives_credentials).then(|| {
         FieldViolation::new(
             "credentials",
             "required when the endpoint changes: the stored credentials are never sent to a new endpoint, \
@@ -114,37 +119,33 @@ impl Service {
 
     /// Changes what is named; credentials are replaced whole and sealed again.
     pub async fn account_update(&self, ctx: &Context, request: UpdateAccountRequest) -> Result<AccountRow> {
-        if request.name.is_none()
-            && request.description.is_none()
-            && request.credentials.is_none()
-            && request.endpoint.is_none()
-            && request.zones.is_empty()
-            && request.regions.is_empty()
-        {
-            return Err(Error::invalid_input("name at least one field to change").with_detail(
-                "accepted",
-                serde_json::json!(["name", "description", "credentials", "endpoint", "zones", "regions"]),
-            ));
-        }
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["name", "description", "credentials", "endpoint", "zones", "regions"])?;
+        let name = named.required("name", "name", request.name.clone())?;
+        let credentials = named.required("credentials", "credentials", request.credentials.clone())?;
         let current = self.store.account_fetch(&request.account_id).await?;
-        let mut problems = locations_problems(&current.provider, &request.zones, &request.regions, false);
-        if let Some(credentials) = &request.credentials {
+        // The provider's own kind of location, named, replaces them and must not be emptied.
+        let names_locations =
+            if provider_has_zones(&current.provider) { named.has("zones") } else { named.has("regions") };
+        let mut problems = locations_problems(&current.provider, &request.zones, &request.regions, names_locations);
+        if let Some(credentials) = &credentials {
             problems.extend(credentials_problem(&current.provider, credentials));
         }
-        problems.extend(endpoint_without_credentials(&current.endpoint, &request));
+        let endpoint = named.clearable("endpoint", request.endpoint.clone());
+        problems.extend(endpoint_without_credentials(&current.endpoint, endpoint.as_deref(), credentials.is_some()));
         if !problems.is_empty() {
             return Err(Error::fields(problems));
         }
-        let sealed_credentials = match &request.credentials {
+        let sealed_credentials = match &credentials {
             Some(credentials) => Some(self.sealing_key()?.seal(credentials, &current.id)?),
             None => None,
         };
         let locations = if provider_has_zones(&current.provider) { request.zones } else { request.regions };
         let change = AccountChange {
-            name: request.name,
-            description: request.description,
-            endpoint: request.endpoint,
-            locations: Some(locations).filter(|l| !l.is_empty()),
+            name,
+            description: named.clearable("description", request.description),
+            endpoint,
+            locations: names_locations.then_some(locations),
             sealed_credentials,
         };
         let account = self.store.account_update(&current.id, &change, now_micros()).await?;

@@ -12,9 +12,9 @@ use std::sync::OnceLock;
 
 use super::{Context, Service};
 use crate::authz::{Subject, Target};
-use crate::error::{Error, FieldViolation, Result};
+use crate::error::{Code, Error, FieldViolation, Result};
 use crate::methods::MethodTable;
-use crate::store::{AuditRow, now_micros};
+use crate::store::{AuditRow, AuthzResourceRow, now_micros};
 
 /// The most characters of a refused value an error repeats.
 pub const ECHO_CHARS: usize = 64;
@@ -158,6 +158,22 @@ fn audit_tenants(caller: Option<&str>, named: Option<&str>, allowed: bool) -> (S
     }
 }
 
+/// The resource type of tenant-wide decisions.
+const TENANT_RESOURCE: &str = "compute-tenant";
+
+/// The attribute naming the provider account a resource is on.
+const ACCOUNT_ATTRIBUTE: &str = "providerAccountId";
+
+/// Adds what a resource's authorization row records to a decision on it: its project (unless
+/// the request named one), its owner and its attributes (unless the request gave them).
+fn with_stored(target: &mut Target, row: AuthzResourceRow) {
+    target.project_id = target.project_id.take().or(row.project_id);
+    target.owner_id = row.owner_id;
+    for (name, value) in row.attributes {
+        target.attributes.entry(name).or_insert(value);
+    }
+}
+
 /// Whether decisions on `permission` are audited: every permission but reads.
 pub fn audited(permission: &str) -> bool {
     !permission.ends_with(":read")
@@ -175,12 +191,9 @@ impl Service {
             && let Some(row) = self.store.authz_resource_fetch(&target.resource_type, &target.id).await?
             && row.tenant_id == target.tenant_id
         {
-            target.project_id = target.project_id.or(row.project_id);
-            target.owner_id = row.owner_id;
-            for (name, value) in row.attributes {
-                target.attributes.entry(name).or_insert(value);
-            }
+            with_stored(&mut target, row);
         }
+        self.resolve_account(&mut target).await?;
         let caller = &ctx.caller;
         let subject = Subject {
             principal_id: &caller.principal_id,
@@ -212,15 +225,80 @@ impl Service {
         if decision.allowed {
             return Ok(());
         }
-        let what = if target.id.is_empty() {
+        let what = if target.resource_type == TENANT_RESOURCE {
+            // A tenant-wide decision (`list`, `versions`) is on the tenant itself.
+            format!("tenant {}", target.tenant_id.as_deref().unwrap_or(&target.id))
+        } else if target.id.is_empty() {
             format!("a new {}", target.resource_type)
         } else {
             format!("{} {}", target.resource_type, target.id)
         };
-        let under = target.tenant_id.as_deref().map(|t| format!(" of tenant {t}")).unwrap_or_default();
+        let target_is_tenant = target.resource_type == TENANT_RESOURCE;
+        let under = target
+            .tenant_id
+            .as_deref()
+            .filter(|_| !target_is_tenant)
+            .map(|t| format!(" of tenant {t}"))
+            .unwrap_or_default();
         Err(Error::access_denied(format!("{} may not {permission} on {what}{under}", caller.principal_id))
             .with_detail("permission", permission)
             .with_detail("resource", target.resource_type.as_str()))
+    }
+
+    /// The account of the pool a decision names (`poolId`), as `providerAccountId`: the pages
+    /// list it among a create's attributes, and a request names only the pool. An unknown pool
+    /// adds nothing (the service answers `NOT_FOUND` for it).
+    async fn resolve_account(&self, target: &mut Target) -> Result<()> {
+        if target.attributes.contains_key(ACCOUNT_ATTRIBUTE) {
+            return Ok(());
+        }
+        let Some(pool_id) = target.attributes.get("poolId").and_then(|v| v.as_str()).filter(|p| is_resource_id(p))
+        else {
+            return Ok(());
+        };
+        match self.store.pool_fetch(pool_id).await {
+            Ok(pool) => {
+                target.attributes.insert(ACCOUNT_ATTRIBUTE.to_owned(), pool.account_id.into());
+                Ok(())
+            }
+            Err(error) if error.code == Code::NotFound => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Keeps the items of `tenant` the caller may read, each decided as `get` decides it: on its
+    /// id and tenant, with the project, owner and attributes its authorization row records. The
+    /// per-item half of a "+ items" list, whose list itself was decided on the tenant.
+    pub async fn authorize_stored_items<T>(
+        &self,
+        ctx: &Context,
+        permission: &str,
+        resource_type: &str,
+        tenant: &str,
+        items: Vec<T>,
+        id_of: impl Fn(&T) -> &str,
+    ) -> Result<Vec<T>> {
+        let stored: HashMap<String, AuthzResourceRow> = self
+            .store
+            .authz_resource_list(resource_type, tenant)
+            .await?
+            .into_iter()
+            .map(|row| (row.resource_id.clone(), row))
+            .collect();
+        Ok(self.authorize_items(ctx, permission, items, |item| {
+            let id = id_of(item);
+            let mut target = Target {
+                resource_type: resource_type.to_owned(),
+                id: id.to_owned(),
+                tenant_id: Some(tenant.to_owned()),
+                attributes: serde_json::Map::from_iter([("tenantId".to_owned(), tenant.into())]),
+                ..Default::default()
+            };
+            if let Some(row) = stored.get(id) {
+                with_stored(&mut target, row.clone());
+            }
+            target
+        }))
     }
 
     /// Keeps the items the caller may read: the per-item half of a "+ items" list, whose list

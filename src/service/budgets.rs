@@ -1,7 +1,8 @@
 //! Budgets: a tenant's spending limit per calendar month (UTC).
 
+use super::update_mask::Named;
 use super::{Context, Service};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ids::BudgetId;
 use crate::proto::platform::{
     CreateBudgetRequest, DeleteBudgetRequest, GetBudgetRequest, ListBudgetsRequest, UpdateBudgetRequest,
@@ -42,11 +43,12 @@ impl Service {
 
     /// Changes the name or the limit.
     pub async fn budget_update(&self, ctx: &Context, request: UpdateBudgetRequest) -> Result<BudgetRow> {
-        if request.name.is_none() && request.monthly_limit.is_none() {
-            return Err(Error::invalid_input("name at least one field to change: name or monthlyLimit")
-                .with_detail("accepted", serde_json::json!(["name", "monthlyLimit"])));
-        }
-        let change = BudgetChange { name: request.name, monthly_limit: request.monthly_limit };
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["name", "monthlyLimit"])?;
+        let change = BudgetChange {
+            name: named.required("name", "name", request.name)?,
+            monthly_limit: named.required("monthly_limit", "monthlyLimit", request.monthly_limit)?,
+        };
         let budget = self.store.budget_update(&request.budget_id, &change, now_micros()).await?;
         tracing::info!(budget = %budget.id, version = budget.version, by = %ctx.caller.principal_id, "budget updated");
         Ok(budget)

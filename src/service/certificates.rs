@@ -7,7 +7,6 @@ use super::certificate_pem::parse_custom;
 use super::checks::CERTIFICATES;
 use super::vps::{LIST_LIMIT, deadline, optional, request_hash};
 use super::{Context, Service};
-use crate::authz::Target;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::CertificateId;
 use crate::proto::compute::{
@@ -161,14 +160,16 @@ impl Service {
         let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
         let certificates =
             self.store.certificate_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        Ok(self.authorize_items(ctx, "compute:certificates:read", certificates, |certificate| Target {
-            resource_type: CERTIFICATE_RESOURCE.to_owned(),
-            id: certificate.id.clone(),
-            tenant_id: Some(certificate.tenant_id.clone()),
-            project_id: certificate.project_id.clone(),
-            owner_id: Some(certificate.owner_id.clone()),
-            attributes: Default::default(),
-        }))
+        // Each item is decided as `get` decides it, with what its authorization row records.
+        self.authorize_stored_items(
+            ctx,
+            "compute:certificates:read",
+            CERTIFICATE_RESOURCE,
+            &request.tenant_id,
+            certificates,
+            |certificate| &certificate.id,
+        )
+        .await
     }
 
     /// One certificate.

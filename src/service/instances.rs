@@ -6,7 +6,6 @@
 use super::checks::INSTANCES;
 use super::vps::{LIST_LIMIT, check_region, deadline, optional, request_hash};
 use super::{Context, Service};
-use crate::authz::Target;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::InstanceId;
 use crate::proto::compute::{CreateInstanceRequest, DeleteInstanceRequest, GetInstanceRequest, ListInstancesRequest};
@@ -137,14 +136,16 @@ impl Service {
         let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
         let instances =
             self.store.instance_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        Ok(self.authorize_items(ctx, "compute:instances:read", instances, |instance| Target {
-            resource_type: INSTANCE_RESOURCE.to_owned(),
-            id: instance.id.clone(),
-            tenant_id: Some(instance.tenant_id.clone()),
-            project_id: instance.project_id.clone(),
-            owner_id: Some(instance.owner_id.clone()),
-            attributes: Default::default(),
-        }))
+        // Each item is decided as `get` decides it, with what its authorization row records.
+        self.authorize_stored_items(
+            ctx,
+            "compute:instances:read",
+            INSTANCE_RESOURCE,
+            &request.tenant_id,
+            instances,
+            |instance| &instance.id,
+        )
+        .await
     }
 
     /// One instance.

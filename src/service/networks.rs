@@ -6,9 +6,9 @@
 use std::net::Ipv4Addr;
 
 use super::checks::NETWORKS;
+use super::update_mask::Named;
 use super::vps::{LIST_LIMIT, check_region, deadline, optional, request_hash};
 use super::{Context, Service};
-use crate::authz::Target;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::{NetworkId, SubnetId};
 use crate::proto::compute::{
@@ -193,14 +193,16 @@ impl Service {
         let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
         let networks =
             self.store.network_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        Ok(self.authorize_items(ctx, "compute:networks:read", networks, |network| Target {
-            resource_type: NETWORK_RESOURCE.to_owned(),
-            id: network.id.clone(),
-            tenant_id: Some(network.tenant_id.clone()),
-            project_id: network.project_id.clone(),
-            owner_id: Some(network.owner_id.clone()),
-            attributes: Default::default(),
-        }))
+        // Each item is decided as `get` decides it, with what its authorization row records.
+        self.authorize_stored_items(
+            ctx,
+            "compute:networks:read",
+            NETWORK_RESOURCE,
+            &request.tenant_id,
+            networks,
+            |network| &network.id,
+        )
+        .await
     }
 
     /// One network with its subnets.
@@ -210,10 +212,9 @@ impl Service {
 
     /// Changes the description.
     pub async fn network_update(&self, ctx: &Context, request: UpdateNetworkRequest) -> Result<NetworkRow> {
-        let Some(description) = request.description else {
-            return Err(Error::invalid_input("name the field to change: description")
-                .with_detail("accepted", serde_json::json!(["description"])));
-        };
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["description"])?;
+        let description = named.clearable("description", request.description).unwrap_or_default();
         let network = self.network_of_tenant(&request.tenant_id, &request.network_id).await?;
         if network.delete_requested_at.is_some() || network.deleted_at.is_some() {
             return Err(Error::invalid_state(format!(

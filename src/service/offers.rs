@@ -1,6 +1,7 @@
 //! Offers: a platform pool made visible to a tenant, active or suspended, minus some regions.
 
 use super::checks::zones_and_regions;
+use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::proto::platform::{
@@ -77,19 +78,23 @@ impl Service {
                 "give excludedRegions or clearExcludedRegions, not both",
             )]));
         }
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["state", "excludedRegions"])?;
+        // `clearExcludedRegions` is the deprecated spelling of naming an empty list.
         let excluded_regions = if request.clear_excluded_regions {
             Some(Vec::new())
         } else {
-            Some(request.excluded_regions).filter(|r| !r.is_empty())
+            named.list("excluded_regions", request.excluded_regions)
         };
-        if request.state.is_none() && excluded_regions.is_none() {
-            return Err(Error::invalid_input("name at least one field to change")
-                .with_detail("accepted", serde_json::json!(["state", "excludedRegions", "clearExcludedRegions"])));
+        let state = named.required("state", "state", request.state)?;
+        if state.is_none() && excluded_regions.is_none() {
+            return Err(Error::invalid_input("name at least one field to change: state, excludedRegions")
+                .with_detail("accepted", serde_json::json!(["state", "excludedRegions"])));
         }
         if let Some(regions) = &excluded_regions {
             self.offer_check_regions(&request.pool_id, regions).await?;
         }
-        let change = OfferChange { state: request.state, excluded_regions };
+        let change = OfferChange { state, excluded_regions };
         let offer = self.store.offer_update(&request.pool_id, &request.tenant_id, &change, now_micros()).await?;
         tracing::info!(pool = %offer.pool_id, tenant = %offer.tenant_id, state = %offer.state, by = %ctx.caller.principal_id, "offer updated");
         Ok(offer)

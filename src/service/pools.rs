@@ -1,6 +1,7 @@
 //! Pools: the operator's provider pools, and the pools a tenant can see and place resources in.
 
 use super::checks::{check_capability, check_location, check_offer, check_pool_active};
+use super::update_mask::Named;
 use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
 use crate::error::{Error, Result};
@@ -48,27 +49,17 @@ impl Service {
 
     /// Changes what is named.
     pub async fn pool_update(&self, ctx: &Context, request: UpdatePoolRequest) -> Result<PoolRow> {
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["name", "description", "billingMode", "state", "policy", "prices"])?;
         let change = PoolChange {
-            name: request.name,
-            description: request.description,
-            billing_mode: request.billing_mode,
-            state: request.state,
-            policy: request.policy.as_ref().map(struct_to_json),
-            prices: Some(request.prices.into_iter().collect())
-                .filter(|p: &std::collections::BTreeMap<_, _>| !p.is_empty()),
+            name: named.required("name", "name", request.name)?,
+            description: named.clearable("description", request.description),
+            billing_mode: named.required("billing_mode", "billingMode", request.billing_mode)?,
+            state: named.required("state", "state", request.state)?,
+            // A policy named without a value is the empty policy.
+            policy: named.clearable("policy", request.policy).as_ref().map(struct_to_json),
+            prices: named.list("prices", request.prices).map(|prices| prices.into_iter().collect()),
         };
-        if change.name.is_none()
-            && change.description.is_none()
-            && change.billing_mode.is_none()
-            && change.state.is_none()
-            && change.policy.is_none()
-            && change.prices.is_none()
-        {
-            return Err(Error::invalid_input("name at least one field to change").with_detail(
-                "accepted",
-                serde_json::json!(["name", "description", "billingMode", "state", "policy", "prices"]),
-            ));
-        }
         let pool = self.store.pool_update(&request.pool_id, &change, now_micros()).await?;
         tracing::info!(pool = %pool.id, version = pool.version, by = %ctx.caller.principal_id, "pool updated");
         Ok(pool)

@@ -1,7 +1,8 @@
 //! Projects: groupings of a tenant's resources.
 
+use super::update_mask::Named;
 use super::{Context, Service};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ids::ProjectId;
 use crate::proto::platform::{
     CreateProjectRequest, DeleteProjectRequest, GetProjectRequest, ListProjectsRequest, UpdateProjectRequest,
@@ -37,11 +38,12 @@ impl Service {
 
     /// Changes the name or the description; at least one must be named.
     pub async fn project_update(&self, ctx: &Context, request: UpdateProjectRequest) -> Result<ProjectRow> {
-        if request.name.is_none() && request.description.is_none() {
-            return Err(Error::invalid_input("name at least one field to change: name or description")
-                .with_detail("accepted", serde_json::json!(["name", "description"])));
-        }
-        let change = ProjectChange { name: request.name, description: request.description };
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["name", "description"])?;
+        let change = ProjectChange {
+            name: named.required("name", "name", request.name)?,
+            description: named.clearable("description", request.description),
+        };
         let project = self.store.project_update(&request.project_id, &change, now_micros()).await?;
         tracing::info!(project = %project.id, version = project.version, by = %ctx.caller.principal_id, "project updated");
         Ok(project)

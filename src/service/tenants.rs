@@ -1,7 +1,8 @@
 //! Tenants: the operator's catalog of the organisations that use the platform.
 
+use super::update_mask::Named;
 use super::{Context, Service};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::proto::platform::{
     CreateTenantRequest, DeleteTenantRequest, GetTenantRequest, ListTenantsRequest, UpdateTenantRequest,
 };
@@ -36,11 +37,12 @@ impl Service {
 
     /// Changes the display name or the description; at least one must be named.
     pub async fn tenant_update(&self, ctx: &Context, request: UpdateTenantRequest) -> Result<TenantRow> {
-        if request.display_name.is_none() && request.description.is_none() {
-            return Err(Error::invalid_input("name at least one field to change: displayName or description")
-                .with_detail("accepted", serde_json::json!(["displayName", "description"])));
-        }
-        let change = TenantChange { display_name: request.display_name, description: request.description };
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["displayName", "description"])?;
+        let change = TenantChange {
+            display_name: named.clearable("display_name", request.display_name),
+            description: named.clearable("description", request.description),
+        };
         let tenant = self.store.tenant_update(&request.tenant_id, &change, now_micros()).await?;
         tracing::info!(tenant = %tenant.id, version = tenant.version, by = %ctx.caller.principal_id, "tenant updated");
         Ok(tenant)

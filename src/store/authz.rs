@@ -26,6 +26,30 @@ pub struct AuthzResourceRow {
     pub created_at: i64,
 }
 
+/// The query of authorization rows, with its `WHERE` clause.
+macro_rules! authz_resource_select {
+    ($where:literal) => {
+        concat!(
+            "SELECT resource_type, resource_id, tenant_id, project_id, owner_id, attributes, created_at \
+             FROM authz_resources ",
+            $where
+        )
+    };
+}
+
+fn authz_resource_row(row: &AnyRow) -> Result<AuthzResourceRow> {
+    let attributes: String = row.try_get("attributes")?;
+    Ok(AuthzResourceRow {
+        resource_type: row.try_get("resource_type")?,
+        resource_id: row.try_get("resource_id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        project_id: row.try_get("project_id")?,
+        owner_id: row.try_get("owner_id")?,
+        attributes: serde_json::from_str(&attributes).unwrap_or_default(),
+        created_at: row.try_get("created_at")?,
+    })
+}
+
 /// One decision on a mutation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditRow {
@@ -128,25 +152,22 @@ impl Store {
 
     /// A resource's authorization row.
     pub async fn authz_resource_fetch(&self, resource_type: &str, id: &str) -> Result<Option<AuthzResourceRow>> {
-        let row = sqlx::query(
-            "SELECT resource_type, resource_id, tenant_id, project_id, owner_id, attributes, created_at \
-             FROM authz_resources WHERE resource_type = $1 AND resource_id = $2",
-        )
-        .bind(resource_type)
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        let attributes: String = row.try_get("attributes")?;
-        Ok(Some(AuthzResourceRow {
-            resource_type: row.try_get("resource_type")?,
-            resource_id: row.try_get("resource_id")?,
-            tenant_id: row.try_get("tenant_id")?,
-            project_id: row.try_get("project_id")?,
-            owner_id: row.try_get("owner_id")?,
-            attributes: serde_json::from_str(&attributes).unwrap_or_default(),
-            created_at: row.try_get("created_at")?,
-        }))
+        let row = sqlx::query(authz_resource_select!("WHERE resource_type = $1 AND resource_id = $2"))
+            .bind(resource_type)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(authz_resource_row).transpose()
+    }
+
+    /// The authorization rows of `tenant`'s resources of one type (those of a list's items).
+    pub async fn authz_resource_list(&self, resource_type: &str, tenant: &str) -> Result<Vec<AuthzResourceRow>> {
+        let rows = sqlx::query(authz_resource_select!("WHERE resource_type = $1 AND tenant_id = $2"))
+            .bind(resource_type)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(authz_resource_row).collect()
     }
 
     /// Appends a decision to the audit trail. Every text is bounded and NUL-free

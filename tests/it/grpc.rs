@@ -31,7 +31,12 @@ async fn tenants_round_trip_over_grpc(backend: Backend) {
     let read = client.get(GetTenantRequest { tenant_id: "acme".into() }).await.unwrap().into_inner();
     assert_eq!(read, created);
     let updated = client
-        .update(UpdateTenantRequest { tenant_id: "acme".into(), display_name: Some("ACME".into()), description: None })
+        .update(UpdateTenantRequest {
+            tenant_id: "acme".into(),
+            display_name: Some("ACME".into()),
+            description: None,
+            update_mask: None,
+        })
         .await
         .unwrap()
         .into_inner();

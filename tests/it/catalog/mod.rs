@@ -7,6 +7,7 @@ mod checks;
 mod credentials;
 mod crud;
 mod dev_seed;
+mod masks;
 mod quotas;
 
 use std::sync::Mutex;

@@ -68,6 +68,7 @@ async fn networks_instances_and_certificates_live_and_die_over_grpc(backend: Bac
     .await;
     let updated = networks
         .update(UpdateNetworkRequest {
+            update_mask: None,
             tenant_id: "acme".into(),
             network_id: network.id.clone(),
             description: Some("over gRPC".into()),

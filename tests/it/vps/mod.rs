@@ -4,6 +4,7 @@
 
 mod certificates;
 mod clusters;
+mod decisions;
 mod grpc;
 mod instances;
 mod networks;
@@ -81,6 +82,12 @@ impl Env {
 
     /// The server and the catalog; no worker yet.
     pub async fn start_without_worker(backend: Backend) -> Env {
+        Self::start_with_policies(backend, &[]).await
+    }
+
+    /// The server with the operator's `policies` (file name, Cedar text) and the catalog; no
+    /// worker yet.
+    pub async fn start_with_policies(backend: Backend, policies: &[(String, String)]) -> Env {
         let db = TestDb::new(backend).await;
         let store = db.store().await;
         let cloud = FakeCloud::start(FakeCloudConfig {
@@ -91,7 +98,7 @@ impl Env {
         .await
         .unwrap();
         let key = SecretKey::from_base64(&SecretKey::generate_base64()).unwrap();
-        let services = Service::new(store.clone()).with_secret_key(key.clone());
+        let services = Service::with_policies(store.clone(), policies).unwrap().with_secret_key(key.clone());
         let admin_token = match services.bootstrap_operator(None).await.unwrap() {
             better_compute::service::BootstrapOutcome::Created(token) => token.reveal(),
             _ => panic!("a fresh database has no keys"),
