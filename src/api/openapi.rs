@@ -211,6 +211,10 @@ impl Builder<'_> {
             let field_rules = field_rules.filter(|_| role == Role::Request);
             let mut schema = self.field_schema(&field, field_rules, role);
             if let Some(text) = comments(message.parent_file_descriptor_proto(), field.path()) {
+                // A field kept for one more release says so first in its comment.
+                if text.starts_with("Deprecated") {
+                    schema["deprecated"] = json!(true);
+                }
                 insert_description(&mut schema, text);
             }
             let is_required = match role {
@@ -408,6 +412,9 @@ fn apply_format(schema: &mut Value, format: Format) {
         Format::IpPrefix => (None, "An IPv4 or IPv6 prefix with no host bits set (`10.0.0.0/8`)."),
         Format::Ipv4Prefix => (None, "An IPv4 prefix with no host bits set (`10.0.0.0/8`)."),
         Format::Ipv6Prefix => (None, "An IPv6 prefix with no host bits set (`2001:db8::/32`)."),
+        Format::Ipv4WithPrefixLen => {
+            (None, "An IPv4 address with a prefix length (`10.0.0.5/24`); host bits are cleared (`10.0.0.0/24`).")
+        }
     };
     match (format, json_format) {
         (_, Some(json_format)) => schema["format"] = json!(json_format),
@@ -454,7 +461,11 @@ fn well_known(message: &MessageDescriptor) -> Option<Value> {
         "google.protobuf.Value" => json!({}),
         "google.protobuf.ListValue" => json!({"type": "array"}),
         "google.protobuf.Empty" => json!({"type": "object", "additionalProperties": false}),
-        "google.protobuf.FieldMask" => json!({"type": "string", "description": "Comma-separated camelCase paths."}),
+        "google.protobuf.FieldMask" => json!({
+            "type": "string",
+            "description": "Comma-separated camelCase field names (`authorizedNetworks,description`). \
+                            Left out, the keys of the body are the mask.",
+        }),
         "google.protobuf.StringValue" => json!({"type": "string"}),
         "google.protobuf.BoolValue" => json!({"type": "boolean"}),
         "google.protobuf.Int32Value" | "google.protobuf.UInt32Value" => json!({"type": "integer"}),
