@@ -2,7 +2,7 @@
 
 use tonic::{Request, Response, Status};
 
-use super::{context, timestamp};
+use super::{context, context_with_rules, timestamp};
 use crate::proto::compute::{
     CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
     ListLoadBalancersResponse, LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck,
@@ -27,6 +27,8 @@ impl LoadBalancersApi {
 
 fn view(row: LoadBalancerRow) -> LoadBalancer {
     let provider_name = row.provider_name();
+    // The values in force: what the tenant left out shows as the provider's default, never 0.
+    let check = row.settings.health_check_in_force();
     let settings = row.settings;
     let targets = row.targets;
     LoadBalancer {
@@ -56,14 +58,14 @@ fn view(row: LoadBalancerRow) -> LoadBalancer {
                 tls_passthrough: r.tls_passthrough,
             })
             .collect(),
-        health_check: settings.health_check.map(|c| LoadBalancerHealthCheck {
-            protocol: c.protocol,
-            port: c.port,
-            path: c.path,
-            interval_seconds: c.interval_seconds,
-            timeout_seconds: c.timeout_seconds,
-            healthy_threshold: c.healthy_threshold,
-            unhealthy_threshold: c.unhealthy_threshold,
+        health_check: Some(LoadBalancerHealthCheck {
+            protocol: check.protocol,
+            port: check.port,
+            path: check.path,
+            interval_seconds: check.interval_seconds,
+            timeout_seconds: check.timeout_seconds,
+            healthy_threshold: check.healthy_threshold,
+            unhealthy_threshold: check.unhealthy_threshold,
         }),
         sticky_sessions: settings
             .sticky_sessions
@@ -94,7 +96,8 @@ fn view(row: LoadBalancerRow) -> LoadBalancer {
 #[tonic::async_trait]
 impl load_balancers_server::LoadBalancers for LoadBalancersApi {
     async fn create(&self, request: Request<CreateLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
-        let ctx = context(&request)?;
+        // The service reports the schema stage's violations with those of its own rules.
+        let ctx = context_with_rules(&request)?;
         Ok(Response::new(view(self.service.load_balancer_create(&ctx, request.into_inner()).await?)))
     }
 
@@ -113,7 +116,7 @@ impl load_balancers_server::LoadBalancers for LoadBalancersApi {
     }
 
     async fn update(&self, request: Request<UpdateLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
-        let ctx = context(&request)?;
+        let ctx = context_with_rules(&request)?;
         Ok(Response::new(view(self.service.load_balancer_update(&ctx, request.into_inner()).await?)))
     }
 

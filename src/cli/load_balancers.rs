@@ -118,9 +118,9 @@ pub enum LoadBalancersCommand {
         #[arg(long)]
         redirect_http_to_https: Option<bool>,
         /// Turn sticky sessions off.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "sticky")]
         clear_sticky_sessions: bool,
-        /// Replace the domains even with none.
+        /// Replace the domains even with none: without `--domain`, the load balancer serves none.
         #[arg(long)]
         set_domains: bool,
         /// Follow it until it is ready again.
@@ -249,6 +249,30 @@ impl Parts {
     }
 }
 
+impl Parsed {
+    /// The update mask of an update with these parts: each part a flag gave, by proto name, and
+    /// those `clear_sticky_sessions` and `set_domains` name without a value (sticky sessions
+    /// off; the domains replaced, with none when no `--domain` is given).
+    fn update_mask(
+        &self,
+        redirect_http_to_https: Option<bool>,
+        clear_sticky_sessions: bool,
+        set_domains: bool,
+    ) -> prost_types::FieldMask {
+        let parts = [
+            ("targets", self.targets.is_some()),
+            ("forwarding", !self.forwarding.is_empty()),
+            ("health_check", self.health_check.is_some()),
+            ("sticky_sessions", self.sticky_sessions.is_some() || clear_sticky_sessions),
+            ("source_ranges", self.source_ranges.is_some()),
+            ("redirect_http_to_https", redirect_http_to_https.is_some()),
+            ("domains", !self.domains.is_empty() || set_domains),
+        ];
+        let paths = parts.into_iter().filter(|(_, named)| *named).map(|(part, _)| part.to_owned()).collect();
+        prost_types::FieldMask { paths }
+    }
+}
+
 /// Polls the load balancer, printing each new state to stderr, until it is `until` (or `error`).
 async fn wait_for(
     client: &mut LoadBalancersClient<AuthedChannel>,
@@ -331,8 +355,11 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
             wait,
         } => {
             let parsed = parts.parse()?;
+            // The mask says what the flags change, empty lists and parts turned off included;
+            // the deprecated request flags are left unset.
+            let mask = parsed.update_mask(*redirect_http_to_https, *clear_sticky_sessions, *set_domains);
             let request = UpdateLoadBalancerRequest {
-                update_mask: None,
+                update_mask: Some(mask),
                 tenant_id: tenant.clone(),
                 load_balancer_id: load_balancer_id.clone(),
                 targets: parsed.targets,
@@ -342,8 +369,6 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
                 source_ranges: parsed.source_ranges,
                 redirect_http_to_https: *redirect_http_to_https,
                 domains: parsed.domains,
-                set_domains: *set_domains,
-                clear_sticky_sessions: *clear_sticky_sessions,
                 ..Default::default()
             };
             (client.update(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
@@ -391,5 +416,19 @@ mod tests {
         );
         assert_eq!(parse_sticky("LB:300").unwrap().ttl_seconds, 300);
         assert_eq!(parse_domain("example.com,cert=pcert_y").unwrap().certificate_id, "pcert_y");
+    }
+
+    #[test]
+    fn an_update_masks_the_parts_its_flags_give_and_what_they_turn_off() {
+        let parts = Parts { forwarding: vec!["tcp:22:tcp:2222".into()], ..Default::default() };
+        let parsed = parts.parse().unwrap();
+        assert_eq!(parsed.update_mask(None, false, false).paths, ["forwarding"]);
+        assert_eq!(
+            parsed.update_mask(Some(false), true, true).paths,
+            ["forwarding", "sticky_sessions", "redirect_http_to_https", "domains"],
+            "--clear-sticky-sessions and --set-domains name their parts without a value"
+        );
+        let nothing = Parts::default().parse().unwrap();
+        assert!(nothing.update_mask(None, false, false).paths.is_empty());
     }
 }

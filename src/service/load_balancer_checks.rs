@@ -4,6 +4,10 @@
 //! from the tenant's rows: the subnet, the named instances (each also decided as
 //! `compute:instances:update` with the caller's own credential), the targeted regional load
 //! balancers and the certificates. Each refusal carries its documented code.
+//!
+//! The checks gather what they find in [`Findings`] with the schema stage's violations, so that
+//! a request learns every violated field at once; a refusal that ends them (a row not found)
+//! answers only when no field is wrong.
 
 use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offer, check_pool_active, of_tenant};
 use super::{Context, Service};
@@ -72,7 +76,8 @@ pub(super) fn check_shape(global: bool, targets: &TargetsRow, settings: &LoadBal
     } else if !targets.load_balancer_ids.is_empty() {
         violations.push(FieldViolation::new(
             "targets.loadBalancerIds",
-            "a regional load balancer targets instances (pool: true, or instanceIds); loadBalancerIds are for global ones",
+            "a regional load balancer targets instances (pool: true, or instanceIds); \
+             loadBalancerIds are for global ones",
         ));
     } else if count != 1 {
         violations.push(FieldViolation::new(
@@ -111,7 +116,10 @@ pub(super) fn check_shape(global: bool, targets: &TargetsRow, settings: &LoadBal
         } else if tls_ends_here && rule.certificate_id.is_empty() && !rule.tls_passthrough {
             violations.push(FieldViolation::new(
                 format!("{path}.certificateId"),
-                format!("an {entry} entry needs a certificateId of the tenant on the same account (or, for https, tlsPassthrough)"),
+                format!(
+                    "an {entry} entry needs a certificateId of the tenant on the same account \
+                     (or, for https, tlsPassthrough)"
+                ),
             ));
         } else if !tls_ends_here && !rule.certificate_id.is_empty() {
             violations.push(FieldViolation::new(
@@ -141,25 +149,162 @@ pub(super) fn check_shape(global: bool, targets: &TargetsRow, settings: &LoadBal
     violations
 }
 
+/// The most items of each list the service's own checks look at: the documented bounds. A
+/// request over one was refused by the schema stage already, and its lists are not walked (nor
+/// their ids looked up) only to say more.
+const MAX_FORWARDING: usize = 15;
+const MAX_DOMAINS: usize = 20;
+const MAX_NAMED_TARGETS: usize = 100;
+
+/// Whether every list of a load balancer's targets and settings is within its documented bound.
+pub(super) fn lists_within_bounds(targets: &TargetsRow, settings: &LoadBalancerSettings) -> bool {
+    settings.forwarding.len() <= MAX_FORWARDING
+        && settings.domains.len() <= MAX_DOMAINS
+        && targets.instance_ids.len() <= MAX_NAMED_TARGETS
+        && targets.load_balancer_ids.len() <= MAX_NAMED_TARGETS
+}
+
+/// Whether field path `inner` is `outer` or inside it (`forwarding[0].entryPort` is inside
+/// `forwarding`).
+fn within(inner: &str, outer: &str) -> bool {
+    inner == outer || inner.strip_prefix(outer).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+}
+
+/// The field violations an error names in `details.fields`, when it is an `INVALID_INPUT` about
+/// fields.
+fn field_violations(error: &Error) -> Option<Vec<FieldViolation>> {
+    if error.code != Code::InvalidInput {
+        return None;
+    }
+    let fields = error.details.get("fields")?.as_array()?;
+    let text = |field: &serde_json::Value, key: &str| field[key].as_str().unwrap_or_default().to_owned();
+    Some(fields.iter().map(|f| FieldViolation::new(text(f, "field"), text(f, "description"))).collect())
+}
+
+/// What is wrong with a create or update so far: the schema stage's violations (the context's)
+/// and those of the service's own checks. The checks run even when the schema stage found
+/// violations, so that a request learns every violated field at once; a check that cannot say
+/// more than a violation already does (a lookup of an id the schema stage found malformed) is
+/// left out, and nothing is written while there are any.
+pub(super) struct Findings<'a> {
+    ctx: &'a Context,
+    rules: Vec<FieldViolation>,
+    /// The other details of refusals whose fields were taken in (the account's `regions`, an
+    /// offer's `excludedRegions`), for the answer.
+    details: serde_json::Map<String, serde_json::Value>,
+}
+
+impl<'a> Findings<'a> {
+    /// Nothing found yet but what the schema stage found.
+    pub fn new(ctx: &'a Context) -> Self {
+        Self { ctx, rules: Vec::new(), details: serde_json::Map::new() }
+    }
+
+    /// The call's context.
+    pub fn ctx(&self) -> &'a Context {
+        self.ctx
+    }
+
+    /// Whether the schema stage found `field` (or a field inside it) wrong: looking its value up
+    /// would only repeat that.
+    pub fn schema_refused(&self, field: &str) -> bool {
+        self.ctx.schema.kept().iter().any(|violation| within(&violation.field, field))
+    }
+
+    /// Whether `field` (or a field inside it) is already found wrong, by the schema stage or by
+    /// a check.
+    pub fn names(&self, field: &str) -> bool {
+        self.schema_refused(field) || self.rules.iter().any(|violation| within(&violation.field, field))
+    }
+
+    /// Whether anything is wrong so far.
+    pub fn any(&self) -> bool {
+        !self.ctx.schema.is_empty() || !self.rules.is_empty()
+    }
+
+    /// Adds violations of the service's own checks, but those on a field the schema stage found
+    /// wrong, inside one or around one: a rule that compares a value which broke its own rule
+    /// says nothing more.
+    pub fn add(&mut self, rules: impl IntoIterator<Item = FieldViolation>) {
+        for rule in rules {
+            let repeats = self
+                .ctx
+                .schema
+                .kept()
+                .iter()
+                .any(|schema| within(&schema.field, &rule.field) || within(&rule.field, &schema.field));
+            if !repeats {
+                self.rules.push(rule);
+            }
+        }
+    }
+
+    /// The outcome of a check: its value; or, for an `INVALID_INPUT` about fields, none, its
+    /// fields (and details) taken in; any other refusal is the answer (see [`Findings::refuse`]).
+    pub fn check<T>(&mut self, outcome: Result<T>) -> Result<Option<T>> {
+        match outcome {
+            Ok(value) => Ok(Some(value)),
+            Err(error) => match field_violations(&error) {
+                Some(fields) => {
+                    self.add(fields);
+                    for (key, value) in
+                        error.details.iter().filter(|(key, _)| !matches!(key.as_str(), "fields" | "truncated"))
+                    {
+                        self.details.entry(key.clone()).or_insert_with(|| value.clone());
+                    }
+                    Ok(None)
+                }
+                None => Err(self.refuse(error)),
+            },
+        }
+    }
+
+    /// The answer to a refusal that ends the checks (a row not found, one being deleted, a
+    /// decision): `error`, unless fields are already found wrong: then those, as they were
+    /// found first and a lookup on a request whose fields are wrong tells nothing more reliable.
+    pub fn refuse(&self, error: Error) -> Error {
+        self.report().err().unwrap_or(error)
+    }
+
+    /// `Ok` when nothing is wrong, else `INVALID_INPUT` naming every violation found.
+    pub fn report(&self) -> Result<()> {
+        let Err(mut error) = self.ctx.report(self.rules.clone()) else { return Ok(()) };
+        for (key, value) in &self.details {
+            error.details.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        Err(error)
+    }
+}
+
 impl Service {
     /// The pool checks of a create in the catalog's order: visible (`NOT_FOUND`), providing load
     /// balancers (`UNSUPPORTED`), active, the region one of the account's (`INVALID_INPUT` naming
-    /// `region`; a global load balancer has none), the offer, the budget.
+    /// `region`; a global load balancer has none), the offer, the budget. A region already found
+    /// wrong is not looked for in the account.
     pub(super) async fn load_balancer_placement(
         &self,
+        findings: &mut Findings<'_>,
         tenant: &str,
         pool_id: &str,
         region: Option<&str>,
     ) -> Result<VisiblePool> {
-        let pool = self.check_pool_visible(tenant, pool_id).await?;
-        check_capability(&pool, LOAD_BALANCERS)?;
-        check_pool_active(&pool)?;
+        if findings.schema_refused("poolId") {
+            // Without the pool there is no account to check the rest against: what is found
+            // so far is the answer.
+            return Err(findings.refuse(Error::not_found("pool", pool_id)));
+        }
+        let pool = self.check_pool_visible(tenant, pool_id).await.map_err(|error| findings.refuse(error))?;
+        check_capability(&pool, LOAD_BALANCERS).map_err(|error| findings.refuse(error))?;
+        check_pool_active(&pool).map_err(|error| findings.refuse(error))?;
         let region = match region {
-            Some(region) => check_location(&pool, region).map_err(as_region)?.region,
-            None => String::new(),
+            Some(_) if findings.names("region") => None,
+            Some(region) => findings.check(check_location(&pool, region).map_err(as_region))?.map(|at| at.region),
+            None => Some(String::new()),
         };
-        check_offer(&pool, &region).map_err(as_region)?;
-        self.check_budget(tenant, &pool).await?;
+        // The offer's state is checked whatever the region; its excluded regions only for a
+        // region of the account.
+        findings.check(check_offer(&pool, region.as_deref().unwrap_or_default()).map_err(as_region))?;
+        self.check_budget(tenant, &pool).await.map_err(|error| findings.refuse(error))?;
         Ok(pool)
     }
 
@@ -167,27 +312,30 @@ impl Service {
     /// `NOT_FOUND`; one on another account or in another region `INVALID_INPUT`.
     pub(super) async fn load_balancer_check_subnet(
         &self,
+        findings: &mut Findings<'_>,
         tenant: &str,
         subnet_id: &str,
         account: &str,
         region: &str,
     ) -> Result<()> {
-        let subnet = of_tenant(tenant, "subnet", subnet_id, self.store.load_balancer_subnet(subnet_id).await?, |s| {
-            &s.tenant_id
-        })?;
+        if findings.schema_refused("subnetId") {
+            return Ok(());
+        }
+        let found = self.store.load_balancer_subnet(subnet_id).await?;
+        let subnet = of_tenant(tenant, "subnet", subnet_id, found, |s| &s.tenant_id).map_err(|e| findings.refuse(e))?;
         if subnet.account_id != account {
-            return Err(Error::fields(vec![FieldViolation::new(
+            findings.add([FieldViolation::new(
                 "subnetId",
                 format!(
-                    "subnet {subnet_id:?} is on another account than the pool's; name a subnet of a network on the pool's account"
+                    "subnet {subnet_id:?} is on another account than the pool's; \
+                     name a subnet of a network on the pool's account"
                 ),
-            )]));
-        }
-        if subnet.region != region {
-            return Err(Error::fields(vec![FieldViolation::new(
+            )]);
+        } else if subnet.region != region {
+            findings.add([FieldViolation::new(
                 "subnetId",
                 format!("subnet {subnet_id:?} is in region {:?}, not in the load balancer's {region:?}", subnet.region),
-            )]));
+            )]);
         }
         Ok(())
     }
@@ -198,15 +346,19 @@ impl Service {
     /// `compute:instances:update` with the caller's own credential, must not be being deleted
     /// (`INVALID_STATE`), be on the pool's account and in the region (`INVALID_INPUT`), and all on
     /// one subnet: `subnet` when the load balancer has one (`Some(None)`: none, on no tenant
-    /// network), else the one they share (`INVALID_INPUT` for two).
+    /// network), else the one they share (`INVALID_INPUT` for two). None when they are not so.
+    ///
+    /// The decisions are audited (written), so this check runs last, and only on a request with
+    /// nothing else wrong; what an instance is like is told only to a caller that may update it.
     pub(super) async fn load_balancer_check_instances(
         &self,
-        ctx: &Context,
+        findings: &mut Findings<'_>,
         method: &str,
         place: Placed<'_>,
         ids: &[String],
         subnet: Option<Option<&str>>,
-    ) -> Result<InstancePlacement> {
+    ) -> Result<Option<InstancePlacement>> {
+        debug_assert!(!findings.any(), "decisions are audited: nothing else may be wrong");
         let Placed { tenant, account, region } = place;
         let found = self.store.load_balancer_instances(ids).await?;
         let mut instances: Vec<TargetInstance> = Vec::new();
@@ -223,7 +375,7 @@ impl Service {
                 tenant_id: Some(instance.tenant_id.clone()),
                 ..Default::default()
             };
-            self.authorize(ctx, method, INSTANCE_UPDATE, target).await?;
+            self.authorize(findings.ctx(), method, INSTANCE_UPDATE, target).await?;
         }
         let mut violations = Vec::new();
         for (i, instance) in instances.iter().enumerate() {
@@ -246,7 +398,8 @@ impl Service {
             }
         }
         if !violations.is_empty() {
-            return Err(Error::fields(violations));
+            findings.add(violations);
+            return Ok(None);
         }
         match subnet {
             Some(expected) => {
@@ -274,9 +427,10 @@ impl Service {
                     })
                     .collect();
                 if off.is_empty() {
-                    Ok(InstancePlacement { subnet_id: expected.map(str::to_owned) })
+                    Ok(Some(InstancePlacement { subnet_id: expected.map(str::to_owned) }))
                 } else {
-                    Err(Error::fields(off))
+                    findings.add(off);
+                    Ok(None)
                 }
             }
             None => {
@@ -289,53 +443,69 @@ impl Service {
                 if subnets.len() > 1 {
                     let names: Vec<String> =
                         subnets.iter().map(|s| s.map_or("no tenant network".to_owned(), |s| s.to_owned())).collect();
-                    return Err(Error::fields(vec![FieldViolation::new(
+                    findings.add([FieldViolation::new(
                         "targets.instanceIds",
                         format!(
-                            "the named instances are on different networks ({}); a load balancer lives in one VPC: name instances of one subnet",
+                            "the named instances are on different networks ({}); \
+                             a load balancer lives in one VPC: name instances of one subnet",
                             names.join(", ")
                         ),
-                    )]));
+                    )]);
+                    return Ok(None);
                 }
-                Ok(InstancePlacement { subnet_id: subnets.first().copied().flatten().map(str::to_owned) })
+                Ok(Some(InstancePlacement { subnet_id: subnets.first().copied().flatten().map(str::to_owned) }))
             }
         }
     }
 
     /// The regional load balancers a global one targets: the tenant's (else `NOT_FOUND`), not
-    /// being deleted (`INVALID_STATE`), regional and on the same account (`INVALID_INPUT`).
-    pub(super) async fn load_balancer_check_targets(&self, tenant: &str, ids: &[String], account: &str) -> Result<()> {
-        let mut violations = Vec::new();
+    /// being deleted (`INVALID_STATE`), regional and on the same account (`INVALID_INPUT`). An
+    /// id the schema stage found malformed is not looked up.
+    pub(super) async fn load_balancer_check_targets(
+        &self,
+        findings: &mut Findings<'_>,
+        tenant: &str,
+        ids: &[String],
+        account: &str,
+    ) -> Result<()> {
         for (i, id) in ids.iter().enumerate() {
-            let live = self.store.load_balancer_fetch(id).await?.filter(|lb| lb.deleted_at.is_none());
-            let target = of_tenant(tenant, "loadBalancer", id, live, |lb| &lb.tenant_id)?;
-            if target.delete_requested_at.is_some() {
-                return Err(Error::invalid_state(format!("load balancer {id:?} is being deleted"))
-                    .with_detail("loadBalancerId", id.as_str()));
-            }
             let path = format!("targets.loadBalancerIds[{i}]");
-            if target.is_global() {
-                violations
-                    .push(FieldViolation::new(path, format!("load balancer {id:?} is global; target regional ones")));
-            } else if target.account_id != account {
-                violations.push(FieldViolation::new(
-                    path,
-                    format!("load balancer {id:?} is on another account than this load balancer's pool"),
+            if findings.schema_refused(&path) {
+                continue;
+            }
+            let live = self.store.load_balancer_fetch(id).await?.filter(|lb| lb.deleted_at.is_none());
+            let target =
+                of_tenant(tenant, "loadBalancer", id, live, |lb| &lb.tenant_id).map_err(|e| findings.refuse(e))?;
+            if target.delete_requested_at.is_some() {
+                return Err(findings.refuse(
+                    Error::invalid_state(format!("load balancer {id:?} is being deleted"))
+                        .with_detail("loadBalancerId", id.as_str()),
                 ));
             }
+            if target.is_global() {
+                findings
+                    .add([FieldViolation::new(path, format!("load balancer {id:?} is global; target regional ones"))]);
+            } else if target.account_id != account {
+                findings.add([FieldViolation::new(
+                    path,
+                    format!("load balancer {id:?} is on another account than this load balancer's pool"),
+                )]);
+            }
         }
-        if violations.is_empty() { Ok(()) } else { Err(Error::fields(violations)) }
+        Ok(())
     }
 
     /// The certificates the settings name: the tenant's (else `NOT_FOUND`) on `account` (else
-    /// `INVALID_INPUT` naming the field).
+    /// `INVALID_INPUT` naming the field). An id the schema stage found malformed is not looked
+    /// up.
     pub(super) async fn load_balancer_check_certificates(
         &self,
+        findings: &mut Findings<'_>,
         tenant: &str,
         settings: &LoadBalancerSettings,
         account: &str,
     ) -> Result<()> {
-        let named = settings
+        let named: Vec<(String, &String)> = settings
             .forwarding
             .iter()
             .enumerate()
@@ -347,26 +517,30 @@ impl Service {
                     .enumerate()
                     .map(|(i, d)| (format!("domains[{i}].certificateId"), &d.certificate_id)),
             )
-            .filter(|(_, id)| !id.is_empty());
-        let mut violations = Vec::new();
+            .filter(|(path, id)| !id.is_empty() && !findings.schema_refused(path))
+            .collect();
         for (path, id) in named {
+            let found = self.store.load_balancer_certificate(id).await?;
             let certificate =
-                of_tenant(tenant, "certificate", id, self.store.load_balancer_certificate(id).await?, |c| {
-                    &c.tenant_id
-                })?;
+                of_tenant(tenant, "certificate", id, found, |c| &c.tenant_id).map_err(|e| findings.refuse(e))?;
             if matches!(certificate.state.as_str(), "deleting" | "deleted") {
-                return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
-                    .with_detail("certificateId", id.as_str())
-                    .with_detail("state", certificate.state.as_str()));
-            }
-            if certificate.account_id != account {
-                violations.push(FieldViolation::new(
-                    path,
-                    format!("certificate {id:?} is on another account than the load balancer's pool; upload it to that account"),
+                return Err(findings.refuse(
+                    Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
+                        .with_detail("certificateId", id.as_str())
+                        .with_detail("state", certificate.state.as_str()),
                 ));
             }
+            if certificate.account_id != account {
+                findings.add([FieldViolation::new(
+                    path,
+                    format!(
+                        "certificate {id:?} is on another account than the load balancer's pool; \
+                         upload it to that account"
+                    ),
+                )]);
+            }
         }
-        if violations.is_empty() { Ok(()) } else { Err(Error::fields(violations)) }
+        Ok(())
     }
 }
 

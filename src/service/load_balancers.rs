@@ -7,9 +7,9 @@
 
 use sha2::{Digest, Sha256};
 
-use super::load_balancer_checks::{Placed, check_shape};
+use super::load_balancer_checks::{Findings, Placed, check_shape, lists_within_bounds};
+use super::update_mask::Named;
 use super::{Context, Service};
-use crate::authz::Target;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::LoadBalancerId;
 use crate::proto::compute::{
@@ -105,7 +105,9 @@ impl Service {
         Some(now + STATE_DEADLINE.as_micros() as i64)
     }
 
-    /// Records a load balancer, books its quota and returns it `pending`.
+    /// Records a load balancer, books its quota and returns it `pending`. Every violated field
+    /// is reported at once: the schema stage's (`ctx.schema`) with those of the checks here,
+    /// which run as far as they can; nothing is written while there are any.
     pub async fn load_balancer_create(
         &self,
         ctx: &Context,
@@ -122,42 +124,49 @@ impl Service {
             redirect_http_to_https: request.redirect_http_to_https,
             domains: domain_rows(&request.domains),
         };
-        let mut violations = Vec::new();
+        let mut findings = Findings::new(ctx);
+        if !ctx.schema.is_empty() && !lists_within_bounds(&targets, &settings) {
+            findings.report()?;
+        }
         if global && !request.region.is_empty() {
-            violations.push(FieldViolation::new(
+            findings.add([FieldViolation::new(
                 "region",
                 "a global load balancer has no region: it serves from every region its targets are in",
-            ));
+            )]);
         }
         if global && !request.subnet_id.is_empty() {
-            violations.push(FieldViolation::new("subnetId", "a global load balancer lives on no subnet"));
+            findings.add([FieldViolation::new("subnetId", "a global load balancer lives on no subnet")]);
         }
         if !global && request.region.is_empty() {
-            violations
-                .push(FieldViolation::new("region", "a regional load balancer needs a region of the pool's account"));
+            findings
+                .add([FieldViolation::new("region", "a regional load balancer needs a region of the pool's account")]);
         }
-        violations.extend(check_shape(global, &targets, &settings));
-        if !violations.is_empty() {
-            return Err(Error::fields(violations));
+        findings.add(check_shape(global, &targets, &settings));
+        if !findings.schema_refused("projectId") {
+            self.check_project(&tenant, &request.project_id).await.map_err(|error| findings.refuse(error))?;
         }
-        self.check_project(&tenant, &request.project_id).await?;
         let region = (!global).then_some(request.region.as_str());
-        let pool = self.load_balancer_placement(&tenant, &request.pool_id, region).await?;
+        let pool = self.load_balancer_placement(&mut findings, &tenant, &request.pool_id, region).await?;
         let account = pool.pool.account_id.clone();
         let mut subnet_id = (!request.subnet_id.is_empty()).then(|| request.subnet_id.clone());
         if let Some(subnet) = &subnet_id {
-            self.load_balancer_check_subnet(&tenant, subnet, &account, &request.region).await?;
+            self.load_balancer_check_subnet(&mut findings, &tenant, subnet, &account, &request.region).await?;
         }
+        self.load_balancer_check_targets(&mut findings, &tenant, &targets.load_balancer_ids, &account).await?;
+        self.load_balancer_check_certificates(&mut findings, &tenant, &settings, &account).await?;
+        findings.report()?;
         if !targets.instance_ids.is_empty() {
             let place = Placed { tenant: &tenant, account: &account, region: &request.region };
             let expected = subnet_id.as_deref().map(Some);
-            let placement =
-                self.load_balancer_check_instances(ctx, CREATE, place, &targets.instance_ids, expected).await?;
-            // Without a subnetId it lives on the subnet its named instances share.
-            subnet_id = placement.subnet_id;
+            let placement = self
+                .load_balancer_check_instances(&mut findings, CREATE, place, &targets.instance_ids, expected)
+                .await?;
+            findings.report()?;
+            if let Some(placement) = placement {
+                // Without a subnetId it lives on the subnet its named instances share.
+                subnet_id = placement.subnet_id;
+            }
         }
-        self.load_balancer_check_targets(&tenant, &targets.load_balancer_ids, &account).await?;
-        self.load_balancer_check_certificates(&tenant, &settings, &account).await?;
 
         let now = now_micros();
         let id = LoadBalancerId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
@@ -209,7 +218,8 @@ impl Service {
         let new = NewLoadBalancer { row, deadline: Self::load_balancer_deadline(now) };
         let (lb, created) = self.store.load_balancer_create(&new, &authz).await?;
         if created {
-            tracing::info!(load_balancer = %lb.id, tenant = %tenant, by = %ctx.caller.principal_id, "load balancer created");
+            let by = &ctx.caller.principal_id;
+            tracing::info!(load_balancer = %lb.id, tenant = %tenant, by = %by, "load balancer created");
         }
         Ok(lb)
     }
@@ -226,14 +236,9 @@ impl Service {
             .store
             .load_balancer_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT)
             .await?;
-        Ok(self.authorize_items(ctx, "compute:load-balancers:read", lbs, |lb| Target {
-            resource_type: LOAD_BALANCER_RESOURCE.to_owned(),
-            id: lb.id.clone(),
-            tenant_id: Some(lb.tenant_id.clone()),
-            project_id: lb.project_id.clone(),
-            owner_id: Some(lb.owner_id.clone()),
-            attributes: Default::default(),
-        }))
+        // Each item is decided as `get` decides it, with what its authorization row records.
+        let permission = "compute:load-balancers:read";
+        self.authorize_stored_items(ctx, permission, LOAD_BALANCER_RESOURCE, &request.tenant_id, lbs, |lb| &lb.id).await
     }
 
     /// One load balancer.
@@ -241,43 +246,53 @@ impl Service {
         self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await
     }
 
-    /// Replaces each part given in place; the load balancer goes `updating` until the provider
-    /// applied it.
+    /// Replaces each part the update names (its `update_mask`, or the deprecated `setDomains`
+    /// and `clearStickySessions`) with the value given: an empty list clears a list, a part named
+    /// without a value goes back to its default. The load balancer goes `updating` until the
+    /// provider applied it, or stays `pending` while the provider never made it (see
+    /// `Store::load_balancer_update`). Every violated field is reported at once, as on create.
     pub async fn load_balancer_update(
         &self,
         ctx: &Context,
         request: UpdateLoadBalancerRequest,
     ) -> Result<LoadBalancerRow> {
-        let fixed: Vec<FieldViolation> = [
-            ("scope", &request.scope),
-            ("region", &request.region),
-            ("poolId", &request.pool_id),
-            ("subnetId", &request.subnet_id),
-        ]
-        .into_iter()
-        .filter(|(_, value)| !value.is_empty())
-        .map(|(field, _)| {
-            FieldViolation::new(
-                field,
-                format!(
-                    "a load balancer's {field} never changes; make another load balancer with the {field} you want"
-                ),
-            )
-        })
-        .collect();
-        if !fixed.is_empty() {
-            return Err(Error::fields(fixed));
+        let mask = Named::of(&request.update_mask);
+        // The API layer always settles the mask; a request that reached the service without one
+        // names the fields given a value, as the layer would have.
+        let named = |field: &str, given: bool| mask.has(field) || (mask.is_empty() && given);
+        let mut findings = Findings::new(ctx);
+        let fixed = [
+            ("scope", "scope", &request.scope),
+            ("region", "region", &request.region),
+            ("pool_id", "poolId", &request.pool_id),
+            ("subnet_id", "subnetId", &request.subnet_id),
+        ];
+        for (field, json_name, value) in fixed {
+            if named(field, !value.is_empty()) {
+                findings.add([FieldViolation::new(
+                    json_name,
+                    format!(
+                        "a load balancer's {json_name} never changes; \
+                         make another load balancer with the {json_name} you want"
+                    ),
+                )]);
+            }
         }
-        let domains_named = request.set_domains || !request.domains.is_empty();
-        if request.targets.is_none()
-            && request.forwarding.is_empty()
-            && request.health_check.is_none()
-            && request.sticky_sessions.is_none()
-            && !request.clear_sticky_sessions
-            && request.source_ranges.is_none()
-            && request.redirect_http_to_https.is_none()
-            && !domains_named
-        {
+        let targets_named = named("targets", request.targets.is_some());
+        let forwarding_named = named("forwarding", !request.forwarding.is_empty());
+        let health_check_named = named("health_check", request.health_check.is_some());
+        let sticky_named = named("sticky_sessions", request.sticky_sessions.is_some()) || request.clear_sticky_sessions;
+        let ranges_named = named("source_ranges", request.source_ranges.is_some());
+        let redirect_named = named("redirect_http_to_https", request.redirect_http_to_https.is_some());
+        let domains_named = named("domains", !request.domains.is_empty()) || request.set_domains;
+        let any_part = targets_named
+            || forwarding_named
+            || health_check_named
+            || sticky_named
+            || ranges_named
+            || redirect_named
+            || domains_named;
+        if !any_part {
             let accepted = [
                 "targets",
                 "forwarding",
@@ -287,63 +302,74 @@ impl Service {
                 "redirectHttpToHttps",
                 "domains",
             ];
-            return Err(Error::invalid_input(format!("name at least one part to replace: {}", accepted.join(", ")))
-                .with_detail("accepted", serde_json::json!(accepted)));
+            let error = Error::invalid_input(format!("name at least one part to replace: {}", accepted.join(", ")))
+                .with_detail("accepted", serde_json::json!(accepted));
+            return Err(findings.refuse(error));
         }
         if request.sticky_sessions.is_some() && request.clear_sticky_sessions {
-            return Err(Error::fields(vec![FieldViolation::new(
+            findings.add([FieldViolation::new(
                 "clearStickySessions",
                 "either new stickySessions or clearStickySessions, not both",
-            )]));
+            )]);
         }
-        let mut lb = self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await?;
+        let targets = request.targets.as_ref().map(targets_row).unwrap_or_default();
+        // The lists given, apart: they are checked against their bounds before anything is
+        // looked up.
+        let lists = LoadBalancerSettings {
+            forwarding: forwarding_rows(&request.forwarding),
+            domains: domain_rows(&request.domains),
+            ..Default::default()
+        };
+        if !ctx.schema.is_empty() && !lists_within_bounds(&targets, &lists) {
+            findings.report()?;
+        }
+        let found = self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await;
+        let mut lb = found.map_err(|error| findings.refuse(error))?;
         if lb.delete_requested_at.is_some() || lb.deleted_at.is_some() {
-            return Err(Error::invalid_state(format!("load balancer {:?} is {} and cannot change", lb.id, lb.state))
-                .with_detail("state", lb.state.as_str()));
+            let error = Error::invalid_state(format!("load balancer {:?} is {} and cannot change", lb.id, lb.state))
+                .with_detail("state", lb.state.as_str());
+            return Err(findings.refuse(error));
         }
-        let targets_named = request.targets.is_some();
-        if let Some(targets) = &request.targets {
-            lb.targets = targets_row(targets);
+        if targets_named {
+            lb.targets = targets;
         }
-        if !request.forwarding.is_empty() {
-            lb.settings.forwarding = forwarding_rows(&request.forwarding);
+        if forwarding_named {
+            lb.settings.forwarding = lists.forwarding;
         }
-        if let Some(check) = &request.health_check {
-            lb.settings.health_check = Some(health_check_row(check));
+        if health_check_named {
+            lb.settings.health_check = request.health_check.as_ref().map(health_check_row);
         }
-        if let Some(sticky) = &request.sticky_sessions {
-            lb.settings.sticky_sessions = Some(sticky_row(sticky));
+        if sticky_named {
+            lb.settings.sticky_sessions = request.sticky_sessions.as_ref().map(sticky_row);
         }
-        if request.clear_sticky_sessions {
-            lb.settings.sticky_sessions = None;
+        if ranges_named {
+            lb.settings.source_ranges = request.source_ranges.as_ref().map(ranges_row).unwrap_or_default();
         }
-        if let Some(ranges) = &request.source_ranges {
-            lb.settings.source_ranges = ranges_row(ranges);
-        }
-        if let Some(redirect) = request.redirect_http_to_https {
-            lb.settings.redirect_http_to_https = redirect;
+        if redirect_named {
+            lb.settings.redirect_http_to_https = request.redirect_http_to_https.unwrap_or(false);
         }
         if domains_named {
-            lb.settings.domains = domain_rows(&request.domains);
+            lb.settings.domains = lists.domains;
         }
-        let violations = check_shape(lb.is_global(), &lb.targets, &lb.settings);
-        if !violations.is_empty() {
-            return Err(Error::fields(violations));
-        }
+        findings.add(check_shape(lb.is_global(), &lb.targets, &lb.settings));
         let tenant = lb.tenant_id.clone();
+        if targets_named {
+            self.load_balancer_check_targets(&mut findings, &tenant, &lb.targets.load_balancer_ids, &lb.account_id)
+                .await?;
+        }
+        self.load_balancer_check_certificates(&mut findings, &tenant, &lb.settings, &lb.account_id).await?;
+        findings.report()?;
         if targets_named && !lb.targets.instance_ids.is_empty() {
             // Named instances must be on its subnet, or, without one, on no tenant network.
             let place = Placed { tenant: &tenant, account: &lb.account_id, region: &lb.region };
             let subnet = Some(lb.subnet_id.as_deref());
-            self.load_balancer_check_instances(ctx, UPDATE, place, &lb.targets.instance_ids, subnet).await?;
+            self.load_balancer_check_instances(&mut findings, UPDATE, place, &lb.targets.instance_ids, subnet).await?;
+            findings.report()?;
         }
-        if targets_named {
-            self.load_balancer_check_targets(&tenant, &lb.targets.load_balancer_ids, &lb.account_id).await?;
-        }
-        self.load_balancer_check_certificates(&tenant, &lb.settings, &lb.account_id).await?;
         let now = now_micros();
         let updated = self.store.load_balancer_update(&lb, now, Self::load_balancer_deadline(now)).await?;
-        tracing::info!(load_balancer = %updated.id, version = updated.version, by = %ctx.caller.principal_id, "load balancer updated");
+        let by = &ctx.caller.principal_id;
+        tracing::info!(load_balancer = %updated.id, version = updated.version, by = %by, "load balancer updated");
         Ok(updated)
     }
 

@@ -12,7 +12,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::load_balancer_rows::{
-    LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer, TargetsRow,
+    HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer, TargetsRow,
 };
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::error::{Error, Result};
@@ -67,6 +67,33 @@ fn load_balancer_from_row(row: &AnyRow) -> Result<LoadBalancerRow> {
         updated_at: row.try_get("updated_at")?,
         deleted_at: row.try_get("deleted_at")?,
     })
+}
+
+impl LoadBalancerSettings {
+    /// The health check in force: the one the tenant set, with the provider's default for each
+    /// setting it left out (stored as zero or empty), or the provider's default check when it set
+    /// none. What the answers show and what the provider is sent, so that the two never differ.
+    pub fn health_check_in_force(&self) -> HealthCheckRow {
+        let defaults = crate::provider::digitalocean::load_balancer_health_check_defaults();
+        let given = self.health_check.clone().unwrap_or_default();
+        let or = |value: i32, default: u32| if value > 0 { value } else { default as i32 };
+        let protocol = if given.protocol.is_empty() { defaults.protocol } else { given.protocol };
+        // A tcp check opens a connection and requests no path.
+        let path = match protocol.as_str() {
+            "tcp" => String::new(),
+            _ if given.path.is_empty() => defaults.path,
+            _ => given.path,
+        };
+        HealthCheckRow {
+            protocol,
+            port: or(given.port, u32::from(defaults.port)),
+            path,
+            interval_seconds: or(given.interval_seconds, defaults.check_interval_seconds),
+            timeout_seconds: or(given.timeout_seconds, defaults.response_timeout_seconds),
+            healthy_threshold: or(given.healthy_threshold, defaults.healthy_threshold),
+            unhealthy_threshold: or(given.unhealthy_threshold, defaults.unhealthy_threshold),
+        }
+    }
 }
 
 /// A load balancer event on the load balancer's subject (`providerLoadBalancer.<kind>`).
@@ -189,10 +216,10 @@ impl Store {
         self.quota_book_in(&mut txn, &row.pool_id, &row.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
         let insert = sqlx::query(
             "INSERT INTO load_balancers (id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, name, \
-             description, scope, region, subnet_id, target_pool, settings, request_digest, state, message, provider_id, \
-             address, address_v6, reached_ids, ready_once, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'pending', '', '', '', '', '[]', \
-             0, 1, $16, $16)",
+             description, scope, region, subnet_id, target_pool, settings, request_digest, state, message, \
+             provider_id, address, address_v6, reached_ids, ready_once, version, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'pending', '', '', '', '', \
+             '[]', 0, 1, $16, $16)",
         )
         .bind(&row.id)
         .bind(&row.tenant_id)
@@ -283,10 +310,13 @@ impl Store {
         Ok(lbs)
     }
 
-    /// Applies a tenant's change (settings and targets as in `lb`): `version` bumped, a ready
-    /// load balancer (or one that failed after it was ready) `updating`, one that failed before
-    /// `pending` again, the reconciler woken. `INVALID_STATE` once it is being
-    /// deleted.
+    /// Applies a tenant's change (settings and targets as in `lb`): `version` bumped, the
+    /// reconciler woken, and the load balancer `updating` until the provider applied it, once
+    /// the provider has made it (it has a provider id, or was ready once), whatever its state
+    /// (`ready`, `pending` while the provider activates it, `error`). One the provider never made
+    /// (waiting for its certificates, or refused when it was asked to make it) is `pending`:
+    /// there is nothing to update, the change is part of its making. `INVALID_STATE` once it is
+    /// being deleted.
     pub async fn load_balancer_update(
         &self,
         lb: &LoadBalancerRow,
@@ -296,8 +326,7 @@ impl Store {
         let mut txn = self.begin_write().await?;
         let updated = sqlx::query(
             "UPDATE load_balancers SET description = $2, target_pool = $3, settings = $4, \
-             state = CASE WHEN state = 'ready' OR (state = 'error' AND ready_once = 1) THEN 'updating' \
-               WHEN state = 'error' THEN 'pending' ELSE state END, \
+             state = CASE WHEN ready_once = 1 OR provider_id <> '' THEN 'updating' ELSE 'pending' END, \
              message = CASE WHEN state = 'error' THEN '' ELSE message END, \
              version = version + 1, updated_at = $5 \
              WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
@@ -404,8 +433,8 @@ impl Store {
 
     /// Records an observation of the reconciler with its events, unless the tenant changed the
     /// load balancer meanwhile (then only the provider id is kept, or a second load balancer
-    /// would be made, and `false` is returned: the change has already queued the next pass). Starts billing when it is first ready, on a pool
-    /// that bills.
+    /// would be made, and `false` is returned: the change has already queued the next pass).
+    /// Starts billing when it is first ready, on a pool that bills.
     pub async fn load_balancer_observe(&self, id: &str, observed: &LoadBalancerObserved, now: i64) -> Result<bool> {
         let mut txn = self.begin_write().await?;
         if !observed.provider_id.is_empty() {
@@ -495,9 +524,12 @@ impl Store {
         now: i64,
     ) -> Result<()> {
         let rows = sqlx::query(
-            "SELECT lb.id, lb.state FROM load_balancers lb WHERE lb.deleted_at IS NULL AND lb.delete_requested_at IS NULL \
-             AND (lb.id IN (SELECT load_balancer_id FROM load_balancer_members WHERE member_kind = $1 AND member_id = $2) \
-               OR (lb.target_pool = 1 AND EXISTS (SELECT 1 FROM instances i WHERE i.id = $2 AND i.tenant_id = lb.tenant_id \
+            "SELECT lb.id, lb.state FROM load_balancers lb \
+             WHERE lb.deleted_at IS NULL AND lb.delete_requested_at IS NULL \
+             AND (lb.id IN (SELECT load_balancer_id FROM load_balancer_members \
+                            WHERE member_kind = $1 AND member_id = $2) \
+               OR (lb.target_pool = 1 AND EXISTS (SELECT 1 FROM instances i \
+                   WHERE i.id = $2 AND i.tenant_id = lb.tenant_id \
                    AND i.pool_id = lb.pool_id AND i.region = lb.region))) \
              ORDER BY lb.id",
         )

@@ -9,17 +9,6 @@ use crate::provider::{
 };
 use crate::store::{LoadBalancerRow, Store, TargetInstance};
 
-/// DigitalOcean's default health check, which a load balancer without one gets.
-const DEFAULT_CHECK: HealthCheck = HealthCheck {
-    protocol: String::new(),
-    port: 80,
-    path: String::new(),
-    check_interval_seconds: 10,
-    response_timeout_seconds: 5,
-    unhealthy_threshold: 5,
-    healthy_threshold: 3,
-};
-
 /// The provider-side representation and what it reaches.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Desired {
@@ -50,18 +39,21 @@ fn reachable(lb: &LoadBalancerRow, instance: &TargetInstance) -> bool {
         && instance.counts()
 }
 
-fn health_check(lb: &LoadBalancerRow) -> Option<HealthCheck> {
-    let check = lb.settings.health_check.as_ref()?;
-    let or = |value: i32, default: u32| if value > 0 { value as u32 } else { default };
-    Some(HealthCheck {
-        protocol: check.protocol.clone(),
-        port: check.port.max(1) as u16,
-        path: if check.path.is_empty() && check.protocol != "tcp" { "/".to_owned() } else { check.path.clone() },
-        check_interval_seconds: or(check.interval_seconds, DEFAULT_CHECK.check_interval_seconds),
-        response_timeout_seconds: or(check.timeout_seconds, DEFAULT_CHECK.response_timeout_seconds),
-        unhealthy_threshold: or(check.unhealthy_threshold, DEFAULT_CHECK.unhealthy_threshold),
-        healthy_threshold: or(check.healthy_threshold, DEFAULT_CHECK.healthy_threshold),
-    })
+/// The health check in force, sent whole even when it is the provider's default: a check the
+/// tenant took back (`healthCheck` cleared) must replace the one the provider has, and only a
+/// check that is sent can be compared with it.
+fn health_check(lb: &LoadBalancerRow) -> HealthCheck {
+    let check = lb.settings.health_check_in_force();
+    let positive = |value: i32| value.max(1) as u32;
+    HealthCheck {
+        protocol: check.protocol,
+        port: check.port.clamp(1, i32::from(u16::MAX)) as u16,
+        path: check.path,
+        check_interval_seconds: positive(check.interval_seconds),
+        response_timeout_seconds: positive(check.timeout_seconds),
+        unhealthy_threshold: positive(check.unhealthy_threshold),
+        healthy_threshold: positive(check.healthy_threshold),
+    }
 }
 
 /// The provider's certificate id of each certificate the load balancer names, or why it cannot
@@ -118,7 +110,7 @@ pub(super) async fn desired(store: &Store, lb: &LoadBalancerRow) -> crate::error
         name: lb.provider_name(),
         size_unit: 1,
         forwarding_rules,
-        health_check: health_check(lb),
+        health_check: Some(health_check(lb)),
         sticky_sessions: lb.settings.sticky_sessions.as_ref().map(|s| StickySessions {
             cookie_name: s.cookie_name.clone(),
             cookie_ttl_seconds: s.ttl_seconds.max(1) as u32,
@@ -267,6 +259,7 @@ pub(super) fn differences(wanted: &LoadBalancerSpec, have: &LoadBalancerSpec) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::digitalocean::load_balancer_health_check_defaults;
 
     fn regional() -> LoadBalancerSpec {
         LoadBalancerSpec {
@@ -290,7 +283,7 @@ mod tests {
         let wanted = regional();
         let mut have = regional();
         have.instance_ids = vec![1, 2];
-        have.health_check = Some(HealthCheck { protocol: "http".into(), path: "/".into(), ..DEFAULT_CHECK });
+        have.health_check = Some(load_balancer_health_check_defaults());
         have.size_unit = 1;
         assert!(differences(&wanted, &have).is_empty());
     }
@@ -304,7 +297,8 @@ mod tests {
         have.sticky_sessions = Some(StickySessions { cookie_name: "c".into(), cookie_ttl_seconds: 5 });
         assert_eq!(differences(&wanted, &have), ["targets", "stickySessions", "sourceRanges"]);
         let mut checked = regional();
-        checked.health_check = Some(HealthCheck { protocol: "tcp".into(), port: 22, ..DEFAULT_CHECK });
+        checked.health_check =
+            Some(HealthCheck { protocol: "tcp".into(), port: 22, ..load_balancer_health_check_defaults() });
         assert_eq!(differences(&checked, &regional()), ["healthCheck"]);
     }
 }

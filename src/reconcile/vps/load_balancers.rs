@@ -101,10 +101,11 @@ impl Step<'_> {
         }
     }
 
-    /// The state while the provider is not done: `pending` until it was ready once, then
-    /// `updating`.
+    /// The state while the provider is not done: `updating` once it was ready, and for a
+    /// change the tenant made (the update answered `updating`: it stays so until the provider
+    /// applied it, even on a load balancer the provider has not yet activated); else `pending`.
     fn busy(&self) -> &'static str {
-        if self.lb.ready_once { "updating" } else { "pending" }
+        if self.lb.ready_once || self.lb.state == "updating" { "updating" } else { "pending" }
     }
 
     /// Writes the observation (with an `error` event when the load balancer newly fails) and

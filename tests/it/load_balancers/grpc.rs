@@ -16,9 +16,9 @@ use crate::harness::grpc_error;
 
 crate::on_both_backends!(every_method_and_refusal_over_grpc);
 
-type Client = LoadBalancersClient<InterceptedService<Channel, BearerToken>>;
+pub(super) type Client = LoadBalancersClient<InterceptedService<Channel, BearerToken>>;
 
-async fn client(env: &Env, token: &str) -> Client {
+pub(super) async fn client(env: &Env, token: &str) -> Client {
     let channel = Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
     LoadBalancersClient::new(InterceptedService::new(channel, BearerToken::new(Some(token)).unwrap()))
 }

@@ -4,8 +4,12 @@
 //! by `fixtures` at the fake cloud and in the vps module's tables.
 
 mod certificate_race;
+mod clearing;
 mod cli;
+mod decisions;
+mod defaults;
 mod end_to_end;
+mod every_violation;
 mod fixtures;
 mod global;
 mod grpc;
@@ -15,6 +19,7 @@ mod quota;
 mod refusals;
 mod settings;
 mod targets;
+mod update_states;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -249,7 +249,7 @@ async fn the_tables_constraints_and_the_forwarding_rules(backend: Backend) {
     );
     let missing = json!({"tenantId": "acme", "poolId": POOL, "name": "m", "idempotencyKey": "m"});
     let (_, _, details) = env.refused(CREATE, missing).await;
-    assert_eq!(violated_fields(&details), ["forwarding", "targets"]);
+    assert_eq!(violated_fields(&details), ["forwarding", "region", "targets"], "every violated field at once");
     let sixteen: Vec<Value> = (1..=16).map(|p| rule("tcp", p, "tcp", json!({}))).collect();
     let (_, _, details) = env.refused(CREATE, with(json!({"forwarding": sixteen}))).await;
     assert_eq!(violated_fields(&details), ["forwarding"], "1 to 15 rules");
@@ -348,7 +348,7 @@ async fn update_refuses_what_never_changes_and_instances_off_its_network(backend
         (changed["targets"]["instanceIds"][0].as_str(), changed["version"].as_i64()),
         (Some(on_subnet.id.as_str()), Some(2))
     );
-    assert_eq!(changed["state"], "pending", "not made yet: it stays pending");
+    assert_eq!(changed["state"], "pending", "never made at the provider: it stays pending");
     let changed = env.ok(UPDATE, update(&off_net, json!({"targets": {"instanceIds": [plain.id]}}))).await;
     assert_eq!(changed["targets"]["pool"], Value::Null);
 }

@@ -132,7 +132,7 @@ async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
     assert!(env.fake_load_balancer(&name).is_none());
     // It stays in error until something changes: a change retries at once.
     let change = json!({"tenantId": "acme", "loadBalancerId": id, "sourceRanges": {"deny": ["192.0.2.0/24"]}});
-    assert_eq!(env.ok(UPDATE, change).await["state"], "pending", "it was never ready: pending again");
+    assert_eq!(env.ok(UPDATE, change).await["state"], "pending", "never made at the provider: pending again");
     env.wait_state("acme", &id, "ready").await;
 
     // A refused delete is an error too, retried on its backoff.
