@@ -24,6 +24,7 @@
 
 pub mod api;
 pub mod authz;
+pub mod cidr;
 pub mod cli;
 pub mod config;
 pub mod dev;

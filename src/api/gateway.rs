@@ -209,25 +209,25 @@ fn join(path: &str, name: &str) -> String {
 
 /// Checks the shape of `value` against `descriptor`: objects where messages are, known field
 /// names, and JSON types that the field's type accepts; takes each offending field out of
-/// `value`. Values are checked by the validator.
-fn check_message(value: &mut Value, descriptor: &MessageDescriptor, path: &str, out: &mut Violations) {
+/// `value` (an object keeps its other fields, so that a wrong field inside it does not also
+/// make it missing). Values are checked by the validator. Returns whether `value` is an object.
+fn check_message(value: &mut Value, descriptor: &MessageDescriptor, path: &str, out: &mut Violations) -> bool {
     if descriptor.full_name().starts_with("google.protobuf.") {
         // Well-known types have JSON forms of their own (timestamps as text, ...).
-        return;
+        return true;
     }
     let Value::Object(object) = value else {
         out.push(FieldViolation::new(path, "must be a JSON object"));
-        return;
+        return false;
     };
     // The accepted names are listed once per object, at its first unknown key.
     let mut accepted_named = false;
-    object.retain(|key, value| {
-        let before = out.total();
-        check_field(key, value, descriptor, path, &mut accepted_named, out);
-        out.total() == before
-    });
+    object.retain(|key, value| check_field(key, value, descriptor, path, &mut accepted_named, out));
+    true
 }
 
+/// Checks one field of an object; returns whether it is kept (false: it is no field of the
+/// message, or its JSON type is wrong, which a violation says).
 fn check_field(
     key: &str,
     value: &mut Value,
@@ -235,52 +235,62 @@ fn check_field(
     path: &str,
     accepted_named: &mut bool,
     out: &mut Violations,
-) {
-    {
-        let Some(field) = descriptor.get_field_by_json_name(key).or_else(|| descriptor.get_field_by_name(key)) else {
-            let first = !std::mem::replace(accepted_named, true);
-            out.push_with(|| {
-                let description = if first {
-                    let accepted: Vec<String> = descriptor.fields().map(|f| f.json_name().to_owned()).collect();
-                    format!("is not a field of this request; accepted: {}", accepted.join(", "))
-                } else {
-                    "is not a field of this request either".to_owned()
-                };
-                FieldViolation::new(join(path, key), description)
-            });
-            return;
-        };
-        if value.is_null() {
-            return;
-        }
-        let field_path = join(path, field.json_name());
-        if field.is_map() {
-            let Kind::Message(entry) = field.kind() else { return };
-            match value {
-                Value::Object(entries) => {
-                    let value_kind = entry.map_entry_value_field().kind();
-                    for (key, item) in entries.iter_mut() {
-                        check_kind(item, &value_kind, &format!("{field_path}[{key:?}]"), out);
-                    }
+) -> bool {
+    let Some(field) = descriptor.get_field_by_json_name(key).or_else(|| descriptor.get_field_by_name(key)) else {
+        let first = !std::mem::replace(accepted_named, true);
+        out.push_with(|| {
+            let description = if first {
+                let accepted: Vec<String> = descriptor.fields().map(|f| f.json_name().to_owned()).collect();
+                format!("is not a field of this request; accepted: {}", accepted.join(", "))
+            } else {
+                "is not a field of this request either".to_owned()
+            };
+            FieldViolation::new(join(path, key), description)
+        });
+        return false;
+    };
+    if value.is_null() {
+        return true;
+    }
+    let field_path = join(path, field.json_name());
+    if field.is_map() {
+        let Kind::Message(entry) = field.kind() else { return true };
+        match value {
+            Value::Object(entries) => {
+                let value_kind = entry.map_entry_value_field().kind();
+                let mut all_well_typed = true;
+                for (key, item) in entries.iter_mut() {
+                    all_well_typed &= check_kind(item, &value_kind, &format!("{field_path}[{key:?}]"), out);
                 }
-                _ => out.push(FieldViolation::new(field_path, "must be a JSON object")),
+                all_well_typed
             }
-        } else if field.is_list() {
-            match value {
-                Value::Array(items) => {
-                    for (index, item) in items.iter_mut().enumerate() {
-                        check_kind(item, &field.kind(), &format!("{field_path}[{index}]"), out);
-                    }
-                }
-                _ => out.push(FieldViolation::new(field_path, "must be a JSON array")),
+            _ => {
+                out.push(FieldViolation::new(field_path, "must be a JSON object"));
+                false
             }
-        } else {
-            check_kind(value, &field.kind(), &field_path, out);
         }
+    } else if field.is_list() {
+        match value {
+            Value::Array(items) => {
+                let mut all_well_typed = true;
+                for (index, item) in items.iter_mut().enumerate() {
+                    all_well_typed &= check_kind(item, &field.kind(), &format!("{field_path}[{index}]"), out);
+                }
+                all_well_typed
+            }
+            _ => {
+                out.push(FieldViolation::new(field_path, "must be a JSON array"));
+                false
+            }
+        }
+    } else {
+        check_kind(value, &field.kind(), &field_path, out)
     }
 }
 
-fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Violations) {
+/// Checks a value of `kind`; returns whether its JSON type is right (an object with wrong
+/// fields inside is right: those fields were taken out of it).
+fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Violations) -> bool {
     let integer_text = |s: &str| s.parse::<i128>().is_ok();
     let wrong = match kind {
         Kind::String | Kind::Bytes => (!value.is_string()).then_some("must be a string"),
@@ -304,14 +314,13 @@ fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Violations) 
         }
         Kind::Float | Kind::Double => (!(value.is_number() || value.is_string())).then_some("must be a number"),
         Kind::Enum(_) => (!(value.is_string() || value.is_i64())).then_some("must be one of the documented values"),
-        Kind::Message(message) => {
-            check_message(value, message, path, out);
-            None
-        }
+        Kind::Message(message) => return check_message(value, message, path, out),
     };
     if let Some(description) = wrong {
         out.push(FieldViolation::new(path, description));
+        return false;
     }
+    true
 }
 
 #[cfg(test)]
@@ -358,6 +367,19 @@ mod tests {
         assert_eq!(error.details["truncated"], 10_000 - fields.len());
         let naming = fields.iter().filter(|f| f["description"].as_str().unwrap().contains("accepted: id,")).count();
         assert_eq!(naming, 1, "{fields:?}");
+    }
+
+    #[test]
+    fn a_mistyped_field_inside_an_object_leaves_the_object_given() {
+        let create =
+            descriptor_pool().get_message_by_name("bettercompute.compute.v1.CreateLoadBalancerRequest").unwrap();
+        let body = br#"{"tenantId": "acme", "targets": {"pool": "yes", "colour": 1}}"#;
+        let fields = fields_of(decode_json(&create, body).unwrap_err());
+        assert!(
+            fields.contains(&"targets.pool".to_owned()) && fields.contains(&"targets.colour".to_owned()),
+            "{fields:?}"
+        );
+        assert!(!fields.contains(&"targets".to_owned()), "targets was given: {fields:?}");
     }
 
     #[test]

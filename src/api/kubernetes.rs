@@ -1,9 +1,11 @@
 //! `bettercompute.compute.v1.KubernetesClusters` and `KubernetesNodePools`: decode, call the
-//! service, turn rows into views.
+//! service, turn rows into views. The creates and the node pool update have rules of their own
+//! (zones, autoscaling bounds, pools by mode), so their service gets the schema stage's
+//! violations (`context_with_rules`) and names them all at once with its own.
 
 use tonic::{Request, Response, Status};
 
-use super::{context, timestamp};
+use super::{context, context_with_rules, timestamp};
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
     DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAccelerators,
@@ -103,7 +105,7 @@ impl kubernetes_clusters_server::KubernetesClusters for KubernetesApi {
         &self,
         request: Request<CreateKubernetesClusterRequest>,
     ) -> Result<Response<KubernetesCluster>, Status> {
-        let ctx = context(&request)?;
+        let ctx = context_with_rules(&request)?;
         Ok(Response::new(view(self.service.cluster_create(&ctx, request.into_inner()).await?)))
     }
 
@@ -178,7 +180,7 @@ impl kubernetes_node_pools_server::KubernetesNodePools for KubernetesApi {
         &self,
         request: Request<CreateKubernetesNodePoolRequest>,
     ) -> Result<Response<KubernetesNodePool>, Status> {
-        let ctx = context(&request)?;
+        let ctx = context_with_rules(&request)?;
         Ok(Response::new(pool_view(self.service.node_pool_create(&ctx, request.into_inner()).await?)))
     }
 
@@ -203,7 +205,7 @@ impl kubernetes_node_pools_server::KubernetesNodePools for KubernetesApi {
         &self,
         request: Request<UpdateKubernetesNodePoolRequest>,
     ) -> Result<Response<KubernetesNodePool>, Status> {
-        let ctx = context(&request)?;
+        let ctx = context_with_rules(&request)?;
         Ok(Response::new(pool_view(self.service.node_pool_update(&ctx, request.into_inner()).await?)))
     }
 

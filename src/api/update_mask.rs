@@ -64,7 +64,8 @@ pub fn fill_from_json_keys<'a>(
 ) {
     let descriptor = message.descriptor();
     let Some(field) = mask_field(&descriptor) else { return };
-    if body_gave_mask {
+    // An empty mask is no mask (it reads back the same from the message's JSON).
+    if body_gave_mask && !paths(message).is_empty() {
         return;
     }
     let maskable = maskable(&descriptor, validator);
@@ -76,7 +77,11 @@ pub fn fill_from_json_keys<'a>(
             paths.push(named.name().to_owned());
         }
     }
-    set_paths(message, &field, paths);
+    if paths.is_empty() {
+        message.clear_field(&field);
+    } else {
+        set_paths(message, &field, paths);
+    }
 }
 
 /// Settles the mask of an update request: a mask given is checked (each path a maskable field,

@@ -421,7 +421,7 @@ impl Format {
             Format::IpPrefix => parse_prefix(text).is_some(),
             Format::Ipv4Prefix => parse_prefix(text).is_some_and(|ip| ip.is_ipv4()),
             Format::Ipv6Prefix => parse_prefix(text).is_some_and(|ip| ip.is_ipv6()),
-            Format::Ipv4WithPrefixLen => mask_ipv4_prefix(text).is_some(),
+            Format::Ipv4WithPrefixLen => crate::cidr::mask_ipv4_prefix(text).is_some(),
         }
     }
 
@@ -436,22 +436,6 @@ impl Format {
             Format::Ipv4WithPrefixLen => "must be an IPv4 address with a prefix length, such as 203.0.113.0/24",
         }
     }
-}
-
-/// `address/length` of IPv4 with the host bits cleared (`10.0.0.5/24` is `10.0.0.0/24`), as GKE
-/// takes an authorized network; `None` for anything else.
-pub fn mask_ipv4_prefix(text: &str) -> Option<String> {
-    let (address, length) = text.split_once('/')?;
-    if length.is_empty() || length.len() > 2 || !length.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let length: u32 = length.parse().ok()?;
-    let address: Ipv4Addr = address.parse().ok()?;
-    if length > 32 {
-        return None;
-    }
-    let mask = u32::MAX.checked_shl(32 - length).unwrap_or(0);
-    Some(format!("{}/{length}", Ipv4Addr::from(u32::from(address) & mask)))
 }
 
 /// Parses `address/length` where the address has no bits set past the prefix.
@@ -610,16 +594,6 @@ fn compile_string_rules(rules: &DynamicMessage, path: &str, compiled: &mut Field
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn an_ipv4_prefix_with_host_bits_is_masked() {
-        assert_eq!(mask_ipv4_prefix("10.0.0.5/24").as_deref(), Some("10.0.0.0/24"));
-        assert_eq!(mask_ipv4_prefix("203.0.113.7/32").as_deref(), Some("203.0.113.7/32"));
-        assert_eq!(mask_ipv4_prefix("203.0.113.7/0").as_deref(), Some("0.0.0.0/0"));
-        for bad in ["10.0.0.5", "10.0.0.5/33", "10.0.0.5/", "10.0.0.5/+1", "::1/64", "10.0.0/8", "10.0.0.5/024"] {
-            assert_eq!(mask_ipv4_prefix(bad), None, "{bad}");
-        }
-    }
-
     use super::*;
     use crate::proto::descriptor_pool;
 

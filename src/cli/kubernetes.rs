@@ -95,7 +95,7 @@ pub enum ClustersCommand {
         #[arg(long = "authorized-network")]
         authorized_networks: Vec<String>,
         /// Let any address reach the control plane.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "authorized_networks")]
         clear_authorized_networks: bool,
         /// The new description.
         #[arg(long)]
@@ -198,7 +198,7 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         autoscaling: Option<String>,
         /// Turn autoscaling off.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "autoscaling")]
         no_autoscaling: bool,
         /// The new machine type.
         #[arg(long)]
@@ -213,25 +213,25 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         accelerator: Option<String>,
         /// Take the accelerators off the nodes.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "accelerator")]
         no_accelerators: bool,
         /// A zone the nodes run in, replacing the old ones; repeat for more.
         #[arg(long = "zone")]
         zones: Vec<String>,
         /// Run the nodes in the cluster's default zones.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "zones")]
         default_zones: bool,
         /// A node label `key=value`, replacing the old labels; repeat for more.
         #[arg(long = "label")]
         labels: Vec<String>,
         /// Remove every node label.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "labels")]
         clear_labels: bool,
         /// A taint `key=value:Effect` (or `key:Effect`), replacing the old taints; repeat for more.
         #[arg(long = "taint")]
         taints: Vec<String>,
         /// Remove every taint.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "taints")]
         clear_taints: bool,
         /// Follow the cluster until it is ready again.
         #[arg(long)]
@@ -304,6 +304,14 @@ pub fn parse_pool(text: &str) -> Result<KubernetesNodePoolSpec, String> {
         spec.autoscaling = Some(KubernetesAutoscaling { min_nodes: min, max_nodes: max });
     }
     Ok(spec)
+}
+
+/// The `update_mask` naming the `(field, given)` pairs given: a flag that clears a list (or turns
+/// a setting off) names its field with no value, which a mask says and an empty list cannot. No
+/// mask when nothing is given, so that the server answers which fields it takes.
+fn update_mask(fields: &[(&str, bool)]) -> Option<prost_types::FieldMask> {
+    let paths: Vec<String> = fields.iter().filter(|(_, given)| *given).map(|(field, _)| (*field).to_owned()).collect();
+    (!paths.is_empty()).then_some(prost_types::FieldMask { paths })
 }
 
 /// Polls the cluster, printing each new state to stderr, until it is `until` (or `error`).
@@ -386,14 +394,19 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
             wait,
         } => {
             let request = UpdateKubernetesClusterRequest {
-                update_mask: None,
+                update_mask: update_mask(&[
+                    ("version", version.is_some()),
+                    ("release_channel", release_channel.is_some()),
+                    ("authorized_networks", !authorized_networks.is_empty() || *clear_authorized_networks),
+                    ("description", description.is_some()),
+                ]),
                 tenant_id: tenant.clone(),
                 cluster_id: cluster_id.clone(),
                 version: version.clone(),
                 release_channel: release_channel.clone(),
                 authorized_networks: authorized_networks.clone(),
-                set_authorized_networks: *clear_authorized_networks,
                 description: description.clone(),
+                ..Default::default()
             };
             (client.update(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
         }
@@ -532,26 +545,30 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 })
                 .transpose()?;
             let request = UpdateKubernetesNodePoolRequest {
-                update_mask: None,
+                update_mask: update_mask(&[
+                    ("node_count", count.is_some()),
+                    ("autoscaling", autoscaling.is_some() || *no_autoscaling),
+                    ("machine_type", machine_type.is_some()),
+                    ("disk_gib", disk_gib.is_some()),
+                    ("disk_type", disk_type.is_some()),
+                    ("accelerators", accelerator.is_some() || *no_accelerators),
+                    ("zones", !zones.is_empty() || *default_zones),
+                    ("labels", !labels.is_empty() || *clear_labels),
+                    ("taints", !taints.is_empty() || *clear_taints),
+                ]),
                 tenant_id: tenant.clone(),
                 cluster_id: cluster.clone(),
                 node_pool_id: node_pool_id.clone(),
                 node_count: *count,
                 autoscaling,
-                disable_autoscaling: *no_autoscaling,
                 machine_type: machine_type.clone(),
                 disk_gib: *disk_gib,
                 disk_type: disk_type.clone(),
                 accelerators: accelerator.as_deref().map(parse_accelerators).transpose()?,
-                remove_accelerators: *no_accelerators,
                 zones: zones.clone(),
-                set_zones: *default_zones,
                 labels: labels.iter().map(|l| parse_label(l)).collect::<Result<_, _>>()?,
-                set_labels: *clear_labels,
                 taints: taints.iter().map(|t| parse_taint(t)).collect::<Result<_, _>>()?,
-                set_taints: *clear_taints,
-                spot: None,
-                name: None,
+                ..Default::default()
             };
             let updated = client.update(request).await;
             if *wait && updated.is_ok() {
@@ -588,6 +605,13 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mask_names_what_was_given_and_nothing_else() {
+        let mask = update_mask(&[("version", false), ("authorized_networks", true), ("description", true)]);
+        assert_eq!(mask.unwrap().paths, ["authorized_networks", "description"]);
+        assert_eq!(update_mask(&[("version", false)]), None);
+    }
 
     #[test]
     fn node_pool_specs_parse_from_one_argument() {

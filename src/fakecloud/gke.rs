@@ -38,6 +38,8 @@ impl Default for VersionCatalog {
                 ("RAPID".into(), versions(&["1.33.2-gke.1100", "1.32.6-gke.1200"])),
                 ("REGULAR".into(), versions(&["1.32.6-gke.1200", "1.31.9-gke.1300"])),
                 ("STABLE".into(), versions(&["1.31.9-gke.1300", "1.30.12-gke.1400"])),
+                // As on GKE: Regular's default, and older minors kept on extended support.
+                ("EXTENDED".into(), versions(&["1.32.6-gke.1200", "1.31.9-gke.1300", "1.30.12-gke.1400"])),
             ],
             default_version: "1.32.6-gke.1200".into(),
         }
@@ -1262,6 +1264,8 @@ mod tests {
         let catalog = VersionCatalog::default();
         assert_eq!(catalog.all()[0], "1.33.2-gke.1100");
         assert_eq!(catalog.resolve("latest", "STABLE").unwrap(), "1.31.9-gke.1300");
+        assert_eq!(catalog.resolve("latest", "EXTENDED").unwrap(), "1.32.6-gke.1200");
+        assert_eq!(catalog.resolve("1.30", "EXTENDED").unwrap(), "1.30.12-gke.1400");
         assert_eq!(catalog.resolve("1.0.0-gke.1", ""), None);
     }
 

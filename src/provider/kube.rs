@@ -245,21 +245,52 @@ impl ClusterApi for KubeClient {
     }
 }
 
-/// A kubeconfig for `cluster` at `endpoint`, trusting `ca_pem`, authenticating with `token`.
-/// It holds the token: write it where only its owner reads.
+/// A kubeconfig for `cluster` at `endpoint`, trusting `ca_pem`, authenticating with `token`:
+/// YAML in block style with the keys in kubectl's order, as `kubectl config view --raw` writes
+/// it. It holds the token: write it where only its owner reads.
 pub fn kubeconfig(cluster: &str, endpoint: &str, ca_pem: &str, user: &str, token: &str) -> String {
     use base64::Engine;
     let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
-    // JSON is YAML, and serde_json quotes every string correctly.
-    let config = json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": cluster, "cluster": {"server": format!("https://{endpoint}"), "certificate-authority-data": ca}}],
-        "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user, "namespace": "default"}}],
-        "current-context": cluster,
-    });
-    serde_json::to_string_pretty(&config).expect("a kubeconfig serializes")
+    let server = format!("https://{}", endpoint.trim_start_matches("https://"));
+    let [cluster, user, token, server, ca] = [cluster, user, token, server.as_str(), ca.as_str()].map(yaml_scalar);
+    format!(
+        "apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: {ca}
+    server: {server}
+  name: {cluster}
+contexts:
+- context:
+    cluster: {cluster}
+    namespace: default
+    user: {user}
+  name: {cluster}
+current-context: {cluster}
+kind: Config
+preferences: {{}}
+users:
+- name: {user}
+  user:
+    token: {token}
+"
+    )
+}
+
+/// `text` as a YAML scalar that reads back as that string under YAML 1.1 and 1.2 alike: plain
+/// when it is made of characters no YAML reader gives a meaning to (names, base64, a URL, a
+/// token) and cannot be read as a boolean, null or number; otherwise double-quoted, with JSON's
+/// escapes (each of which is a YAML escape).
+fn yaml_scalar(text: &str) -> String {
+    let plain = text.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+' | '=' | ':'))
+        && !text.ends_with(':')
+        // YAML 1.1 reads these as booleans or null, whatever their case.
+        && !matches!(
+            text.to_ascii_lowercase().as_str(),
+            "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
+        );
+    if plain { text.to_owned() } else { serde_json::Value::from(text).to_string() }
 }
 
 #[cfg(test)]
@@ -274,6 +305,39 @@ mod tests {
         assert_eq!(resource_path(&crb).unwrap(), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/b");
         let unknown = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
         assert_eq!(resource_path(&unknown).unwrap_err().kind, ErrorKind::Permanent);
+    }
+
+    #[test]
+    fn a_kubeconfig_is_block_yaml_that_reads_back_as_given() {
+        let config = kubeconfig("bc-k-one", "127.0.0.1:6443", "-----BEGIN CERTIFICATE-----\n", "bc-u-1-view", "ey.J:w");
+        assert!(config.starts_with("apiVersion: v1\nclusters:\n- cluster:\n"), "{config}");
+        assert!(!config.contains('{') || config.contains("preferences: {}"), "block style: {config}");
+        let read: serde_json::Value = serde_yaml::from_str(&config).unwrap();
+        assert_eq!(read["clusters"][0]["cluster"]["server"], "https://127.0.0.1:6443");
+        assert_eq!(read["clusters"][0]["name"], "bc-k-one");
+        assert_eq!(read["contexts"][0]["context"]["user"], "bc-u-1-view");
+        assert_eq!(read["users"][0]["user"]["token"], "ey.J:w");
+        assert_eq!(read["current-context"], "bc-k-one");
+        use base64::Engine;
+        let ca = read["clusters"][0]["cluster"]["certificate-authority-data"].as_str().unwrap();
+        assert_eq!(base64::engine::general_purpose::STANDARD.decode(ca).unwrap(), b"-----BEGIN CERTIFICATE-----\n");
+    }
+
+    #[test]
+    fn scalars_that_yaml_would_read_otherwise_are_quoted() {
+        for text in
+            ["yes", "No", "on", "null", "~", "", "123", "1.5", "-x", "a: b", "a #b", "x:", "\"q\"", "line\nbreak"]
+        {
+            let quoted = yaml_scalar(text);
+            assert!(quoted.starts_with('"'), "{text:?} is {quoted}");
+            let read: serde_json::Value = serde_yaml::from_str(&format!("k: {quoted}")).unwrap();
+            assert_eq!(read["k"], text, "{quoted}");
+        }
+        for text in ["bc-k-abc", "https://10.0.0.1:443", "LS0tLS1CRUdJTi+/=", "eyJhbGciOi.J9.x_y-z"] {
+            assert_eq!(yaml_scalar(text), text);
+            let read: serde_json::Value = serde_yaml::from_str(&format!("k: {text}")).unwrap();
+            assert_eq!(read["k"], text);
+        }
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The `kubernetes` module's settings and its two seams to the platform catalog: where a pool
-//! places a cluster ([`Service::kubernetes_placement`], the create checks) and which adapter
-//! speaks for an account ([`GkeAccounts`]). Clusters and node pools themselves live in
-//! `kubernetes_clusters` and `kubernetes_node_pools`.
+//! places a cluster ([`Service::kubernetes_placement`], the create checks; the lighter
+//! [`Service::kubernetes_location`] of `versions`) and which adapter speaks for an account
+//! ([`GkeAccounts`]); and what the cluster and node pool calls share: authorized networks as
+//! GKE keeps them, and a refusal that names every violated field at once ([`refusal`]).
+//! Clusters and node pools themselves live in `kubernetes_clusters` and `kubernetes_node_pools`.
 
 use std::sync::{Arc, OnceLock};
 
-use super::Service;
-use super::checks::MANAGED_KUBERNETES;
-use crate::error::{Error, Result};
+use super::checks::{MANAGED_KUBERNETES, check_capability, check_location};
+use super::{Context, Service};
+use crate::error::{Code, Error, FieldViolation, Result};
 use crate::provider::accounts::{GkeAccounts, StoreGkeAccounts};
 use crate::provider::google_auth::ServiceAccountKey;
 use crate::provider::{ErrorKind, ProviderError};
@@ -81,12 +83,25 @@ impl Service {
         Ok(self.kubernetes.accounts.get_or_init(|| accounts).clone())
     }
 
-    /// The checks of a create (and of `versions`) on a pool and a location, in the documented
-    /// order (the catalog's placement checks): the pool visible to the tenant (`NOT_FOUND`), its
-    /// provider providing managed Kubernetes (`UNSUPPORTED`), active, the location a zone of the
-    /// account or the region of one (`INVALID_INPUT` with the allowed `zones` and `regions`), the
-    /// tenant's offer active and the region not excluded, and the budgets unless the pool's
-    /// billing mode is `none`.
+    /// The checks of `versions`, a read: the pool visible to the tenant (`NOT_FOUND`), its
+    /// provider providing managed Kubernetes (`UNSUPPORTED`) and the location a zone of the
+    /// account or the region of one (`INVALID_INPUT` with the allowed `zones` and `regions`).
+    /// Nothing that only refuses new resources (an archived pool, a suspended offer, an excluded
+    /// region, a reached budget) keeps a tenant from reading what the provider offers. Returns
+    /// the pool's account.
+    pub async fn kubernetes_location(&self, tenant: &str, pool_id: &str, location: &str) -> Result<String> {
+        let pool = self.check_pool_visible(tenant, pool_id).await?;
+        check_capability(&pool, MANAGED_KUBERNETES)?;
+        check_location(&pool, location)?;
+        Ok(pool.pool.account_id)
+    }
+
+    /// The checks of a create (and of a node pool added later) on a pool and a location, in the
+    /// documented order (the catalog's placement checks): the pool visible to the tenant
+    /// (`NOT_FOUND`), its provider providing managed Kubernetes (`UNSUPPORTED`), active, the
+    /// location a zone of the account or the region of one (`INVALID_INPUT` with the allowed
+    /// `zones` and `regions`), the tenant's offer active and the region not excluded, and the
+    /// budgets unless the pool's billing mode is `none`.
     pub async fn kubernetes_placement(&self, tenant: &str, pool_id: &str, location: &str) -> Result<ClusterPlacement> {
         let placement = self.check_placement(tenant, pool_id, MANAGED_KUBERNETES, location).await?;
         let pool = placement.pool;
@@ -120,5 +135,97 @@ pub fn provider_failure(error: ProviderError) -> Error {
             Error::unavailable(format!("the provider did not answer: {error}")).with_detail("provider", error.provider)
         }
         _ => error.into(),
+    }
+}
+
+/// The authorized networks a cluster keeps from `given`: each masked to its network as GKE masks
+/// it, each once (in the order given), with a violation naming `authorizedNetworks[i]` for each
+/// entry that is not an IPv4 CIDR (the schema's rule says so first; this holds without it). How
+/// many there may be is the schema's rule alone.
+pub fn authorized_networks(given: &[String]) -> (Vec<String>, Vec<FieldViolation>) {
+    let mut networks: Vec<String> = Vec::new();
+    let mut violations = Vec::new();
+    for (i, text) in given.iter().enumerate() {
+        match crate::cidr::mask_ipv4_prefix(text) {
+            Some(network) if !networks.contains(&network) => networks.push(network),
+            Some(_) => {}
+            None => violations.push(FieldViolation::new(
+                format!("authorizedNetworks[{i}]"),
+                format!(
+                    "{text:?} is not an IPv4 CIDR; give an address and a prefix length of 0 to 32, such as \
+                     203.0.113.0/24 (host bits are cleared: 203.0.113.7/24 is 203.0.113.0/24)"
+                ),
+            )),
+        }
+    }
+    (networks, violations)
+}
+
+/// `rules` (a service's own violations of a request) without those on a field the schema stage
+/// already found wrong, or on a field inside one or around one: a bound compared with a value
+/// that broke its own rule says nothing more.
+pub fn beside_schema(ctx: &Context, rules: Vec<FieldViolation>) -> Vec<FieldViolation> {
+    let within = |inner: &str, outer: &str| {
+        inner == outer || inner.strip_prefix(outer).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    };
+    rules
+        .into_iter()
+        .filter(|rule| {
+            !ctx.schema.kept().iter().any(|s| within(&s.field, &rule.field) || within(&rule.field, &s.field))
+        })
+        .collect()
+}
+
+/// The field violations an error names in `details.fields` (an `INVALID_INPUT` about fields).
+fn field_violations(error: &Error) -> Option<Vec<FieldViolation>> {
+    if error.code != Code::InvalidInput {
+        return None;
+    }
+    let fields = error.details.get("fields")?.as_array()?;
+    Some(
+        fields
+            .iter()
+            .map(|f| {
+                let text = |key: &str| f[key].as_str().unwrap_or_default().to_owned();
+                FieldViolation::new(text("field"), text("description"))
+            })
+            .collect(),
+    )
+}
+
+/// The answer to a request whose check `error` refused it, with `rules` (the service's own
+/// violations found so far). A refusal about fields (the location, the network) joins the
+/// schema stage's violations and the rules in one `INVALID_INPUT`, keeping its other details
+/// (the allowed `zones` and `regions`); any other refusal (a pool not found, a cluster being
+/// deleted) is the answer unless the request's fields were already wrong: then those are.
+pub fn refusal(ctx: &Context, error: Error, rules: Vec<FieldViolation>) -> Error {
+    let rules = beside_schema(ctx, rules);
+    if let Some(fields) = field_violations(&error) {
+        let mut all = beside_schema(ctx, fields);
+        all.extend(rules);
+        let Err(mut merged) = ctx.report(all) else { return error };
+        for (key, value) in error.details.iter().filter(|(key, _)| !matches!(key.as_str(), "fields" | "truncated")) {
+            merged.details.insert(key.clone(), value.clone());
+        }
+        return merged;
+    }
+    if ctx.schema.is_empty() {
+        return error;
+    }
+    ctx.report(rules).err().unwrap_or(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authorized_networks_keep_their_network_once_and_anything_else_is_refused() {
+        let given = ["10.0.0.5/24", "10.0.0.0/24", "nope"].map(String::from);
+        let (networks, violations) = authorized_networks(&given);
+        assert_eq!(networks, ["10.0.0.0/24"]);
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].field, "authorizedNetworks[2]");
+        assert!(violations[0].description.contains("203.0.113.0/24"), "{}", violations[0].description);
     }
 }

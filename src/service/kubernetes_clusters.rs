@@ -6,7 +6,8 @@
 
 use sha2::{Digest, Sha256};
 
-use super::kubernetes::{ClusterPlacement, provider_failure, region_of_zone};
+use super::kubernetes::{authorized_networks, beside_schema, provider_failure, refusal, region_of_zone};
+use super::update_mask::Named;
 use super::{Context, Service};
 use crate::authz::Target;
 use crate::error::{Error, FieldViolation, Result};
@@ -26,6 +27,9 @@ use crate::store::{
 
 /// The most clusters `list` returns.
 const LIST_LIMIT: i64 = 500;
+
+/// The release channel of a cluster that names none.
+const DEFAULT_CHANNEL: &str = "regular";
 
 /// The namespace of the service accounts credentials are minted for.
 pub const CREDENTIAL_NAMESPACE: &str = crate::provider::cluster_api::CREDENTIAL_NAMESPACE;
@@ -74,23 +78,26 @@ pub(super) fn pool_spec(spec: &KubernetesNodePoolSpec) -> NodePoolSpecRow {
     }
 }
 
-/// The checks of one pool's spec that need the cluster's placement: autoscaling bounds in
-/// order, zones of the cluster's region and of the account.
-pub(super) fn check_pool_spec(
+/// The checks of one pool's spec that need nothing but the spec: autoscaling bounds in order.
+pub(super) fn check_pool_bounds(spec: &NodePoolSpecRow, path: &str) -> Vec<FieldViolation> {
+    match spec.autoscaling {
+        Some((min, max)) if min > max => vec![FieldViolation::new(
+            format!("{path}autoscaling"),
+            format!("minNodes ({min}) must not exceed maxNodes ({max}); give a minimum at most the maximum"),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// The checks of one pool's zones, which need the cluster's placement: zones of the cluster's
+/// region and of the account.
+pub(super) fn check_pool_zones(
     spec: &NodePoolSpecRow,
     placement_zones: &[String],
     region: &str,
     path: &str,
 ) -> Vec<FieldViolation> {
     let mut violations = Vec::new();
-    if let Some((min, max)) = spec.autoscaling
-        && min > max
-    {
-        violations.push(FieldViolation::new(
-            format!("{path}autoscaling"),
-            format!("minNodes ({min}) must not exceed maxNodes ({max})"),
-        ));
-    }
     for (i, zone) in spec.zones.iter().enumerate() {
         if region_of_zone(zone) != region || !placement_zones.contains(zone) {
             violations.push(FieldViolation::new(
@@ -125,6 +132,37 @@ pub fn request_digest(request: &CreateKubernetesClusterRequest) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The create rules that need nothing but the request: node pools by mode, their names unique,
+/// their autoscaling bounds, and the authorized networks (returned as the cluster keeps them).
+fn cluster_request_rules(request: &CreateKubernetesClusterRequest) -> (Vec<String>, Vec<FieldViolation>) {
+    let mut violations = Vec::new();
+    let pools = request.node_pools.len();
+    match request.mode.as_str() {
+        "standard" if pools == 0 => violations
+            .push(FieldViolation::new("nodePools", "a standard cluster takes 1 to 10 node pools; none were given")),
+        "autopilot" if pools > 0 => violations.push(FieldViolation::new(
+            "nodePools",
+            format!("an autopilot cluster takes no node pools (the provider runs its nodes); {pools} were given"),
+        )),
+        _ => {}
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (i, spec) in request.node_pools.iter().enumerate() {
+        let path = format!("nodePools[{i}].");
+        if names.contains(&spec.name.as_str()) {
+            violations.push(FieldViolation::new(
+                format!("{path}name"),
+                format!("{:?} names another node pool of this request; node pool names must be unique", spec.name),
+            ));
+        }
+        names.push(&spec.name);
+        violations.extend(check_pool_bounds(&pool_spec(spec), &path));
+    }
+    let (networks, network_violations) = authorized_networks(&request.authorized_networks);
+    violations.extend(network_violations);
+    (networks, violations)
+}
+
 impl Service {
     /// A cluster of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn cluster_of_tenant(&self, tenant: &str, id: &str) -> Result<ClusterRow> {
@@ -136,15 +174,37 @@ impl Service {
         Some(now + self.kubernetes.state_deadline.as_micros() as i64)
     }
 
-    /// Records a cluster and its first pools and returns it `pending`.
-    pub async fn cluster_create(&self, ctx: &Context, request: CreateKubernetesClusterRequest) -> Result<ClusterRow> {
+    /// Records a cluster and its first pools and returns it `pending`. Every violated field is
+    /// named at once: the schema stage's (in `ctx.schema`), the request's own rules (node pools
+    /// by mode, unique pool names, autoscaling bounds, authorized networks) and, once the pool
+    /// and location are known, the pools' zones; nothing is written while there is one.
+    pub async fn cluster_create(
+        &self,
+        ctx: &Context,
+        mut request: CreateKubernetesClusterRequest,
+    ) -> Result<ClusterRow> {
         let tenant = request.tenant_id.clone();
-        self.check_project(&tenant, &request.project_id).await?;
-        let placement = self.kubernetes_placement(&tenant, &request.pool_id, &request.location).await?;
-        self.cluster_check_shape(&request, &placement)?;
-        if !request.network_id.is_empty() {
-            self.network_for_cluster(&tenant, &request.network_id, &placement.account_id, &placement.region).await?;
+        let (networks, mut rules) = cluster_request_rules(&request);
+        let placement = async {
+            self.check_project(&tenant, &request.project_id).await?;
+            self.kubernetes_placement(&tenant, &request.pool_id, &request.location).await
+        };
+        let placement = placement.await.map_err(|error| refusal(ctx, error, rules.clone()))?;
+        for (i, spec) in request.node_pools.iter().enumerate() {
+            let path = format!("nodePools[{i}].");
+            rules.extend(check_pool_zones(&pool_spec(spec), &placement.zones, &placement.region, &path));
         }
+        if !request.network_id.is_empty()
+            && let Err(error) =
+                self.network_for_cluster(&tenant, &request.network_id, &placement.account_id, &placement.region).await
+        {
+            return Err(refusal(ctx, error, rules));
+        }
+        ctx.report(beside_schema(ctx, rules))?;
+        // As the cluster keeps them, for the digest too: `10.0.0.5/24` asks for what
+        // `10.0.0.0/24` asks for, so a retry that spells it either way is the same request.
+        request.authorized_networks = networks;
+        let digest = request_digest(&request);
         let now = now_micros();
         let id = KubernetesClusterId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
         // Pools keep the request's order: each is a microsecond younger than the one before.
@@ -182,7 +242,7 @@ impl Service {
             mode: request.mode.clone(),
             location: request.location.clone(),
             release_channel: if request.release_channel.is_empty() {
-                "regular".to_owned()
+                DEFAULT_CHANNEL.to_owned()
             } else {
                 request.release_channel.clone()
             },
@@ -192,7 +252,7 @@ impl Service {
             network_id: (!request.network_id.is_empty()).then(|| request.network_id.clone()),
             authorized_networks: request.authorized_networks.clone(),
             private_nodes: request.private_nodes,
-            request_digest: request_digest(&request),
+            request_digest: digest,
             state: "pending".to_owned(),
             message: String::new(),
             endpoint: String::new(),
@@ -235,41 +295,6 @@ impl Service {
         Ok(cluster)
     }
 
-    /// The create checks on the request's shape: node pools by mode, their zones and bounds.
-    fn cluster_check_shape(
-        &self,
-        request: &CreateKubernetesClusterRequest,
-        placement: &ClusterPlacement,
-    ) -> Result<()> {
-        let pools = request.node_pools.len();
-        match request.mode.as_str() {
-            "standard" if pools == 0 => {
-                return Err(Error::fields(vec![FieldViolation::new(
-                    "nodePools",
-                    "a standard cluster takes 1 to 10 node pools",
-                )]));
-            }
-            "autopilot" if pools > 0 => {
-                return Err(Error::fields(vec![FieldViolation::new(
-                    "nodePools",
-                    "an autopilot cluster takes no node pools: the provider runs its nodes",
-                )]));
-            }
-            _ => {}
-        }
-        let mut violations = Vec::new();
-        let mut names: Vec<&str> = Vec::new();
-        for (i, spec) in request.node_pools.iter().enumerate() {
-            let path = format!("nodePools[{i}].");
-            if names.contains(&spec.name.as_str()) {
-                violations.push(FieldViolation::new(format!("{path}name"), "node pool names must be unique"));
-            }
-            names.push(&spec.name);
-            violations.extend(check_pool_spec(&pool_spec(spec), &placement.zones, &placement.region, &path));
-        }
-        if violations.is_empty() { Ok(()) } else { Err(Error::fields(violations)) }
-    }
-
     /// The tenant's clusters (those the caller may read), oldest first.
     pub async fn cluster_list(&self, ctx: &Context, request: ListKubernetesClustersRequest) -> Result<Vec<ClusterRow>> {
         let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
@@ -278,20 +303,8 @@ impl Service {
             self.store.cluster_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
         // Each item is decided as `get` decides it: with the attributes its authorization row
         // carries (those of its create), so an operator's policy on them filters the list alike.
-        Ok(self.authorize_items(ctx, "compute:kubernetes:read", clusters, |cluster| Target {
-            resource_type: CLUSTER_RESOURCE.to_owned(),
-            id: cluster.id.clone(),
-            tenant_id: Some(cluster.tenant_id.clone()),
-            project_id: cluster.project_id.clone(),
-            owner_id: Some(cluster.owner_id.clone()),
-            attributes: serde_json::Map::from_iter([
-                ("providerAccountId".to_owned(), cluster.account_id.clone().into()),
-                ("poolId".to_owned(), cluster.pool_id.clone().into()),
-                ("projectId".to_owned(), cluster.project_id.clone().unwrap_or_default().into()),
-                ("mode".to_owned(), cluster.mode.clone().into()),
-                ("location".to_owned(), cluster.location.clone().into()),
-            ]),
-        }))
+        let permission = "compute:kubernetes:read";
+        self.authorize_stored_items(ctx, permission, CLUSTER_RESOURCE, &request.tenant_id, clusters, |c| &c.id).await
     }
 
     /// One cluster with its pools.
@@ -299,21 +312,28 @@ impl Service {
         self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await
     }
 
-    /// Changes the version pin, the channel, the authorized networks or the description.
+    /// Changes what the update's mask names: the version pin, the channel, the authorized
+    /// networks or the description. A field named without a value goes back to what a create
+    /// without it gives: no pin (the channel's default applies), the `regular` channel, no
+    /// authorized networks (any address), no description.
     pub async fn cluster_update(&self, ctx: &Context, request: UpdateKubernetesClusterRequest) -> Result<ClusterRow> {
-        let networks_named = request.set_authorized_networks || !request.authorized_networks.is_empty();
-        if request.version.is_none()
-            && request.release_channel.is_none()
-            && !networks_named
-            && request.description.is_none()
-        {
-            return Err(Error::invalid_input(
-                "name at least one field to change: version, releaseChannel, authorizedNetworks or description",
-            )
-            .with_detail(
-                "accepted",
-                serde_json::json!(["version", "releaseChannel", "authorizedNetworks", "description"]),
-            ));
+        const ACCEPTED: [&str; 4] = ["version", "releaseChannel", "authorizedNetworks", "description"];
+        let named = Named::of(&request.update_mask);
+        let version_named = named.has("version");
+        let channel_named = named.has("release_channel");
+        // The deprecated `setAuthorizedNetworks` names them too, until the next release.
+        let networks_named = named.has("authorized_networks") || request.set_authorized_networks;
+        let description_named = named.has("description");
+        if !(version_named || channel_named || networks_named || description_named) {
+            return Err(Error::invalid_input(format!(
+                "name at least one field to change: {} (an empty list clears authorizedNetworks)",
+                ACCEPTED.join(", ")
+            ))
+            .with_detail("accepted", serde_json::json!(ACCEPTED)));
+        }
+        let (networks, violations) = authorized_networks(&request.authorized_networks);
+        if networks_named && !violations.is_empty() {
+            return Err(Error::fields(violations));
         }
         let mut cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
         if cluster.delete_requested_at.is_some() || cluster.deleted_at.is_some() {
@@ -323,19 +343,21 @@ impl Service {
             ))
             .with_detail("state", cluster.state.as_str()));
         }
-        let provider_change = request.version.is_some() || request.release_channel.is_some() || networks_named;
-        if let Some(version) = request.version {
-            cluster.requested_version = version;
-            cluster.version_pending = true;
+        let provider_change = version_named || channel_named || networks_named;
+        if version_named {
+            // Without a pin nothing is sent: the control plane stays where it is and follows
+            // its channel from there (the provider never downgrades).
+            cluster.version_pending = request.version.is_some();
+            cluster.requested_version = request.version.unwrap_or_default();
         }
-        if let Some(channel) = request.release_channel {
-            cluster.release_channel = channel;
+        if channel_named {
+            cluster.release_channel = request.release_channel.unwrap_or_else(|| DEFAULT_CHANNEL.to_owned());
         }
         if networks_named {
-            cluster.authorized_networks = request.authorized_networks;
+            cluster.authorized_networks = networks;
         }
-        if let Some(description) = request.description {
-            cluster.description = description;
+        if description_named {
+            cluster.description = request.description.unwrap_or_default();
         }
         let now = now_micros();
         let updated = self.store.cluster_update(&cluster, provider_change, now, self.cluster_deadline(now)).await?;
@@ -416,13 +438,18 @@ impl Service {
         let config =
             kubeconfig(&cluster.provider_name(), &cluster.endpoint, &cluster.ca_certificate, &account, &issued.token);
         let service_account = format!("system:serviceaccount:{CREDENTIAL_NAMESPACE}:{account}");
+        // RFC 3339, as the answer's `expiresAt` and every timestamp the API shows.
+        let expires = prost_types::Timestamp {
+            seconds: expires_at.div_euclid(1_000_000),
+            nanos: (expires_at.rem_euclid(1_000_000) * 1_000) as i32,
+        };
         let event = cluster_event(
             "credentials-issued",
             &cluster,
             now,
             serde_json::json!({
                 "role": role, "subject": identity, "identity": service_account, "ttlSeconds": ttl,
-                "expiresAt": expires_at,
+                "expiresAt": expires.to_string(),
             }),
         );
         self.store.cluster_event_append(&event).await?;
@@ -430,10 +457,11 @@ impl Service {
         Ok(IssuedCredentials { kubeconfig: config, expires_at, role: role.to_owned() })
     }
 
-    /// The versions the provider offers in a location of a pool.
+    /// The versions the provider offers in a location of a pool: a read, so only the pool and
+    /// the location are checked, not what refuses new resources (the offer, the budgets).
     pub async fn cluster_versions(&self, _ctx: &Context, request: KubernetesVersionsRequest) -> Result<ServerConfig> {
-        let placement = self.kubernetes_placement(&request.tenant_id, &request.pool_id, &request.location).await?;
-        let gke = self.gke_accounts()?.gke(&placement.account_id, &request.location).await.map_err(provider_failure)?;
+        let account = self.kubernetes_location(&request.tenant_id, &request.pool_id, &request.location).await?;
+        let gke = self.gke_accounts()?.gke(&account, &request.location).await.map_err(provider_failure)?;
         gke.server_config().await.map_err(provider_failure)
     }
 }

@@ -2,8 +2,9 @@
 //! puts the cluster `updating` until the reconciler has converged it. The decision was taken on
 //! the cluster (`compute:kubernetes:update`/`read @ compute-kubernetes-cluster`) by the API layer.
 
-use super::kubernetes::region_of_zone;
-use super::kubernetes_clusters::{check_pool_spec, pool_spec};
+use super::kubernetes::{beside_schema, refusal, region_of_zone};
+use super::kubernetes_clusters::{check_pool_bounds, check_pool_zones, pool_spec};
+use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::KubernetesNodePoolId;
@@ -11,25 +12,14 @@ use crate::proto::compute::{
     CreateKubernetesNodePoolRequest, DeleteKubernetesNodePoolRequest, GetKubernetesNodePoolRequest,
     KubernetesNodePoolSpec, ListKubernetesNodePoolsRequest, UpdateKubernetesNodePoolRequest,
 };
-use crate::store::{ClusterRow, NodePoolRow, now_micros};
+use crate::store::{ClusterRow, NodePoolRow, NodePoolSpecRow, now_micros};
 
 /// The most node pools a cluster has.
 const MAX_POOLS: usize = 10;
 
 /// What `update` changes (GKE changes all of them in place).
-const UPDATABLE: &[&str] = &[
-    "nodeCount",
-    "autoscaling",
-    "disableAutoscaling",
-    "machineType",
-    "diskGiB",
-    "diskType",
-    "accelerators",
-    "removeAccelerators",
-    "zones",
-    "labels",
-    "taints",
-];
+const UPDATABLE: &[&str] =
+    &["nodeCount", "autoscaling", "machineType", "diskGiB", "diskType", "accelerators", "zones", "labels", "taints"];
 
 impl Service {
     /// A live cluster of the tenant that can take node-pool changes.
@@ -60,16 +50,13 @@ impl Service {
     }
 
     /// Adds a node pool to a `standard` cluster; it is `pending` and the cluster `updating`.
+    /// Every violated field is named at once: the schema stage's (in `ctx.schema`), the bounds
+    /// and, once the cluster is known, the zones; nothing is written while there is one.
     pub async fn node_pool_create(
         &self,
         ctx: &Context,
         request: CreateKubernetesNodePoolRequest,
     ) -> Result<NodePoolRow> {
-        let cluster = self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;
-        if cluster.node_pools.len() >= MAX_POOLS {
-            return Err(Error::invalid_state(format!("cluster {:?} already has {MAX_POOLS} node pools", cluster.id))
-                .with_detail("limit", MAX_POOLS as i64));
-        }
         let spec = KubernetesNodePoolSpec {
             name: request.name.clone(),
             machine_type: request.machine_type,
@@ -84,11 +71,22 @@ impl Service {
             taints: request.taints,
         };
         let spec = pool_spec(&spec);
-        let placement = self.kubernetes_placement(&cluster.tenant_id, &cluster.pool_id, &cluster.location).await?;
-        let violations = check_pool_spec(&spec, &placement.zones, &placement.region, "");
-        if !violations.is_empty() {
-            return Err(Error::fields(violations));
+        let mut rules = check_pool_bounds(&spec, "");
+        let cluster = self
+            .cluster_for_pools(&request.tenant_id, &request.cluster_id)
+            .await
+            .map_err(|error| refusal(ctx, error, rules.clone()))?;
+        if cluster.node_pools.len() >= MAX_POOLS {
+            let full = Error::invalid_state(format!("cluster {:?} already has {MAX_POOLS} node pools", cluster.id))
+                .with_detail("limit", MAX_POOLS as i64);
+            return Err(refusal(ctx, full, rules));
         }
+        let placement = self
+            .kubernetes_placement(&cluster.tenant_id, &cluster.pool_id, &cluster.location)
+            .await
+            .map_err(|error| refusal(ctx, error, rules.clone()))?;
+        rules.extend(check_pool_zones(&spec, &placement.zones, &placement.region, ""));
+        ctx.report(beside_schema(ctx, rules))?;
         let now = now_micros();
         let pool = NodePoolRow {
             id: KubernetesNodePoolId::random().to_string(),
@@ -124,54 +122,129 @@ impl Service {
         self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await
     }
 
-    /// Changes a pool in place: what GKE changes on a running pool (size, autoscaling, machine
-    /// type, boot disk, accelerators, zones, labels, taints). Spot nodes and the name cannot
-    /// change in place: asking for another value is refused, saying to make a new pool. The
-    /// changes queue in the pool's spec; the reconciler sends them one GKE operation at a time.
+    /// Changes a pool in place: what the update's mask names of what GKE changes on a running
+    /// pool (size, autoscaling, machine type, boot disk, accelerators, zones, labels, taints).
+    /// Named without a value, autoscaling goes off and the accelerators come off; an empty list
+    /// or map clears the labels and taints, and empty zones are the cluster's default zones. Spot
+    /// nodes and the name cannot change in place: asking for another value is refused, saying to
+    /// make a new pool. Every violated field is named at once (the schema stage's with these
+    /// rules), and nothing is written while there is one. The changes queue in the pool's spec;
+    /// the reconciler sends them one GKE operation at a time.
     pub async fn node_pool_update(
         &self,
         ctx: &Context,
         request: UpdateKubernetesNodePoolRequest,
     ) -> Result<NodePoolRow> {
-        let labels_named = request.set_labels || !request.labels.is_empty();
-        let zones_named = request.set_zones || !request.zones.is_empty();
-        let taints_named = request.set_taints || !request.taints.is_empty();
-        let named = request.node_count.is_some()
-            || request.autoscaling.is_some()
-            || request.disable_autoscaling
+        let named = Named::of(&request.update_mask);
+        // The deprecated flags name their field until the next release.
+        let autoscaling_named = named.has("autoscaling") || request.disable_autoscaling;
+        let accelerators_named = named.has("accelerators") || request.remove_accelerators;
+        let labels_named = named.has("labels") || request.set_labels;
+        let zones_named = named.has("zones") || request.set_zones;
+        let taints_named = named.has("taints") || request.set_taints;
+        let anything_named = autoscaling_named
+            || accelerators_named
             || labels_named
-            || request.machine_type.is_some()
-            || request.disk_gib.is_some()
-            || request.disk_type.is_some()
-            || request.accelerators.is_some()
-            || request.remove_accelerators
             || zones_named
             || taints_named
-            || request.spot.is_some()
-            || request.name.is_some();
-        if !named {
-            return Err(Error::invalid_input(format!("name at least one field to change: {}", UPDATABLE.join(", ")))
-                .with_detail("accepted", serde_json::json!(UPDATABLE)));
+            || ["node_count", "machine_type", "disk_gib", "disk_type", "spot", "name"].iter().any(|f| named.has(f));
+        if !anything_named {
+            let nothing = Error::invalid_input(format!(
+                "name at least one field to change: {} (an empty list or map clears zones, labels or taints; \
+                 null turns autoscaling off or removes the accelerators)",
+                UPDATABLE.join(", ")
+            ))
+            .with_detail("accepted", serde_json::json!(UPDATABLE));
+            return Err(ctx.schema_first(nothing));
         }
-        let cluster = self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;
-        let pool = self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await?;
-        if pool.deleted_at.is_some() || pool.state == "deleting" {
-            return Err(Error::invalid_state(format!("node pool {:?} is {} and cannot change", pool.id, pool.state))
-                .with_detail("state", pool.state.as_str()));
-        }
-        let mut violations = Vec::new();
-        let mut exclusive = |a: bool, b: bool, field: &str, other: &str| {
-            if a && b {
-                violations
-                    .push(FieldViolation::new(field, format!("{field} and {other} exclude each other; name one")));
+        let mut rules = Vec::new();
+        let mut exclusive = |value: bool, flag: bool, field: &str, other: &str| {
+            if value && flag {
+                rules.push(FieldViolation::new(
+                    field,
+                    format!("a new {field} and {other} exclude each other; give one (or name {field} without a value)"),
+                ));
             }
         };
         exclusive(request.autoscaling.is_some(), request.disable_autoscaling, "autoscaling", "disableAutoscaling");
         exclusive(request.accelerators.is_some(), request.remove_accelerators, "accelerators", "removeAccelerators");
+        // What a pool always has cannot be named without a value (that would be no value at all).
+        let kept = [
+            (named.has("node_count") && request.node_count.is_none(), "nodeCount", "0 to 1000 nodes per zone"),
+            (named.has("machine_type") && request.machine_type.is_none(), "machineType", "one such as e2-standard-4"),
+            (named.has("disk_gib") && request.disk_gib.is_none(), "diskGiB", "10 to 65536"),
+            (named.has("disk_type") && request.disk_type.is_none(), "diskType", "one such as pd-balanced"),
+        ];
+        for (_, field, accepted) in kept.iter().filter(|(emptied, _, _)| *emptied) {
+            rules.push(FieldViolation::new(
+                *field,
+                format!("is named without a value, and a node pool always has one: give {accepted}, or leave it out"),
+            ));
+        }
+        let spec_change = |spec: &mut NodePoolSpecRow| {
+            if let Some(count) = request.node_count {
+                spec.node_count = count;
+            }
+            if autoscaling_named {
+                spec.autoscaling = request
+                    .autoscaling
+                    .as_ref()
+                    .filter(|_| !request.disable_autoscaling)
+                    .map(|a| (a.min_nodes.unwrap_or_default(), a.max_nodes.unwrap_or_default()));
+            }
+            if labels_named {
+                spec.labels = request.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            }
+            if let Some(machine_type) = &request.machine_type {
+                spec.machine_type = machine_type.clone();
+            }
+            if let Some(disk_gib) = request.disk_gib {
+                spec.disk_gib = disk_gib;
+            }
+            if let Some(disk_type) = &request.disk_type {
+                spec.disk_type = disk_type.clone();
+            }
+            if accelerators_named {
+                spec.accelerators = request
+                    .accelerators
+                    .as_ref()
+                    .filter(|_| !request.remove_accelerators)
+                    .map(|a| (a.r#type.clone(), a.count));
+            }
+            if zones_named {
+                spec.zones = request.zones.clone();
+            }
+            if taints_named {
+                spec.taints =
+                    request.taints.iter().map(|t| (t.key.clone(), t.value.clone(), t.effect.clone())).collect();
+            }
+        };
+        // The bounds as asked, before the pool is looked up, so that they are named with the
+        // schema stage's violations whatever the lookup finds.
+        let mut asked = NodePoolSpecRow::default();
+        spec_change(&mut asked);
+        if autoscaling_named {
+            rules.extend(check_pool_bounds(&asked, ""));
+        }
+        let found = async {
+            let cluster = self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;
+            let pool = self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await?;
+            if pool.deleted_at.is_some() || pool.state == "deleting" {
+                return Err(Error::invalid_state(format!(
+                    "node pool {:?} is {} and cannot change",
+                    pool.id, pool.state
+                ))
+                .with_detail("state", pool.state.as_str()));
+            }
+            // New zones are checked against the account's zones of the cluster's region.
+            let zones = if zones_named { Some(self.cluster_zones(&cluster).await?) } else { None };
+            Ok((pool, zones))
+        };
+        let (pool, zones) = found.await.map_err(|error| refusal(ctx, error, rules.clone()))?;
         if let Some(spot) = request.spot
             && spot != pool.spec.spot
         {
-            violations.push(FieldViolation::new(
+            rules.push(FieldViolation::new(
                 "spot",
                 format!(
                     "the provider cannot change a node pool's spot nodes in place (the pool has spot: {}); create a \
@@ -183,7 +256,7 @@ impl Service {
         if let Some(name) = &request.name
             && *name != pool.name
         {
-            violations.push(FieldViolation::new(
+            rules.push(FieldViolation::new(
                 "name",
                 format!(
                     "a node pool's name is its provider-side name and cannot change ({:?}); create a new node pool \
@@ -192,52 +265,12 @@ impl Service {
                 ),
             ));
         }
+        if let Some((zones, region)) = &zones {
+            rules.extend(check_pool_zones(&asked, zones, region, ""));
+        }
+        ctx.report(beside_schema(ctx, rules))?;
         let mut spec = pool.spec.clone();
-        if let Some(count) = request.node_count {
-            spec.node_count = count;
-        }
-        if let Some(autoscaling) = &request.autoscaling {
-            spec.autoscaling =
-                Some((autoscaling.min_nodes.unwrap_or_default(), autoscaling.max_nodes.unwrap_or_default()));
-        }
-        if request.disable_autoscaling {
-            spec.autoscaling = None;
-        }
-        if labels_named {
-            spec.labels = request.labels.into_iter().collect();
-        }
-        if let Some(machine_type) = request.machine_type {
-            spec.machine_type = machine_type;
-        }
-        if let Some(disk_gib) = request.disk_gib {
-            spec.disk_gib = disk_gib;
-        }
-        if let Some(disk_type) = request.disk_type {
-            spec.disk_type = disk_type;
-        }
-        if let Some(accelerators) = &request.accelerators {
-            spec.accelerators = Some((accelerators.r#type.clone(), accelerators.count));
-        }
-        if request.remove_accelerators {
-            spec.accelerators = None;
-        }
-        if zones_named {
-            spec.zones = request.zones;
-        }
-        if taints_named {
-            spec.taints = request.taints.iter().map(|t| (t.key.clone(), t.value.clone(), t.effect.clone())).collect();
-        }
-        // The bounds, and new zones against the account's zones of the cluster's region.
-        let (zones, region) =
-            if zones_named { self.cluster_zones(&cluster).await? } else { (spec.zones.clone(), String::new()) };
-        violations.extend(
-            check_pool_spec(&spec, &zones, &region, "")
-                .into_iter()
-                .filter(|v| v.field == "autoscaling" || (zones_named && v.field.starts_with("zones"))),
-        );
-        if !violations.is_empty() {
-            return Err(Error::fields(violations));
-        }
+        spec_change(&mut spec);
         let now = now_micros();
         let updated = self.store.node_pool_update(&pool, &spec, now, self.cluster_deadline(now)).await?;
         tracing::info!(pool = %updated.id, version = updated.version, by = %ctx.caller.principal_id, "node pool updated");

@@ -23,7 +23,7 @@ const CREDENTIALS: &str = "/api/compute/kubernetesClusters/credentials";
 
 /// A client of the cluster that acts with the kubeconfig's token, as kubectl would.
 fn client_of(issued: &Value) -> KubeClient {
-    let config: Value = serde_json::from_str(issued["kubeconfig"].as_str().unwrap()).unwrap();
+    let config: Value = serde_yaml::from_str(issued["kubeconfig"].as_str().unwrap()).unwrap();
     let server = config["clusters"][0]["cluster"]["server"].as_str().unwrap();
     let ca = config["clusters"][0]["cluster"]["certificate-authority-data"].as_str().unwrap();
     let ca = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(ca).unwrap()).unwrap();

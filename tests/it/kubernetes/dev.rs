@@ -117,7 +117,7 @@ fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists
     assert_eq!(listing.lines().filter(|line| line.contains("Ready")).count(), 3, "{listing}");
 
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
-    let config: Value = serde_json::from_str(&text).unwrap();
+    let config: Value = serde_yaml::from_str(&text).unwrap();
     let token = config["users"][0]["user"]["token"].as_str().unwrap().to_owned();
     bc(&dev, &["clusters", "delete", "--tenant", "acme", id, "--wait"]);
     assert!(running.terminate().success());

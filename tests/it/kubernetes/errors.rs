@@ -94,7 +94,7 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     assert_eq!((code.as_str(), violated_fields(&details)), ("INVALID_INPUT", vec!["networkId".to_owned()]));
     // The table's constraints.
     let mut bad = with(json!({"name": "Bad_Name", "releaseChannel": "nightly", "version": "latest",
-        "authorizedNetworks": ["10.0.0.1/8"], "description": "x".repeat(257)}));
+        "authorizedNetworks": ["10.0.0.1/33"], "description": "x".repeat(257)}));
     bad["nodePools"][0]["nodeCount"] = json!(1001);
     bad["nodePools"][1]["taints"][0]["effect"] = json!("Sometimes");
     bad["nodePools"][1]["autoscaling"]["maxNodes"] = json!(0);

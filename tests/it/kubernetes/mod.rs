@@ -3,14 +3,17 @@
 
 mod access;
 mod clusters;
+mod credentials;
 mod dev;
 mod errors;
 mod faults;
 mod hosting;
 mod intervals;
 mod lifecycle;
+mod masks;
 mod nodepools;
 mod versions;
+mod violations;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

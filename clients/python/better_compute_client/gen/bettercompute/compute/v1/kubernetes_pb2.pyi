@@ -3,6 +3,7 @@ import datetime
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -235,7 +236,7 @@ class GetKubernetesClusterRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class UpdateKubernetesClusterRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "version", "release_channel", "authorized_networks", "description", "set_authorized_networks")
+    __slots__ = ("tenant_id", "cluster_id", "version", "release_channel", "authorized_networks", "description", "set_authorized_networks", "update_mask")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -243,6 +244,7 @@ class UpdateKubernetesClusterRequest(_message.Message):
     AUTHORIZED_NETWORKS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     SET_AUTHORIZED_NETWORKS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     version: str
@@ -250,7 +252,8 @@ class UpdateKubernetesClusterRequest(_message.Message):
     authorized_networks: _containers.RepeatedScalarFieldContainer[str]
     description: str
     set_authorized_networks: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., version: _Optional[str] = ..., release_channel: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., set_authorized_networks: _Optional[bool] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., version: _Optional[str] = ..., release_channel: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., set_authorized_networks: _Optional[bool] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class DeleteKubernetesClusterRequest(_message.Message):
     __slots__ = ("tenant_id", "cluster_id")
@@ -376,7 +379,7 @@ class GetKubernetesNodePoolRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ...) -> None: ...
 
 class UpdateKubernetesNodePoolRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "node_pool_id", "node_count", "autoscaling", "disable_autoscaling", "labels", "set_labels", "machine_type", "disk_gib", "disk_type", "accelerators", "remove_accelerators", "zones", "set_zones", "taints", "set_taints", "spot", "name")
+    __slots__ = ("tenant_id", "cluster_id", "node_pool_id", "node_count", "autoscaling", "disable_autoscaling", "labels", "set_labels", "machine_type", "disk_gib", "disk_type", "accelerators", "remove_accelerators", "zones", "set_zones", "taints", "set_taints", "spot", "name", "update_mask")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -403,6 +406,7 @@ class UpdateKubernetesNodePoolRequest(_message.Message):
     SET_TAINTS_FIELD_NUMBER: _ClassVar[int]
     SPOT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     node_pool_id: str
@@ -422,7 +426,8 @@ class UpdateKubernetesNodePoolRequest(_message.Message):
     set_taints: bool
     spot: bool
     name: str
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disable_autoscaling: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., set_labels: _Optional[bool] = ..., machine_type: _Optional[str] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., remove_accelerators: _Optional[bool] = ..., zones: _Optional[_Iterable[str]] = ..., set_zones: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., set_taints: _Optional[bool] = ..., spot: _Optional[bool] = ..., name: _Optional[str] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disable_autoscaling: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., set_labels: _Optional[bool] = ..., machine_type: _Optional[str] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., remove_accelerators: _Optional[bool] = ..., zones: _Optional[_Iterable[str]] = ..., set_zones: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., set_taints: _Optional[bool] = ..., spot: _Optional[bool] = ..., name: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class DeleteKubernetesNodePoolRequest(_message.Message):
     __slots__ = ("tenant_id", "cluster_id", "node_pool_id")

@@ -3,6 +3,7 @@ import datetime
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -199,7 +200,7 @@ class GetLoadBalancerRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ...) -> None: ...
 
 class UpdateLoadBalancerRequest(_message.Message):
-    __slots__ = ("tenant_id", "load_balancer_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "set_domains", "clear_sticky_sessions", "scope", "region", "pool_id", "subnet_id")
+    __slots__ = ("tenant_id", "load_balancer_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "set_domains", "clear_sticky_sessions", "scope", "region", "pool_id", "subnet_id", "update_mask")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     LOAD_BALANCER_ID_FIELD_NUMBER: _ClassVar[int]
     TARGETS_FIELD_NUMBER: _ClassVar[int]
@@ -215,6 +216,7 @@ class UpdateLoadBalancerRequest(_message.Message):
     REGION_FIELD_NUMBER: _ClassVar[int]
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     SUBNET_ID_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     load_balancer_id: str
     targets: LoadBalancerTargets
@@ -230,7 +232,8 @@ class UpdateLoadBalancerRequest(_message.Message):
     region: str
     pool_id: str
     subnet_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., set_domains: _Optional[bool] = ..., clear_sticky_sessions: _Optional[bool] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., pool_id: _Optional[str] = ..., subnet_id: _Optional[str] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., set_domains: _Optional[bool] = ..., clear_sticky_sessions: _Optional[bool] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., pool_id: _Optional[str] = ..., subnet_id: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class DeleteLoadBalancerRequest(_message.Message):
     __slots__ = ("tenant_id", "load_balancer_id")

@@ -95,7 +95,9 @@ class LoadBalancersServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Update(self, request, context):
-        """Replaces each part given in place and returns it `updating` until the provider applied it.
+        """Replaces each part named in place and returns it `updating` until the provider has applied
+        it. A load balancer the provider has not made yet (waiting for its certificates, or refused
+        when asked to make it) stays `pending`: the change becomes part of its making.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

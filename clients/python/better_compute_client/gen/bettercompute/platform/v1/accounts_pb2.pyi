@@ -3,6 +3,7 @@ import datetime
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -89,7 +90,7 @@ class ListAccountsResponse(_message.Message):
     def __init__(self, accounts: _Optional[_Iterable[_Union[Account, _Mapping]]] = ...) -> None: ...
 
 class UpdateAccountRequest(_message.Message):
-    __slots__ = ("account_id", "name", "description", "credentials", "endpoint", "zones", "regions")
+    __slots__ = ("account_id", "name", "description", "credentials", "endpoint", "zones", "regions", "update_mask")
     ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +98,7 @@ class UpdateAccountRequest(_message.Message):
     ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     ZONES_FIELD_NUMBER: _ClassVar[int]
     REGIONS_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     account_id: str
     name: str
     description: str
@@ -104,7 +106,8 @@ class UpdateAccountRequest(_message.Message):
     endpoint: str
     zones: _containers.RepeatedScalarFieldContainer[str]
     regions: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, account_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., credentials: _Optional[str] = ..., endpoint: _Optional[str] = ..., zones: _Optional[_Iterable[str]] = ..., regions: _Optional[_Iterable[str]] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, account_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., credentials: _Optional[str] = ..., endpoint: _Optional[str] = ..., zones: _Optional[_Iterable[str]] = ..., regions: _Optional[_Iterable[str]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class DeleteAccountRequest(_message.Message):
     __slots__ = ("account_id",)

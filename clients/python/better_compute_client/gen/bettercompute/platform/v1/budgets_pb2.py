@@ -25,10 +25,11 @@ _sym_db = _symbol_database.Default()
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as bettercompute_dot_options_dot_v1_dot_options__pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
+from google.protobuf import field_mask_pb2 as google_dot_protobuf_dot_field__mask__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'bettercompute/platform/v1/budgets.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\x01\n\x06\x42udget\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x15\n\rmonthly_limit\x18\x04 \x01(\x03\x12\x13\n\x0bmonth_spend\x18\x05 \x01(\x03\x12\x0f\n\x07version\x18\x06 \x01(\x03\x12.\n\ncreated_at\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xac\x01\n\x13\x43reateBudgetRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12;\n\x04name\x18\x02 \x01(\tB-\xbaH*r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$\xc8\x01\x01\x12\x1e\n\rmonthly_limit\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00\"O\n\x10GetBudgetRequest\x12;\n\tbudget_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^bud_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\"K\n\x12ListBudgetsRequest\x12\x35\n\ttenant_id\x18\x01 \x01(\tB\"\xbaH\x1fr\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{0,128}$\"I\n\x13ListBudgetsResponse\x12\x32\n\x07\x62udgets\x18\x01 \x03(\x0b\x32!.bettercompute.platform.v1.Budget\"\xd1\x01\n\x13UpdateBudgetRequest\x12;\n\tbudget_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^bud_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x12=\n\x04name\x18\x02 \x01(\tB*\xbaH\'r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$H\x00\x88\x01\x01\x12#\n\rmonthly_limit\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01\x88\x01\x01\x42\x07\n\x05_nameB\x10\n\x0e_monthly_limit\"R\n\x13\x44\x65leteBudgetRequest\x12;\n\tbudget_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^bud_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x32\xac\x07\n\x07\x42udgets\x12\xb2\x01\n\x06\x43reate\x12..bettercompute.platform.v1.CreateBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"U\xca\xf3\x18*\n\x17platform:budgets:create\x12\x0fplatform-budget\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/budgets/create:\x01*\x12\xb2\x01\n\x03Get\x12+.bettercompute.platform.v1.GetBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"[\xca\xf3\x18\x33\n\x15platform:budgets:read\x12\x0fplatform-budget\"\tbudget_id\x82\xd3\xe4\x93\x02\x1e\"\x19/api/platform/budgets/get:\x01*\x12\xb6\x01\n\x04List\x12-.bettercompute.platform.v1.ListBudgetsRequest\x1a..bettercompute.platform.v1.ListBudgetsResponse\"O\xca\xf3\x18&\n\x15platform:budgets:read\x12\x08platform\x18\x01*\x01-\x82\xd3\xe4\x93\x02\x1f\"\x1a/api/platform/budgets/list:\x01*\x12\xbd\x01\n\x06Update\x12..bettercompute.platform.v1.UpdateBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"`\xca\xf3\x18\x35\n\x17platform:budgets:update\x12\x0fplatform-budget\"\tbudget_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/budgets/update:\x01*\x12\xbd\x01\n\x06\x44\x65lete\x12..bettercompute.platform.v1.DeleteBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"`\xca\xf3\x18\x35\n\x17platform:budgets:delete\x12\x0fplatform-budget\"\tbudget_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/budgets/delete:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'bettercompute/platform/v1/budgets.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\x01\n\x06\x42udget\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x15\n\rmonthly_limit\x18\x04 \x01(\x03\x12\x13\n\x0bmonth_spend\x18\x05 \x01(\x03\x12\x0f\n\x07version\x18\x06 \x01(\x03\x12.\n\ncreated_at\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xac\x01\n\x13\x43reateBudgetRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12;\n\x04name\x18\x02 \x01(\tB-\xbaH*r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$\xc8\x01\x01\x12\x1e\n\rmonthly_limit\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00\"O\n\x10GetBudgetRequest\x12;\n\tbudget_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^bud_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\"K\n\x12ListBudgetsRequest\x12\x35\n\ttenant_id\x18\x01 \x01(\tB\"\xbaH\x1fr\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{0,128}$\"I\n\x13ListBudgetsResponse\x12\x32\n\x07\x62udgets\x18\x01 \x03(\x0b\x32!.bettercompute.platform.v1.Budget\"\x82\x02\n\x13UpdateBudgetRequest\x12;\n\tbudget_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^bud_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x12=\n\x04name\x18\x02 \x01(\tB*\xbaH\'r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$H\x00\x88\x01\x01\x12#\n\rmonthly_limit\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01\x88\x01\x01\x12/\n\x0bupdate_mask\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskB\x07\n\x05_nameB\x10\n\x0e_monthly_limit\"R\n\x13\x44\x65leteBudgetRequest\x12;\n\tbudget_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^bud_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x32\xac\x07\n\x07\x42udgets\x12\xb2\x01\n\x06\x43reate\x12..bettercompute.platform.v1.CreateBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"U\xca\xf3\x18*\n\x17platform:budgets:create\x12\x0fplatform-budget\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/budgets/create:\x01*\x12\xb2\x01\n\x03Get\x12+.bettercompute.platform.v1.GetBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"[\xca\xf3\x18\x33\n\x15platform:budgets:read\x12\x0fplatform-budget\"\tbudget_id\x82\xd3\xe4\x93\x02\x1e\"\x19/api/platform/budgets/get:\x01*\x12\xb6\x01\n\x04List\x12-.bettercompute.platform.v1.ListBudgetsRequest\x1a..bettercompute.platform.v1.ListBudgetsResponse\"O\xca\xf3\x18&\n\x15platform:budgets:read\x12\x08platform\x18\x01*\x01-\x82\xd3\xe4\x93\x02\x1f\"\x1a/api/platform/budgets/list:\x01*\x12\xbd\x01\n\x06Update\x12..bettercompute.platform.v1.UpdateBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"`\xca\xf3\x18\x35\n\x17platform:budgets:update\x12\x0fplatform-budget\"\tbudget_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/budgets/update:\x01*\x12\xbd\x01\n\x06\x44\x65lete\x12..bettercompute.platform.v1.DeleteBudgetRequest\x1a!.bettercompute.platform.v1.Budget\"`\xca\xf3\x18\x35\n\x17platform:budgets:delete\x12\x0fplatform-budget\"\tbudget_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/budgets/delete:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -63,20 +64,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BUDGETS'].methods_by_name['Update']._serialized_options = b'\312\363\0305\n\027platform:budgets:update\022\017platform-budget\"\tbudget_id\202\323\344\223\002!\"\034/api/platform/budgets/update:\001*'
   _globals['_BUDGETS'].methods_by_name['Delete']._loaded_options = None
   _globals['_BUDGETS'].methods_by_name['Delete']._serialized_options = b'\312\363\0305\n\027platform:budgets:delete\022\017platform-budget\"\tbudget_id\202\323\344\223\002!\"\034/api/platform/budgets/delete:\001*'
-  _globals['_BUDGET']._serialized_start=203
-  _globals['_BUDGET']._serialized_end=413
-  _globals['_CREATEBUDGETREQUEST']._serialized_start=416
-  _globals['_CREATEBUDGETREQUEST']._serialized_end=588
-  _globals['_GETBUDGETREQUEST']._serialized_start=590
-  _globals['_GETBUDGETREQUEST']._serialized_end=669
-  _globals['_LISTBUDGETSREQUEST']._serialized_start=671
-  _globals['_LISTBUDGETSREQUEST']._serialized_end=746
-  _globals['_LISTBUDGETSRESPONSE']._serialized_start=748
-  _globals['_LISTBUDGETSRESPONSE']._serialized_end=821
-  _globals['_UPDATEBUDGETREQUEST']._serialized_start=824
-  _globals['_UPDATEBUDGETREQUEST']._serialized_end=1033
-  _globals['_DELETEBUDGETREQUEST']._serialized_start=1035
-  _globals['_DELETEBUDGETREQUEST']._serialized_end=1117
-  _globals['_BUDGETS']._serialized_start=1120
-  _globals['_BUDGETS']._serialized_end=2060
+  _globals['_BUDGET']._serialized_start=237
+  _globals['_BUDGET']._serialized_end=447
+  _globals['_CREATEBUDGETREQUEST']._serialized_start=450
+  _globals['_CREATEBUDGETREQUEST']._serialized_end=622
+  _globals['_GETBUDGETREQUEST']._serialized_start=624
+  _globals['_GETBUDGETREQUEST']._serialized_end=703
+  _globals['_LISTBUDGETSREQUEST']._serialized_start=705
+  _globals['_LISTBUDGETSREQUEST']._serialized_end=780
+  _globals['_LISTBUDGETSRESPONSE']._serialized_start=782
+  _globals['_LISTBUDGETSRESPONSE']._serialized_end=855
+  _globals['_UPDATEBUDGETREQUEST']._serialized_start=858
+  _globals['_UPDATEBUDGETREQUEST']._serialized_end=1116
+  _globals['_DELETEBUDGETREQUEST']._serialized_start=1118
+  _globals['_DELETEBUDGETREQUEST']._serialized_end=1200
+  _globals['_BUDGETS']._serialized_start=1203
+  _globals['_BUDGETS']._serialized_end=2143
 # @@protoc_insertion_point(module_scope)

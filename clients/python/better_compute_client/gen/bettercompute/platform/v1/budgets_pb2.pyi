@@ -3,6 +3,7 @@ import datetime
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -61,14 +62,16 @@ class ListBudgetsResponse(_message.Message):
     def __init__(self, budgets: _Optional[_Iterable[_Union[Budget, _Mapping]]] = ...) -> None: ...
 
 class UpdateBudgetRequest(_message.Message):
-    __slots__ = ("budget_id", "name", "monthly_limit")
+    __slots__ = ("budget_id", "name", "monthly_limit", "update_mask")
     BUDGET_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     MONTHLY_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     budget_id: str
     name: str
     monthly_limit: int
-    def __init__(self, budget_id: _Optional[str] = ..., name: _Optional[str] = ..., monthly_limit: _Optional[int] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, budget_id: _Optional[str] = ..., name: _Optional[str] = ..., monthly_limit: _Optional[int] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class DeleteBudgetRequest(_message.Message):
     __slots__ = ("budget_id",)

@@ -3,6 +3,7 @@ import datetime
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -98,7 +99,7 @@ class ListPoolsResponse(_message.Message):
     def __init__(self, pools: _Optional[_Iterable[_Union[Pool, _Mapping]]] = ...) -> None: ...
 
 class UpdatePoolRequest(_message.Message):
-    __slots__ = ("pool_id", "name", "description", "billing_mode", "state", "policy", "prices")
+    __slots__ = ("pool_id", "name", "description", "billing_mode", "state", "policy", "prices", "update_mask")
     class PricesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +114,7 @@ class UpdatePoolRequest(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     POLICY_FIELD_NUMBER: _ClassVar[int]
     PRICES_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     name: str
     description: str
@@ -120,7 +122,8 @@ class UpdatePoolRequest(_message.Message):
     state: str
     policy: _struct_pb2.Struct
     prices: _containers.ScalarMap[str, int]
-    def __init__(self, pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., billing_mode: _Optional[str] = ..., state: _Optional[str] = ..., policy: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prices: _Optional[_Mapping[str, int]] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., billing_mode: _Optional[str] = ..., state: _Optional[str] = ..., policy: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prices: _Optional[_Mapping[str, int]] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class DeletePoolRequest(_message.Message):
     __slots__ = ("pool_id",)

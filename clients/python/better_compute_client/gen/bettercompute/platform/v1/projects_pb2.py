@@ -25,10 +25,11 @@ _sym_db = _symbol_database.Default()
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as bettercompute_dot_options_dot_v1_dot_options__pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
+from google.protobuf import field_mask_pb2 as google_dot_protobuf_dot_field__mask__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(bettercompute/platform/v1/projects.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfb\x01\n\x07Project\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\r\n\x05state\x18\x05 \x01(\t\x12\x0f\n\x07version\x18\x06 \x01(\x03\x12.\n\ncreated_at\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ndeleted_at\x18\x16 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xac\x01\n\x14\x43reateProjectRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12;\n\x04name\x18\x02 \x01(\tB-\xbaH*r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$\xc8\x01\x01\x12\x1d\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\"Q\n\x11GetProjectRequest\x12<\n\nproject_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^prj_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\"e\n\x13ListProjectsRequest\x12\x35\n\ttenant_id\x18\x01 \x01(\tB\"\xbaH\x1fr\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{0,128}$\x12\x17\n\x0finclude_deleted\x18\x02 \x01(\x08\"L\n\x14ListProjectsResponse\x12\x34\n\x08projects\x18\x01 \x03(\x0b\x32\".bettercompute.platform.v1.Project\"\xd0\x01\n\x14UpdateProjectRequest\x12<\n\nproject_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^prj_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x12=\n\x04name\x18\x02 \x01(\tB*\xbaH\'r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$H\x00\x88\x01\x01\x12\"\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02H\x01\x88\x01\x01\x42\x07\n\x05_nameB\x0e\n\x0c_description\"T\n\x14\x44\x65leteProjectRequest\x12<\n\nproject_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^prj_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x32\xc8\x07\n\x08Projects\x12\xb7\x01\n\x06\x43reate\x12/.bettercompute.platform.v1.CreateProjectRequest\x1a\".bettercompute.platform.v1.Project\"X\xca\xf3\x18,\n\x18platform:projects:create\x12\x10platform-project\x82\xd3\xe4\x93\x02\"\"\x1d/api/platform/projects/create:\x01*\x12\xb8\x01\n\x03Get\x12,.bettercompute.platform.v1.GetProjectRequest\x1a\".bettercompute.platform.v1.Project\"_\xca\xf3\x18\x36\n\x16platform:projects:read\x12\x10platform-project\"\nproject_id\x82\xd3\xe4\x93\x02\x1f\"\x1a/api/platform/projects/get:\x01*\x12\xba\x01\n\x04List\x12..bettercompute.platform.v1.ListProjectsRequest\x1a/.bettercompute.platform.v1.ListProjectsResponse\"Q\xca\xf3\x18\'\n\x16platform:projects:read\x12\x08platform\x18\x01*\x01-\x82\xd3\xe4\x93\x02 \"\x1b/api/platform/projects/list:\x01*\x12\xc3\x01\n\x06Update\x12/.bettercompute.platform.v1.UpdateProjectRequest\x1a\".bettercompute.platform.v1.Project\"d\xca\xf3\x18\x38\n\x18platform:projects:update\x12\x10platform-project\"\nproject_id\x82\xd3\xe4\x93\x02\"\"\x1d/api/platform/projects/update:\x01*\x12\xc3\x01\n\x06\x44\x65lete\x12/.bettercompute.platform.v1.DeleteProjectRequest\x1a\".bettercompute.platform.v1.Project\"d\xca\xf3\x18\x38\n\x18platform:projects:delete\x12\x10platform-project\"\nproject_id\x82\xd3\xe4\x93\x02\"\"\x1d/api/platform/projects/delete:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(bettercompute/platform/v1/projects.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfb\x01\n\x07Project\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\r\n\x05state\x18\x05 \x01(\t\x12\x0f\n\x07version\x18\x06 \x01(\x03\x12.\n\ncreated_at\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ndeleted_at\x18\x16 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xac\x01\n\x14\x43reateProjectRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12;\n\x04name\x18\x02 \x01(\tB-\xbaH*r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$\xc8\x01\x01\x12\x1d\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\"Q\n\x11GetProjectRequest\x12<\n\nproject_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^prj_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\"e\n\x13ListProjectsRequest\x12\x35\n\ttenant_id\x18\x01 \x01(\tB\"\xbaH\x1fr\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{0,128}$\x12\x17\n\x0finclude_deleted\x18\x02 \x01(\x08\"L\n\x14ListProjectsResponse\x12\x34\n\x08projects\x18\x01 \x03(\x0b\x32\".bettercompute.platform.v1.Project\"\x81\x02\n\x14UpdateProjectRequest\x12<\n\nproject_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^prj_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x12=\n\x04name\x18\x02 \x01(\tB*\xbaH\'r%\x18?2!^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$H\x00\x88\x01\x01\x12\"\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02H\x01\x88\x01\x01\x12/\n\x0bupdate_mask\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskB\x07\n\x05_nameB\x0e\n\x0c_description\"T\n\x14\x44\x65leteProjectRequest\x12<\n\nproject_id\x18\x01 \x01(\tB(\xbaH%r \x18\x1e\x32\x1c^prj_[0-9a-hjkmnp-tv-z]{26}$\xc8\x01\x01\x32\xc8\x07\n\x08Projects\x12\xb7\x01\n\x06\x43reate\x12/.bettercompute.platform.v1.CreateProjectRequest\x1a\".bettercompute.platform.v1.Project\"X\xca\xf3\x18,\n\x18platform:projects:create\x12\x10platform-project\x82\xd3\xe4\x93\x02\"\"\x1d/api/platform/projects/create:\x01*\x12\xb8\x01\n\x03Get\x12,.bettercompute.platform.v1.GetProjectRequest\x1a\".bettercompute.platform.v1.Project\"_\xca\xf3\x18\x36\n\x16platform:projects:read\x12\x10platform-project\"\nproject_id\x82\xd3\xe4\x93\x02\x1f\"\x1a/api/platform/projects/get:\x01*\x12\xba\x01\n\x04List\x12..bettercompute.platform.v1.ListProjectsRequest\x1a/.bettercompute.platform.v1.ListProjectsResponse\"Q\xca\xf3\x18\'\n\x16platform:projects:read\x12\x08platform\x18\x01*\x01-\x82\xd3\xe4\x93\x02 \"\x1b/api/platform/projects/list:\x01*\x12\xc3\x01\n\x06Update\x12/.bettercompute.platform.v1.UpdateProjectRequest\x1a\".bettercompute.platform.v1.Project\"d\xca\xf3\x18\x38\n\x18platform:projects:update\x12\x10platform-project\"\nproject_id\x82\xd3\xe4\x93\x02\"\"\x1d/api/platform/projects/update:\x01*\x12\xc3\x01\n\x06\x44\x65lete\x12/.bettercompute.platform.v1.DeleteProjectRequest\x1a\".bettercompute.platform.v1.Project\"d\xca\xf3\x18\x38\n\x18platform:projects:delete\x12\x10platform-project\"\nproject_id\x82\xd3\xe4\x93\x02\"\"\x1d/api/platform/projects/delete:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -63,20 +64,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PROJECTS'].methods_by_name['Update']._serialized_options = b'\312\363\0308\n\030platform:projects:update\022\020platform-project\"\nproject_id\202\323\344\223\002\"\"\035/api/platform/projects/update:\001*'
   _globals['_PROJECTS'].methods_by_name['Delete']._loaded_options = None
   _globals['_PROJECTS'].methods_by_name['Delete']._serialized_options = b'\312\363\0308\n\030platform:projects:delete\022\020platform-project\"\nproject_id\202\323\344\223\002\"\"\035/api/platform/projects/delete:\001*'
-  _globals['_PROJECT']._serialized_start=204
-  _globals['_PROJECT']._serialized_end=455
-  _globals['_CREATEPROJECTREQUEST']._serialized_start=458
-  _globals['_CREATEPROJECTREQUEST']._serialized_end=630
-  _globals['_GETPROJECTREQUEST']._serialized_start=632
-  _globals['_GETPROJECTREQUEST']._serialized_end=713
-  _globals['_LISTPROJECTSREQUEST']._serialized_start=715
-  _globals['_LISTPROJECTSREQUEST']._serialized_end=816
-  _globals['_LISTPROJECTSRESPONSE']._serialized_start=818
-  _globals['_LISTPROJECTSRESPONSE']._serialized_end=894
-  _globals['_UPDATEPROJECTREQUEST']._serialized_start=897
-  _globals['_UPDATEPROJECTREQUEST']._serialized_end=1105
-  _globals['_DELETEPROJECTREQUEST']._serialized_start=1107
-  _globals['_DELETEPROJECTREQUEST']._serialized_end=1191
-  _globals['_PROJECTS']._serialized_start=1194
-  _globals['_PROJECTS']._serialized_end=2162
+  _globals['_PROJECT']._serialized_start=238
+  _globals['_PROJECT']._serialized_end=489
+  _globals['_CREATEPROJECTREQUEST']._serialized_start=492
+  _globals['_CREATEPROJECTREQUEST']._serialized_end=664
+  _globals['_GETPROJECTREQUEST']._serialized_start=666
+  _globals['_GETPROJECTREQUEST']._serialized_end=747
+  _globals['_LISTPROJECTSREQUEST']._serialized_start=749
+  _globals['_LISTPROJECTSREQUEST']._serialized_end=850
+  _globals['_LISTPROJECTSRESPONSE']._serialized_start=852
+  _globals['_LISTPROJECTSRESPONSE']._serialized_end=928
+  _globals['_UPDATEPROJECTREQUEST']._serialized_start=931
+  _globals['_UPDATEPROJECTREQUEST']._serialized_end=1188
+  _globals['_DELETEPROJECTREQUEST']._serialized_start=1190
+  _globals['_DELETEPROJECTREQUEST']._serialized_end=1274
+  _globals['_PROJECTS']._serialized_start=1277
+  _globals['_PROJECTS']._serialized_end=2245
 # @@protoc_insertion_point(module_scope)

@@ -3,6 +3,7 @@ import datetime
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -69,16 +70,18 @@ class ListQuotasResponse(_message.Message):
     def __init__(self, quotas: _Optional[_Iterable[_Union[Quota, _Mapping]]] = ...) -> None: ...
 
 class UpdateQuotaRequest(_message.Message):
-    __slots__ = ("pool_id", "tenant_id", "resource_kind", "limit")
+    __slots__ = ("pool_id", "tenant_id", "resource_kind", "limit", "update_mask")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_KIND_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     tenant_id: str
     resource_kind: str
     limit: int
-    def __init__(self, pool_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., resource_kind: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    update_mask: _field_mask_pb2.FieldMask
+    def __init__(self, pool_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., resource_kind: _Optional[str] = ..., limit: _Optional[int] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
 
 class DeleteQuotaRequest(_message.Message):
     __slots__ = ("pool_id", "tenant_id", "resource_kind")

@@ -25,10 +25,11 @@ _sym_db = _symbol_database.Default()
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as bettercompute_dot_options_dot_v1_dot_options__pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
+from google.protobuf import field_mask_pb2 as google_dot_protobuf_dot_field__mask__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'bettercompute/platform/v1/tenants.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\x01\n\x06Tenant\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\r\n\x05state\x18\x04 \x01(\t\x12\x0f\n\x07version\x18\x05 \x01(\x03\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ndeleted_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x87\x01\n\x13\x43reateTenantRequest\x12\x31\n\x02id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12\x1e\n\x0c\x64isplay_name\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x1d\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\"L\n\x10GetTenantRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\"-\n\x12ListTenantsRequest\x12\x17\n\x0finclude_deleted\x18\x01 \x01(\x08\"I\n\x13ListTenantsResponse\x12\x32\n\x07tenants\x18\x01 \x03(\x0b\x32!.bettercompute.platform.v1.Tenant\"\xb9\x01\n\x13UpdateTenantRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12#\n\x0c\x64isplay_name\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01H\x00\x88\x01\x01\x12\"\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02H\x01\x88\x01\x01\x42\x0f\n\r_display_nameB\x0e\n\x0c_description\"O\n\x13\x44\x65leteTenantRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x32\xb4\x07\n\x07Tenants\x12\xba\x01\n\x06\x43reate\x12..bettercompute.platform.v1.CreateTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"]\xca\xf3\x18\x32\n\x17platform:tenants:create\x12\x0fplatform-tenant\"\x02id*\x02id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/tenants/create:\x01*\x12\xb2\x01\n\x03Get\x12+.bettercompute.platform.v1.GetTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"[\xca\xf3\x18\x33\n\x15platform:tenants:read\x12\x0fplatform-tenant\"\ttenant_id\x82\xd3\xe4\x93\x02\x1e\"\x19/api/platform/tenants/get:\x01*\x12\xb6\x01\n\x04List\x12-.bettercompute.platform.v1.ListTenantsRequest\x1a..bettercompute.platform.v1.ListTenantsResponse\"O\xca\xf3\x18&\n\x15platform:tenants:read\x12\x08platform\x18\x01*\x01-\x82\xd3\xe4\x93\x02\x1f\"\x1a/api/platform/tenants/list:\x01*\x12\xbd\x01\n\x06Update\x12..bettercompute.platform.v1.UpdateTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"`\xca\xf3\x18\x35\n\x17platform:tenants:update\x12\x0fplatform-tenant\"\ttenant_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/tenants/update:\x01*\x12\xbd\x01\n\x06\x44\x65lete\x12..bettercompute.platform.v1.DeleteTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"`\xca\xf3\x18\x35\n\x17platform:tenants:delete\x12\x0fplatform-tenant\"\ttenant_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/tenants/delete:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'bettercompute/platform/v1/tenants.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\x01\n\x06Tenant\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\r\n\x05state\x18\x04 \x01(\t\x12\x0f\n\x07version\x18\x05 \x01(\x03\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ndeleted_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x87\x01\n\x13\x43reateTenantRequest\x12\x31\n\x02id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12\x1e\n\x0c\x64isplay_name\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x1d\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\"L\n\x10GetTenantRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\"-\n\x12ListTenantsRequest\x12\x17\n\x0finclude_deleted\x18\x01 \x01(\x08\"I\n\x13ListTenantsResponse\x12\x32\n\x07tenants\x18\x01 \x03(\x0b\x32!.bettercompute.platform.v1.Tenant\"\xea\x01\n\x13UpdateTenantRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12#\n\x0c\x64isplay_name\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01H\x00\x88\x01\x01\x12\"\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02H\x01\x88\x01\x01\x12/\n\x0bupdate_mask\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskB\x0f\n\r_display_nameB\x0e\n\x0c_description\"O\n\x13\x44\x65leteTenantRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x32\xb4\x07\n\x07Tenants\x12\xba\x01\n\x06\x43reate\x12..bettercompute.platform.v1.CreateTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"]\xca\xf3\x18\x32\n\x17platform:tenants:create\x12\x0fplatform-tenant\"\x02id*\x02id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/tenants/create:\x01*\x12\xb2\x01\n\x03Get\x12+.bettercompute.platform.v1.GetTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"[\xca\xf3\x18\x33\n\x15platform:tenants:read\x12\x0fplatform-tenant\"\ttenant_id\x82\xd3\xe4\x93\x02\x1e\"\x19/api/platform/tenants/get:\x01*\x12\xb6\x01\n\x04List\x12-.bettercompute.platform.v1.ListTenantsRequest\x1a..bettercompute.platform.v1.ListTenantsResponse\"O\xca\xf3\x18&\n\x15platform:tenants:read\x12\x08platform\x18\x01*\x01-\x82\xd3\xe4\x93\x02\x1f\"\x1a/api/platform/tenants/list:\x01*\x12\xbd\x01\n\x06Update\x12..bettercompute.platform.v1.UpdateTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"`\xca\xf3\x18\x35\n\x17platform:tenants:update\x12\x0fplatform-tenant\"\ttenant_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/tenants/update:\x01*\x12\xbd\x01\n\x06\x44\x65lete\x12..bettercompute.platform.v1.DeleteTenantRequest\x1a!.bettercompute.platform.v1.Tenant\"`\xca\xf3\x18\x35\n\x17platform:tenants:delete\x12\x0fplatform-tenant\"\ttenant_id\x82\xd3\xe4\x93\x02!\"\x1c/api/platform/tenants/delete:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -61,20 +62,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TENANTS'].methods_by_name['Update']._serialized_options = b'\312\363\0305\n\027platform:tenants:update\022\017platform-tenant\"\ttenant_id\202\323\344\223\002!\"\034/api/platform/tenants/update:\001*'
   _globals['_TENANTS'].methods_by_name['Delete']._loaded_options = None
   _globals['_TENANTS'].methods_by_name['Delete']._serialized_options = b'\312\363\0305\n\027platform:tenants:delete\022\017platform-tenant\"\ttenant_id\202\323\344\223\002!\"\034/api/platform/tenants/delete:\001*'
-  _globals['_TENANT']._serialized_start=203
-  _globals['_TENANT']._serialized_end=442
-  _globals['_CREATETENANTREQUEST']._serialized_start=445
-  _globals['_CREATETENANTREQUEST']._serialized_end=580
-  _globals['_GETTENANTREQUEST']._serialized_start=582
-  _globals['_GETTENANTREQUEST']._serialized_end=658
-  _globals['_LISTTENANTSREQUEST']._serialized_start=660
-  _globals['_LISTTENANTSREQUEST']._serialized_end=705
-  _globals['_LISTTENANTSRESPONSE']._serialized_start=707
-  _globals['_LISTTENANTSRESPONSE']._serialized_end=780
-  _globals['_UPDATETENANTREQUEST']._serialized_start=783
-  _globals['_UPDATETENANTREQUEST']._serialized_end=968
-  _globals['_DELETETENANTREQUEST']._serialized_start=970
-  _globals['_DELETETENANTREQUEST']._serialized_end=1049
-  _globals['_TENANTS']._serialized_start=1052
-  _globals['_TENANTS']._serialized_end=2000
+  _globals['_TENANT']._serialized_start=237
+  _globals['_TENANT']._serialized_end=476
+  _globals['_CREATETENANTREQUEST']._serialized_start=479
+  _globals['_CREATETENANTREQUEST']._serialized_end=614
+  _globals['_GETTENANTREQUEST']._serialized_start=616
+  _globals['_GETTENANTREQUEST']._serialized_end=692
+  _globals['_LISTTENANTSREQUEST']._serialized_start=694
+  _globals['_LISTTENANTSREQUEST']._serialized_end=739
+  _globals['_LISTTENANTSRESPONSE']._serialized_start=741
+  _globals['_LISTTENANTSRESPONSE']._serialized_end=814
+  _globals['_UPDATETENANTREQUEST']._serialized_start=817
+  _globals['_UPDATETENANTREQUEST']._serialized_end=1051
+  _globals['_DELETETENANTREQUEST']._serialized_start=1053
+  _globals['_DELETETENANTREQUEST']._serialized_end=1132
+  _globals['_TENANTS']._serialized_start=1135
+  _globals['_TENANTS']._serialized_end=2083
 # @@protoc_insertion_point(module_scope)
