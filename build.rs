@@ -16,6 +16,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut api_files = Vec::new();
     collect_protos(&PathBuf::from("proto/bettercompute"), &mut api_files)?;
     api_files.sort();
+    // Each file by name as well as the directory: a directory is looked at by its own mtime on
+    // some filesystems, which an edit of a file inside it does not change.
+    for file in &api_files {
+        println!("cargo:rerun-if-changed={}", file.display());
+    }
     let mut files: Vec<String> =
         api_files.iter().map(|path| path.strip_prefix("proto").unwrap().to_string_lossy().into_owned()).collect();
     files.extend(["google/rpc/status.proto".into(), "google/rpc/error_details.proto".into()]);

@@ -5,6 +5,8 @@
 
 use super::certificate_pem::parse_custom;
 use super::checks::CERTIFICATES;
+use super::create_once::CreateKey;
+use super::request_digest::{self, RequestDigest};
 use super::vps::{LIST_LIMIT, deadline, optional, request_hash};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -14,10 +16,11 @@ use crate::proto::compute::{
 };
 use crate::store::{AuthzResourceRow, CERTIFICATE_RESOURCE, CertificateRow, NewCertificate, now_micros};
 
-/// The digest of a create request: everything it asks for but the idempotency key, the private
-/// key by its SHA-256 only (the digest is stored; the key must not be, even hashed alone, so it
-/// is mixed with the rest).
-fn create_hash(request: &CreateCertificateRequest) -> String {
+/// The digest earlier releases kept of a create request (its fields listed by hand, the private
+/// key by its SHA-256 mixed with the rest), with which the certificates they made are still
+/// recognised on a retry. This release's digest, of the whole request, mixes the key in too: it
+/// is never stored alone, even hashed.
+fn legacy_request_digest(request: &CreateCertificateRequest) -> String {
     request_hash(&serde_json::json!({
         "projectId": request.project_id, "poolId": request.pool_id, "name": request.name, "type": request.r#type,
         "privateKey": request_hash(&serde_json::json!(request.private_key)),
@@ -74,6 +77,36 @@ impl Service {
 
     /// Reads, seals and records a certificate and returns it `pending`.
     pub async fn certificate_create(&self, ctx: &Context, request: CreateCertificateRequest) -> Result<CertificateRow> {
+        let id =
+            CertificateId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
+        let digest = RequestDigest {
+            current: request_digest::of("bettercompute.compute.v1.CreateCertificateRequest", &request),
+            legacy: Some(legacy_request_digest(&request)),
+        };
+        let key = CreateKey { what: "certificate", id_field: "certificateId", id: &id, digest: &digest };
+        let fetch = || async {
+            Ok(self.store.certificate_fetch(&id).await?.map(|row| {
+                let stored = row.request_hash.clone();
+                (row, stored)
+            }))
+        };
+        let create = self.certificate_create_new(ctx, request, &id, &digest.current);
+        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
+        if created {
+            tracing::info!(certificate = %created_row.id, tenant = %created_row.tenant_id, r#type = %created_row.kind,
+                by = %ctx.caller.principal_id, "certificate created");
+        }
+        Ok(created_row)
+    }
+
+    /// The checks and the insert of a certificate no earlier call with its key made.
+    async fn certificate_create_new(
+        &self,
+        ctx: &Context,
+        request: CreateCertificateRequest,
+        id: &str,
+        digest: &str,
+    ) -> Result<(CertificateRow, bool)> {
         let tenant = request.tenant_id.clone();
         self.check_project(&tenant, &request.project_id).await?;
         let pool = self.vps_pool(&tenant, &request.pool_id, CERTIFICATES).await?;
@@ -91,19 +124,18 @@ impl Service {
         } else {
             None
         };
-        let id = CertificateId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key).to_string();
         let sealed_private_key = if custom {
             let key = self
                 .secret_key
                 .as_ref()
                 .ok_or_else(|| Error::unavailable("the server has no secret key, so it cannot keep a private key"))?;
-            key.seal(&request.private_key, &id)?
+            key.seal(&request.private_key, id)?
         } else {
             String::new()
         };
         let project_id = optional(&request.project_id);
         let row = CertificateRow {
-            id: id.clone(),
+            id: id.to_owned(),
             tenant_id: tenant.clone(),
             project_id: project_id.clone(),
             pool_id: request.pool_id.clone(),
@@ -121,7 +153,7 @@ impl Service {
             provider_id: String::new(),
             version: 1,
             idempotency_key: request.idempotency_key.clone(),
-            request_hash: create_hash(&request),
+            request_hash: digest.to_owned(),
             delete_requested_at: None,
             created_at: now,
             updated_at: now,
@@ -134,7 +166,7 @@ impl Service {
         attributes.insert("type".into(), request.r#type.clone().into());
         let authz = AuthzResourceRow {
             resource_type: CERTIFICATE_RESOURCE.to_owned(),
-            resource_id: id.clone(),
+            resource_id: id.to_owned(),
             tenant_id: Some(tenant.clone()),
             project_id,
             owner_id: Some(ctx.caller.principal_id.clone()),
@@ -142,12 +174,7 @@ impl Service {
             created_at: now,
         };
         let new = NewCertificate { row, sealed_private_key, deadline: deadline(now) };
-        let (certificate, created) = self.store.certificate_create(&new, &authz).await?;
-        if created {
-            tracing::info!(certificate = %certificate.id, tenant = %tenant, r#type = %certificate.kind,
-                by = %ctx.caller.principal_id, "certificate created");
-        }
-        Ok(certificate)
+        self.store.certificate_create(&new, &authz).await
     }
 
     /// The tenant's certificates (those the caller may read), oldest first.

@@ -4,6 +4,8 @@
 //! same way), then the subnet's: the tenant's own, on the pool's account, in the region.
 
 use super::checks::INSTANCES;
+use super::create_once::CreateKey;
+use super::request_digest::{self, RequestDigest};
 use super::vps::{LIST_LIMIT, check_region, deadline, optional, request_hash};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -11,8 +13,9 @@ use crate::ids::InstanceId;
 use crate::proto::compute::{CreateInstanceRequest, DeleteInstanceRequest, GetInstanceRequest, ListInstancesRequest};
 use crate::store::{AuthzResourceRow, INSTANCE_RESOURCE, InstanceRow, NewInstance, VisiblePool, now_micros};
 
-/// The digest of a create request: everything it asks for but the idempotency key.
-fn create_hash(request: &CreateInstanceRequest) -> String {
+/// The digest earlier releases kept of a create request (its fields listed by hand), with which
+/// the instances they made are still recognised on a retry.
+fn legacy_request_digest(request: &CreateInstanceRequest) -> String {
     request_hash(&serde_json::json!({
         "projectId": request.project_id, "poolId": request.pool_id, "name": request.name,
         "region": request.region, "size": request.size, "image": request.image, "subnetId": request.subnet_id,
@@ -69,6 +72,35 @@ impl Service {
 
     /// Records an instance and returns it `pending`.
     pub async fn instance_create(&self, ctx: &Context, request: CreateInstanceRequest) -> Result<InstanceRow> {
+        let id =
+            InstanceId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
+        let digest = RequestDigest {
+            current: request_digest::of("bettercompute.compute.v1.CreateInstanceRequest", &request),
+            legacy: Some(legacy_request_digest(&request)),
+        };
+        let key = CreateKey { what: "instance", id_field: "instanceId", id: &id, digest: &digest };
+        let fetch = || async {
+            Ok(self.store.instance_fetch(&id).await?.map(|row| {
+                let stored = row.request_hash.clone();
+                (row, stored)
+            }))
+        };
+        let create = self.instance_create_new(ctx, request, &id, &digest.current);
+        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
+        if created {
+            tracing::info!(instance = %created_row.id, tenant = %created_row.tenant_id, by = %ctx.caller.principal_id, "instance created");
+        }
+        Ok(created_row)
+    }
+
+    /// The checks and the insert of a instance no earlier call with its key made.
+    async fn instance_create_new(
+        &self,
+        ctx: &Context,
+        request: CreateInstanceRequest,
+        id: &str,
+        digest: &str,
+    ) -> Result<(InstanceRow, bool)> {
         let tenant = request.tenant_id.clone();
         self.check_project(&tenant, &request.project_id).await?;
         let pool = self.vps_pool(&tenant, &request.pool_id, INSTANCES).await?;
@@ -80,10 +112,9 @@ impl Service {
             Some(self.instance_subnet(&tenant, &request, &pool).await?)
         };
         let now = now_micros();
-        let id = InstanceId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key).to_string();
         let project_id = optional(&request.project_id);
         let row = InstanceRow {
-            id: id.clone(),
+            id: id.to_owned(),
             tenant_id: tenant.clone(),
             project_id: project_id.clone(),
             pool_id: request.pool_id.clone(),
@@ -102,7 +133,7 @@ impl Service {
             message: String::new(),
             version: 1,
             idempotency_key: request.idempotency_key.clone(),
-            request_hash: create_hash(&request),
+            request_hash: digest.to_owned(),
             delete_requested_at: None,
             created_at: now,
             updated_at: now,
@@ -115,19 +146,14 @@ impl Service {
         attributes.insert("region".into(), request.region.clone().into());
         let authz = AuthzResourceRow {
             resource_type: INSTANCE_RESOURCE.to_owned(),
-            resource_id: id.clone(),
+            resource_id: id.to_owned(),
             tenant_id: Some(tenant.clone()),
             project_id,
             owner_id: Some(ctx.caller.principal_id.clone()),
             attributes,
             created_at: now,
         };
-        let (instance, created) =
-            self.store.instance_create(&NewInstance { row, deadline: deadline(now) }, &authz).await?;
-        if created {
-            tracing::info!(instance = %instance.id, tenant = %tenant, by = %ctx.caller.principal_id, "instance created");
-        }
-        Ok(instance)
+        self.store.instance_create(&NewInstance { row, deadline: deadline(now) }, &authz).await
     }
 
     /// The tenant's instances (those the caller may read), oldest first.

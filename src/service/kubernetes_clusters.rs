@@ -6,7 +6,9 @@
 
 use sha2::{Digest, Sha256};
 
+use super::create_once::CreateKey;
 use super::kubernetes::{authorized_networks, beside_schema, provider_failure, refusal, region_of_zone};
+use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::authz::Target;
@@ -117,9 +119,12 @@ pub(super) fn check_pool_zones(
     violations
 }
 
-/// A digest of everything a create request asks for but its idempotency key: the same key with
-/// any other field changed is a conflict, not a retry.
-pub fn request_digest(request: &CreateKubernetesClusterRequest) -> String {
+/// The create request's message type, whose digest tells a retry from a reused key.
+const CREATE_CLUSTER_REQUEST: &str = "bettercompute.compute.v1.CreateKubernetesClusterRequest";
+
+/// The digest earlier releases kept of a create request (its fields listed by hand), with
+/// which the clusters they made are still recognised on a retry.
+pub fn legacy_request_digest(request: &CreateKubernetesClusterRequest) -> String {
     let pools: Vec<(String, NodePoolSpecRow)> =
         request.node_pools.iter().map(|p| (p.name.clone(), pool_spec(p))).collect();
     let canonical = serde_json::json!({
@@ -178,11 +183,39 @@ impl Service {
     /// named at once: the schema stage's (in `ctx.schema`), the request's own rules (node pools
     /// by mode, unique pool names, autoscaling bounds, authorized networks) and, once the pool
     /// and location are known, the pools' zones; nothing is written while there is one.
-    pub async fn cluster_create(
+    pub async fn cluster_create(&self, ctx: &Context, request: CreateKubernetesClusterRequest) -> Result<ClusterRow> {
+        let id = KubernetesClusterId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key);
+        let id = id.to_string();
+        let mut legacy = request.clone();
+        legacy.authorized_networks = cluster_request_rules(&request).0;
+        let digest = RequestDigest {
+            current: request_digest::of(CREATE_CLUSTER_REQUEST, &request),
+            legacy: Some(legacy_request_digest(&legacy)),
+        };
+        let key = CreateKey { what: "cluster", id_field: "clusterId", id: &id, digest: &digest };
+        let fetch = || async {
+            Ok(self.store.cluster_fetch(&id).await?.map(|cluster| {
+                let stored = cluster.request_digest.clone();
+                (cluster, stored)
+            }))
+        };
+        let create = self.cluster_create_new(ctx, request, &id, &digest.current);
+        let (cluster, created) = self.create_once(ctx, key, fetch, create).await?;
+        if created {
+            tracing::info!(cluster = %cluster.id, tenant = %cluster.tenant_id, by = %ctx.caller.principal_id,
+                "cluster created");
+        }
+        Ok(cluster)
+    }
+
+    /// The checks and the insert of a cluster no earlier call with its key made.
+    async fn cluster_create_new(
         &self,
         ctx: &Context,
         mut request: CreateKubernetesClusterRequest,
-    ) -> Result<ClusterRow> {
+        id: &str,
+        digest: &str,
+    ) -> Result<(ClusterRow, bool)> {
         let tenant = request.tenant_id.clone();
         let (networks, mut rules) = cluster_request_rules(&request);
         let placement = async {
@@ -201,12 +234,8 @@ impl Service {
             return Err(refusal(ctx, error, rules));
         }
         ctx.report(beside_schema(ctx, rules))?;
-        // As the cluster keeps them, for the digest too: `10.0.0.5/24` asks for what
-        // `10.0.0.0/24` asks for, so a retry that spells it either way is the same request.
         request.authorized_networks = networks;
-        let digest = request_digest(&request);
         let now = now_micros();
-        let id = KubernetesClusterId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
         // Pools keep the request's order: each is a microsecond younger than the one before.
         let node_pools = request
             .node_pools
@@ -252,7 +281,7 @@ impl Service {
             network_id: (!request.network_id.is_empty()).then(|| request.network_id.clone()),
             authorized_networks: request.authorized_networks.clone(),
             private_nodes: request.private_nodes,
-            request_digest: digest,
+            request_digest: digest.to_owned(),
             state: "pending".to_owned(),
             message: String::new(),
             endpoint: String::new(),
@@ -288,11 +317,7 @@ impl Service {
             max_per_tenant: self.kubernetes.max_clusters_per_tenant,
             deadline: self.cluster_deadline(now),
         };
-        let (cluster, created) = self.store.cluster_create(&new, &authz).await?;
-        if created {
-            tracing::info!(cluster = %cluster.id, tenant = %tenant, by = %ctx.caller.principal_id, "cluster created");
-        }
-        Ok(cluster)
+        self.store.cluster_create(&new, &authz).await
     }
 
     /// The tenant's clusters (those the caller may read), oldest first.

@@ -7,7 +7,9 @@
 
 use sha2::{Digest, Sha256};
 
+use super::create_once::CreateKey;
 use super::load_balancer_checks::{Findings, Placed, check_shape, lists_within_bounds};
+use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -78,19 +80,33 @@ fn targets_row(targets: &LoadBalancerTargets) -> TargetsRow {
     }
 }
 
-/// A digest of everything a create request asks for but its idempotency key: the same key with
-/// any other field changed is a conflict, not a retry.
-fn request_digest(
-    request: &CreateLoadBalancerRequest,
-    settings: &LoadBalancerSettings,
-    targets: &TargetsRow,
-) -> String {
+/// The digest earlier releases kept of a create request (its fields listed by hand), with which
+/// the load balancers they made are still recognised on a retry.
+fn legacy_request_digest(request: &CreateLoadBalancerRequest) -> String {
+    let (targets, settings) = (targets_of(request), settings_of(request));
     let canonical = serde_json::json!({
         "projectId": request.project_id, "poolId": request.pool_id, "name": request.name,
         "description": request.description, "scope": request.scope, "region": request.region,
         "subnetId": request.subnet_id, "targets": targets, "settings": settings,
     });
     Sha256::digest(canonical.to_string().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What a create request's `targets` ask for, as the row keeps it.
+fn targets_of(request: &CreateLoadBalancerRequest) -> TargetsRow {
+    request.targets.as_ref().map(targets_row).unwrap_or_default()
+}
+
+/// What a create request's settings ask for, as the row keeps them.
+fn settings_of(request: &CreateLoadBalancerRequest) -> LoadBalancerSettings {
+    LoadBalancerSettings {
+        forwarding: forwarding_rows(&request.forwarding),
+        health_check: request.health_check.as_ref().map(health_check_row),
+        sticky_sessions: request.sticky_sessions.as_ref().map(sticky_row),
+        source_ranges: request.source_ranges.as_ref().map(ranges_row).unwrap_or_default(),
+        redirect_http_to_https: request.redirect_http_to_https,
+        domains: domain_rows(&request.domains),
+    }
 }
 
 impl Service {
@@ -113,17 +129,39 @@ impl Service {
         ctx: &Context,
         request: CreateLoadBalancerRequest,
     ) -> Result<LoadBalancerRow> {
+        let id =
+            LoadBalancerId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
+        let digest = RequestDigest {
+            current: request_digest::of("bettercompute.compute.v1.CreateLoadBalancerRequest", &request),
+            legacy: Some(legacy_request_digest(&request)),
+        };
+        let key = CreateKey { what: "load balancer", id_field: "loadBalancerId", id: &id, digest: &digest };
+        let fetch = || async {
+            Ok(self.store.load_balancer_fetch(&id).await?.map(|row| {
+                let stored = row.request_digest.clone();
+                (row, stored)
+            }))
+        };
+        let create = self.load_balancer_create_new(ctx, request, &id, &digest.current);
+        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
+        if created {
+            let by = &ctx.caller.principal_id;
+            tracing::info!(load_balancer = %created_row.id, tenant = %created_row.tenant_id, by = %by, "load balancer created");
+        }
+        Ok(created_row)
+    }
+
+    /// The checks and the insert of a load balancer no earlier call with its key made.
+    async fn load_balancer_create_new(
+        &self,
+        ctx: &Context,
+        request: CreateLoadBalancerRequest,
+        id: &str,
+        digest: &str,
+    ) -> Result<(LoadBalancerRow, bool)> {
         let tenant = request.tenant_id.clone();
         let global = request.scope == "global";
-        let targets = request.targets.as_ref().map(targets_row).unwrap_or_default();
-        let settings = LoadBalancerSettings {
-            forwarding: forwarding_rows(&request.forwarding),
-            health_check: request.health_check.as_ref().map(health_check_row),
-            sticky_sessions: request.sticky_sessions.as_ref().map(sticky_row),
-            source_ranges: request.source_ranges.as_ref().map(ranges_row).unwrap_or_default(),
-            redirect_http_to_https: request.redirect_http_to_https,
-            domains: domain_rows(&request.domains),
-        };
+        let (targets, settings) = (targets_of(&request), settings_of(&request));
         let mut findings = Findings::new(ctx);
         if !ctx.schema.is_empty() && !lists_within_bounds(&targets, &settings) {
             findings.report()?;
@@ -169,7 +207,6 @@ impl Service {
         }
 
         let now = now_micros();
-        let id = LoadBalancerId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key);
         let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
         let row = LoadBalancerRow {
             id: id.to_string(),
@@ -184,7 +221,7 @@ impl Service {
             scope: if global { "global" } else { "regional" }.to_owned(),
             region: request.region.clone(),
             subnet_id,
-            request_digest: request_digest(&request, &settings, &targets),
+            request_digest: digest.to_owned(),
             targets,
             settings,
             state: "pending".to_owned(),
@@ -216,12 +253,7 @@ impl Service {
             created_at: now,
         };
         let new = NewLoadBalancer { row, deadline: Self::load_balancer_deadline(now) };
-        let (lb, created) = self.store.load_balancer_create(&new, &authz).await?;
-        if created {
-            let by = &ctx.caller.principal_id;
-            tracing::info!(load_balancer = %lb.id, tenant = %tenant, by = %by, "load balancer created");
-        }
-        Ok(lb)
+        self.store.load_balancer_create(&new, &authz).await
     }
 
     /// The tenant's load balancers (those the caller may read), oldest first.

@@ -6,6 +6,8 @@
 use std::net::Ipv4Addr;
 
 use super::checks::NETWORKS;
+use super::create_once::CreateKey;
+use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::vps::{LIST_LIMIT, check_region, deadline, optional, request_hash};
 use super::{Context, Service};
@@ -86,8 +88,9 @@ pub fn check_subnets(request: &CreateNetworkRequest, provider: &str) -> Vec<Fiel
     violations
 }
 
-/// The digest of a create request: everything it asks for but the idempotency key.
-fn create_hash(request: &CreateNetworkRequest) -> String {
+/// The digest earlier releases kept of a create request (its fields listed by hand), with which
+/// the networks they made are still recognised on a retry.
+fn legacy_request_digest(request: &CreateNetworkRequest) -> String {
     let subnets: Vec<serde_json::Value> = request
         .subnets
         .iter()
@@ -107,6 +110,34 @@ impl Service {
 
     /// Records a network and its subnets and returns it `pending`.
     pub async fn network_create(&self, ctx: &Context, request: CreateNetworkRequest) -> Result<NetworkRow> {
+        let id = NetworkId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
+        let digest = RequestDigest {
+            current: request_digest::of("bettercompute.compute.v1.CreateNetworkRequest", &request),
+            legacy: Some(legacy_request_digest(&request)),
+        };
+        let key = CreateKey { what: "network", id_field: "networkId", id: &id, digest: &digest };
+        let fetch = || async {
+            Ok(self.store.network_fetch(&id).await?.map(|row| {
+                let stored = row.request_hash.clone();
+                (row, stored)
+            }))
+        };
+        let create = self.network_create_new(ctx, request, &id, &digest.current);
+        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
+        if created {
+            tracing::info!(network = %created_row.id, tenant = %created_row.tenant_id, by = %ctx.caller.principal_id, "network created");
+        }
+        Ok(created_row)
+    }
+
+    /// The checks and the insert of a network no earlier call with its key made.
+    async fn network_create_new(
+        &self,
+        ctx: &Context,
+        request: CreateNetworkRequest,
+        id: &str,
+        digest: &str,
+    ) -> Result<(NetworkRow, bool)> {
         if request.subnets.is_empty() {
             // The validator reads an empty list as an absent one, so `min_items` is checked here.
             return Err(Error::fields(vec![FieldViolation::new("subnets", "a network takes 1 to 16 subnets")]));
@@ -122,7 +153,6 @@ impl Service {
             return Err(Error::fields(violations));
         }
         let now = now_micros();
-        let id = NetworkId::derived(&tenant, &ctx.caller.principal_id, &request.idempotency_key).to_string();
         // Subnets keep the request's order: each is a microsecond younger than the one before.
         let subnets = request
             .subnets
@@ -130,7 +160,7 @@ impl Service {
             .zip(0..)
             .map(|(spec, i)| SubnetRow {
                 id: SubnetId::random().to_string(),
-                network_id: id.clone(),
+                network_id: id.to_owned(),
                 tenant_id: tenant.clone(),
                 name: spec.name.clone(),
                 region: spec.region.clone(),
@@ -145,7 +175,7 @@ impl Service {
             .collect();
         let project_id = optional(&request.project_id);
         let row = NetworkRow {
-            id: id.clone(),
+            id: id.to_owned(),
             tenant_id: tenant.clone(),
             project_id: project_id.clone(),
             pool_id: request.pool_id.clone(),
@@ -158,7 +188,7 @@ impl Service {
             message: String::new(),
             version: 1,
             idempotency_key: request.idempotency_key.clone(),
-            request_hash: create_hash(&request),
+            request_hash: digest.to_owned(),
             provider_id: String::new(),
             delete_requested_at: None,
             created_at: now,
@@ -172,19 +202,14 @@ impl Service {
         attributes.insert("projectId".into(), request.project_id.clone().into());
         let authz = AuthzResourceRow {
             resource_type: NETWORK_RESOURCE.to_owned(),
-            resource_id: id.clone(),
+            resource_id: id.to_owned(),
             tenant_id: Some(tenant.clone()),
             project_id,
             owner_id: Some(ctx.caller.principal_id.clone()),
             attributes,
             created_at: now,
         };
-        let (network, created) =
-            self.store.network_create(&NewNetwork { row, deadline: deadline(now) }, &authz).await?;
-        if created {
-            tracing::info!(network = %network.id, tenant = %tenant, by = %ctx.caller.principal_id, "network created");
-        }
-        Ok(network)
+        self.store.network_create(&NewNetwork { row, deadline: deadline(now) }, &authz).await
     }
 
     /// The tenant's networks (those the caller may read), oldest first.

@@ -8,6 +8,7 @@ mod dev;
 mod errors;
 mod faults;
 mod hosting;
+mod idempotency;
 mod intervals;
 mod lifecycle;
 mod masks;

@@ -1,0 +1,71 @@
+//! One idempotent create, the same for every resource: the object the idempotency key names is
+//! looked up first, before any check, so that a retry of a request that was carried out returns
+//! its object whatever changed since (a budget reached, an offer suspended); then the checks and
+//! the insert; and an insert that hits a unique constraint looks the key up again before it is
+//! called a name conflict, so that two creates racing with one key answer one object (or a
+//! `CONFLICT` saying the key was reused), on any store.
+
+use super::request_digest::RequestDigest;
+use super::{Context, Service};
+use crate::error::{Code, Error, Result};
+
+/// What a create names its object by.
+#[derive(Clone, Copy, Debug)]
+pub struct CreateKey<'a> {
+    /// The resource, as errors name it: `cluster`.
+    pub what: &'static str,
+    /// The id field of its API: `clusterId`.
+    pub id_field: &'static str,
+    /// The id, derived from the tenant, the caller and the idempotency key.
+    pub id: &'a str,
+    /// The request's digest.
+    pub digest: &'a RequestDigest,
+}
+
+impl CreateKey<'_> {
+    /// `existing` as the answer to this request: the same request made it (a retry), or the
+    /// key was reused for another request (`CONFLICT`).
+    fn answer<R>(&self, existing: R, stored_digest: &str) -> Result<(R, bool)> {
+        if self.digest.recognises(stored_digest) {
+            return Ok((existing, false));
+        }
+        Err(Error::conflict(format!(
+            "idempotency key already used for {} {:?} with a different request; use a new key for a new request",
+            self.what, self.id
+        ))
+        .with_detail("reason", "idempotencyKeyReused")
+        .with_detail(self.id_field, self.id))
+    }
+}
+
+impl Service {
+    /// Creates the object `key` names unless it exists: `fetch` reads it (with its stored
+    /// digest) by id, `create` (not started unless it is needed) checks the request and
+    /// inserts it. Returns the object and
+    /// whether this call made it.
+    pub(super) async fn create_once<R, Fetched>(
+        &self,
+        ctx: &Context,
+        key: CreateKey<'_>,
+        fetch: impl Fn() -> Fetched,
+        create: impl Future<Output = Result<(R, bool)>>,
+    ) -> Result<(R, bool)>
+    where
+        Fetched: Future<Output = Result<Option<(R, String)>>>,
+    {
+        // A request the schema refused was never carried out: its fields are the answer.
+        if ctx.schema.is_empty()
+            && let Some((existing, stored)) = fetch().await?
+        {
+            return key.answer(existing, &stored);
+        }
+        match create.await {
+            Err(error) if error.code == Code::Conflict => match fetch().await? {
+                // Another create with this key committed first.
+                Some((existing, stored)) => key.answer(existing, &stored),
+                None => Err(error),
+            },
+            other => other,
+        }
+    }
+}
