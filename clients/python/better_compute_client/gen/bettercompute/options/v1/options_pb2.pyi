@@ -6,6 +6,8 @@ from typing import ClassVar as _ClassVar, Optional as _Optional
 DESCRIPTOR: _descriptor.FileDescriptor
 AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
 authorization: _descriptor.FieldDescriptor
+FIELD_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+field_default: _descriptor.FieldDescriptor
 
 class Authorization(_message.Message):
     __slots__ = ("permission", "resource", "items", "id_field", "tenant_field")

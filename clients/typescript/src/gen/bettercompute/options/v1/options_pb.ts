@@ -6,7 +6,7 @@
 
 import type { GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { MethodOptions } from "@bufbuild/protobuf/wkt";
+import type { FieldOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/options/v1/options.proto.
  */
 export const file_bettercompute_options_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("CiZiZXR0ZXJjb21wdXRlL29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxIYYmV0dGVyY29tcHV0ZS5vcHRpb25zLnYxImwKDUF1dGhvcml6YXRpb24SEgoKcGVybWlzc2lvbhgBIAEoCRIQCghyZXNvdXJjZRgCIAEoCRINCgVpdGVtcxgDIAEoCBIQCghpZF9maWVsZBgEIAEoCRIUCgx0ZW5hbnRfZmllbGQYBSABKAk6bwoNYXV0aG9yaXphdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAsyJy5iZXR0ZXJjb21wdXRlLm9wdGlvbnMudjEuQXV0aG9yaXphdGlvblINYXV0aG9yaXphdGlvbmIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("CiZiZXR0ZXJjb21wdXRlL29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxIYYmV0dGVyY29tcHV0ZS5vcHRpb25zLnYxImwKDUF1dGhvcml6YXRpb24SEgoKcGVybWlzc2lvbhgBIAEoCRIQCghyZXNvdXJjZRgCIAEoCRINCgVpdGVtcxgDIAEoCBIQCghpZF9maWVsZBgEIAEoCRIUCgx0ZW5hbnRfZmllbGQYBSABKAk6bwoNYXV0aG9yaXphdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAsyJy5iZXR0ZXJjb21wdXRlLm9wdGlvbnMudjEuQXV0aG9yaXphdGlvblINYXV0aG9yaXphdGlvbjpECg1maWVsZF9kZWZhdWx0Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi6jgMgASgJUgxmaWVsZERlZmF1bHRiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * How a method is authorized: the permission that is decided and the resource type it is
@@ -77,4 +77,14 @@ export const AuthorizationSchema: GenMessage<Authorization> = /*@__PURE__*/
  */
 export const authorization: GenExtension<MethodOptions, Authorization> = /*@__PURE__*/
   extDesc(file_bettercompute_options_v1_options, 0);
+
+/**
+ * The value a request field takes when it is not given, as the reference pages document it,
+ * in the text of its JSON form (`regular`). A create's request digest fills it in, so that a
+ * retry spelling out the default is the same request.
+ *
+ * @generated from extension: string field_default = 51002;
+ */
+export const field_default: GenExtension<FieldOptions, string> = /*@__PURE__*/
+  extDesc(file_bettercompute_options_v1_options, 1);
 
