@@ -210,6 +210,11 @@ impl Builder<'_> {
             let field_rules = rules.and_then(|r| r.iter().find(|(f, _)| f == &field).map(|(_, rules)| rules));
             let field_rules = field_rules.filter(|_| role == Role::Request);
             let mut schema = self.field_schema(&field, field_rules, role);
+            if role == Role::Request
+                && let Some(default) = documented_default(&field)
+            {
+                schema["default"] = json!(default);
+            }
             if let Some(text) = comments(message.parent_file_descriptor_proto(), field.path()) {
                 // A field kept for one more release says so first in its comment.
                 if text.starts_with("Deprecated") {
@@ -477,6 +482,16 @@ fn well_known(message: &MessageDescriptor) -> Option<Value> {
 }
 
 /// The leading comment of the element at `path` in `file`, without the comment markers' indent.
+/// The default a request field documents (`bettercompute.options.v1.field_default`).
+fn documented_default(field: &prost_reflect::FieldDescriptor) -> Option<String> {
+    let extension = crate::proto::descriptor_pool().get_extension_by_name("bettercompute.options.v1.field_default")?;
+    let options = field.options();
+    if !options.has_extension(&extension) {
+        return None;
+    }
+    options.get_extension(&extension).as_str().filter(|text| !text.is_empty()).map(str::to_owned)
+}
+
 fn comments(file: &prost_types::FileDescriptorProto, path: &[i32]) -> Option<String> {
     let location = file.source_code_info.as_ref()?.location.iter().find(|l| l.path == path)?;
     let text = location.leading_comments();
