@@ -33,6 +33,7 @@ pub mod dev_seed;
 pub mod error;
 pub mod fakecloud;
 pub mod ids;
+pub mod measured;
 pub mod methods;
 pub mod process;
 pub mod proto;

@@ -1,5 +1,6 @@
 //! Logs and metrics: tracing to stderr (text or JSON, one request id per call) and the
-//! Prometheus registry served at `/metrics`.
+//! Prometheus registry served at `/metrics` (with the store and provider call figures of
+//! [`measured`](crate::measured)).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -102,7 +103,7 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// A registry with the API's metrics.
+    /// A registry with the API's metrics, the reconcilers' and the process's store and provider calls.
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("bc");
         let calls = Family::<CallLabels, Counter>::default();
@@ -119,6 +120,7 @@ impl Metrics {
         registry.register("reconcile_stuck", "Objects past their state's deadline", r.stuck.clone());
         registry.register("reconcile_pass_mean_seconds", "Mean duration of the last passes", r.pass_mean.clone());
         registry.register("reconcile_pass_max_seconds", "Longest of the last passes", r.pass_max.clone());
+        crate::measured::register(&mut registry);
         Self { registry: Arc::new(Mutex::new(registry)), calls, latency, reconcilers: r }
     }
 

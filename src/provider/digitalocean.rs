@@ -305,27 +305,42 @@ fn load_balancer(value: &Value) -> ProviderResult<LoadBalancer> {
 #[async_trait::async_trait]
 impl LoadBalancers for DigitalOcean {
     async fn load_balancer_create(&self, spec: &LoadBalancerSpec) -> ProviderResult<LoadBalancer> {
-        let body = self.value(Method::POST, "load_balancers", Some(&load_balancer_body(spec))).await?;
-        load_balancer(&body["load_balancer"])
+        crate::measured::provider(PROVIDER, "load_balancer_create", async {
+            let body = self.value(Method::POST, "load_balancers", Some(&load_balancer_body(spec))).await?;
+            load_balancer(&body["load_balancer"])
+        })
+        .await
     }
 
     async fn load_balancer_get(&self, id: &str) -> ProviderResult<LoadBalancer> {
-        let body = self.value(Method::GET, &format!("load_balancers/{id}"), None).await?;
-        load_balancer(&body["load_balancer"])
+        crate::measured::provider(PROVIDER, "load_balancer_get", async {
+            let body = self.value(Method::GET, &format!("load_balancers/{id}"), None).await?;
+            load_balancer(&body["load_balancer"])
+        })
+        .await
     }
 
     async fn load_balancer_list(&self) -> ProviderResult<Vec<LoadBalancer>> {
-        self.list_all("load_balancers", "load_balancers").await?.iter().map(load_balancer).collect()
+        crate::measured::provider(PROVIDER, "load_balancer_list", async {
+            self.list_all("load_balancers", "load_balancers").await?.iter().map(load_balancer).collect()
+        })
+        .await
     }
 
     async fn load_balancer_update(&self, id: &str, spec: &LoadBalancerSpec) -> ProviderResult<LoadBalancer> {
-        let path = format!("load_balancers/{id}");
-        let body = self.value(Method::PUT, &path, Some(&load_balancer_body(spec))).await?;
-        load_balancer(&body["load_balancer"])
+        crate::measured::provider(PROVIDER, "load_balancer_update", async {
+            let path = format!("load_balancers/{id}");
+            let body = self.value(Method::PUT, &path, Some(&load_balancer_body(spec))).await?;
+            load_balancer(&body["load_balancer"])
+        })
+        .await
     }
 
     async fn load_balancer_delete(&self, id: &str) -> ProviderResult<()> {
-        self.call(Method::DELETE, &format!("load_balancers/{id}"), None).await.map(drop)
+        crate::measured::provider(PROVIDER, "load_balancer_delete", async {
+            self.call(Method::DELETE, &format!("load_balancers/{id}"), None).await.map(drop)
+        })
+        .await
     }
 }
 
@@ -373,30 +388,42 @@ fn instance(value: &Value) -> ProviderResult<Instance> {
 #[async_trait::async_trait]
 impl Instances for DigitalOcean {
     async fn instance_create(&self, spec: &InstanceSpec) -> ProviderResult<Instance> {
-        let mut body = json!({
-            "name": spec.name, "region": spec.region, "size": spec.size, "image": spec.image, "tags": spec.tags,
-        });
-        if !spec.vpc_uuid.is_empty() {
-            body["vpc_uuid"] = json!(spec.vpc_uuid);
-        }
-        if !spec.user_data.is_empty() {
-            body["user_data"] = json!(spec.user_data);
-        }
-        let answer = self.value(Method::POST, "droplets", Some(&body)).await?;
-        instance(&answer["droplet"])
+        crate::measured::provider(PROVIDER, "instance_create", async {
+            let mut body = json!({
+                "name": spec.name, "region": spec.region, "size": spec.size, "image": spec.image, "tags": spec.tags,
+            });
+            if !spec.vpc_uuid.is_empty() {
+                body["vpc_uuid"] = json!(spec.vpc_uuid);
+            }
+            if !spec.user_data.is_empty() {
+                body["user_data"] = json!(spec.user_data);
+            }
+            let answer = self.value(Method::POST, "droplets", Some(&body)).await?;
+            instance(&answer["droplet"])
+        })
+        .await
     }
 
     async fn instance_get(&self, id: u64) -> ProviderResult<Instance> {
-        instance(&self.value(Method::GET, &format!("droplets/{id}"), None).await?["droplet"])
+        crate::measured::provider(PROVIDER, "instance_get", async {
+            instance(&self.value(Method::GET, &format!("droplets/{id}"), None).await?["droplet"])
+        })
+        .await
     }
 
     async fn instance_list(&self, tag: &str) -> ProviderResult<Vec<Instance>> {
-        let path = if tag.is_empty() { "droplets".to_owned() } else { format!("droplets?tag_name={tag}") };
-        self.list_all(&path, "droplets").await?.iter().map(instance).collect()
+        crate::measured::provider(PROVIDER, "instance_list", async {
+            let path = if tag.is_empty() { "droplets".to_owned() } else { format!("droplets?tag_name={tag}") };
+            self.list_all(&path, "droplets").await?.iter().map(instance).collect()
+        })
+        .await
     }
 
     async fn instance_delete(&self, id: u64) -> ProviderResult<()> {
-        self.call(Method::DELETE, &format!("droplets/{id}"), None).await.map(drop)
+        crate::measured::provider(PROVIDER, "instance_delete", async {
+            self.call(Method::DELETE, &format!("droplets/{id}"), None).await.map(drop)
+        })
+        .await
     }
 }
 
@@ -417,23 +444,35 @@ fn network(value: &Value) -> ProviderResult<Network> {
 #[async_trait::async_trait]
 impl Networks for DigitalOcean {
     async fn network_create(&self, spec: &NetworkSpec) -> ProviderResult<Network> {
-        let mut body = json!({"name": spec.name, "region": spec.region, "description": spec.description});
-        if !spec.ip_range.is_empty() {
-            body["ip_range"] = json!(spec.ip_range);
-        }
-        network(&self.value(Method::POST, "vpcs", Some(&body)).await?["vpc"])
+        crate::measured::provider(PROVIDER, "network_create", async {
+            let mut body = json!({"name": spec.name, "region": spec.region, "description": spec.description});
+            if !spec.ip_range.is_empty() {
+                body["ip_range"] = json!(spec.ip_range);
+            }
+            network(&self.value(Method::POST, "vpcs", Some(&body)).await?["vpc"])
+        })
+        .await
     }
 
     async fn network_get(&self, id: &str) -> ProviderResult<Network> {
-        network(&self.value(Method::GET, &format!("vpcs/{id}"), None).await?["vpc"])
+        crate::measured::provider(PROVIDER, "network_get", async {
+            network(&self.value(Method::GET, &format!("vpcs/{id}"), None).await?["vpc"])
+        })
+        .await
     }
 
     async fn network_list(&self) -> ProviderResult<Vec<Network>> {
-        self.list_all("vpcs", "vpcs").await?.iter().map(network).collect()
+        crate::measured::provider(PROVIDER, "network_list", async {
+            self.list_all("vpcs", "vpcs").await?.iter().map(network).collect()
+        })
+        .await
     }
 
     async fn network_delete(&self, id: &str) -> ProviderResult<()> {
-        self.call(Method::DELETE, &format!("vpcs/{id}"), None).await.map(drop)
+        crate::measured::provider(PROVIDER, "network_delete", async {
+            self.call(Method::DELETE, &format!("vpcs/{id}"), None).await.map(drop)
+        })
+        .await
     }
 }
 
@@ -464,28 +503,40 @@ fn certificate(value: &Value) -> ProviderResult<Certificate> {
 #[async_trait::async_trait]
 impl Certificates for DigitalOcean {
     async fn certificate_create(&self, spec: &CertificateSpec) -> ProviderResult<Certificate> {
-        let body = match spec {
-            CertificateSpec::Custom { name, private_key, leaf_certificate, certificate_chain } => json!({
-                "name": name, "type": "custom", "private_key": private_key,
-                "leaf_certificate": leaf_certificate, "certificate_chain": certificate_chain,
-            }),
-            CertificateSpec::LetsEncrypt { name, dns_names } => {
-                json!({"name": name, "type": "lets_encrypt", "dns_names": dns_names})
-            }
-        };
-        certificate(&self.value(Method::POST, "certificates", Some(&body)).await?["certificate"])
+        crate::measured::provider(PROVIDER, "certificate_create", async {
+            let body = match spec {
+                CertificateSpec::Custom { name, private_key, leaf_certificate, certificate_chain } => json!({
+                    "name": name, "type": "custom", "private_key": private_key,
+                    "leaf_certificate": leaf_certificate, "certificate_chain": certificate_chain,
+                }),
+                CertificateSpec::LetsEncrypt { name, dns_names } => {
+                    json!({"name": name, "type": "lets_encrypt", "dns_names": dns_names})
+                }
+            };
+            certificate(&self.value(Method::POST, "certificates", Some(&body)).await?["certificate"])
+        })
+        .await
     }
 
     async fn certificate_get(&self, id: &str) -> ProviderResult<Certificate> {
-        certificate(&self.value(Method::GET, &format!("certificates/{id}"), None).await?["certificate"])
+        crate::measured::provider(PROVIDER, "certificate_get", async {
+            certificate(&self.value(Method::GET, &format!("certificates/{id}"), None).await?["certificate"])
+        })
+        .await
     }
 
     async fn certificate_list(&self) -> ProviderResult<Vec<Certificate>> {
-        self.list_all("certificates", "certificates").await?.iter().map(certificate).collect()
+        crate::measured::provider(PROVIDER, "certificate_list", async {
+            self.list_all("certificates", "certificates").await?.iter().map(certificate).collect()
+        })
+        .await
     }
 
     async fn certificate_delete(&self, id: &str) -> ProviderResult<()> {
-        self.call(Method::DELETE, &format!("certificates/{id}"), None).await.map(drop)
+        crate::measured::provider(PROVIDER, "certificate_delete", async {
+            self.call(Method::DELETE, &format!("certificates/{id}"), None).await.map(drop)
+        })
+        .await
     }
 }
 

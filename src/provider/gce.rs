@@ -185,22 +185,31 @@ impl Gce {
 
     /// Starts creating a custom-mode network named `name`.
     pub async fn network_create(&self, name: &str, description: &str) -> ProviderResult<GceOperation> {
-        let body = json!({
-            "name": name, "description": description, "autoCreateSubnetworks": false,
-            "routingConfig": {"routingMode": "REGIONAL"},
-        });
-        self.operation(Method::POST, "global/networks", Some(body)).await
+        crate::measured::provider(PROVIDER, "network_create", async {
+            let body = json!({
+                "name": name, "description": description, "autoCreateSubnetworks": false,
+                "routingConfig": {"routingMode": "REGIONAL"},
+            });
+            self.operation(Method::POST, "global/networks", Some(body)).await
+        })
+        .await
     }
 
     /// Reads a network.
     pub async fn network_get(&self, name: &str) -> ProviderResult<GceNetwork> {
-        let value = self.call(Method::GET, &format!("global/networks/{name}"), None).await?;
-        serde_json::from_value(value).map_err(|error| ProviderError::decode(PROVIDER, "a network", error))
+        crate::measured::provider(PROVIDER, "network_get", async {
+            let value = self.call(Method::GET, &format!("global/networks/{name}"), None).await?;
+            serde_json::from_value(value).map_err(|error| ProviderError::decode(PROVIDER, "a network", error))
+        })
+        .await
     }
 
     /// Starts deleting a network (refused while it has subnetworks).
     pub async fn network_delete(&self, name: &str) -> ProviderResult<GceOperation> {
-        self.operation(Method::DELETE, &format!("global/networks/{name}"), None).await
+        crate::measured::provider(PROVIDER, "network_delete", async {
+            self.operation(Method::DELETE, &format!("global/networks/{name}"), None).await
+        })
+        .await
     }
 
     /// Starts creating subnetwork `name` of network `network` in `region` with `ip_range`.
@@ -211,32 +220,47 @@ impl Gce {
         network: &str,
         ip_range: &str,
     ) -> ProviderResult<GceOperation> {
-        let body = json!({
-            "name": name, "network": format!("projects/{}/global/networks/{network}", self.project),
-            "ipCidrRange": ip_range, "region": region,
-        });
-        self.operation(Method::POST, &format!("regions/{region}/subnetworks"), Some(body)).await
+        crate::measured::provider(PROVIDER, "subnetwork_create", async {
+            let body = json!({
+                "name": name, "network": format!("projects/{}/global/networks/{network}", self.project),
+                "ipCidrRange": ip_range, "region": region,
+            });
+            self.operation(Method::POST, &format!("regions/{region}/subnetworks"), Some(body)).await
+        })
+        .await
     }
 
     /// Reads a subnetwork.
     pub async fn subnetwork_get(&self, region: &str, name: &str) -> ProviderResult<GceSubnetwork> {
-        let value = self.call(Method::GET, &format!("regions/{region}/subnetworks/{name}"), None).await?;
-        serde_json::from_value(value).map_err(|error| ProviderError::decode(PROVIDER, "a subnetwork", error))
+        crate::measured::provider(PROVIDER, "subnetwork_get", async {
+            let value = self.call(Method::GET, &format!("regions/{region}/subnetworks/{name}"), None).await?;
+            serde_json::from_value(value).map_err(|error| ProviderError::decode(PROVIDER, "a subnetwork", error))
+        })
+        .await
     }
 
     /// Starts deleting a subnetwork.
     pub async fn subnetwork_delete(&self, region: &str, name: &str) -> ProviderResult<GceOperation> {
-        self.operation(Method::DELETE, &format!("regions/{region}/subnetworks/{name}"), None).await
+        crate::measured::provider(PROVIDER, "subnetwork_delete", async {
+            self.operation(Method::DELETE, &format!("regions/{region}/subnetworks/{name}"), None).await
+        })
+        .await
     }
 
     /// Reads a global operation.
     pub async fn global_operation_get(&self, name: &str) -> ProviderResult<GceOperation> {
-        self.operation(Method::GET, &format!("global/operations/{name}"), None).await
+        crate::measured::provider(PROVIDER, "global_operation_get", async {
+            self.operation(Method::GET, &format!("global/operations/{name}"), None).await
+        })
+        .await
     }
 
     /// Reads an operation of `region`.
     pub async fn region_operation_get(&self, region: &str, name: &str) -> ProviderResult<GceOperation> {
-        self.operation(Method::GET, &format!("regions/{region}/operations/{name}"), None).await
+        crate::measured::provider(PROVIDER, "region_operation_get", async {
+            self.operation(Method::GET, &format!("regions/{region}/operations/{name}"), None).await
+        })
+        .await
     }
 }
 

@@ -445,93 +445,120 @@ struct WireChannelConfig {
 #[async_trait::async_trait]
 impl ManagedKubernetes for Gke {
     async fn cluster_create(&self, spec: &ClusterSpec) -> ProviderResult<Operation> {
-        let mut cluster = json!({
-            "name": spec.name,
-            "description": spec.description,
-            "resourceLabels": spec.labels,
-            "masterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
-        });
-        if spec.autopilot {
-            cluster["autopilot"] = json!({"enabled": true});
-        } else {
-            cluster["nodePools"] = json!(spec.node_pools.iter().map(node_pool_body).collect::<Vec<_>>());
-        }
-        if spec.private_nodes {
-            cluster["privateClusterConfig"] = json!({"enablePrivateNodes": true});
-        }
-        if !spec.subnetwork.is_empty() {
-            cluster["subnetwork"] = json!(spec.subnetwork);
-        }
-        if !spec.version.is_empty() {
-            cluster["initialClusterVersion"] = json!(spec.version);
-        }
-        if !spec.release_channel.is_empty() {
-            cluster["releaseChannel"] = json!({"channel": spec.release_channel});
-        }
-        if !spec.network.is_empty() {
-            cluster["network"] = json!(spec.network);
-        }
-        let path = format!("{}/clusters", self.parent());
-        self.operation(Method::POST, &path, Some(json!({"cluster": cluster}))).await
+        crate::measured::provider(PROVIDER, "cluster_create", async {
+            let mut cluster = json!({
+                "name": spec.name,
+                "description": spec.description,
+                "resourceLabels": spec.labels,
+                "masterAuthorizedNetworksConfig": authorized_networks(&spec.authorized_networks),
+            });
+            if spec.autopilot {
+                cluster["autopilot"] = json!({"enabled": true});
+            } else {
+                cluster["nodePools"] = json!(spec.node_pools.iter().map(node_pool_body).collect::<Vec<_>>());
+            }
+            if spec.private_nodes {
+                cluster["privateClusterConfig"] = json!({"enablePrivateNodes": true});
+            }
+            if !spec.subnetwork.is_empty() {
+                cluster["subnetwork"] = json!(spec.subnetwork);
+            }
+            if !spec.version.is_empty() {
+                cluster["initialClusterVersion"] = json!(spec.version);
+            }
+            if !spec.release_channel.is_empty() {
+                cluster["releaseChannel"] = json!({"channel": spec.release_channel});
+            }
+            if !spec.network.is_empty() {
+                cluster["network"] = json!(spec.network);
+            }
+            let path = format!("{}/clusters", self.parent());
+            self.operation(Method::POST, &path, Some(json!({"cluster": cluster}))).await
+        })
+        .await
     }
 
     async fn cluster_get(&self, name: &str) -> ProviderResult<Cluster> {
-        let value = self.call(Method::GET, &self.cluster_path(name), None).await?;
-        decode::<WireCluster>(value, "a cluster").map(Cluster::from)
+        crate::measured::provider(PROVIDER, "cluster_get", async {
+            let value = self.call(Method::GET, &self.cluster_path(name), None).await?;
+            decode::<WireCluster>(value, "a cluster").map(Cluster::from)
+        })
+        .await
     }
 
     async fn cluster_list(&self) -> ProviderResult<Vec<Cluster>> {
-        #[derive(Deserialize, Default)]
-        #[serde(default)]
-        struct List {
-            clusters: Vec<WireCluster>,
-        }
-        let value = self.call(Method::GET, &format!("{}/clusters", self.parent()), None).await?;
-        Ok(decode::<List>(value, "the cluster list")?.clusters.into_iter().map(Cluster::from).collect())
+        crate::measured::provider(PROVIDER, "cluster_list", async {
+            #[derive(Deserialize, Default)]
+            #[serde(default)]
+            struct List {
+                clusters: Vec<WireCluster>,
+            }
+            let value = self.call(Method::GET, &format!("{}/clusters", self.parent()), None).await?;
+            Ok(decode::<List>(value, "the cluster list")?.clusters.into_iter().map(Cluster::from).collect())
+        })
+        .await
     }
 
     async fn cluster_update(&self, name: &str, change: &ClusterChange) -> ProviderResult<Operation> {
-        let update = match change {
-            ClusterChange::MasterVersion(version) => json!({"desiredMasterVersion": version}),
-            ClusterChange::ReleaseChannel(channel) => json!({"desiredReleaseChannel": {"channel": channel}}),
-            ClusterChange::AuthorizedNetworks(cidrs) => {
-                json!({"desiredMasterAuthorizedNetworksConfig": authorized_networks(cidrs)})
-            }
-        };
-        self.operation(Method::PUT, &self.cluster_path(name), Some(json!({"update": update}))).await
+        crate::measured::provider(PROVIDER, "cluster_update", async {
+            let update = match change {
+                ClusterChange::MasterVersion(version) => json!({"desiredMasterVersion": version}),
+                ClusterChange::ReleaseChannel(channel) => json!({"desiredReleaseChannel": {"channel": channel}}),
+                ClusterChange::AuthorizedNetworks(cidrs) => {
+                    json!({"desiredMasterAuthorizedNetworksConfig": authorized_networks(cidrs)})
+                }
+            };
+            self.operation(Method::PUT, &self.cluster_path(name), Some(json!({"update": update}))).await
+        })
+        .await
     }
 
     async fn cluster_delete(&self, name: &str) -> ProviderResult<Operation> {
-        self.operation(Method::DELETE, &self.cluster_path(name), None).await
+        crate::measured::provider(PROVIDER, "cluster_delete", async {
+            self.operation(Method::DELETE, &self.cluster_path(name), None).await
+        })
+        .await
     }
 
     async fn node_pool_create(&self, cluster: &str, spec: &NodePoolSpec) -> ProviderResult<Operation> {
-        let path = format!("{}/nodePools", self.cluster_path(cluster));
-        self.operation(Method::POST, &path, Some(json!({"nodePool": node_pool_body(spec)}))).await
+        crate::measured::provider(PROVIDER, "node_pool_create", async {
+            let path = format!("{}/nodePools", self.cluster_path(cluster));
+            self.operation(Method::POST, &path, Some(json!({"nodePool": node_pool_body(spec)}))).await
+        })
+        .await
     }
 
     async fn node_pool_get(&self, cluster: &str, pool: &str) -> ProviderResult<NodePool> {
-        let value = self.call(Method::GET, &self.pool_path(cluster, pool), None).await?;
-        decode::<WireNodePool>(value, "a node pool").map(NodePool::from)
+        crate::measured::provider(PROVIDER, "node_pool_get", async {
+            let value = self.call(Method::GET, &self.pool_path(cluster, pool), None).await?;
+            decode::<WireNodePool>(value, "a node pool").map(NodePool::from)
+        })
+        .await
     }
 
     async fn node_pool_update(&self, cluster: &str, pool: &str, change: &NodePoolChange) -> ProviderResult<Operation> {
-        let body = match change {
-            NodePoolChange::Version(version) => json!({"nodeVersion": version, "imageType": "COS_CONTAINERD"}),
-            NodePoolChange::NodeLabels(labels) => json!({"labels": {"labels": labels}}),
-            NodePoolChange::Taints(list) => json!({"taints": {"taints": taints(list)}}),
-            NodePoolChange::MachineType(machine_type) => json!({"machineType": machine_type}),
-            NodePoolChange::DiskSizeGb(size) => json!({"diskSizeGb": size.to_string()}),
-            NodePoolChange::DiskType(disk_type) => json!({"diskType": disk_type}),
-            NodePoolChange::Accelerators(list) => json!({"accelerators": accelerators(list)}),
-            NodePoolChange::Locations(zones) => json!({"locations": zones}),
-        };
-        self.operation(Method::PUT, &self.pool_path(cluster, pool), Some(body)).await
+        crate::measured::provider(PROVIDER, "node_pool_update", async {
+            let body = match change {
+                NodePoolChange::Version(version) => json!({"nodeVersion": version, "imageType": "COS_CONTAINERD"}),
+                NodePoolChange::NodeLabels(labels) => json!({"labels": {"labels": labels}}),
+                NodePoolChange::Taints(list) => json!({"taints": {"taints": taints(list)}}),
+                NodePoolChange::MachineType(machine_type) => json!({"machineType": machine_type}),
+                NodePoolChange::DiskSizeGb(size) => json!({"diskSizeGb": size.to_string()}),
+                NodePoolChange::DiskType(disk_type) => json!({"diskType": disk_type}),
+                NodePoolChange::Accelerators(list) => json!({"accelerators": accelerators(list)}),
+                NodePoolChange::Locations(zones) => json!({"locations": zones}),
+            };
+            self.operation(Method::PUT, &self.pool_path(cluster, pool), Some(body)).await
+        })
+        .await
     }
 
     async fn node_pool_set_size(&self, cluster: &str, pool: &str, node_count: u32) -> ProviderResult<Operation> {
-        let path = format!("{}:setSize", self.pool_path(cluster, pool));
-        self.operation(Method::POST, &path, Some(json!({"nodeCount": node_count}))).await
+        crate::measured::provider(PROVIDER, "node_pool_set_size", async {
+            let path = format!("{}:setSize", self.pool_path(cluster, pool));
+            self.operation(Method::POST, &path, Some(json!({"nodeCount": node_count}))).await
+        })
+        .await
     }
 
     async fn node_pool_set_autoscaling(
@@ -540,41 +567,53 @@ impl ManagedKubernetes for Gke {
         pool: &str,
         autoscaling: &Autoscaling,
     ) -> ProviderResult<Operation> {
-        let path = format!("{}:setAutoscaling", self.pool_path(cluster, pool));
-        self.operation(Method::POST, &path, Some(json!({"autoscaling": autoscaling}))).await
+        crate::measured::provider(PROVIDER, "node_pool_set_autoscaling", async {
+            let path = format!("{}:setAutoscaling", self.pool_path(cluster, pool));
+            self.operation(Method::POST, &path, Some(json!({"autoscaling": autoscaling}))).await
+        })
+        .await
     }
 
     async fn node_pool_delete(&self, cluster: &str, pool: &str) -> ProviderResult<Operation> {
-        self.operation(Method::DELETE, &self.pool_path(cluster, pool), None).await
+        crate::measured::provider(PROVIDER, "node_pool_delete", async {
+            self.operation(Method::DELETE, &self.pool_path(cluster, pool), None).await
+        })
+        .await
     }
 
     async fn operation_get(&self, name: &str) -> ProviderResult<Operation> {
-        // Accepts the bare name an operation carries, or its full resource path.
-        let path = if name.starts_with("projects/") {
-            name.to_owned()
-        } else {
-            format!("{}/operations/{name}", self.parent())
-        };
-        self.operation(Method::GET, &path, None).await
+        crate::measured::provider(PROVIDER, "operation_get", async {
+            // Accepts the bare name an operation carries, or its full resource path.
+            let path = if name.starts_with("projects/") {
+                name.to_owned()
+            } else {
+                format!("{}/operations/{name}", self.parent())
+            };
+            self.operation(Method::GET, &path, None).await
+        })
+        .await
     }
 
     async fn server_config(&self) -> ProviderResult<ServerConfig> {
-        let value = self.call(Method::GET, &format!("{}/serverConfig", self.parent()), None).await?;
-        let wire: WireServerConfig = decode(value, "the server config")?;
-        Ok(ServerConfig {
-            default_version: wire.default_cluster_version,
-            valid_master_versions: wire.valid_master_versions,
-            valid_node_versions: wire.valid_node_versions,
-            channels: wire
-                .channels
-                .into_iter()
-                .map(|c| ReleaseChannel {
-                    channel: c.channel,
-                    default_version: c.default_version,
-                    valid_versions: c.valid_versions,
-                })
-                .collect(),
+        crate::measured::provider(PROVIDER, "server_config", async {
+            let value = self.call(Method::GET, &format!("{}/serverConfig", self.parent()), None).await?;
+            let wire: WireServerConfig = decode(value, "the server config")?;
+            Ok(ServerConfig {
+                default_version: wire.default_cluster_version,
+                valid_master_versions: wire.valid_master_versions,
+                valid_node_versions: wire.valid_node_versions,
+                channels: wire
+                    .channels
+                    .into_iter()
+                    .map(|c| ReleaseChannel {
+                        channel: c.channel,
+                        default_version: c.default_version,
+                        valid_versions: c.valid_versions,
+                    })
+                    .collect(),
+            })
         })
+        .await
     }
 }
 

@@ -165,33 +165,36 @@ impl TokenSource {
     }
 
     async fn fetch(&self) -> ProviderResult<CachedToken> {
-        let assertion = self.key.assertion(CLOUD_PLATFORM_SCOPE, SystemTime::now())?;
-        let response = self
-            .http
-            .post(&self.key.token_uri)
-            .form(&[("grant_type", JWT_BEARER_GRANT), ("assertion", assertion.as_str())])
-            .send()
-            .await
-            .map_err(|error| ProviderError::transport(PROVIDER, error))?;
-        let status = response.status().as_u16();
-        let body = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
-        if status != 200 {
-            let refused: OAuthError = serde_json::from_slice(&body)
-                .unwrap_or(OAuthError { error: String::new(), error_description: String::new() });
-            let mut error = ProviderError::new(
-                ProviderError::kind_of_status(status),
-                PROVIDER,
-                format!("the token endpoint refused the grant: {}", refused.error_description),
-            );
-            error.status = Some(status);
-            error.reason = refused.error;
-            return Err(error);
-        }
-        let granted: TokenResponse = serde_json::from_slice(&body)
-            .map_err(|error| ProviderError::decode(PROVIDER, "the token response", error))?;
-        // Refresh a minute early so a token never expires between fetch and use.
-        let lifetime = Duration::from_secs(granted.expires_in.max(60) - 60);
-        Ok(CachedToken { token: granted.access_token, refresh_at: SystemTime::now() + lifetime })
+        crate::measured::provider(PROVIDER, "access_token_fetch", async {
+            let assertion = self.key.assertion(CLOUD_PLATFORM_SCOPE, SystemTime::now())?;
+            let response = self
+                .http
+                .post(&self.key.token_uri)
+                .form(&[("grant_type", JWT_BEARER_GRANT), ("assertion", assertion.as_str())])
+                .send()
+                .await
+                .map_err(|error| ProviderError::transport(PROVIDER, error))?;
+            let status = response.status().as_u16();
+            let body = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
+            if status != 200 {
+                let refused: OAuthError = serde_json::from_slice(&body)
+                    .unwrap_or(OAuthError { error: String::new(), error_description: String::new() });
+                let mut error = ProviderError::new(
+                    ProviderError::kind_of_status(status),
+                    PROVIDER,
+                    format!("the token endpoint refused the grant: {}", refused.error_description),
+                );
+                error.status = Some(status);
+                error.reason = refused.error;
+                return Err(error);
+            }
+            let granted: TokenResponse = serde_json::from_slice(&body)
+                .map_err(|error| ProviderError::decode(PROVIDER, "the token response", error))?;
+            // Refresh a minute early so a token never expires between fetch and use.
+            let lifetime = Duration::from_secs(granted.expires_in.max(60) - 60);
+            Ok(CachedToken { token: granted.access_token, refresh_at: SystemTime::now() + lifetime })
+        })
+        .await
     }
 }
 

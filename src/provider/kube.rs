@@ -156,13 +156,19 @@ fn resource_path(object: &Value) -> ProviderResult<String> {
 #[async_trait::async_trait]
 impl ClusterApi for KubeClient {
     async fn service_account_ensure(&self, namespace: &str, name: &str) -> ProviderResult<()> {
-        let body =
-            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": namespace}});
-        let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts");
-        match self.call(Method::POST, &path, "application/json", Some(&body)).await {
-            Err(error) if error.status == Some(409) => Ok(()),
-            other => other.map(drop),
-        }
+        crate::measured::provider(PROVIDER, "service_account_ensure", async {
+            let body = json!({
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": name, "namespace": namespace}
+            });
+            let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts");
+            match self.call(Method::POST, &path, "application/json", Some(&body)).await {
+                Err(error) if error.status == Some(409) => Ok(()),
+                other => other.map(drop),
+            }
+        })
+        .await
     }
 
     async fn cluster_role_binding_ensure(
@@ -172,16 +178,19 @@ impl ClusterApi for KubeClient {
         namespace: &str,
         service_account: &str,
     ) -> ProviderResult<()> {
-        // Applied rather than created: the role of a binding cannot change, but apply replaces
-        // the subjects, and a second pass finds the same binding.
-        let binding = json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.as_str()},
-            "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
-        });
-        self.apply(&binding, "better-compute").await.map(drop)
+        crate::measured::provider(PROVIDER, "cluster_role_binding_ensure", async {
+            // Applied rather than created: the role of a binding cannot change, but apply replaces
+            // the subjects, and a second pass finds the same binding.
+            let binding = json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.as_str()},
+                "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
+            });
+            self.apply(&binding, "better-compute").await.map(drop)
+        })
+        .await
     }
 
     async fn token_request(
@@ -190,58 +199,83 @@ impl ClusterApi for KubeClient {
         service_account: &str,
         expiration_seconds: u32,
     ) -> ProviderResult<IssuedToken> {
-        let body = json!({
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenRequest",
-            "spec": {"expirationSeconds": expiration_seconds.max(MIN_TOKEN_SECONDS)},
-        });
-        let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token");
-        let answer = self.call(Method::POST, &path, "application/json", Some(&body)).await?;
-        let token = answer["status"]["token"].as_str().unwrap_or_default();
-        let expires = answer["status"]["expirationTimestamp"].as_str().unwrap_or_default();
-        if token.is_empty() || expires.is_empty() {
-            return Err(ProviderError::decode(PROVIDER, "the TokenRequest", "no status.token or expirationTimestamp"));
-        }
-        Ok(IssuedToken { token: token.to_owned(), expiration_timestamp: expires.to_owned() })
+        crate::measured::provider(PROVIDER, "token_request", async {
+            let body = json!({
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "spec": {"expirationSeconds": expiration_seconds.max(MIN_TOKEN_SECONDS)},
+            });
+            let path = format!("/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token");
+            let answer = self.call(Method::POST, &path, "application/json", Some(&body)).await?;
+            let token = answer["status"]["token"].as_str().unwrap_or_default();
+            let expires = answer["status"]["expirationTimestamp"].as_str().unwrap_or_default();
+            if token.is_empty() || expires.is_empty() {
+                return Err(ProviderError::decode(
+                    PROVIDER,
+                    "the TokenRequest",
+                    "no status.token or expirationTimestamp",
+                ));
+            }
+            Ok(IssuedToken { token: token.to_owned(), expiration_timestamp: expires.to_owned() })
+        })
+        .await
     }
 
     async fn apply(&self, object: &Value, field_manager: &str) -> ProviderResult<Value> {
-        let path = format!("{}?fieldManager={field_manager}&force=true", resource_path(object)?);
-        self.call(Method::PATCH, &path, "application/apply-patch+yaml", Some(object)).await
+        crate::measured::provider(PROVIDER, "apply", async {
+            let path = format!("{}?fieldManager={field_manager}&force=true", resource_path(object)?);
+            self.call(Method::PATCH, &path, "application/apply-patch+yaml", Some(object)).await
+        })
+        .await
     }
 
     async fn nodes_list(&self) -> ProviderResult<Vec<Node>> {
-        let list = self.call(Method::GET, "/api/v1/nodes", "", None).await?;
-        let items = list["items"].as_array().cloned().unwrap_or_default();
-        Ok(items
-            .iter()
-            .map(|node| Node {
-                name: node["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
-                labels: serde_json::from_value::<BTreeMap<String, String>>(node["metadata"]["labels"].clone())
-                    .unwrap_or_default(),
-                ready: node["status"]["conditions"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|c| c["type"] == "Ready" && c["status"] == "True"),
-            })
-            .collect())
+        crate::measured::provider(PROVIDER, "nodes_list", async {
+            let list = self.call(Method::GET, "/api/v1/nodes", "", None).await?;
+            let items = list["items"].as_array().cloned().unwrap_or_default();
+            Ok(items
+                .iter()
+                .map(|node| Node {
+                    name: node["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
+                    labels: serde_json::from_value::<BTreeMap<String, String>>(node["metadata"]["labels"].clone())
+                        .unwrap_or_default(),
+                    ready: node["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True"),
+                })
+                .collect())
+        })
+        .await
     }
 
     async fn service_account_names(&self, namespace: &str) -> ProviderResult<Vec<String>> {
-        self.names(&format!("/api/v1/namespaces/{namespace}/serviceaccounts")).await
+        crate::measured::provider(PROVIDER, "service_account_names", async {
+            self.names(&format!("/api/v1/namespaces/{namespace}/serviceaccounts")).await
+        })
+        .await
     }
 
     async fn service_account_delete(&self, namespace: &str, name: &str) -> ProviderResult<()> {
-        self.delete(&format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}")).await
+        crate::measured::provider(PROVIDER, "service_account_delete", async {
+            self.delete(&format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}")).await
+        })
+        .await
     }
 
     async fn cluster_role_binding_names(&self) -> ProviderResult<Vec<String>> {
-        self.names("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings").await
+        crate::measured::provider(PROVIDER, "cluster_role_binding_names", async {
+            self.names("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings").await
+        })
+        .await
     }
 
     async fn cluster_role_binding_delete(&self, name: &str) -> ProviderResult<()> {
-        self.delete(&format!("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}")).await
+        crate::measured::provider(PROVIDER, "cluster_role_binding_delete", async {
+            self.delete(&format!("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}")).await
+        })
+        .await
     }
 }
 

@@ -6,6 +6,8 @@
 //! [fake cloud](crate::fakecloud). Every failure is a [`ProviderError`] classified for the
 //! reconciler: transient (retry on a later pass), permanent (put the resource in `error`),
 //! not found, or conflict-in-progress (another operation runs: wait it out).
+//! Every call of an adapter's API is timed and counted by provider and operation
+//! ([`measured`](crate::measured)).
 //!
 //! Credentials (service-account keys, API tokens, access tokens) live only inside adapters;
 //! neither `Debug` nor an error ever shows them.

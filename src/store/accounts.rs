@@ -127,48 +127,55 @@ fn account_from_row(row: &AnyRow) -> Result<AccountRow> {
 impl Store {
     /// Creates an account, of the platform or of a live tenant.
     pub async fn account_create(&self, new: &NewAccount) -> Result<AccountRow> {
-        let mut txn = self.begin_write().await?;
-        if let Some(tenant) = &new.tenant_id {
-            tenant_require_active_in(&mut txn, tenant).await?;
-        }
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO provider_accounts (id, tenant_id, provider, name, description, endpoint, locations, \
-             credentials, state, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9) RETURNING {COLUMNS}"
-        )))
-        .bind(&new.id)
-        .bind(&new.tenant_id)
-        .bind(&new.provider)
-        .bind(&new.name)
-        .bind(&new.description)
-        .bind(&new.endpoint)
-        .bind(strings_to_json(&new.locations))
-        .bind(&new.sealed_credentials)
-        .bind(new.now)
-        .fetch_one(&mut *txn)
-        .await?;
-        let account = account_from_row(&row)?;
-        let attributes = serde_json::Map::from_iter([("provider".to_owned(), account.provider.clone().into())]);
-        let authz = super::catalog::authz_row(
-            "platform-account",
-            &account.id,
-            account.tenant_id.as_deref(),
-            attributes,
-            account.created_at,
-        );
-        self.authz_resource_insert_in(&mut txn, &authz).await?;
-        self.event_append_in(&mut txn, &account_event("created", &account)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(account)
+        crate::measured::store("account_create", async {
+            let mut txn = self.begin_write().await?;
+            if let Some(tenant) = &new.tenant_id {
+                tenant_require_active_in(&mut txn, tenant).await?;
+            }
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO provider_accounts (id, tenant_id, provider, name, description, endpoint, locations, \
+                 credentials, state, version, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9) RETURNING {COLUMNS}"
+            )))
+            .bind(&new.id)
+            .bind(&new.tenant_id)
+            .bind(&new.provider)
+            .bind(&new.name)
+            .bind(&new.description)
+            .bind(&new.endpoint)
+            .bind(strings_to_json(&new.locations))
+            .bind(&new.sealed_credentials)
+            .bind(new.now)
+            .fetch_one(&mut *txn)
+            .await?;
+            let account = account_from_row(&row)?;
+            let attributes = serde_json::Map::from_iter([("provider".to_owned(), account.provider.clone().into())]);
+            let authz = super::catalog::authz_row(
+                "platform-account",
+                &account.id,
+                account.tenant_id.as_deref(),
+                attributes,
+                account.created_at,
+            );
+            self.authz_resource_insert_in(&mut txn, &authz).await?;
+            self.event_append_in(&mut txn, &account_event("created", &account)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(account)
+        })
+        .await
     }
 
     /// The account with `id`, deleted or not.
     pub async fn account_fetch(&self, id: &str) -> Result<AccountRow> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))
+        crate::measured::store("account_fetch", async {
+            let row =
+                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))
+        })
+        .await
     }
 
     /// Accounts, oldest first: of one tenant (`tenant` not empty), of the platform
@@ -179,94 +186,112 @@ impl Store {
         platform_only: bool,
         include_deleted: bool,
     ) -> Result<Vec<AccountRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM provider_accounts WHERE ($1 = '' OR tenant_id = $1) \
-             AND (NOT $2 OR tenant_id IS NULL) AND ($3 OR deleted_at IS NULL) ORDER BY created_at, id"
-        )))
-        .bind(tenant)
-        .bind(platform_only)
-        .bind(include_deleted)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(account_from_row).collect()
+        crate::measured::store("account_list", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM provider_accounts WHERE ($1 = '' OR tenant_id = $1) \
+                 AND (NOT $2 OR tenant_id IS NULL) AND ($3 OR deleted_at IS NULL) ORDER BY created_at, id"
+            )))
+            .bind(tenant)
+            .bind(platform_only)
+            .bind(include_deleted)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(account_from_row).collect()
+        })
+        .await
     }
 
     /// Applies `change` to a live account and bumps its version.
     pub async fn account_update(&self, id: &str, change: &AccountChange, now: i64) -> Result<AccountRow> {
-        let mut txn = self.begin_write().await?;
-        let current =
-            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&mut *txn)
-                .await?;
-        let current =
-            current.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
-        if current.deleted_at.is_some() {
-            return Err(Error::invalid_state(format!("account {id:?} is deleted and cannot change")));
-        }
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE provider_accounts SET name = $2, description = $3, endpoint = $4, locations = $5, \
-             credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7 \
-             WHERE id = $1 RETURNING {COLUMNS}"
-        )))
-        .bind(id)
-        .bind(change.name.as_ref().unwrap_or(&current.name))
-        .bind(change.description.as_ref().unwrap_or(&current.description))
-        .bind(change.endpoint.as_ref().unwrap_or(&current.endpoint))
-        .bind(strings_to_json(change.locations.as_ref().unwrap_or(&current.locations)))
-        .bind(&change.sealed_credentials)
-        .bind(now)
-        .fetch_one(&mut *txn)
-        .await?;
-        let account = account_from_row(&row)?;
-        let mut event = account_event("updated", &account);
-        // Say that the credentials changed, never what they are.
-        event.data["credentialsChanged"] = change.sealed_credentials.is_some().into();
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(account)
+        crate::measured::store("account_update", async {
+            let mut txn = self.begin_write().await?;
+            let current =
+                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
+                    .bind(id)
+                    .fetch_optional(&mut *txn)
+                    .await?;
+            let current =
+                current.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
+            if current.deleted_at.is_some() {
+                return Err(Error::invalid_state(format!("account {id:?} is deleted and cannot change")));
+            }
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE provider_accounts SET name = $2, description = $3, endpoint = $4, locations = $5, \
+                 credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7 \
+                 WHERE id = $1 RETURNING {COLUMNS}"
+            )))
+            .bind(id)
+            .bind(change.name.as_ref().unwrap_or(&current.name))
+            .bind(change.description.as_ref().unwrap_or(&current.description))
+            .bind(change.endpoint.as_ref().unwrap_or(&current.endpoint))
+            .bind(strings_to_json(change.locations.as_ref().unwrap_or(&current.locations)))
+            .bind(&change.sealed_credentials)
+            .bind(now)
+            .fetch_one(&mut *txn)
+            .await?;
+            let account = account_from_row(&row)?;
+            let mut event = account_event("updated", &account);
+            // Say that the credentials changed, never what they are.
+            event.data["credentialsChanged"] = change.sealed_credentials.is_some().into();
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(account)
+        })
+        .await
     }
 
     /// Marks an account deleted; `INVALID_STATE` while pools that are not deleted are on it. A
     /// deleted account is returned unchanged.
     pub async fn account_delete(&self, id: &str, now: i64) -> Result<AccountRow> {
-        let mut txn = self.begin_write().await?;
-        let pools: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pools WHERE account_id = $1 AND deleted_at IS NULL")
-            .bind(id)
-            .fetch_one(&mut *txn)
-            .await?;
-        if pools > 0 {
-            return Err(Error::invalid_state(format!("account {id:?} still has {pools} pool(s); delete them first"))
+        crate::measured::store("account_delete", async {
+            let mut txn = self.begin_write().await?;
+            let pools: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM pools WHERE account_id = $1 AND deleted_at IS NULL")
+                    .bind(id)
+                    .fetch_one(&mut *txn)
+                    .await?;
+            if pools > 0 {
+                return Err(Error::invalid_state(format!(
+                    "account {id:?} still has {pools} pool(s); delete them first"
+                ))
                 .with_detail("pools", pools));
-        }
-        let updated = mark_deleted_in(&mut txn, "provider_accounts", id, now).await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
-            .bind(id)
-            .fetch_optional(&mut *txn)
-            .await?;
-        let account = row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
-        if updated {
-            self.event_append_in(&mut txn, &account_event("deleted", &account)).await?;
-            self.commit_and_signal(txn).await?;
-        }
-        Ok(account)
+            }
+            let updated = mark_deleted_in(&mut txn, "provider_accounts", id, now).await?;
+            let row =
+                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
+                    .bind(id)
+                    .fetch_optional(&mut *txn)
+                    .await?;
+            let account =
+                row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
+            if updated {
+                self.event_append_in(&mut txn, &account_event("deleted", &account)).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(account)
+        })
+        .await
     }
 
     /// An account's endpoint and opened credentials, for the provider adapters of reconcilers.
     pub async fn account_credentials(&self, key: &SecretKey, id: &str) -> Result<AccountCredentials> {
-        let row = sqlx::query("SELECT provider, endpoint, locations, credentials FROM provider_accounts WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| Error::not_found("account", id))?;
-        let sealed: String = row.try_get("credentials")?;
-        Ok(AccountCredentials {
-            id: id.to_owned(),
-            provider: row.try_get("provider")?,
-            endpoint: row.try_get("endpoint")?,
-            locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
-            credentials: key.open(&sealed, id)?,
+        crate::measured::store("account_credentials", async {
+            let row =
+                sqlx::query("SELECT provider, endpoint, locations, credentials FROM provider_accounts WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or_else(|| Error::not_found("account", id))?;
+            let sealed: String = row.try_get("credentials")?;
+            Ok(AccountCredentials {
+                id: id.to_owned(),
+                provider: row.try_get("provider")?,
+                endpoint: row.try_get("endpoint")?,
+                locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
+                credentials: key.open(&sealed, id)?,
+            })
         })
+        .await
     }
 }
 

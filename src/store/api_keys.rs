@@ -84,15 +84,21 @@ fn key_from_row(row: &AnyRow) -> Result<ApiKeyRow> {
 impl Store {
     /// Creates a principal.
     pub async fn principal_create(&self, principal: &PrincipalRow) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        self.principal_insert_in(&mut txn, principal).await?;
-        txn.commit().await?;
-        Ok(())
+        crate::measured::store("principal_create", async {
+            let mut txn = self.begin_write().await?;
+            self.principal_insert_in(&mut txn, principal).await?;
+            txn.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     async fn principal_insert_in(&self, txn: &mut sqlx::AnyConnection, principal: &PrincipalRow) -> Result<()> {
-        conflict_on_unique(
-            sqlx::query("INSERT INTO principals (id, kind, tenant_id, name, created_at) VALUES ($1, $2, $3, $4, $5)")
+        crate::measured::store("principal_insert_in", async {
+            conflict_on_unique(
+                sqlx::query(
+                    "INSERT INTO principals (id, kind, tenant_id, name, created_at) VALUES ($1, $2, $3, $4, $5)",
+                )
                 .bind(&principal.id)
                 .bind(&principal.kind)
                 .bind(&principal.tenant_id)
@@ -100,9 +106,11 @@ impl Store {
                 .bind(principal.created_at)
                 .execute(&mut *txn)
                 .await,
-            || Error::conflict(format!("principal {:?} already exists", principal.id)),
-        )?;
-        Ok(())
+                || Error::conflict(format!("principal {:?} already exists", principal.id)),
+            )?;
+            Ok(())
+        })
+        .await
     }
 
     async fn api_key_insert_in(
@@ -112,22 +120,25 @@ impl Store {
         key: &NewApiKey,
         now: i64,
     ) -> Result<()> {
-        conflict_on_unique(
-            sqlx::query(
-                "INSERT INTO api_keys (id, principal_id, secret_sha256, description, created_at, expires_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(&key.id)
-            .bind(principal_id)
-            .bind(&key.secret_sha256)
-            .bind(&key.description)
-            .bind(now)
-            .bind(key.expires_at)
-            .execute(&mut *txn)
-            .await,
-            || Error::conflict(format!("API key {:?} already exists", key.id)),
-        )?;
-        Ok(())
+        crate::measured::store("api_key_insert_in", async {
+            conflict_on_unique(
+                sqlx::query(
+                    "INSERT INTO api_keys (id, principal_id, secret_sha256, description, created_at, expires_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(&key.id)
+                .bind(principal_id)
+                .bind(&key.secret_sha256)
+                .bind(&key.description)
+                .bind(now)
+                .bind(key.expires_at)
+                .execute(&mut *txn)
+                .await,
+                || Error::conflict(format!("API key {:?} already exists", key.id)),
+            )?;
+            Ok(())
+        })
+        .await
     }
 
     /// Creates a principal, its first key and its role bindings in one transaction.
@@ -137,23 +148,30 @@ impl Store {
         key: &NewApiKey,
         bindings: &[RoleBindingRow],
     ) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        self.principal_insert_in(&mut txn, principal).await?;
-        self.api_key_insert_in(&mut txn, &principal.id, key, principal.created_at).await?;
-        for binding in bindings {
-            self.role_binding_insert_in(&mut txn, binding).await?;
-        }
-        txn.commit().await?;
-        Ok(())
+        crate::measured::store("principal_create_with_key", async {
+            let mut txn = self.begin_write().await?;
+            self.principal_insert_in(&mut txn, principal).await?;
+            self.api_key_insert_in(&mut txn, &principal.id, key, principal.created_at).await?;
+            for binding in bindings {
+                self.role_binding_insert_in(&mut txn, binding).await?;
+            }
+            txn.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     /// The principal with `id`, deleted or not.
     pub async fn principal_fetch(&self, id: &str) -> Result<Option<PrincipalRow>> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {PRINCIPAL_COLUMNS} FROM principals WHERE id = $1")))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(principal_from_row).transpose()
+        crate::measured::store("principal_fetch", async {
+            let row =
+                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {PRINCIPAL_COLUMNS} FROM principals WHERE id = $1")))
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            row.as_ref().map(principal_from_row).transpose()
+        })
+        .await
     }
 
     /// The principals of `tenant` (operators when none), oldest first: at most `limit` after
@@ -165,121 +183,148 @@ impl Store {
         after: (i64, &str),
         limit: i64,
     ) -> Result<Vec<PrincipalRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {PRINCIPAL_COLUMNS} FROM principals \
-             WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 OR deleted_at IS NULL) \
-             AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
-        )))
-        .bind(tenant)
-        .bind(include_deleted)
-        .bind(after.0)
-        .bind(after.1)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(principal_from_row).collect()
+        crate::measured::store("principal_list", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {PRINCIPAL_COLUMNS} FROM principals \
+                 WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 OR deleted_at IS NULL) \
+                 AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
+            )))
+            .bind(tenant)
+            .bind(include_deleted)
+            .bind(after.0)
+            .bind(after.1)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(principal_from_row).collect()
+        })
+        .await
     }
 
     /// Marks a principal deleted, revokes its keys, removes its role bindings and revokes its
     /// kubeconfig accounts (`revocations`, waking their clusters), in one transaction. A deleted
     /// principal is returned unchanged.
     pub async fn principal_delete(&self, id: &str, now: i64, revocations: &[AccessRevocation]) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query("UPDATE principals SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL")
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-        if updated.rows_affected() > 0 {
-            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE principal_id = $1 AND revoked_at IS NULL")
+        crate::measured::store("principal_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query("UPDATE principals SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL")
                 .bind(id)
                 .bind(now)
                 .execute(&mut *txn)
                 .await?;
-            sqlx::query("DELETE FROM role_bindings WHERE principal_id = $1").bind(id).execute(&mut *txn).await?;
-            self.cluster_access_revoke_in(&mut txn, revocations, now).await?;
-            self.commit_and_signal(txn).await?;
-        }
-        Ok(())
+            if updated.rows_affected() > 0 {
+                sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE principal_id = $1 AND revoked_at IS NULL")
+                    .bind(id)
+                    .bind(now)
+                    .execute(&mut *txn)
+                    .await?;
+                sqlx::query("DELETE FROM role_bindings WHERE principal_id = $1").bind(id).execute(&mut *txn).await?;
+                self.cluster_access_revoke_in(&mut txn, revocations, now).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Creates a key for an existing principal.
     pub async fn api_key_create(&self, principal_id: &str, key: &NewApiKey, now: i64) -> Result<ApiKeyRow> {
-        let mut txn = self.begin_write().await?;
-        self.api_key_insert_in(&mut txn, principal_id, key, now).await?;
-        txn.commit().await?;
-        self.api_key_fetch(&key.id).await?.ok_or_else(|| Error::internal("a key vanished after its insert"))
+        crate::measured::store("api_key_create", async {
+            let mut txn = self.begin_write().await?;
+            self.api_key_insert_in(&mut txn, principal_id, key, now).await?;
+            txn.commit().await?;
+            self.api_key_fetch(&key.id).await?.ok_or_else(|| Error::internal("a key vanished after its insert"))
+        })
+        .await
     }
 
     /// The key with `id`.
     pub async fn api_key_fetch(&self, id: &str) -> Result<Option<ApiKeyRow>> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1")))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(key_from_row).transpose()
+        crate::measured::store("api_key_fetch", async {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1")))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(key_from_row).transpose()
+        })
+        .await
     }
 
     /// A principal's keys, oldest first: at most `limit` after the key `after` (created at, id).
     pub async fn api_key_list(&self, principal_id: &str, after: (i64, &str), limit: i64) -> Result<Vec<ApiKeyRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {KEY_COLUMNS} FROM api_keys WHERE principal_id = $1 \
-             AND (created_at > $2 OR (created_at = $2 AND id > $3)) ORDER BY created_at, id LIMIT $4"
-        )))
-        .bind(principal_id)
-        .bind(after.0)
-        .bind(after.1)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(key_from_row).collect()
+        crate::measured::store("api_key_list", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {KEY_COLUMNS} FROM api_keys WHERE principal_id = $1 \
+                 AND (created_at > $2 OR (created_at = $2 AND id > $3)) ORDER BY created_at, id LIMIT $4"
+            )))
+            .bind(principal_id)
+            .bind(after.0)
+            .bind(after.1)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(key_from_row).collect()
+        })
+        .await
     }
 
     /// Revokes a key; a revoked key is left as it is.
     pub async fn api_key_revoke(&self, id: &str, now: i64) -> Result<()> {
-        sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
-            .bind(id)
-            .bind(now)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        crate::measured::store("api_key_revoke", async {
+            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+                .bind(id)
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Makes a key expire now (tests of expiry, and an operator's emergency stop).
     pub async fn api_key_expire_now(&self, id: &str) -> Result<()> {
-        sqlx::query("UPDATE api_keys SET expires_at = $2 WHERE id = $1")
-            .bind(id)
-            .bind(super::now_micros())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        crate::measured::store("api_key_expire_now", async {
+            sqlx::query("UPDATE api_keys SET expires_at = $2 WHERE id = $1")
+                .bind(id)
+                .bind(super::now_micros())
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// How many API keys exist, revoked or not.
     pub async fn api_key_count(&self) -> Result<i64> {
-        Ok(sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM api_keys").fetch_one(&self.pool).await?)
+        crate::measured::store("api_key_count", async {
+            Ok(sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM api_keys").fetch_one(&self.pool).await?)
+        })
+        .await
     }
 
     /// The key with `id` and its principal, if the key exists: one query, as every call makes it.
     pub async fn api_key_fetch_with_principal(&self, id: &str) -> Result<Option<(ApiKeyRow, PrincipalRow)>> {
-        let row = sqlx::query(
-            "SELECT k.id, k.principal_id, k.secret_sha256, k.description, k.created_at, k.expires_at, k.revoked_at, \
-                    p.kind, p.tenant_id, p.name, p.created_at AS principal_created_at, p.deleted_at \
-             FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.id = $1",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        let key = key_from_row(&row)?;
-        let principal = PrincipalRow {
-            id: key.principal_id.clone(),
-            kind: row.try_get("kind")?,
-            tenant_id: row.try_get("tenant_id")?,
-            name: row.try_get("name")?,
-            created_at: row.try_get("principal_created_at")?,
-            deleted_at: row.try_get("deleted_at")?,
-        };
-        Ok(Some((key, principal)))
+        crate::measured::store("api_key_fetch_with_principal", async {
+            let row = sqlx::query(
+                "SELECT k.id, k.principal_id, k.secret_sha256, k.description, k.created_at, k.expires_at, \
+                        k.revoked_at, p.kind, p.tenant_id, p.name, p.created_at AS principal_created_at, p.deleted_at \
+                 FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let key = key_from_row(&row)?;
+            let principal = PrincipalRow {
+                id: key.principal_id.clone(),
+                kind: row.try_get("kind")?,
+                tenant_id: row.try_get("tenant_id")?,
+                name: row.try_get("name")?,
+                created_at: row.try_get("principal_created_at")?,
+                deleted_at: row.try_get("deleted_at")?,
+            };
+            Ok(Some((key, principal)))
+        })
+        .await
     }
 }

@@ -119,20 +119,23 @@ pub fn audit_text(text: &str) -> String {
 impl Store {
     /// Writes a resource's authorization row inside the resource's own transaction.
     pub async fn authz_resource_insert_in(&self, txn: &mut sqlx::AnyConnection, row: &AuthzResourceRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO authz_resources (resource_type, resource_id, tenant_id, project_id, owner_id, attributes, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(&row.resource_type)
-        .bind(&row.resource_id)
-        .bind(&row.tenant_id)
-        .bind(&row.project_id)
-        .bind(&row.owner_id)
-        .bind(serde_json::Value::Object(row.attributes.clone()).to_string())
-        .bind(row.created_at)
-        .execute(&mut *txn)
-        .await?;
-        Ok(())
+        crate::measured::store("authz_resource_insert_in", async {
+            sqlx::query(
+                "INSERT INTO authz_resources (resource_type, resource_id, tenant_id, project_id, owner_id, attributes, \
+                 created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(&row.resource_type)
+            .bind(&row.resource_id)
+            .bind(&row.tenant_id)
+            .bind(&row.project_id)
+            .bind(&row.owner_id)
+            .bind(serde_json::Value::Object(row.attributes.clone()).to_string())
+            .bind(row.created_at)
+            .execute(&mut *txn)
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Removes a resource's authorization row inside the transaction that removes the resource.
@@ -142,78 +145,93 @@ impl Store {
         resource_type: &str,
         id: &str,
     ) -> Result<()> {
-        sqlx::query("DELETE FROM authz_resources WHERE resource_type = $1 AND resource_id = $2")
-            .bind(resource_type)
-            .bind(id)
-            .execute(&mut *txn)
-            .await?;
-        Ok(())
+        crate::measured::store("authz_resource_delete_in", async {
+            sqlx::query("DELETE FROM authz_resources WHERE resource_type = $1 AND resource_id = $2")
+                .bind(resource_type)
+                .bind(id)
+                .execute(&mut *txn)
+                .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// A resource's authorization row.
     pub async fn authz_resource_fetch(&self, resource_type: &str, id: &str) -> Result<Option<AuthzResourceRow>> {
-        let row = sqlx::query(authz_resource_select!("WHERE resource_type = $1 AND resource_id = $2"))
-            .bind(resource_type)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(authz_resource_row).transpose()
+        crate::measured::store("authz_resource_fetch", async {
+            let row = sqlx::query(authz_resource_select!("WHERE resource_type = $1 AND resource_id = $2"))
+                .bind(resource_type)
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(authz_resource_row).transpose()
+        })
+        .await
     }
 
     /// The authorization rows of `tenant`'s resources of one type (those of a list's items).
     pub async fn authz_resource_list(&self, resource_type: &str, tenant: &str) -> Result<Vec<AuthzResourceRow>> {
-        let rows = sqlx::query(authz_resource_select!("WHERE resource_type = $1 AND tenant_id = $2"))
-            .bind(resource_type)
-            .bind(tenant)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(authz_resource_row).collect()
+        crate::measured::store("authz_resource_list", async {
+            let rows = sqlx::query(authz_resource_select!("WHERE resource_type = $1 AND tenant_id = $2"))
+                .bind(resource_type)
+                .bind(tenant)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(authz_resource_row).collect()
+        })
+        .await
     }
 
     /// Appends a decision to the audit trail. Every text is bounded and NUL-free
     /// ([`audit_text`]): a refusal writes a row of a few hundred bytes whatever the caller sent,
     /// and Postgres (which refuses NUL in text) never turns a refusal into an internal error.
     pub async fn audit_append(&self, row: &AuditRow) -> Result<()> {
-        let policies: Vec<String> = row.policies.iter().take(AUDIT_POLICIES).map(|p| audit_text(p)).collect();
-        sqlx::query(
-            "INSERT INTO audit_events (time, principal_id, method, permission, resource_type, resource_id, tenant_id, \
-             requested_tenant_id, decision, policies, request_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        )
-        .bind(row.time)
-        .bind(audit_text(&row.principal_id))
-        .bind(audit_text(&row.method))
-        .bind(audit_text(&row.permission))
-        .bind(audit_text(&row.resource_type))
-        .bind(audit_text(&row.resource_id))
-        .bind(audit_text(&row.tenant_id))
-        .bind(audit_text(&row.requested_tenant_id))
-        .bind(audit_text(&row.decision))
-        .bind(serde_json::to_string(&policies).expect("strings serialize"))
-        .bind(audit_text(&row.request_id))
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        crate::measured::store("audit_append", async {
+            let policies: Vec<String> = row.policies.iter().take(AUDIT_POLICIES).map(|p| audit_text(p)).collect();
+            sqlx::query(
+                "INSERT INTO audit_events (time, principal_id, method, permission, resource_type, resource_id, \
+                 tenant_id, requested_tenant_id, decision, policies, request_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            )
+            .bind(row.time)
+            .bind(audit_text(&row.principal_id))
+            .bind(audit_text(&row.method))
+            .bind(audit_text(&row.permission))
+            .bind(audit_text(&row.resource_type))
+            .bind(audit_text(&row.resource_id))
+            .bind(audit_text(&row.tenant_id))
+            .bind(audit_text(&row.requested_tenant_id))
+            .bind(audit_text(&row.decision))
+            .bind(serde_json::to_string(&policies).expect("strings serialize"))
+            .bind(audit_text(&row.request_id))
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Decisions matching `filter`, newest first.
     pub async fn audit_list(&self, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
-        let rows = sqlx::query(
-            "SELECT seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, \
-                    requested_tenant_id, decision, policies, request_id FROM audit_events \
-             WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR principal_id = $2) \
-               AND ($3 IS NULL OR resource_id = $3) AND ($4 IS NULL OR time >= $4) AND ($5 IS NULL OR time < $5) \
-             ORDER BY seq DESC LIMIT $6",
-        )
-        .bind(&filter.tenant_id)
-        .bind(&filter.principal_id)
-        .bind(&filter.resource_id)
-        .bind(filter.since)
-        .bind(filter.until)
-        .bind(filter.limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(audit_from_row).collect()
+        crate::measured::store("audit_list", async {
+            let rows = sqlx::query(
+                "SELECT seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, \
+                        requested_tenant_id, decision, policies, request_id FROM audit_events \
+                 WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR principal_id = $2) \
+                   AND ($3 IS NULL OR resource_id = $3) AND ($4 IS NULL OR time >= $4) AND ($5 IS NULL OR time < $5) \
+                 ORDER BY seq DESC LIMIT $6",
+            )
+            .bind(&filter.tenant_id)
+            .bind(&filter.principal_id)
+            .bind(&filter.resource_id)
+            .bind(filter.since)
+            .bind(filter.until)
+            .bind(filter.limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(audit_from_row).collect()
+        })
+        .await
     }
 }
 

@@ -102,99 +102,120 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 impl Store {
     /// Creates a budget for a live tenant.
     pub async fn budget_create(&self, new: &NewBudget) -> Result<BudgetRow> {
-        let mut txn = self.begin_write().await?;
-        tenant_require_active_in(&mut txn, &new.tenant_id).await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO budgets ({COLUMNS}) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING {COLUMNS}"
-        )))
-        .bind(&new.id)
-        .bind(&new.tenant_id)
-        .bind(&new.name)
-        .bind(new.monthly_limit)
-        .bind(new.now)
-        .fetch_one(&mut *txn)
-        .await?;
-        let budget = budget_from_row(&row)?;
-        self.event_append_in(&mut txn, &budget_event("created", &budget)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(budget)
+        crate::measured::store("budget_create", async {
+            let mut txn = self.begin_write().await?;
+            tenant_require_active_in(&mut txn, &new.tenant_id).await?;
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO budgets ({COLUMNS}) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING {COLUMNS}"
+            )))
+            .bind(&new.id)
+            .bind(&new.tenant_id)
+            .bind(&new.name)
+            .bind(new.monthly_limit)
+            .bind(new.now)
+            .fetch_one(&mut *txn)
+            .await?;
+            let budget = budget_from_row(&row)?;
+            self.event_append_in(&mut txn, &budget_event("created", &budget)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(budget)
+        })
+        .await
     }
 
     /// One budget.
     pub async fn budget_fetch(&self, id: &str) -> Result<BudgetRow> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM budgets WHERE id = $1")))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))
+        crate::measured::store("budget_fetch", async {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM budgets WHERE id = $1")))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))
+        })
+        .await
     }
 
     /// Budgets, oldest first, of one tenant (or all when `tenant` is empty).
     pub async fn budget_list(&self, tenant: &str) -> Result<Vec<BudgetRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM budgets WHERE ($1 = '' OR tenant_id = $1) ORDER BY created_at, id"
-        )))
-        .bind(tenant)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(budget_from_row).collect()
+        crate::measured::store("budget_list", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM budgets WHERE ($1 = '' OR tenant_id = $1) ORDER BY created_at, id"
+            )))
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(budget_from_row).collect()
+        })
+        .await
     }
 
     /// Applies `change` to a budget and bumps its version.
     pub async fn budget_update(&self, id: &str, change: &BudgetChange, now: i64) -> Result<BudgetRow> {
-        let mut txn = self.begin_write().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE budgets SET name = COALESCE($2, name), monthly_limit = COALESCE($3, monthly_limit), \
-             version = version + 1, updated_at = $4 WHERE id = $1 RETURNING {COLUMNS}"
-        )))
-        .bind(id)
-        .bind(&change.name)
-        .bind(change.monthly_limit)
-        .bind(now)
-        .fetch_optional(&mut *txn)
-        .await?;
-        let budget = row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
-        self.event_append_in(&mut txn, &budget_event("updated", &budget)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(budget)
+        crate::measured::store("budget_update", async {
+            let mut txn = self.begin_write().await?;
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE budgets SET name = COALESCE($2, name), monthly_limit = COALESCE($3, monthly_limit), \
+                 version = version + 1, updated_at = $4 WHERE id = $1 RETURNING {COLUMNS}"
+            )))
+            .bind(id)
+            .bind(&change.name)
+            .bind(change.monthly_limit)
+            .bind(now)
+            .fetch_optional(&mut *txn)
+            .await?;
+            let budget =
+                row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
+            self.event_append_in(&mut txn, &budget_event("updated", &budget)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(budget)
+        })
+        .await
     }
 
     /// Removes a budget and returns it as it was.
     pub async fn budget_delete(&self, id: &str, now: i64) -> Result<BudgetRow> {
-        let mut txn = self.begin_write().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM budgets WHERE id = $1 RETURNING {COLUMNS}")))
-            .bind(id)
-            .fetch_optional(&mut *txn)
-            .await?;
-        let budget = row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
-        let mut event = budget_event("deleted", &budget);
-        event.time = now;
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(budget)
+        crate::measured::store("budget_delete", async {
+            let mut txn = self.begin_write().await?;
+            let row =
+                sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM budgets WHERE id = $1 RETURNING {COLUMNS}")))
+                    .bind(id)
+                    .fetch_optional(&mut *txn)
+                    .await?;
+            let budget =
+                row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
+            let mut event = budget_event("deleted", &budget);
+            event.time = now;
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(budget)
+        })
+        .await
     }
 
     /// What `tenant` spent in the calendar month (UTC) that `now` falls in.
     pub async fn budget_month_spend(&self, tenant: &str, now: i64) -> Result<i64> {
-        let (start, end) = month_bounds(now);
-        let rows = sqlx::query(
-            "SELECT l.meter, p.prices, CAST(SUM(l.quantity) AS BIGINT) AS quantity \
-             FROM usage_ledger l JOIN pools p ON p.id = l.pool_id \
-             WHERE l.tenant_id = $1 AND l.hour >= $2 AND l.hour < $3 GROUP BY l.pool_id, l.meter, p.prices",
-        )
-        .bind(tenant)
-        .bind(start)
-        .bind(end)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut spend: i64 = 0;
-        for row in rows {
-            let prices: BTreeMap<String, i64> = value_from_json(&row.try_get::<String, _>("prices")?)?;
-            let meter: String = row.try_get("meter")?;
-            let quantity: i64 = row.try_get("quantity")?;
-            spend = spend.saturating_add(quantity.saturating_mul(prices.get(&meter).copied().unwrap_or(0)));
-        }
-        Ok(spend)
+        crate::measured::store("budget_month_spend", async {
+            let (start, end) = month_bounds(now);
+            let rows = sqlx::query(
+                "SELECT l.meter, p.prices, CAST(SUM(l.quantity) AS BIGINT) AS quantity \
+                 FROM usage_ledger l JOIN pools p ON p.id = l.pool_id \
+                 WHERE l.tenant_id = $1 AND l.hour >= $2 AND l.hour < $3 GROUP BY l.pool_id, l.meter, p.prices",
+            )
+            .bind(tenant)
+            .bind(start)
+            .bind(end)
+            .fetch_all(&self.pool)
+            .await?;
+            let mut spend: i64 = 0;
+            for row in rows {
+                let prices: BTreeMap<String, i64> = value_from_json(&row.try_get::<String, _>("prices")?)?;
+                let meter: String = row.try_get("meter")?;
+                let quantity: i64 = row.try_get("quantity")?;
+                spend = spend.saturating_add(quantity.saturating_mul(prices.get(&meter).copied().unwrap_or(0)));
+            }
+            Ok(spend)
+        })
+        .await
     }
 }
 

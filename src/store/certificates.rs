@@ -166,29 +166,39 @@ impl Store {
         txn: &mut Transaction<'static, Any>,
         id: &str,
     ) -> Result<Option<CertificateRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM certificates WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-        row.as_ref().map(certificate_from_row).transpose()
+        crate::measured::store("certificate_fetch_in", async {
+            let sql = format!("SELECT {COLUMNS} FROM certificates WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+            row.as_ref().map(certificate_from_row).transpose()
+        })
+        .await
     }
 
     /// One certificate by id (whatever its tenant: callers check).
     pub async fn certificate_fetch(&self, id: &str) -> Result<Option<CertificateRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM certificates WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-        row.as_ref().map(certificate_from_row).transpose()
+        crate::measured::store("certificate_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM certificates WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(certificate_from_row).transpose()
+        })
+        .await
     }
 
     /// Opens a custom certificate's private key with `key`: for the one call that uploads it.
     pub async fn certificate_private_key(&self, key: &SecretKey, id: &str) -> Result<Secret> {
-        let sealed: Option<String> = sqlx::query_scalar("SELECT private_key_encrypted FROM certificates WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        match sealed {
-            Some(sealed) if !sealed.is_empty() => key.open(&sealed, id),
-            Some(_) => Err(Error::invalid_state(format!("certificate {id:?} has no private key"))),
-            None => Err(Error::not_found("certificate", id)),
-        }
+        crate::measured::store("certificate_private_key", async {
+            let sealed: Option<String> =
+                sqlx::query_scalar("SELECT private_key_encrypted FROM certificates WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            match sealed {
+                Some(sealed) if !sealed.is_empty() => key.open(&sealed, id),
+                Some(_) => Err(Error::invalid_state(format!("certificate {id:?} has no private key"))),
+                None => Err(Error::not_found("certificate", id)),
+            }
+        })
+        .await
     }
 
     /// Creates a certificate with its authorization row, its work item and its `created` event,
@@ -199,61 +209,64 @@ impl Store {
         new: &NewCertificate,
         authz: &AuthzResourceRow,
     ) -> Result<(CertificateRow, bool)> {
-        let row = &new.row;
-        let mut txn = self.begin_write().await?;
-        if let Some(existing) = self.certificate_fetch_in(&mut txn, &row.id).await? {
-            drop(txn);
-            if existing.request_hash != row.request_hash {
-                return Err(Error::conflict(format!(
-                    "idempotency key already used for certificate {:?} with a different request",
-                    existing.id
-                ))
-                .with_detail("certificateId", existing.id.as_str()));
+        crate::measured::store("certificate_create", async {
+            let row = &new.row;
+            let mut txn = self.begin_write().await?;
+            if let Some(existing) = self.certificate_fetch_in(&mut txn, &row.id).await? {
+                drop(txn);
+                if existing.request_hash != row.request_hash {
+                    return Err(Error::conflict(format!(
+                        "idempotency key already used for certificate {:?} with a different request",
+                        existing.id
+                    ))
+                    .with_detail("certificateId", existing.id.as_str()));
+                }
+                return Ok((existing, false));
             }
-            return Ok((existing, false));
-        }
-        let insert = sqlx::query(
-            "INSERT INTO certificates (id, tenant_id, project_id, pool_id, account_id, owner_id, name, type, dns_names, \
-             not_after, sha256_fingerprint, leaf_certificate, certificate_chain, private_key_encrypted, state, message, \
-             provider_id, version, idempotency_key, request_hash, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'pending', '', '', 1, $15, $16, $17, \
-             $17)",
-        )
-        .bind(&row.id)
-        .bind(&row.tenant_id)
-        .bind(&row.project_id)
-        .bind(&row.pool_id)
-        .bind(&row.account_id)
-        .bind(&row.owner_id)
-        .bind(&row.name)
-        .bind(&row.kind)
-        .bind(strings_to_json(&row.dns_names))
-        .bind(row.not_after)
-        .bind(&row.sha256_fingerprint)
-        .bind(&row.leaf_certificate)
-        .bind(&row.certificate_chain)
-        .bind(&new.sealed_private_key)
-        .bind(&row.idempotency_key)
-        .bind(&row.request_hash)
-        .bind(row.created_at)
-        .execute(&mut *txn)
-        .await;
-        conflict_on_unique(insert, || {
-            Error::conflict(format!("tenant {:?} already has a certificate named {:?}", row.tenant_id, row.name))
-                .with_detail("name", row.name.as_str())
-        })?;
-        self.authz_resource_insert_in(&mut txn, authz).await?;
-        self.work_enqueue_in(&mut txn, CERTIFICATE_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
-        let created = self.certificate_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-        let event = certificate_event(
-            "created",
-            &created,
-            row.created_at,
-            serde_json::json!({"poolId": row.pool_id, "dnsNames": row.dns_names}),
-        );
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        Ok((created, true))
+            let insert = sqlx::query(
+                "INSERT INTO certificates (id, tenant_id, project_id, pool_id, account_id, owner_id, name, type, \
+                 dns_names, not_after, sha256_fingerprint, leaf_certificate, certificate_chain, private_key_encrypted, \
+                 state, message, provider_id, version, idempotency_key, request_hash, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'pending', '', '', 1, $15, $16, \
+                 $17, $17)",
+            )
+            .bind(&row.id)
+            .bind(&row.tenant_id)
+            .bind(&row.project_id)
+            .bind(&row.pool_id)
+            .bind(&row.account_id)
+            .bind(&row.owner_id)
+            .bind(&row.name)
+            .bind(&row.kind)
+            .bind(strings_to_json(&row.dns_names))
+            .bind(row.not_after)
+            .bind(&row.sha256_fingerprint)
+            .bind(&row.leaf_certificate)
+            .bind(&row.certificate_chain)
+            .bind(&new.sealed_private_key)
+            .bind(&row.idempotency_key)
+            .bind(&row.request_hash)
+            .bind(row.created_at)
+            .execute(&mut *txn)
+            .await;
+            conflict_on_unique(insert, || {
+                Error::conflict(format!("tenant {:?} already has a certificate named {:?}", row.tenant_id, row.name))
+                    .with_detail("name", row.name.as_str())
+            })?;
+            self.authz_resource_insert_in(&mut txn, authz).await?;
+            self.work_enqueue_in(&mut txn, CERTIFICATE_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
+            let created = self.certificate_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
+            let event = certificate_event(
+                "created",
+                &created,
+                row.created_at,
+                serde_json::json!({"poolId": row.pool_id, "dnsNames": row.dns_names}),
+            );
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok((created, true))
+        })
+        .await
     }
 
     /// The tenant's certificates, oldest first, at most `limit`.
@@ -265,55 +278,62 @@ impl Store {
         include_deleted: bool,
         limit: i64,
     ) -> Result<Vec<CertificateRow>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM certificates WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-             AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id LIMIT $5"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(tenant_id)
-            .bind(pool_id)
-            .bind(project_id)
-            .bind(include_deleted as i64)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(certificate_from_row).collect()
+        crate::measured::store("certificate_list", async {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM certificates WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
+                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
+                 LIMIT $5"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(tenant_id)
+                .bind(pool_id)
+                .bind(project_id)
+                .bind(include_deleted as i64)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(certificate_from_row).collect()
+        })
+        .await
     }
 
     /// Marks a certificate for deletion and wakes the reconciler. One already `deleting` is
     /// returned unchanged; one whose delete failed is retried at once.
     pub async fn certificate_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<CertificateRow> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE certificates SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
-             delete_requested_at = COALESCE(delete_requested_at, $2) \
-             WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            drop(txn);
-            return self.certificate_fetch(id).await?.ok_or_else(|| Error::not_found("certificate", id));
-        }
-        // The update holds the row lock: a load balancer naming it now either committed before
-        // (and is counted here) or waits and is refused (`certificate_hold_in`).
-        let users = self.load_balancers_naming_certificate_in(&mut txn, id).await?;
-        if !users.is_empty() {
-            return Err(Error::invalid_state(format!(
-                "certificate {id:?} is used by load balancer(s) {}; delete them or have them name another \
-                 certificate first",
-                users.join(", ")
-            ))
-            .with_detail("reason", "inUse")
-            .with_detail("loadBalancers", users));
-        }
-        self.work_restart_delete_in(&mut txn, CERTIFICATE_KIND, id, deadline, now).await?;
-        let certificate =
-            self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
-        self.commit_and_signal(txn).await?;
-        Ok(certificate)
+        crate::measured::store("certificate_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE certificates SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
+                 delete_requested_at = COALESCE(delete_requested_at, $2) \
+                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                drop(txn);
+                return self.certificate_fetch(id).await?.ok_or_else(|| Error::not_found("certificate", id));
+            }
+            // The update holds the row lock: a load balancer naming it now either committed before
+            // (and is counted here) or waits and is refused (`certificate_hold_in`).
+            let users = self.load_balancers_naming_certificate_in(&mut txn, id).await?;
+            if !users.is_empty() {
+                return Err(Error::invalid_state(format!(
+                    "certificate {id:?} is used by load balancer(s) {}; delete them or have them name another \
+                     certificate first",
+                    users.join(", ")
+                ))
+                .with_detail("reason", "inUse")
+                .with_detail("loadBalancers", users));
+            }
+            self.work_restart_delete_in(&mut txn, CERTIFICATE_KIND, id, deadline, now).await?;
+            let certificate =
+                self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
+            self.commit_and_signal(txn).await?;
+            Ok(certificate)
+        })
+        .await
     }
 
     /// Inside a transaction that makes a load balancer name certificate `id`: takes the
@@ -321,64 +341,74 @@ impl Store {
     /// concurrent delete waits for this transaction and then sees the load balancer, or this one
     /// waits for the delete and is refused.
     pub async fn certificate_hold_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<()> {
-        if !hold_live_row_in(txn, "certificates", id).await? {
-            return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
-                .with_detail("certificateId", id)
-                .with_detail("state", "deleting"));
-        }
-        Ok(())
+        crate::measured::store("certificate_hold_in", async {
+            if !hold_live_row_in(txn, "certificates", id).await? {
+                return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
+                    .with_detail("certificateId", id)
+                    .with_detail("state", "deleting"));
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Records an observation of the reconciler with its events, unless the tenant changed the
     /// certificate meanwhile (then nothing is written and `false` is returned).
     pub async fn certificate_observe(&self, id: &str, observed: &CertificateObserved, now: i64) -> Result<bool> {
-        let mut txn = self.begin_write().await?;
-        let dns_names = (!observed.dns_names.is_empty()).then(|| strings_to_json(&observed.dns_names));
-        let updated = sqlx::query(
-            "UPDATE certificates SET state = $3, message = $4, provider_id = $5, \
-             dns_names = COALESCE($6, dns_names), not_after = COALESCE($7, not_after), updated_at = $8 \
-             WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(observed.version)
-        .bind(&observed.state)
-        .bind(&observed.message)
-        .bind(&observed.provider_id)
-        .bind(dns_names)
-        .bind(observed.not_after)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(false);
-        }
-        for event in &observed.events {
-            self.event_append_in(&mut txn, event).await?;
-        }
-        self.commit_and_signal(txn).await?;
-        Ok(true)
+        crate::measured::store("certificate_observe", async {
+            let mut txn = self.begin_write().await?;
+            let dns_names = (!observed.dns_names.is_empty()).then(|| strings_to_json(&observed.dns_names));
+            let updated = sqlx::query(
+                "UPDATE certificates SET state = $3, message = $4, provider_id = $5, \
+                 dns_names = COALESCE($6, dns_names), not_after = COALESCE($7, not_after), updated_at = $8 \
+                 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .bind(observed.version)
+            .bind(&observed.state)
+            .bind(&observed.message)
+            .bind(&observed.provider_id)
+            .bind(dns_names)
+            .bind(observed.not_after)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(false);
+            }
+            for event in &observed.events {
+                self.event_append_in(&mut txn, event).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
     }
 
     /// The certificate is gone at the provider: marks it deleted, forgets its private key,
     /// removes its authorization row and publishes `deleted`, in one transaction.
     pub async fn certificate_finish_delete(&self, id: &str, now: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE certificates SET state = 'deleted', message = '', private_key_encrypted = '', deleted_at = $2, \
-             updated_at = $2 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(());
-        }
-        self.authz_resource_delete_in(&mut txn, CERTIFICATE_RESOURCE, id).await?;
-        let certificate =
-            self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
-        self.event_append_in(&mut txn, &certificate_event("deleted", &certificate, now, serde_json::json!({}))).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(())
+        crate::measured::store("certificate_finish_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE certificates SET state = 'deleted', message = '', private_key_encrypted = '', deleted_at = $2, \
+                 updated_at = $2 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(());
+            }
+            self.authz_resource_delete_in(&mut txn, CERTIFICATE_RESOURCE, id).await?;
+            let certificate =
+                self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
+            self.event_append_in(&mut txn, &certificate_event("deleted", &certificate, now, serde_json::json!({})))
+                .await?;
+            self.commit_and_signal(txn).await?;
+            Ok(())
+        })
+        .await
     }
 }

@@ -83,76 +83,91 @@ impl Store {
     /// Appends an event inside the caller's transaction and returns its sequence number; commit
     /// with `commit_and_signal` so that watchers hear of it at once.
     pub async fn event_append_in(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<i64> {
-        let seq: i64 =
-            sqlx::query_scalar("UPDATE event_head SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq")
-                .fetch_one(&mut **txn)
-                .await?;
-        sqlx::query(
-            "INSERT INTO events (seq, id, source, type, subject, tenant_id, time, data) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(seq)
-        .bind(crate::ids::random("evt"))
-        .bind(&event.source)
-        .bind(&event.event_type)
-        .bind(&event.subject)
-        .bind(&event.tenant_id)
-        .bind(event.time)
-        .bind(event.data.to_string())
-        .execute(&mut **txn)
-        .await?;
-        self.work_notify_in(txn, "events").await?;
-        Ok(seq)
+        crate::measured::store("event_append_in", async {
+            let seq: i64 =
+                sqlx::query_scalar("UPDATE event_head SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq")
+                    .fetch_one(&mut **txn)
+                    .await?;
+            sqlx::query(
+                "INSERT INTO events (seq, id, source, type, subject, tenant_id, time, data) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(seq)
+            .bind(crate::ids::random("evt"))
+            .bind(&event.source)
+            .bind(&event.event_type)
+            .bind(&event.subject)
+            .bind(&event.tenant_id)
+            .bind(event.time)
+            .bind(event.data.to_string())
+            .execute(&mut **txn)
+            .await?;
+            self.work_notify_in(txn, "events").await?;
+            Ok(seq)
+        })
+        .await
     }
 
     /// Events after a cursor, oldest first.
     pub async fn event_list_after(&self, filter: &EventFilter) -> Result<Vec<EventRow>> {
-        self.event_read_counted();
-        let rows = sqlx::query(
-            "SELECT seq, id, source, type, subject, tenant_id, time, data FROM events \
-             WHERE seq > $1 AND ($2 = '' OR tenant_id = $2) \
-             AND ($3 = '' OR substr(type, 1, length($3)) = $3) AND ($4 = '' OR subject = $4) \
-             ORDER BY seq LIMIT $5",
-        )
-        .bind(filter.after)
-        .bind(filter.tenant_id.as_deref().unwrap_or(""))
-        .bind(&filter.type_prefix)
-        .bind(&filter.subject)
-        .bind(filter.limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(event_from_row).collect()
+        crate::measured::store("event_list_after", async {
+            self.event_read_counted();
+            let rows = sqlx::query(
+                "SELECT seq, id, source, type, subject, tenant_id, time, data FROM events \
+                 WHERE seq > $1 AND ($2 = '' OR tenant_id = $2) \
+                 AND ($3 = '' OR substr(type, 1, length($3)) = $3) AND ($4 = '' OR subject = $4) \
+                 ORDER BY seq LIMIT $5",
+            )
+            .bind(filter.after)
+            .bind(filter.tenant_id.as_deref().unwrap_or(""))
+            .bind(&filter.type_prefix)
+            .bind(&filter.subject)
+            .bind(filter.limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(event_from_row).collect()
+        })
+        .await
     }
 
     /// The cursor after the last committed event (0 when there is none).
     pub async fn event_last_seq(&self) -> Result<i64> {
-        self.event_read_counted();
-        let seq: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM events").fetch_one(&self.pool).await?;
-        Ok(seq.unwrap_or(0))
+        crate::measured::store("event_last_seq", async {
+            self.event_read_counted();
+            let seq: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM events").fetch_one(&self.pool).await?;
+            Ok(seq.unwrap_or(0))
+        })
+        .await
     }
 
     /// How far relay `name` has published (0 if never).
     pub async fn event_relay_position(&self, name: &str) -> Result<i64> {
-        let seq: Option<i64> = sqlx::query_scalar("SELECT last_seq FROM event_relays WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(seq.unwrap_or(0))
+        crate::measured::store("event_relay_position", async {
+            let seq: Option<i64> = sqlx::query_scalar("SELECT last_seq FROM event_relays WHERE name = $1")
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?;
+            Ok(seq.unwrap_or(0))
+        })
+        .await
     }
 
     /// Records that relay `name` has published every event up to `seq`.
     pub async fn event_relay_advance(&self, name: &str, seq: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        sqlx::query(
-            "INSERT INTO event_relays (name, last_seq) VALUES ($1, $2) \
-             ON CONFLICT (name) DO UPDATE SET last_seq = CASE WHEN event_relays.last_seq > $2 \
-             THEN event_relays.last_seq ELSE $2 END",
-        )
-        .bind(name)
-        .bind(seq)
-        .execute(&mut *txn)
-        .await?;
-        txn.commit().await?;
-        Ok(())
+        crate::measured::store("event_relay_advance", async {
+            let mut txn = self.begin_write().await?;
+            sqlx::query(
+                "INSERT INTO event_relays (name, last_seq) VALUES ($1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET last_seq = CASE WHEN event_relays.last_seq > $2 \
+                 THEN event_relays.last_seq ELSE $2 END",
+            )
+            .bind(name)
+            .bind(seq)
+            .execute(&mut *txn)
+            .await?;
+            txn.commit().await?;
+            Ok(())
+        })
+        .await
     }
 }

@@ -159,16 +159,22 @@ pub fn instance_event(kind: &str, instance: &InstanceRow, now: i64, extra: serde
 
 impl Store {
     async fn instance_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<Option<InstanceRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM instances WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-        row.as_ref().map(instance_from_row).transpose()
+        crate::measured::store("instance_fetch_in", async {
+            let sql = format!("SELECT {COLUMNS} FROM instances WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+            row.as_ref().map(instance_from_row).transpose()
+        })
+        .await
     }
 
     /// One instance by id (whatever its tenant: callers check).
     pub async fn instance_fetch(&self, id: &str) -> Result<Option<InstanceRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM instances WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-        row.as_ref().map(instance_from_row).transpose()
+        crate::measured::store("instance_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM instances WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(instance_from_row).transpose()
+        })
+        .await
     }
 
     /// Creates an instance with its authorization row, its work item and its `created` event, in
@@ -176,64 +182,68 @@ impl Store {
     /// [`Store::network_hold_in`]). A retry (same id) is returned as it is when its request
     /// hash matches (`Ok((row, false))`), else `CONFLICT`.
     pub async fn instance_create(&self, new: &NewInstance, authz: &AuthzResourceRow) -> Result<(InstanceRow, bool)> {
-        let row = &new.row;
-        let mut txn = self.begin_write().await?;
-        if let Some(existing) = self.instance_fetch_in(&mut txn, &row.id).await? {
-            drop(txn);
-            if existing.request_hash != row.request_hash {
-                return Err(Error::conflict(format!(
-                    "idempotency key already used for instance {:?} with a different request",
-                    existing.id
-                ))
-                .with_detail("instanceId", existing.id.as_str()));
+        crate::measured::store("instance_create", async {
+            let row = &new.row;
+            let mut txn = self.begin_write().await?;
+            if let Some(existing) = self.instance_fetch_in(&mut txn, &row.id).await? {
+                drop(txn);
+                if existing.request_hash != row.request_hash {
+                    return Err(Error::conflict(format!(
+                        "idempotency key already used for instance {:?} with a different request",
+                        existing.id
+                    ))
+                    .with_detail("instanceId", existing.id.as_str()));
+                }
+                return Ok((existing, false));
             }
-            return Ok((existing, false));
-        }
-        if let Some(network) = &row.network_id {
-            self.network_hold_in(&mut txn, network).await?;
-        }
-        let insert = sqlx::query(
-            "INSERT INTO instances (id, tenant_id, project_id, pool_id, account_id, owner_id, name, region, size, image, \
-             subnet_id, network_id, public_ipv4, private_ipv4, state, message, version, idempotency_key, request_hash, \
-             created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '', '', 'pending', '', 1, $13, $14, $15, $15)",
-        )
-        .bind(&row.id)
-        .bind(&row.tenant_id)
-        .bind(&row.project_id)
-        .bind(&row.pool_id)
-        .bind(&row.account_id)
-        .bind(&row.owner_id)
-        .bind(&row.name)
-        .bind(&row.region)
-        .bind(&row.size)
-        .bind(&row.image)
-        .bind(&row.subnet_id)
-        .bind(&row.network_id)
-        .bind(&row.idempotency_key)
-        .bind(&row.request_hash)
-        .bind(row.created_at)
-        .execute(&mut *txn)
-        .await;
-        conflict_on_unique(insert, || {
-            Error::conflict(format!("tenant {:?} already has an instance named {:?}", row.tenant_id, row.name))
-                .with_detail("name", row.name.as_str())
-        })?;
-        self.authz_resource_insert_in(&mut txn, authz).await?;
-        self.work_enqueue_in(&mut txn, INSTANCE_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
-        let created = self.instance_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-        let event = instance_event(
-            "created",
-            &created,
-            row.created_at,
-            serde_json::json!({
-                "poolId": row.pool_id, "region": row.region, "size": row.size, "image": row.image,
-                "subnetId": row.subnet_id,
-            }),
-        );
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        Ok((created, true))
+            if let Some(network) = &row.network_id {
+                self.network_hold_in(&mut txn, network).await?;
+            }
+            let insert = sqlx::query(
+                "INSERT INTO instances (id, tenant_id, project_id, pool_id, account_id, owner_id, name, region, size, \
+                 image, subnet_id, network_id, public_ipv4, private_ipv4, state, message, version, idempotency_key, \
+                 request_hash, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, '', '', 'pending', '', 1, $13, $14, $15, \
+                 $15)",
+            )
+            .bind(&row.id)
+            .bind(&row.tenant_id)
+            .bind(&row.project_id)
+            .bind(&row.pool_id)
+            .bind(&row.account_id)
+            .bind(&row.owner_id)
+            .bind(&row.name)
+            .bind(&row.region)
+            .bind(&row.size)
+            .bind(&row.image)
+            .bind(&row.subnet_id)
+            .bind(&row.network_id)
+            .bind(&row.idempotency_key)
+            .bind(&row.request_hash)
+            .bind(row.created_at)
+            .execute(&mut *txn)
+            .await;
+            conflict_on_unique(insert, || {
+                Error::conflict(format!("tenant {:?} already has an instance named {:?}", row.tenant_id, row.name))
+                    .with_detail("name", row.name.as_str())
+            })?;
+            self.authz_resource_insert_in(&mut txn, authz).await?;
+            self.work_enqueue_in(&mut txn, INSTANCE_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
+            let created = self.instance_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
+            let event = instance_event(
+                "created",
+                &created,
+                row.created_at,
+                serde_json::json!({
+                    "poolId": row.pool_id, "region": row.region, "size": row.size, "image": row.image,
+                    "subnetId": row.subnet_id,
+                }),
+            );
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok((created, true))
+        })
+        .await
     }
 
     /// The tenant's instances, oldest first, at most `limit`.
@@ -245,19 +255,23 @@ impl Store {
         include_deleted: bool,
         limit: i64,
     ) -> Result<Vec<InstanceRow>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM instances WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-             AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id LIMIT $5"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(tenant_id)
-            .bind(pool_id)
-            .bind(project_id)
-            .bind(include_deleted as i64)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(instance_from_row).collect()
+        crate::measured::store("instance_list", async {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM instances WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
+                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
+                 LIMIT $5"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(tenant_id)
+                .bind(pool_id)
+                .bind(project_id)
+                .bind(include_deleted as i64)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(instance_from_row).collect()
+        })
+        .await
     }
 
     /// Marks an instance for deletion (`deleting` from now on) and wakes the reconciler;
@@ -267,91 +281,106 @@ impl Store {
     /// Load balancers hook in here: whatever targets the instance is updated in this same
     /// transaction, so it stops targeting it at once.
     pub async fn instance_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<InstanceRow> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE instances SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
-             delete_requested_at = COALESCE(delete_requested_at, $2) \
-             WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            drop(txn);
-            return self.instance_fetch(id).await?.ok_or_else(|| Error::not_found("instance", id));
-        }
-        self.work_restart_delete_in(&mut txn, INSTANCE_KIND, id, deadline, now).await?;
-        self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
-        let instance = self.instance_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("instance", id))?;
-        self.event_append_in(&mut txn, &instance_event("deleting", &instance, now, serde_json::json!({}))).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(instance)
+        crate::measured::store("instance_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE instances SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
+                 delete_requested_at = COALESCE(delete_requested_at, $2) \
+                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                drop(txn);
+                return self.instance_fetch(id).await?.ok_or_else(|| Error::not_found("instance", id));
+            }
+            self.work_restart_delete_in(&mut txn, INSTANCE_KIND, id, deadline, now).await?;
+            self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
+            let instance =
+                self.instance_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("instance", id))?;
+            self.event_append_in(&mut txn, &instance_event("deleting", &instance, now, serde_json::json!({}))).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(instance)
+        })
+        .await
     }
 
     /// Records the machine the provider assigned, whatever else changed meanwhile: a machine
     /// that exists must never be forgotten.
     pub async fn instance_set_machine(&self, id: &str, machine_id: &str, now: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        sqlx::query("UPDATE instances SET machine_id = $2, updated_at = $3 WHERE id = $1 AND deleted_at IS NULL")
-            .bind(id)
-            .bind(machine_id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-        // Its load balancers reach it from now on (the settled pass would, within five minutes).
-        self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(())
+        crate::measured::store("instance_set_machine", async {
+            let mut txn = self.begin_write().await?;
+            sqlx::query("UPDATE instances SET machine_id = $2, updated_at = $3 WHERE id = $1 AND deleted_at IS NULL")
+                .bind(id)
+                .bind(machine_id)
+                .bind(now)
+                .execute(&mut *txn)
+                .await?;
+            // Its load balancers reach it from now on (the settled pass would, within five minutes).
+            self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Records an observation of the reconciler with its events, unless the tenant changed the
     /// instance meanwhile (then nothing is written and `false` is returned).
     pub async fn instance_observe(&self, id: &str, observed: &InstanceObserved, now: i64) -> Result<bool> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE instances SET state = $3, message = $4, machine_id = COALESCE($5, machine_id), public_ipv4 = $6, \
-             private_ipv4 = $7, updated_at = $8 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(observed.version)
-        .bind(&observed.state)
-        .bind(&observed.message)
-        .bind(&observed.machine_id)
-        .bind(&observed.public_ipv4)
-        .bind(&observed.private_ipv4)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(false);
-        }
-        for event in &observed.events {
-            self.event_append_in(&mut txn, event).await?;
-        }
-        self.commit_and_signal(txn).await?;
-        Ok(true)
+        crate::measured::store("instance_observe", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE instances SET state = $3, message = $4, machine_id = COALESCE($5, machine_id), \
+                 public_ipv4 = $6, private_ipv4 = $7, updated_at = $8 WHERE id = $1 AND version = $2 \
+                 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .bind(observed.version)
+            .bind(&observed.state)
+            .bind(&observed.message)
+            .bind(&observed.machine_id)
+            .bind(&observed.public_ipv4)
+            .bind(&observed.private_ipv4)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(false);
+            }
+            for event in &observed.events {
+                self.event_append_in(&mut txn, event).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
     }
 
     /// The machine is gone at the provider: marks the instance deleted, removes its
     /// authorization row and publishes `deleted`, in one transaction.
     pub async fn instance_finish_delete(&self, id: &str, now: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE instances SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-             WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(());
-        }
-        self.authz_resource_delete_in(&mut txn, INSTANCE_RESOURCE, id).await?;
-        let instance = self.instance_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("instance", id))?;
-        self.event_append_in(&mut txn, &instance_event("deleted", &instance, now, serde_json::json!({}))).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(())
+        crate::measured::store("instance_finish_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE instances SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
+                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(());
+            }
+            self.authz_resource_delete_in(&mut txn, INSTANCE_RESOURCE, id).await?;
+            let instance =
+                self.instance_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("instance", id))?;
+            self.event_append_in(&mut txn, &instance_event("deleted", &instance, now, serde_json::json!({}))).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(())
+        })
+        .await
     }
 }

@@ -112,58 +112,71 @@ impl Store {
         txn: &mut Transaction<'static, Any>,
         pool: &NodePoolRow,
     ) -> Result<()> {
-        let spec = serde_json::to_string(&pool.spec).expect("a spec serializes");
-        conflict_on_unique(
-            sqlx::query(
-                "INSERT INTO kubernetes_node_pools (id, cluster_id, tenant_id, name, spec, state, message, \
-                 current_node_count, version, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, '', 0, 1, $7, $7)",
-            )
-            .bind(&pool.id)
-            .bind(&pool.cluster_id)
-            .bind(&pool.tenant_id)
-            .bind(&pool.name)
-            .bind(spec)
-            .bind(&pool.state)
-            .bind(pool.created_at)
-            .execute(&mut **txn)
-            .await,
-            || {
-                Error::conflict(format!("the cluster already has a node pool named {:?}", pool.name))
-                    .with_detail("name", pool.name.as_str())
-            },
-        )?;
-        Ok(())
+        crate::measured::store("node_pool_insert_in", async {
+            let spec = serde_json::to_string(&pool.spec).expect("a spec serializes");
+            conflict_on_unique(
+                sqlx::query(
+                    "INSERT INTO kubernetes_node_pools (id, cluster_id, tenant_id, name, spec, state, message, \
+                     current_node_count, version, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, '', 0, 1, \
+                     $7, $7)",
+                )
+                .bind(&pool.id)
+                .bind(&pool.cluster_id)
+                .bind(&pool.tenant_id)
+                .bind(&pool.name)
+                .bind(spec)
+                .bind(&pool.state)
+                .bind(pool.created_at)
+                .execute(&mut **txn)
+                .await,
+                || {
+                    Error::conflict(format!("the cluster already has a node pool named {:?}", pool.name))
+                        .with_detail("name", pool.name.as_str())
+                },
+            )?;
+            Ok(())
+        })
+        .await
     }
 
     /// The pools of `cluster_id`, oldest first; deleted ones only with `include_deleted`.
     pub async fn node_pool_list(&self, cluster_id: &str, include_deleted: bool) -> Result<Vec<NodePoolRow>> {
-        let sql = format!(
-            "SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE cluster_id = $1 AND ($2 = 1 OR deleted_at IS NULL) \
-             ORDER BY created_at, id"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(cluster_id)
-            .bind(include_deleted as i64)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(pool_from_row).collect()
+        crate::measured::store("node_pool_list", async {
+            let sql = format!(
+                "SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE cluster_id = $1 AND ($2 = 1 \
+                 OR deleted_at IS NULL) ORDER BY created_at, id"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(cluster_id)
+                .bind(include_deleted as i64)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(pool_from_row).collect()
+        })
+        .await
     }
 
     /// One pool by id.
     pub async fn node_pool_fetch(&self, id: &str) -> Result<Option<NodePoolRow>> {
-        let sql = format!("SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-        row.as_ref().map(pool_from_row).transpose()
+        crate::measured::store("node_pool_fetch", async {
+            let sql = format!("SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(pool_from_row).transpose()
+        })
+        .await
     }
 
     /// Adds a pool to a live cluster: the pool `pending`, the cluster `updating`, the reconciler
     /// woken, in one transaction.
     pub async fn node_pool_create(&self, pool: &NodePoolRow, cluster_deadline: Option<i64>) -> Result<NodePoolRow> {
-        let mut txn = self.begin_write().await?;
-        self.node_pool_insert_in(&mut txn, pool).await?;
-        self.cluster_touch_in(&mut txn, &pool.cluster_id, pool.created_at, cluster_deadline).await?;
-        self.commit_and_signal(txn).await?;
-        self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+        crate::measured::store("node_pool_create", async {
+            let mut txn = self.begin_write().await?;
+            self.node_pool_insert_in(&mut txn, pool).await?;
+            self.cluster_touch_in(&mut txn, &pool.cluster_id, pool.created_at, cluster_deadline).await?;
+            self.commit_and_signal(txn).await?;
+            self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+        })
+        .await
     }
 
     /// Replaces a pool's spec, bumps its version, puts it (and its cluster) `updating`.
@@ -174,23 +187,29 @@ impl Store {
         now: i64,
         cluster_deadline: Option<i64>,
     ) -> Result<NodePoolRow> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE kubernetes_node_pools SET spec = $2, state = 'updating', message = '', version = version + 1, \
-             updated_at = $3 WHERE id = $1 AND version = $4 AND deleted_at IS NULL AND state <> 'deleting'",
-        )
-        .bind(&pool.id)
-        .bind(serde_json::to_string(spec).expect("a spec serializes"))
-        .bind(now)
-        .bind(pool.version)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Err(Error::conflict(format!("node pool {:?} changed meanwhile; read it and try again", pool.id)));
-        }
-        self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
-        self.commit_and_signal(txn).await?;
-        self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+        crate::measured::store("node_pool_update", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE kubernetes_node_pools SET spec = $2, state = 'updating', message = '', version = version + 1, \
+                 updated_at = $3 WHERE id = $1 AND version = $4 AND deleted_at IS NULL AND state <> 'deleting'",
+            )
+            .bind(&pool.id)
+            .bind(serde_json::to_string(spec).expect("a spec serializes"))
+            .bind(now)
+            .bind(pool.version)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Err(Error::conflict(format!(
+                    "node pool {:?} changed meanwhile; read it and try again",
+                    pool.id
+                )));
+            }
+            self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
+            self.commit_and_signal(txn).await?;
+            self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+        })
+        .await
     }
 
     /// Marks a pool for deletion (a pool being deleted is left as it is).
@@ -200,20 +219,23 @@ impl Store {
         now: i64,
         cluster_deadline: Option<i64>,
     ) -> Result<NodePoolRow> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, updated_at = $2 \
-             WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-        )
-        .bind(&pool.id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() > 0 {
-            self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
-            self.commit_and_signal(txn).await?;
-        }
-        self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+        crate::measured::store("node_pool_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, \
+                 updated_at = $2 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
+            )
+            .bind(&pool.id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() > 0 {
+                self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+        })
+        .await
     }
 
     /// Records what the reconciler observed of a pool, unless the tenant changed it meanwhile.
@@ -223,21 +245,24 @@ impl Store {
         observed: &NodePoolObserved,
         now: i64,
     ) -> Result<bool> {
-        let done = sqlx::query(
-            "UPDATE kubernetes_node_pools SET state = $3, message = $4, current_node_count = $5, updated_at = $6, \
-             deleted_at = CASE WHEN $7 = 1 THEN $6 ELSE deleted_at END \
-             WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-        )
-        .bind(&observed.id)
-        .bind(observed.version)
-        .bind(&observed.state)
-        .bind(&observed.message)
-        .bind(observed.current_node_count)
-        .bind(now)
-        .bind(observed.deleted as i64)
-        .execute(&mut **txn)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        crate::measured::store("node_pool_observe_in", async {
+            let done = sqlx::query(
+                "UPDATE kubernetes_node_pools SET state = $3, message = $4, current_node_count = $5, updated_at = $6, \
+                 deleted_at = CASE WHEN $7 = 1 THEN $6 ELSE deleted_at END \
+                 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
+            )
+            .bind(&observed.id)
+            .bind(observed.version)
+            .bind(&observed.state)
+            .bind(&observed.message)
+            .bind(observed.current_node_count)
+            .bind(now)
+            .bind(observed.deleted as i64)
+            .execute(&mut **txn)
+            .await?;
+            Ok(done.rows_affected() > 0)
+        })
+        .await
     }
 }
 

@@ -28,22 +28,25 @@ impl Store {
     /// The instances among `ids` that exist and are not deleted, of any tenant (the caller tells
     /// another tenant's apart), in the order of `ids`.
     pub async fn load_balancer_instances(&self, ids: &[String]) -> Result<Vec<TargetInstance>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let placeholders: Vec<String> = (1..=ids.len()).map(|n| format!("${n}")).collect();
-        let sql = format!(
-            "SELECT {INSTANCE_COLUMNS} FROM instances WHERE deleted_at IS NULL AND id IN ({})",
-            placeholders.join(", ")
-        );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for id in ids {
-            query = query.bind(id);
-        }
-        let rows = query.fetch_all(&self.pool).await?;
-        let mut found: Vec<TargetInstance> = rows.iter().map(instance_from_row).collect::<Result<_>>()?;
-        found.sort_by_key(|instance| ids.iter().position(|id| *id == instance.id));
-        Ok(found)
+        crate::measured::store("load_balancer_instances", async {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let placeholders: Vec<String> = (1..=ids.len()).map(|n| format!("${n}")).collect();
+            let sql = format!(
+                "SELECT {INSTANCE_COLUMNS} FROM instances WHERE deleted_at IS NULL AND id IN ({})",
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for id in ids {
+                query = query.bind(id);
+            }
+            let rows = query.fetch_all(&self.pool).await?;
+            let mut found: Vec<TargetInstance> = rows.iter().map(instance_from_row).collect::<Result<_>>()?;
+            found.sort_by_key(|instance| ids.iter().position(|id| *id == instance.id));
+            Ok(found)
+        })
+        .await
     }
 
     /// The tenant's instances that are not deleted in `pool` and `region`, on `subnet` (or, for
@@ -55,59 +58,70 @@ impl Store {
         region: &str,
         subnet: Option<&str>,
     ) -> Result<Vec<TargetInstance>> {
-        let sql = format!(
-            "SELECT {INSTANCE_COLUMNS} FROM instances WHERE tenant_id = $1 AND pool_id = $2 AND region = $3 \
-             AND deleted_at IS NULL AND (($4 IS NULL AND subnet_id IS NULL) OR subnet_id = $4) ORDER BY created_at, id"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(tenant)
-            .bind(pool)
-            .bind(region)
-            .bind(subnet)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(instance_from_row).collect()
+        crate::measured::store("load_balancer_pool_instances", async {
+            let sql = format!(
+                "SELECT {INSTANCE_COLUMNS} FROM instances WHERE tenant_id = $1 AND pool_id = $2 AND region = $3 \
+                 AND deleted_at IS NULL AND (($4 IS NULL AND subnet_id IS NULL) OR subnet_id = $4) \
+                 ORDER BY created_at, id"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(tenant)
+                .bind(pool)
+                .bind(region)
+                .bind(subnet)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(instance_from_row).collect()
+        })
+        .await
     }
 
     /// A subnet that is not deleted, with its network's account; `None` otherwise.
     pub async fn load_balancer_subnet(&self, id: &str) -> Result<Option<TargetSubnet>> {
-        let row = sqlx::query(
-            "SELECT s.id, s.tenant_id, n.account_id, s.region, s.state, s.provider_id FROM subnets s \
-             JOIN networks n ON n.id = s.network_id WHERE s.id = $1 AND s.deleted_at IS NULL",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| {
-            Ok(TargetSubnet {
-                id: row.try_get("id")?,
-                tenant_id: row.try_get("tenant_id")?,
-                account_id: row.try_get("account_id")?,
-                region: row.try_get("region")?,
-                state: row.try_get("state")?,
-                provider_id: row.try_get("provider_id")?,
+        crate::measured::store("load_balancer_subnet", async {
+            let row = sqlx::query(
+                "SELECT s.id, s.tenant_id, n.account_id, s.region, s.state, s.provider_id FROM subnets s \
+                 JOIN networks n ON n.id = s.network_id WHERE s.id = $1 AND s.deleted_at IS NULL",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.map(|row| {
+                Ok(TargetSubnet {
+                    id: row.try_get("id")?,
+                    tenant_id: row.try_get("tenant_id")?,
+                    account_id: row.try_get("account_id")?,
+                    region: row.try_get("region")?,
+                    state: row.try_get("state")?,
+                    provider_id: row.try_get("provider_id")?,
+                })
             })
+            .transpose()
         })
-        .transpose()
+        .await
     }
 
     /// A certificate that is not deleted; `None` otherwise.
     pub async fn load_balancer_certificate(&self, id: &str) -> Result<Option<TargetCertificate>> {
-        let row = sqlx::query(
-            "SELECT id, tenant_id, account_id, state, provider_id FROM certificates WHERE id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| {
-            Ok(TargetCertificate {
-                id: row.try_get("id")?,
-                tenant_id: row.try_get("tenant_id")?,
-                account_id: row.try_get("account_id")?,
-                state: row.try_get("state")?,
-                provider_id: row.try_get("provider_id")?,
+        crate::measured::store("load_balancer_certificate", async {
+            let row = sqlx::query(
+                "SELECT id, tenant_id, account_id, state, provider_id FROM certificates \
+                 WHERE id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+            row.map(|row| {
+                Ok(TargetCertificate {
+                    id: row.try_get("id")?,
+                    tenant_id: row.try_get("tenant_id")?,
+                    account_id: row.try_get("account_id")?,
+                    state: row.try_get("state")?,
+                    provider_id: row.try_get("provider_id")?,
+                })
             })
+            .transpose()
         })
-        .transpose()
+        .await
     }
 }

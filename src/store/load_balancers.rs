@@ -129,32 +129,40 @@ impl Store {
         txn: &mut Transaction<'static, Any>,
         id: &str,
     ) -> Result<Option<LoadBalancerRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-        let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
-        let members = sqlx::query(
-            "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 ORDER BY position",
-        )
-        .bind(id)
-        .fetch_all(&mut **txn)
-        .await?;
-        add_members(&mut lb, &members)?;
-        Ok(Some(lb))
+        crate::measured::store("load_balancer_fetch_in", async {
+            let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+            let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
+            let members = sqlx::query(
+                "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 \
+                 ORDER BY position",
+            )
+            .bind(id)
+            .fetch_all(&mut **txn)
+            .await?;
+            add_members(&mut lb, &members)?;
+            Ok(Some(lb))
+        })
+        .await
     }
 
     /// One load balancer by id, with its named targets.
     pub async fn load_balancer_fetch(&self, id: &str) -> Result<Option<LoadBalancerRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-        let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
-        let members = sqlx::query(
-            "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 ORDER BY position",
-        )
-        .bind(id)
-        .fetch_all(&self.pool)
-        .await?;
-        add_members(&mut lb, &members)?;
-        Ok(Some(lb))
+        crate::measured::store("load_balancer_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
+            let members = sqlx::query(
+                "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 \
+                 ORDER BY position",
+            )
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
+            add_members(&mut lb, &members)?;
+            Ok(Some(lb))
+        })
+        .await
     }
 
     async fn load_balancer_members_replace_in(
@@ -162,29 +170,32 @@ impl Store {
         txn: &mut Transaction<'static, Any>,
         lb: &LoadBalancerRow,
     ) -> Result<()> {
-        sqlx::query("DELETE FROM load_balancer_members WHERE load_balancer_id = $1")
-            .bind(&lb.id)
-            .execute(&mut **txn)
-            .await?;
-        let members = lb
-            .targets
-            .instance_ids
-            .iter()
-            .map(|id| (MEMBER_INSTANCE, id))
-            .chain(lb.targets.load_balancer_ids.iter().map(|id| (MEMBER_LOAD_BALANCER, id)));
-        for (position, (kind, member)) in members.enumerate() {
-            sqlx::query(
-                "INSERT INTO load_balancer_members (load_balancer_id, member_kind, member_id, position) \
-                 VALUES ($1, $2, $3, $4)",
-            )
-            .bind(&lb.id)
-            .bind(kind)
-            .bind(member)
-            .bind(position as i64)
-            .execute(&mut **txn)
-            .await?;
-        }
-        Ok(())
+        crate::measured::store("load_balancer_members_replace_in", async {
+            sqlx::query("DELETE FROM load_balancer_members WHERE load_balancer_id = $1")
+                .bind(&lb.id)
+                .execute(&mut **txn)
+                .await?;
+            let members = lb
+                .targets
+                .instance_ids
+                .iter()
+                .map(|id| (MEMBER_INSTANCE, id))
+                .chain(lb.targets.load_balancer_ids.iter().map(|id| (MEMBER_LOAD_BALANCER, id)));
+            for (position, (kind, member)) in members.enumerate() {
+                sqlx::query(
+                    "INSERT INTO load_balancer_members (load_balancer_id, member_kind, member_id, position) \
+                     VALUES ($1, $2, $3, $4)",
+                )
+                .bind(&lb.id)
+                .bind(kind)
+                .bind(member)
+                .bind(position as i64)
+                .execute(&mut **txn)
+                .await?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Creates a load balancer with its named targets, books one `loadBalancers` quota on its
@@ -197,74 +208,78 @@ impl Store {
         new: &NewLoadBalancer,
         authz: &AuthzResourceRow,
     ) -> Result<(LoadBalancerRow, bool)> {
-        let row = &new.row;
-        if let Some(existing) = self.load_balancer_fetch(&row.id).await? {
-            return retried(existing, row);
-        }
-        let mut txn = self.begin_write().await?;
-        if let Some(subnet) = &row.subnet_id {
-            // Its network cannot be deleted under it (see `network_hold_in`).
-            let network: String = sqlx::query_scalar("SELECT network_id FROM subnets WHERE id = $1")
-                .bind(subnet)
-                .fetch_one(&mut *txn)
-                .await?;
-            self.network_hold_in(&mut txn, &network).await?;
-        }
-        for certificate in row.settings.certificate_ids() {
-            self.certificate_hold_in(&mut txn, &certificate).await?;
-        }
-        self.quota_book_in(&mut txn, &row.pool_id, &row.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
-        let insert = sqlx::query(
-            "INSERT INTO load_balancers (id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, name, \
-             description, scope, region, subnet_id, target_pool, settings, request_digest, state, message, \
-             provider_id, address, address_v6, reached_ids, ready_once, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'pending', '', '', '', '', \
-             '[]', 0, 1, $16, $16)",
-        )
-        .bind(&row.id)
-        .bind(&row.tenant_id)
-        .bind(&row.project_id)
-        .bind(&row.pool_id)
-        .bind(&row.account_id)
-        .bind(&row.billing_mode)
-        .bind(&row.owner_id)
-        .bind(&row.name)
-        .bind(&row.description)
-        .bind(&row.scope)
-        .bind(&row.region)
-        .bind(&row.subnet_id)
-        .bind(row.targets.pool as i64)
-        .bind(serde_json::to_string(&row.settings).expect("settings serialize"))
-        .bind(&row.request_digest)
-        .bind(row.created_at)
-        .execute(&mut *txn)
-        .await;
-        match insert {
-            Ok(_) => {}
-            // The same retry, twice at once: the other one made it.
-            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
-                drop(txn);
-                let existing = self
-                    .load_balancer_fetch(&row.id)
-                    .await?
-                    .ok_or_else(|| Error::not_found("loadBalancer", &row.id))?;
+        crate::measured::store("load_balancer_create", async {
+            let row = &new.row;
+            if let Some(existing) = self.load_balancer_fetch(&row.id).await? {
                 return retried(existing, row);
             }
-            Err(error) => return Err(error.into()),
-        }
-        self.load_balancer_members_replace_in(&mut txn, row).await?;
-        self.authz_resource_insert_in(&mut txn, authz).await?;
-        self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
-        let created = self.load_balancer_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-        let event = load_balancer_event(
-            "created",
-            &created,
-            row.created_at,
-            serde_json::json!({"poolId": row.pool_id, "region": row.region, "subnetId": row.subnet_id}),
-        );
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        Ok((created, true))
+            let mut txn = self.begin_write().await?;
+            if let Some(subnet) = &row.subnet_id {
+                // Its network cannot be deleted under it (see `network_hold_in`).
+                let network: String = sqlx::query_scalar("SELECT network_id FROM subnets WHERE id = $1")
+                    .bind(subnet)
+                    .fetch_one(&mut *txn)
+                    .await?;
+                self.network_hold_in(&mut txn, &network).await?;
+            }
+            for certificate in row.settings.certificate_ids() {
+                self.certificate_hold_in(&mut txn, &certificate).await?;
+            }
+            self.quota_book_in(&mut txn, &row.pool_id, &row.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
+            let insert = sqlx::query(
+                "INSERT INTO load_balancers (id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, \
+                 name, description, scope, region, subnet_id, target_pool, settings, request_digest, state, message, \
+                 provider_id, address, address_v6, reached_ids, ready_once, version, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'pending', '', '', '', '', \
+                 '[]', 0, 1, $16, $16)",
+            )
+            .bind(&row.id)
+            .bind(&row.tenant_id)
+            .bind(&row.project_id)
+            .bind(&row.pool_id)
+            .bind(&row.account_id)
+            .bind(&row.billing_mode)
+            .bind(&row.owner_id)
+            .bind(&row.name)
+            .bind(&row.description)
+            .bind(&row.scope)
+            .bind(&row.region)
+            .bind(&row.subnet_id)
+            .bind(row.targets.pool as i64)
+            .bind(serde_json::to_string(&row.settings).expect("settings serialize"))
+            .bind(&row.request_digest)
+            .bind(row.created_at)
+            .execute(&mut *txn)
+            .await;
+            match insert {
+                Ok(_) => {}
+                // The same retry, twice at once: the other one made it.
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                    drop(txn);
+                    let existing = self
+                        .load_balancer_fetch(&row.id)
+                        .await?
+                        .ok_or_else(|| Error::not_found("loadBalancer", &row.id))?;
+                    return retried(existing, row);
+                }
+                Err(error) => return Err(error.into()),
+            }
+            self.load_balancer_members_replace_in(&mut txn, row).await?;
+            self.authz_resource_insert_in(&mut txn, authz).await?;
+            self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &row.id, "pending", new.deadline, row.created_at)
+                .await?;
+            let created = self.load_balancer_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
+            let event = load_balancer_event(
+                "created",
+                &created,
+                row.created_at,
+                serde_json::json!({"poolId": row.pool_id, "region": row.region, "subnetId": row.subnet_id}),
+            );
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok((created, true))
+        })
+        .await
     }
 
     /// The tenant's load balancers with their named targets, oldest first, at most `limit`.
@@ -276,38 +291,42 @@ impl Store {
         include_deleted: bool,
         limit: i64,
     ) -> Result<Vec<LoadBalancerRow>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM load_balancers WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-             AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id LIMIT $5"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        crate::measured::store("load_balancer_list", async {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM load_balancers WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
+                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
+                 LIMIT $5"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(tenant_id)
+                .bind(pool_id)
+                .bind(project_id)
+                .bind(include_deleted as i64)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+            let mut lbs: Vec<LoadBalancerRow> = rows.iter().map(load_balancer_from_row).collect::<Result<_>>()?;
+            if lbs.is_empty() {
+                return Ok(lbs);
+            }
+            // One query for the named targets of every listed load balancer of the tenant.
+            let members = sqlx::query(
+                "SELECT m.load_balancer_id, m.member_kind, m.member_id FROM load_balancer_members m \
+                 JOIN load_balancers lb ON lb.id = m.load_balancer_id WHERE lb.tenant_id = $1 \
+                 ORDER BY m.load_balancer_id, m.position",
+            )
             .bind(tenant_id)
-            .bind(pool_id)
-            .bind(project_id)
-            .bind(include_deleted as i64)
-            .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        let mut lbs: Vec<LoadBalancerRow> = rows.iter().map(load_balancer_from_row).collect::<Result<_>>()?;
-        if lbs.is_empty() {
-            return Ok(lbs);
-        }
-        // One query for the named targets of every listed load balancer of the tenant.
-        let members = sqlx::query(
-            "SELECT m.load_balancer_id, m.member_kind, m.member_id FROM load_balancer_members m \
-             JOIN load_balancers lb ON lb.id = m.load_balancer_id WHERE lb.tenant_id = $1 \
-             ORDER BY m.load_balancer_id, m.position",
-        )
-        .bind(tenant_id)
-        .fetch_all(&self.pool)
-        .await?;
-        for member in &members {
-            let owner: String = member.try_get("load_balancer_id")?;
-            if let Some(lb) = lbs.iter_mut().find(|lb| lb.id == owner) {
-                add_members(lb, std::slice::from_ref(member))?;
+            for member in &members {
+                let owner: String = member.try_get("load_balancer_id")?;
+                if let Some(lb) = lbs.iter_mut().find(|lb| lb.id == owner) {
+                    add_members(lb, std::slice::from_ref(member))?;
+                }
             }
-        }
-        Ok(lbs)
+            Ok(lbs)
+        })
+        .await
     }
 
     /// Applies a tenant's change (settings and targets as in `lb`): `version` bumped, the
@@ -323,33 +342,39 @@ impl Store {
         now: i64,
         deadline: Option<i64>,
     ) -> Result<LoadBalancerRow> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE load_balancers SET description = $2, target_pool = $3, settings = $4, \
-             state = CASE WHEN ready_once = 1 OR provider_id <> '' THEN 'updating' ELSE 'pending' END, \
-             message = CASE WHEN state = 'error' THEN '' ELSE message END, \
-             version = version + 1, updated_at = $5 \
-             WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
-        )
-        .bind(&lb.id)
-        .bind(&lb.description)
-        .bind(lb.targets.pool as i64)
-        .bind(serde_json::to_string(&lb.settings).expect("settings serialize"))
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Err(Error::invalid_state(format!("load balancer {:?} is being deleted and cannot change", lb.id))
+        crate::measured::store("load_balancer_update", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE load_balancers SET description = $2, target_pool = $3, settings = $4, \
+                 state = CASE WHEN ready_once = 1 OR provider_id <> '' THEN 'updating' ELSE 'pending' END, \
+                 message = CASE WHEN state = 'error' THEN '' ELSE message END, \
+                 version = version + 1, updated_at = $5 \
+                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
+            )
+            .bind(&lb.id)
+            .bind(&lb.description)
+            .bind(lb.targets.pool as i64)
+            .bind(serde_json::to_string(&lb.settings).expect("settings serialize"))
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Err(Error::invalid_state(format!(
+                    "load balancer {:?} is being deleted and cannot change",
+                    lb.id
+                ))
                 .with_detail("loadBalancerId", lb.id.as_str()));
-        }
-        for certificate in lb.settings.certificate_ids() {
-            self.certificate_hold_in(&mut txn, &certificate).await?;
-        }
-        self.load_balancer_members_replace_in(&mut txn, lb).await?;
-        let updated = self.load_balancer_fetch_in(&mut txn, &lb.id).await?.expect("just updated");
-        self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &lb.id, &updated.state, deadline, now).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(updated)
+            }
+            for certificate in lb.settings.certificate_ids() {
+                self.certificate_hold_in(&mut txn, &certificate).await?;
+            }
+            self.load_balancer_members_replace_in(&mut txn, lb).await?;
+            let updated = self.load_balancer_fetch_in(&mut txn, &lb.id).await?.expect("just updated");
+            self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &lb.id, &updated.state, deadline, now).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(updated)
+        })
+        .await
     }
 
     /// The load balancers not yet deleted (those being deleted included: they still use it at
@@ -360,24 +385,27 @@ impl Store {
         txn: &mut Transaction<'static, Any>,
         id: &str,
     ) -> Result<Vec<String>> {
-        // The settings are JSON text: the quoted id narrows the rows, the parsed settings decide.
-        let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT id, settings FROM load_balancers WHERE deleted_at IS NULL AND settings LIKE $2 \
-             AND tenant_id = (SELECT tenant_id FROM certificates WHERE id = $1) ORDER BY created_at, id",
-        )
-        .bind(id)
-        .bind(format!("%\"{id}\"%"))
-        .fetch_all(&mut **txn)
-        .await?;
-        let mut users = Vec::new();
-        for (lb, settings) in rows {
-            let settings: LoadBalancerSettings = serde_json::from_str(&settings)
-                .map_err(|error| Error::internal(format!("a load balancer's settings do not decode: {error}")))?;
-            if settings.certificate_ids().iter().any(|named| named == id) {
-                users.push(lb);
+        crate::measured::store("load_balancers_naming_certificate_in", async {
+            // The settings are JSON text: the quoted id narrows the rows, the parsed settings decide.
+            let rows: Vec<(String, String)> = sqlx::query_as(
+                "SELECT id, settings FROM load_balancers WHERE deleted_at IS NULL AND settings LIKE $2 \
+                 AND tenant_id = (SELECT tenant_id FROM certificates WHERE id = $1) ORDER BY created_at, id",
+            )
+            .bind(id)
+            .bind(format!("%\"{id}\"%"))
+            .fetch_all(&mut **txn)
+            .await?;
+            let mut users = Vec::new();
+            for (lb, settings) in rows {
+                let settings: LoadBalancerSettings = serde_json::from_str(&settings)
+                    .map_err(|error| Error::internal(format!("a load balancer's settings do not decode: {error}")))?;
+                if settings.certificate_ids().iter().any(|named| named == id) {
+                    users.push(lb);
+                }
             }
-        }
-        Ok(users)
+            Ok(users)
+        })
+        .await
     }
 
     /// Marks the load balancer for deletion and wakes the reconciler. A regional one that a live
@@ -385,50 +413,54 @@ impl Store {
     /// transaction. One already `deleting` is returned unchanged; one whose delete failed is
     /// retried at once.
     pub async fn load_balancer_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<LoadBalancerRow> {
-        let mut txn = self.begin_write().await?;
-        let Some(lb) = self.load_balancer_fetch_in(&mut txn, id).await? else {
-            return Err(Error::not_found("loadBalancer", id));
-        };
-        let users: Vec<String> = sqlx::query_scalar(
-            "SELECT lb.id FROM load_balancer_members m JOIN load_balancers lb ON lb.id = m.load_balancer_id \
-             WHERE m.member_kind = $1 AND m.member_id = $2 AND lb.tenant_id = $3 AND lb.deleted_at IS NULL \
-             ORDER BY lb.created_at, lb.id",
-        )
-        .bind(MEMBER_LOAD_BALANCER)
-        .bind(id)
-        .bind(&lb.tenant_id)
-        .fetch_all(&mut *txn)
-        .await?;
-        if !users.is_empty() {
-            return Err(Error::invalid_state(format!(
-                "load balancer {id:?} is the target of global load balancer(s) {}; delete them or retarget them first",
-                users.join(", ")
-            ))
-            .with_detail("reason", "inUse")
-            .with_detail("targetedBy", users));
-        }
-        let updated = sqlx::query(
-            "UPDATE load_balancers SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
-             delete_requested_at = COALESCE(delete_requested_at, $2) \
-             WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() > 0 {
-            // A fresh item: the delete backoff starts over, and the first try is now.
-            sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
-                .bind(LOAD_BALANCER_KIND)
-                .bind(id)
-                .execute(&mut *txn)
-                .await?;
-            self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, id, "deleting", deadline, now).await?;
-            self.commit_and_signal(txn).await?;
-        } else {
-            drop(txn);
-        }
-        self.load_balancer_fetch(id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))
+        crate::measured::store("load_balancer_delete", async {
+            let mut txn = self.begin_write().await?;
+            let Some(lb) = self.load_balancer_fetch_in(&mut txn, id).await? else {
+                return Err(Error::not_found("loadBalancer", id));
+            };
+            let users: Vec<String> = sqlx::query_scalar(
+                "SELECT lb.id FROM load_balancer_members m JOIN load_balancers lb ON lb.id = m.load_balancer_id \
+                 WHERE m.member_kind = $1 AND m.member_id = $2 AND lb.tenant_id = $3 AND lb.deleted_at IS NULL \
+                 ORDER BY lb.created_at, lb.id",
+            )
+            .bind(MEMBER_LOAD_BALANCER)
+            .bind(id)
+            .bind(&lb.tenant_id)
+            .fetch_all(&mut *txn)
+            .await?;
+            if !users.is_empty() {
+                return Err(Error::invalid_state(format!(
+                    "load balancer {id:?} is the target of global load balancer(s) {}; \
+                     delete them or retarget them first",
+                    users.join(", ")
+                ))
+                .with_detail("reason", "inUse")
+                .with_detail("targetedBy", users));
+            }
+            let updated = sqlx::query(
+                "UPDATE load_balancers SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
+                 delete_requested_at = COALESCE(delete_requested_at, $2) \
+                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() > 0 {
+                // A fresh item: the delete backoff starts over, and the first try is now.
+                sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
+                    .bind(LOAD_BALANCER_KIND)
+                    .bind(id)
+                    .execute(&mut *txn)
+                    .await?;
+                self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, id, "deleting", deadline, now).await?;
+                self.commit_and_signal(txn).await?;
+            } else {
+                drop(txn);
+            }
+            self.load_balancer_fetch(id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))
+        })
+        .await
     }
 
     /// Records an observation of the reconciler with its events, unless the tenant changed the
@@ -436,80 +468,86 @@ impl Store {
     /// would be made, and `false` is returned: the change has already queued the next pass).
     /// Starts billing when it is first ready, on a pool that bills.
     pub async fn load_balancer_observe(&self, id: &str, observed: &LoadBalancerObserved, now: i64) -> Result<bool> {
-        let mut txn = self.begin_write().await?;
-        if !observed.provider_id.is_empty() {
-            // The reconciler is its only writer: the latest id it made or found wins.
-            sqlx::query("UPDATE load_balancers SET provider_id = $2 WHERE id = $1 AND provider_id <> $2")
-                .bind(id)
-                .bind(&observed.provider_id)
-                .execute(&mut *txn)
-                .await?;
-        }
-        let before =
-            self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
-        let updated = sqlx::query(
-            "UPDATE load_balancers SET state = $3, message = $4, address = $5, address_v6 = $6, reached_ids = $7, \
-             ready_once = $8, updated_at = $9 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(observed.version)
-        .bind(&observed.state)
-        .bind(&observed.message)
-        .bind(&observed.address)
-        .bind(&observed.address_v6)
-        .bind(serde_json::to_string(&observed.reached_ids).expect("strings serialize"))
-        .bind(observed.ready_once as i64)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            txn.commit().await?;
-            return Ok(false);
-        }
-        if observed.ready_once
-            && !before.ready_once
-            && matches!(before.billing_mode.as_str(), "metered" | "platform-fee")
-        {
-            self.usage_billable_start_on_pool_in(
-                &mut txn,
-                LOAD_BALANCER_METER,
-                id,
-                &before.tenant_id,
-                Some(&before.pool_id),
-                now,
+        crate::measured::store("load_balancer_observe", async {
+            let mut txn = self.begin_write().await?;
+            if !observed.provider_id.is_empty() {
+                // The reconciler is its only writer: the latest id it made or found wins.
+                sqlx::query("UPDATE load_balancers SET provider_id = $2 WHERE id = $1 AND provider_id <> $2")
+                    .bind(id)
+                    .bind(&observed.provider_id)
+                    .execute(&mut *txn)
+                    .await?;
+            }
+            let before =
+                self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
+            let updated = sqlx::query(
+                "UPDATE load_balancers SET state = $3, message = $4, address = $5, address_v6 = $6, reached_ids = $7, \
+                 ready_once = $8, updated_at = $9 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
             )
+            .bind(id)
+            .bind(observed.version)
+            .bind(&observed.state)
+            .bind(&observed.message)
+            .bind(&observed.address)
+            .bind(&observed.address_v6)
+            .bind(serde_json::to_string(&observed.reached_ids).expect("strings serialize"))
+            .bind(observed.ready_once as i64)
+            .bind(now)
+            .execute(&mut *txn)
             .await?;
-        }
-        for event in &observed.events {
-            self.event_append_in(&mut txn, event).await?;
-        }
-        self.commit_and_signal(txn).await?;
-        Ok(true)
+            if updated.rows_affected() == 0 {
+                txn.commit().await?;
+                return Ok(false);
+            }
+            if observed.ready_once
+                && !before.ready_once
+                && matches!(before.billing_mode.as_str(), "metered" | "platform-fee")
+            {
+                self.usage_billable_start_on_pool_in(
+                    &mut txn,
+                    LOAD_BALANCER_METER,
+                    id,
+                    &before.tenant_id,
+                    Some(&before.pool_id),
+                    now,
+                )
+                .await?;
+            }
+            for event in &observed.events {
+                self.event_append_in(&mut txn, event).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
     }
 
     /// The load balancer is gone at the provider: marks it deleted, removes its authorization
     /// row, ends its billing, refunds its quota and publishes `deleted`, in one transaction.
     pub async fn load_balancer_finish_delete(&self, id: &str, now: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE load_balancers SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-             WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(());
-        }
-        let lb =
-            self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
-        self.authz_resource_delete_in(&mut txn, LOAD_BALANCER_RESOURCE, id).await?;
-        self.usage_billable_end_in(&mut txn, LOAD_BALANCER_METER, id, now).await?;
-        self.quota_refund_in(&mut txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
-        self.event_append_in(&mut txn, &load_balancer_event("deleted", &lb, now, serde_json::json!({}))).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(())
+        crate::measured::store("load_balancer_finish_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE load_balancers SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
+                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(());
+            }
+            let lb =
+                self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
+            self.authz_resource_delete_in(&mut txn, LOAD_BALANCER_RESOURCE, id).await?;
+            self.usage_billable_end_in(&mut txn, LOAD_BALANCER_METER, id, now).await?;
+            self.quota_refund_in(&mut txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
+            self.event_append_in(&mut txn, &load_balancer_event("deleted", &lb, now, serde_json::json!({}))).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Wakes, inside the caller's transaction, every live load balancer that may reach
@@ -523,26 +561,29 @@ impl Store {
         instance_id: &str,
         now: i64,
     ) -> Result<()> {
-        let rows = sqlx::query(
-            "SELECT lb.id, lb.state FROM load_balancers lb \
-             WHERE lb.deleted_at IS NULL AND lb.delete_requested_at IS NULL \
-             AND (lb.id IN (SELECT load_balancer_id FROM load_balancer_members \
-                            WHERE member_kind = $1 AND member_id = $2) \
-               OR (lb.target_pool = 1 AND EXISTS (SELECT 1 FROM instances i \
-                   WHERE i.id = $2 AND i.tenant_id = lb.tenant_id \
-                   AND i.pool_id = lb.pool_id AND i.region = lb.region))) \
-             ORDER BY lb.id",
-        )
-        .bind(MEMBER_INSTANCE)
-        .bind(instance_id)
-        .fetch_all(&mut **txn)
-        .await?;
-        for row in rows {
-            let id: String = row.try_get("id")?;
-            let state: String = row.try_get("state")?;
-            self.work_enqueue_in(txn, LOAD_BALANCER_KIND, &id, &state, None, now).await?;
-        }
-        Ok(())
+        crate::measured::store("load_balancers_wake_for_instance_in", async {
+            let rows = sqlx::query(
+                "SELECT lb.id, lb.state FROM load_balancers lb \
+                 WHERE lb.deleted_at IS NULL AND lb.delete_requested_at IS NULL \
+                 AND (lb.id IN (SELECT load_balancer_id FROM load_balancer_members \
+                                WHERE member_kind = $1 AND member_id = $2) \
+                   OR (lb.target_pool = 1 AND EXISTS (SELECT 1 FROM instances i \
+                       WHERE i.id = $2 AND i.tenant_id = lb.tenant_id \
+                       AND i.pool_id = lb.pool_id AND i.region = lb.region))) \
+                 ORDER BY lb.id",
+            )
+            .bind(MEMBER_INSTANCE)
+            .bind(instance_id)
+            .fetch_all(&mut **txn)
+            .await?;
+            for row in rows {
+                let id: String = row.try_get("id")?;
+                let state: String = row.try_get("state")?;
+                self.work_enqueue_in(txn, LOAD_BALANCER_KIND, &id, &state, None, now).await?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// The load balancers that are not deleted living on a subnet of network `id`, inside the
@@ -552,14 +593,17 @@ impl Store {
         txn: &mut Transaction<'static, Any>,
         id: &str,
     ) -> Result<Vec<String>> {
-        let ids = sqlx::query_scalar(
-            "SELECT lb.id FROM load_balancers lb JOIN subnets s ON s.id = lb.subnet_id \
-             WHERE s.network_id = $1 AND lb.deleted_at IS NULL ORDER BY lb.created_at, lb.id",
-        )
-        .bind(id)
-        .fetch_all(&mut **txn)
-        .await?;
-        Ok(ids)
+        crate::measured::store("load_balancers_on_network_in", async {
+            let ids = sqlx::query_scalar(
+                "SELECT lb.id FROM load_balancers lb JOIN subnets s ON s.id = lb.subnet_id \
+                 WHERE s.network_id = $1 AND lb.deleted_at IS NULL ORDER BY lb.created_at, lb.id",
+            )
+            .bind(id)
+            .fetch_all(&mut **txn)
+            .await?;
+            Ok(ids)
+        })
+        .await
     }
 }
 

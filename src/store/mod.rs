@@ -146,28 +146,31 @@ pub struct Store {
 impl Store {
     /// Connects to `url` with at most `max_connections` connections.
     pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
-        install_default_drivers();
-        let backend = Backend::of_url(url)?;
-        // SQLite allows one writer; one connection makes writers queue in the pool instead of
-        // failing with SQLITE_BUSY.
-        let max_connections = match backend {
-            Backend::Postgres => max_connections,
-            Backend::Sqlite => 1,
-        };
-        let pool = AnyPoolOptions::new()
-            .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect(url)
-            .await
-            .map_err(|error| Error::unavailable(format!("cannot connect to the database: {}", redact(&error))))?;
-        if backend == Backend::Sqlite {
-            sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
-            sqlx::query("PRAGMA foreign_keys = ON").execute(&pool).await?;
-        }
-        // CockroachDB speaks Postgres but has no LISTEN/NOTIFY: its workers wake on the tick.
-        let notify = backend == Backend::Postgres
-            && !sqlx::query_scalar::<_, String>("SELECT version()").fetch_one(&pool).await?.contains("CockroachDB");
-        Ok(Store { pool, backend, signals: Signals::new(url, notify) })
+        crate::measured::store("connect", async {
+            install_default_drivers();
+            let backend = Backend::of_url(url)?;
+            // SQLite allows one writer; one connection makes writers queue in the pool instead of
+            // failing with SQLITE_BUSY.
+            let max_connections = match backend {
+                Backend::Postgres => max_connections,
+                Backend::Sqlite => 1,
+            };
+            let pool = AnyPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect(url)
+                .await
+                .map_err(|error| Error::unavailable(format!("cannot connect to the database: {}", redact(&error))))?;
+            if backend == Backend::Sqlite {
+                sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
+                sqlx::query("PRAGMA foreign_keys = ON").execute(&pool).await?;
+            }
+            // CockroachDB speaks Postgres but has no LISTEN/NOTIFY: its workers wake on the tick.
+            let notify = backend == Backend::Postgres
+                && !sqlx::query_scalar::<_, String>("SELECT version()").fetch_one(&pool).await?.contains("CockroachDB");
+            Ok(Store { pool, backend, signals: Signals::new(url, notify) })
+        })
+        .await
     }
 
     /// The backend this store runs on.
@@ -198,38 +201,53 @@ impl Store {
 
     /// Applies the migrations that are not applied yet.
     pub async fn migrate(&self) -> Result<()> {
-        self.migrator().run(&self.pool).await.map_err(|error| Error::internal(format!("migrations failed: {error}")))
+        crate::measured::store("migrate", async {
+            self.migrator()
+                .run(&self.pool)
+                .await
+                .map_err(|error| Error::internal(format!("migrations failed: {error}")))
+        })
+        .await
     }
 
     /// The versions of the embedded migrations that the database has not applied.
     pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        let applied: Vec<i64> =
-            match sqlx::query_scalar::<_, i64>("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
-                .fetch_all(&self.pool)
-                .await
-            {
-                Ok(versions) => versions,
-                // No migrations table yet: nothing is applied.
-                Err(sqlx::Error::Database(_)) => Vec::new(),
-                Err(error) => return Err(error.into()),
-            };
-        Ok(self.migrator().iter().map(|m| m.version).filter(|version| !applied.contains(version)).collect())
+        crate::measured::store("pending_migrations", async {
+            let applied: Vec<i64> =
+                match sqlx::query_scalar::<_, i64>("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
+                    .fetch_all(&self.pool)
+                    .await
+                {
+                    Ok(versions) => versions,
+                    // No migrations table yet: nothing is applied.
+                    Err(sqlx::Error::Database(_)) => Vec::new(),
+                    Err(error) => return Err(error.into()),
+                };
+            Ok(self.migrator().iter().map(|m| m.version).filter(|version| !applied.contains(version)).collect())
+        })
+        .await
     }
 
     /// Checks that the database answers (for `/readyz`).
     pub async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
-        Ok(())
+        crate::measured::store("ping", async {
+            sqlx::query("SELECT 1").execute(&self.pool).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Begins a transaction that will write: on SQLite it takes the write lock at once, so two
     /// writers queue instead of failing when the second upgrades its read lock.
     async fn begin_write(&self) -> Result<Transaction<'static, Any>> {
-        let statement = match self.backend {
-            Backend::Postgres => "BEGIN",
-            Backend::Sqlite => "BEGIN IMMEDIATE",
-        };
-        Ok(self.pool.begin_with(statement).await?)
+        crate::measured::store("begin_write", async {
+            let statement = match self.backend {
+                Backend::Postgres => "BEGIN",
+                Backend::Sqlite => "BEGIN IMMEDIATE",
+            };
+            Ok(self.pool.begin_with(statement).await?)
+        })
+        .await
     }
 
     /// The in-process signals of this store (and of every clone of it).
@@ -240,9 +258,12 @@ impl Store {
     /// Commits a transaction that wrote work items or events, then wakes whoever waits on them
     /// in this process (other processes hear Postgres' `NOTIFY`, sent inside the transaction).
     async fn commit_and_signal(&self, txn: Transaction<'static, Any>) -> Result<()> {
-        txn.commit().await?;
-        self.signals.wake_all();
-        Ok(())
+        crate::measured::store("commit_and_signal", async {
+            txn.commit().await?;
+            self.signals.wake_all();
+            Ok(())
+        })
+        .await
     }
 
     /// Closes every connection.

@@ -236,117 +236,138 @@ impl Store {
         deadline: Option<i64>,
         now: i64,
     ) -> Result<()> {
-        sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
-            .bind(kind)
-            .bind(id)
-            .execute(&mut **txn)
-            .await?;
-        self.work_enqueue_in(txn, kind, id, "deleting", deadline, now).await
+        crate::measured::store("work_restart_delete_in", async {
+            sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
+                .bind(kind)
+                .bind(id)
+                .execute(&mut **txn)
+                .await?;
+            self.work_enqueue_in(txn, kind, id, "deleting", deadline, now).await
+        })
+        .await
     }
 
     async fn network_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<Option<NetworkRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM networks WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-        row.as_ref().map(network_from_row).transpose()
+        crate::measured::store("network_fetch_in", async {
+            let sql = format!("SELECT {COLUMNS} FROM networks WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+            row.as_ref().map(network_from_row).transpose()
+        })
+        .await
     }
 
     /// The subnets of a network, in the order they were asked for.
     pub async fn subnet_list(&self, network_id: &str) -> Result<Vec<SubnetRow>> {
-        let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE network_id = $1 ORDER BY created_at, id");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(network_id).fetch_all(&self.pool).await?;
-        rows.iter().map(subnet_from_row).collect()
+        crate::measured::store("subnet_list", async {
+            let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE network_id = $1 ORDER BY created_at, id");
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(network_id).fetch_all(&self.pool).await?;
+            rows.iter().map(subnet_from_row).collect()
+        })
+        .await
     }
 
     /// One subnet by id (whatever its tenant: callers check).
     pub async fn subnet_fetch(&self, id: &str) -> Result<Option<SubnetRow>> {
-        let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-        row.as_ref().map(subnet_from_row).transpose()
+        crate::measured::store("subnet_fetch", async {
+            let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(subnet_from_row).transpose()
+        })
+        .await
     }
 
     /// One network by id with its subnets (whatever its tenant: callers check).
     pub async fn network_fetch(&self, id: &str) -> Result<Option<NetworkRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM networks WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-        let Some(mut network) = row.as_ref().map(network_from_row).transpose()? else { return Ok(None) };
-        network.subnets = self.subnet_list(id).await?;
-        Ok(Some(network))
+        crate::measured::store("network_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM networks WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            let Some(mut network) = row.as_ref().map(network_from_row).transpose()? else { return Ok(None) };
+            network.subnets = self.subnet_list(id).await?;
+            Ok(Some(network))
+        })
+        .await
     }
 
     /// Creates a network with its subnets, its authorization row, its work item and its
     /// `created` event, in one transaction. A network with the same id (a retry) is returned as
     /// it is when its request hash matches (`Ok((row, false))`), else `CONFLICT`.
     pub async fn network_create(&self, new: &NewNetwork, authz: &AuthzResourceRow) -> Result<(NetworkRow, bool)> {
-        let row = &new.row;
-        let mut txn = self.begin_write().await?;
-        if let Some(existing) = self.network_fetch_in(&mut txn, &row.id).await? {
-            drop(txn);
-            if existing.request_hash != row.request_hash {
-                return Err(Error::conflict(format!(
-                    "idempotency key already used for network {:?} with a different request",
-                    existing.id
-                ))
-                .with_detail("networkId", existing.id.as_str()));
+        crate::measured::store("network_create", async {
+            let row = &new.row;
+            let mut txn = self.begin_write().await?;
+            if let Some(existing) = self.network_fetch_in(&mut txn, &row.id).await? {
+                drop(txn);
+                if existing.request_hash != row.request_hash {
+                    return Err(Error::conflict(format!(
+                        "idempotency key already used for network {:?} with a different request",
+                        existing.id
+                    ))
+                    .with_detail("networkId", existing.id.as_str()));
+                }
+                let existing =
+                    self.network_fetch(&row.id).await?.ok_or_else(|| Error::not_found("network", &row.id))?;
+                return Ok((existing, false));
             }
-            let existing = self.network_fetch(&row.id).await?.ok_or_else(|| Error::not_found("network", &row.id))?;
-            return Ok((existing, false));
-        }
-        let insert = sqlx::query(
-            "INSERT INTO networks (id, tenant_id, project_id, pool_id, account_id, provider, owner_id, name, \
-             description, state, message, version, idempotency_key, request_hash, provider_id, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', 1, $10, $11, '', $12, $12)",
-        )
-        .bind(&row.id)
-        .bind(&row.tenant_id)
-        .bind(&row.project_id)
-        .bind(&row.pool_id)
-        .bind(&row.account_id)
-        .bind(&row.provider)
-        .bind(&row.owner_id)
-        .bind(&row.name)
-        .bind(&row.description)
-        .bind(&row.idempotency_key)
-        .bind(&row.request_hash)
-        .bind(row.created_at)
-        .execute(&mut *txn)
-        .await;
-        conflict_on_unique(insert, || {
-            Error::conflict(format!("tenant {:?} already has a network named {:?}", row.tenant_id, row.name))
-                .with_detail("name", row.name.as_str())
-        })?;
-        for subnet in &row.subnets {
-            sqlx::query(
-                "INSERT INTO subnets (id, network_id, tenant_id, name, region, ip_range, state, message, provider_id, \
-                 created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', '', '', $7, $7)",
+            let insert = sqlx::query(
+                "INSERT INTO networks (id, tenant_id, project_id, pool_id, account_id, provider, owner_id, name, \
+                 description, state, message, version, idempotency_key, request_hash, provider_id, created_at, \
+                 updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', 1, $10, $11, '', $12, $12)",
             )
-            .bind(&subnet.id)
             .bind(&row.id)
             .bind(&row.tenant_id)
-            .bind(&subnet.name)
-            .bind(&subnet.region)
-            .bind(&subnet.ip_range)
-            .bind(subnet.created_at)
+            .bind(&row.project_id)
+            .bind(&row.pool_id)
+            .bind(&row.account_id)
+            .bind(&row.provider)
+            .bind(&row.owner_id)
+            .bind(&row.name)
+            .bind(&row.description)
+            .bind(&row.idempotency_key)
+            .bind(&row.request_hash)
+            .bind(row.created_at)
             .execute(&mut *txn)
-            .await?;
-        }
-        self.authz_resource_insert_in(&mut txn, authz).await?;
-        self.work_enqueue_in(&mut txn, NETWORK_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
-        let created = self.network_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-        let subnets: Vec<serde_json::Value> = row
-            .subnets
-            .iter()
-            .map(|s| serde_json::json!({"subnetId": s.id, "name": s.name, "region": s.region, "ipRange": s.ip_range}))
-            .collect();
-        let event = network_event(
-            "created",
-            &created,
-            row.created_at,
-            serde_json::json!({"poolId": row.pool_id, "subnets": subnets}),
-        );
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        let created = self.network_fetch(&row.id).await?.ok_or_else(|| Error::not_found("network", &row.id))?;
-        Ok((created, true))
+            .await;
+            conflict_on_unique(insert, || {
+                Error::conflict(format!("tenant {:?} already has a network named {:?}", row.tenant_id, row.name))
+                    .with_detail("name", row.name.as_str())
+            })?;
+            for subnet in &row.subnets {
+                sqlx::query(
+                    "INSERT INTO subnets (id, network_id, tenant_id, name, region, ip_range, state, message, \
+                     provider_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', '', '', $7, $7)",
+                )
+                .bind(&subnet.id)
+                .bind(&row.id)
+                .bind(&row.tenant_id)
+                .bind(&subnet.name)
+                .bind(&subnet.region)
+                .bind(&subnet.ip_range)
+                .bind(subnet.created_at)
+                .execute(&mut *txn)
+                .await?;
+            }
+            self.authz_resource_insert_in(&mut txn, authz).await?;
+            self.work_enqueue_in(&mut txn, NETWORK_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
+            let created = self.network_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
+            let subnets: Vec<serde_json::Value> = row
+                .subnets
+                .iter()
+                .map(|s| {
+                    serde_json::json!({"subnetId": s.id, "name": s.name, "region": s.region, "ipRange": s.ip_range})
+                })
+                .collect();
+            let event = network_event(
+                "created",
+                &created,
+                row.created_at,
+                serde_json::json!({"poolId": row.pool_id, "subnets": subnets}),
+            );
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            let created = self.network_fetch(&row.id).await?.ok_or_else(|| Error::not_found("network", &row.id))?;
+            Ok((created, true))
+        })
+        .await
     }
 
     /// The tenant's networks with their subnets, oldest first, at most `limit`.
@@ -358,58 +379,66 @@ impl Store {
         include_deleted: bool,
         limit: i64,
     ) -> Result<Vec<NetworkRow>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM networks WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-             AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id LIMIT $5"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(tenant_id)
-            .bind(pool_id)
-            .bind(project_id)
-            .bind(include_deleted as i64)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        let mut networks: Vec<NetworkRow> = rows.iter().map(network_from_row).collect::<Result<_>>()?;
-        if networks.is_empty() {
-            return Ok(networks);
-        }
-        let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE tenant_id = $1 ORDER BY created_at, id");
-        let subnets = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).fetch_all(&self.pool).await?;
-        let position: HashMap<String, usize> = networks.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
-        for subnet in subnets.iter().map(subnet_from_row) {
-            let subnet = subnet?;
-            if let Some(&i) = position.get(&subnet.network_id) {
-                networks[i].subnets.push(subnet);
+        crate::measured::store("network_list", async {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM networks WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
+                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
+                 LIMIT $5"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(tenant_id)
+                .bind(pool_id)
+                .bind(project_id)
+                .bind(include_deleted as i64)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+            let mut networks: Vec<NetworkRow> = rows.iter().map(network_from_row).collect::<Result<_>>()?;
+            if networks.is_empty() {
+                return Ok(networks);
             }
-        }
-        Ok(networks)
+            let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE tenant_id = $1 ORDER BY created_at, id");
+            let subnets = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).fetch_all(&self.pool).await?;
+            let position: HashMap<String, usize> =
+                networks.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
+            for subnet in subnets.iter().map(subnet_from_row) {
+                let subnet = subnet?;
+                if let Some(&i) = position.get(&subnet.network_id) {
+                    networks[i].subnets.push(subnet);
+                }
+            }
+            Ok(networks)
+        })
+        .await
     }
 
     /// Changes a network's description (nothing changes at the provider), bumps its version,
     /// wakes the reconciler (a pass that raced the change then records what it saw) and
     /// publishes `updated`.
     pub async fn network_update(&self, id: &str, description: &str, now: i64) -> Result<NetworkRow> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE networks SET description = $2, version = version + 1, updated_at = $3 \
-             WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
-        )
-        .bind(id)
-        .bind(description)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Err(Error::invalid_state(format!("network {id:?} is being deleted and cannot change"))
-                .with_detail("networkId", id));
-        }
-        let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
-        self.work_enqueue_in(&mut txn, NETWORK_KIND, id, &network.state, None, now).await?;
-        let event = network_event("updated", &network, now, serde_json::json!({"changed": ["description"]}));
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
+        crate::measured::store("network_update", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE networks SET description = $2, version = version + 1, updated_at = $3 \
+                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NULL",
+            )
+            .bind(id)
+            .bind(description)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Err(Error::invalid_state(format!("network {id:?} is being deleted and cannot change"))
+                    .with_detail("networkId", id));
+            }
+            let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
+            self.work_enqueue_in(&mut txn, NETWORK_KIND, id, &network.state, None, now).await?;
+            let event = network_event("updated", &network, now, serde_json::json!({"changed": ["description"]}));
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
+        })
+        .await
     }
 
     /// Inside a transaction that puts something on network `id` (an instance on one of its
@@ -417,156 +446,172 @@ impl Store {
     /// being deleted (`INVALID_STATE` otherwise). A concurrent delete waits for this transaction
     /// and then counts what it wrote, or this one waits for the delete and is refused.
     pub async fn network_hold_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<()> {
-        if !hold_live_row_in(txn, "networks", id).await? {
-            return Err(Error::invalid_state(format!("network {id:?} is being deleted: nothing new can use it"))
-                .with_detail("networkId", id));
-        }
-        Ok(())
+        crate::measured::store("network_hold_in", async {
+            if !hold_live_row_in(txn, "networks", id).await? {
+                return Err(Error::invalid_state(format!("network {id:?} is being deleted: nothing new can use it"))
+                    .with_detail("networkId", id));
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// What rests on network `id`, read inside the caller's transaction.
     pub async fn network_usage_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<NetworkUsage> {
-        let instances: Vec<String> = sqlx::query_scalar(
-            "SELECT id FROM instances WHERE network_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
-        )
-        .bind(id)
-        .fetch_all(&mut **txn)
-        .await?;
-        let clusters: Vec<String> = sqlx::query_scalar(
-            "SELECT id FROM kubernetes_clusters WHERE network_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
-        )
-        .bind(id)
-        .fetch_all(&mut **txn)
-        .await?;
-        let load_balancers = self.load_balancers_on_network_in(txn, id).await?;
-        Ok(NetworkUsage { instances, clusters, load_balancers })
+        crate::measured::store("network_usage_in", async {
+            let instances: Vec<String> = sqlx::query_scalar(
+                "SELECT id FROM instances WHERE network_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
+            )
+            .bind(id)
+            .fetch_all(&mut **txn)
+            .await?;
+            let clusters: Vec<String> = sqlx::query_scalar(
+                "SELECT id FROM kubernetes_clusters WHERE network_id = $1 AND deleted_at IS NULL \
+                 ORDER BY created_at, id",
+            )
+            .bind(id)
+            .fetch_all(&mut **txn)
+            .await?;
+            let load_balancers = self.load_balancers_on_network_in(txn, id).await?;
+            Ok(NetworkUsage { instances, clusters, load_balancers })
+        })
+        .await
     }
 
     /// Marks a network and its subnets for deletion and wakes the reconciler; publishes
     /// `deleting`. `INVALID_STATE` naming what rests on it while anything does. A network already
     /// `deleting` is returned unchanged; one whose delete failed is retried at once.
     pub async fn network_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<NetworkRow> {
-        let mut txn = self.begin_write().await?;
-        // The update takes the row lock first, so writers that hold the network are counted.
-        let updated = sqlx::query(
-            "UPDATE networks SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
-             delete_requested_at = COALESCE(delete_requested_at, $2) \
-             WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            drop(txn);
-            return self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id));
-        }
-        let usage = self.network_usage_in(&mut txn, id).await?;
-        if !usage.is_empty() {
-            drop(txn);
-            let mut what = Vec::new();
-            if !usage.instances.is_empty() {
-                what.push(format!("instances {}", usage.instances.join(", ")));
+        crate::measured::store("network_delete", async {
+            let mut txn = self.begin_write().await?;
+            // The update takes the row lock first, so writers that hold the network are counted.
+            let updated = sqlx::query(
+                "UPDATE networks SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
+                 delete_requested_at = COALESCE(delete_requested_at, $2) \
+                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                drop(txn);
+                return self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id));
             }
-            if !usage.clusters.is_empty() {
-                what.push(format!("clusters {}", usage.clusters.join(", ")));
+            let usage = self.network_usage_in(&mut txn, id).await?;
+            if !usage.is_empty() {
+                drop(txn);
+                let mut what = Vec::new();
+                if !usage.instances.is_empty() {
+                    what.push(format!("instances {}", usage.instances.join(", ")));
+                }
+                if !usage.clusters.is_empty() {
+                    what.push(format!("clusters {}", usage.clusters.join(", ")));
+                }
+                if !usage.load_balancers.is_empty() {
+                    what.push(format!("load balancers {}", usage.load_balancers.join(", ")));
+                }
+                return Err(Error::invalid_state(format!(
+                    "network {id:?} cannot be deleted while {} rest on it; delete them first",
+                    what.join(" and ")
+                ))
+                .with_detail("reason", "inUse")
+                .with_detail("networkId", id)
+                .with_detail("instances", usage.instances)
+                .with_detail("clusters", usage.clusters)
+                .with_detail("loadBalancers", usage.load_balancers));
             }
-            if !usage.load_balancers.is_empty() {
-                what.push(format!("load balancers {}", usage.load_balancers.join(", ")));
-            }
-            return Err(Error::invalid_state(format!(
-                "network {id:?} cannot be deleted while {} rest on it; delete them first",
-                what.join(" and ")
-            ))
-            .with_detail("reason", "inUse")
-            .with_detail("networkId", id)
-            .with_detail("instances", usage.instances)
-            .with_detail("clusters", usage.clusters)
-            .with_detail("loadBalancers", usage.load_balancers));
-        }
-        sqlx::query(
-            "UPDATE subnets SET state = 'deleting', message = '', updated_at = $2 \
-             WHERE network_id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        self.work_restart_delete_in(&mut txn, NETWORK_KIND, id, deadline, now).await?;
-        let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
-        self.event_append_in(&mut txn, &network_event("deleting", &network, now, serde_json::json!({}))).await?;
-        self.commit_and_signal(txn).await?;
-        self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
+            sqlx::query(
+                "UPDATE subnets SET state = 'deleting', message = '', updated_at = $2 \
+                 WHERE network_id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            self.work_restart_delete_in(&mut txn, NETWORK_KIND, id, deadline, now).await?;
+            let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
+            self.event_append_in(&mut txn, &network_event("deleting", &network, now, serde_json::json!({}))).await?;
+            self.commit_and_signal(txn).await?;
+            self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
+        })
+        .await
     }
 
     /// Records an observation of the reconciler with its events, unless the tenant changed the
     /// network meanwhile (then nothing is written and `false` is returned: the change has
     /// already queued the next pass).
     pub async fn network_observe(&self, id: &str, observed: &NetworkObserved, now: i64) -> Result<bool> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE networks SET state = $3, message = $4, provider_id = $5, updated_at = $6 \
-             WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(observed.version)
-        .bind(&observed.state)
-        .bind(&observed.message)
-        .bind(&observed.provider_id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(false);
-        }
-        for subnet in &observed.subnets {
-            sqlx::query(
-                "UPDATE subnets SET state = $3, message = $4, provider_id = $5, updated_at = $6 \
-                 WHERE id = $1 AND network_id = $2 AND deleted_at IS NULL",
+        crate::measured::store("network_observe", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE networks SET state = $3, message = $4, provider_id = $5, updated_at = $6 \
+                 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
             )
-            .bind(&subnet.id)
             .bind(id)
-            .bind(&subnet.state)
-            .bind(&subnet.message)
-            .bind(&subnet.provider_id)
+            .bind(observed.version)
+            .bind(&observed.state)
+            .bind(&observed.message)
+            .bind(&observed.provider_id)
             .bind(now)
             .execute(&mut *txn)
             .await?;
-        }
-        for event in &observed.events {
-            self.event_append_in(&mut txn, event).await?;
-        }
-        self.commit_and_signal(txn).await?;
-        Ok(true)
+            if updated.rows_affected() == 0 {
+                return Ok(false);
+            }
+            for subnet in &observed.subnets {
+                sqlx::query(
+                    "UPDATE subnets SET state = $3, message = $4, provider_id = $5, updated_at = $6 \
+                     WHERE id = $1 AND network_id = $2 AND deleted_at IS NULL",
+                )
+                .bind(&subnet.id)
+                .bind(id)
+                .bind(&subnet.state)
+                .bind(&subnet.message)
+                .bind(&subnet.provider_id)
+                .bind(now)
+                .execute(&mut *txn)
+                .await?;
+            }
+            for event in &observed.events {
+                self.event_append_in(&mut txn, event).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
     }
 
     /// The network is gone at the provider: marks it and its subnets deleted, removes its
     /// authorization row and publishes `deleted`, in one transaction.
     pub async fn network_finish_delete(&self, id: &str, now: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE networks SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-             WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Ok(());
-        }
-        sqlx::query(
-            "UPDATE subnets SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-             WHERE network_id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        self.authz_resource_delete_in(&mut txn, NETWORK_RESOURCE, id).await?;
-        let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
-        self.event_append_in(&mut txn, &network_event("deleted", &network, now, serde_json::json!({}))).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(())
+        crate::measured::store("network_finish_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE networks SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
+                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(());
+            }
+            sqlx::query(
+                "UPDATE subnets SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
+                 WHERE network_id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            self.authz_resource_delete_in(&mut txn, NETWORK_RESOURCE, id).await?;
+            let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
+            self.event_append_in(&mut txn, &network_event("deleted", &network, now, serde_json::json!({}))).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(())
+        })
+        .await
     }
 }

@@ -146,150 +146,175 @@ const SELECT_VISIBLE: &str = "SELECT p.id, p.account_id, a.tenant_id, a.provider
 impl Store {
     /// Creates a pool on a live account.
     pub async fn pool_create(&self, new: &NewPool) -> Result<PoolRow> {
-        let mut txn = self.begin_write().await?;
-        let account: Option<Option<i64>> = sqlx::query_scalar("SELECT deleted_at FROM provider_accounts WHERE id = $1")
-            .bind(&new.account_id)
-            .fetch_optional(&mut *txn)
-            .await?;
-        match account {
-            None => return Err(Error::not_found("account", &new.account_id)),
-            Some(Some(_)) => {
-                return Err(Error::invalid_state(format!("account {:?} is deleted", new.account_id))
-                    .with_detail("accountId", new.account_id.as_str()));
+        crate::measured::store("pool_create", async {
+            let mut txn = self.begin_write().await?;
+            let account: Option<Option<i64>> =
+                sqlx::query_scalar("SELECT deleted_at FROM provider_accounts WHERE id = $1")
+                    .bind(&new.account_id)
+                    .fetch_optional(&mut *txn)
+                    .await?;
+            match account {
+                None => return Err(Error::not_found("account", &new.account_id)),
+                Some(Some(_)) => {
+                    return Err(Error::invalid_state(format!("account {:?} is deleted", new.account_id))
+                        .with_detail("accountId", new.account_id.as_str()));
+                }
+                Some(None) => {}
             }
-            Some(None) => {}
-        }
-        sqlx::query(
-            "INSERT INTO pools (id, account_id, name, description, billing_mode, policy, prices, state, version, \
-             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', 1, $8, $8)",
-        )
-        .bind(&new.id)
-        .bind(&new.account_id)
-        .bind(&new.name)
-        .bind(&new.description)
-        .bind(&new.billing_mode)
-        .bind(new.policy.to_string())
-        .bind(serde_json::to_string(&new.prices).expect("prices serialize"))
-        .bind(new.now)
-        .execute(&mut *txn)
-        .await?;
-        let pool = self.pool_fetch_in(&mut txn, &new.id).await?;
-        let attributes = serde_json::Map::from_iter([
-            ("providerAccountId".to_owned(), pool.account_id.clone().into()),
-            ("billingMode".to_owned(), pool.billing_mode.clone().into()),
-        ]);
-        let authz = super::catalog::authz_row(
-            "platform-pool",
-            &pool.id,
-            pool.tenant_id.as_deref(),
-            attributes,
-            pool.created_at,
-        );
-        self.authz_resource_insert_in(&mut txn, &authz).await?;
-        self.event_append_in(&mut txn, &pool_event("created", &pool)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(pool)
+            sqlx::query(
+                "INSERT INTO pools (id, account_id, name, description, billing_mode, policy, prices, state, version, \
+                 created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', 1, $8, $8)",
+            )
+            .bind(&new.id)
+            .bind(&new.account_id)
+            .bind(&new.name)
+            .bind(&new.description)
+            .bind(&new.billing_mode)
+            .bind(new.policy.to_string())
+            .bind(serde_json::to_string(&new.prices).expect("prices serialize"))
+            .bind(new.now)
+            .execute(&mut *txn)
+            .await?;
+            let pool = self.pool_fetch_in(&mut txn, &new.id).await?;
+            let attributes = serde_json::Map::from_iter([
+                ("providerAccountId".to_owned(), pool.account_id.clone().into()),
+                ("billingMode".to_owned(), pool.billing_mode.clone().into()),
+            ]);
+            let authz = super::catalog::authz_row(
+                "platform-pool",
+                &pool.id,
+                pool.tenant_id.as_deref(),
+                attributes,
+                pool.created_at,
+            );
+            self.authz_resource_insert_in(&mut txn, &authz).await?;
+            self.event_append_in(&mut txn, &pool_event("created", &pool)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(pool)
+        })
+        .await
     }
 
     async fn pool_fetch_in(&self, txn: &mut sqlx::Transaction<'static, sqlx::Any>, id: &str) -> Result<PoolRow> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE p.id = $1")))
-            .bind(id)
-            .fetch_optional(&mut **txn)
-            .await?;
-        row.as_ref().map(pool_from_row).transpose()?.ok_or_else(|| Error::not_found("pool", id))
+        crate::measured::store("pool_fetch_in", async {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE p.id = $1")))
+                .bind(id)
+                .fetch_optional(&mut **txn)
+                .await?;
+            row.as_ref().map(pool_from_row).transpose()?.ok_or_else(|| Error::not_found("pool", id))
+        })
+        .await
     }
 
     /// The pool with `id`, deleted or not.
     pub async fn pool_fetch(&self, id: &str) -> Result<PoolRow> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE p.id = $1")))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(pool_from_row).transpose()?.ok_or_else(|| Error::not_found("pool", id))
+        crate::measured::store("pool_fetch", async {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE p.id = $1")))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(pool_from_row).transpose()?.ok_or_else(|| Error::not_found("pool", id))
+        })
+        .await
     }
 
     /// Pools, oldest first, narrowed to an account and an owning tenant when those are not empty.
     pub async fn pool_list(&self, account: &str, tenant: &str, include_deleted: bool) -> Result<Vec<PoolRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT} WHERE ($1 = '' OR p.account_id = $1) AND ($2 = '' OR a.tenant_id = $2) \
-             AND ($3 OR p.deleted_at IS NULL) ORDER BY p.created_at, p.id"
-        )))
-        .bind(account)
-        .bind(tenant)
-        .bind(include_deleted)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(pool_from_row).collect()
+        crate::measured::store("pool_list", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "{SELECT} WHERE ($1 = '' OR p.account_id = $1) AND ($2 = '' OR a.tenant_id = $2) \
+                 AND ($3 OR p.deleted_at IS NULL) ORDER BY p.created_at, p.id"
+            )))
+            .bind(account)
+            .bind(tenant)
+            .bind(include_deleted)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(pool_from_row).collect()
+        })
+        .await
     }
 
     /// Applies `change` to a live pool and bumps its version.
     pub async fn pool_update(&self, id: &str, change: &PoolChange, now: i64) -> Result<PoolRow> {
-        let mut txn = self.begin_write().await?;
-        let current = self.pool_fetch_in(&mut txn, id).await?;
-        if current.deleted_at.is_some() {
-            return Err(Error::invalid_state(format!("pool {id:?} is deleted and cannot change")));
-        }
-        sqlx::query(
-            "UPDATE pools SET name = $2, description = $3, billing_mode = $4, state = $5, policy = $6, prices = $7, \
-             version = version + 1, updated_at = $8 WHERE id = $1",
-        )
-        .bind(id)
-        .bind(change.name.as_ref().unwrap_or(&current.name))
-        .bind(change.description.as_ref().unwrap_or(&current.description))
-        .bind(change.billing_mode.as_ref().unwrap_or(&current.billing_mode))
-        .bind(change.state.as_ref().unwrap_or(&current.state))
-        .bind(change.policy.as_ref().unwrap_or(&current.policy).to_string())
-        .bind(serde_json::to_string(change.prices.as_ref().unwrap_or(&current.prices)).expect("prices serialize"))
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        let pool = self.pool_fetch_in(&mut txn, id).await?;
-        self.event_append_in(&mut txn, &pool_event("updated", &pool)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(pool)
+        crate::measured::store("pool_update", async {
+            let mut txn = self.begin_write().await?;
+            let current = self.pool_fetch_in(&mut txn, id).await?;
+            if current.deleted_at.is_some() {
+                return Err(Error::invalid_state(format!("pool {id:?} is deleted and cannot change")));
+            }
+            sqlx::query(
+                "UPDATE pools SET name = $2, description = $3, billing_mode = $4, state = $5, policy = $6, \
+                 prices = $7, version = version + 1, updated_at = $8 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(change.name.as_ref().unwrap_or(&current.name))
+            .bind(change.description.as_ref().unwrap_or(&current.description))
+            .bind(change.billing_mode.as_ref().unwrap_or(&current.billing_mode))
+            .bind(change.state.as_ref().unwrap_or(&current.state))
+            .bind(change.policy.as_ref().unwrap_or(&current.policy).to_string())
+            .bind(serde_json::to_string(change.prices.as_ref().unwrap_or(&current.prices)).expect("prices serialize"))
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            let pool = self.pool_fetch_in(&mut txn, id).await?;
+            self.event_append_in(&mut txn, &pool_event("updated", &pool)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(pool)
+        })
+        .await
     }
 
     /// Marks a pool deleted; `INVALID_STATE` while any quota on it has bookings (resources on
     /// the pool). A deleted pool is returned unchanged.
     pub async fn pool_delete(&self, id: &str, now: i64) -> Result<PoolRow> {
-        let mut txn = self.begin_write().await?;
-        let booked: i64 =
-            sqlx::query_scalar("SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM quotas WHERE pool_id = $1")
-                .bind(id)
-                .fetch_one(&mut *txn)
-                .await?;
-        if booked > 0 {
-            return Err(Error::invalid_state(format!(
-                "pool {id:?} has {booked} resource(s) booked on its quotas; delete them first"
-            ))
-            .with_detail("used", booked));
-        }
-        let updated = mark_deleted_in(&mut txn, "pools", id, now).await?;
-        let pool = self.pool_fetch_in(&mut txn, id).await?;
-        if updated {
-            self.event_append_in(&mut txn, &pool_event("deleted", &pool)).await?;
-            self.commit_and_signal(txn).await?;
-        }
-        Ok(pool)
+        crate::measured::store("pool_delete", async {
+            let mut txn = self.begin_write().await?;
+            let booked: i64 =
+                sqlx::query_scalar("SELECT CAST(COALESCE(SUM(used), 0) AS BIGINT) FROM quotas WHERE pool_id = $1")
+                    .bind(id)
+                    .fetch_one(&mut *txn)
+                    .await?;
+            if booked > 0 {
+                return Err(Error::invalid_state(format!(
+                    "pool {id:?} has {booked} resource(s) booked on its quotas; delete them first"
+                ))
+                .with_detail("used", booked));
+            }
+            let updated = mark_deleted_in(&mut txn, "pools", id, now).await?;
+            let pool = self.pool_fetch_in(&mut txn, id).await?;
+            if updated {
+                self.event_append_in(&mut txn, &pool_event("deleted", &pool)).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(pool)
+        })
+        .await
     }
 
     /// The pool `id` as tenant `tenant` sees it, or `None` when the tenant cannot see it.
     pub async fn pool_visible(&self, tenant: &str, id: &str) -> Result<Option<VisiblePool>> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_VISIBLE} AND p.id = $2")))
-            .bind(tenant)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(visible_from_row).transpose()
+        crate::measured::store("pool_visible", async {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_VISIBLE} AND p.id = $2")))
+                .bind(tenant)
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(visible_from_row).transpose()
+        })
+        .await
     }
 
     /// The pools tenant `tenant` can see, oldest first.
     pub async fn pool_list_visible(&self, tenant: &str) -> Result<Vec<VisiblePool>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_VISIBLE} ORDER BY p.created_at, p.id")))
-            .bind(tenant)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(visible_from_row).collect()
+        crate::measured::store("pool_list_visible", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT_VISIBLE} ORDER BY p.created_at, p.id")))
+                .bind(tenant)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(visible_from_row).collect()
+        })
+        .await
     }
 }
 

@@ -92,106 +92,124 @@ pub fn quota_exceeded(pool: &str, tenant: &str, kind: &str, n: i64, quota: Optio
 impl Store {
     /// Creates a quota; `CONFLICT` when one of the same pool, tenant and kind exists.
     pub async fn quota_create(&self, new: &NewQuota) -> Result<QuotaRow> {
-        let mut txn = self.begin_write().await?;
-        tenant_require_active_in(&mut txn, &new.tenant_id).await?;
-        let row = conflict_on_unique(
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO quotas ({COLUMNS}) VALUES ($1, $2, $3, $4, 0, 1, $5, $5) RETURNING {COLUMNS}"
-            )))
-            .bind(&new.pool_id)
-            .bind(&new.tenant_id)
-            .bind(&new.resource_kind)
-            .bind(new.limit)
-            .bind(new.now)
-            .fetch_one(&mut *txn)
-            .await,
-            || {
-                Error::conflict(format!(
-                    "tenant {:?} already has a {} quota on pool {:?}",
-                    new.tenant_id, new.resource_kind, new.pool_id
-                ))
-                .with_detail("resourceKind", new.resource_kind.as_str())
-            },
-        )?;
-        let quota = quota_from_row(&row)?;
-        self.event_append_in(&mut txn, &quota_event("created", &quota)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(quota)
+        crate::measured::store("quota_create", async {
+            let mut txn = self.begin_write().await?;
+            tenant_require_active_in(&mut txn, &new.tenant_id).await?;
+            let row = conflict_on_unique(
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO quotas ({COLUMNS}) VALUES ($1, $2, $3, $4, 0, 1, $5, $5) RETURNING {COLUMNS}"
+                )))
+                .bind(&new.pool_id)
+                .bind(&new.tenant_id)
+                .bind(&new.resource_kind)
+                .bind(new.limit)
+                .bind(new.now)
+                .fetch_one(&mut *txn)
+                .await,
+                || {
+                    Error::conflict(format!(
+                        "tenant {:?} already has a {} quota on pool {:?}",
+                        new.tenant_id, new.resource_kind, new.pool_id
+                    ))
+                    .with_detail("resourceKind", new.resource_kind.as_str())
+                },
+            )?;
+            let quota = quota_from_row(&row)?;
+            self.event_append_in(&mut txn, &quota_event("created", &quota)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(quota)
+        })
+        .await
     }
 
     /// One quota.
     pub async fn quota_fetch(&self, pool: &str, tenant: &str, kind: &str) -> Result<QuotaRow> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM quotas WHERE {KEY}")))
-            .bind(pool)
-            .bind(tenant)
-            .bind(kind)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))
+        crate::measured::store("quota_fetch", async {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM quotas WHERE {KEY}")))
+                .bind(pool)
+                .bind(tenant)
+                .bind(kind)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))
+        })
+        .await
     }
 
     /// Quotas, oldest first, narrowed to a pool and a tenant when those are not empty.
     pub async fn quota_list(&self, pool: &str, tenant: &str) -> Result<Vec<QuotaRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM quotas WHERE ($1 = '' OR pool_id = $1) AND ($2 = '' OR tenant_id = $2) \
-             ORDER BY created_at, pool_id, tenant_id, resource_kind"
-        )))
-        .bind(pool)
-        .bind(tenant)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(quota_from_row).collect()
+        crate::measured::store("quota_list", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM quotas WHERE ($1 = '' OR pool_id = $1) AND ($2 = '' OR tenant_id = $2) \
+                 ORDER BY created_at, pool_id, tenant_id, resource_kind"
+            )))
+            .bind(pool)
+            .bind(tenant)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(quota_from_row).collect()
+        })
+        .await
     }
 
     /// Sets a quota's limit and bumps its version.
     pub async fn quota_update(&self, pool: &str, tenant: &str, kind: &str, limit: i64, now: i64) -> Result<QuotaRow> {
-        let mut txn = self.begin_write().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE quotas SET quota_limit = $4, version = version + 1, updated_at = $5 WHERE {KEY} \
-             RETURNING {COLUMNS}"
-        )))
-        .bind(pool)
-        .bind(tenant)
-        .bind(kind)
-        .bind(limit)
-        .bind(now)
-        .fetch_optional(&mut *txn)
-        .await?;
-        let quota = row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))?;
-        self.event_append_in(&mut txn, &quota_event("updated", &quota)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(quota)
+        crate::measured::store("quota_update", async {
+            let mut txn = self.begin_write().await?;
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE quotas SET quota_limit = $4, version = version + 1, updated_at = $5 WHERE {KEY} \
+                 RETURNING {COLUMNS}"
+            )))
+            .bind(pool)
+            .bind(tenant)
+            .bind(kind)
+            .bind(limit)
+            .bind(now)
+            .fetch_optional(&mut *txn)
+            .await?;
+            let quota =
+                row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))?;
+            self.event_append_in(&mut txn, &quota_event("updated", &quota)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(quota)
+        })
+        .await
     }
 
     /// Removes a quota without bookings and returns it as it was; `INVALID_STATE` while
     /// resources hold bookings on it.
     pub async fn quota_delete(&self, pool: &str, tenant: &str, kind: &str, now: i64) -> Result<QuotaRow> {
-        let mut txn = self.begin_write().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM quotas WHERE {KEY}")))
-            .bind(pool)
-            .bind(tenant)
-            .bind(kind)
-            .fetch_optional(&mut *txn)
-            .await?;
-        let quota = row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))?;
-        if quota.used > 0 {
-            return Err(Error::invalid_state(format!(
-                "the {kind} quota of tenant {tenant:?} on pool {pool:?} has {} booking(s); delete those resources first",
-                quota.used
-            ))
-            .with_detail("used", quota.used));
-        }
-        sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM quotas WHERE {KEY}")))
-            .bind(pool)
-            .bind(tenant)
-            .bind(kind)
-            .execute(&mut *txn)
-            .await?;
-        let mut event = quota_event("deleted", &quota);
-        event.time = now;
-        self.event_append_in(&mut txn, &event).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(quota)
+        crate::measured::store("quota_delete", async {
+            let mut txn = self.begin_write().await?;
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM quotas WHERE {KEY}")))
+                .bind(pool)
+                .bind(tenant)
+                .bind(kind)
+                .fetch_optional(&mut *txn)
+                .await?;
+            let quota =
+                row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))?;
+            if quota.used > 0 {
+                return Err(Error::invalid_state(format!(
+                    "the {kind} quota of tenant {tenant:?} on pool {pool:?} has {} booking(s); \
+                     delete those resources first",
+                    quota.used
+                ))
+                .with_detail("used", quota.used));
+            }
+            sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM quotas WHERE {KEY}")))
+                .bind(pool)
+                .bind(tenant)
+                .bind(kind)
+                .execute(&mut *txn)
+                .await?;
+            let mut event = quota_event("deleted", &quota);
+            event.time = now;
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(quota)
+        })
+        .await
     }
 
     /// Books `n` of `kind` for `tenant` on `pool` inside the resource's own transaction:
@@ -204,27 +222,30 @@ impl Store {
         kind: &str,
         n: i64,
     ) -> Result<()> {
-        let booked = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE quotas SET used = used + $4 WHERE {KEY} AND used + $4 <= quota_limit"
-        )))
-        .bind(pool)
-        .bind(tenant)
-        .bind(kind)
-        .bind(n)
-        .execute(&mut **txn)
-        .await?;
-        if booked.rows_affected() == 1 {
-            return Ok(());
-        }
-        let quota = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT quota_limit, used FROM quotas WHERE {KEY}")))
+        crate::measured::store("quota_book_in", async {
+            let booked = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE quotas SET used = used + $4 WHERE {KEY} AND used + $4 <= quota_limit"
+            )))
             .bind(pool)
             .bind(tenant)
             .bind(kind)
-            .fetch_optional(&mut **txn)
-            .await?
-            .map(|row| Ok::<_, sqlx::Error>((row.try_get("quota_limit")?, row.try_get("used")?)))
-            .transpose()?;
-        Err(quota_exceeded(pool, tenant, kind, n, quota))
+            .bind(n)
+            .execute(&mut **txn)
+            .await?;
+            if booked.rows_affected() == 1 {
+                return Ok(());
+            }
+            let quota = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT quota_limit, used FROM quotas WHERE {KEY}")))
+                .bind(pool)
+                .bind(tenant)
+                .bind(kind)
+                .fetch_optional(&mut **txn)
+                .await?
+                .map(|row| Ok::<_, sqlx::Error>((row.try_get("quota_limit")?, row.try_get("used")?)))
+                .transpose()?;
+            Err(quota_exceeded(pool, tenant, kind, n, quota))
+        })
+        .await
     }
 
     /// Gives back `n` of `kind` booked by a resource that goes, inside its transaction. Never
@@ -237,49 +258,61 @@ impl Store {
         kind: &str,
         n: i64,
     ) -> Result<()> {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE quotas SET used = CASE WHEN used >= $4 THEN used - $4 ELSE 0 END WHERE {KEY}"
-        )))
-        .bind(pool)
-        .bind(tenant)
-        .bind(kind)
-        .bind(n)
-        .execute(&mut **txn)
-        .await?;
-        Ok(())
+        crate::measured::store("quota_refund_in", async {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE quotas SET used = CASE WHEN used >= $4 THEN used - $4 ELSE 0 END WHERE {KEY}"
+            )))
+            .bind(pool)
+            .bind(tenant)
+            .bind(kind)
+            .bind(n)
+            .execute(&mut **txn)
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Books `n` in a transaction of its own (what a create does, for tests and benchmarks of
     /// booking under concurrency).
     pub async fn quota_book(&self, pool: &str, tenant: &str, kind: &str, n: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        self.quota_book_in(&mut txn, pool, tenant, kind, n).await?;
-        txn.commit().await?;
-        Ok(())
+        crate::measured::store("quota_book", async {
+            let mut txn = self.begin_write().await?;
+            self.quota_book_in(&mut txn, pool, tenant, kind, n).await?;
+            txn.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Refunds `n` in a transaction of its own.
     pub async fn quota_refund(&self, pool: &str, tenant: &str, kind: &str, n: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        self.quota_refund_in(&mut txn, pool, tenant, kind, n).await?;
-        txn.commit().await?;
-        Ok(())
+        crate::measured::store("quota_refund", async {
+            let mut txn = self.begin_write().await?;
+            self.quota_refund_in(&mut txn, pool, tenant, kind, n).await?;
+            txn.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Whether `n` more of `kind` would fit now, booking nothing (`checkPlacement`).
     pub async fn quota_check(&self, pool: &str, tenant: &str, kind: &str, n: i64) -> Result<()> {
-        let quota = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT quota_limit, used FROM quotas WHERE {KEY}")))
-            .bind(pool)
-            .bind(tenant)
-            .bind(kind)
-            .fetch_optional(&self.pool)
-            .await?
-            .map(|row| Ok::<(i64, i64), sqlx::Error>((row.try_get("quota_limit")?, row.try_get("used")?)))
-            .transpose()?;
-        match quota {
-            Some((limit, used)) if used + n <= limit => Ok(()),
-            other => Err(quota_exceeded(pool, tenant, kind, n, other)),
-        }
+        crate::measured::store("quota_check", async {
+            let quota = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT quota_limit, used FROM quotas WHERE {KEY}")))
+                .bind(pool)
+                .bind(tenant)
+                .bind(kind)
+                .fetch_optional(&self.pool)
+                .await?
+                .map(|row| Ok::<(i64, i64), sqlx::Error>((row.try_get("quota_limit")?, row.try_get("used")?)))
+                .transpose()?;
+            match quota {
+                Some((limit, used)) if used + n <= limit => Ok(()),
+                other => Err(quota_exceeded(pool, tenant, kind, n, other)),
+            }
+        })
+        .await
     }
 }
 

@@ -43,31 +43,34 @@ impl Store {
     /// Records a binding; the same role at the same scope twice is `CONFLICT`, and a principal
     /// that already holds `max_per_principal` is `QUOTA_EXCEEDED`.
     pub async fn role_binding_create(&self, binding: &RoleBindingRow, max_per_principal: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        if self.backend == Backend::Postgres {
-            // Serializes the bindings of one principal, so that two cannot both pass the cap.
-            sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+        crate::measured::store("role_binding_create", async {
+            let mut txn = self.begin_write().await?;
+            if self.backend == Backend::Postgres {
+                // Serializes the bindings of one principal, so that two cannot both pass the cap.
+                sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+                    .bind(&binding.principal_id)
+                    .execute(&mut *txn)
+                    .await?;
+            }
+            let held: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM role_bindings WHERE principal_id = $1")
                 .bind(&binding.principal_id)
-                .execute(&mut *txn)
+                .fetch_one(&mut *txn)
                 .await?;
-        }
-        let held: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM role_bindings WHERE principal_id = $1")
-            .bind(&binding.principal_id)
-            .fetch_one(&mut *txn)
-            .await?;
-        if held >= max_per_principal {
-            return Err(Error::new(
-                Code::QuotaExceeded,
-                format!(
-                    "principal {:?} already holds {held} role bindings, the most one may hold; remove one first",
-                    binding.principal_id
-                ),
-            )
-            .with_detail("limit", max_per_principal));
-        }
-        self.role_binding_insert_in(&mut txn, binding).await?;
-        txn.commit().await?;
-        Ok(())
+            if held >= max_per_principal {
+                return Err(Error::new(
+                    Code::QuotaExceeded,
+                    format!(
+                        "principal {:?} already holds {held} role bindings, the most one may hold; remove one first",
+                        binding.principal_id
+                    ),
+                )
+                .with_detail("limit", max_per_principal));
+            }
+            self.role_binding_insert_in(&mut txn, binding).await?;
+            txn.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Records a binding inside a transaction.
@@ -76,47 +79,56 @@ impl Store {
         txn: &mut sqlx::AnyConnection,
         binding: &RoleBindingRow,
     ) -> Result<()> {
-        conflict_on_unique(
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO role_bindings ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
-            )))
-            .bind(&binding.id)
-            .bind(&binding.principal_id)
-            .bind(&binding.role)
-            .bind(&binding.scope_type)
-            .bind(&binding.scope_id)
-            .bind(&binding.tenant_id)
-            .bind(binding.created_at)
-            .execute(&mut *txn)
-            .await,
-            || {
-                Error::conflict(format!(
-                    "the principal already holds {} at {} {}",
-                    binding.role, binding.scope_type, binding.scope_id
-                ))
-            },
-        )?;
-        Ok(())
+        crate::measured::store("role_binding_insert_in", async {
+            conflict_on_unique(
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO role_bindings ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+                )))
+                .bind(&binding.id)
+                .bind(&binding.principal_id)
+                .bind(&binding.role)
+                .bind(&binding.scope_type)
+                .bind(&binding.scope_id)
+                .bind(&binding.tenant_id)
+                .bind(binding.created_at)
+                .execute(&mut *txn)
+                .await,
+                || {
+                    Error::conflict(format!(
+                        "the principal already holds {} at {} {}",
+                        binding.role, binding.scope_type, binding.scope_id
+                    ))
+                },
+            )?;
+            Ok(())
+        })
+        .await
     }
 
     /// The binding with `id`.
     pub async fn role_binding_fetch(&self, id: &str) -> Result<Option<RoleBindingRow>> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM role_bindings WHERE id = $1")))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(binding_from_row).transpose()
+        crate::measured::store("role_binding_fetch", async {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM role_bindings WHERE id = $1")))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(binding_from_row).transpose()
+        })
+        .await
     }
 
     /// Every binding of one principal: what a decision on its calls needs.
     pub async fn role_binding_list_for_principal(&self, principal_id: &str) -> Result<Vec<RoleBindingRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM role_bindings WHERE principal_id = $1 ORDER BY created_at, id"
-        )))
-        .bind(principal_id)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(binding_from_row).collect()
+        crate::measured::store("role_binding_list_for_principal", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM role_bindings WHERE principal_id = $1 ORDER BY created_at, id"
+            )))
+            .bind(principal_id)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(binding_from_row).collect()
+        })
+        .await
     }
 
     /// The bindings under `tenant` (the platform's when none), of one principal when named,
@@ -128,38 +140,47 @@ impl Store {
         after: (i64, &str),
         limit: i64,
     ) -> Result<Vec<RoleBindingRow>> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM role_bindings \
-             WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 = '' OR principal_id = $2) \
-             AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
-        )))
-        .bind(tenant)
-        .bind(principal.unwrap_or_default())
-        .bind(after.0)
-        .bind(after.1)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(binding_from_row).collect()
+        crate::measured::store("role_binding_list", async {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM role_bindings \
+                 WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 = '' OR principal_id = $2) \
+                 AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
+            )))
+            .bind(tenant)
+            .bind(principal.unwrap_or_default())
+            .bind(after.0)
+            .bind(after.1)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(binding_from_row).collect()
+        })
+        .await
     }
 
     /// Whether a resource of `tenant` has the id `id` (the scope of a binding at a resource).
     pub async fn role_binding_resource_exists(&self, tenant: &str, id: &str) -> Result<bool> {
-        let found: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM authz_resources WHERE resource_id = $1 AND tenant_id = $2")
-                .bind(id)
-                .bind(tenant)
-                .fetch_one(&self.pool)
-                .await?;
-        Ok(found > 0)
+        crate::measured::store("role_binding_resource_exists", async {
+            let found: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM authz_resources WHERE resource_id = $1 AND tenant_id = $2")
+                    .bind(id)
+                    .bind(tenant)
+                    .fetch_one(&self.pool)
+                    .await?;
+            Ok(found > 0)
+        })
+        .await
     }
 
     /// Removes a binding and revokes the kubeconfig accounts its principal no longer may hold
     /// (`revocations`, waking their clusters), in one transaction.
     pub async fn role_binding_delete(&self, id: &str, revocations: &[AccessRevocation], now: i64) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        sqlx::query("DELETE FROM role_bindings WHERE id = $1").bind(id).execute(&mut *txn).await?;
-        self.cluster_access_revoke_in(&mut txn, revocations, now).await?;
-        self.commit_and_signal(txn).await
+        crate::measured::store("role_binding_delete", async {
+            let mut txn = self.begin_write().await?;
+            sqlx::query("DELETE FROM role_bindings WHERE id = $1").bind(id).execute(&mut *txn).await?;
+            self.cluster_access_revoke_in(&mut txn, revocations, now).await?;
+            self.commit_and_signal(txn).await
+        })
+        .await
     }
 }

@@ -65,102 +65,117 @@ fn tenant_from_row(row: &AnyRow) -> Result<TenantRow> {
 impl Store {
     /// Creates a tenant; `CONFLICT` if the id is taken.
     pub async fn tenant_create(&self, new: &NewTenant) -> Result<TenantRow> {
-        let mut txn = self.begin_write().await?;
-        conflict_on_unique(
-            sqlx::query(
-                "INSERT INTO tenants (id, display_name, description, state, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, 'active', 1, $4, $4)",
-            )
-            .bind(&new.id)
-            .bind(&new.display_name)
-            .bind(&new.description)
-            .bind(new.now)
-            .execute(&mut *txn)
-            .await,
-            || {
-                Error::conflict(format!("a tenant with id {:?} already exists", new.id))
-                    .with_detail("id", new.id.as_str())
-            },
-        )?;
-        let row = sqlx::query(SELECT_BY_ID).bind(&new.id).fetch_one(&mut *txn).await?;
-        let tenant = tenant_from_row(&row)?;
-        let authz = AuthzResourceRow {
-            resource_type: "platform-tenant".to_owned(),
-            resource_id: tenant.id.clone(),
-            tenant_id: Some(tenant.id.clone()),
-            project_id: None,
-            owner_id: None,
-            attributes: Default::default(),
-            created_at: new.now,
-        };
-        self.authz_resource_insert_in(&mut txn, &authz).await?;
-        self.event_append_in(&mut txn, &tenant_event("created", &tenant)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(tenant)
+        crate::measured::store("tenant_create", async {
+            let mut txn = self.begin_write().await?;
+            conflict_on_unique(
+                sqlx::query(
+                    "INSERT INTO tenants (id, display_name, description, state, version, created_at, updated_at) \
+                 VALUES ($1, $2, $3, 'active', 1, $4, $4)",
+                )
+                .bind(&new.id)
+                .bind(&new.display_name)
+                .bind(&new.description)
+                .bind(new.now)
+                .execute(&mut *txn)
+                .await,
+                || {
+                    Error::conflict(format!("a tenant with id {:?} already exists", new.id))
+                        .with_detail("id", new.id.as_str())
+                },
+            )?;
+            let row = sqlx::query(SELECT_BY_ID).bind(&new.id).fetch_one(&mut *txn).await?;
+            let tenant = tenant_from_row(&row)?;
+            let authz = AuthzResourceRow {
+                resource_type: "platform-tenant".to_owned(),
+                resource_id: tenant.id.clone(),
+                tenant_id: Some(tenant.id.clone()),
+                project_id: None,
+                owner_id: None,
+                attributes: Default::default(),
+                created_at: new.now,
+            };
+            self.authz_resource_insert_in(&mut txn, &authz).await?;
+            self.event_append_in(&mut txn, &tenant_event("created", &tenant)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(tenant)
+        })
+        .await
     }
 
     /// The tenant with `id`, deleted or not.
     pub async fn tenant_fetch(&self, id: &str) -> Result<TenantRow> {
-        let row = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&self.pool).await?;
-        row.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))
+        crate::measured::store("tenant_fetch", async {
+            let row = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))
+        })
+        .await
     }
 
     /// The tenants, oldest first.
     pub async fn tenant_list(&self, include_deleted: bool) -> Result<Vec<TenantRow>> {
-        let rows = sqlx::query(
-            "SELECT id, display_name, description, state, version, created_at, updated_at, deleted_at \
-             FROM tenants WHERE ($1 OR deleted_at IS NULL) ORDER BY created_at, id",
-        )
-        .bind(include_deleted)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(tenant_from_row).collect()
+        crate::measured::store("tenant_list", async {
+            let rows = sqlx::query(
+                "SELECT id, display_name, description, state, version, created_at, updated_at, deleted_at \
+                 FROM tenants WHERE ($1 OR deleted_at IS NULL) ORDER BY created_at, id",
+            )
+            .bind(include_deleted)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter().map(tenant_from_row).collect()
+        })
+        .await
     }
 
     /// Applies `change` to a tenant that is not deleted and bumps its version.
     pub async fn tenant_update(&self, id: &str, change: &TenantChange, now: i64) -> Result<TenantRow> {
-        let mut txn = self.begin_write().await?;
-        let current = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&mut *txn).await?;
-        let current =
-            current.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))?;
-        if current.deleted_at.is_some() {
-            return Err(Error::invalid_state(format!("tenant {id:?} is deleted and cannot change")));
-        }
-        let row = sqlx::query(
-            "UPDATE tenants SET display_name = $2, description = $3, version = version + 1, updated_at = $4 \
-             WHERE id = $1 \
-             RETURNING id, display_name, description, state, version, created_at, updated_at, deleted_at",
-        )
-        .bind(id)
-        .bind(change.display_name.as_ref().unwrap_or(&current.display_name))
-        .bind(change.description.as_ref().unwrap_or(&current.description))
-        .bind(now)
-        .fetch_one(&mut *txn)
-        .await?;
-        let tenant = tenant_from_row(&row)?;
-        self.event_append_in(&mut txn, &tenant_event("updated", &tenant)).await?;
-        self.commit_and_signal(txn).await?;
-        Ok(tenant)
+        crate::measured::store("tenant_update", async {
+            let mut txn = self.begin_write().await?;
+            let current = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&mut *txn).await?;
+            let current =
+                current.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))?;
+            if current.deleted_at.is_some() {
+                return Err(Error::invalid_state(format!("tenant {id:?} is deleted and cannot change")));
+            }
+            let row = sqlx::query(
+                "UPDATE tenants SET display_name = $2, description = $3, version = version + 1, updated_at = $4 \
+                 WHERE id = $1 \
+                 RETURNING id, display_name, description, state, version, created_at, updated_at, deleted_at",
+            )
+            .bind(id)
+            .bind(change.display_name.as_ref().unwrap_or(&current.display_name))
+            .bind(change.description.as_ref().unwrap_or(&current.description))
+            .bind(now)
+            .fetch_one(&mut *txn)
+            .await?;
+            let tenant = tenant_from_row(&row)?;
+            self.event_append_in(&mut txn, &tenant_event("updated", &tenant)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(tenant)
+        })
+        .await
     }
 
     /// Marks a tenant deleted; a deleted tenant is returned unchanged.
     pub async fn tenant_delete(&self, id: &str, now: i64) -> Result<TenantRow> {
-        let mut txn = self.begin_write().await?;
-        let updated = sqlx::query(
-            "UPDATE tenants SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \
-             WHERE id = $1 AND deleted_at IS NULL",
-        )
-        .bind(id)
-        .bind(now)
-        .execute(&mut *txn)
-        .await?;
-        let row = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&mut *txn).await?;
-        let row = row.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))?;
-        if updated.rows_affected() > 0 {
-            self.event_append_in(&mut txn, &tenant_event("deleted", &row)).await?;
-            self.commit_and_signal(txn).await?;
-        }
-        Ok(row)
+        crate::measured::store("tenant_delete", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE tenants SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \
+                 WHERE id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            let row = sqlx::query(SELECT_BY_ID).bind(id).fetch_optional(&mut *txn).await?;
+            let row = row.as_ref().map(tenant_from_row).transpose()?.ok_or_else(|| Error::not_found("tenant", id))?;
+            if updated.rows_affected() > 0 {
+                self.event_append_in(&mut txn, &tenant_event("deleted", &row)).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(row)
+        })
+        .await
     }
 }
 

@@ -40,7 +40,10 @@ impl Store {
         tenant_id: &str,
         start: i64,
     ) -> Result<()> {
-        self.usage_billable_start_on_pool_in(txn, meter, resource_id, tenant_id, None, start).await
+        crate::measured::store("usage_billable_start_in", async {
+            self.usage_billable_start_on_pool_in(txn, meter, resource_id, tenant_id, None, start).await
+        })
+        .await
     }
 
     /// Starts billing `resource_id` of `pool_id` on `meter` from `start`, inside the caller's
@@ -54,19 +57,22 @@ impl Store {
         pool_id: Option<&str>,
         start: i64,
     ) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO usage_billables (meter, resource_id, tenant_id, pool_id, billing_start, billed_until) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (meter, resource_id) DO NOTHING",
-        )
-        .bind(meter)
-        .bind(resource_id)
-        .bind(tenant_id)
-        .bind(pool_id)
-        .bind(start)
-        .bind(hour_floor(start))
-        .execute(&mut **txn)
-        .await?;
-        Ok(())
+        crate::measured::store("usage_billable_start_on_pool_in", async {
+            sqlx::query(
+                "INSERT INTO usage_billables (meter, resource_id, tenant_id, pool_id, billing_start, billed_until) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (meter, resource_id) DO NOTHING",
+            )
+            .bind(meter)
+            .bind(resource_id)
+            .bind(tenant_id)
+            .bind(pool_id)
+            .bind(start)
+            .bind(hour_floor(start))
+            .execute(&mut **txn)
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Ends billing of `resource_id` on `meter` at `end`, inside the caller's transaction.
@@ -77,15 +83,19 @@ impl Store {
         resource_id: &str,
         end: i64,
     ) -> Result<()> {
-        sqlx::query(
-            "UPDATE usage_billables SET billing_end = $3 WHERE meter = $1 AND resource_id = $2 AND billing_end IS NULL",
-        )
-        .bind(meter)
-        .bind(resource_id)
-        .bind(end)
-        .execute(&mut **txn)
-        .await?;
-        Ok(())
+        crate::measured::store("usage_billable_end_in", async {
+            sqlx::query(
+                "UPDATE usage_billables SET billing_end = $3 WHERE meter = $1 AND resource_id = $2 \
+                 AND billing_end IS NULL",
+            )
+            .bind(meter)
+            .bind(resource_id)
+            .bind(end)
+            .execute(&mut **txn)
+            .await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Starts and, if `end` is given, ends billing in one go (tests and imports).
@@ -97,7 +107,10 @@ impl Store {
         start: i64,
         end: Option<i64>,
     ) -> Result<()> {
-        self.usage_billable_record_on_pool(meter, resource_id, tenant_id, None, start, end).await
+        crate::measured::store("usage_billable_record", async {
+            self.usage_billable_record_on_pool(meter, resource_id, tenant_id, None, start, end).await
+        })
+        .await
     }
 
     /// As [`Store::usage_billable_record`], for a resource of `pool_id`.
@@ -110,95 +123,105 @@ impl Store {
         start: i64,
         end: Option<i64>,
     ) -> Result<()> {
-        let mut txn = self.begin_write().await?;
-        self.usage_billable_start_on_pool_in(&mut txn, meter, resource_id, tenant_id, pool_id, start).await?;
-        if let Some(end) = end {
-            self.usage_billable_end_in(&mut txn, meter, resource_id, end).await?;
-        }
-        txn.commit().await?;
-        Ok(())
+        crate::measured::store("usage_billable_record_on_pool", async {
+            let mut txn = self.begin_write().await?;
+            self.usage_billable_start_on_pool_in(&mut txn, meter, resource_id, tenant_id, pool_id, start).await?;
+            if let Some(end) = end {
+                self.usage_billable_end_in(&mut txn, meter, resource_id, end).await?;
+            }
+            txn.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     /// The metering pass: bills each billable one unit for every hour it existed in, from its
     /// billing start to its end, for hours that are over (or in which it ended) by `now`.
     /// Returns the ledger rows it added.
     pub async fn usage_meter(&self, now: i64) -> Result<u64> {
-        let current_hour = hour_floor(now);
-        let rows = sqlx::query(
-            "SELECT meter, resource_id, tenant_id, pool_id, billing_start, billing_end, billed_until FROM usage_billables \
-             WHERE billed_until < $1 AND (billing_end IS NULL OR billed_until < billing_end)",
-        )
-        .bind(current_hour)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut added = 0;
-        for row in rows {
-            let meter: String = row.try_get("meter")?;
-            let resource_id: String = row.try_get("resource_id")?;
-            let tenant_id: String = row.try_get("tenant_id")?;
-            let pool_id: Option<String> = row.try_get("pool_id")?;
-            let billed_until: i64 = row.try_get("billed_until")?;
-            let end: Option<i64> = row.try_get("billing_end")?;
-            // Up to the hour that is still running, or through the hour the resource ended in.
-            let until = match end {
-                Some(end) => (hour_floor(end - 1) + HOUR_MICROS).min(current_hour),
-                None => current_hour,
-            };
-            let mut txn = self.begin_write().await?;
-            let mut hour = billed_until;
-            while hour < until {
-                added += sqlx::query(
-                    "INSERT INTO usage_ledger (meter, resource_id, tenant_id, hour, quantity, recorded_at, pool_id) \
-                     VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (meter, resource_id, hour) DO NOTHING",
+        crate::measured::store("usage_meter", async {
+            let current_hour = hour_floor(now);
+            let rows = sqlx::query(
+                "SELECT meter, resource_id, tenant_id, pool_id, billing_start, billing_end, billed_until \
+                 FROM usage_billables WHERE billed_until < $1 AND (billing_end IS NULL OR billed_until < billing_end)",
+            )
+            .bind(current_hour)
+            .fetch_all(&self.pool)
+            .await?;
+            let mut added = 0;
+            for row in rows {
+                let meter: String = row.try_get("meter")?;
+                let resource_id: String = row.try_get("resource_id")?;
+                let tenant_id: String = row.try_get("tenant_id")?;
+                let pool_id: Option<String> = row.try_get("pool_id")?;
+                let billed_until: i64 = row.try_get("billed_until")?;
+                let end: Option<i64> = row.try_get("billing_end")?;
+                // Up to the hour that is still running, or through the hour the resource ended in.
+                let until = match end {
+                    Some(end) => (hour_floor(end - 1) + HOUR_MICROS).min(current_hour),
+                    None => current_hour,
+                };
+                let mut txn = self.begin_write().await?;
+                let mut hour = billed_until;
+                while hour < until {
+                    added += sqlx::query(
+                        "INSERT INTO usage_ledger (meter, resource_id, tenant_id, hour, quantity, recorded_at, \
+                         pool_id) VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (meter, resource_id, hour) DO NOTHING",
+                    )
+                    .bind(&meter)
+                    .bind(&resource_id)
+                    .bind(&tenant_id)
+                    .bind(hour)
+                    .bind(now)
+                    .bind(&pool_id)
+                    .execute(&mut *txn)
+                    .await?
+                    .rows_affected();
+                    hour += HOUR_MICROS;
+                }
+                sqlx::query(
+                    "UPDATE usage_billables SET billed_until = $3 WHERE meter = $1 AND resource_id = $2 \
+                     AND billed_until < $3",
                 )
                 .bind(&meter)
                 .bind(&resource_id)
-                .bind(&tenant_id)
-                .bind(hour)
-                .bind(now)
-                .bind(&pool_id)
+                .bind(until)
                 .execute(&mut *txn)
-                .await?
-                .rows_affected();
-                hour += HOUR_MICROS;
+                .await?;
+                txn.commit().await?;
             }
-            sqlx::query(
-                "UPDATE usage_billables SET billed_until = $3 WHERE meter = $1 AND resource_id = $2 AND billed_until < $3",
-            )
-            .bind(&meter)
-            .bind(&resource_id)
-            .bind(until)
-            .execute(&mut *txn)
-            .await?;
-            txn.commit().await?;
-        }
-        Ok(added)
+            Ok(added)
+        })
+        .await
     }
 
     /// Ledger rows of hours in `[from, to)`, of one tenant (or all: `None`) and one meter (or all:
     /// empty), by hour, meter and resource.
     pub async fn usage_list(&self, tenant_id: Option<&str>, meter: &str, from: i64, to: i64) -> Result<Vec<UsageRow>> {
-        let rows = sqlx::query(
-            "SELECT meter, resource_id, tenant_id, hour, quantity FROM usage_ledger \
-             WHERE ($1 = '' OR tenant_id = $1) AND ($2 = '' OR meter = $2) AND hour >= $3 AND hour < $4 \
-             ORDER BY hour, meter, resource_id LIMIT 10000",
-        )
-        .bind(tenant_id.unwrap_or(""))
-        .bind(meter)
-        .bind(from)
-        .bind(to)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(UsageRow {
-                    meter: row.try_get("meter")?,
-                    resource_id: row.try_get("resource_id")?,
-                    tenant_id: row.try_get("tenant_id")?,
-                    hour: row.try_get("hour")?,
-                    quantity: row.try_get("quantity")?,
+        crate::measured::store("usage_list", async {
+            let rows = sqlx::query(
+                "SELECT meter, resource_id, tenant_id, hour, quantity FROM usage_ledger \
+                 WHERE ($1 = '' OR tenant_id = $1) AND ($2 = '' OR meter = $2) AND hour >= $3 AND hour < $4 \
+                 ORDER BY hour, meter, resource_id LIMIT 10000",
+            )
+            .bind(tenant_id.unwrap_or(""))
+            .bind(meter)
+            .bind(from)
+            .bind(to)
+            .fetch_all(&self.pool)
+            .await?;
+            rows.iter()
+                .map(|row| {
+                    Ok(UsageRow {
+                        meter: row.try_get("meter")?,
+                        resource_id: row.try_get("resource_id")?,
+                        tenant_id: row.try_get("tenant_id")?,
+                        hour: row.try_get("hour")?,
+                        quantity: row.try_get("quantity")?,
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
+        .await
     }
 }

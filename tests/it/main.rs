@@ -12,6 +12,7 @@ mod hostile;
 mod json_api;
 mod kubernetes;
 mod load_balancers;
+mod metrics;
 mod provider;
 mod store_conformance;
 mod vps;
