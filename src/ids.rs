@@ -139,7 +139,8 @@ typed_id!(
 );
 
 typed_id!(
-    /// A Kubernetes node pool's id (`knp_...`).
+    /// A Kubernetes node pool's id (`knp_...`): made with its cluster, random; added later,
+    /// derived from the tenant, the caller and the idempotency key.
     KubernetesNodePoolId,
     "knp"
 );

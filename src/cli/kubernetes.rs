@@ -159,6 +159,10 @@ pub enum NodePoolsCommand {
         cluster: String,
         /// The pool: `name=extra,machine-type=e2-medium,count=1[,min=1,max=3][,zones=a;b][,spot]`.
         spec: String,
+        /// The idempotency key (defaults to the cluster and the pool's name: running the command
+        /// again is a retry).
+        #[arg(long)]
+        idempotency_key: Option<String>,
     },
     /// Lists a cluster's node pools.
     List {
@@ -487,8 +491,9 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
     let mut client = KubernetesNodePoolsClient::new(connect(cli).await?);
     let fail = |status: tonic::Status| describe_status(&status);
     let pool = match command {
-        NodePoolsCommand::Create { tenant, cluster, spec } => {
+        NodePoolsCommand::Create { tenant, cluster, spec, idempotency_key } => {
             let spec = parse_pool(spec)?;
+            let idempotency_key = idempotency_key.clone().unwrap_or_else(|| format!("{cluster}.{}", spec.name));
             let request = CreateKubernetesNodePoolRequest {
                 tenant_id: tenant.clone(),
                 cluster_id: cluster.clone(),
@@ -503,6 +508,7 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 zones: spec.zones,
                 labels: spec.labels,
                 taints: spec.taints,
+                idempotency_key,
             };
             client.create(request).await
         }

@@ -7,9 +7,9 @@
 
 use std::sync::{Arc, OnceLock};
 
+use super::Service;
 use super::checks::{MANAGED_KUBERNETES, check_capability, check_location};
-use super::{Context, Service};
-use crate::error::{Code, Error, FieldViolation, Result};
+use crate::error::{Error, FieldViolation, Result};
 use crate::provider::accounts::{GkeAccounts, StoreGkeAccounts};
 use crate::provider::google_auth::ServiceAccountKey;
 use crate::provider::{ErrorKind, ProviderError};
@@ -159,60 +159,6 @@ pub fn authorized_networks(given: &[String]) -> (Vec<String>, Vec<FieldViolation
         }
     }
     (networks, violations)
-}
-
-/// `rules` (a service's own violations of a request) without those on a field the schema stage
-/// already found wrong, or on a field inside one or around one: a bound compared with a value
-/// that broke its own rule says nothing more.
-pub fn beside_schema(ctx: &Context, rules: Vec<FieldViolation>) -> Vec<FieldViolation> {
-    let within = |inner: &str, outer: &str| {
-        inner == outer || inner.strip_prefix(outer).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
-    };
-    rules
-        .into_iter()
-        .filter(|rule| {
-            !ctx.schema.kept().iter().any(|s| within(&s.field, &rule.field) || within(&rule.field, &s.field))
-        })
-        .collect()
-}
-
-/// The field violations an error names in `details.fields` (an `INVALID_INPUT` about fields).
-fn field_violations(error: &Error) -> Option<Vec<FieldViolation>> {
-    if error.code != Code::InvalidInput {
-        return None;
-    }
-    let fields = error.details.get("fields")?.as_array()?;
-    Some(
-        fields
-            .iter()
-            .map(|f| {
-                let text = |key: &str| f[key].as_str().unwrap_or_default().to_owned();
-                FieldViolation::new(text("field"), text("description"))
-            })
-            .collect(),
-    )
-}
-
-/// The answer to a request whose check `error` refused it, with `rules` (the service's own
-/// violations found so far). A refusal about fields (the location, the network) joins the
-/// schema stage's violations and the rules in one `INVALID_INPUT`, keeping its other details
-/// (the allowed `zones` and `regions`); any other refusal (a pool not found, a cluster being
-/// deleted) is the answer unless the request's fields were already wrong: then those are.
-pub fn refusal(ctx: &Context, error: Error, rules: Vec<FieldViolation>) -> Error {
-    let rules = beside_schema(ctx, rules);
-    if let Some(fields) = field_violations(&error) {
-        let mut all = beside_schema(ctx, fields);
-        all.extend(rules);
-        let Err(mut merged) = ctx.report(all) else { return error };
-        for (key, value) in error.details.iter().filter(|(key, _)| !matches!(key.as_str(), "fields" | "truncated")) {
-            merged.details.insert(key.clone(), value.clone());
-        }
-        return merged;
-    }
-    if ctx.schema.is_empty() {
-        return error;
-    }
-    ctx.report(rules).err().unwrap_or(error)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 use sha2::{Digest, Sha256};
 
 use super::create_once::CreateKey;
-use super::kubernetes::{authorized_networks, beside_schema, provider_failure, refusal, region_of_zone};
+use super::findings::{beside_schema, refusal};
+use super::kubernetes::{authorized_networks, provider_failure, region_of_zone};
 use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::{Context, Service};
@@ -254,6 +255,8 @@ impl Service {
                 created_at: now + i,
                 updated_at: now + i,
                 deleted_at: None,
+                idempotency_key: String::new(),
+                request_digest: String::new(),
             })
             .collect();
         let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());

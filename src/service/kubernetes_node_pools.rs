@@ -2,8 +2,11 @@
 //! puts the cluster `updating` until the reconciler has converged it. The decision was taken on
 //! the cluster (`compute:kubernetes:update`/`read @ compute-kubernetes-cluster`) by the API layer.
 
-use super::kubernetes::{beside_schema, refusal, region_of_zone};
+use super::create_once::CreateKey;
+use super::findings::{beside_schema, refusal};
+use super::kubernetes::region_of_zone;
 use super::kubernetes_clusters::{check_pool_bounds, check_pool_zones, pool_spec};
+use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -13,6 +16,9 @@ use crate::proto::compute::{
     KubernetesNodePoolSpec, ListKubernetesNodePoolsRequest, UpdateKubernetesNodePoolRequest,
 };
 use crate::store::{ClusterRow, NodePoolRow, NodePoolSpecRow, now_micros};
+
+/// The create request's message, whose canonical form is the digest.
+const CREATE_NODE_POOL_REQUEST: &str = "bettercompute.compute.v1.CreateKubernetesNodePoolRequest";
 
 /// The most node pools a cluster has.
 const MAX_POOLS: usize = 10;
@@ -50,12 +56,41 @@ impl Service {
     }
 
     /// Adds a node pool to a `standard` cluster; it is `pending` and the cluster `updating`.
-    /// Every violated field is named at once: the schema stage's (in `ctx.schema`), the bounds
-    /// and, once the cluster is known, the zones; nothing is written while there is one.
+    /// The pool's id derives from the tenant, the caller and the idempotency key: a retry returns
+    /// the pool the first call made, and the key reused with another request is `CONFLICT`.
     pub async fn node_pool_create(
         &self,
         ctx: &Context,
         request: CreateKubernetesNodePoolRequest,
+    ) -> Result<NodePoolRow> {
+        let id = KubernetesNodePoolId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key);
+        let id = id.to_string();
+        let digest = RequestDigest { current: request_digest::of(CREATE_NODE_POOL_REQUEST, &request), legacy: None };
+        let key = CreateKey { what: "node pool", id_field: "nodePoolId", id: &id, digest: &digest };
+        let fetch = || async {
+            Ok(self.store.node_pool_fetch(&id).await?.map(|pool| {
+                let stored = pool.request_digest.clone();
+                (pool, stored)
+            }))
+        };
+        let create = async { Ok((self.node_pool_create_new(ctx, request, &id, &digest.current).await?, true)) };
+        let (pool, created) = self.create_once(ctx, key, fetch, create).await?;
+        if created {
+            tracing::info!(cluster = %pool.cluster_id, pool = %pool.id, by = %ctx.caller.principal_id,
+                "node pool created");
+        }
+        Ok(pool)
+    }
+
+    /// The checks and the insert of a node pool no earlier call with its key made. Every violated
+    /// field is named at once: the schema stage's (in `ctx.schema`), the bounds and, once the
+    /// cluster is known, the zones; nothing is written while there is one.
+    async fn node_pool_create_new(
+        &self,
+        ctx: &Context,
+        request: CreateKubernetesNodePoolRequest,
+        id: &str,
+        digest: &str,
     ) -> Result<NodePoolRow> {
         let spec = KubernetesNodePoolSpec {
             name: request.name.clone(),
@@ -89,7 +124,7 @@ impl Service {
         ctx.report(beside_schema(ctx, rules))?;
         let now = now_micros();
         let pool = NodePoolRow {
-            id: KubernetesNodePoolId::random().to_string(),
+            id: id.to_owned(),
             cluster_id: cluster.id.clone(),
             tenant_id: cluster.tenant_id.clone(),
             name: request.name,
@@ -101,10 +136,10 @@ impl Service {
             created_at: now,
             updated_at: now,
             deleted_at: None,
+            idempotency_key: request.idempotency_key,
+            request_digest: digest.to_owned(),
         };
-        let pool = self.store.node_pool_create(&pool, self.cluster_deadline(now)).await?;
-        tracing::info!(cluster = %cluster.id, pool = %pool.id, by = %ctx.caller.principal_id, "node pool created");
-        Ok(pool)
+        self.store.node_pool_create(&pool, self.cluster_deadline(now)).await
     }
 
     /// The cluster's node pools, oldest first.

@@ -5,12 +5,13 @@
 //! `compute:instances:update` with the caller's own credential), the targeted regional load
 //! balancers and the certificates. Each refusal carries its documented code.
 //!
-//! The checks gather what they find in [`Findings`] with the schema stage's violations, so that
+//! The checks gather what they find in [`super::findings::Findings`] with the schema stage's violations, so that
 //! a request learns every violated field at once; a refusal that ends them (a row not found)
 //! answers only when no field is wrong.
 
+use super::Service;
 use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offer, check_pool_active, of_tenant};
-use super::{Context, Service};
+use super::findings::Findings;
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::store::{LoadBalancerSettings, TargetInstance, TargetsRow, VisiblePool};
@@ -162,118 +163,6 @@ pub(super) fn lists_within_bounds(targets: &TargetsRow, settings: &LoadBalancerS
         && settings.domains.len() <= MAX_DOMAINS
         && targets.instance_ids.len() <= MAX_NAMED_TARGETS
         && targets.load_balancer_ids.len() <= MAX_NAMED_TARGETS
-}
-
-/// Whether field path `inner` is `outer` or inside it (`forwarding[0].entryPort` is inside
-/// `forwarding`).
-fn within(inner: &str, outer: &str) -> bool {
-    inner == outer || inner.strip_prefix(outer).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
-}
-
-/// The field violations an error names in `details.fields`, when it is an `INVALID_INPUT` about
-/// fields.
-fn field_violations(error: &Error) -> Option<Vec<FieldViolation>> {
-    if error.code != Code::InvalidInput {
-        return None;
-    }
-    let fields = error.details.get("fields")?.as_array()?;
-    let text = |field: &serde_json::Value, key: &str| field[key].as_str().unwrap_or_default().to_owned();
-    Some(fields.iter().map(|f| FieldViolation::new(text(f, "field"), text(f, "description"))).collect())
-}
-
-/// What is wrong with a create or update so far: the schema stage's violations (the context's)
-/// and those of the service's own checks. The checks run even when the schema stage found
-/// violations, so that a request learns every violated field at once; a check that cannot say
-/// more than a violation already does (a lookup of an id the schema stage found malformed) is
-/// left out, and nothing is written while there are any.
-pub(super) struct Findings<'a> {
-    ctx: &'a Context,
-    rules: Vec<FieldViolation>,
-    /// The other details of refusals whose fields were taken in (the account's `regions`, an
-    /// offer's `excludedRegions`), for the answer.
-    details: serde_json::Map<String, serde_json::Value>,
-}
-
-impl<'a> Findings<'a> {
-    /// Nothing found yet but what the schema stage found.
-    pub fn new(ctx: &'a Context) -> Self {
-        Self { ctx, rules: Vec::new(), details: serde_json::Map::new() }
-    }
-
-    /// The call's context.
-    pub fn ctx(&self) -> &'a Context {
-        self.ctx
-    }
-
-    /// Whether the schema stage found `field` (or a field inside it) wrong: looking its value up
-    /// would only repeat that.
-    pub fn schema_refused(&self, field: &str) -> bool {
-        self.ctx.schema.kept().iter().any(|violation| within(&violation.field, field))
-    }
-
-    /// Whether `field` (or a field inside it) is already found wrong, by the schema stage or by
-    /// a check.
-    pub fn names(&self, field: &str) -> bool {
-        self.schema_refused(field) || self.rules.iter().any(|violation| within(&violation.field, field))
-    }
-
-    /// Whether anything is wrong so far.
-    pub fn any(&self) -> bool {
-        !self.ctx.schema.is_empty() || !self.rules.is_empty()
-    }
-
-    /// Adds violations of the service's own checks, but those on a field the schema stage found
-    /// wrong, inside one or around one: a rule that compares a value which broke its own rule
-    /// says nothing more.
-    pub fn add(&mut self, rules: impl IntoIterator<Item = FieldViolation>) {
-        for rule in rules {
-            let repeats = self
-                .ctx
-                .schema
-                .kept()
-                .iter()
-                .any(|schema| within(&schema.field, &rule.field) || within(&rule.field, &schema.field));
-            if !repeats {
-                self.rules.push(rule);
-            }
-        }
-    }
-
-    /// The outcome of a check: its value; or, for an `INVALID_INPUT` about fields, none, its
-    /// fields (and details) taken in; any other refusal is the answer (see [`Findings::refuse`]).
-    pub fn check<T>(&mut self, outcome: Result<T>) -> Result<Option<T>> {
-        match outcome {
-            Ok(value) => Ok(Some(value)),
-            Err(error) => match field_violations(&error) {
-                Some(fields) => {
-                    self.add(fields);
-                    for (key, value) in
-                        error.details.iter().filter(|(key, _)| !matches!(key.as_str(), "fields" | "truncated"))
-                    {
-                        self.details.entry(key.clone()).or_insert_with(|| value.clone());
-                    }
-                    Ok(None)
-                }
-                None => Err(self.refuse(error)),
-            },
-        }
-    }
-
-    /// The answer to a refusal that ends the checks (a row not found, one being deleted, a
-    /// decision): `error`, unless fields are already found wrong: then those, as they were
-    /// found first and a lookup on a request whose fields are wrong tells nothing more reliable.
-    pub fn refuse(&self, error: Error) -> Error {
-        self.report().err().unwrap_or(error)
-    }
-
-    /// `Ok` when nothing is wrong, else `INVALID_INPUT` naming every violation found.
-    pub fn report(&self) -> Result<()> {
-        let Err(mut error) = self.ctx.report(self.rules.clone()) else { return Ok(()) };
-        for (key, value) in &self.details {
-            error.details.entry(key.clone()).or_insert_with(|| value.clone());
-        }
-        Err(error)
-    }
 }
 
 impl Service {

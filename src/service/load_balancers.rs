@@ -8,7 +8,8 @@
 use sha2::{Digest, Sha256};
 
 use super::create_once::CreateKey;
-use super::load_balancer_checks::{Findings, Placed, check_shape, lists_within_bounds};
+use super::findings::Findings;
+use super::load_balancer_checks::{Placed, check_shape, lists_within_bounds};
 use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::{Context, Service};

@@ -1,7 +1,10 @@
 //! The services: the only place business rules live, one file per resource. A service takes a
 //! request that the API layer has decoded and validated against its descriptor, checks what no
-//! annotation can express, and records the desired state in one store transaction. It never
-//! calls a provider: reconcilers do that.
+//! annotation can express, and records the desired state in one store transaction. Changing a
+//! provider is the reconcilers' work; a service calls a provider only for a read that must
+//! answer now and changes nothing there: a cluster's credentials (its endpoint and CA) and the
+//! Kubernetes versions a location offers (`kubernetes_clusters.rs`, through
+//! `KubernetesModule`'s accounts).
 
 mod accounts;
 mod api_keys;
@@ -15,6 +18,7 @@ mod cluster_access;
 mod create_once;
 mod event_watches;
 mod events;
+mod findings;
 mod instances;
 mod kubernetes;
 mod kubernetes_clusters;

@@ -64,6 +64,10 @@ pub struct NodePoolRow {
     pub updated_at: i64,
     /// Deletion time, once deleted.
     pub deleted_at: Option<i64>,
+    /// The idempotency key of the create that added it; empty for a pool made with its cluster.
+    pub idempotency_key: String,
+    /// Digest of that create request; empty with the key.
+    pub request_digest: String,
 }
 
 /// What the reconciler observed of one pool.
@@ -84,7 +88,7 @@ pub struct NodePoolObserved {
 }
 
 pub(super) const POOL_COLUMNS: &str = "id, cluster_id, tenant_id, name, spec, state, message, current_node_count, \
-                                      version, created_at, updated_at, deleted_at";
+                                      version, created_at, updated_at, deleted_at, idempotency_key, request_digest";
 
 pub(super) fn pool_from_row(row: &AnyRow) -> Result<NodePoolRow> {
     let spec: String = row.try_get("spec")?;
@@ -101,6 +105,8 @@ pub(super) fn pool_from_row(row: &AnyRow) -> Result<NodePoolRow> {
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         deleted_at: row.try_get("deleted_at")?,
+        idempotency_key: row.try_get("idempotency_key")?,
+        request_digest: row.try_get("request_digest")?,
     })
 }
 
@@ -117,8 +123,8 @@ impl Store {
             conflict_on_unique(
                 sqlx::query(
                     "INSERT INTO kubernetes_node_pools (id, cluster_id, tenant_id, name, spec, state, message, \
-                     current_node_count, version, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, '', 0, 1, \
-                     $7, $7)",
+                     current_node_count, version, created_at, updated_at, idempotency_key, request_digest) VALUES ($1, $2, \
+                     $3, $4, $5, $6, '', 0, 1, $7, $7, $8, $9)",
                 )
                 .bind(&pool.id)
                 .bind(&pool.cluster_id)
@@ -127,6 +133,8 @@ impl Store {
                 .bind(spec)
                 .bind(&pool.state)
                 .bind(pool.created_at)
+                .bind(&pool.idempotency_key)
+                .bind(&pool.request_digest)
                 .execute(&mut **txn)
                 .await,
                 || {

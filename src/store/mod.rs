@@ -28,6 +28,7 @@ mod projects;
 mod quotas;
 mod role_bindings;
 mod signals;
+pub mod states;
 mod tenants;
 mod usage;
 mod work;
@@ -103,34 +104,32 @@ impl Backend {
     }
 }
 
-/// Migrations of each backend, embedded in the binary: (version, description, SQL).
-/// Version 2 is the identity work's.
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "init", include_str!("migrations/postgres/0001_init.sql")),
-    (2, "identity", include_str!("migrations/postgres/0002_identity.sql")),
-    (3, "worker", include_str!("migrations/postgres/0003_worker.sql")),
-    (4, "catalog", include_str!("migrations/postgres/0004_catalog.sql")),
-    (5, "kubernetes", include_str!("migrations/postgres/0005_kubernetes.sql")),
-    (6, "vps", include_str!("migrations/postgres/0006_vps.sql")),
-    (7, "load balancers", include_str!("migrations/postgres/0007_load_balancers.sql")),
-    (8, "kubernetes_version_pending", include_str!("migrations/postgres/0008_kubernetes_version_pending.sql")),
-    (9, "list_indexes", include_str!("migrations/postgres/0009_list_indexes.sql")),
-    (10, "cluster_access", include_str!("migrations/postgres/0010_cluster_access.sql")),
-    (11, "audit_requested_tenant", include_str!("migrations/postgres/0011_audit_requested_tenant.sql")),
-];
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "init", include_str!("migrations/sqlite/0001_init.sql")),
-    (2, "identity", include_str!("migrations/sqlite/0002_identity.sql")),
-    (3, "worker", include_str!("migrations/sqlite/0003_worker.sql")),
-    (4, "catalog", include_str!("migrations/sqlite/0004_catalog.sql")),
-    (5, "kubernetes", include_str!("migrations/sqlite/0005_kubernetes.sql")),
-    (6, "vps", include_str!("migrations/sqlite/0006_vps.sql")),
-    (7, "load balancers", include_str!("migrations/sqlite/0007_load_balancers.sql")),
-    (8, "kubernetes_version_pending", include_str!("migrations/sqlite/0008_kubernetes_version_pending.sql")),
-    (9, "list_indexes", include_str!("migrations/sqlite/0009_list_indexes.sql")),
-    (10, "cluster_access", include_str!("migrations/sqlite/0010_cluster_access.sql")),
-    (11, "audit_requested_tenant", include_str!("migrations/sqlite/0011_audit_requested_tenant.sql")),
-];
+/// Declares the migrations of both backends from one list of (version, description, file):
+/// each backend has its own SQL under `migrations/<backend>/`, embedded in the binary.
+macro_rules! migrations {
+    ($(($version:literal, $description:literal, $file:literal),)+) => {
+        const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
+            &[$(($version, $description, include_str!(concat!("migrations/postgres/", $file, ".sql"))),)+];
+        const SQLITE_MIGRATIONS: &[(i64, &str, &str)] =
+            &[$(($version, $description, include_str!(concat!("migrations/sqlite/", $file, ".sql"))),)+];
+    };
+}
+
+migrations!(
+    (1, "init", "0001_init"),
+    (2, "identity", "0002_identity"),
+    (3, "worker", "0003_worker"),
+    (4, "catalog", "0004_catalog"),
+    (5, "kubernetes", "0005_kubernetes"),
+    (6, "vps", "0006_vps"),
+    (7, "load balancers", "0007_load_balancers"),
+    (8, "kubernetes_version_pending", "0008_kubernetes_version_pending"),
+    (9, "list_indexes", "0009_list_indexes"),
+    (10, "cluster_access", "0010_cluster_access"),
+    (11, "audit_requested_tenant", "0011_audit_requested_tenant"),
+    (12, "authz_by_tenant", "0012_authz_by_tenant"),
+    (13, "node_pool_idempotency", "0013_node_pool_idempotency"),
+);
 
 /// The store shared by every service and reconciler.
 #[derive(Clone, Debug)]
@@ -303,5 +302,34 @@ fn redact(error: &sqlx::Error) -> String {
     match error {
         sqlx::Error::Configuration(_) => "the database URL is not valid".to_owned(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A migration file that is not in the list is never applied (0012 once was not).
+    #[test]
+    fn every_migration_file_is_listed_once_in_order_on_both_backends() {
+        for (backend, listed) in [("postgres", POSTGRES_MIGRATIONS), ("sqlite", SQLITE_MIGRATIONS)] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/migrations").join(backend);
+            let mut files: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".sql"))
+                .collect();
+            files.sort();
+            let versions: Vec<i64> = listed.iter().map(|(version, _, _)| *version).collect();
+            assert_eq!(
+                versions,
+                (1..=files.len() as i64).collect::<Vec<_>>(),
+                "{backend}: versions 1, 2, ... in order"
+            );
+            for (file, (version, _, sql)) in files.iter().zip(listed) {
+                assert!(file.starts_with(&format!("{version:04}_")), "{backend}: {file} is not version {version}");
+                assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), *sql, "{backend}: {file}");
+            }
+        }
     }
 }

@@ -209,7 +209,8 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
     let added = env
         .ok(
             "/api/compute/kubernetesNodePools/create",
-            json!({"tenantId": "acme", "clusterId": id, "name": "extra", "machineType": "e2-medium", "nodeCount": 1}),
+            json!({"tenantId": "acme", "clusterId": id, "name": "extra", "machineType": "e2-medium", "nodeCount": 1,
+                   "idempotencyKey": "extra"}),
         )
         .await;
     let pool_id = added["id"].as_str().unwrap().to_owned();
@@ -241,7 +242,8 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
     let bad = env
         .ok(
             "/api/compute/kubernetesNodePools/create",
-            json!({"tenantId": "acme", "clusterId": id, "name": "gpu", "machineType": "a2-highgpu-1g", "nodeCount": 1}),
+            json!({"tenantId": "acme", "clusterId": id, "name": "gpu", "machineType": "a2-highgpu-1g", "nodeCount": 1,
+                   "idempotencyKey": "gpu"}),
         )
         .await;
     let (failed, _) = env.wait_state(&id, "error", Duration::from_secs(20)).await;

@@ -316,6 +316,7 @@ async fn the_same_rules_hold_over_grpc(backend: Backend) {
             name: "more".into(),
             machine_type: "e2-medium".into(),
             node_count: Some(0),
+            idempotency_key: "more-1".into(),
             ..Default::default()
         })
         .await
@@ -329,6 +330,7 @@ async fn the_same_rules_hold_over_grpc(backend: Backend) {
             name: "more".into(),
             machine_type: "e2-medium".into(),
             node_count: Some(1),
+            idempotency_key: "more-2".into(),
             ..Default::default()
         })
         .await

@@ -78,7 +78,8 @@ async fn an_autopilot_cluster_on_a_free_pool_has_no_pools_and_bills_nothing(back
     assert_eq!(billables(&env, &id).await, 0, "a pool billed `none` meters nothing");
     let fake = env.fake_clusters();
     assert_eq!(fake[0]["labels"]["better-compute-cluster"], id.as_str());
-    let pools = json!({"tenantId": "acme", "clusterId": id, "name": "x", "machineType": "e2-medium", "nodeCount": 1});
+    let pools = json!({"tenantId": "acme", "clusterId": id, "name": "x", "machineType": "e2-medium", "nodeCount": 1,
+        "idempotencyKey": "x"});
     let (status, body) = env.post_as(&env.acme_admin.clone(), "/api/compute/kubernetesNodePools/create", pools).await;
     assert_eq!((status, body["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{body}");
 

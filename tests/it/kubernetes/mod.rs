@@ -12,6 +12,7 @@ mod idempotency;
 mod intervals;
 mod lifecycle;
 mod masks;
+mod node_pool_keys;
 mod nodepools;
 mod versions;
 mod violations;

@@ -307,7 +307,7 @@ async fn a_refused_pool_fails_its_cluster_until_it_is_changed(backend: Backend) 
         .ok(
             "/api/compute/kubernetesNodePools/create",
             json!({"tenantId": "acme", "clusterId": id, "name": "gpu", "machineType": "a2-ultragpu-8g", "nodeCount": 1,
-                   "zones": ["europe-west1-b"]}),
+                   "zones": ["europe-west1-b"], "idempotencyKey": "gpu"}),
         )
         .await;
     let (failed, _) = env.wait_state(&id, "error", Duration::from_secs(20)).await;

@@ -76,7 +76,7 @@ async fn node_pool_create_and_update_name_the_schemas_violations_with_the_servic
     let id = created["id"].as_str().unwrap().to_owned();
 
     let add = json!({"tenantId": "acme", "clusterId": id, "name": "Bad_Name", "machineType": "e2-medium",
-        "nodeCount": 1, "autoscaling": {"minNodes": 3, "maxNodes": 2}, "zones": ["us-central1-a"]});
+        "nodeCount": 1, "autoscaling": {"minNodes": 3, "maxNodes": 2}, "zones": ["us-central1-a"], "idempotencyKey": "bad"});
     let (fields, details) = invalid(&env, "/api/compute/kubernetesNodePools/create", add).await;
     assert_eq!(fields, ["autoscaling", "name", "zones[0]"], "{details}");
 

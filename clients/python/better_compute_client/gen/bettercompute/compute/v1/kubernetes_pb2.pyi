@@ -316,7 +316,7 @@ class KubernetesChannelVersions(_message.Message):
     def __init__(self, channel: _Optional[str] = ..., default_version: _Optional[str] = ..., valid_versions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateKubernetesNodePoolRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "name", "machine_type", "node_count", "autoscaling", "disk_gib", "disk_type", "spot", "accelerators", "zones", "labels", "taints")
+    __slots__ = ("tenant_id", "cluster_id", "name", "machine_type", "node_count", "autoscaling", "disk_gib", "disk_type", "spot", "accelerators", "zones", "labels", "taints", "idempotency_key")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -337,6 +337,7 @@ class CreateKubernetesNodePoolRequest(_message.Message):
     ZONES_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     TAINTS_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     name: str
@@ -350,7 +351,8 @@ class CreateKubernetesNodePoolRequest(_message.Message):
     zones: _containers.RepeatedScalarFieldContainer[str]
     labels: _containers.ScalarMap[str, str]
     taints: _containers.RepeatedCompositeFieldContainer[KubernetesTaint]
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., name: _Optional[str] = ..., machine_type: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., spot: _Optional[bool] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., zones: _Optional[_Iterable[str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ...) -> None: ...
+    idempotency_key: str
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., name: _Optional[str] = ..., machine_type: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., spot: _Optional[bool] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., zones: _Optional[_Iterable[str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
 
 class ListKubernetesNodePoolsRequest(_message.Message):
     __slots__ = ("tenant_id", "cluster_id", "include_deleted")
