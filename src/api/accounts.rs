@@ -1,32 +1,17 @@
 //! `bettercompute.platform.v1.Accounts`: Provider accounts; the view never carries credentials.
 
-use tonic::{Request, Response, Status};
-
-use super::{context, timestamp};
+use super::handlers::thin_service;
+use super::timestamp;
 use crate::proto::platform::{
     Account, CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, ListAccountsResponse,
     UpdateAccountRequest, accounts_server,
 };
-use crate::service::Service;
 use crate::service::checks::{provider_capabilities, zones_and_regions};
 use crate::store::AccountRow;
 
-/// The gRPC service of accounts.
-#[derive(Debug)]
-pub struct AccountsApi {
-    service: Service,
-}
-
-impl AccountsApi {
-    /// The service over `service`.
-    pub fn server(service: Service) -> accounts_server::AccountsServer<Self> {
-        accounts_server::AccountsServer::new(Self { service })
-    }
-}
-
 /// The view of an account: its credentials are never in it, only that they are set (an
 /// account cannot exist without them).
-fn view(row: AccountRow) -> Account {
+fn account_view(row: AccountRow) -> Account {
     let (zones, regions) = zones_and_regions(&row.provider, &row.locations);
     Account {
         capabilities: provider_capabilities(&row.provider).iter().map(|c| (*c).to_owned()).collect(),
@@ -47,31 +32,9 @@ fn view(row: AccountRow) -> Account {
     }
 }
 
-#[tonic::async_trait]
-impl accounts_server::Accounts for AccountsApi {
-    async fn create(&self, request: Request<CreateAccountRequest>) -> Result<Response<Account>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.account_create(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn get(&self, request: Request<GetAccountRequest>) -> Result<Response<Account>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.account_get(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn list(&self, request: Request<ListAccountsRequest>) -> Result<Response<ListAccountsResponse>, Status> {
-        let ctx = context(&request)?;
-        let rows = self.service.account_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListAccountsResponse { accounts: rows.into_iter().map(view).collect() }))
-    }
-
-    async fn update(&self, request: Request<UpdateAccountRequest>) -> Result<Response<Account>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.account_update(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn delete(&self, request: Request<DeleteAccountRequest>) -> Result<Response<Account>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.account_delete(&ctx, request.into_inner()).await?)))
-    }
+thin_service! {
+    impl accounts_server::Accounts: Account by account_view;
+    create(CreateAccountRequest) account_create, get(GetAccountRequest) account_get,
+    update(UpdateAccountRequest) account_update, delete(DeleteAccountRequest) account_delete;
+    list(ListAccountsRequest) account_list -> ListAccountsResponse { accounts };
 }

@@ -4,28 +4,15 @@
 use tonic::{Request, Response, Status};
 
 use super::context;
+use super::handlers::Handlers;
 use crate::proto::compute::{
     CheckPlacementRequest, CheckPlacementResponse, GetPoolRequest, ListPoolsRequest, ListPoolsResponse, Pool,
     PoolOffer, pools_server,
 };
-use crate::service::Service;
 use crate::service::checks::{provider_capabilities, zones_and_regions};
 use crate::store::VisiblePool;
 
-/// The gRPC service of the tenant's pools.
-#[derive(Debug)]
-pub struct ComputePoolsApi {
-    service: Service,
-}
-
-impl ComputePoolsApi {
-    /// The service over `service`.
-    pub fn server(service: Service) -> pools_server::PoolsServer<Self> {
-        pools_server::PoolsServer::new(Self { service })
-    }
-}
-
-fn view(tenant_id: &str, visible: VisiblePool) -> Pool {
+fn visible_pool_view(tenant_id: &str, visible: VisiblePool) -> Pool {
     let (zones, regions) = zones_and_regions(&visible.pool.provider, &visible.locations);
     let pool = visible.pool;
     Pool {
@@ -46,19 +33,21 @@ fn view(tenant_id: &str, visible: VisiblePool) -> Pool {
 }
 
 #[tonic::async_trait]
-impl pools_server::Pools for ComputePoolsApi {
+impl pools_server::Pools for Handlers {
     async fn list(&self, request: Request<ListPoolsRequest>) -> Result<Response<ListPoolsResponse>, Status> {
         let ctx = context(&request)?;
         let request = request.into_inner();
         let pools = self.service.pool_list_visible(&ctx, request.clone()).await?;
-        Ok(Response::new(ListPoolsResponse { pools: pools.into_iter().map(|p| view(&request.tenant_id, p)).collect() }))
+        Ok(Response::new(ListPoolsResponse {
+            pools: pools.into_iter().map(|p| visible_pool_view(&request.tenant_id, p)).collect(),
+        }))
     }
 
     async fn get(&self, request: Request<GetPoolRequest>) -> Result<Response<Pool>, Status> {
         let ctx = context(&request)?;
         let request = request.into_inner();
         let pool = self.service.pool_get_visible(&ctx, request.clone()).await?;
-        Ok(Response::new(view(&request.tenant_id, pool)))
+        Ok(Response::new(visible_pool_view(&request.tenant_id, pool)))
     }
 
     async fn check_placement(

@@ -1,31 +1,16 @@
 //! `bettercompute.compute.v1.LoadBalancers`: decode, call the service, turn rows into views.
 
-use tonic::{Request, Response, Status};
-
-use super::{context, context_with_rules, timestamp};
+use super::handlers::thin_service;
+use super::timestamp;
 use crate::proto::compute::{
     CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
     ListLoadBalancersResponse, LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck,
     LoadBalancerSourceRanges, LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
     load_balancers_server,
 };
-use crate::service::Service;
 use crate::store::LoadBalancerRow;
 
-/// The gRPC service of load balancers.
-#[derive(Debug, Clone)]
-pub struct LoadBalancersApi {
-    service: Service,
-}
-
-impl LoadBalancersApi {
-    /// The service over `service`.
-    pub fn server(service: Service) -> load_balancers_server::LoadBalancersServer<Self> {
-        load_balancers_server::LoadBalancersServer::new(Self { service })
-    }
-}
-
-fn view(row: LoadBalancerRow) -> LoadBalancer {
+fn load_balancer_view(row: LoadBalancerRow) -> LoadBalancer {
     let provider_name = row.provider_name();
     // The values in force: what the tenant left out shows as the provider's default, never 0.
     let check = row.settings.health_check_in_force();
@@ -93,35 +78,11 @@ fn view(row: LoadBalancerRow) -> LoadBalancer {
     }
 }
 
-#[tonic::async_trait]
-impl load_balancers_server::LoadBalancers for LoadBalancersApi {
-    async fn create(&self, request: Request<CreateLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
-        // The service reports the schema stage's violations with those of its own rules.
-        let ctx = context_with_rules(&request)?;
-        Ok(Response::new(view(self.service.load_balancer_create(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn list(
-        &self,
-        request: Request<ListLoadBalancersRequest>,
-    ) -> Result<Response<ListLoadBalancersResponse>, Status> {
-        let ctx = context(&request)?;
-        let lbs = self.service.load_balancer_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListLoadBalancersResponse { load_balancers: lbs.into_iter().map(view).collect() }))
-    }
-
-    async fn get(&self, request: Request<GetLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.load_balancer_get(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn update(&self, request: Request<UpdateLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
-        let ctx = context_with_rules(&request)?;
-        Ok(Response::new(view(self.service.load_balancer_update(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn delete(&self, request: Request<DeleteLoadBalancerRequest>) -> Result<Response<LoadBalancer>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.load_balancer_delete(&ctx, request.into_inner()).await?)))
-    }
+thin_service! {
+    impl load_balancers_server::LoadBalancers: LoadBalancer by load_balancer_view;
+    // Create and update report the schema stage's violations with those of their own rules.
+    create(CreateLoadBalancerRequest) load_balancer_create + rules, get(GetLoadBalancerRequest) load_balancer_get,
+    update(UpdateLoadBalancerRequest) load_balancer_update + rules,
+    delete(DeleteLoadBalancerRequest) load_balancer_delete;
+    list(ListLoadBalancersRequest) load_balancer_list -> ListLoadBalancersResponse { load_balancers };
 }

@@ -3,6 +3,19 @@
 //!
 //! Handlers are thin: [`layer`] authenticates and validates every call whatever protocol it
 //! came in by, a service module holds the rules, and a handler only turns rows into views.
+//! One struct implements every generated service ([`handlers`]); a service's file holds its
+//! views and the table of its methods, and is named after its resource, except for these
+//! groupings, which follow the proto modules:
+//!
+//! - `kubernetes`: `KubernetesClusters` and `KubernetesNodePools` (a cluster's view holds its
+//!   pools');
+//! - `vps`: `Networks`, `Instances` and `Certificates`;
+//! - `identity`: `Principals`, `ApiKeys` and `RoleBindings`.
+//!
+//! Two services share the name `Pools`: the operator's (`platform.v1`, in `platform_pools`) and
+//! the pools a tenant sees (`compute.v1`, in `compute_pools`). The rest is machinery: the layer,
+//! the JSON gateway and its streams, the validator, update masks, the OpenAPI document and the
+//! wire codecs.
 
 mod accounts;
 mod audit;
@@ -11,6 +24,7 @@ mod compute_pools;
 mod events;
 pub mod gateway;
 mod gateway_stream;
+mod handlers;
 mod identity;
 mod kubernetes;
 pub mod layer;
@@ -20,6 +34,7 @@ pub mod openapi;
 mod platform_pools;
 mod projects;
 mod quotas;
+mod reconcilers;
 mod tenants;
 pub mod update_mask;
 mod usage;
@@ -40,7 +55,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::error::{Error, Result};
 use crate::methods::MethodTable;
-use crate::proto::{FILE_DESCRIPTOR_SET, descriptor_pool};
+use crate::proto::{FILE_DESCRIPTOR_SET, compute, descriptor_pool, platform};
 use crate::service::{Caller, Context, Service};
 use crate::telemetry::Metrics;
 use layer::{ApiLayer, LayerState, RequestId, SchemaViolations};
@@ -125,30 +140,28 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|error| Error::internal(format!("reflection: {error}")))?;
-    let (principals, api_keys, role_bindings) = identity::IdentityApi::servers(services.clone());
-    let (kubernetes_clusters, kubernetes_node_pools) = kubernetes::KubernetesApi::servers(services.clone());
-    let (networks, instances, certificates) = vps::VpsApi::servers(services.clone());
-    let routes = tonic::service::Routes::new(tenants::TenantsApi::server(services.clone()))
-        .add_service(principals)
-        .add_service(api_keys)
-        .add_service(role_bindings)
-        .add_service(kubernetes_clusters)
-        .add_service(kubernetes_node_pools)
-        .add_service(load_balancers::LoadBalancersApi::server(services.clone()))
-        .add_service(networks)
-        .add_service(instances)
-        .add_service(certificates)
-        .add_service(audit::AuditApi::server(services.clone()))
-        .add_service(events::EventsApi::server(services.clone()))
-        .add_service(usage::UsageApi::server(services.clone()))
-        .add_service(usage::ReconcilersApi::server(services.clone()))
-        .add_service(projects::ProjectsApi::server(services.clone()))
-        .add_service(accounts::AccountsApi::server(services.clone()))
-        .add_service(platform_pools::PoolsApi::server(services.clone()))
-        .add_service(offers::OffersApi::server(services.clone()))
-        .add_service(quotas::QuotasApi::server(services.clone()))
-        .add_service(budgets::BudgetsApi::server(services.clone()))
-        .add_service(compute_pools::ComputePoolsApi::server(services.clone()))
+    let api = handlers::Handlers::new(services.clone());
+    let routes = tonic::service::Routes::new(platform::tenants_server::TenantsServer::new(api.clone()))
+        .add_service(platform::principals_server::PrincipalsServer::new(api.clone()))
+        .add_service(platform::api_keys_server::ApiKeysServer::new(api.clone()))
+        .add_service(platform::role_bindings_server::RoleBindingsServer::new(api.clone()))
+        .add_service(compute::kubernetes_clusters_server::KubernetesClustersServer::new(api.clone()))
+        .add_service(compute::kubernetes_node_pools_server::KubernetesNodePoolsServer::new(api.clone()))
+        .add_service(compute::load_balancers_server::LoadBalancersServer::new(api.clone()))
+        .add_service(compute::networks_server::NetworksServer::new(api.clone()))
+        .add_service(compute::instances_server::InstancesServer::new(api.clone()))
+        .add_service(compute::certificates_server::CertificatesServer::new(api.clone()))
+        .add_service(platform::audit_server::AuditServer::new(api.clone()))
+        .add_service(compute::events_server::EventsServer::new(api.clone()))
+        .add_service(compute::usage_server::UsageServer::new(api.clone()))
+        .add_service(platform::reconcilers_server::ReconcilersServer::new(api.clone()))
+        .add_service(platform::projects_server::ProjectsServer::new(api.clone()))
+        .add_service(platform::accounts_server::AccountsServer::new(api.clone()))
+        .add_service(platform::pools_server::PoolsServer::new(api.clone()))
+        .add_service(platform::offers_server::OffersServer::new(api.clone()))
+        .add_service(platform::quotas_server::QuotasServer::new(api.clone()))
+        .add_service(platform::budgets_server::BudgetsServer::new(api.clone()))
+        .add_service(compute::pools_server::PoolsServer::new(api))
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .prepare();

@@ -1,29 +1,14 @@
 //! `bettercompute.platform.v1.Pools`: The operator's pools.
 
-use tonic::{Request, Response, Status};
-
-use super::{context, timestamp};
+use super::handlers::thin_service;
+use super::timestamp;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, ListPoolsResponse, Pool, UpdatePoolRequest,
     pools_server,
 };
-use crate::service::Service;
 use crate::store::PoolRow;
 
-/// The gRPC service of pools.
-#[derive(Debug)]
-pub struct PoolsApi {
-    service: Service,
-}
-
-impl PoolsApi {
-    /// The service over `service`.
-    pub fn server(service: Service) -> pools_server::PoolsServer<Self> {
-        pools_server::PoolsServer::new(Self { service })
-    }
-}
-
-fn view(row: PoolRow) -> Pool {
+fn pool_view(row: PoolRow) -> Pool {
     let policy = match row.policy {
         serde_json::Value::Object(map) => crate::error::json_to_struct(&map),
         _ => prost_types::Struct::default(),
@@ -46,31 +31,9 @@ fn view(row: PoolRow) -> Pool {
     }
 }
 
-#[tonic::async_trait]
-impl pools_server::Pools for PoolsApi {
-    async fn create(&self, request: Request<CreatePoolRequest>) -> Result<Response<Pool>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.pool_create(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn get(&self, request: Request<GetPoolRequest>) -> Result<Response<Pool>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.pool_get(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn list(&self, request: Request<ListPoolsRequest>) -> Result<Response<ListPoolsResponse>, Status> {
-        let ctx = context(&request)?;
-        let rows = self.service.pool_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListPoolsResponse { pools: rows.into_iter().map(view).collect() }))
-    }
-
-    async fn update(&self, request: Request<UpdatePoolRequest>) -> Result<Response<Pool>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.pool_update(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn delete(&self, request: Request<DeletePoolRequest>) -> Result<Response<Pool>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.pool_delete(&ctx, request.into_inner()).await?)))
-    }
+thin_service! {
+    impl pools_server::Pools: Pool by pool_view;
+    create(CreatePoolRequest) pool_create, get(GetPoolRequest) pool_get,
+    update(UpdatePoolRequest) pool_update, delete(DeletePoolRequest) pool_delete;
+    list(ListPoolsRequest) pool_list -> ListPoolsResponse { pools };
 }

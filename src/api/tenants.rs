@@ -1,29 +1,14 @@
 //! `bettercompute.platform.v1.Tenants`: decode, call the service, turn the row into the view.
 
-use tonic::{Request, Response, Status};
-
-use super::{context, timestamp};
+use super::handlers::thin_service;
+use super::timestamp;
 use crate::proto::platform::{
     CreateTenantRequest, DeleteTenantRequest, GetTenantRequest, ListTenantsRequest, ListTenantsResponse, Tenant,
     UpdateTenantRequest, tenants_server,
 };
-use crate::service::Service;
 use crate::store::TenantRow;
 
-/// The gRPC service of tenants.
-#[derive(Debug)]
-pub struct TenantsApi {
-    service: Service,
-}
-
-impl TenantsApi {
-    /// The service over `service`.
-    pub fn server(service: Service) -> tenants_server::TenantsServer<Self> {
-        tenants_server::TenantsServer::new(Self { service })
-    }
-}
-
-fn view(row: TenantRow) -> Tenant {
+fn tenant_view(row: TenantRow) -> Tenant {
     Tenant {
         id: row.id,
         display_name: row.display_name,
@@ -36,31 +21,9 @@ fn view(row: TenantRow) -> Tenant {
     }
 }
 
-#[tonic::async_trait]
-impl tenants_server::Tenants for TenantsApi {
-    async fn create(&self, request: Request<CreateTenantRequest>) -> Result<Response<Tenant>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.tenant_create(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn get(&self, request: Request<GetTenantRequest>) -> Result<Response<Tenant>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.tenant_get(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn list(&self, request: Request<ListTenantsRequest>) -> Result<Response<ListTenantsResponse>, Status> {
-        let ctx = context(&request)?;
-        let tenants = self.service.tenant_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListTenantsResponse { tenants: tenants.into_iter().map(view).collect() }))
-    }
-
-    async fn update(&self, request: Request<UpdateTenantRequest>) -> Result<Response<Tenant>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.tenant_update(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn delete(&self, request: Request<DeleteTenantRequest>) -> Result<Response<Tenant>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(view(self.service.tenant_delete(&ctx, request.into_inner()).await?)))
-    }
+thin_service! {
+    impl tenants_server::Tenants: Tenant by tenant_view;
+    create(CreateTenantRequest) tenant_create, get(GetTenantRequest) tenant_get,
+    update(UpdateTenantRequest) tenant_update, delete(DeleteTenantRequest) tenant_delete;
+    list(ListTenantsRequest) tenant_list -> ListTenantsResponse { tenants };
 }

@@ -1,9 +1,8 @@
-//! `bettercompute.compute.v1.Networks`, `Instances` and `Certificates`: decode, call the
-//! service, turn rows into views. A certificate's view has no field for its private key.
+//! `bettercompute.compute.v1.Networks`, `Instances` and `Certificates`: the `vps` module's
+//! tenant resources, one table each. A certificate's view has no field for its private key.
 
-use tonic::{Request, Response, Status};
-
-use super::{context, timestamp};
+use super::handlers::thin_service;
+use super::timestamp;
 use crate::proto::compute::{
     Certificate, CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
     DeleteInstanceRequest, DeleteNetworkRequest, GetCertificateRequest, GetInstanceRequest, GetNetworkRequest,
@@ -11,32 +10,7 @@ use crate::proto::compute::{
     ListNetworksRequest, ListNetworksResponse, Network, Subnet, UpdateNetworkRequest, certificates_server,
     instances_server, networks_server,
 };
-use crate::service::Service;
 use crate::store::{CertificateRow, InstanceRow, NetworkRow, SubnetRow};
-
-/// The gRPC services of the `vps` module's tenant resources.
-#[derive(Debug, Clone)]
-pub struct VpsApi {
-    service: Service,
-}
-
-impl VpsApi {
-    /// The three services over `service`.
-    pub fn servers(
-        service: Service,
-    ) -> (
-        networks_server::NetworksServer<Self>,
-        instances_server::InstancesServer<Self>,
-        certificates_server::CertificatesServer<Self>,
-    ) {
-        let api = Self { service };
-        (
-            networks_server::NetworksServer::new(api.clone()),
-            instances_server::InstancesServer::new(api.clone()),
-            certificates_server::CertificatesServer::new(api),
-        )
-    }
-}
 
 fn subnet_view(row: SubnetRow) -> Subnet {
     Subnet {
@@ -68,6 +42,13 @@ fn network_view(row: NetworkRow) -> Network {
     }
 }
 
+thin_service! {
+    impl networks_server::Networks: Network by network_view;
+    create(CreateNetworkRequest) network_create, get(GetNetworkRequest) network_get,
+    update(UpdateNetworkRequest) network_update, delete(DeleteNetworkRequest) network_delete;
+    list(ListNetworksRequest) network_list -> ListNetworksResponse { networks };
+}
+
 fn instance_view(row: InstanceRow) -> Instance {
     Instance {
         id: row.id,
@@ -92,6 +73,13 @@ fn instance_view(row: InstanceRow) -> Instance {
     }
 }
 
+thin_service! {
+    impl instances_server::Instances: Instance by instance_view;
+    create(CreateInstanceRequest) instance_create, get(GetInstanceRequest) instance_get,
+    delete(DeleteInstanceRequest) instance_delete;
+    list(ListInstancesRequest) instance_list -> ListInstancesResponse { instances };
+}
+
 fn certificate_view(row: CertificateRow) -> Certificate {
     Certificate {
         id: row.id,
@@ -112,84 +100,9 @@ fn certificate_view(row: CertificateRow) -> Certificate {
     }
 }
 
-#[tonic::async_trait]
-impl networks_server::Networks for VpsApi {
-    async fn create(&self, request: Request<CreateNetworkRequest>) -> Result<Response<Network>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(network_view(self.service.network_create(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn list(&self, request: Request<ListNetworksRequest>) -> Result<Response<ListNetworksResponse>, Status> {
-        let ctx = context(&request)?;
-        let networks = self.service.network_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListNetworksResponse { networks: networks.into_iter().map(network_view).collect() }))
-    }
-
-    async fn get(&self, request: Request<GetNetworkRequest>) -> Result<Response<Network>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(network_view(self.service.network_get(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn update(&self, request: Request<UpdateNetworkRequest>) -> Result<Response<Network>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(network_view(self.service.network_update(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn delete(&self, request: Request<DeleteNetworkRequest>) -> Result<Response<Network>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(network_view(self.service.network_delete(&ctx, request.into_inner()).await?)))
-    }
-}
-
-#[tonic::async_trait]
-impl instances_server::Instances for VpsApi {
-    async fn create(&self, request: Request<CreateInstanceRequest>) -> Result<Response<Instance>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(instance_view(self.service.instance_create(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn list(&self, request: Request<ListInstancesRequest>) -> Result<Response<ListInstancesResponse>, Status> {
-        let ctx = context(&request)?;
-        let instances = self.service.instance_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListInstancesResponse { instances: instances.into_iter().map(instance_view).collect() }))
-    }
-
-    async fn get(&self, request: Request<GetInstanceRequest>) -> Result<Response<Instance>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(instance_view(self.service.instance_get(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn delete(&self, request: Request<DeleteInstanceRequest>) -> Result<Response<Instance>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(instance_view(self.service.instance_delete(&ctx, request.into_inner()).await?)))
-    }
-}
-
-#[tonic::async_trait]
-impl certificates_server::Certificates for VpsApi {
-    async fn create(&self, request: Request<CreateCertificateRequest>) -> Result<Response<Certificate>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(certificate_view(self.service.certificate_create(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn list(
-        &self,
-        request: Request<ListCertificatesRequest>,
-    ) -> Result<Response<ListCertificatesResponse>, Status> {
-        let ctx = context(&request)?;
-        let certificates = self.service.certificate_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListCertificatesResponse {
-            certificates: certificates.into_iter().map(certificate_view).collect(),
-        }))
-    }
-
-    async fn get(&self, request: Request<GetCertificateRequest>) -> Result<Response<Certificate>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(certificate_view(self.service.certificate_get(&ctx, request.into_inner()).await?)))
-    }
-
-    async fn delete(&self, request: Request<DeleteCertificateRequest>) -> Result<Response<Certificate>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(certificate_view(self.service.certificate_delete(&ctx, request.into_inner()).await?)))
-    }
+thin_service! {
+    impl certificates_server::Certificates: Certificate by certificate_view;
+    create(CreateCertificateRequest) certificate_create, get(GetCertificateRequest) certificate_get,
+    delete(DeleteCertificateRequest) certificate_delete;
+    list(ListCertificatesRequest) certificate_list -> ListCertificatesResponse { certificates };
 }

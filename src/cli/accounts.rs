@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::platform::{
     CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, UpdateAccountRequest,
     accounts_client::AccountsClient,
@@ -100,7 +101,6 @@ fn read_credentials(path: &PathBuf) -> Result<String, String> {
 /// Runs an account command.
 pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
     let mut client = AccountsClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let account = match command {
         AccountsCommand::Create { provider, name, credentials_file, tenant, endpoint, zones, regions, description } => {
             client
@@ -140,9 +140,9 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
                 platform_only: *platform_only,
                 include_deleted: *include_deleted,
             };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(request).await)?;
             return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListAccountsResponse", "accounts");
         }
     };
-    output::print_one(cli.output, &account.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Account")
+    output::print_one(cli.output, &answer(account)?, "bettercompute.platform.v1.Account")
 }

@@ -1,6 +1,7 @@
 //! `bc budgets ...`.
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::platform::{
     CreateBudgetRequest, DeleteBudgetRequest, GetBudgetRequest, ListBudgetsRequest, UpdateBudgetRequest,
     budgets_client::BudgetsClient,
@@ -53,7 +54,6 @@ pub enum BudgetsCommand {
 /// Runs a budget command.
 pub async fn run(cli: &Cli, command: &BudgetsCommand) -> Result<(), String> {
     let mut client = BudgetsClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let budget = match command {
         BudgetsCommand::Create { tenant, name, monthly_limit } => {
             client
@@ -79,9 +79,9 @@ pub async fn run(cli: &Cli, command: &BudgetsCommand) -> Result<(), String> {
             client.delete(DeleteBudgetRequest { budget_id: budget_id.clone() }).await
         }
         BudgetsCommand::List { tenant } => {
-            let list = client.list(ListBudgetsRequest { tenant_id: tenant.clone() }).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(ListBudgetsRequest { tenant_id: tenant.clone() }).await)?;
             return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListBudgetsResponse", "budgets");
         }
     };
-    output::print_one(cli.output, &budget.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Budget")
+    output::print_one(cli.output, &answer(budget)?, "bettercompute.platform.v1.Budget")
 }

@@ -1,6 +1,7 @@
 //! `bc principals ...`, `bc api-keys ...`, `bc role-bindings ...` and `bc audit list`.
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::platform::{
     CreateApiKeyRequest, CreatePrincipalRequest, CreateRoleBindingRequest, DeletePrincipalRequest,
     DeleteRoleBindingRequest, GetPrincipalRequest, ListApiKeysRequest, ListAuditEventsRequest, ListPrincipalsRequest,
@@ -177,7 +178,6 @@ fn print_list(cli: &Cli, message: &impl prost::Message, name: &str, field: &str)
 /// Runs a principals command.
 pub async fn principals(cli: &Cli, command: &PrincipalsCommand) -> Result<(), String> {
     let mut client = PrincipalsClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let one = match command {
         PrincipalsCommand::Create { tenant, kind, name } => {
             client
@@ -193,28 +193,27 @@ pub async fn principals(cli: &Cli, command: &PrincipalsCommand) -> Result<(), St
                 .await
         }
         PrincipalsCommand::List { tenant, page } => {
-            let list = client
-                .list(ListPrincipalsRequest {
-                    tenant_id: tenant.clone(),
-                    include_deleted: false,
-                    page_size: page.page_size,
-                    page_token: page.page_token.clone(),
-                })
-                .await
-                .map_err(fail)?
-                .into_inner();
+            let list = answer(
+                client
+                    .list(ListPrincipalsRequest {
+                        tenant_id: tenant.clone(),
+                        include_deleted: false,
+                        page_size: page.page_size,
+                        page_token: page.page_token.clone(),
+                    })
+                    .await,
+            )?;
             print_list(cli, &list, "ListPrincipalsResponse", "principals");
             return Ok(());
         }
     };
-    print_one(cli, &one.map_err(fail)?.into_inner(), "Principal");
+    print_one(cli, &answer(one)?, "Principal");
     Ok(())
 }
 
 /// Runs an API keys command.
 pub async fn api_keys(cli: &Cli, command: &ApiKeysCommand) -> Result<(), String> {
     let mut client = ApiKeysClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let one = match command {
         ApiKeysCommand::Create { principal_id, tenant, description, ttl_seconds } => {
             client
@@ -230,28 +229,27 @@ pub async fn api_keys(cli: &Cli, command: &ApiKeysCommand) -> Result<(), String>
             client.revoke(RevokeApiKeyRequest { tenant_id: tenant.clone(), api_key_id: api_key_id.clone() }).await
         }
         ApiKeysCommand::List { principal_id, tenant, page } => {
-            let list = client
-                .list(ListApiKeysRequest {
-                    tenant_id: tenant.clone(),
-                    principal_id: principal_id.clone(),
-                    page_size: page.page_size,
-                    page_token: page.page_token.clone(),
-                })
-                .await
-                .map_err(fail)?
-                .into_inner();
+            let list = answer(
+                client
+                    .list(ListApiKeysRequest {
+                        tenant_id: tenant.clone(),
+                        principal_id: principal_id.clone(),
+                        page_size: page.page_size,
+                        page_token: page.page_token.clone(),
+                    })
+                    .await,
+            )?;
             print_list(cli, &list, "ListApiKeysResponse", "apiKeys");
             return Ok(());
         }
     };
-    print_one(cli, &one.map_err(fail)?.into_inner(), "ApiKey");
+    print_one(cli, &answer(one)?, "ApiKey");
     Ok(())
 }
 
 /// Runs a role bindings command.
 pub async fn role_bindings(cli: &Cli, command: &RoleBindingsCommand) -> Result<(), String> {
     let mut client = RoleBindingsClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let one = match command {
         RoleBindingsCommand::Create { principal_id, role, tenant, scope_type, scope_id } => {
             client
@@ -273,21 +271,21 @@ pub async fn role_bindings(cli: &Cli, command: &RoleBindingsCommand) -> Result<(
                 .await
         }
         RoleBindingsCommand::List { tenant, principal, page } => {
-            let list = client
-                .list(ListRoleBindingsRequest {
-                    tenant_id: tenant.clone(),
-                    principal_id: principal.clone(),
-                    page_size: page.page_size,
-                    page_token: page.page_token.clone(),
-                })
-                .await
-                .map_err(fail)?
-                .into_inner();
+            let list = answer(
+                client
+                    .list(ListRoleBindingsRequest {
+                        tenant_id: tenant.clone(),
+                        principal_id: principal.clone(),
+                        page_size: page.page_size,
+                        page_token: page.page_token.clone(),
+                    })
+                    .await,
+            )?;
             print_list(cli, &list, "ListRoleBindingsResponse", "roleBindings");
             return Ok(());
         }
     };
-    print_one(cli, &one.map_err(fail)?.into_inner(), "RoleBinding");
+    print_one(cli, &answer(one)?, "RoleBinding");
     Ok(())
 }
 
@@ -302,9 +300,8 @@ pub async fn audit(cli: &Cli, command: &AuditCommand) -> Result<(), String> {
             resource_id: resource.clone(),
             ..Default::default()
         })
-        .await
-        .map_err(|status| describe_status(&status))?
-        .into_inner();
+        .await;
+    let list = answer(list)?;
     print_list(cli, &list, "ListAuditEventsResponse", "auditEvents");
     Ok(())
 }

@@ -2,15 +2,16 @@
 //! `--wait` that follows a cluster until it is ready (or deleted) and a `credentials` form that
 //! writes the kubeconfig to a file only its owner reads.
 
-use std::time::{Duration, Instant};
+use serde_json::Value;
 
-use super::{AuthedChannel, Cli, connect, describe_status, output};
+use super::follow::{Followed, answer, field, show_followed};
+use super::{Cli, connect, output};
 use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
 use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
     DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAccelerators,
-    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesTaint,
+    KubernetesAutoscaling, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesTaint,
     KubernetesVersionsRequest, ListKubernetesClustersRequest, ListKubernetesNodePoolsRequest,
     UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest,
 };
@@ -254,7 +255,7 @@ pub enum NodePoolsCommand {
     },
 }
 
-const CLUSTER: &str = "bettercompute.compute.v1.KubernetesCluster";
+const CLUSTER: Followed = Followed { what: "cluster", message: "bettercompute.compute.v1.KubernetesCluster", progress };
 const CLUSTER_LIST: &str = "bettercompute.compute.v1.ListKubernetesClustersResponse";
 const POOL: &str = "bettercompute.compute.v1.KubernetesNodePool";
 const POOL_LIST: &str = "bettercompute.compute.v1.ListKubernetesNodePoolsResponse";
@@ -318,38 +319,28 @@ fn update_mask(fields: &[(&str, bool)]) -> Option<prost_types::FieldMask> {
     (!paths.is_empty()).then_some(prost_types::FieldMask { paths })
 }
 
-/// Polls the cluster, printing each new state to stderr, until it is `until` (or `error`).
-async fn wait_for(
-    client: &mut KubernetesClustersClient<AuthedChannel>,
-    tenant: &str,
-    id: &str,
-    until: &str,
-) -> Result<KubernetesCluster, String> {
-    let started = Instant::now();
-    let mut last = String::new();
-    loop {
-        let request = GetKubernetesClusterRequest { tenant_id: tenant.to_owned(), cluster_id: id.to_owned() };
-        let cluster = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-        let pools: Vec<String> = cluster.node_pools.iter().map(|p| format!("{}={}", p.name, p.state)).collect();
-        let line = format!("{} {} [{}]", cluster.state, cluster.message, pools.join(" "));
-        if line != last {
-            eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
-            last = line;
-        }
-        if cluster.state == until {
-            return Ok(cluster);
-        }
-        if cluster.state == "error" {
-            return Err(format!("cluster {id} is in error: {}", cluster.message));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+/// The line `--wait` prints: the cluster's state and message, and each node pool's state.
+fn progress(json: &Value) -> String {
+    let pools = json["nodePools"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let pools: Vec<String> = pools.iter().map(|p| format!("{}={}", field(p, "name"), field(p, "state"))).collect();
+    format!("{} {} [{}]", field(json, "state"), field(json, "message"), pools.join(" "))
+}
+
+/// Follows the cluster `cluster_id` until it is `until`.
+async fn wait_for_cluster(cli: &Cli, tenant: &str, cluster_id: &str, until: &str) -> Result<Value, String> {
+    let client = KubernetesClustersClient::new(connect(cli).await?);
+    let request = GetKubernetesClusterRequest { tenant_id: tenant.to_owned(), cluster_id: cluster_id.to_owned() };
+    CLUSTER
+        .wait_for(cluster_id, until, || {
+            let (mut client, request) = (client.clone(), request.clone());
+            async move { answer(client.get(request).await) }
+        })
+        .await
 }
 
 /// Runs a cluster command.
 pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String> {
     let mut client = KubernetesClustersClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let (cluster, wait) = match command {
         ClustersCommand::Create {
             tenant,
@@ -381,11 +372,11 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
                 ..Default::default()
             };
-            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
         }
         ClustersCommand::Get { tenant, cluster_id } => {
             let request = GetKubernetesClusterRequest { tenant_id: tenant.clone(), cluster_id: cluster_id.clone() };
-            (client.get(request).await.map_err(fail)?.into_inner(), None)
+            (answer(client.get(request).await)?, None)
         }
         ClustersCommand::Update {
             tenant,
@@ -412,11 +403,11 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 description: description.clone(),
                 ..Default::default()
             };
-            (client.update(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+            (answer(client.update(request).await)?, wait.then_some((tenant, "ready")))
         }
         ClustersCommand::Delete { tenant, cluster_id, wait } => {
             let request = DeleteKubernetesClusterRequest { tenant_id: tenant.clone(), cluster_id: cluster_id.clone() };
-            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
         }
         ClustersCommand::List { tenant, include_deleted } => {
             let request = ListKubernetesClustersRequest {
@@ -424,10 +415,8 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 include_deleted: *include_deleted,
                 ..Default::default()
             };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
-            let json = output::to_json(&list, CLUSTER_LIST);
-            output::print(cli.output, &json, json["clusters"].as_array().map(Vec::as_slice).unwrap_or_default());
-            return Ok(());
+            let list = answer(client.list(request).await)?;
+            return output::print_list(cli.output, &list, CLUSTER_LIST, "clusters");
         }
         ClustersCommand::Credentials { tenant, cluster_id, role, ttl_seconds, kubeconfig_file } => {
             let request = KubernetesCredentialsRequest {
@@ -436,7 +425,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 role: role.clone(),
                 ttl_seconds: *ttl_seconds,
             };
-            let issued = client.credentials(request).await.map_err(fail)?.into_inner();
+            let issued = answer(client.credentials(request).await)?;
             match kubeconfig_file {
                 Some(path) => {
                     write_private(path, &issued.kubeconfig)?;
@@ -457,19 +446,11 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 pool_id: pool.clone(),
                 location: location.clone(),
             };
-            let versions = client.versions(request).await.map_err(fail)?.into_inner();
-            let json = output::to_json(&versions, VERSIONS);
-            output::print(cli.output, &json, json["channels"].as_array().map(Vec::as_slice).unwrap_or_default());
-            return Ok(());
+            let versions = answer(client.versions(request).await)?;
+            return output::print_list(cli.output, &versions, VERSIONS, "channels");
         }
     };
-    let cluster = match wait {
-        Some((tenant, until)) => wait_for(&mut client, tenant, &cluster.id, until).await?,
-        None => cluster,
-    };
-    let json = output::to_json(&cluster, CLUSTER);
-    output::print(cli.output, &json, std::slice::from_ref(&json));
-    Ok(())
+    show_followed!(cli, CLUSTER, client, cluster, wait, GetKubernetesClusterRequest { cluster_id })
 }
 
 /// Writes `text` to `path`, readable by its owner only: a kubeconfig holds a bearer token.
@@ -489,7 +470,6 @@ fn write_private(path: &std::path::Path, text: &str) -> Result<(), String> {
 /// Runs a node-pool command.
 pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), String> {
     let mut client = KubernetesNodePoolsClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let pool = match command {
         NodePoolsCommand::Create { tenant, cluster, spec, idempotency_key } => {
             let spec = parse_pool(spec)?;
@@ -578,8 +558,7 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             };
             let updated = client.update(request).await;
             if *wait && updated.is_ok() {
-                let mut clusters = KubernetesClustersClient::new(connect(cli).await?);
-                wait_for(&mut clusters, tenant, cluster, "ready").await?;
+                wait_for_cluster(cli, tenant, cluster, "ready").await?;
             }
             updated
         }
@@ -597,15 +576,11 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 cluster_id: cluster.clone(),
                 include_deleted: false,
             };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
-            let json = output::to_json(&list, POOL_LIST);
-            output::print(cli.output, &json, json["nodePools"].as_array().map(Vec::as_slice).unwrap_or_default());
-            return Ok(());
+            let list = answer(client.list(request).await)?;
+            return output::print_list(cli.output, &list, POOL_LIST, "nodePools");
         }
     };
-    let json = output::to_json(&pool.map_err(fail)?.into_inner(), POOL);
-    output::print(cli.output, &json, std::slice::from_ref(&json));
-    Ok(())
+    output::print_one(cli.output, &answer(pool)?, POOL)
 }
 
 #[cfg(test)]

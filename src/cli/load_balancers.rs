@@ -1,13 +1,14 @@
 //! `bc loadbalancers ...`: load balancers, with `--wait` that follows one until it is ready (or
 //! deleted), printing each new state.
 
-use std::time::{Duration, Instant};
+use serde_json::Value;
 
-use super::{AuthedChannel, Cli, connect, describe_status, output};
+use super::follow::{Followed, answer, field, show_followed};
+use super::{Cli, connect, output};
 use crate::proto::compute::load_balancers_client::LoadBalancersClient;
 use crate::proto::compute::{
     CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
-    LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck, LoadBalancerSourceRanges,
+    LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck, LoadBalancerSourceRanges,
     LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
 };
 
@@ -140,8 +141,15 @@ pub enum LoadBalancersCommand {
     },
 }
 
-const LOAD_BALANCER: &str = "bettercompute.compute.v1.LoadBalancer";
+const LOAD_BALANCER: Followed =
+    Followed { what: "load balancer", message: "bettercompute.compute.v1.LoadBalancer", progress };
 const LOAD_BALANCER_LIST: &str = "bettercompute.compute.v1.ListLoadBalancersResponse";
+
+/// The line `--wait` prints: the state, the address once there is one, and the message.
+fn progress(json: &Value) -> String {
+    let line = format!("{} {} {}", field(json, "state"), field(json, "address"), field(json, "message"));
+    line.trim_end().to_owned()
+}
 
 /// Splits `head,key=value,flag` into the head and its options.
 fn options(text: &str) -> (&str, Vec<(&str, &str)>) {
@@ -273,37 +281,9 @@ impl Parsed {
     }
 }
 
-/// Polls the load balancer, printing each new state to stderr, until it is `until` (or `error`).
-async fn wait_for(
-    client: &mut LoadBalancersClient<AuthedChannel>,
-    tenant: &str,
-    id: &str,
-    until: &str,
-) -> Result<LoadBalancer, String> {
-    let started = Instant::now();
-    let mut last = String::new();
-    loop {
-        let request = GetLoadBalancerRequest { tenant_id: tenant.to_owned(), load_balancer_id: id.to_owned() };
-        let lb = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-        let line = format!("{} {} {}", lb.state, lb.address, lb.message).trim_end().to_owned();
-        if line != last {
-            eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
-            last = line;
-        }
-        if lb.state == until {
-            return Ok(lb);
-        }
-        if lb.state == "error" {
-            return Err(format!("load balancer {id} is in error: {}", lb.message));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
 /// Runs a load balancer command.
 pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String> {
     let mut client = LoadBalancersClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let (lb, wait) = match command {
         LoadBalancersCommand::Create {
             tenant,
@@ -338,12 +318,12 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
                 domains: parsed.domains,
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
             };
-            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
         }
         LoadBalancersCommand::Get { tenant, load_balancer_id } => {
             let request =
                 GetLoadBalancerRequest { tenant_id: tenant.clone(), load_balancer_id: load_balancer_id.clone() };
-            (client.get(request).await.map_err(fail)?.into_inner(), None)
+            (answer(client.get(request).await)?, None)
         }
         LoadBalancersCommand::Update {
             tenant,
@@ -371,12 +351,12 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
                 domains: parsed.domains,
                 ..Default::default()
             };
-            (client.update(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+            (answer(client.update(request).await)?, wait.then_some((tenant, "ready")))
         }
         LoadBalancersCommand::Delete { tenant, load_balancer_id, wait } => {
             let request =
                 DeleteLoadBalancerRequest { tenant_id: tenant.clone(), load_balancer_id: load_balancer_id.clone() };
-            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
         }
         LoadBalancersCommand::List { tenant, pool, include_deleted } => {
             let request = ListLoadBalancersRequest {
@@ -385,15 +365,11 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
                 include_deleted: *include_deleted,
                 ..Default::default()
             };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(request).await)?;
             return output::print_list(cli.output, &list, LOAD_BALANCER_LIST, "loadBalancers");
         }
     };
-    let lb = match wait {
-        Some((tenant, until)) => wait_for(&mut client, tenant, &lb.id, until).await?,
-        None => lb,
-    };
-    output::print_one(cli.output, &lb, LOAD_BALANCER)
+    show_followed!(cli, LOAD_BALANCER, client, lb, wait, GetLoadBalancerRequest { load_balancer_id })
 }
 
 #[cfg(test)]

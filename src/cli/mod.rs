@@ -1,8 +1,23 @@
 //! `bc`, the command-line client: one subcommand per resource, built on the generated tonic
 //! clients, printing JSON (the API's own mapping) or a table.
+//!
+//! Each resource's commands live in a file named after it, except for these groupings, which
+//! follow the API's modules:
+//!
+//! - `kubernetes`: `bc clusters` and `bc nodepools` (they share the node pool spec's parser and
+//!   the cluster's `--wait`);
+//! - `vps`: `bc networks`, `bc instances` and `bc certificates`;
+//! - `identity`: `bc principals`, `bc api-keys`, `bc role-bindings` and `bc audit` (the paged
+//!   lists of the identity services);
+//! - `pools`: both pools services, the operator's and the tenant's (`visible`,
+//!   `check-placement`).
+//!
+//! [`follow`] is what the commands share (a call's answer, `--wait`); [`output`] is how results
+//! print.
 
 mod accounts;
 mod budgets;
+mod follow;
 mod identity;
 mod kubernetes;
 mod load_balancers;

@@ -1,6 +1,7 @@
 //! `bc offers ...`.
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::platform::{
     CreateOfferRequest, DeleteOfferRequest, GetOfferRequest, ListOffersRequest, UpdateOfferRequest,
     offers_client::OffersClient,
@@ -74,7 +75,6 @@ pub enum OffersCommand {
 /// Runs an offer command.
 pub async fn run(cli: &Cli, command: &OffersCommand) -> Result<(), String> {
     let mut client = OffersClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let offer = match command {
         OffersCommand::Create { pool, tenant, state, excluded_regions } => {
             client
@@ -114,9 +114,9 @@ pub async fn run(cli: &Cli, command: &OffersCommand) -> Result<(), String> {
         }
         OffersCommand::List { pool, tenant } => {
             let request = ListOffersRequest { pool_id: pool.clone(), tenant_id: tenant.clone() };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(request).await)?;
             return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListOffersResponse", "offers");
         }
     };
-    output::print_one(cli.output, &offer.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Offer")
+    output::print_one(cli.output, &answer(offer)?, "bettercompute.platform.v1.Offer")
 }

@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
@@ -123,7 +124,6 @@ fn parse_policy(text: &Option<String>) -> Result<Option<prost_types::Struct>, St
 pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
     let channel = connect(cli).await?;
     let mut client = PoolsClient::new(channel.clone());
-    let fail = |status: tonic::Status| describe_status(&status);
     let prices = |prices: &[(String, i64)]| prices.iter().cloned().collect::<HashMap<_, _>>();
     let pool = match command {
         PoolsCommand::Create { account, name, billing_mode, prices: given, policy, description } => {
@@ -160,13 +160,12 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
                 tenant_id: tenant.clone(),
                 include_deleted: *include_deleted,
             };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(request).await)?;
             return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListPoolsResponse", "pools");
         }
         PoolsCommand::Visible { tenant } => {
             let mut client = compute::pools_client::PoolsClient::new(channel);
-            let list =
-                client.list(compute::ListPoolsRequest { tenant_id: tenant.clone() }).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(compute::ListPoolsRequest { tenant_id: tenant.clone() }).await)?;
             return output::print_list(cli.output, &list, "bettercompute.compute.v1.ListPoolsResponse", "pools");
         }
         PoolsCommand::CheckPlacement { tenant, pool, capability, location, resource_kind } => {
@@ -178,9 +177,9 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
                 location: location.clone(),
                 resource_kind: resource_kind.clone(),
             };
-            let answer = client.check_placement(request).await.map_err(fail)?.into_inner();
+            let answer = answer(client.check_placement(request).await)?;
             return output::print_one(cli.output, &answer, "bettercompute.compute.v1.CheckPlacementResponse");
         }
     };
-    output::print_one(cli.output, &pool.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Pool")
+    output::print_one(cli.output, &answer(pool)?, "bettercompute.platform.v1.Pool")
 }

@@ -1,6 +1,7 @@
 //! `bc projects ...`.
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::platform::{
     CreateProjectRequest, DeleteProjectRequest, GetProjectRequest, ListProjectsRequest, UpdateProjectRequest,
     projects_client::ProjectsClient,
@@ -56,7 +57,6 @@ pub enum ProjectsCommand {
 /// Runs a project command.
 pub async fn run(cli: &Cli, command: &ProjectsCommand) -> Result<(), String> {
     let mut client = ProjectsClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let project = match command {
         ProjectsCommand::Create { tenant, name, description } => {
             client
@@ -83,9 +83,9 @@ pub async fn run(cli: &Cli, command: &ProjectsCommand) -> Result<(), String> {
         }
         ProjectsCommand::List { tenant, include_deleted } => {
             let request = ListProjectsRequest { tenant_id: tenant.clone(), include_deleted: *include_deleted };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(request).await)?;
             return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListProjectsResponse", "projects");
         }
     };
-    output::print_one(cli.output, &project.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Project")
+    output::print_one(cli.output, &answer(project)?, "bettercompute.platform.v1.Project")
 }

@@ -1,6 +1,7 @@
 //! `bc quotas ...`.
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::platform::{
     CreateQuotaRequest, DeleteQuotaRequest, GetQuotaRequest, ListQuotasRequest, UpdateQuotaRequest,
     quotas_client::QuotasClient,
@@ -63,7 +64,6 @@ pub enum QuotasCommand {
 /// Runs a quota command.
 pub async fn run(cli: &Cli, command: &QuotasCommand) -> Result<(), String> {
     let mut client = QuotasClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let quota = match command {
         QuotasCommand::Create { key, limit } => {
             client
@@ -106,9 +106,9 @@ pub async fn run(cli: &Cli, command: &QuotasCommand) -> Result<(), String> {
         }
         QuotasCommand::List { pool, tenant } => {
             let request = ListQuotasRequest { pool_id: pool.clone(), tenant_id: tenant.clone() };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(request).await)?;
             return output::print_list(cli.output, &list, "bettercompute.platform.v1.ListQuotasResponse", "quotas");
         }
     };
-    output::print_one(cli.output, &quota.map_err(fail)?.into_inner(), "bettercompute.platform.v1.Quota")
+    output::print_one(cli.output, &answer(quota)?, "bettercompute.platform.v1.Quota")
 }

@@ -1,6 +1,7 @@
 //! `bc tenants ...`.
 
-use super::{Cli, connect, describe_status, output};
+use super::follow::answer;
+use super::{Cli, connect, output};
 use crate::proto::platform::{
     CreateTenantRequest, DeleteTenantRequest, GetTenantRequest, ListTenantsRequest, UpdateTenantRequest,
     tenants_client::TenantsClient,
@@ -56,7 +57,6 @@ const TENANT_LIST: &str = "bettercompute.platform.v1.ListTenantsResponse";
 /// Runs a tenant command.
 pub async fn run(cli: &Cli, command: &TenantsCommand) -> Result<(), String> {
     let mut client = TenantsClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let tenant = match command {
         TenantsCommand::Create { id, display_name, description } => {
             client
@@ -82,15 +82,9 @@ pub async fn run(cli: &Cli, command: &TenantsCommand) -> Result<(), String> {
             client.delete(DeleteTenantRequest { tenant_id: tenant_id.clone() }).await
         }
         TenantsCommand::List { include_deleted } => {
-            let list =
-                client.list(ListTenantsRequest { include_deleted: *include_deleted }).await.map_err(fail)?.into_inner();
-            let json = output::to_json(&list, TENANT_LIST);
-            let rows = json["tenants"].as_array().cloned().unwrap_or_default();
-            output::print(cli.output, &json, &rows);
-            return Ok(());
+            let list = answer(client.list(ListTenantsRequest { include_deleted: *include_deleted }).await)?;
+            return output::print_list(cli.output, &list, TENANT_LIST, "tenants");
         }
     };
-    let json = output::to_json(&tenant.map_err(fail)?.into_inner(), TENANT);
-    output::print(cli.output, &json, std::slice::from_ref(&json));
-    Ok(())
+    output::print_one(cli.output, &answer(tenant)?, TENANT)
 }

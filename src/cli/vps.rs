@@ -2,12 +2,8 @@
 //! resources, with `--wait` that follows one until it is ready (or deleted). A certificate's
 //! PEMs are read from files, so a private key never sits on a command line.
 
-use std::future::Future;
-use std::time::{Duration, Instant};
-
-use serde_json::Value;
-
-use super::{Cli, connect, describe_status, output};
+use super::follow::{Followed, answer, show_followed, state_and_message};
+use super::{Cli, connect, output};
 use crate::proto::compute::certificates_client::CertificatesClient;
 use crate::proto::compute::instances_client::InstancesClient;
 use crate::proto::compute::networks_client::NetworksClient;
@@ -17,12 +13,9 @@ use crate::proto::compute::{
     ListCertificatesRequest, ListInstancesRequest, ListNetworksRequest, SubnetSpec, UpdateNetworkRequest,
 };
 
-const NETWORK: &str = "bettercompute.compute.v1.Network";
+const NETWORK: Followed =
+    Followed { what: "network", message: "bettercompute.compute.v1.Network", progress: state_and_message };
 const NETWORK_LIST: &str = "bettercompute.compute.v1.ListNetworksResponse";
-const INSTANCE: &str = "bettercompute.compute.v1.Instance";
-const INSTANCE_LIST: &str = "bettercompute.compute.v1.ListInstancesResponse";
-const CERTIFICATE: &str = "bettercompute.compute.v1.Certificate";
-const CERTIFICATE_LIST: &str = "bettercompute.compute.v1.ListCertificatesResponse";
 
 /// The network commands.
 #[derive(clap::Subcommand, Debug)]
@@ -98,6 +91,72 @@ pub enum NetworksCommand {
     },
 }
 
+/// Parses `name=web,region=nyc3,range=10.10.0.0/24`.
+pub fn parse_subnet(text: &str) -> Result<SubnetSpec, String> {
+    let mut spec = SubnetSpec::default();
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = part.split_once('=').ok_or_else(|| format!("{part:?} in {text:?} is not key=value"))?;
+        match key {
+            "name" => spec.name = value.to_owned(),
+            "region" => spec.region = value.to_owned(),
+            "range" | "ip-range" => spec.ip_range = value.to_owned(),
+            other => return Err(format!("unknown subnet field {other:?} in {text:?}; use name, region, range")),
+        }
+    }
+    Ok(spec)
+}
+
+/// Runs a network command.
+pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String> {
+    let mut client = NetworksClient::new(connect(cli).await?);
+    let (network, wait) = match command {
+        NetworksCommand::Create { tenant, pool, name, subnets, project, description, idempotency_key, wait } => {
+            let request = CreateNetworkRequest {
+                tenant_id: tenant.clone(),
+                project_id: project.clone(),
+                pool_id: pool.clone(),
+                name: name.clone(),
+                description: description.clone(),
+                subnets: subnets.iter().map(|s| parse_subnet(s)).collect::<Result<_, _>>()?,
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+            };
+            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
+        }
+        NetworksCommand::Get { tenant, network_id } => {
+            let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
+            (answer(client.get(request).await)?, None)
+        }
+        NetworksCommand::Update { tenant, network_id, description } => {
+            let request = UpdateNetworkRequest {
+                update_mask: None,
+                tenant_id: tenant.clone(),
+                network_id: network_id.clone(),
+                description: Some(description.clone()),
+            };
+            (answer(client.update(request).await)?, None)
+        }
+        NetworksCommand::Delete { tenant, network_id, wait } => {
+            let request = DeleteNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
+            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
+        }
+        NetworksCommand::List { tenant, pool, include_deleted } => {
+            let request = ListNetworksRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                include_deleted: *include_deleted,
+                ..Default::default()
+            };
+            let list = answer(client.list(request).await)?;
+            return output::print_list(cli.output, &list, NETWORK_LIST, "networks");
+        }
+    };
+    show_followed!(cli, NETWORK, client, network, wait, GetNetworkRequest { network_id })
+}
+
+const INSTANCE: Followed =
+    Followed { what: "instance", message: "bettercompute.compute.v1.Instance", progress: state_and_message };
+const INSTANCE_LIST: &str = "bettercompute.compute.v1.ListInstancesResponse";
+
 /// The instance commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum InstancesCommand {
@@ -166,6 +225,61 @@ pub enum InstancesCommand {
         wait: bool,
     },
 }
+
+/// Runs an instance command.
+pub async fn instances(cli: &Cli, command: &InstancesCommand) -> Result<(), String> {
+    let mut client = InstancesClient::new(connect(cli).await?);
+    let (instance, wait) = match command {
+        InstancesCommand::Create {
+            tenant,
+            pool,
+            name,
+            region,
+            size,
+            image,
+            subnet,
+            project,
+            idempotency_key,
+            wait,
+        } => {
+            let request = CreateInstanceRequest {
+                tenant_id: tenant.clone(),
+                project_id: project.clone(),
+                pool_id: pool.clone(),
+                name: name.clone(),
+                region: region.clone(),
+                size: size.clone(),
+                image: image.clone(),
+                subnet_id: subnet.clone(),
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+            };
+            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
+        }
+        InstancesCommand::Get { tenant, instance_id } => {
+            let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
+            (answer(client.get(request).await)?, None)
+        }
+        InstancesCommand::Delete { tenant, instance_id, wait } => {
+            let request = DeleteInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
+            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
+        }
+        InstancesCommand::List { tenant, pool, include_deleted } => {
+            let request = ListInstancesRequest {
+                tenant_id: tenant.clone(),
+                pool_id: pool.clone(),
+                include_deleted: *include_deleted,
+                ..Default::default()
+            };
+            let list = answer(client.list(request).await)?;
+            return output::print_list(cli.output, &list, INSTANCE_LIST, "instances");
+        }
+    };
+    show_followed!(cli, INSTANCE, client, instance, wait, GetInstanceRequest { instance_id })
+}
+
+const CERTIFICATE: Followed =
+    Followed { what: "certificate", message: "bettercompute.compute.v1.Certificate", progress: state_and_message };
+const CERTIFICATE_LIST: &str = "bettercompute.compute.v1.ListCertificatesResponse";
 
 /// The certificate commands.
 #[derive(clap::Subcommand, Debug)]
@@ -240,62 +354,6 @@ pub enum CertificatesCommand {
     },
 }
 
-/// Parses `name=web,region=nyc3,range=10.10.0.0/24`.
-pub fn parse_subnet(text: &str) -> Result<SubnetSpec, String> {
-    let mut spec = SubnetSpec::default();
-    for part in text.split(',').filter(|p| !p.is_empty()) {
-        let (key, value) = part.split_once('=').ok_or_else(|| format!("{part:?} in {text:?} is not key=value"))?;
-        match key {
-            "name" => spec.name = value.to_owned(),
-            "region" => spec.region = value.to_owned(),
-            "range" | "ip-range" => spec.ip_range = value.to_owned(),
-            other => return Err(format!("unknown subnet field {other:?} in {text:?}; use name, region, range")),
-        }
-    }
-    Ok(spec)
-}
-
-/// Polls `get` (state, message, JSON) until the state is `until`, printing each new state to
-/// stderr; `error` ends the wait with the message.
-async fn wait_for<F, Fut>(what: &str, until: &str, mut get: F) -> Result<Value, String>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Value, String>>,
-{
-    let started = Instant::now();
-    let mut last = String::new();
-    loop {
-        let json = get().await?;
-        let state = json["state"].as_str().unwrap_or_default().to_owned();
-        let line = format!("{state} {}", json["message"].as_str().unwrap_or_default());
-        if line != last {
-            eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
-            last = line;
-        }
-        if state == until {
-            return Ok(json);
-        }
-        if state == "error" {
-            return Err(format!("{what} is in error: {}", json["message"].as_str().unwrap_or_default()));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-/// Prints a resource (`json`), after following it with `get` until it is `until` when asked.
-async fn show<F, Fut>(cli: &Cli, what: &str, json: Value, until: Option<&str>, get: F) -> Result<(), String>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Value, String>>,
-{
-    let json = match until {
-        Some(until) => wait_for(&format!("{what} {}", json["id"].as_str().unwrap_or_default()), until, get).await?,
-        None => json,
-    };
-    output::print(cli.output, &json, std::slice::from_ref(&json));
-    Ok(())
-}
-
 fn read_pem(path: &Option<std::path::PathBuf>) -> Result<String, String> {
     match path {
         Some(path) => std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display())),
@@ -303,130 +361,9 @@ fn read_pem(path: &Option<std::path::PathBuf>) -> Result<String, String> {
     }
 }
 
-/// Runs a network command.
-pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String> {
-    let mut client = NetworksClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
-    let (network, wait) = match command {
-        NetworksCommand::Create { tenant, pool, name, subnets, project, description, idempotency_key, wait } => {
-            let request = CreateNetworkRequest {
-                tenant_id: tenant.clone(),
-                project_id: project.clone(),
-                pool_id: pool.clone(),
-                name: name.clone(),
-                description: description.clone(),
-                subnets: subnets.iter().map(|s| parse_subnet(s)).collect::<Result<_, _>>()?,
-                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
-            };
-            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
-        }
-        NetworksCommand::Get { tenant, network_id } => {
-            let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
-            (client.get(request).await.map_err(fail)?.into_inner(), None)
-        }
-        NetworksCommand::Update { tenant, network_id, description } => {
-            let request = UpdateNetworkRequest {
-                update_mask: None,
-                tenant_id: tenant.clone(),
-                network_id: network_id.clone(),
-                description: Some(description.clone()),
-            };
-            (client.update(request).await.map_err(fail)?.into_inner(), None)
-        }
-        NetworksCommand::Delete { tenant, network_id, wait } => {
-            let request = DeleteNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
-            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
-        }
-        NetworksCommand::List { tenant, pool, include_deleted } => {
-            let request = ListNetworksRequest {
-                tenant_id: tenant.clone(),
-                pool_id: pool.clone(),
-                include_deleted: *include_deleted,
-                ..Default::default()
-            };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
-            return output::print_list(cli.output, &list, NETWORK_LIST, "networks");
-        }
-    };
-    let tenant = wait.map(|(tenant, _)| tenant.clone()).unwrap_or_default();
-    let id = network.id.clone();
-    let get = || {
-        let mut client = client.clone();
-        let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: id.clone() };
-        async move {
-            let network = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-            Ok(output::to_json(&network, NETWORK))
-        }
-    };
-    show(cli, "network", output::to_json(&network, NETWORK), wait.map(|(_, until)| until), get).await
-}
-
-/// Runs an instance command.
-pub async fn instances(cli: &Cli, command: &InstancesCommand) -> Result<(), String> {
-    let mut client = InstancesClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
-    let (instance, wait) = match command {
-        InstancesCommand::Create {
-            tenant,
-            pool,
-            name,
-            region,
-            size,
-            image,
-            subnet,
-            project,
-            idempotency_key,
-            wait,
-        } => {
-            let request = CreateInstanceRequest {
-                tenant_id: tenant.clone(),
-                project_id: project.clone(),
-                pool_id: pool.clone(),
-                name: name.clone(),
-                region: region.clone(),
-                size: size.clone(),
-                image: image.clone(),
-                subnet_id: subnet.clone(),
-                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
-            };
-            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
-        }
-        InstancesCommand::Get { tenant, instance_id } => {
-            let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
-            (client.get(request).await.map_err(fail)?.into_inner(), None)
-        }
-        InstancesCommand::Delete { tenant, instance_id, wait } => {
-            let request = DeleteInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
-            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
-        }
-        InstancesCommand::List { tenant, pool, include_deleted } => {
-            let request = ListInstancesRequest {
-                tenant_id: tenant.clone(),
-                pool_id: pool.clone(),
-                include_deleted: *include_deleted,
-                ..Default::default()
-            };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
-            return output::print_list(cli.output, &list, INSTANCE_LIST, "instances");
-        }
-    };
-    let tenant = wait.map(|(tenant, _)| tenant.clone()).unwrap_or_default();
-    let id = instance.id.clone();
-    let get = || {
-        let mut client = client.clone();
-        let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: id.clone() };
-        async move {
-            let instance = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-            Ok(output::to_json(&instance, INSTANCE))
-        }
-    };
-    show(cli, "instance", output::to_json(&instance, INSTANCE), wait.map(|(_, until)| until), get).await
-}
-
 /// Runs a certificate command.
 pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<(), String> {
     let mut client = CertificatesClient::new(connect(cli).await?);
-    let fail = |status: tonic::Status| describe_status(&status);
     let (certificate, wait) = match command {
         CertificatesCommand::Create {
             tenant,
@@ -453,16 +390,16 @@ pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<()
                 dns_names: dns_names.clone(),
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
             };
-            (client.create(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "ready")))
+            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
         }
         CertificatesCommand::Get { tenant, certificate_id } => {
             let request = GetCertificateRequest { tenant_id: tenant.clone(), certificate_id: certificate_id.clone() };
-            (client.get(request).await.map_err(fail)?.into_inner(), None)
+            (answer(client.get(request).await)?, None)
         }
         CertificatesCommand::Delete { tenant, certificate_id, wait } => {
             let request =
                 DeleteCertificateRequest { tenant_id: tenant.clone(), certificate_id: certificate_id.clone() };
-            (client.delete(request).await.map_err(fail)?.into_inner(), wait.then_some((tenant, "deleted")))
+            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
         }
         CertificatesCommand::List { tenant, pool, include_deleted } => {
             let request = ListCertificatesRequest {
@@ -471,21 +408,11 @@ pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<()
                 include_deleted: *include_deleted,
                 ..Default::default()
             };
-            let list = client.list(request).await.map_err(fail)?.into_inner();
+            let list = answer(client.list(request).await)?;
             return output::print_list(cli.output, &list, CERTIFICATE_LIST, "certificates");
         }
     };
-    let tenant = wait.map(|(tenant, _)| tenant.clone()).unwrap_or_default();
-    let id = certificate.id.clone();
-    let get = || {
-        let mut client = client.clone();
-        let request = GetCertificateRequest { tenant_id: tenant.clone(), certificate_id: id.clone() };
-        async move {
-            let certificate = client.get(request).await.map_err(|s| describe_status(&s))?.into_inner();
-            Ok(output::to_json(&certificate, CERTIFICATE))
-        }
-    };
-    show(cli, "certificate", output::to_json(&certificate, CERTIFICATE), wait.map(|(_, until)| until), get).await
+    show_followed!(cli, CERTIFICATE, client, certificate, wait, GetCertificateRequest { certificate_id })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! Events, usage and the reconcilers' status: the rules of who reads what. Until policies decide
-//! (identity issue), a tenant principal reads its own tenant's events and usage, and an operator
-//! any tenant's, or every tenant's at once.
+//! Events and usage: the rules of who reads what. Until policies decide (identity issue), a
+//! tenant principal reads its own tenant's events and usage, and an operator any tenant's, or
+//! every tenant's at once.
 
 use std::sync::OnceLock;
 
@@ -10,13 +10,10 @@ use crate::error::{Error, Result};
 use crate::methods::MethodTable;
 use crate::proto::bettercompute::options::v1::Authorization;
 use crate::proto::compute::{ListEventsRequest, ListUsageRequest, WatchEventsRequest};
-use crate::store::{EventFilter, EventRow, KindStatus, StuckItem, UsageRow, now_micros};
+use crate::store::{EventFilter, EventRow, UsageRow};
 
 /// The default and largest page of `Events.List`.
 const DEFAULT_EVENTS: i64 = 100;
-
-/// The stuck objects a status lists at most.
-const STUCK_LIMIT: i64 = 500;
 
 impl Service {
     /// The tenant whose data the caller reads: `None` for every tenant (operators only).
@@ -121,12 +118,6 @@ impl Service {
             return Err(Error::invalid_input("end must be after start").with_detail("field", "end"));
         }
         self.store.usage_list(tenant.as_deref(), &request.meter, start, end).await
-    }
-
-    /// Per-kind figures and stuck objects.
-    pub async fn reconcilers_status(&self) -> Result<(Vec<KindStatus>, Vec<StuckItem>)> {
-        let now = now_micros();
-        Ok((self.store.work_status(now).await?, self.store.work_list_stuck(now, STUCK_LIMIT).await?))
     }
 }
 

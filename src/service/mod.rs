@@ -32,6 +32,7 @@ mod pools;
 mod principals;
 mod projects;
 mod quotas;
+mod reconcilers;
 mod request_digest;
 mod role_bindings;
 mod tenants;

@@ -1,0 +1,98 @@
+//! What the resource commands share: the answer of a call (or its failure as `bc` prints it),
+//! and `--wait`, which follows an asynchronous resource until it reaches a state, printing each
+//! new state to stderr, before printing the resource.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use prost::Message;
+use serde_json::Value;
+
+use super::{Cli, describe_status, output};
+
+/// The message of a call's answer, or the call's failure as `bc` prints it.
+pub fn answer<T>(reply: Result<tonic::Response<T>, tonic::Status>) -> Result<T, String> {
+    reply.map(tonic::Response::into_inner).map_err(|status| describe_status(&status))
+}
+
+/// An asynchronous resource, as `--wait` follows it.
+pub struct Followed {
+    /// What it is called in messages (`load balancer`).
+    pub what: &'static str,
+    /// The full name of its message, to print it.
+    pub message: &'static str,
+    /// The line printed whenever it changes, from its JSON.
+    pub progress: fn(&Value) -> String,
+}
+
+/// A string field of a resource's JSON, empty when absent.
+pub fn field<'a>(json: &'a Value, name: &str) -> &'a str {
+    json[name].as_str().unwrap_or_default()
+}
+
+/// The progress line of most resources: the state and the message.
+pub fn state_and_message(json: &Value) -> String {
+    format!("{} {}", field(json, "state"), field(json, "message"))
+}
+
+impl Followed {
+    /// Polls `get` until the resource `id` is `until`, printing each new progress line to stderr;
+    /// `error` ends the wait with the resource's message. Answers the resource's JSON.
+    pub async fn wait_for<T, F, Fut>(&self, id: &str, until: &str, mut get: F) -> Result<Value, String>
+    where
+        T: Message,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, String>>,
+    {
+        let started = Instant::now();
+        let mut last = String::new();
+        loop {
+            let json = output::to_json(&get().await?, self.message);
+            let line = (self.progress)(&json);
+            if line != last {
+                eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
+                last = line;
+            }
+            let state = field(&json, "state");
+            if state == until {
+                return Ok(json);
+            }
+            if state == "error" {
+                return Err(format!("{} {id} is in error: {}", self.what, field(&json, "message")));
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// Prints `resource`, after following it with `get` until it is `until` when asked.
+    pub async fn show<T, F, Fut>(&self, cli: &Cli, resource: T, until: Option<&str>, get: F) -> Result<(), String>
+    where
+        T: Message,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, String>>,
+    {
+        let json = output::to_json(&resource, self.message);
+        let json = match until {
+            Some(until) => self.wait_for(field(&json, "id"), until, get).await?,
+            None => json,
+        };
+        output::print(cli.output, &json, std::slice::from_ref(&json));
+        Ok(())
+    }
+}
+
+/// Prints `$resource` of kind `$kind` (a [`Followed`]), after following it until the state
+/// `$wait` names (`Option<(&tenant, until)>`), polling `$client.get($get { tenant_id, $id })`.
+macro_rules! show_followed {
+    ($cli:expr, $kind:expr, $client:ident, $resource:ident, $wait:expr, $get:ident { $id:ident }) => {{
+        let (tenant, until) = $wait.unzip();
+        let request = $get { tenant_id: tenant.cloned().unwrap_or_default(), $id: $resource.id.clone() };
+        let get = || {
+            let (mut client, request) = ($client.clone(), request.clone());
+            async move { $crate::cli::follow::answer(client.get(request).await) }
+        };
+        $kind.show($cli, $resource, until, get).await
+    }};
+}
+
+pub(crate) use show_followed;
