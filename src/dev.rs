@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
 use crate::error::{Error, Result};
-use crate::reconcile::{Worker, WorkerConfig};
+use crate::reconcile::{ProviderResources, Worker, WorkerConfig, registry};
 use crate::service::Service;
 use crate::store::Store;
 
@@ -146,13 +146,9 @@ pub async fn run(options: DevOptions) -> Result<()> {
             ..WorkerConfig::default()
         },
     );
-    let mut worker = worker
-        .with_reconciler(std::sync::Arc::new(crate::reconcile::KubernetesClusters::new(services.gke_accounts()?)));
     let digitalocean = crate::provider::accounts::StoreDigitalOceanAccounts::new(store.clone(), secret_key.clone());
-    let vps = crate::reconcile::ProviderResources::new(services.gke_accounts()?, digitalocean, secret_key.clone());
-    for reconciler in vps.reconcilers() {
-        worker = worker.with_reconciler(reconciler);
-    }
+    let resources = ProviderResources::new(services.gke_accounts()?, digitalocean, secret_key.clone());
+    let worker = worker.with_reconcilers(registry(resources));
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;

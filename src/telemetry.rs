@@ -1,9 +1,13 @@
 //! Logs and metrics: tracing to stderr (text or JSON, one request id per call) and the
 //! Prometheus registry served at `/metrics` (with the store and provider call figures of
-//! [`measured`](crate::measured)).
+//! [`measured`](crate::measured)); `bc-worker` serves those figures alone ([`serve_calls`]).
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use axum::Router;
+use axum::routing::get;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -11,7 +15,11 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
+
+/// The media type of `/metrics`.
+pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// How log lines are written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
@@ -152,9 +160,30 @@ impl Metrics {
 
     /// The registry in Prometheus' text format.
     pub fn encode(&self) -> String {
-        let mut out = String::new();
-        let registry = self.registry.lock().expect("the metrics registry is never poisoned");
-        prometheus_client::encoding::text::encode(&mut out, &registry).expect("writing to a String cannot fail");
-        out
+        encode(&self.registry.lock().expect("the metrics registry is never poisoned"))
     }
+}
+
+/// `registry` in Prometheus' text format.
+fn encode(registry: &Registry) -> String {
+    let mut out = String::new();
+    prometheus_client::encoding::text::encode(&mut out, registry).expect("writing to a String cannot fail");
+    out
+}
+
+/// Serves `/metrics` on `listener` until `shutdown`, for a process without the API (`bc-worker`,
+/// which makes every provider call): its store and provider calls. The reconcilers' queues are
+/// read from the store, so `bc-server`'s `/metrics` shows them for every worker.
+pub async fn serve_calls(
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let mut registry = Registry::with_prefix("bc");
+    crate::measured::register(&mut registry);
+    let registry = Arc::new(registry);
+    let metrics = move || {
+        let registry = registry.clone();
+        async move { ([(http::header::CONTENT_TYPE, METRICS_CONTENT_TYPE)], encode(&registry)) }
+    };
+    axum::serve(listener, Router::new().route("/metrics", get(metrics))).with_graceful_shutdown(shutdown).await
 }

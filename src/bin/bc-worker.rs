@@ -1,12 +1,15 @@
 //! `bc-worker`: the reconcilers. Any number may run against one database.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Parser;
+use tokio::net::TcpListener;
 
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions};
-use better_compute::provider::accounts::StoreDigitalOceanAccounts;
-use better_compute::reconcile::{KubernetesClusters, ProviderResources, Worker, WorkerConfig, parse_kind_intervals};
+use better_compute::provider::accounts::{StoreDigitalOceanAccounts, StoreGkeAccounts};
+use better_compute::reconcile::{ProviderResources, Worker, WorkerConfig, parse_kind_intervals, registry};
+use better_compute::secrets::SecretKey;
 use better_compute::store::Store;
 use better_compute::{shutdown, telemetry};
 
@@ -56,6 +59,10 @@ struct Cli {
     /// `bettercompute.<tenant>.<type>`.
     #[arg(long, env = "BC_NATS_URL")]
     nats_url: Option<String>,
+    /// An address to serve `/metrics` on (Prometheus: this worker's store and provider calls,
+    /// `bc_provider_calls_total` and the like), open to whoever reaches it; not served without it.
+    #[arg(long, visible_alias = "metrics-addr", env = "BC_WORKER_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     log: LogOptions,
     #[command(flatten)]
@@ -87,20 +94,36 @@ async fn run(cli: Cli) -> Result<(), String> {
     let mut worker = Worker::new(store.clone(), config);
     match cli.secret_key.as_ref().filter(|key| !key.0.is_empty()) {
         Some(key) => {
-            let key =
-                better_compute::secrets::SecretKey::from_base64(&key.0).map_err(|e| format!("--secret-key: {e}"))?;
-            let accounts = better_compute::provider::accounts::StoreGkeAccounts::new(store.clone(), key.clone());
-            worker = worker.with_reconciler(std::sync::Arc::new(KubernetesClusters::new(accounts.clone())));
+            let key = SecretKey::from_base64(&key.0).map_err(|e| format!("--secret-key: {e}"))?;
+            let gke = StoreGkeAccounts::new(store.clone(), key.clone());
             let digitalocean = StoreDigitalOceanAccounts::new(store.clone(), key.clone());
-            for reconciler in ProviderResources::new(accounts, digitalocean, key).reconcilers() {
-                worker = worker.with_reconciler(reconciler);
-            }
+            worker = worker.with_reconcilers(registry(ProviderResources::new(gke, digitalocean, key)));
         }
         None => {
             tracing::warn!("no --secret-key: the kubernetes.clusters and vps.provider-resources reconcilers do not run")
         }
     }
-    worker.run(shutdown::signal()).await.map_err(|e| e.to_string())?;
+    let (stopped, mut metrics_stop) = tokio::sync::watch::channel(false);
+    let metrics = match cli.metrics_listen {
+        Some(address) => {
+            let listener = TcpListener::bind(address)
+                .await
+                .map_err(|error| format!("cannot listen on {address} for /metrics: {error}"))?;
+            tracing::info!(metrics_listen = %address, "serving /metrics");
+            let stop = async move {
+                let _ = metrics_stop.wait_for(|stopped| *stopped).await;
+            };
+            Some(tokio::spawn(telemetry::serve_calls(listener, stop)))
+        }
+        None => None,
+    };
+    let worked = worker.run(shutdown::signal()).await.map_err(|e| e.to_string());
+    let _ = stopped.send(true);
+    if let Some(serving) = metrics
+        && let Ok(Err(error)) = serving.await
+    {
+        tracing::warn!(%error, "serving /metrics failed");
+    }
     store.close().await;
-    Ok(())
+    worked
 }

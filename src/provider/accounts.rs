@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use sha2::{Digest, Sha256};
 
 use crate::secrets::SecretKey;
-use crate::store::Store;
+use crate::store::{AccountCredentials, Store};
 
 use super::digitalocean::{DigitalOcean, DigitalOceanConfig};
 use super::error::{ErrorKind, ProviderError, ProviderResult};
@@ -119,23 +119,7 @@ impl StoreGkeAccounts {
 #[async_trait::async_trait]
 impl GkeAccounts for StoreGkeAccounts {
     async fn gke(&self, account_id: &str, location: &str) -> ProviderResult<Gke> {
-        let opened = self.store.account_credentials(&self.key, account_id).await.map_err(|error| {
-            let kind =
-                if error.code == crate::error::Code::NotFound { ErrorKind::NotFound } else { ErrorKind::Transient };
-            ProviderError::new(kind, "gke", format!("provider account {account_id:?}: {}", error.message))
-        })?;
-        if opened.provider != "gke" {
-            return Err(ProviderError::new(
-                ErrorKind::Permanent,
-                "gke",
-                format!("provider account {account_id:?} is a {} account, not GKE", opened.provider),
-            ));
-        }
-        let mut digest = Sha256::new();
-        digest.update(opened.endpoint.as_bytes());
-        digest.update([0]);
-        digest.update(opened.credentials.expose().as_bytes());
-        let version: String = digest.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let (opened, version) = open_account(&self.store, &self.key, account_id, "gke", "GKE").await?;
         let cache_key = (account_id.to_owned(), location.to_owned(), version);
         if let Some(gke) = self.cache.lock().expect("not poisoned").get(&cache_key) {
             return Ok(gke.clone());
@@ -147,6 +131,32 @@ impl GkeAccounts for StoreGkeAccounts {
         cache.insert(cache_key, gke.clone());
         Ok(gke)
     }
+}
+
+/// The credentials of `account_id`, an account of `provider` (`gke`; `name` says it to a reader),
+/// and a digest of its endpoint and credentials: the version of the cached adapter, so a rotated
+/// key or a moved endpoint makes a new one.
+async fn open_account(
+    store: &Store,
+    key: &SecretKey,
+    account_id: &str,
+    provider: &'static str,
+    name: &str,
+) -> ProviderResult<(AccountCredentials, String)> {
+    let opened = store.account_credentials(key, account_id).await.map_err(|error| {
+        let kind = if error.code == crate::error::Code::NotFound { ErrorKind::NotFound } else { ErrorKind::Transient };
+        ProviderError::new(kind, provider, format!("provider account {account_id:?}: {}", error.message))
+    })?;
+    if opened.provider != provider {
+        let message = format!("provider account {account_id:?} is a {} account, not {name}", opened.provider);
+        return Err(ProviderError::new(ErrorKind::Permanent, provider, message));
+    }
+    let mut digest = Sha256::new();
+    digest.update(opened.endpoint.as_bytes());
+    digest.update([0]);
+    digest.update(opened.credentials.expose().as_bytes());
+    let version = digest.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    Ok((opened, version))
 }
 
 /// Resolves a provider account to its DigitalOcean adapter.
@@ -200,23 +210,8 @@ impl StoreDigitalOceanAccounts {
 #[async_trait::async_trait]
 impl DigitalOceanAccounts for StoreDigitalOceanAccounts {
     async fn digitalocean(&self, account_id: &str) -> ProviderResult<DigitalOcean> {
-        let opened = self.store.account_credentials(&self.key, account_id).await.map_err(|error| {
-            let kind =
-                if error.code == crate::error::Code::NotFound { ErrorKind::NotFound } else { ErrorKind::Transient };
-            ProviderError::new(kind, "digitalocean", format!("provider account {account_id:?}: {}", error.message))
-        })?;
-        if opened.provider != "digitalocean" {
-            return Err(ProviderError::new(
-                ErrorKind::Permanent,
-                "digitalocean",
-                format!("provider account {account_id:?} is a {} account, not DigitalOcean", opened.provider),
-            ));
-        }
-        let mut digest = Sha256::new();
-        digest.update(opened.endpoint.as_bytes());
-        digest.update([0]);
-        digest.update(opened.credentials.expose().as_bytes());
-        let version: String = digest.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let (opened, version) =
+            open_account(&self.store, &self.key, account_id, "digitalocean", "DigitalOcean").await?;
         let cache_key = (account_id.to_owned(), version);
         if let Some(adapter) = self.cache.lock().expect("not poisoned").get(&cache_key) {
             return Ok(adapter.clone());

@@ -118,6 +118,23 @@ impl From<ProviderError> for Error {
 /// The result of a provider call.
 pub type ProviderResult<T> = Result<T, ProviderError>;
 
+/// A call whose "not found" is an answer, not a failure: a lookup of an object that may not be
+/// made yet, or a delete of one that may be gone already.
+pub trait Found<T> {
+    /// `Ok(None)` for a not-found, any other failure as it was.
+    fn found(self) -> ProviderResult<Option<T>>;
+}
+
+impl<T> Found<T> for ProviderResult<T> {
+    fn found(self) -> ProviderResult<Option<T>> {
+        match self {
+            Ok(value) => Ok(Some(value)),
+            Err(error) if error.is_not_found() => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::{ErrorKind, ProviderError, ProviderResult};
-use super::google_auth::TokenSource;
+use super::google_auth::{GoogleCall, TokenSource};
 
 const PROVIDER: &str = "gce";
 
@@ -151,29 +151,9 @@ impl Gce {
     }
 
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Value> {
-        for attempt in 0..2 {
-            let token = self.tokens.access_token().await?;
-            let url = format!("{}/compute/v1/projects/{}/{path}", self.base_url.trim_end_matches('/'), self.project);
-            let mut request = self.http.request(method.clone(), url).bearer_auth(token);
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
-            let status = response.status().as_u16();
-            if status == 401 && attempt == 0 {
-                self.tokens.invalidate().await;
-                continue;
-            }
-            let request_id = response.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-            let bytes = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
-            if (200..300).contains(&status) {
-                return serde_json::from_slice(&bytes).map_err(|error| ProviderError::decode(PROVIDER, path, error));
-            }
-            let mut error = classify(status, &bytes);
-            error.request_id = request_id;
-            return Err(error);
-        }
-        unreachable!("the loop returns on its second attempt")
+        let url = format!("{}/compute/v1/projects/{}/{path}", self.base_url.trim_end_matches('/'), self.project);
+        let call = GoogleCall { provider: PROVIDER, method, url, what: path, body };
+        call.send(&self.http, &self.tokens, classify).await
     }
 
     async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<GceOperation> {

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::{ErrorKind, ProviderError, ProviderResult};
-use super::google_auth::TokenSource;
+use super::google_auth::{GoogleCall, TokenSource};
 use super::managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
     Operation, ReleaseChannel, ServerConfig,
@@ -72,41 +72,15 @@ impl Gke {
 
     /// One call; retries once with a fresh token if the API says the token is no longer good.
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Value> {
-        for attempt in 0..2 {
-            let token = self.tokens.access_token().await?;
-            let url = format!("{}/v1/{path}", self.config.base_url.trim_end_matches('/'));
-            let mut request = self.http.request(method.clone(), url).bearer_auth(token);
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
-            let status = response.status().as_u16();
-            if status == 401 && attempt == 0 {
-                self.tokens.invalidate().await;
-                continue;
-            }
-            let request_id = header(&response, "x-request-id").or_else(|| header(&response, "x-goog-request-id"));
-            let retry_after = header(&response, "retry-after").and_then(|s| s.parse().ok());
-            let bytes = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
-            if (200..300).contains(&status) {
-                return serde_json::from_slice(&bytes).map_err(|error| ProviderError::decode(PROVIDER, path, error));
-            }
-            let mut error = classify(status, &bytes);
-            error.request_id = request_id;
-            error.retry_after = retry_after.map(std::time::Duration::from_secs);
-            return Err(error);
-        }
-        unreachable!("the loop returns on its second attempt")
+        let url = format!("{}/v1/{path}", self.config.base_url.trim_end_matches('/'));
+        let call = GoogleCall { provider: PROVIDER, method, url, what: path, body };
+        call.send(&self.http, &self.tokens, classify).await
     }
 
     async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Operation> {
         let value = self.call(method, path, body).await?;
         decode::<WireOperation>(value, "an operation").map(Operation::from)
     }
-}
-
-fn header(response: &reqwest::Response, name: &str) -> Option<String> {
-    response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
 fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> ProviderResult<T> {

@@ -198,6 +198,58 @@ impl TokenSource {
     }
 }
 
+/// Where and how one call to a Google API goes.
+pub struct GoogleCall<'a> {
+    /// The API's name in errors and metrics (`gke`, `gce`).
+    pub provider: &'static str,
+    /// The method.
+    pub method: reqwest::Method,
+    /// The full URL.
+    pub url: String,
+    /// What is called, for a body that cannot be decoded (the path).
+    pub what: &'a str,
+    /// The JSON body, if any.
+    pub body: Option<serde_json::Value>,
+}
+
+impl GoogleCall<'_> {
+    /// Sends the call as the service account of `tokens`, once more with a fresh token if the API
+    /// says the token is no longer good; an error answer is read by `classify` (each API words
+    /// its errors its own way) and carries the request id and the `Retry-After` Google sent.
+    pub async fn send(
+        self,
+        http: &reqwest::Client,
+        tokens: &TokenSource,
+        classify: fn(u16, &[u8]) -> ProviderError,
+    ) -> ProviderResult<serde_json::Value> {
+        let provider = self.provider;
+        let transport = |error| ProviderError::transport(provider, error);
+        for attempt in 0..2 {
+            let token = tokens.access_token().await?;
+            let mut request = http.request(self.method.clone(), &self.url).bearer_auth(token);
+            if let Some(body) = &self.body {
+                request = request.json(body);
+            }
+            let response = request.send().await.map_err(transport)?;
+            let status = response.status().as_u16();
+            if status == 401 && attempt == 0 {
+                tokens.invalidate().await;
+                continue;
+            }
+            let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let request_id = header("x-request-id").or_else(|| header("x-goog-request-id"));
+            let retry_after = header("retry-after").and_then(|s| s.parse().ok()).map(Duration::from_secs);
+            let bytes = response.bytes().await.map_err(transport)?;
+            if (200..300).contains(&status) {
+                return serde_json::from_slice(&bytes)
+                    .map_err(|error| ProviderError::decode(provider, self.what, error));
+            }
+            return Err(ProviderError { request_id, retry_after, ..classify(status, &bytes) });
+        }
+        unreachable!("the loop returns on its second attempt")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,7 @@ pub use cloud::{
     StickySessions,
 };
 pub use cluster_api::{ClusterApi, ClusterRole, IssuedToken, Node};
-pub use error::{ErrorKind, ProviderError, ProviderResult};
+pub use error::{ErrorKind, Found, ProviderError, ProviderResult};
 pub use managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
     Operation, ReleaseChannel, ServerConfig,

@@ -20,17 +20,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Backoff, Next, Outcome, Pass, Reconciler, Schedule};
+use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
 use crate::provider::gke::Gke;
 use crate::provider::kube::{KubeAuth, KubeClient};
 use crate::provider::{
-    Autoscaling, Cluster, ClusterApi, ClusterChange, ClusterSpec, ErrorKind, ManagedKubernetes, NodePool,
+    Autoscaling, Cluster, ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Found, ManagedKubernetes, NodePool,
     NodePoolChange, NodePoolSpec, ProviderError,
 };
 use crate::store::{
-    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, NodePoolSpecRow, cluster_event,
+    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, NodePoolSpecRow, Store, cluster_event,
     node_pool_event, now_micros,
 };
 
@@ -63,29 +63,27 @@ impl KubernetesClusters {
 }
 
 #[tonic::async_trait]
-impl Reconciler for KubernetesClusters {
+impl ResourceReconciler for KubernetesClusters {
+    type Row = ClusterRow;
+
     fn kind(&self) -> &'static str {
         CLUSTER_KIND
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule { backoff: self.backoff, ..Schedule::default() }
+        Schedule::with_backoff(self.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
         matches!(state, "pending" | "provisioning" | "updating" | "deleting").then_some(self.state_deadline)
     }
 
-    async fn reconcile(&self, pass: &Pass) -> Outcome {
-        let cluster = match pass.store.cluster_fetch(&pass.item.object_id).await {
-            Ok(Some(cluster)) if cluster.deleted_at.is_none() => cluster,
-            Ok(_) => return Next::Remove.into(),
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        let gke = match self.accounts.gke(&cluster.account_id, &cluster.location).await {
-            Ok(gke) => gke,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<ClusterRow>> {
+        Ok(store.cluster_fetch(id).await?.filter(|cluster| cluster.deleted_at.is_none()))
+    }
+
+    async fn reconcile(&self, pass: &Pass, cluster: ClusterRow) -> Result<Outcome, PassError> {
+        let gke = self.accounts.gke(&cluster.account_id, &cluster.location).await?;
         let step = Step { pass, cluster: &cluster, gke: &gke, delete_backoff: self.delete_backoff };
         if cluster.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
@@ -169,15 +167,6 @@ fn cluster_spec(cluster: &ClusterRow) -> ClusterSpec {
     }
 }
 
-/// What a provider call's failure means for the pass: wait (`None`), or fail with this.
-fn failure(error: &ProviderError) -> Option<Outcome> {
-    match error.kind {
-        ErrorKind::ConflictInProgress => None,
-        ErrorKind::Transient => Some(Outcome::transient(error.to_string())),
-        ErrorKind::Permanent | ErrorKind::NotFound => Some(Outcome::permanent(error.to_string())),
-    }
-}
-
 impl Step<'_> {
     fn now(&self) -> i64 {
         now_micros()
@@ -205,7 +194,7 @@ impl Step<'_> {
 
     /// Writes the observation (with an `error` event when the cluster newly fails) and returns
     /// `outcome` in the observed state.
-    async fn record(&self, mut observed: ClusterObserved, outcome: Outcome) -> Outcome {
+    async fn record(&self, mut observed: ClusterObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = self.now();
         if observed.state == "error" && (self.cluster.state != "error" || self.cluster.message != observed.message) {
             let mut failed = self.cluster.clone();
@@ -218,61 +207,48 @@ impl Step<'_> {
             ));
         }
         let state = observed.state.clone();
-        match self.pass.store.cluster_observe(&self.cluster.id, &observed, now).await {
-            // Not written: the tenant changed the cluster meanwhile and its write queued a pass.
-            Ok(_) => outcome.in_state(state),
-            Err(error) => Outcome::transient(format!("recording the cluster failed: {error}")),
-        }
+        // Not written: the tenant changed the cluster meanwhile and its write queued a pass.
+        self.pass
+            .store
+            .cluster_observe(&self.cluster.id, &observed, now)
+            .await
+            .context("recording the cluster failed")?;
+        Ok(outcome.in_state(state))
     }
 
-    async fn delete(&self) -> Outcome {
+    async fn delete(&self) -> Result<Outcome, PassError> {
         let name = self.cluster.provider_name();
-        let remote = match self.gke.cluster_get(&name).await {
-            Ok(remote) => remote,
-            Err(error) if error.is_not_found() => return self.finish_delete().await,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+        let Some(remote) = self.gke.cluster_get(&name).await.found()? else { return self.finish_delete().await };
         if remote.status == "STOPPING" {
-            return Outcome::converging().in_state("deleting");
+            return Ok(Outcome::converging().in_state("deleting"));
         }
         match self.gke.cluster_delete(&name).await {
-            Ok(_) => Outcome::converging().in_state("deleting"),
+            Ok(_) => Ok(Outcome::converging().in_state("deleting")),
             Err(error) if error.is_not_found() => self.finish_delete().await,
-            Err(error) => match error.kind {
-                ErrorKind::ConflictInProgress => Outcome::converging().in_state("deleting"),
-                ErrorKind::Transient => Outcome::transient(error.to_string()),
-                _ => {
-                    // Refused: `error` with the provider's words, retried on the delete backoff
-                    // (a new delete call retries at once).
-                    let observed = ClusterObserved {
-                        state: "error".into(),
-                        message: format!("the provider refused to delete the cluster: {}", error.message),
-                        ..self.unchanged()
-                    };
-                    let retry = Next::Retry { error: error.to_string(), backoff: self.delete_backoff };
-                    self.record(observed, retry.into()).await
-                }
-            },
+            Err(error) if error.kind == ErrorKind::ConflictInProgress => Ok(Outcome::converging().in_state("deleting")),
+            Err(error) => {
+                // Refused: `error` with the provider's words, retried on the delete backoff (a
+                // new delete call retries at once).
+                let error = refusal(error)?;
+                let observed = ClusterObserved {
+                    state: "error".into(),
+                    message: format!("the provider refused to delete the cluster: {}", error.message),
+                    ..self.unchanged()
+                };
+                self.record(observed, Outcome::retry(error.to_string(), self.delete_backoff)).await
+            }
         }
     }
 
-    async fn finish_delete(&self) -> Outcome {
-        if let Err(error) = self.pass.store.cluster_access_forget_cluster(&self.cluster.id).await {
-            return Outcome::transient(error.to_string());
-        }
-        match self.pass.store.cluster_finish_delete(&self.cluster.id, self.now()).await {
-            Ok(()) => Next::Remove.into(),
-            Err(error) => Outcome::transient(error.to_string()),
-        }
+    async fn finish_delete(&self) -> Result<Outcome, PassError> {
+        self.pass.store.cluster_access_forget_cluster(&self.cluster.id).await?;
+        self.pass.store.cluster_finish_delete(&self.cluster.id, self.now()).await?;
+        Ok(Outcome::remove())
     }
 
-    async fn converge(&self) -> Outcome {
+    async fn converge(&self) -> Result<Outcome, PassError> {
         let name = self.cluster.provider_name();
-        let remote = match self.gke.cluster_get(&name).await {
-            Ok(remote) => remote,
-            Err(error) if error.is_not_found() => return self.create().await,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+        let Some(remote) = self.gke.cluster_get(&name).await.found()? else { return self.create().await };
         let mut observed = ClusterObserved {
             endpoint: remote.endpoint.clone(),
             ca_certificate: remote.ca_certificate_pem.clone(),
@@ -298,20 +274,18 @@ impl Step<'_> {
                 return self.record(observed, Outcome::converging()).await;
             }
         }
-        if let Some(outcome) = self.sweep_access(&remote).await {
-            return outcome;
-        }
+        self.sweep_access(&remote).await?;
         if remote.status == "RECONCILING" {
             observed.state = busy_state.into();
             return self.record(observed, Outcome::converging()).await;
         }
-        if let Some(outcome) = self.change_cluster(&remote, &mut observed, busy_state).await {
-            return outcome;
+        if let Some(outcome) = self.change_cluster(&remote, &mut observed, busy_state).await? {
+            return Ok(outcome);
         }
         if self.cluster.mode == "standard"
-            && let Some(outcome) = self.converge_pools(&remote, &mut observed, busy_state).await
+            && let Some(outcome) = self.converge_pools(&remote, &mut observed, busy_state).await?
         {
-            return outcome;
+            return Ok(outcome);
         }
         self.ready(&remote, observed).await
     }
@@ -319,78 +293,53 @@ impl Step<'_> {
     /// Removes from the cluster the kubeconfig accounts (`bc-u-...`) and their bindings that no
     /// live grant covers, when a grant was revoked or expired. The cluster's objects are listed
     /// before the grants are read: an account made after that was granted before it, and stays.
-    /// `Some` when the sweep failed (retried on the backoff; the kubeconfigs still work).
-    async fn sweep_access(&self, remote: &Cluster) -> Option<Outcome> {
+    /// A failure fails the pass (the kubeconfigs still work until a later pass removes them).
+    async fn sweep_access(&self, remote: &Cluster) -> Result<(), PassError> {
         let store = &self.pass.store;
         let id = &self.cluster.id;
-        match store.cluster_access_sweep_due(id, self.now()).await {
-            Ok(true) => {}
-            Ok(false) => return None,
-            Err(error) => return Some(Outcome::transient(error.to_string())),
+        if !store.cluster_access_sweep_due(id, self.now()).await? {
+            return Ok(());
         }
-        let failed = |error: &dyn std::fmt::Display| Some(Outcome::transient(format!("removing access: {error}")));
+        const DOING: &str = "removing access";
         let auth = KubeAuth::Google(self.gke.tokens().clone());
-        let api = match KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, auth) {
-            Ok(api) => api,
-            Err(error) => return failed(&error),
-        };
+        let api = KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, auth).context(DOING)?;
         let ours = |names: Vec<String>| -> Vec<String> {
             names.into_iter().filter(|name| name.starts_with(CREDENTIAL_PREFIX)).collect()
         };
-        let accounts = match api.service_account_names(CREDENTIAL_NAMESPACE).await {
-            Ok(names) => ours(names),
-            Err(error) => return failed(&error),
-        };
-        let bindings = match api.cluster_role_binding_names().await {
-            Ok(names) => ours(names),
-            Err(error) => return failed(&error),
-        };
+        let accounts = ours(api.service_account_names(CREDENTIAL_NAMESPACE).await.context(DOING)?);
+        let bindings = ours(api.cluster_role_binding_names().await.context(DOING)?);
         let swept_at = self.now();
-        let live = match store.cluster_access_live_accounts(id, swept_at).await {
-            Ok(live) => live,
-            Err(error) => return failed(&error),
-        };
+        let live = store.cluster_access_live_accounts(id, swept_at).await.context(DOING)?;
         // The binding first: an account left behind by a failure then holds no role.
         for name in bindings.iter().filter(|name| !live.contains(name)) {
-            if let Err(error) = api.cluster_role_binding_delete(name).await {
-                return failed(&error);
-            }
+            api.cluster_role_binding_delete(name).await.context(DOING)?;
         }
         for name in accounts.iter().filter(|name| !live.contains(name)) {
-            if let Err(error) = api.service_account_delete(CREDENTIAL_NAMESPACE, name).await {
-                return failed(&error);
-            }
+            api.service_account_delete(CREDENTIAL_NAMESPACE, name).await.context(DOING)?;
             tracing::info!(cluster = %id, account = %name, "kubeconfig account removed");
         }
-        if let Err(error) = store.cluster_access_forget_dead(id, swept_at).await {
-            return failed(&error);
-        }
-        None
+        store.cluster_access_forget_dead(id, swept_at).await.context(DOING)
     }
 
     /// Creates the cluster at the provider (an "already exists" is a crashed pass's work).
-    async fn create(&self) -> Outcome {
+    async fn create(&self) -> Result<Outcome, PassError> {
         let mut observed = self.unchanged();
         let mut spec = cluster_spec(self.cluster);
         if let Some(network) = &self.cluster.network_id {
             // The tenant network's Compute Engine network and its subnetwork in the region.
-            match super::vps::cluster_network(&self.pass.store, network, &self.cluster.location).await {
-                Ok((network, subnetwork)) => (spec.network, spec.subnetwork) = (network, subnetwork),
-                Err(outcome) => return outcome,
-            }
+            (spec.network, spec.subnetwork) =
+                super::vps::cluster_network(&self.pass.store, network, &self.cluster.location).await?;
         }
         match self.gke.cluster_create(&spec).await {
             Ok(_) => {}
             Err(error) if error.status == Some(409) => {}
-            Err(error) => {
-                let outcome = failure(&error).unwrap_or_else(Outcome::converging);
-                if error.kind == ErrorKind::Permanent {
-                    observed.state = "error".into();
-                    observed.message = format!("the provider refused the cluster: {}", error.message);
-                    return self.record(observed, outcome).await;
-                }
-                return outcome;
+            Err(error) if error.kind == ErrorKind::ConflictInProgress => return Ok(Outcome::converging()),
+            Err(error) if error.kind == ErrorKind::Permanent => {
+                observed.state = "error".into();
+                observed.message = format!("the provider refused the cluster: {}", error.message);
+                return self.record(observed, Outcome::permanent(error.to_string())).await;
             }
+            Err(error) => return Err(error.into()),
         }
         observed.state = "provisioning".into();
         observed.message = String::new();
@@ -400,7 +349,12 @@ impl Step<'_> {
 
     /// One change to the cluster itself, if one is due: channel, version pin, authorized
     /// networks. `Some` when a change was issued (or refused).
-    async fn change_cluster(&self, remote: &Cluster, observed: &mut ClusterObserved, busy: &str) -> Option<Outcome> {
+    async fn change_cluster(
+        &self,
+        remote: &Cluster,
+        observed: &mut ClusterObserved,
+        busy: &str,
+    ) -> Result<Option<Outcome>, PassError> {
         let cluster = self.cluster;
         // The control plane moves only for a version the tenant asked for and the provider was not
         // sent yet: one the provider moved it to by itself (past the pin) is followed, not undone.
@@ -415,39 +369,39 @@ impl Step<'_> {
         if observed.version_pending && version_asked {
             changes.push(ClusterChange::MasterVersion(cluster.requested_version.clone()));
         }
-        let mut wanted = cluster.authorized_networks.clone();
-        let mut have = remote.authorized_networks.clone();
-        wanted.sort();
-        have.sort();
-        if wanted != have {
+        if sorted(&cluster.authorized_networks) != sorted(&remote.authorized_networks) {
             changes.push(ClusterChange::AuthorizedNetworks(cluster.authorized_networks.clone()));
         }
-        let change = changes.into_iter().next()?;
+        let Some(change) = changes.into_iter().next() else { return Ok(None) };
         let mut next = observed.clone();
         next.state = busy.into();
-        match self.gke.cluster_update(&remote.name, &change).await {
+        let outcome = match self.gke.cluster_update(&remote.name, &change).await {
             Ok(_) => {
                 if matches!(change, ClusterChange::MasterVersion(_)) {
                     // Sent: from now on the provider's version is the one to follow.
                     next.version_pending = false;
                 }
-                Some(self.record(next, Outcome::converging()).await)
+                Outcome::converging()
             }
-            Err(error) => match failure(&error) {
-                None => Some(self.record(next, Outcome::converging()).await),
-                Some(outcome) if error.kind == ErrorKind::Permanent => {
-                    next.state = "error".into();
-                    next.message = format!("the provider refused the change: {}", error.message);
-                    Some(self.record(next, outcome).await)
-                }
-                Some(outcome) => Some(outcome),
-            },
-        }
+            Err(error) if error.kind == ErrorKind::ConflictInProgress => Outcome::converging(),
+            Err(error) if error.kind == ErrorKind::Permanent => {
+                next.state = "error".into();
+                next.message = format!("the provider refused the change: {}", error.message);
+                Outcome::permanent(error.to_string())
+            }
+            Err(error) => return Err(error.into()),
+        };
+        self.record(next, outcome).await.map(Some)
     }
 
     /// Node pools: at most one provider change per pass. `Some` when the cluster is not yet
     /// converged (a change issued, a pool busy or failed).
-    async fn converge_pools(&self, remote: &Cluster, observed: &mut ClusterObserved, busy: &str) -> Option<Outcome> {
+    async fn converge_pools(
+        &self,
+        remote: &Cluster,
+        observed: &mut ClusterObserved,
+        busy: &str,
+    ) -> Result<Option<Outcome>, PassError> {
         let name = remote.name.as_str();
         let mut pending = false;
         let mut failed: Option<String> = None;
@@ -509,7 +463,7 @@ impl Step<'_> {
                     ErrorKind::Transient => {
                         observed.state = busy.into();
                         let outcome = Outcome::transient(error.to_string());
-                        return Some(self.record(observed.clone(), outcome).await);
+                        return self.record(observed.clone(), outcome).await.map(Some);
                     }
                 },
             }
@@ -540,13 +494,13 @@ impl Step<'_> {
         if let Some(message) = failed {
             observed.state = "error".into();
             observed.message = message.clone();
-            return Some(self.record(observed.clone(), Outcome::permanent(message)).await);
+            return self.record(observed.clone(), Outcome::permanent(message)).await.map(Some);
         }
         if pending {
             observed.state = busy.into();
-            return Some(self.record(observed.clone(), Outcome::converging()).await);
+            return self.record(observed.clone(), Outcome::converging()).await.map(Some);
         }
-        None
+        Ok(None)
     }
 
     /// The one change a running pool needs, if any, in this order: autoscaling bounds, node
@@ -615,7 +569,7 @@ impl Step<'_> {
 
     /// Everything converged: `ready`, publishing `ready` the first time and `updated` when it
     /// is ready again after a change or the provider moved its version.
-    async fn ready(&self, remote: &Cluster, mut observed: ClusterObserved) -> Outcome {
+    async fn ready(&self, remote: &Cluster, mut observed: ClusterObserved) -> Result<Outcome, PassError> {
         let cluster = self.cluster;
         let now = self.now();
         observed.state = "ready".into();

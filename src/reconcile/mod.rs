@@ -12,22 +12,28 @@
 //! A resource module plugs in in two places. In its store transaction it writes the resource,
 //! then `Store::work_enqueue_in` (kind, id, state, the state's deadline), `usage_billable_*_in`
 //! when billing starts or ends, and `event_append_in` last (it takes the outbox's ordering lock),
-//! and commits with `commit_and_signal`. And it implements [`Reconciler`], registered with
-//! [`Worker::with_reconciler`] where the worker is built (`bc-worker`, `bc dev`).
+//! and commits with `commit_and_signal`. And it implements [`ResourceReconciler`]: the runtime
+//! fetches the row, drops the work of an object that is gone, and turns a failed pass into its
+//! outcome through the one error policy ([`PassError`]); the reconciler is listed in
+//! [`registry`], which `bc-worker`, `bc dev` and the tests register with the worker.
 
+mod error;
 pub mod kubernetes_clusters;
 mod metering;
 mod noop;
 mod outcome;
+mod registry;
 pub mod relay;
 mod runtime;
 pub mod vps;
 mod wake;
 
+pub use error::{Context, Failure, PassError, refusal};
 pub use kubernetes_clusters::KubernetesClusters;
 pub use metering::Metering;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};
+pub use registry::registry;
 pub use runtime::{Worker, WorkerConfig, parse_kind_intervals};
 pub use vps::{ProviderLoadBalancers, ProviderResources};
 
@@ -65,4 +71,56 @@ pub trait Reconciler: Send + Sync + 'static {
 
     /// Takes the next idempotent step for the object and says what to do next.
     async fn reconcile(&self, pass: &Pass) -> Outcome;
+}
+
+/// A kind whose objects are rows of a resource. The runtime fetches the row before each pass and
+/// drops the work of an object that is gone; a failed pass becomes its outcome through
+/// [`PassError::outcome`]. Every such kind is a [`Reconciler`].
+#[tonic::async_trait]
+pub trait ResourceReconciler: Send + Sync + 'static {
+    /// The resource's row.
+    type Row: Send + Sync;
+
+    /// The kind, as in `work_items.kind`.
+    fn kind(&self) -> &'static str;
+
+    /// Intervals and backoff; the defaults are the spec's.
+    fn schedule(&self) -> Schedule {
+        Schedule::default()
+    }
+
+    /// How long an object may stay in `state` before it is reported stuck.
+    fn state_deadline(&self, _state: &str) -> Option<Duration> {
+        None
+    }
+
+    /// The object's row, `None` once it is gone (deleted, or never there).
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<Self::Row>>;
+
+    /// Takes the next idempotent step for the object and says what to do next.
+    async fn reconcile(&self, pass: &Pass, row: Self::Row) -> Result<Outcome, PassError>;
+}
+
+#[tonic::async_trait]
+impl<R: ResourceReconciler> Reconciler for R {
+    fn kind(&self) -> &'static str {
+        ResourceReconciler::kind(self)
+    }
+
+    fn schedule(&self) -> Schedule {
+        ResourceReconciler::schedule(self)
+    }
+
+    fn state_deadline(&self, state: &str) -> Option<Duration> {
+        ResourceReconciler::state_deadline(self, state)
+    }
+
+    async fn reconcile(&self, pass: &Pass) -> Outcome {
+        let row = match self.fetch(&pass.store, &pass.item.object_id).await {
+            Ok(Some(row)) => row,
+            Ok(None) => return Next::Remove.into(),
+            Err(error) => return PassError::from(error).outcome(),
+        };
+        ResourceReconciler::reconcile(self, pass, row).await.unwrap_or_else(PassError::outcome)
+    }
 }

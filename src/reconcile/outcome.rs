@@ -55,6 +55,11 @@ impl Outcome {
         Next::Converging.into()
     }
 
+    /// The object is gone: forget it.
+    pub fn remove() -> Self {
+        Next::Remove.into()
+    }
+
     /// Again after `delay`.
     pub fn after(delay: Duration) -> Self {
         Next::After(delay).into()
@@ -68,6 +73,11 @@ impl Outcome {
     /// A permanent failure.
     pub fn permanent(error: impl Into<String>) -> Self {
         Next::Permanent(error.into()).into()
+    }
+
+    /// A failure retried on its own backoff (a refused delete on the spec's delete backoff).
+    pub fn retry(error: impl Into<String>, backoff: Backoff) -> Self {
+        Next::Retry { error: error.into(), backoff }.into()
     }
 
     /// The same, with the object now in `state`.
@@ -126,6 +136,13 @@ pub struct Schedule {
     pub settled: Duration,
     /// Delays after transient failures.
     pub backoff: Backoff,
+}
+
+impl Schedule {
+    /// The spec's intervals, with `backoff` after transient failures.
+    pub fn with_backoff(backoff: Backoff) -> Self {
+        Schedule { backoff, ..Schedule::default() }
+    }
 }
 
 impl Default for Schedule {

@@ -100,6 +100,11 @@ impl Worker {
         self
     }
 
+    /// Adds kinds (those of [`registry`](super::registry), say).
+    pub fn with_reconcilers(self, reconcilers: impl IntoIterator<Item = Arc<dyn Reconciler>>) -> Self {
+        reconcilers.into_iter().fold(self, Self::with_reconciler)
+    }
+
     /// This worker's lease owner id.
     pub fn id(&self) -> &str {
         &self.id

@@ -9,38 +9,36 @@ use std::time::Duration;
 
 use super::{ProviderResources, provider_name, rfc3339_micros};
 use crate::provider::digitalocean::DigitalOcean;
-use crate::provider::{Certificate, CertificateSpec, Certificates, ErrorKind};
-use crate::reconcile::{Next, Outcome, Pass, Reconciler, Schedule};
-use crate::store::{CERTIFICATE_KIND, CertificateObserved, CertificateRow, certificate_event, now_micros};
+use crate::provider::{Certificate, CertificateSpec, Certificates, Found, ProviderError};
+use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::store::{CERTIFICATE_KIND, CertificateObserved, CertificateRow, Store, certificate_event, now_micros};
 
 /// The certificates' reconciler.
 #[derive(Debug, Clone)]
 pub struct CertificateReconciler(pub(super) Arc<ProviderResources>);
 
 #[tonic::async_trait]
-impl Reconciler for CertificateReconciler {
+impl ResourceReconciler for CertificateReconciler {
+    type Row = CertificateRow;
+
     fn kind(&self) -> &'static str {
         CERTIFICATE_KIND
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule { backoff: self.0.backoff, ..Schedule::default() }
+        Schedule::with_backoff(self.0.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
         self.0.transient_state(state)
     }
 
-    async fn reconcile(&self, pass: &Pass) -> Outcome {
-        let certificate = match pass.store.certificate_fetch(&pass.item.object_id).await {
-            Ok(Some(certificate)) if certificate.deleted_at.is_none() => certificate,
-            Ok(_) => return Next::Remove.into(),
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        let adapter = match self.0.digitalocean.digitalocean(&certificate.account_id).await {
-            Ok(adapter) => adapter,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<CertificateRow>> {
+        Ok(store.certificate_fetch(id).await?.filter(|certificate| certificate.deleted_at.is_none()))
+    }
+
+    async fn reconcile(&self, pass: &Pass, certificate: CertificateRow) -> Result<Outcome, PassError> {
+        let adapter = self.0.digitalocean.digitalocean(&certificate.account_id).await?;
         let step = Step { pass, certificate: &certificate, adapter: &adapter, shared: &self.0 };
         if certificate.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
@@ -72,8 +70,13 @@ impl Step<'_> {
         }
     }
 
+    /// The certificate in `error` with `message`.
+    fn failed(&self, message: String) -> CertificateObserved {
+        CertificateObserved { state: "error".into(), message, ..self.unchanged() }
+    }
+
     /// Writes the observation (with an `error` event when the certificate newly fails).
-    async fn record(&self, mut observed: CertificateObserved, outcome: Outcome) -> Outcome {
+    async fn record(&self, mut observed: CertificateObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
         let c = self.certificate;
         if observed.state == "error" && (c.state != "error" || c.message != observed.message) {
@@ -87,33 +90,20 @@ impl Step<'_> {
             ));
         }
         let state = observed.state.clone();
-        match self.pass.store.certificate_observe(&c.id, &observed, now).await {
-            Ok(_) => outcome.in_state(state),
-            Err(error) => Outcome::transient(format!("recording the certificate failed: {error}")),
-        }
+        self.pass.store.certificate_observe(&c.id, &observed, now).await.context("recording the certificate failed")?;
+        Ok(outcome.in_state(state))
     }
 
     /// The certificate at the provider: by its recorded id, else by name (a crashed pass's).
-    async fn find(&self) -> Result<Option<Certificate>, Outcome> {
+    async fn find(&self) -> Result<Option<Certificate>, ProviderError> {
         if !self.certificate.provider_id.is_empty() {
-            return match self.adapter.certificate_get(&self.certificate.provider_id).await {
-                Ok(found) => Ok(Some(found)),
-                Err(error) if error.is_not_found() => Ok(None),
-                Err(error) => Err(Outcome::transient(error.to_string())),
-            };
+            return self.adapter.certificate_get(&self.certificate.provider_id).await.found();
         }
-        match self.adapter.certificate_list().await {
-            Ok(all) => Ok(all.into_iter().find(|c| c.name == self.name())),
-            Err(error) => Err(Outcome::transient(error.to_string())),
-        }
+        Ok(self.adapter.certificate_list().await?.into_iter().find(|c| c.name == self.name()))
     }
 
-    async fn converge(&self) -> Outcome {
-        let found = match self.find().await {
-            Ok(found) => found,
-            Err(outcome) => return outcome,
-        };
-        let Some(found) = found else { return self.create().await };
+    async fn converge(&self) -> Result<Outcome, PassError> {
+        let Some(found) = self.find().await? else { return self.create().await };
         let c = self.certificate;
         let mut observed =
             CertificateObserved { provider_id: found.id.clone(), message: String::new(), ..self.unchanged() };
@@ -150,13 +140,16 @@ impl Step<'_> {
         }
     }
 
-    async fn create(&self) -> Outcome {
+    async fn create(&self) -> Result<Outcome, PassError> {
         let c = self.certificate;
         let spec = if c.kind == "custom" {
-            let key = match self.pass.store.certificate_private_key(&self.shared.secret_key, &c.id).await {
-                Ok(key) => key,
-                Err(error) => return Outcome::permanent(error.message),
-            };
+            // Whatever keeps the key from opening, retrying will not open it.
+            let key = self
+                .pass
+                .store
+                .certificate_private_key(&self.shared.secret_key, &c.id)
+                .await
+                .map_err(|error| PassError::invalid(error.message))?;
             CertificateSpec::Custom {
                 name: self.name(),
                 private_key: key.expose().to_owned(),
@@ -176,46 +169,25 @@ impl Step<'_> {
                 };
                 self.record(observed, Outcome::converging()).await
             }
-            Err(error) => match error.kind {
-                ErrorKind::Transient | ErrorKind::ConflictInProgress => Outcome::transient(error.to_string()),
-                _ => {
-                    let observed = CertificateObserved {
-                        state: "error".into(),
-                        message: format!("the provider refused the certificate: {}", error.message),
-                        ..self.unchanged()
-                    };
-                    self.record(observed, Outcome::permanent(error.to_string())).await
-                }
-            },
+            Err(error) => {
+                let error = refusal(error)?;
+                let message = format!("the provider refused the certificate: {}", error.message);
+                self.record(self.failed(message), Outcome::permanent(error.to_string())).await
+            }
         }
     }
 
-    async fn delete(&self) -> Outcome {
-        let found = match self.find().await {
-            Ok(found) => found,
-            Err(outcome) => return outcome,
-        };
-        if let Some(found) = found {
-            match self.adapter.certificate_delete(&found.id).await {
-                Ok(()) => {}
-                Err(error) if error.is_not_found() => {}
-                Err(error) if matches!(error.kind, ErrorKind::Transient | ErrorKind::ConflictInProgress) => {
-                    return Outcome::transient(error.to_string());
-                }
-                Err(error) => {
-                    let observed = CertificateObserved {
-                        state: "error".into(),
-                        message: format!("the provider refused to delete the certificate: {}", error.message),
-                        ..self.unchanged()
-                    };
-                    let retry = Next::Retry { error: error.to_string(), backoff: self.shared.delete_backoff };
-                    return self.record(observed, retry.into()).await;
-                }
-            }
+    async fn delete(&self) -> Result<Outcome, PassError> {
+        if let Some(found) = self.find().await?
+            && let Err(error) = self.adapter.certificate_delete(&found.id).await.found()
+        {
+            let error = refusal(error)?;
+            let message = format!("the provider refused to delete the certificate: {}", error.message);
+            return self
+                .record(self.failed(message), Outcome::retry(error.to_string(), self.shared.delete_backoff))
+                .await;
         }
-        match self.pass.store.certificate_finish_delete(&self.certificate.id, now_micros()).await {
-            Ok(()) => Next::Remove.into(),
-            Err(error) => Outcome::transient(error.to_string()),
-        }
+        self.pass.store.certificate_finish_delete(&self.certificate.id, now_micros()).await?;
+        Ok(Outcome::remove())
     }
 }

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::{ProviderResources, provider_name};
 use crate::provider::digitalocean::DigitalOcean;
-use crate::provider::{ErrorKind, Instance, InstanceSpec, Instances, ProviderError};
-use crate::reconcile::{Next, Outcome, Pass, Reconciler, Schedule};
-use crate::store::{INSTANCE_KIND, InstanceObserved, InstanceRow, instance_event, now_micros};
+use crate::provider::{Found, Instance, InstanceSpec, Instances, ProviderError};
+use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::store::{INSTANCE_KIND, InstanceObserved, InstanceRow, Store, instance_event, now_micros};
 
 /// The tag every droplet of better-compute carries.
 pub const INSTANCE_TAG: &str = "better-compute";
@@ -21,29 +21,27 @@ pub const INSTANCE_TAG: &str = "better-compute";
 pub struct InstanceReconciler(pub(super) Arc<ProviderResources>);
 
 #[tonic::async_trait]
-impl Reconciler for InstanceReconciler {
+impl ResourceReconciler for InstanceReconciler {
+    type Row = InstanceRow;
+
     fn kind(&self) -> &'static str {
         INSTANCE_KIND
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule { backoff: self.0.backoff, ..Schedule::default() }
+        Schedule::with_backoff(self.0.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
         self.0.transient_state(state)
     }
 
-    async fn reconcile(&self, pass: &Pass) -> Outcome {
-        let instance = match pass.store.instance_fetch(&pass.item.object_id).await {
-            Ok(Some(instance)) if instance.deleted_at.is_none() => instance,
-            Ok(_) => return Next::Remove.into(),
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        let adapter = match self.0.digitalocean.digitalocean(&instance.account_id).await {
-            Ok(adapter) => adapter,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<InstanceRow>> {
+        Ok(store.instance_fetch(id).await?.filter(|instance| instance.deleted_at.is_none()))
+    }
+
+    async fn reconcile(&self, pass: &Pass, instance: InstanceRow) -> Result<Outcome, PassError> {
+        let adapter = self.0.digitalocean.digitalocean(&instance.account_id).await?;
         let step = Step { pass, instance: &instance, adapter: &adapter, shared: &self.0 };
         if instance.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
@@ -76,8 +74,13 @@ impl Step<'_> {
         }
     }
 
+    /// The instance in `error` with `message`.
+    fn failed(&self, message: String) -> InstanceObserved {
+        InstanceObserved { state: "error".into(), message, ..self.unchanged() }
+    }
+
     /// Writes the observation (with an `error` event when the instance newly fails).
-    async fn record(&self, mut observed: InstanceObserved, outcome: Outcome) -> Outcome {
+    async fn record(&self, mut observed: InstanceObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
         if observed.state == "error" && (self.instance.state != "error" || self.instance.message != observed.message) {
             let mut failed = self.instance.clone();
@@ -90,45 +93,33 @@ impl Step<'_> {
             ));
         }
         let state = observed.state.clone();
-        match self.pass.store.instance_observe(&self.instance.id, &observed, now).await {
-            Ok(_) => outcome.in_state(state),
-            Err(error) => Outcome::transient(format!("recording the instance failed: {error}")),
-        }
+        self.pass
+            .store
+            .instance_observe(&self.instance.id, &observed, now)
+            .await
+            .context("recording the instance failed")?;
+        Ok(outcome.in_state(state))
     }
 
     /// The droplet: by the recorded machine id, else by tag (a crashed pass's create).
     async fn find(&self) -> Result<Option<Instance>, ProviderError> {
         if let Some(id) = self.instance.machine_id.as_deref().and_then(|id| id.parse::<u64>().ok()) {
-            return match self.adapter.instance_get(id).await {
-                Ok(droplet) => Ok(Some(droplet)),
-                Err(error) if error.is_not_found() => Ok(None),
-                Err(error) => Err(error),
-            };
+            return self.adapter.instance_get(id).await.found();
         }
         Ok(self.adapter.instance_list(&self.tag()).await?.into_iter().next())
     }
 
-    async fn converge(&self) -> Outcome {
-        let droplet = match self.find().await {
-            Ok(droplet) => droplet,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        let Some(droplet) = droplet else {
+    async fn converge(&self) -> Result<Outcome, PassError> {
+        let Some(droplet) = self.find().await? else {
             if self.instance.machine_id.is_some() {
-                let observed = InstanceObserved {
-                    state: "error".into(),
-                    message: "the machine is gone at the provider; delete the instance and make another".into(),
-                    ..self.unchanged()
-                };
-                return self.record(observed, Outcome::permanent("the droplet is gone")).await;
+                let gone = "the machine is gone at the provider; delete the instance and make another";
+                return self.record(self.failed(gone.into()), Outcome::permanent("the droplet is gone")).await;
             }
             return self.create().await;
         };
         let machine = droplet.id.to_string();
-        if self.instance.machine_id.as_deref() != Some(machine.as_str())
-            && let Err(error) = self.pass.store.instance_set_machine(&self.instance.id, &machine, now_micros()).await
-        {
-            return Outcome::transient(error.to_string());
+        if self.instance.machine_id.as_deref() != Some(machine.as_str()) {
+            self.pass.store.instance_set_machine(&self.instance.id, &machine, now_micros()).await?;
         }
         let mut observed = InstanceObserved {
             machine_id: Some(machine.clone()),
@@ -157,34 +148,23 @@ impl Step<'_> {
         self.record(observed, Outcome::settled()).await
     }
 
-    /// The VPC to create the droplet in: none, the subnet's, or `Err` (wait or fail).
-    async fn vpc(&self) -> Result<String, Outcome> {
-        let Some(subnet_id) = &self.instance.subnet_id else { return Ok(String::new()) };
-        let subnet = match self.pass.store.subnet_fetch(subnet_id).await {
-            Ok(Some(subnet)) => subnet,
-            Ok(None) => return Err(Outcome::permanent(format!("subnet {subnet_id} is gone"))),
-            Err(error) => return Err(Outcome::transient(error.to_string())),
-        };
-        if subnet.state == "error" {
-            let observed = InstanceObserved {
-                state: "error".into(),
-                message: format!("subnet {:?} is in error: {}", subnet.id, subnet.message),
-                ..self.unchanged()
+    /// Creates the droplet, in its subnet's VPC once that exists.
+    async fn create(&self) -> Result<Outcome, PassError> {
+        let mut vpc_uuid = String::new();
+        if let Some(subnet_id) = &self.instance.subnet_id {
+            let Some(subnet) = self.pass.store.subnet_fetch(subnet_id).await? else {
+                return Err(PassError::not_found(format!("subnet {subnet_id} is gone")));
             };
-            return Err(self.record(observed, Outcome::permanent("the subnet is in error")).await);
+            if subnet.state == "error" {
+                let message = format!("subnet {:?} is in error: {}", subnet.id, subnet.message);
+                return self.record(self.failed(message), Outcome::permanent("the subnet is in error")).await;
+            }
+            if subnet.provider_id.is_empty() {
+                // The subnet's VPC is still being made: the instance waits for it.
+                return Ok(Outcome::converging().in_state("pending"));
+            }
+            vpc_uuid = subnet.provider_id;
         }
-        if subnet.provider_id.is_empty() {
-            // The subnet's VPC is still being made: the instance waits for it.
-            return Err(Outcome::converging().in_state("pending"));
-        }
-        Ok(subnet.provider_id)
-    }
-
-    async fn create(&self) -> Outcome {
-        let vpc_uuid = match self.vpc().await {
-            Ok(vpc) => vpc,
-            Err(outcome) => return outcome,
-        };
         let i = self.instance;
         let spec = InstanceSpec {
             name: i.name.clone(),
@@ -198,9 +178,7 @@ impl Step<'_> {
         match self.adapter.instance_create(&spec).await {
             Ok(droplet) => {
                 let machine = droplet.id.to_string();
-                if let Err(error) = self.pass.store.instance_set_machine(&i.id, &machine, now_micros()).await {
-                    return Outcome::transient(error.to_string());
-                }
+                self.pass.store.instance_set_machine(&i.id, &machine, now_micros()).await?;
                 let observed = InstanceObserved {
                     state: "provisioning".into(),
                     message: String::new(),
@@ -209,45 +187,26 @@ impl Step<'_> {
                 };
                 self.record(observed, Outcome::converging()).await
             }
-            Err(error) => match error.kind {
-                ErrorKind::Transient | ErrorKind::ConflictInProgress => Outcome::transient(error.to_string()),
-                _ => {
-                    let observed = InstanceObserved {
-                        state: "error".into(),
-                        message: format!("the provider refused the instance: {}", error.message),
-                        ..self.unchanged()
-                    };
-                    self.record(observed, Outcome::permanent(error.to_string())).await
-                }
-            },
+            Err(error) => {
+                let error = refusal(error)?;
+                let message = format!("the provider refused the instance: {}", error.message);
+                self.record(self.failed(message), Outcome::permanent(error.to_string())).await
+            }
         }
     }
 
-    async fn delete(&self) -> Outcome {
-        let droplet = match self.find().await {
-            Ok(droplet) => droplet,
-            Err(error) => return Outcome::transient(error.to_string()),
+    async fn delete(&self) -> Result<Outcome, PassError> {
+        let Some(droplet) = self.find().await? else {
+            self.pass.store.instance_finish_delete(&self.instance.id, now_micros()).await?;
+            return Ok(Outcome::remove());
         };
-        let Some(droplet) = droplet else {
-            return match self.pass.store.instance_finish_delete(&self.instance.id, now_micros()).await {
-                Ok(()) => Next::Remove.into(),
-                Err(error) => Outcome::transient(error.to_string()),
-            };
-        };
-        match self.adapter.instance_delete(droplet.id).await {
-            Ok(()) => Outcome::converging().in_state("deleting"),
-            Err(error) if error.is_not_found() => Outcome::converging().in_state("deleting"),
-            Err(error) if matches!(error.kind, ErrorKind::Transient | ErrorKind::ConflictInProgress) => {
-                Outcome::transient(error.to_string())
-            }
+        match self.adapter.instance_delete(droplet.id).await.found() {
+            Ok(_) => Ok(Outcome::converging().in_state("deleting")),
             Err(error) => {
-                let observed = InstanceObserved {
-                    state: "error".into(),
-                    message: format!("the provider refused to delete the instance: {}", error.message),
-                    ..self.unchanged()
-                };
-                let retry = Next::Retry { error: error.to_string(), backoff: self.shared.delete_backoff };
-                self.record(observed, retry.into()).await
+                let error = refusal(error)?;
+                let message = format!("the provider refused to delete the instance: {}", error.message);
+                let retry = Outcome::retry(error.to_string(), self.shared.delete_backoff);
+                self.record(self.failed(message), retry).await
             }
         }
     }

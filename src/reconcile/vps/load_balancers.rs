@@ -18,9 +18,9 @@ use std::time::Duration;
 use super::load_balancer_spec::{Desired, Resolved, desired, differences};
 use crate::provider::accounts::DigitalOceanAccounts;
 use crate::provider::digitalocean::DigitalOcean;
-use crate::provider::{ErrorKind, LoadBalancer, LoadBalancers, ProviderError};
-use crate::reconcile::{Backoff, Next, Outcome, Pass, Reconciler, Schedule};
-use crate::store::{LOAD_BALANCER_KIND, LoadBalancerObserved, LoadBalancerRow, load_balancer_event, now_micros};
+use crate::provider::{Found, LoadBalancer, LoadBalancers, ProviderError};
+use crate::reconcile::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::store::{LOAD_BALANCER_KIND, LoadBalancerObserved, LoadBalancerRow, Store, load_balancer_event, now_micros};
 
 /// The load balancers' reconciler.
 #[derive(Debug, Clone)]
@@ -48,29 +48,27 @@ impl ProviderLoadBalancers {
 }
 
 #[tonic::async_trait]
-impl Reconciler for ProviderLoadBalancers {
+impl ResourceReconciler for ProviderLoadBalancers {
+    type Row = LoadBalancerRow;
+
     fn kind(&self) -> &'static str {
         LOAD_BALANCER_KIND
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule { backoff: self.backoff, ..Schedule::default() }
+        Schedule::with_backoff(self.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
         matches!(state, "pending" | "updating" | "deleting").then_some(self.state_deadline)
     }
 
-    async fn reconcile(&self, pass: &Pass) -> Outcome {
-        let lb = match pass.store.load_balancer_fetch(&pass.item.object_id).await {
-            Ok(Some(lb)) if lb.deleted_at.is_none() => lb,
-            Ok(_) => return Next::Remove.into(),
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        let provider = match self.accounts.digitalocean(&lb.account_id).await {
-            Ok(provider) => provider,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<LoadBalancerRow>> {
+        Ok(store.load_balancer_fetch(id).await?.filter(|lb| lb.deleted_at.is_none()))
+    }
+
+    async fn reconcile(&self, pass: &Pass, lb: LoadBalancerRow) -> Result<Outcome, PassError> {
+        let provider = self.accounts.digitalocean(&lb.account_id).await?;
         let step = Step { pass, lb: &lb, provider: &provider, delete_backoff: self.delete_backoff };
         if lb.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
@@ -110,7 +108,7 @@ impl Step<'_> {
 
     /// Writes the observation (with an `error` event when the load balancer newly fails) and
     /// returns `outcome` in the observed state.
-    async fn record(&self, mut observed: LoadBalancerObserved, outcome: Outcome) -> Outcome {
+    async fn record(&self, mut observed: LoadBalancerObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
         if observed.state == "error" && (self.lb.state != "error" || self.lb.message != observed.message) {
             let mut failed = self.lb.clone();
@@ -123,15 +121,14 @@ impl Step<'_> {
             ));
         }
         let state = observed.state.clone();
-        match self.pass.store.load_balancer_observe(&self.lb.id, &observed, now).await {
-            // Not written: the tenant changed it meanwhile and its write queued a pass.
-            Ok(_) => outcome.in_state(state),
-            Err(error) => Outcome::transient(format!("recording the load balancer failed: {error}")),
-        }
+        // Not written: the tenant changed it meanwhile and its write queued a pass.
+        let observing = self.pass.store.load_balancer_observe(&self.lb.id, &observed, now);
+        observing.await.context("recording the load balancer failed")?;
+        Ok(outcome.in_state(state))
     }
 
     /// Fails the load balancer with `message` until something changes.
-    async fn fail(&self, message: String) -> Outcome {
+    async fn fail(&self, message: String) -> Result<Outcome, PassError> {
         let observed = LoadBalancerObserved { state: "error".into(), message: message.clone(), ..self.unchanged() };
         self.record(observed, Outcome::permanent(message)).await
     }
@@ -140,73 +137,49 @@ impl Step<'_> {
     /// that crashed after the provider accepted it).
     async fn find(&self) -> Result<Option<LoadBalancer>, ProviderError> {
         if !self.lb.provider_id.is_empty() {
-            return match self.provider.load_balancer_get(&self.lb.provider_id).await {
-                Ok(remote) => Ok(Some(remote)),
-                Err(error) if error.is_not_found() => Ok(None),
-                Err(error) => Err(error),
-            };
+            return self.provider.load_balancer_get(&self.lb.provider_id).await.found();
         }
         let name = self.lb.provider_name();
         Ok(self.provider.load_balancer_list().await?.into_iter().find(|lb| lb.name == name))
     }
 
-    async fn delete(&self) -> Outcome {
-        let remote = match self.find().await {
-            Ok(Some(remote)) => remote,
-            Ok(None) => return self.finish_delete().await,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        match self.provider.load_balancer_delete(&remote.id).await {
-            Ok(()) => self.finish_delete().await,
-            Err(error) if error.is_not_found() => self.finish_delete().await,
-            Err(error) if error.kind == ErrorKind::Transient => Outcome::transient(error.to_string()),
-            Err(error) => {
-                // Refused: `error` with the provider's words, retried on the delete backoff (a
-                // new delete call retries at once).
-                let observed = LoadBalancerObserved {
-                    state: "error".into(),
-                    message: format!("the provider refused to delete the load balancer: {}", error.message),
-                    ..self.unchanged()
-                };
-                let retry = Next::Retry { error: error.to_string(), backoff: self.delete_backoff };
-                self.record(observed, retry.into()).await
-            }
+    async fn delete(&self) -> Result<Outcome, PassError> {
+        if let Some(remote) = self.find().await?
+            && let Err(error) = self.provider.load_balancer_delete(&remote.id).await.found()
+        {
+            // Refused: `error` with the provider's words, retried on the delete backoff (a new
+            // delete call retries at once).
+            let error = refusal(error)?;
+            let observed = LoadBalancerObserved {
+                state: "error".into(),
+                message: format!("the provider refused to delete the load balancer: {}", error.message),
+                ..self.unchanged()
+            };
+            return self.record(observed, Outcome::retry(error.to_string(), self.delete_backoff)).await;
         }
-    }
-
-    async fn finish_delete(&self) -> Outcome {
-        match self.pass.store.load_balancer_finish_delete(&self.lb.id, now_micros()).await {
-            Ok(()) => Next::Remove.into(),
-            Err(error) => Outcome::transient(error.to_string()),
-        }
+        self.pass.store.load_balancer_finish_delete(&self.lb.id, now_micros()).await?;
+        Ok(Outcome::remove())
     }
 
     /// A refused provider call: `error` with the provider's words when the refusal is
-    /// permanent, a retry when it is transient.
-    async fn refused(&self, what: &str, error: ProviderError) -> Outcome {
-        match error.kind {
-            ErrorKind::Transient | ErrorKind::ConflictInProgress => Outcome::transient(error.to_string()),
-            _ => self.fail(format!("the provider refused {what}: {}", error.message)).await,
-        }
+    /// permanent; the error policy's otherwise.
+    async fn refused(&self, what: &str, error: ProviderError) -> Result<Outcome, PassError> {
+        let error = refusal(error)?;
+        self.fail(format!("the provider refused {what}: {}", error.message)).await
     }
 
-    async fn converge(&self) -> Outcome {
-        let wanted = match desired(&self.pass.store, self.lb).await {
-            Ok(Resolved::Ready(wanted)) => wanted,
-            Ok(Resolved::Wait(why)) => {
+    async fn converge(&self) -> Result<Outcome, PassError> {
+        let wanted = match desired(&self.pass.store, self.lb).await? {
+            Resolved::Ready(wanted) => wanted,
+            Resolved::Wait(why) => {
                 tracing::debug!(load_balancer = %self.lb.id, why, "waiting before asking the provider");
                 let observed =
                     LoadBalancerObserved { state: self.busy().into(), message: String::new(), ..self.unchanged() };
                 return self.record(observed, Outcome::converging()).await;
             }
-            Ok(Resolved::Fail(why)) => return self.fail(why).await,
-            Err(error) => return Outcome::transient(error.to_string()),
+            Resolved::Fail(why) => return self.fail(why).await,
         };
-        let remote = match self.find().await {
-            Ok(remote) => remote,
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        let Some(remote) = remote else { return self.create(&wanted).await };
+        let Some(remote) = self.find().await? else { return self.create(&wanted).await };
         let changed = differences(&wanted.spec, &remote.spec);
         let remote = if changed.is_empty() {
             remote
@@ -219,7 +192,7 @@ impl Step<'_> {
         self.observe(&wanted, &remote, &changed).await
     }
 
-    async fn create(&self, wanted: &Desired) -> Outcome {
+    async fn create(&self, wanted: &Desired) -> Result<Outcome, PassError> {
         match self.provider.load_balancer_create(&wanted.spec).await {
             Ok(remote) => {
                 let observed = LoadBalancerObserved {
@@ -237,7 +210,7 @@ impl Step<'_> {
 
     /// Records what the provider reports: `ready` with the addresses once active, publishing
     /// `ready` the first time and `updated` (with what changed) when a change was applied.
-    async fn observe(&self, wanted: &Desired, remote: &LoadBalancer, changed: &[&str]) -> Outcome {
+    async fn observe(&self, wanted: &Desired, remote: &LoadBalancer, changed: &[&str]) -> Result<Outcome, PassError> {
         let lb = self.lb;
         let now = now_micros();
         let mut observed = LoadBalancerObserved {

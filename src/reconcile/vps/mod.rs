@@ -24,9 +24,8 @@ pub use instances::InstanceReconciler;
 pub use load_balancers::ProviderLoadBalancers;
 pub use networks::{NetworkReconciler, cluster_network};
 
-use super::{Backoff, Outcome, Reconciler};
+use super::{Backoff, Reconciler};
 use crate::provider::accounts::{DigitalOceanAccounts, GkeAccounts};
-use crate::provider::{ErrorKind, ProviderError};
 use crate::secrets::SecretKey;
 
 /// What the reconcilers of the `vps` module share: the adapters of the accounts, the key that
@@ -85,16 +84,6 @@ impl ProviderResources {
 pub fn provider_name(prefix: &str, id: &str) -> String {
     let body = id.split_once('_').map_or(id, |(_, body)| body);
     format!("{prefix}-{}", &body[..body.len().min(24)])
-}
-
-/// What a provider call's failure means for a pass that creates or changes: wait (`None`:
-/// another operation runs), or this outcome.
-fn failure(error: &ProviderError) -> Option<Outcome> {
-    match error.kind {
-        ErrorKind::ConflictInProgress => None,
-        ErrorKind::Transient => Some(Outcome::transient(error.to_string())),
-        ErrorKind::Permanent | ErrorKind::NotFound => Some(Outcome::permanent(error.to_string())),
-    }
 }
 
 /// Microseconds since the epoch of an RFC 3339 time in UTC (`2027-11-29T00:00:00Z`, fractions

@@ -10,62 +10,53 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{ProviderResources, failure, provider_name};
+use super::{ProviderResources, provider_name};
+use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::gce::Gce;
-use crate::provider::{ErrorKind, NetworkSpec, Networks, ProviderError};
-use crate::reconcile::{Next, Outcome, Pass, Reconciler, Schedule};
-use crate::store::{NETWORK_KIND, NetworkObserved, NetworkRow, SubnetObserved, SubnetRow, network_event, now_micros};
+use crate::provider::{ErrorKind, Found, NetworkSpec, Networks, ProviderError};
+use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::store::{
+    NETWORK_KIND, NetworkObserved, NetworkRow, Store, SubnetObserved, SubnetRow, network_event, now_micros,
+};
 
 /// The networks' reconciler.
 #[derive(Debug, Clone)]
 pub struct NetworkReconciler(pub(super) Arc<ProviderResources>);
 
 #[tonic::async_trait]
-impl Reconciler for NetworkReconciler {
+impl ResourceReconciler for NetworkReconciler {
+    type Row = NetworkRow;
+
     fn kind(&self) -> &'static str {
         NETWORK_KIND
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule { backoff: self.0.backoff, ..Schedule::default() }
+        Schedule::with_backoff(self.0.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
         self.0.transient_state(state)
     }
 
-    async fn reconcile(&self, pass: &Pass) -> Outcome {
-        let network = match pass.store.network_fetch(&pass.item.object_id).await {
-            Ok(Some(network)) if network.deleted_at.is_none() => network,
-            Ok(_) => return Next::Remove.into(),
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<NetworkRow>> {
+        Ok(store.network_fetch(id).await?.filter(|network| network.deleted_at.is_none()))
+    }
+
+    async fn reconcile(&self, pass: &Pass, network: NetworkRow) -> Result<Outcome, PassError> {
         let step = Step { pass, network: &network, shared: &self.0 };
+        let deleting = network.delete_requested_at.is_some();
         match network.provider.as_str() {
             "gke" => {
                 let region = network.subnets.first().map(|s| s.region.clone()).unwrap_or_default();
-                let gce = match self.0.gke.gke(&network.account_id, &region).await {
-                    Ok(gke) => gke.compute(),
-                    Err(error) => return Outcome::transient(error.to_string()),
-                };
-                if network.delete_requested_at.is_some() {
-                    step.gce_delete(&gce).await
-                } else {
-                    step.gce_converge(&gce).await
-                }
+                let gce = self.0.gke.gke(&network.account_id, &region).await?.compute();
+                if deleting { step.gce_delete(&gce).await } else { step.gce_converge(&gce).await }
             }
             "digitalocean" => {
-                let adapter = match self.0.digitalocean.digitalocean(&network.account_id).await {
-                    Ok(adapter) => adapter,
-                    Err(error) => return Outcome::transient(error.to_string()),
-                };
-                if network.delete_requested_at.is_some() {
-                    step.vpc_delete(&adapter).await
-                } else {
-                    step.vpc_converge(&adapter).await
-                }
+                let adapter = self.0.digitalocean.digitalocean(&network.account_id).await?;
+                if deleting { step.vpc_delete(&adapter).await } else { step.vpc_converge(&adapter).await }
             }
-            other => Outcome::permanent(format!("networks on {other} accounts are not supported")),
+            other => Err(PassError::invalid(format!("networks on {other} accounts are not supported"))),
         }
     }
 }
@@ -100,7 +91,12 @@ impl Step<'_> {
 
     /// Records what the pass saw of every subnet, with the network's state and events: `error`
     /// if a subnet failed, `ready` when all exist, else `busy`.
-    async fn record(&self, seen: Vec<(&SubnetRow, Seen)>, busy: &str, outcome: Option<Outcome>) -> Outcome {
+    async fn record(
+        &self,
+        seen: Vec<(&SubnetRow, Seen)>,
+        busy: &str,
+        outcome: Option<Outcome>,
+    ) -> Result<Outcome, PassError> {
         let network = self.network;
         let now = now_micros();
         let mut observed = NetworkObserved {
@@ -163,14 +159,13 @@ impl Step<'_> {
             observed.events.push(network_event("ready", &after, now, serde_json::json!({"subnets": subnets})));
         }
         let state = observed.state.clone();
-        match self.pass.store.network_observe(&network.id, &observed, now).await {
-            Ok(_) => outcome.in_state(state),
-            Err(error) => Outcome::transient(format!("recording the network failed: {error}")),
-        }
+        self.pass.store.network_observe(&network.id, &observed, now).await.context("recording the network failed")?;
+        Ok(outcome.in_state(state))
     }
 
     /// A refused delete: `error` with the provider's words, retried on the delete backoff.
-    async fn refused(&self, error: &ProviderError) -> Outcome {
+    async fn refused(&self, error: ProviderError) -> Result<Outcome, PassError> {
+        let error = refusal(error)?;
         let now = now_micros();
         let message = format!("the provider refused to delete the network: {}", error.message);
         let mut after = self.network.clone();
@@ -186,94 +181,73 @@ impl Step<'_> {
         if self.network.state != "error" || self.network.message != message {
             observed.events.push(network_event("error", &after, now, serde_json::json!({"message": message})));
         }
-        let retry: Outcome = Next::Retry { error: error.to_string(), backoff: self.shared.delete_backoff }.into();
-        match self.pass.store.network_observe(&self.network.id, &observed, now).await {
-            Ok(_) => retry.in_state("error"),
-            Err(error) => Outcome::transient(format!("recording the network failed: {error}")),
-        }
+        let observing = self.pass.store.network_observe(&self.network.id, &observed, now);
+        observing.await.context("recording the network failed")?;
+        Ok(Outcome::retry(error.to_string(), self.shared.delete_backoff).in_state("error"))
     }
 
-    async fn finish_delete(&self) -> Outcome {
-        match self.pass.store.network_finish_delete(&self.network.id, now_micros()).await {
-            Ok(()) => Next::Remove.into(),
-            Err(error) => Outcome::transient(error.to_string()),
-        }
+    async fn finish_delete(&self) -> Result<Outcome, PassError> {
+        self.pass.store.network_finish_delete(&self.network.id, now_micros()).await?;
+        Ok(Outcome::remove())
     }
 
     /// GKE: the network, then each subnetwork.
-    async fn gce_converge(&self, gce: &Gce) -> Outcome {
+    async fn gce_converge(&self, gce: &Gce) -> Result<Outcome, PassError> {
         let name = self.network_name();
-        match gce.network_get(&name).await {
-            Ok(_) => {}
-            Err(error) if error.is_not_found() => {
-                let seen = self.network.subnets.iter().map(|s| (s, Seen::Busy)).collect();
-                return match gce.network_create(&name, &self.network.description).await {
-                    Ok(op) if op.error.is_some() => {
-                        let message = op.error.unwrap_or_default();
-                        let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(message.clone()))).collect();
-                        self.record(seen, "provisioning", None).await
-                    }
-                    Ok(_) => self.record(seen, "provisioning", None).await,
-                    Err(error) if error.status == Some(409) => self.record(seen, "provisioning", None).await,
-                    Err(error) => self.create_failed(&error).await,
-                };
-            }
-            Err(error) => return Outcome::transient(error.to_string()),
+        if gce.network_get(&name).await.found()?.is_none() {
+            let seen = self.network.subnets.iter().map(|s| (s, Seen::Busy)).collect();
+            return match gce.network_create(&name, &self.network.description).await {
+                Ok(op) if op.error.is_some() => {
+                    let message = op.error.unwrap_or_default();
+                    let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(message.clone()))).collect();
+                    self.record(seen, "provisioning", None).await
+                }
+                Ok(_) => self.record(seen, "provisioning", None).await,
+                Err(error) if error.status == Some(409) => self.record(seen, "provisioning", None).await,
+                Err(error) => self.create_failed(error).await,
+            };
         }
         let mut seen = Vec::new();
         for subnet in &self.network.subnets {
             let subnetwork = subnet_name(subnet);
-            let state = match gce.subnetwork_get(&subnet.region, &subnetwork).await {
-                Ok(_) => Seen::Ready(subnetwork),
-                Err(error) if error.is_not_found() => {
-                    match gce.subnetwork_create(&subnet.region, &subnetwork, &name, &subnet.ip_range).await {
-                        Ok(op) => op.error.map_or(Seen::Busy, Seen::Failed),
-                        Err(error) if error.status == Some(409) => Seen::Busy,
-                        Err(error) => match failure(&error) {
-                            None => Seen::Busy,
-                            Some(_) if error.kind == ErrorKind::Transient => {
-                                return Outcome::transient(error.to_string());
-                            }
-                            Some(_) => Seen::Failed(error.message.clone()),
-                        },
-                    }
+            let state = if gce.subnetwork_get(&subnet.region, &subnetwork).await.found()?.is_some() {
+                Seen::Ready(subnetwork)
+            } else {
+                match gce.subnetwork_create(&subnet.region, &subnetwork, &name, &subnet.ip_range).await {
+                    Ok(op) => op.error.map_or(Seen::Busy, Seen::Failed),
+                    Err(error) if error.status == Some(409) => Seen::Busy,
+                    Err(error) => create_refused(error)?,
                 }
-                Err(error) => return Outcome::transient(error.to_string()),
             };
             seen.push((subnet, state));
         }
         self.record(seen, "provisioning", None).await
     }
 
-    /// The network's create was refused: `error` (permanent) or try again (transient).
-    async fn create_failed(&self, error: &ProviderError) -> Outcome {
-        match failure(error) {
-            None => Outcome::converging().in_state("provisioning"),
-            Some(outcome) if error.kind == ErrorKind::Transient => outcome,
-            Some(outcome) => {
-                let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(error.message.clone()))).collect();
-                self.record(seen, "provisioning", Some(outcome)).await
-            }
+    /// The network's create was refused: `error` (permanent), or wait for the operation that runs.
+    async fn create_failed(&self, error: ProviderError) -> Result<Outcome, PassError> {
+        if error.kind == ErrorKind::ConflictInProgress {
+            return Ok(Outcome::converging().in_state("provisioning"));
         }
+        let error = refusal(error)?;
+        let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(error.message.clone()))).collect();
+        self.record(seen, "provisioning", Some(Outcome::permanent(error.to_string()))).await
     }
 
     /// GKE: each subnetwork, then the network, then the row.
-    async fn gce_delete(&self, gce: &Gce) -> Outcome {
+    async fn gce_delete(&self, gce: &Gce) -> Result<Outcome, PassError> {
         let mut seen = Vec::new();
         for subnet in &self.network.subnets {
             let subnetwork = subnet_name(subnet);
-            let state = match gce.subnetwork_get(&subnet.region, &subnetwork).await {
-                Err(error) if error.is_not_found() => Seen::Gone,
-                Err(error) => return Outcome::transient(error.to_string()),
-                Ok(_) => match gce.subnetwork_delete(&subnet.region, &subnetwork).await {
-                    Ok(_) => Seen::Busy,
-                    Err(error) if error.is_not_found() => Seen::Gone,
-                    Err(error) => match error.kind {
-                        ErrorKind::ConflictInProgress => Seen::Busy,
-                        ErrorKind::Transient => return Outcome::transient(error.to_string()),
-                        _ => return self.refused(&error).await,
-                    },
-                },
+            let state = if gce.subnetwork_get(&subnet.region, &subnetwork).await.found()?.is_none() {
+                Seen::Gone
+            } else {
+                match gce.subnetwork_delete(&subnet.region, &subnetwork).await.found() {
+                    Ok(Some(_)) => Seen::Busy,
+                    Ok(None) => Seen::Gone,
+                    Err(error) if error.kind == ErrorKind::ConflictInProgress => Seen::Busy,
+                    Err(error) => return self.refused(error).await,
+                }
             };
             seen.push((subnet, state));
         }
@@ -281,28 +255,20 @@ impl Step<'_> {
             return self.record(seen, "deleting", None).await;
         }
         let name = self.network_name();
-        match gce.network_get(&name).await {
-            Err(error) if error.is_not_found() => return self.finish_delete().await,
-            Err(error) => return Outcome::transient(error.to_string()),
-            Ok(_) => {}
+        if gce.network_get(&name).await.found()?.is_none() {
+            return self.finish_delete().await;
         }
-        match gce.network_delete(&name).await {
-            Ok(_) => self.record(seen, "deleting", None).await,
-            Err(error) if error.is_not_found() => self.finish_delete().await,
-            Err(error) => match error.kind {
-                ErrorKind::ConflictInProgress => self.record(seen, "deleting", None).await,
-                ErrorKind::Transient => Outcome::transient(error.to_string()),
-                _ => self.refused(&error).await,
-            },
+        match gce.network_delete(&name).await.found() {
+            Ok(None) => self.finish_delete().await,
+            Ok(Some(_)) => self.record(seen, "deleting", None).await,
+            Err(error) if error.kind == ErrorKind::ConflictInProgress => self.record(seen, "deleting", None).await,
+            Err(error) => self.refused(error).await,
         }
     }
 
     /// DigitalOcean: one VPC per subnet, found by its id or, after a crashed pass, by its name.
-    async fn vpc_converge(&self, adapter: &crate::provider::digitalocean::DigitalOcean) -> Outcome {
-        let existing: HashMap<String, String> = match adapter.network_list().await {
-            Ok(vpcs) => vpcs.into_iter().map(|vpc| (vpc.name, vpc.id)).collect(),
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
+    async fn vpc_converge(&self, adapter: &DigitalOcean) -> Result<Outcome, PassError> {
+        let existing = vpcs(adapter).await?;
         let mut seen = Vec::new();
         for subnet in &self.network.subnets {
             let name = subnet_name(subnet);
@@ -317,11 +283,7 @@ impl Step<'_> {
                     };
                     match adapter.network_create(&spec).await {
                         Ok(vpc) => Seen::Ready(vpc.id),
-                        Err(error) => match error.kind {
-                            ErrorKind::Transient => return Outcome::transient(error.to_string()),
-                            ErrorKind::ConflictInProgress => Seen::Busy,
-                            _ => Seen::Failed(error.message.clone()),
-                        },
+                        Err(error) => create_refused(error)?,
                     }
                 }
             };
@@ -331,44 +293,41 @@ impl Step<'_> {
     }
 
     /// DigitalOcean: deletes each subnet's VPC (refused while members remain), then the row.
-    async fn vpc_delete(&self, adapter: &crate::provider::digitalocean::DigitalOcean) -> Outcome {
-        let existing: HashMap<String, String> = match adapter.network_list().await {
-            Ok(vpcs) => vpcs.into_iter().map(|vpc| (vpc.name, vpc.id)).collect(),
-            Err(error) => return Outcome::transient(error.to_string()),
-        };
-        let mut seen = Vec::new();
+    async fn vpc_delete(&self, adapter: &DigitalOcean) -> Result<Outcome, PassError> {
+        let existing = vpcs(adapter).await?;
         for subnet in &self.network.subnets {
-            let state = match existing.get(&subnet_name(subnet)) {
-                None => Seen::Gone,
-                Some(id) => match adapter.network_delete(id).await {
-                    Ok(()) => Seen::Gone,
-                    Err(error) if error.is_not_found() => Seen::Gone,
-                    Err(error) if error.kind == ErrorKind::Transient => return Outcome::transient(error.to_string()),
-                    Err(error) => return self.refused(&error).await,
-                },
-            };
-            seen.push((subnet, state));
+            if let Some(id) = existing.get(&subnet_name(subnet))
+                && let Err(error) = adapter.network_delete(id).await.found()
+            {
+                return self.refused(error).await;
+            }
         }
-        if seen.iter().all(|(_, s)| matches!(s, Seen::Gone)) {
-            return self.finish_delete().await;
-        }
-        self.record(seen, "deleting", None).await
+        self.finish_delete().await
     }
+}
+
+/// A subnet's refused create: busy while another operation runs, failed when refused, else the
+/// pass's failure.
+fn create_refused(error: ProviderError) -> Result<Seen, PassError> {
+    if error.kind == ErrorKind::ConflictInProgress {
+        return Ok(Seen::Busy);
+    }
+    Ok(Seen::Failed(refusal(error)?.message))
+}
+
+/// The account's VPCs, name to id.
+async fn vpcs(adapter: &DigitalOcean) -> Result<HashMap<String, String>, ProviderError> {
+    Ok(adapter.network_list().await?.into_iter().map(|vpc| (vpc.name, vpc.id)).collect())
 }
 
 /// The provider names a cluster on tenant network `network_id` at `location` uses: the Compute
 /// Engine network and the subnetwork of its first ready subnet (by name) in the location's
 /// region. The service checked both when the cluster was made; a network that has changed since
 /// is a failure of the pass.
-pub async fn cluster_network(
-    store: &crate::store::Store,
-    network_id: &str,
-    location: &str,
-) -> Result<(String, String), Outcome> {
-    let network = match store.network_fetch(network_id).await {
-        Ok(Some(network)) if network.deleted_at.is_none() => network,
-        Ok(_) => return Err(Outcome::permanent(format!("network {network_id} is gone"))),
-        Err(error) => return Err(Outcome::transient(error.to_string())),
+pub async fn cluster_network(store: &Store, network_id: &str, location: &str) -> Result<(String, String), PassError> {
+    let network = match store.network_fetch(network_id).await? {
+        Some(network) if network.deleted_at.is_none() => network,
+        _ => return Err(PassError::not_found(format!("network {network_id} is gone"))),
     };
     let in_location = |s: &&SubnetRow| location == s.region || location.starts_with(&format!("{}-", s.region));
     let mut subnets: Vec<&SubnetRow> =
@@ -376,6 +335,6 @@ pub async fn cluster_network(
     subnets.sort_by(|a, b| a.name.cmp(&b.name));
     match subnets.first() {
         Some(subnet) => Ok((provider_name("bc-n", &network.id), subnet_name(subnet))),
-        None => Err(Outcome::permanent(format!("network {network_id} has no ready subnet in {location}"))),
+        None => Err(PassError::invalid(format!("network {network_id} has no ready subnet in {location}"))),
     }
 }

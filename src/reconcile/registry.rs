@@ -1,0 +1,22 @@
+//! The one list of the resource reconcilers: `bc-worker`, `bc dev` and the tests register what
+//! [`registry`] returns, so a new kind is added here and runs everywhere.
+
+use std::sync::Arc;
+
+use super::{KubernetesClusters, ProviderResources, Reconciler};
+
+/// Every resource kind the worker converges at a provider: clusters, networks, instances,
+/// certificates and load balancers, with the accounts, key and timings of `resources` (the
+/// spec's backoffs from [`ProviderResources::new`]; tests set faster ones in its fields, and
+/// the intervals in the worker's configuration).
+pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
+    let clusters = KubernetesClusters {
+        accounts: resources.gke.clone(),
+        backoff: resources.backoff,
+        delete_backoff: resources.delete_backoff,
+        state_deadline: resources.state_deadline,
+    };
+    let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters)];
+    reconcilers.extend(resources.reconcilers());
+    reconcilers
+}
