@@ -156,8 +156,8 @@ mod tests {
         let unavailable: PassError = Error::unavailable("down").into();
         let gone: PassError = Error::not_found("cluster", "kcl_1").into();
         assert_eq!((unavailable.failure, gone.failure), (Failure::Unavailable, Failure::NotFound));
-        let failed: Result<(), Error> = Err(Error::internal("deadlock"));
+        let failed: Result<(), Error> = Err(Error::unavailable("down"));
         let error = failed.context("recording the cluster failed").unwrap_err();
-        assert_eq!(error.outcome(), Outcome::transient("recording the cluster failed: INTERNAL: deadlock"));
+        assert_eq!(error.outcome(), Outcome::transient("recording the cluster failed: UNAVAILABLE: down"));
     }
 }
