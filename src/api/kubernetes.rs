@@ -59,11 +59,11 @@ thin_service! {
 fn cluster_view(row: ClusterRow) -> KubernetesCluster {
     let provider_name = row.provider_name();
     KubernetesCluster {
-        id: row.id,
-        tenant_id: row.tenant_id,
-        project_id: row.project_id.unwrap_or_default(),
-        pool_id: row.pool_id,
-        name: row.name,
+        id: row.meta.id,
+        tenant_id: row.meta.tenant_id,
+        project_id: row.meta.project_id.unwrap_or_default(),
+        pool_id: row.meta.pool_id,
+        name: row.meta.name,
         description: row.description,
         mode: row.mode,
         location: row.location,
@@ -73,16 +73,16 @@ fn cluster_view(row: ClusterRow) -> KubernetesCluster {
         authorized_networks: row.authorized_networks,
         private_nodes: row.private_nodes,
         node_pools: row.node_pools.into_iter().map(node_pool_view).collect(),
-        state: row.state,
-        message: row.message,
+        state: row.meta.state,
+        message: row.meta.message,
         endpoint: row.endpoint,
         kubernetes_version: row.kubernetes_version,
         node_version: row.node_version,
         provider_name,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        version: row.meta.version,
+        created_at: Some(timestamp(row.meta.created_at)),
+        updated_at: Some(timestamp(row.meta.updated_at)),
+        deleted_at: row.meta.deleted_at.map(timestamp),
     }
 }
 

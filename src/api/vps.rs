@@ -26,19 +26,19 @@ fn subnet_view(row: SubnetRow) -> Subnet {
 
 fn network_view(row: NetworkRow) -> Network {
     Network {
-        id: row.id,
-        tenant_id: row.tenant_id,
-        project_id: row.project_id.unwrap_or_default(),
-        pool_id: row.pool_id,
-        name: row.name,
+        id: row.meta.id,
+        tenant_id: row.meta.tenant_id,
+        project_id: row.meta.project_id.unwrap_or_default(),
+        pool_id: row.meta.pool_id,
+        name: row.meta.name,
         description: row.description,
         subnets: row.subnets.into_iter().map(subnet_view).collect(),
-        state: row.state,
-        message: row.message,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        state: row.meta.state,
+        message: row.meta.message,
+        version: row.meta.version,
+        created_at: Some(timestamp(row.meta.created_at)),
+        updated_at: Some(timestamp(row.meta.updated_at)),
+        deleted_at: row.meta.deleted_at.map(timestamp),
     }
 }
 
@@ -51,11 +51,11 @@ thin_service! {
 
 fn instance_view(row: InstanceRow) -> Instance {
     Instance {
-        id: row.id,
-        tenant_id: row.tenant_id,
-        project_id: row.project_id.unwrap_or_default(),
-        pool_id: row.pool_id,
-        name: row.name,
+        id: row.meta.id,
+        tenant_id: row.meta.tenant_id,
+        project_id: row.meta.project_id.unwrap_or_default(),
+        pool_id: row.meta.pool_id,
+        name: row.meta.name,
         region: row.region,
         size: row.size,
         image: row.image,
@@ -64,12 +64,12 @@ fn instance_view(row: InstanceRow) -> Instance {
         machine_id: row.machine_id.unwrap_or_default(),
         public_ipv4: row.public_ipv4,
         private_ipv4: row.private_ipv4,
-        state: row.state,
-        message: row.message,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        state: row.meta.state,
+        message: row.meta.message,
+        version: row.meta.version,
+        created_at: Some(timestamp(row.meta.created_at)),
+        updated_at: Some(timestamp(row.meta.updated_at)),
+        deleted_at: row.meta.deleted_at.map(timestamp),
     }
 }
 
@@ -82,21 +82,21 @@ thin_service! {
 
 fn certificate_view(row: CertificateRow) -> Certificate {
     Certificate {
-        id: row.id,
-        tenant_id: row.tenant_id,
-        project_id: row.project_id.unwrap_or_default(),
-        pool_id: row.pool_id,
-        name: row.name,
+        id: row.meta.id,
+        tenant_id: row.meta.tenant_id,
+        project_id: row.meta.project_id.unwrap_or_default(),
+        pool_id: row.meta.pool_id,
+        name: row.meta.name,
         r#type: row.kind,
         dns_names: row.dns_names,
         not_after: row.not_after.map(timestamp),
         sha256_fingerprint: row.sha256_fingerprint,
-        state: row.state,
-        message: row.message,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        state: row.meta.state,
+        message: row.meta.message,
+        version: row.meta.version,
+        created_at: Some(timestamp(row.meta.created_at)),
+        updated_at: Some(timestamp(row.meta.updated_at)),
+        deleted_at: row.meta.deleted_at.map(timestamp),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::ids::CertificateId;
 use crate::proto::compute::{
     CreateCertificateRequest, DeleteCertificateRequest, GetCertificateRequest, ListCertificatesRequest,
 };
-use crate::store::{AuthzResourceRow, CERTIFICATE_RESOURCE, CertificateRow, NewCertificate, now_micros};
+use crate::store::{CERTIFICATE_RESOURCE, CertificateRow, NewCertificate, ResourceMeta, now_micros};
 
 /// The digest earlier releases kept of a create request (its fields listed by hand, the private
 /// key by its SHA-256 mixed with the rest), with which the certificates they made are still
@@ -86,7 +86,7 @@ impl Service {
         let key = CreateKey { what: "certificate", id_field: "certificateId", id: &id, digest: &digest };
         let fetch = || async {
             Ok(self.store.certificate_fetch(&id).await?.map(|row| {
-                let stored = row.request_hash.clone();
+                let stored = row.request_digest.clone();
                 (row, stored)
             }))
         };
@@ -135,44 +135,32 @@ impl Service {
         };
         let project_id = optional(&request.project_id);
         let row = CertificateRow {
-            id: id.to_owned(),
-            tenant_id: tenant.clone(),
-            project_id: project_id.clone(),
-            pool_id: request.pool_id.clone(),
-            account_id: pool.pool.account_id.clone(),
-            owner_id: ctx.caller.principal_id.clone(),
-            name: request.name.clone(),
+            meta: ResourceMeta {
+                id: id.to_owned(),
+                tenant_id: tenant.clone(),
+                project_id: project_id.clone(),
+                pool_id: request.pool_id.clone(),
+                account_id: pool.pool.account_id.clone(),
+                owner_id: ctx.caller.principal_id.clone(),
+                name: request.name.clone(),
+                idempotency_key: request.idempotency_key.clone(),
+                request_digest: digest.to_owned(),
+                ..ResourceMeta::pending(now)
+            },
             kind: request.r#type.clone(),
             dns_names: parsed.as_ref().map_or_else(|| request.dns_names.clone(), |p| p.dns_names.clone()),
             not_after: parsed.as_ref().map(|p| p.not_after),
             sha256_fingerprint: parsed.as_ref().map(|p| p.sha256_fingerprint.clone()).unwrap_or_default(),
             leaf_certificate: request.leaf_certificate.clone(),
             certificate_chain: request.certificate_chain.clone(),
-            state: "pending".to_owned(),
-            message: String::new(),
             provider_id: String::new(),
-            version: 1,
-            idempotency_key: request.idempotency_key.clone(),
-            request_hash: digest.to_owned(),
-            delete_requested_at: None,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
         };
         let mut attributes = serde_json::Map::new();
         attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
         attributes.insert("poolId".into(), request.pool_id.clone().into());
         attributes.insert("projectId".into(), request.project_id.clone().into());
         attributes.insert("type".into(), request.r#type.clone().into());
-        let authz = AuthzResourceRow {
-            resource_type: CERTIFICATE_RESOURCE.to_owned(),
-            resource_id: id.to_owned(),
-            tenant_id: Some(tenant.clone()),
-            project_id,
-            owner_id: Some(ctx.caller.principal_id.clone()),
-            attributes,
-            created_at: now,
-        };
+        let authz = row.meta.authz(CERTIFICATE_RESOURCE, attributes);
         let new = NewCertificate { row, sealed_private_key, deadline: deadline(now) };
         self.store.certificate_create(&new, &authz).await
     }

@@ -11,7 +11,7 @@ use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::InstanceId;
 use crate::proto::compute::{CreateInstanceRequest, DeleteInstanceRequest, GetInstanceRequest, ListInstancesRequest};
-use crate::store::{AuthzResourceRow, INSTANCE_RESOURCE, InstanceRow, NewInstance, VisiblePool, now_micros};
+use crate::store::{INSTANCE_RESOURCE, InstanceRow, NewInstance, ResourceMeta, VisiblePool, now_micros};
 
 /// The digest earlier releases kept of a create request (its fields listed by hand), with which
 /// the instances they made are still recognised on a retry.
@@ -67,7 +67,7 @@ impl Service {
             ))
             .with_detail("networkId", network.id.as_str()));
         }
-        Ok(network.id)
+        Ok(network.meta.id)
     }
 
     /// Records an instance and returns it `pending`.
@@ -81,7 +81,7 @@ impl Service {
         let key = CreateKey { what: "instance", id_field: "instanceId", id: &id, digest: &digest };
         let fetch = || async {
             Ok(self.store.instance_fetch(&id).await?.map(|row| {
-                let stored = row.request_hash.clone();
+                let stored = row.request_digest.clone();
                 (row, stored)
             }))
         };
@@ -114,13 +114,18 @@ impl Service {
         let now = now_micros();
         let project_id = optional(&request.project_id);
         let row = InstanceRow {
-            id: id.to_owned(),
-            tenant_id: tenant.clone(),
-            project_id: project_id.clone(),
-            pool_id: request.pool_id.clone(),
-            account_id: pool.pool.account_id.clone(),
-            owner_id: ctx.caller.principal_id.clone(),
-            name: request.name.clone(),
+            meta: ResourceMeta {
+                id: id.to_owned(),
+                tenant_id: tenant.clone(),
+                project_id: project_id.clone(),
+                pool_id: request.pool_id.clone(),
+                account_id: pool.pool.account_id.clone(),
+                owner_id: ctx.caller.principal_id.clone(),
+                name: request.name.clone(),
+                idempotency_key: request.idempotency_key.clone(),
+                request_digest: digest.to_owned(),
+                ..ResourceMeta::pending(now)
+            },
             region: request.region.clone(),
             size: request.size.clone(),
             image: request.image.clone(),
@@ -129,30 +134,13 @@ impl Service {
             machine_id: None,
             public_ipv4: String::new(),
             private_ipv4: String::new(),
-            state: "pending".to_owned(),
-            message: String::new(),
-            version: 1,
-            idempotency_key: request.idempotency_key.clone(),
-            request_hash: digest.to_owned(),
-            delete_requested_at: None,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
         };
         let mut attributes = serde_json::Map::new();
         attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
         attributes.insert("poolId".into(), request.pool_id.clone().into());
         attributes.insert("projectId".into(), request.project_id.clone().into());
         attributes.insert("region".into(), request.region.clone().into());
-        let authz = AuthzResourceRow {
-            resource_type: INSTANCE_RESOURCE.to_owned(),
-            resource_id: id.to_owned(),
-            tenant_id: Some(tenant.clone()),
-            project_id,
-            owner_id: Some(ctx.caller.principal_id.clone()),
-            attributes,
-            created_at: now,
-        };
+        let authz = row.meta.authz(INSTANCE_RESOURCE, attributes);
         self.store.instance_create(&NewInstance { row, deadline: deadline(now) }, &authz).await
     }
 

@@ -24,8 +24,8 @@ use crate::provider::cluster_api::MIN_TOKEN_SECONDS;
 use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
 use crate::store::{
-    AccessGrant, AuthzResourceRow, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow,
-    cluster_event, now_micros,
+    AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, ResourceMeta, cluster_event,
+    now_micros,
 };
 
 /// The most clusters `list` returns.
@@ -261,15 +261,19 @@ impl Service {
             .collect();
         let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
         let row = ClusterRow {
-            id: id.to_string(),
-            tenant_id: tenant.clone(),
-            project_id: project_id.clone(),
-            pool_id: request.pool_id.clone(),
-            account_id: placement.account_id.clone(),
+            meta: ResourceMeta {
+                id: id.to_string(),
+                tenant_id: tenant.clone(),
+                project_id: project_id.clone(),
+                pool_id: request.pool_id.clone(),
+                account_id: placement.account_id.clone(),
+                owner_id: ctx.caller.principal_id.clone(),
+                name: request.name.clone(),
+                request_digest: digest.to_owned(),
+                ..ResourceMeta::pending(now)
+            },
             provider_project: placement.provider_project.clone(),
             billing_mode: placement.billing_mode.clone(),
-            owner_id: ctx.caller.principal_id.clone(),
-            name: request.name.clone(),
             description: request.description.clone(),
             mode: request.mode.clone(),
             location: request.location.clone(),
@@ -284,20 +288,12 @@ impl Service {
             network_id: (!request.network_id.is_empty()).then(|| request.network_id.clone()),
             authorized_networks: request.authorized_networks.clone(),
             private_nodes: request.private_nodes,
-            request_digest: digest.to_owned(),
-            state: "pending".to_owned(),
-            message: String::new(),
             endpoint: String::new(),
             ca_certificate: String::new(),
             kubernetes_version: String::new(),
             node_version: String::new(),
             ready_once: false,
             accepted_at: None,
-            delete_requested_at: None,
-            version: 1,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
             node_pools,
         };
         let mut attributes = serde_json::Map::new();
@@ -306,15 +302,7 @@ impl Service {
         attributes.insert("projectId".into(), request.project_id.clone().into());
         attributes.insert("mode".into(), request.mode.clone().into());
         attributes.insert("location".into(), request.location.clone().into());
-        let authz = AuthzResourceRow {
-            resource_type: CLUSTER_RESOURCE.to_owned(),
-            resource_id: row.id.clone(),
-            tenant_id: Some(tenant.clone()),
-            project_id,
-            owner_id: Some(ctx.caller.principal_id.clone()),
-            attributes,
-            created_at: now,
-        };
+        let authz = row.meta.authz(CLUSTER_RESOURCE, attributes);
         let new = NewCluster {
             row,
             max_per_tenant: self.kubernetes.max_clusters_per_tenant,

@@ -21,8 +21,8 @@ use crate::proto::compute::{
     LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
 };
 use crate::store::{
-    AuthzResourceRow, DomainRow, ForwardingRow, HealthCheckRow, LOAD_BALANCER_RESOURCE, LoadBalancerRow,
-    LoadBalancerSettings, NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetsRow, now_micros,
+    DomainRow, ForwardingRow, HealthCheckRow, LOAD_BALANCER_RESOURCE, LoadBalancerRow, LoadBalancerSettings,
+    NewLoadBalancer, ResourceMeta, SourceRangesRow, StickySessionsRow, TargetsRow, now_micros,
 };
 
 /// The most load balancers `list` returns.
@@ -210,33 +210,29 @@ impl Service {
         let now = now_micros();
         let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
         let row = LoadBalancerRow {
-            id: id.to_string(),
-            tenant_id: tenant.clone(),
-            project_id: project_id.clone(),
-            pool_id: request.pool_id.clone(),
-            account_id: account.clone(),
+            meta: ResourceMeta {
+                id: id.to_string(),
+                tenant_id: tenant.clone(),
+                project_id: project_id.clone(),
+                pool_id: request.pool_id.clone(),
+                account_id: account.clone(),
+                owner_id: ctx.caller.principal_id.clone(),
+                name: request.name.clone(),
+                request_digest: digest.to_owned(),
+                ..ResourceMeta::pending(now)
+            },
             billing_mode: pool.pool.billing_mode.clone(),
-            owner_id: ctx.caller.principal_id.clone(),
-            name: request.name.clone(),
             description: request.description.clone(),
             scope: if global { "global" } else { "regional" }.to_owned(),
             region: request.region.clone(),
             subnet_id,
-            request_digest: digest.to_owned(),
             targets,
             settings,
-            state: "pending".to_owned(),
-            message: String::new(),
             provider_id: String::new(),
             address: String::new(),
             address_v6: String::new(),
             reached_ids: Vec::new(),
             ready_once: false,
-            delete_requested_at: None,
-            version: 1,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
         };
         let mut attributes = serde_json::Map::new();
         attributes.insert("providerAccountId".into(), account.into());
@@ -244,15 +240,7 @@ impl Service {
         attributes.insert("projectId".into(), request.project_id.clone().into());
         attributes.insert("scope".into(), row.scope.clone().into());
         attributes.insert("region".into(), request.region.clone().into());
-        let authz = AuthzResourceRow {
-            resource_type: LOAD_BALANCER_RESOURCE.to_owned(),
-            resource_id: row.id.clone(),
-            tenant_id: Some(tenant.clone()),
-            project_id,
-            owner_id: Some(ctx.caller.principal_id.clone()),
-            attributes,
-            created_at: now,
-        };
+        let authz = row.meta.authz(LOAD_BALANCER_RESOURCE, attributes);
         let new = NewLoadBalancer { row, deadline: Self::load_balancer_deadline(now) };
         self.store.load_balancer_create(&new, &authz).await
     }

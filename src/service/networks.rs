@@ -16,7 +16,7 @@ use crate::ids::{NetworkId, SubnetId};
 use crate::proto::compute::{
     CreateNetworkRequest, DeleteNetworkRequest, GetNetworkRequest, ListNetworksRequest, UpdateNetworkRequest,
 };
-use crate::store::{AuthzResourceRow, NETWORK_RESOURCE, NetworkRow, NewNetwork, SubnetRow, now_micros};
+use crate::store::{NETWORK_RESOURCE, NetworkRow, NewNetwork, ResourceMeta, SubnetRow, now_micros};
 
 /// A subnet's range as (first address, last address, prefix length).
 pub fn ipv4_range(cidr: &str) -> Option<(u32, u32, u32)> {
@@ -118,7 +118,7 @@ impl Service {
         let key = CreateKey { what: "network", id_field: "networkId", id: &id, digest: &digest };
         let fetch = || async {
             Ok(self.store.network_fetch(&id).await?.map(|row| {
-                let stored = row.request_hash.clone();
+                let stored = row.request_digest.clone();
                 (row, stored)
             }))
         };
@@ -175,40 +175,28 @@ impl Service {
             .collect();
         let project_id = optional(&request.project_id);
         let row = NetworkRow {
-            id: id.to_owned(),
-            tenant_id: tenant.clone(),
-            project_id: project_id.clone(),
-            pool_id: request.pool_id.clone(),
-            account_id: pool.pool.account_id.clone(),
+            meta: ResourceMeta {
+                id: id.to_owned(),
+                tenant_id: tenant.clone(),
+                project_id: project_id.clone(),
+                pool_id: request.pool_id.clone(),
+                account_id: pool.pool.account_id.clone(),
+                owner_id: ctx.caller.principal_id.clone(),
+                name: request.name.clone(),
+                idempotency_key: request.idempotency_key.clone(),
+                request_digest: digest.to_owned(),
+                ..ResourceMeta::pending(now)
+            },
             provider: pool.pool.provider.clone(),
-            owner_id: ctx.caller.principal_id.clone(),
-            name: request.name.clone(),
             description: request.description.clone(),
-            state: "pending".to_owned(),
-            message: String::new(),
-            version: 1,
-            idempotency_key: request.idempotency_key.clone(),
-            request_hash: digest.to_owned(),
             provider_id: String::new(),
-            delete_requested_at: None,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
             subnets,
         };
         let mut attributes = serde_json::Map::new();
         attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
         attributes.insert("poolId".into(), request.pool_id.clone().into());
         attributes.insert("projectId".into(), request.project_id.clone().into());
-        let authz = AuthzResourceRow {
-            resource_type: NETWORK_RESOURCE.to_owned(),
-            resource_id: id.to_owned(),
-            tenant_id: Some(tenant.clone()),
-            project_id,
-            owner_id: Some(ctx.caller.principal_id.clone()),
-            attributes,
-            created_at: now,
-        };
+        let authz = row.meta.authz(NETWORK_RESOURCE, attributes);
         self.store.network_create(&NewNetwork { row, deadline: deadline(now) }, &authz).await
     }
 

@@ -8,6 +8,7 @@ use sqlx::{Any, Row, Transaction};
 
 use super::catalog::{strings_from_json, strings_to_json};
 use super::networks::VPS_EVENT_SOURCE;
+use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
@@ -21,20 +22,9 @@ pub const CERTIFICATE_RESOURCE: &str = "compute-certificate";
 /// A certificate as stored, without its private key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CertificateRow {
-    /// `pcert_...`.
-    pub id: String,
-    /// Its tenant.
-    pub tenant_id: String,
-    /// Its project.
-    pub project_id: Option<String>,
-    /// Its provider pool.
-    pub pool_id: String,
-    /// The pool's account.
-    pub account_id: String,
-    /// Who created it.
-    pub owner_id: String,
-    /// Its name.
-    pub name: String,
+    /// Its common fields (`id` is `pcert_...`; `state` is `pending`, `ready`, `deleting`,
+    /// `deleted` or `error`).
+    pub meta: ResourceMeta,
     /// `custom` or `letsEncrypt`.
     pub kind: String,
     /// The names it covers.
@@ -47,26 +37,42 @@ pub struct CertificateRow {
     pub leaf_certificate: String,
     /// The chain (PEM, custom).
     pub certificate_chain: String,
-    /// `pending`, `ready`, `deleting`, `deleted` or `error`.
-    pub state: String,
-    /// Why it is in `error`.
-    pub message: String,
     /// The provider's certificate id, once it has one.
     pub provider_id: String,
-    /// Bumped by every tenant change.
-    pub version: i64,
-    /// The create request's idempotency key.
-    pub idempotency_key: String,
-    /// Digest of the create request.
-    pub request_hash: String,
-    /// When deletion was asked for.
-    pub delete_requested_at: Option<i64>,
-    /// Creation time.
-    pub created_at: i64,
-    /// Last change.
-    pub updated_at: i64,
-    /// Deletion time, once deleted.
-    pub deleted_at: Option<i64>,
+}
+
+impl Resource for CertificateRow {
+    const TABLE: ResourceTable = ResourceTable {
+        table: "certificates",
+        columns: "type, dns_names, not_after, sha256_fingerprint, leaf_certificate, certificate_chain, provider_id",
+        digest_column: "request_hash",
+        keeps_idempotency_key: true,
+        noun: "certificate",
+        not_found: "certificate",
+        id_field: "certificateId",
+        work_kind: CERTIFICATE_KIND,
+        authz_type: CERTIFICATE_RESOURCE,
+        event_source: VPS_EVENT_SOURCE,
+        event_prefix: "certificate",
+    };
+
+    fn from_row(row: &AnyRow) -> Result<CertificateRow> {
+        Ok(CertificateRow {
+            meta: ResourceMeta::from_row(row, &Self::TABLE)?,
+            kind: row.try_get("type")?,
+            dns_names: strings_from_json(&row.try_get::<String, _>("dns_names")?)?,
+            not_after: row.try_get("not_after")?,
+            sha256_fingerprint: row.try_get("sha256_fingerprint")?,
+            leaf_certificate: row.try_get("leaf_certificate")?,
+            certificate_chain: row.try_get("certificate_chain")?,
+            provider_id: row.try_get("provider_id")?,
+        })
+    }
+
+    /// Its events say its type: names and expiry, never key material.
+    fn event_fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("type", self.kind.clone().into())]
+    }
 }
 
 /// A certificate to create. `Debug` leaves the sealed key out.
@@ -105,59 +111,10 @@ pub struct CertificateObserved {
     pub events: Vec<NewEvent>,
 }
 
-const COLUMNS: &str = "id, tenant_id, project_id, pool_id, account_id, owner_id, name, type, dns_names, not_after, \
-                       sha256_fingerprint, leaf_certificate, certificate_chain, state, message, provider_id, version, \
-                       idempotency_key, request_hash, delete_requested_at, created_at, updated_at, deleted_at";
-
-fn certificate_from_row(row: &AnyRow) -> Result<CertificateRow> {
-    Ok(CertificateRow {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        project_id: row.try_get("project_id")?,
-        pool_id: row.try_get("pool_id")?,
-        account_id: row.try_get("account_id")?,
-        owner_id: row.try_get("owner_id")?,
-        name: row.try_get("name")?,
-        kind: row.try_get("type")?,
-        dns_names: strings_from_json(&row.try_get::<String, _>("dns_names")?)?,
-        not_after: row.try_get("not_after")?,
-        sha256_fingerprint: row.try_get("sha256_fingerprint")?,
-        leaf_certificate: row.try_get("leaf_certificate")?,
-        certificate_chain: row.try_get("certificate_chain")?,
-        state: row.try_get("state")?,
-        message: row.try_get("message")?,
-        provider_id: row.try_get("provider_id")?,
-        version: row.try_get("version")?,
-        idempotency_key: row.try_get("idempotency_key")?,
-        request_hash: row.try_get("request_hash")?,
-        delete_requested_at: row.try_get("delete_requested_at")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
-}
-
 /// A certificate event (`certificate.<kind>`) on the certificate's subject: names and expiry,
 /// never key material.
 pub fn certificate_event(kind: &str, certificate: &CertificateRow, now: i64, extra: serde_json::Value) -> NewEvent {
-    let mut data = serde_json::json!({
-        "certificateId": certificate.id,
-        "name": certificate.name,
-        "type": certificate.kind,
-        "state": certificate.state,
-        "version": certificate.version,
-    });
-    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
-    NewEvent {
-        source: VPS_EVENT_SOURCE.to_owned(),
-        event_type: format!("certificate.{kind}"),
-        subject: certificate.id.clone(),
-        tenant_id: certificate.tenant_id.clone(),
-        time: now,
-        data,
-    }
+    certificate.event(kind, now, extra)
 }
 
 impl Store {
@@ -166,22 +123,12 @@ impl Store {
         txn: &mut Transaction<'static, Any>,
         id: &str,
     ) -> Result<Option<CertificateRow>> {
-        crate::measured::store("certificate_fetch_in", async {
-            let sql = format!("SELECT {COLUMNS} FROM certificates WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-            row.as_ref().map(certificate_from_row).transpose()
-        })
-        .await
+        crate::measured::store("certificate_fetch_in", self.resource_fetch_in(txn, id)).await
     }
 
     /// One certificate by id (whatever its tenant: callers check).
     pub async fn certificate_fetch(&self, id: &str) -> Result<Option<CertificateRow>> {
-        crate::measured::store("certificate_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM certificates WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-            row.as_ref().map(certificate_from_row).transpose()
-        })
-        .await
+        crate::measured::store("certificate_fetch", self.resource_fetch(id)).await
     }
 
     /// Opens a custom certificate's private key with `key`: for the one call that uploads it.
@@ -214,56 +161,30 @@ impl Store {
             let mut txn = self.begin_write().await?;
             if let Some(existing) = self.certificate_fetch_in(&mut txn, &row.id).await? {
                 drop(txn);
-                if existing.request_hash != row.request_hash {
-                    return Err(Error::conflict(format!(
-                        "idempotency key already used for certificate {:?} with a different request",
-                        existing.id
-                    ))
-                    .with_detail("certificateId", existing.id.as_str()));
-                }
-                return Ok((existing, false));
+                return retried(existing, row);
             }
-            let insert = sqlx::query(
-                "INSERT INTO certificates (id, tenant_id, project_id, pool_id, account_id, owner_id, name, type, \
-                 dns_names, not_after, sha256_fingerprint, leaf_certificate, certificate_chain, private_key_encrypted, \
-                 state, message, provider_id, version, idempotency_key, request_hash, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'pending', '', '', 1, $15, $16, \
-                 $17, $17)",
-            )
-            .bind(&row.id)
-            .bind(&row.tenant_id)
-            .bind(&row.project_id)
-            .bind(&row.pool_id)
-            .bind(&row.account_id)
-            .bind(&row.owner_id)
-            .bind(&row.name)
-            .bind(&row.kind)
-            .bind(strings_to_json(&row.dns_names))
-            .bind(row.not_after)
-            .bind(&row.sha256_fingerprint)
-            .bind(&row.leaf_certificate)
-            .bind(&row.certificate_chain)
-            .bind(&new.sealed_private_key)
-            .bind(&row.idempotency_key)
-            .bind(&row.request_hash)
-            .bind(row.created_at)
-            .execute(&mut *txn)
-            .await;
-            conflict_on_unique(insert, || {
-                Error::conflict(format!("tenant {:?} already has a certificate named {:?}", row.tenant_id, row.name))
-                    .with_detail("name", row.name.as_str())
-            })?;
-            self.authz_resource_insert_in(&mut txn, authz).await?;
-            self.work_enqueue_in(&mut txn, CERTIFICATE_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
-            let created = self.certificate_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-            let event = certificate_event(
-                "created",
-                &created,
-                row.created_at,
-                serde_json::json!({"poolId": row.pool_id, "dnsNames": row.dns_names}),
-            );
-            self.event_append_in(&mut txn, &event).await?;
-            self.commit_and_signal(txn).await?;
+            let insert = self
+                .resource_insert_in(
+                    &mut txn,
+                    row,
+                    "type, dns_names, not_after, sha256_fingerprint, leaf_certificate, certificate_chain, \
+                     private_key_encrypted, provider_id",
+                    "?, ?, ?, ?, ?, ?, ?, ''",
+                    |query| {
+                        query
+                            .bind(&row.kind)
+                            .bind(strings_to_json(&row.dns_names))
+                            .bind(row.not_after)
+                            .bind(&row.sha256_fingerprint)
+                            .bind(&row.leaf_certificate)
+                            .bind(&row.certificate_chain)
+                            .bind(&new.sealed_private_key)
+                    },
+                )
+                .await;
+            conflict_on_unique(insert, || name_taken(row))?;
+            let extra = serde_json::json!({"poolId": row.pool_id, "dnsNames": row.dns_names});
+            let created = self.resource_created(txn, row, authz, new.deadline, extra).await?;
             Ok((created, true))
         })
         .await
@@ -278,23 +199,8 @@ impl Store {
         include_deleted: bool,
         limit: i64,
     ) -> Result<Vec<CertificateRow>> {
-        crate::measured::store("certificate_list", async {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM certificates WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
-                 LIMIT $5"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(tenant_id)
-                .bind(pool_id)
-                .bind(project_id)
-                .bind(include_deleted as i64)
-                .bind(limit)
-                .fetch_all(&self.pool)
-                .await?;
-            rows.iter().map(certificate_from_row).collect()
-        })
-        .await
+        let list = self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit);
+        crate::measured::store("certificate_list", list).await
     }
 
     /// Marks a certificate for deletion and wakes the reconciler. One already `deleting` is
@@ -302,16 +208,7 @@ impl Store {
     pub async fn certificate_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<CertificateRow> {
         crate::measured::store("certificate_delete", async {
             let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE certificates SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
-                 delete_requested_at = COALESCE(delete_requested_at, $2) \
-                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            if !self.resource_mark_deleting_in::<CertificateRow>(&mut txn, id, now).await? {
                 drop(txn);
                 return self.certificate_fetch(id).await?.ok_or_else(|| Error::not_found("certificate", id));
             }
@@ -327,9 +224,7 @@ impl Store {
                 .with_detail("reason", "inUse")
                 .with_detail("loadBalancers", users));
             }
-            self.work_restart_delete_in(&mut txn, CERTIFICATE_KIND, id, deadline, now).await?;
-            let certificate =
-                self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
+            let certificate: CertificateRow = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
             self.commit_and_signal(txn).await?;
             Ok(certificate)
         })
@@ -358,28 +253,17 @@ impl Store {
         crate::measured::store("certificate_observe", async {
             let mut txn = self.begin_write().await?;
             let dns_names = (!observed.dns_names.is_empty()).then(|| strings_to_json(&observed.dns_names));
-            let updated = sqlx::query(
-                "UPDATE certificates SET state = $3, message = $4, provider_id = $5, \
-                 dns_names = COALESCE($6, dns_names), not_after = COALESCE($7, not_after), updated_at = $8 \
-                 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-            )
-            .bind(id)
-            .bind(observed.version)
-            .bind(&observed.state)
-            .bind(&observed.message)
-            .bind(&observed.provider_id)
-            .bind(dns_names)
-            .bind(observed.not_after)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let set = "provider_id = ?, dns_names = COALESCE(?, dns_names), not_after = COALESCE(?, not_after)";
+            let written = self
+                .resource_observe_in::<CertificateRow>(&mut txn, id, common, now, set, |query| {
+                    query.bind(&observed.provider_id).bind(dns_names).bind(observed.not_after)
+                })
+                .await?;
+            if !written {
                 return Ok(false);
             }
-            for event in &observed.events {
-                self.event_append_in(&mut txn, event).await?;
-            }
-            self.commit_and_signal(txn).await?;
+            self.commit_with_events(txn, &observed.events).await?;
             Ok(true)
         })
         .await
@@ -389,25 +273,12 @@ impl Store {
     /// removes its authorization row and publishes `deleted`, in one transaction.
     pub async fn certificate_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("certificate_finish_delete", async {
-            let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE certificates SET state = 'deleted', message = '', private_key_encrypted = '', deleted_at = $2, \
-                 updated_at = $2 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            let forget_key = "private_key_encrypted = '', ";
+            let Some(mut txn) = self.resource_mark_deleted::<CertificateRow>(id, now, forget_key).await? else {
                 return Ok(());
-            }
-            self.authz_resource_delete_in(&mut txn, CERTIFICATE_RESOURCE, id).await?;
-            let certificate =
-                self.certificate_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("certificate", id))?;
-            self.event_append_in(&mut txn, &certificate_event("deleted", &certificate, now, serde_json::json!({})))
-                .await?;
-            self.commit_and_signal(txn).await?;
-            Ok(())
+            };
+            self.resource_deleted_in::<CertificateRow>(&mut txn, id, now).await?;
+            self.commit_and_signal(txn).await
         })
         .await
     }

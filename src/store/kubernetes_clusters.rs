@@ -9,6 +9,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::kubernetes_node_pools::{NodePoolObserved, POOL_COLUMNS, pool_from_row};
+use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, not_found, retried};
 use super::{AuthzResourceRow, Backend, NewEvent, NodePoolRow, Store, conflict_on_unique};
 use crate::error::{Code, Error, Result};
 
@@ -24,24 +25,12 @@ pub const CLUSTER_RESOURCE: &str = "compute-kubernetes-cluster";
 /// A cluster as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterRow {
-    /// `kcl_...`.
-    pub id: String,
-    /// Its tenant.
-    pub tenant_id: String,
-    /// Its project.
-    pub project_id: Option<String>,
-    /// Its provider pool.
-    pub pool_id: String,
-    /// The pool's account.
-    pub account_id: String,
+    /// Its common fields (`id` is `kcl_...`).
+    pub meta: ResourceMeta,
     /// The cloud project it lives in.
     pub provider_project: String,
     /// The pool's billing mode at creation.
     pub billing_mode: String,
-    /// Who created it.
-    pub owner_id: String,
-    /// Its name.
-    pub name: String,
     /// Free text.
     pub description: String,
     /// `standard` or `autopilot`.
@@ -62,12 +51,6 @@ pub struct ClusterRow {
     pub authorized_networks: Vec<String>,
     /// Nodes without public addresses.
     pub private_nodes: bool,
-    /// Digest of the create request.
-    pub request_digest: String,
-    /// The state.
-    pub state: String,
-    /// Why it is in `error`.
-    pub message: String,
     /// The control-plane endpoint.
     pub endpoint: String,
     /// The control plane's CA (PEM).
@@ -80,18 +63,51 @@ pub struct ClusterRow {
     pub ready_once: bool,
     /// When the provider first accepted it.
     pub accepted_at: Option<i64>,
-    /// When deletion was asked for.
-    pub delete_requested_at: Option<i64>,
-    /// Bumped by every tenant change.
-    pub version: i64,
-    /// Creation time.
-    pub created_at: i64,
-    /// Last change.
-    pub updated_at: i64,
-    /// Deletion time, once deleted.
-    pub deleted_at: Option<i64>,
     /// Its node pools (deleted ones only when asked for).
     pub node_pools: Vec<NodePoolRow>,
+}
+
+impl Resource for ClusterRow {
+    const TABLE: ResourceTable = ResourceTable {
+        table: "kubernetes_clusters",
+        columns: "provider_project, billing_mode, description, mode, location, release_channel, requested_version, \
+                  network_id, authorized_networks, private_nodes, endpoint, ca_certificate, kubernetes_version, \
+                  node_version, ready_once, accepted_at, version_pending",
+        digest_column: "request_digest",
+        keeps_idempotency_key: false,
+        noun: "cluster",
+        not_found: "cluster",
+        id_field: "clusterId",
+        work_kind: CLUSTER_KIND,
+        authz_type: CLUSTER_RESOURCE,
+        event_source: "/compute/kubernetes",
+        event_prefix: "kubernetes.cluster",
+    };
+
+    fn from_row(row: &AnyRow) -> Result<ClusterRow> {
+        let networks: String = row.try_get("authorized_networks")?;
+        Ok(ClusterRow {
+            meta: ResourceMeta::from_row(row, &Self::TABLE)?,
+            provider_project: row.try_get("provider_project")?,
+            billing_mode: row.try_get("billing_mode")?,
+            description: row.try_get("description")?,
+            mode: row.try_get("mode")?,
+            location: row.try_get("location")?,
+            release_channel: row.try_get("release_channel")?,
+            requested_version: row.try_get("requested_version")?,
+            version_pending: row.try_get::<i64, _>("version_pending")? != 0,
+            network_id: row.try_get("network_id")?,
+            authorized_networks: serde_json::from_str(&networks).unwrap_or_default(),
+            private_nodes: row.try_get::<i64, _>("private_nodes")? != 0,
+            endpoint: row.try_get("endpoint")?,
+            ca_certificate: row.try_get("ca_certificate")?,
+            kubernetes_version: row.try_get("kubernetes_version")?,
+            node_version: row.try_get("node_version")?,
+            ready_once: row.try_get::<i64, _>("ready_once")? != 0,
+            accepted_at: row.try_get("accepted_at")?,
+            node_pools: Vec::new(),
+        })
+    }
 }
 
 impl ClusterRow {
@@ -149,88 +165,20 @@ pub struct ClusterObserved {
     pub events: Vec<NewEvent>,
 }
 
-const COLUMNS: &str = "id, tenant_id, project_id, pool_id, account_id, provider_project, billing_mode, owner_id, name, \
-                       description, mode, location, release_channel, requested_version, network_id, authorized_networks, \
-                       private_nodes, request_digest, state, message, endpoint, ca_certificate, kubernetes_version, \
-                       node_version, ready_once, accepted_at, delete_requested_at, version, created_at, updated_at, \
-                       deleted_at, version_pending";
-
-fn cluster_from_row(row: &AnyRow) -> Result<ClusterRow> {
-    let networks: String = row.try_get("authorized_networks")?;
-    Ok(ClusterRow {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        project_id: row.try_get("project_id")?,
-        pool_id: row.try_get("pool_id")?,
-        account_id: row.try_get("account_id")?,
-        provider_project: row.try_get("provider_project")?,
-        billing_mode: row.try_get("billing_mode")?,
-        owner_id: row.try_get("owner_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        mode: row.try_get("mode")?,
-        location: row.try_get("location")?,
-        release_channel: row.try_get("release_channel")?,
-        requested_version: row.try_get("requested_version")?,
-        version_pending: row.try_get::<i64, _>("version_pending")? != 0,
-        network_id: row.try_get("network_id")?,
-        authorized_networks: serde_json::from_str(&networks).unwrap_or_default(),
-        private_nodes: row.try_get::<i64, _>("private_nodes")? != 0,
-        request_digest: row.try_get("request_digest")?,
-        state: row.try_get("state")?,
-        message: row.try_get("message")?,
-        endpoint: row.try_get("endpoint")?,
-        ca_certificate: row.try_get("ca_certificate")?,
-        kubernetes_version: row.try_get("kubernetes_version")?,
-        node_version: row.try_get("node_version")?,
-        ready_once: row.try_get::<i64, _>("ready_once")? != 0,
-        accepted_at: row.try_get("accepted_at")?,
-        delete_requested_at: row.try_get("delete_requested_at")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-        node_pools: Vec::new(),
-    })
-}
-
-/// A cluster event on the cluster's subject.
+/// A cluster event (`kubernetes.cluster.<kind>`) on the cluster's subject.
 pub fn cluster_event(kind: &str, cluster: &ClusterRow, now: i64, extra: serde_json::Value) -> NewEvent {
-    let mut data = serde_json::json!({
-        "clusterId": cluster.id,
-        "name": cluster.name,
-        "state": cluster.state,
-        "version": cluster.version,
-    });
-    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
-    NewEvent {
-        source: "/compute/kubernetes".to_owned(),
-        event_type: format!("kubernetes.cluster.{kind}"),
-        subject: cluster.id.clone(),
-        tenant_id: cluster.tenant_id.clone(),
-        time: now,
-        data,
-    }
+    cluster.event(kind, now, extra)
 }
 
 impl Store {
     async fn cluster_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<Option<ClusterRow>> {
-        crate::measured::store("cluster_fetch_in", async {
-            let sql = format!("SELECT {COLUMNS} FROM kubernetes_clusters WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-            row.as_ref().map(cluster_from_row).transpose()
-        })
-        .await
+        crate::measured::store("cluster_fetch_in", self.resource_fetch_in(txn, id)).await
     }
 
     /// One cluster by id with its live pools (all pools if it is deleted).
     pub async fn cluster_fetch(&self, id: &str) -> Result<Option<ClusterRow>> {
         crate::measured::store("cluster_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM kubernetes_clusters WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-            let Some(mut cluster) = row.as_ref().map(cluster_from_row).transpose()? else { return Ok(None) };
+            let Some(mut cluster) = self.resource_fetch::<ClusterRow>(id).await? else { return Ok(None) };
             cluster.node_pools = self.node_pool_list(id, cluster.deleted_at.is_some()).await?;
             Ok(Some(cluster))
         })
@@ -246,15 +194,8 @@ impl Store {
             let mut txn = self.begin_write().await?;
             if let Some(existing) = self.cluster_fetch_in(&mut txn, &row.id).await? {
                 drop(txn);
-                if existing.request_digest != row.request_digest {
-                    return Err(Error::conflict(format!(
-                        "idempotency key already used for cluster {:?} with a different request",
-                        existing.id
-                    ))
-                    .with_detail("clusterId", existing.id.as_str()));
-                }
-                let existing =
-                    self.cluster_fetch(&row.id).await?.ok_or_else(|| Error::not_found("cluster", &row.id))?;
+                retried(existing, row)?;
+                let existing = self.cluster_fetch(&row.id).await?.ok_or_else(|| not_found::<ClusterRow>(&row.id))?;
                 return Ok((existing, false));
             }
             if self.backend == Backend::Postgres {
@@ -284,54 +225,36 @@ impl Store {
                 )
                 .with_detail("limit", new.max_per_tenant));
             }
-            let insert = sqlx::query(
-                "INSERT INTO kubernetes_clusters (id, tenant_id, project_id, pool_id, account_id, provider_project, \
-                 billing_mode, owner_id, name, description, mode, location, release_channel, requested_version, \
-                 network_id, authorized_networks, private_nodes, request_digest, state, message, endpoint, \
-                 ca_certificate, kubernetes_version, node_version, ready_once, version, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 'pending', \
-                 '', '', '', '', '', 0, 1, $19, $19)",
-            )
-            .bind(&row.id)
-            .bind(&row.tenant_id)
-            .bind(&row.project_id)
-            .bind(&row.pool_id)
-            .bind(&row.account_id)
-            .bind(&row.provider_project)
-            .bind(&row.billing_mode)
-            .bind(&row.owner_id)
-            .bind(&row.name)
-            .bind(&row.description)
-            .bind(&row.mode)
-            .bind(&row.location)
-            .bind(&row.release_channel)
-            .bind(&row.requested_version)
-            .bind(&row.network_id)
-            .bind(serde_json::to_string(&row.authorized_networks).expect("strings serialize"))
-            .bind(row.private_nodes as i64)
-            .bind(&row.request_digest)
-            .bind(row.created_at)
-            .execute(&mut *txn)
-            .await;
-            conflict_on_unique(insert, || {
-                Error::conflict(format!("tenant {:?} already has a cluster named {:?}", row.tenant_id, row.name))
-                    .with_detail("name", row.name.as_str())
-            })?;
+            let insert = self
+                .resource_insert_in(
+                    &mut txn,
+                    row,
+                    "provider_project, billing_mode, description, mode, location, release_channel, \
+                     requested_version, network_id, authorized_networks, private_nodes, endpoint, ca_certificate, \
+                     kubernetes_version, node_version, ready_once",
+                    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', '', '', '', 0",
+                    |query| {
+                        query
+                            .bind(&row.provider_project)
+                            .bind(&row.billing_mode)
+                            .bind(&row.description)
+                            .bind(&row.mode)
+                            .bind(&row.location)
+                            .bind(&row.release_channel)
+                            .bind(&row.requested_version)
+                            .bind(&row.network_id)
+                            .bind(serde_json::to_string(&row.authorized_networks).expect("strings serialize"))
+                            .bind(row.private_nodes as i64)
+                    },
+                )
+                .await;
+            conflict_on_unique(insert, || name_taken(row))?;
             for pool in &row.node_pools {
                 self.node_pool_insert_in(&mut txn, pool).await?;
             }
-            self.authz_resource_insert_in(&mut txn, authz).await?;
-            self.work_enqueue_in(&mut txn, CLUSTER_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
-            let created = self.cluster_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-            let event = cluster_event(
-                "created",
-                &created,
-                row.created_at,
-                serde_json::json!({"mode": row.mode, "location": row.location, "poolId": row.pool_id}),
-            );
-            self.event_append_in(&mut txn, &event).await?;
-            self.commit_and_signal(txn).await?;
-            let created = self.cluster_fetch(&row.id).await?.ok_or_else(|| Error::not_found("cluster", &row.id))?;
+            let extra = serde_json::json!({"mode": row.mode, "location": row.location, "poolId": row.pool_id});
+            self.resource_created(txn, row, authz, new.deadline, extra).await?;
+            let created = self.cluster_fetch(&row.id).await?.ok_or_else(|| not_found::<ClusterRow>(&row.id))?;
             Ok((created, true))
         })
         .await
@@ -347,20 +270,8 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ClusterRow>> {
         crate::measured::store("cluster_list", async {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM kubernetes_clusters WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
-                 LIMIT $5"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(tenant_id)
-                .bind(pool_id)
-                .bind(project_id)
-                .bind(include_deleted as i64)
-                .bind(limit)
-                .fetch_all(&self.pool)
-                .await?;
-            let mut clusters: Vec<ClusterRow> = rows.iter().map(cluster_from_row).collect::<Result<_>>()?;
+            let mut clusters: Vec<ClusterRow> =
+                self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit).await?;
             if clusters.is_empty() {
                 return Ok(clusters);
             }
@@ -475,16 +386,7 @@ impl Store {
     pub async fn cluster_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<ClusterRow> {
         crate::measured::store("cluster_delete", async {
             let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE kubernetes_clusters SET state = 'deleting', message = '', version = version + 1, \
-                 updated_at = $2, delete_requested_at = COALESCE(delete_requested_at, $2) \
-                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() > 0 {
+            if self.resource_mark_deleting_in::<ClusterRow>(&mut txn, id, now).await? {
                 sqlx::query(
                     "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, \
                      updated_at = $2 WHERE cluster_id = $1 AND deleted_at IS NULL",
@@ -493,15 +395,7 @@ impl Store {
                 .bind(now)
                 .execute(&mut *txn)
                 .await?;
-                // A fresh item: the delete backoff starts over, and the first try is now.
-                sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
-                    .bind(CLUSTER_KIND)
-                    .bind(id)
-                    .execute(&mut *txn)
-                    .await?;
-                self.work_enqueue_in(&mut txn, CLUSTER_KIND, id, "deleting", deadline, now).await?;
-                let cluster =
-                    self.cluster_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("cluster", id))?;
+                let cluster: ClusterRow = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
                 self.event_append_in(&mut txn, &cluster_event("deleting", &cluster, now, serde_json::json!({})))
                     .await?;
                 self.commit_and_signal(txn).await?;
@@ -519,27 +413,22 @@ impl Store {
     pub async fn cluster_observe(&self, id: &str, observed: &ClusterObserved, now: i64) -> Result<bool> {
         crate::measured::store("cluster_observe", async {
             let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE kubernetes_clusters SET state = $3, message = $4, endpoint = $5, ca_certificate = $6, \
-                 kubernetes_version = $7, node_version = $8, ready_once = $9, \
-                 accepted_at = COALESCE(accepted_at, $10), updated_at = $11, version_pending = $12 WHERE id = $1 \
-                 AND version = $2 AND deleted_at IS NULL",
-            )
-            .bind(id)
-            .bind(observed.version)
-            .bind(&observed.state)
-            .bind(&observed.message)
-            .bind(&observed.endpoint)
-            .bind(&observed.ca_certificate)
-            .bind(&observed.kubernetes_version)
-            .bind(&observed.node_version)
-            .bind(observed.ready_once as i64)
-            .bind(observed.accepted_at)
-            .bind(now)
-            .bind(observed.version_pending as i64)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let set = "endpoint = ?, ca_certificate = ?, kubernetes_version = ?, node_version = ?, ready_once = ?, \
+                       accepted_at = COALESCE(accepted_at, ?), version_pending = ?";
+            let written = self
+                .resource_observe_in::<ClusterRow>(&mut txn, id, common, now, set, |query| {
+                    query
+                        .bind(&observed.endpoint)
+                        .bind(&observed.ca_certificate)
+                        .bind(&observed.kubernetes_version)
+                        .bind(&observed.node_version)
+                        .bind(observed.ready_once as i64)
+                        .bind(observed.accepted_at)
+                        .bind(observed.version_pending as i64)
+                })
+                .await?;
+            if !written {
                 return Ok(false);
             }
             for pool in &observed.pools {
@@ -552,10 +441,7 @@ impl Store {
                     .await?;
                 self.usage_billable_start_in(&mut txn, CLUSTER_METER, id, &tenant, accepted).await?;
             }
-            for event in &observed.events {
-                self.event_append_in(&mut txn, event).await?;
-            }
-            self.commit_and_signal(txn).await?;
+            self.commit_with_events(txn, &observed.events).await?;
             Ok(true)
         })
         .await
@@ -565,18 +451,7 @@ impl Store {
     /// authorization row, ends its billing and publishes `deleted`, in one transaction.
     pub async fn cluster_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("cluster_finish_delete", async {
-            let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE kubernetes_clusters SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
-                return Ok(());
-            }
+            let Some(mut txn) = self.resource_mark_deleted::<ClusterRow>(id, now, "").await? else { return Ok(()) };
             sqlx::query(
                 "UPDATE kubernetes_node_pools SET state = 'deleted', deleted_at = $2, updated_at = $2 \
                  WHERE cluster_id = $1 AND deleted_at IS NULL",
@@ -585,12 +460,9 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            self.authz_resource_delete_in(&mut txn, CLUSTER_RESOURCE, id).await?;
             self.usage_billable_end_in(&mut txn, CLUSTER_METER, id, now).await?;
-            let cluster = self.cluster_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("cluster", id))?;
-            self.event_append_in(&mut txn, &cluster_event("deleted", &cluster, now, serde_json::json!({}))).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(())
+            self.resource_deleted_in::<ClusterRow>(&mut txn, id, now).await?;
+            self.commit_and_signal(txn).await
         })
         .await
     }

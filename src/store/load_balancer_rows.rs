@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::NewEvent;
+use super::resource::ResourceMeta;
 
 /// One forwarding rule as stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,22 +123,10 @@ pub struct TargetsRow {
 /// A load balancer as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadBalancerRow {
-    /// `plb_...`.
-    pub id: String,
-    /// Its tenant.
-    pub tenant_id: String,
-    /// Its project.
-    pub project_id: Option<String>,
-    /// Its provider pool.
-    pub pool_id: String,
-    /// The pool's account.
-    pub account_id: String,
+    /// Its common fields (`id` is `plb_...`).
+    pub meta: ResourceMeta,
     /// The pool's billing mode at creation.
     pub billing_mode: String,
-    /// Who created it.
-    pub owner_id: String,
-    /// Its name.
-    pub name: String,
     /// Free text.
     pub description: String,
     /// `regional` or `global`.
@@ -150,12 +139,6 @@ pub struct LoadBalancerRow {
     pub targets: TargetsRow,
     /// Its settings.
     pub settings: LoadBalancerSettings,
-    /// Digest of the create request.
-    pub request_digest: String,
-    /// The state.
-    pub state: String,
-    /// Why it is in `error`.
-    pub message: String,
     /// The provider's id, once it accepted it.
     pub provider_id: String,
     /// Public IPv4.
@@ -166,16 +149,6 @@ pub struct LoadBalancerRow {
     pub reached_ids: Vec<String>,
     /// Whether it was ready once.
     pub ready_once: bool,
-    /// When deletion was asked for.
-    pub delete_requested_at: Option<i64>,
-    /// Bumped by every tenant change.
-    pub version: i64,
-    /// Creation time.
-    pub created_at: i64,
-    /// Last change.
-    pub updated_at: i64,
-    /// Deletion time, once deleted.
-    pub deleted_at: Option<i64>,
 }
 
 impl LoadBalancerRow {

@@ -14,6 +14,7 @@ use sqlx::{Any, Row, Transaction};
 use super::load_balancer_rows::{
     HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer, TargetsRow,
 };
+use super::resource::{Resource, ResourceMeta, ResourceTable, not_found, retried};
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::error::{Error, Result};
 
@@ -29,44 +30,47 @@ pub const LOAD_BALANCER_RESOURCE: &str = "compute-provider-load-balancer";
 /// The quota kind a load balancer books on its pool.
 pub const LOAD_BALANCER_QUOTA: &str = "loadBalancers";
 
-const COLUMNS: &str = "id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, name, description, \
-                       scope, region, subnet_id, target_pool, settings, request_digest, state, message, provider_id, \
-                       address, address_v6, reached_ids, ready_once, delete_requested_at, version, created_at, \
-                       updated_at, deleted_at";
+impl Resource for LoadBalancerRow {
+    const TABLE: ResourceTable = ResourceTable {
+        table: "load_balancers",
+        columns: "billing_mode, description, scope, region, subnet_id, target_pool, settings, provider_id, address, \
+                  address_v6, reached_ids, ready_once",
+        digest_column: "request_digest",
+        keeps_idempotency_key: false,
+        noun: "load balancer",
+        not_found: "loadBalancer",
+        id_field: "loadBalancerId",
+        work_kind: LOAD_BALANCER_KIND,
+        authz_type: LOAD_BALANCER_RESOURCE,
+        event_source: "/compute/vps",
+        event_prefix: "providerLoadBalancer",
+    };
 
-fn load_balancer_from_row(row: &AnyRow) -> Result<LoadBalancerRow> {
-    let settings: String = row.try_get("settings")?;
-    let reached: String = row.try_get("reached_ids")?;
-    Ok(LoadBalancerRow {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        project_id: row.try_get("project_id")?,
-        pool_id: row.try_get("pool_id")?,
-        account_id: row.try_get("account_id")?,
-        billing_mode: row.try_get("billing_mode")?,
-        owner_id: row.try_get("owner_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        scope: row.try_get("scope")?,
-        region: row.try_get("region")?,
-        subnet_id: row.try_get("subnet_id")?,
-        targets: TargetsRow { pool: row.try_get::<i64, _>("target_pool")? != 0, ..Default::default() },
-        settings: serde_json::from_str(&settings)
-            .map_err(|error| Error::internal(format!("a load balancer's settings do not decode: {error}")))?,
-        request_digest: row.try_get("request_digest")?,
-        state: row.try_get("state")?,
-        message: row.try_get("message")?,
-        provider_id: row.try_get("provider_id")?,
-        address: row.try_get("address")?,
-        address_v6: row.try_get("address_v6")?,
-        reached_ids: serde_json::from_str(&reached).unwrap_or_default(),
-        ready_once: row.try_get::<i64, _>("ready_once")? != 0,
-        delete_requested_at: row.try_get("delete_requested_at")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
+    fn from_row(row: &AnyRow) -> Result<LoadBalancerRow> {
+        let settings: String = row.try_get("settings")?;
+        let reached: String = row.try_get("reached_ids")?;
+        Ok(LoadBalancerRow {
+            meta: ResourceMeta::from_row(row, &Self::TABLE)?,
+            billing_mode: row.try_get("billing_mode")?,
+            description: row.try_get("description")?,
+            scope: row.try_get("scope")?,
+            region: row.try_get("region")?,
+            subnet_id: row.try_get("subnet_id")?,
+            targets: TargetsRow { pool: row.try_get::<i64, _>("target_pool")? != 0, ..Default::default() },
+            settings: serde_json::from_str(&settings)
+                .map_err(|error| Error::internal(format!("a load balancer's settings do not decode: {error}")))?,
+            provider_id: row.try_get("provider_id")?,
+            address: row.try_get("address")?,
+            address_v6: row.try_get("address_v6")?,
+            reached_ids: serde_json::from_str(&reached).unwrap_or_default(),
+            ready_once: row.try_get::<i64, _>("ready_once")? != 0,
+        })
+    }
+
+    /// Its events say its scope.
+    fn event_fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![("scope", self.scope.clone().into())]
+    }
 }
 
 impl LoadBalancerSettings {
@@ -98,24 +102,7 @@ impl LoadBalancerSettings {
 
 /// A load balancer event on the load balancer's subject (`providerLoadBalancer.<kind>`).
 pub fn load_balancer_event(kind: &str, lb: &LoadBalancerRow, now: i64, extra: serde_json::Value) -> NewEvent {
-    let mut data = serde_json::json!({
-        "loadBalancerId": lb.id,
-        "name": lb.name,
-        "scope": lb.scope,
-        "state": lb.state,
-        "version": lb.version,
-    });
-    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
-    NewEvent {
-        source: "/compute/vps".to_owned(),
-        event_type: format!("providerLoadBalancer.{kind}"),
-        subject: lb.id.clone(),
-        tenant_id: lb.tenant_id.clone(),
-        time: now,
-        data,
-    }
+    lb.event(kind, now, extra)
 }
 
 /// The member kind of named instances.
@@ -130,9 +117,7 @@ impl Store {
         id: &str,
     ) -> Result<Option<LoadBalancerRow>> {
         crate::measured::store("load_balancer_fetch_in", async {
-            let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-            let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
+            let Some(mut lb) = self.resource_fetch_in::<LoadBalancerRow>(txn, id).await? else { return Ok(None) };
             let members = sqlx::query(
                 "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 \
                  ORDER BY position",
@@ -149,9 +134,7 @@ impl Store {
     /// One load balancer by id, with its named targets.
     pub async fn load_balancer_fetch(&self, id: &str) -> Result<Option<LoadBalancerRow>> {
         crate::measured::store("load_balancer_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM load_balancers WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-            let Some(mut lb) = row.as_ref().map(load_balancer_from_row).transpose()? else { return Ok(None) };
+            let Some(mut lb) = self.resource_fetch::<LoadBalancerRow>(id).await? else { return Ok(None) };
             let members = sqlx::query(
                 "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 \
                  ORDER BY position",
@@ -226,31 +209,25 @@ impl Store {
                 self.certificate_hold_in(&mut txn, &certificate).await?;
             }
             self.quota_book_in(&mut txn, &row.pool_id, &row.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
-            let insert = sqlx::query(
-                "INSERT INTO load_balancers (id, tenant_id, project_id, pool_id, account_id, billing_mode, owner_id, \
-                 name, description, scope, region, subnet_id, target_pool, settings, request_digest, state, message, \
-                 provider_id, address, address_v6, reached_ids, ready_once, version, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 'pending', '', '', '', '', \
-                 '[]', 0, 1, $16, $16)",
-            )
-            .bind(&row.id)
-            .bind(&row.tenant_id)
-            .bind(&row.project_id)
-            .bind(&row.pool_id)
-            .bind(&row.account_id)
-            .bind(&row.billing_mode)
-            .bind(&row.owner_id)
-            .bind(&row.name)
-            .bind(&row.description)
-            .bind(&row.scope)
-            .bind(&row.region)
-            .bind(&row.subnet_id)
-            .bind(row.targets.pool as i64)
-            .bind(serde_json::to_string(&row.settings).expect("settings serialize"))
-            .bind(&row.request_digest)
-            .bind(row.created_at)
-            .execute(&mut *txn)
-            .await;
+            let insert = self
+                .resource_insert_in(
+                    &mut txn,
+                    row,
+                    "billing_mode, description, scope, region, subnet_id, target_pool, settings, provider_id, \
+                     address, address_v6, reached_ids, ready_once",
+                    "?, ?, ?, ?, ?, ?, ?, '', '', '', '[]', 0",
+                    |query| {
+                        query
+                            .bind(&row.billing_mode)
+                            .bind(&row.description)
+                            .bind(&row.scope)
+                            .bind(&row.region)
+                            .bind(&row.subnet_id)
+                            .bind(row.targets.pool as i64)
+                            .bind(serde_json::to_string(&row.settings).expect("settings serialize"))
+                    },
+                )
+                .await;
             match insert {
                 Ok(_) => {}
                 // The same retry, twice at once: the other one made it.
@@ -259,24 +236,16 @@ impl Store {
                     let existing = self
                         .load_balancer_fetch(&row.id)
                         .await?
-                        .ok_or_else(|| Error::not_found("loadBalancer", &row.id))?;
+                        .ok_or_else(|| not_found::<LoadBalancerRow>(&row.id))?;
                     return retried(existing, row);
                 }
                 Err(error) => return Err(error.into()),
             }
             self.load_balancer_members_replace_in(&mut txn, row).await?;
-            self.authz_resource_insert_in(&mut txn, authz).await?;
-            self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &row.id, "pending", new.deadline, row.created_at)
-                .await?;
-            let created = self.load_balancer_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-            let event = load_balancer_event(
-                "created",
-                &created,
-                row.created_at,
-                serde_json::json!({"poolId": row.pool_id, "region": row.region, "subnetId": row.subnet_id}),
-            );
-            self.event_append_in(&mut txn, &event).await?;
-            self.commit_and_signal(txn).await?;
+            let extra = serde_json::json!({"poolId": row.pool_id, "region": row.region, "subnetId": row.subnet_id});
+            self.resource_created(txn, row, authz, new.deadline, extra).await?;
+            let created =
+                self.load_balancer_fetch(&row.id).await?.ok_or_else(|| not_found::<LoadBalancerRow>(&row.id))?;
             Ok((created, true))
         })
         .await
@@ -292,20 +261,8 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<LoadBalancerRow>> {
         crate::measured::store("load_balancer_list", async {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM load_balancers WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
-                 LIMIT $5"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(tenant_id)
-                .bind(pool_id)
-                .bind(project_id)
-                .bind(include_deleted as i64)
-                .bind(limit)
-                .fetch_all(&self.pool)
-                .await?;
-            let mut lbs: Vec<LoadBalancerRow> = rows.iter().map(load_balancer_from_row).collect::<Result<_>>()?;
+            let mut lbs: Vec<LoadBalancerRow> =
+                self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit).await?;
             if lbs.is_empty() {
                 return Ok(lbs);
             }
@@ -437,23 +394,8 @@ impl Store {
                 .with_detail("reason", "inUse")
                 .with_detail("targetedBy", users));
             }
-            let updated = sqlx::query(
-                "UPDATE load_balancers SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
-                 delete_requested_at = COALESCE(delete_requested_at, $2) \
-                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() > 0 {
-                // A fresh item: the delete backoff starts over, and the first try is now.
-                sqlx::query("UPDATE work_items SET attempts = 0 WHERE kind = $1 AND object_id = $2")
-                    .bind(LOAD_BALANCER_KIND)
-                    .bind(id)
-                    .execute(&mut *txn)
-                    .await?;
-                self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, id, "deleting", deadline, now).await?;
+            if self.resource_mark_deleting_in::<LoadBalancerRow>(&mut txn, id, now).await? {
+                self.work_restart_delete_in(&mut txn, LOAD_BALANCER_KIND, id, deadline, now).await?;
                 self.commit_and_signal(txn).await?;
             } else {
                 drop(txn);
@@ -480,22 +422,18 @@ impl Store {
             }
             let before =
                 self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
-            let updated = sqlx::query(
-                "UPDATE load_balancers SET state = $3, message = $4, address = $5, address_v6 = $6, reached_ids = $7, \
-                 ready_once = $8, updated_at = $9 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-            )
-            .bind(id)
-            .bind(observed.version)
-            .bind(&observed.state)
-            .bind(&observed.message)
-            .bind(&observed.address)
-            .bind(&observed.address_v6)
-            .bind(serde_json::to_string(&observed.reached_ids).expect("strings serialize"))
-            .bind(observed.ready_once as i64)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let set = "address = ?, address_v6 = ?, reached_ids = ?, ready_once = ?";
+            let written = self
+                .resource_observe_in::<LoadBalancerRow>(&mut txn, id, common, now, set, |query| {
+                    query
+                        .bind(&observed.address)
+                        .bind(&observed.address_v6)
+                        .bind(serde_json::to_string(&observed.reached_ids).expect("strings serialize"))
+                        .bind(observed.ready_once as i64)
+                })
+                .await?;
+            if !written {
                 txn.commit().await?;
                 return Ok(false);
             }
@@ -513,10 +451,7 @@ impl Store {
                 )
                 .await?;
             }
-            for event in &observed.events {
-                self.event_append_in(&mut txn, event).await?;
-            }
-            self.commit_and_signal(txn).await?;
+            self.commit_with_events(txn, &observed.events).await?;
             Ok(true)
         })
         .await
@@ -526,26 +461,13 @@ impl Store {
     /// row, ends its billing, refunds its quota and publishes `deleted`, in one transaction.
     pub async fn load_balancer_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("load_balancer_finish_delete", async {
-            let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE load_balancers SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            let Some(mut txn) = self.resource_mark_deleted::<LoadBalancerRow>(id, now, "").await? else {
                 return Ok(());
-            }
-            let lb =
-                self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
-            self.authz_resource_delete_in(&mut txn, LOAD_BALANCER_RESOURCE, id).await?;
+            };
+            let lb: LoadBalancerRow = self.resource_deleted_in(&mut txn, id, now).await?;
             self.usage_billable_end_in(&mut txn, LOAD_BALANCER_METER, id, now).await?;
             self.quota_refund_in(&mut txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
-            self.event_append_in(&mut txn, &load_balancer_event("deleted", &lb, now, serde_json::json!({}))).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(())
+            self.commit_and_signal(txn).await
         })
         .await
     }
@@ -618,16 +540,4 @@ fn add_members(lb: &mut LoadBalancerRow, members: &[AnyRow]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// A create whose id exists: the same request is a retry, another one a `CONFLICT`.
-fn retried(existing: LoadBalancerRow, row: &LoadBalancerRow) -> Result<(LoadBalancerRow, bool)> {
-    if existing.request_digest != row.request_digest {
-        return Err(Error::conflict(format!(
-            "idempotency key already used for load balancer {:?} with a different request",
-            existing.id
-        ))
-        .with_detail("loadBalancerId", existing.id.as_str()));
-    }
-    Ok((existing, false))
 }

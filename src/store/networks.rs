@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
+use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, not_found, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 
@@ -28,46 +29,43 @@ pub const VPS_EVENT_SOURCE: &str = "/compute/vps";
 /// A network as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetworkRow {
-    /// `net_...`.
-    pub id: String,
-    /// Its tenant.
-    pub tenant_id: String,
-    /// Its project.
-    pub project_id: Option<String>,
-    /// Its provider pool.
-    pub pool_id: String,
-    /// The pool's account.
-    pub account_id: String,
+    /// Its common fields (`id` is `net_...`; `state` is `pending`, `provisioning`, `ready`,
+    /// `deleting`, `deleted` or `error`).
+    pub meta: ResourceMeta,
     /// The account's provider at creation: `gke` or `digitalocean`.
     pub provider: String,
-    /// Who created it.
-    pub owner_id: String,
-    /// Its name.
-    pub name: String,
     /// Free text.
     pub description: String,
-    /// `pending`, `provisioning`, `ready`, `deleting`, `deleted` or `error`.
-    pub state: String,
-    /// Why it is in `error`.
-    pub message: String,
-    /// Bumped by every tenant change.
-    pub version: i64,
-    /// The create request's idempotency key.
-    pub idempotency_key: String,
-    /// Digest of the create request.
-    pub request_hash: String,
     /// GKE: the VPC network's name once made; DigitalOcean: empty.
     pub provider_id: String,
-    /// When deletion was asked for.
-    pub delete_requested_at: Option<i64>,
-    /// Creation time.
-    pub created_at: i64,
-    /// Last change.
-    pub updated_at: i64,
-    /// Deletion time, once deleted.
-    pub deleted_at: Option<i64>,
     /// Its subnets, in the order they were asked for.
     pub subnets: Vec<SubnetRow>,
+}
+
+impl Resource for NetworkRow {
+    const TABLE: ResourceTable = ResourceTable {
+        table: "networks",
+        columns: "provider, description, provider_id",
+        digest_column: "request_hash",
+        keeps_idempotency_key: true,
+        noun: "network",
+        not_found: "network",
+        id_field: "networkId",
+        work_kind: NETWORK_KIND,
+        authz_type: NETWORK_RESOURCE,
+        event_source: VPS_EVENT_SOURCE,
+        event_prefix: "network",
+    };
+
+    fn from_row(row: &AnyRow) -> Result<NetworkRow> {
+        Ok(NetworkRow {
+            meta: ResourceMeta::from_row(row, &Self::TABLE)?,
+            provider: row.try_get("provider")?,
+            description: row.try_get("description")?,
+            provider_id: row.try_get("provider_id")?,
+            subnets: Vec::new(),
+        })
+    }
 }
 
 /// A subnet as stored.
@@ -156,36 +154,7 @@ impl NetworkUsage {
     }
 }
 
-const COLUMNS: &str = "id, tenant_id, project_id, pool_id, account_id, provider, owner_id, name, description, state, \
-                       message, version, idempotency_key, request_hash, provider_id, delete_requested_at, created_at, \
-                       updated_at, deleted_at";
-
 const SUBNET_COLUMNS: &str = "id, network_id, tenant_id, name, region, ip_range, state, message, provider_id, created_at, updated_at, deleted_at";
-
-fn network_from_row(row: &AnyRow) -> Result<NetworkRow> {
-    Ok(NetworkRow {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        project_id: row.try_get("project_id")?,
-        pool_id: row.try_get("pool_id")?,
-        account_id: row.try_get("account_id")?,
-        provider: row.try_get("provider")?,
-        owner_id: row.try_get("owner_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        state: row.try_get("state")?,
-        message: row.try_get("message")?,
-        version: row.try_get("version")?,
-        idempotency_key: row.try_get("idempotency_key")?,
-        request_hash: row.try_get("request_hash")?,
-        provider_id: row.try_get("provider_id")?,
-        delete_requested_at: row.try_get("delete_requested_at")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-        subnets: Vec::new(),
-    })
-}
 
 fn subnet_from_row(row: &AnyRow) -> Result<SubnetRow> {
     Ok(SubnetRow {
@@ -206,23 +175,7 @@ fn subnet_from_row(row: &AnyRow) -> Result<SubnetRow> {
 
 /// A network event (`network.<kind>`) on the network's subject.
 pub fn network_event(kind: &str, network: &NetworkRow, now: i64, extra: serde_json::Value) -> NewEvent {
-    let mut data = serde_json::json!({
-        "networkId": network.id,
-        "name": network.name,
-        "state": network.state,
-        "version": network.version,
-    });
-    if let (Some(data), serde_json::Value::Object(extra)) = (data.as_object_mut(), extra) {
-        data.extend(extra);
-    }
-    NewEvent {
-        source: VPS_EVENT_SOURCE.to_owned(),
-        event_type: format!("network.{kind}"),
-        subject: network.id.clone(),
-        tenant_id: network.tenant_id.clone(),
-        time: now,
-        data,
-    }
+    network.event(kind, now, extra)
 }
 
 impl Store {
@@ -248,12 +201,7 @@ impl Store {
     }
 
     async fn network_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<Option<NetworkRow>> {
-        crate::measured::store("network_fetch_in", async {
-            let sql = format!("SELECT {COLUMNS} FROM networks WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-            row.as_ref().map(network_from_row).transpose()
-        })
-        .await
+        crate::measured::store("network_fetch_in", self.resource_fetch_in(txn, id)).await
     }
 
     /// The subnets of a network, in the order they were asked for.
@@ -279,9 +227,7 @@ impl Store {
     /// One network by id with its subnets (whatever its tenant: callers check).
     pub async fn network_fetch(&self, id: &str) -> Result<Option<NetworkRow>> {
         crate::measured::store("network_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM networks WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-            let Some(mut network) = row.as_ref().map(network_from_row).transpose()? else { return Ok(None) };
+            let Some(mut network) = self.resource_fetch::<NetworkRow>(id).await? else { return Ok(None) };
             network.subnets = self.subnet_list(id).await?;
             Ok(Some(network))
         })
@@ -297,40 +243,16 @@ impl Store {
             let mut txn = self.begin_write().await?;
             if let Some(existing) = self.network_fetch_in(&mut txn, &row.id).await? {
                 drop(txn);
-                if existing.request_hash != row.request_hash {
-                    return Err(Error::conflict(format!(
-                        "idempotency key already used for network {:?} with a different request",
-                        existing.id
-                    ))
-                    .with_detail("networkId", existing.id.as_str()));
-                }
-                let existing =
-                    self.network_fetch(&row.id).await?.ok_or_else(|| Error::not_found("network", &row.id))?;
+                retried(existing, row)?;
+                let existing = self.network_fetch(&row.id).await?.ok_or_else(|| not_found::<NetworkRow>(&row.id))?;
                 return Ok((existing, false));
             }
-            let insert = sqlx::query(
-                "INSERT INTO networks (id, tenant_id, project_id, pool_id, account_id, provider, owner_id, name, \
-                 description, state, message, version, idempotency_key, request_hash, provider_id, created_at, \
-                 updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', 1, $10, $11, '', $12, $12)",
-            )
-            .bind(&row.id)
-            .bind(&row.tenant_id)
-            .bind(&row.project_id)
-            .bind(&row.pool_id)
-            .bind(&row.account_id)
-            .bind(&row.provider)
-            .bind(&row.owner_id)
-            .bind(&row.name)
-            .bind(&row.description)
-            .bind(&row.idempotency_key)
-            .bind(&row.request_hash)
-            .bind(row.created_at)
-            .execute(&mut *txn)
-            .await;
-            conflict_on_unique(insert, || {
-                Error::conflict(format!("tenant {:?} already has a network named {:?}", row.tenant_id, row.name))
-                    .with_detail("name", row.name.as_str())
-            })?;
+            let insert = self
+                .resource_insert_in(&mut txn, row, "provider, description, provider_id", "?, ?, ''", |query| {
+                    query.bind(&row.provider).bind(&row.description)
+                })
+                .await;
+            conflict_on_unique(insert, || name_taken(row))?;
             for subnet in &row.subnets {
                 sqlx::query(
                     "INSERT INTO subnets (id, network_id, tenant_id, name, region, ip_range, state, message, \
@@ -346,9 +268,6 @@ impl Store {
                 .execute(&mut *txn)
                 .await?;
             }
-            self.authz_resource_insert_in(&mut txn, authz).await?;
-            self.work_enqueue_in(&mut txn, NETWORK_KIND, &row.id, "pending", new.deadline, row.created_at).await?;
-            let created = self.network_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
             let subnets: Vec<serde_json::Value> = row
                 .subnets
                 .iter()
@@ -356,15 +275,9 @@ impl Store {
                     serde_json::json!({"subnetId": s.id, "name": s.name, "region": s.region, "ipRange": s.ip_range})
                 })
                 .collect();
-            let event = network_event(
-                "created",
-                &created,
-                row.created_at,
-                serde_json::json!({"poolId": row.pool_id, "subnets": subnets}),
-            );
-            self.event_append_in(&mut txn, &event).await?;
-            self.commit_and_signal(txn).await?;
-            let created = self.network_fetch(&row.id).await?.ok_or_else(|| Error::not_found("network", &row.id))?;
+            let extra = serde_json::json!({"poolId": row.pool_id, "subnets": subnets});
+            self.resource_created(txn, row, authz, new.deadline, extra).await?;
+            let created = self.network_fetch(&row.id).await?.ok_or_else(|| not_found::<NetworkRow>(&row.id))?;
             Ok((created, true))
         })
         .await
@@ -380,20 +293,8 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<NetworkRow>> {
         crate::measured::store("network_list", async {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM networks WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-                 AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id \
-                 LIMIT $5"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(tenant_id)
-                .bind(pool_id)
-                .bind(project_id)
-                .bind(include_deleted as i64)
-                .bind(limit)
-                .fetch_all(&self.pool)
-                .await?;
-            let mut networks: Vec<NetworkRow> = rows.iter().map(network_from_row).collect::<Result<_>>()?;
+            let mut networks: Vec<NetworkRow> =
+                self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit).await?;
             if networks.is_empty() {
                 return Ok(networks);
             }
@@ -485,16 +386,7 @@ impl Store {
         crate::measured::store("network_delete", async {
             let mut txn = self.begin_write().await?;
             // The update takes the row lock first, so writers that hold the network are counted.
-            let updated = sqlx::query(
-                "UPDATE networks SET state = 'deleting', message = '', version = version + 1, updated_at = $2, \
-                 delete_requested_at = COALESCE(delete_requested_at, $2) \
-                 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            if !self.resource_mark_deleting_in::<NetworkRow>(&mut txn, id, now).await? {
                 drop(txn);
                 return self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id));
             }
@@ -529,8 +421,7 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            self.work_restart_delete_in(&mut txn, NETWORK_KIND, id, deadline, now).await?;
-            let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
+            let network: NetworkRow = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
             self.event_append_in(&mut txn, &network_event("deleting", &network, now, serde_json::json!({}))).await?;
             self.commit_and_signal(txn).await?;
             self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
@@ -544,19 +435,13 @@ impl Store {
     pub async fn network_observe(&self, id: &str, observed: &NetworkObserved, now: i64) -> Result<bool> {
         crate::measured::store("network_observe", async {
             let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE networks SET state = $3, message = $4, provider_id = $5, updated_at = $6 \
-                 WHERE id = $1 AND version = $2 AND deleted_at IS NULL",
-            )
-            .bind(id)
-            .bind(observed.version)
-            .bind(&observed.state)
-            .bind(&observed.message)
-            .bind(&observed.provider_id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
+            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let written = self
+                .resource_observe_in::<NetworkRow>(&mut txn, id, common, now, "provider_id = ?", |query| {
+                    query.bind(&observed.provider_id)
+                })
+                .await?;
+            if !written {
                 return Ok(false);
             }
             for subnet in &observed.subnets {
@@ -573,10 +458,7 @@ impl Store {
                 .execute(&mut *txn)
                 .await?;
             }
-            for event in &observed.events {
-                self.event_append_in(&mut txn, event).await?;
-            }
-            self.commit_and_signal(txn).await?;
+            self.commit_with_events(txn, &observed.events).await?;
             Ok(true)
         })
         .await
@@ -586,18 +468,7 @@ impl Store {
     /// authorization row and publishes `deleted`, in one transaction.
     pub async fn network_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("network_finish_delete", async {
-            let mut txn = self.begin_write().await?;
-            let updated = sqlx::query(
-                "UPDATE networks SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-                 WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if updated.rows_affected() == 0 {
-                return Ok(());
-            }
+            let Some(mut txn) = self.resource_mark_deleted::<NetworkRow>(id, now, "").await? else { return Ok(()) };
             sqlx::query(
                 "UPDATE subnets SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
                  WHERE network_id = $1 AND deleted_at IS NULL",
@@ -606,11 +477,8 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            self.authz_resource_delete_in(&mut txn, NETWORK_RESOURCE, id).await?;
-            let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
-            self.event_append_in(&mut txn, &network_event("deleted", &network, now, serde_json::json!({}))).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(())
+            self.resource_deleted_in::<NetworkRow>(&mut txn, id, now).await?;
+            self.commit_and_signal(txn).await
         })
         .await
     }

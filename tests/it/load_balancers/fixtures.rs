@@ -7,7 +7,7 @@ use better_compute::ids::{CertificateId, InstanceId, NetworkId, SubnetId};
 use better_compute::provider::{CertificateSpec, Certificates, InstanceSpec, Instances, NetworkSpec, Networks};
 use better_compute::store::{
     AuthzResourceRow, CertificateObserved, CertificateRow, InstanceRow, NetworkObserved, NetworkRow, NewCertificate,
-    NewInstance, NewNetwork, SubnetObserved, SubnetRow, now_micros,
+    NewInstance, NewNetwork, ResourceMeta, SubnetObserved, SubnetRow, now_micros,
 };
 
 use super::{ACCOUNT, Env, OWN_ACCOUNT, OWN_POOL, POOL};
@@ -59,25 +59,21 @@ impl Env {
         let vpc = adapter.network_create(&spec).await.unwrap();
         let now = now_micros();
         let row = NetworkRow {
-            id: network_id.clone(),
-            tenant_id: tenant.into(),
-            project_id: None,
-            pool_id: pool.into(),
-            account_id: account.into(),
+            meta: ResourceMeta {
+                id: network_id.clone(),
+                tenant_id: tenant.into(),
+                project_id: None,
+                pool_id: pool.into(),
+                account_id: account.into(),
+                owner_id: "prn_fixture".into(),
+                name: name.clone(),
+                idempotency_key: name.clone(),
+                request_digest: name.clone(),
+                ..ResourceMeta::pending(now)
+            },
             provider: "digitalocean".into(),
-            owner_id: "prn_fixture".into(),
-            name: name.clone(),
             description: String::new(),
-            state: "pending".into(),
-            message: String::new(),
-            version: 1,
-            idempotency_key: name.clone(),
-            request_hash: name.clone(),
             provider_id: String::new(),
-            delete_requested_at: None,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
             subnets: vec![SubnetRow {
                 id: subnet_id.clone(),
                 network_id: network_id.clone(),
@@ -123,13 +119,18 @@ impl Env {
         };
         let name = format!("web-{}", &id[5..15]);
         let row = InstanceRow {
-            id: id.clone(),
-            tenant_id: tenant.into(),
-            project_id: None,
-            pool_id: pool.into(),
-            account_id: account_of(pool).into(),
-            owner_id: "prn_fixture".into(),
-            name: name.clone(),
+            meta: ResourceMeta {
+                id: id.clone(),
+                tenant_id: tenant.into(),
+                project_id: None,
+                pool_id: pool.into(),
+                account_id: account_of(pool).into(),
+                owner_id: "prn_fixture".into(),
+                name: name.clone(),
+                idempotency_key: name.clone(),
+                request_digest: name,
+                ..ResourceMeta::pending(now)
+            },
             region: region.into(),
             size: "s-1vcpu-1gb".into(),
             image: "ubuntu-24-04-x64".into(),
@@ -138,15 +139,6 @@ impl Env {
             machine_id: None,
             public_ipv4: String::new(),
             private_ipv4: String::new(),
-            state: "pending".into(),
-            message: String::new(),
-            version: 1,
-            idempotency_key: name.clone(),
-            request_hash: name,
-            delete_requested_at: None,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
         };
         self.store
             .instance_create(&NewInstance { row, deadline: None }, &authz("compute-instance", &id, tenant))
@@ -192,29 +184,25 @@ impl Env {
         let now = now_micros();
         let name = format!("bc-c-{}", &id[6..30]);
         let row = CertificateRow {
-            id: id.clone(),
-            tenant_id: tenant.into(),
-            project_id: None,
-            pool_id: pool.into(),
-            account_id: account.into(),
-            owner_id: "prn_fixture".into(),
-            name: name.clone(),
+            meta: ResourceMeta {
+                id: id.clone(),
+                tenant_id: tenant.into(),
+                project_id: None,
+                pool_id: pool.into(),
+                account_id: account.into(),
+                owner_id: "prn_fixture".into(),
+                name: name.clone(),
+                idempotency_key: name.clone(),
+                request_digest: name.clone(),
+                ..ResourceMeta::pending(now)
+            },
             kind: "letsEncrypt".into(),
             dns_names: vec!["www.example.com".into()],
             not_after: None,
             sha256_fingerprint: String::new(),
             leaf_certificate: String::new(),
             certificate_chain: String::new(),
-            state: "pending".into(),
-            message: String::new(),
             provider_id: String::new(),
-            version: 1,
-            idempotency_key: name.clone(),
-            request_hash: name.clone(),
-            delete_requested_at: None,
-            created_at: now,
-            updated_at: now,
-            deleted_at: None,
         };
         let new = NewCertificate { row, sealed_private_key: String::new(), deadline: None };
         self.store.certificate_create(&new, &authz("compute-certificate", &id, tenant)).await.unwrap();
