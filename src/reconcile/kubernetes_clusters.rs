@@ -17,6 +17,7 @@
 //! principal deleted or no longer allowed the role) or expired are removed from the cluster's
 //! own API, so the cluster refuses their tokens.
 
+use crate::store::states::ClusterState;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,7 +76,7 @@ impl ResourceReconciler for KubernetesClusters {
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        matches!(state, "pending" | "provisioning" | "updating" | "deleting").then_some(self.state_deadline)
+        state.parse::<ClusterState>().is_ok_and(ClusterState::is_transient).then_some(self.state_deadline)
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<ClusterRow>> {

@@ -7,7 +7,7 @@ use super::certificate_pem::parse_custom;
 use super::checks::CERTIFICATES;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
-use super::vps::{LIST_LIMIT, deadline, optional, request_hash};
+use super::vps::{LIST_LIMIT, deadline, legacy_digest, optional};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::CertificateId;
@@ -21,9 +21,9 @@ use crate::store::{CERTIFICATE_RESOURCE, CertificateRow, NewCertificate, Resourc
 /// recognised on a retry. This release's digest, of the whole request, mixes the key in too: it
 /// is never stored alone, even hashed.
 fn legacy_request_digest(request: &CreateCertificateRequest) -> String {
-    request_hash(&serde_json::json!({
+    legacy_digest(&serde_json::json!({
         "projectId": request.project_id, "poolId": request.pool_id, "name": request.name, "type": request.r#type,
-        "privateKey": request_hash(&serde_json::json!(request.private_key)),
+        "privateKey": legacy_digest(&serde_json::json!(request.private_key)),
         "leafCertificate": request.leaf_certificate, "certificateChain": request.certificate_chain,
         "dnsNames": request.dns_names,
     }))

@@ -6,7 +6,7 @@
 use super::checks::INSTANCES;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
-use super::vps::{LIST_LIMIT, check_region, deadline, optional, request_hash};
+use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::InstanceId;
@@ -16,7 +16,7 @@ use crate::store::{INSTANCE_RESOURCE, InstanceRow, NewInstance, ResourceMeta, Vi
 /// The digest earlier releases kept of a create request (its fields listed by hand), with which
 /// the instances they made are still recognised on a retry.
 fn legacy_request_digest(request: &CreateInstanceRequest) -> String {
-    request_hash(&serde_json::json!({
+    legacy_digest(&serde_json::json!({
         "projectId": request.project_id, "poolId": request.pool_id, "name": request.name,
         "region": request.region, "size": request.size, "image": request.image, "subnetId": request.subnet_id,
     }))

@@ -9,7 +9,7 @@ use super::checks::NETWORKS;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
-use super::vps::{LIST_LIMIT, check_region, deadline, optional, request_hash};
+use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::{NetworkId, SubnetId};
@@ -96,7 +96,7 @@ fn legacy_request_digest(request: &CreateNetworkRequest) -> String {
         .iter()
         .map(|s| serde_json::json!({"name": s.name, "region": s.region, "ipRange": s.ip_range}))
         .collect();
-    request_hash(&serde_json::json!({
+    legacy_digest(&serde_json::json!({
         "projectId": request.project_id, "poolId": request.pool_id, "name": request.name,
         "description": request.description, "subnets": subnets,
     }))

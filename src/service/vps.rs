@@ -22,8 +22,9 @@ pub fn deadline(now: i64) -> Option<i64> {
     Some(now + STATE_DEADLINE.as_micros() as i64)
 }
 
-/// A digest of a create request's canonical JSON (everything but its idempotency key).
-pub fn request_hash(canonical: &serde_json::Value) -> String {
+/// The digest earlier releases stored for a create request: of the JSON of the fields they
+/// listed by hand (everything but its idempotency key); still recognised on a retry.
+pub fn legacy_digest(canonical: &serde_json::Value) -> String {
     Sha256::digest(canonical.to_string().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 

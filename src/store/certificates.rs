@@ -45,7 +45,6 @@ impl Resource for CertificateRow {
     const TABLE: ResourceTable = ResourceTable {
         table: "certificates",
         columns: "type, dns_names, not_after, sha256_fingerprint, leaf_certificate, certificate_chain, provider_id",
-        digest_column: "request_hash",
         keeps_idempotency_key: true,
         noun: "certificate",
         not_found: "certificate",

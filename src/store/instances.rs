@@ -44,7 +44,6 @@ impl Resource for InstanceRow {
     const TABLE: ResourceTable = ResourceTable {
         table: "instances",
         columns: "region, size, image, subnet_id, network_id, machine_id, public_ipv4, private_ipv4",
-        digest_column: "request_hash",
         keeps_idempotency_key: true,
         noun: "instance",
         not_found: "instance",

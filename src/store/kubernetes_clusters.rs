@@ -73,7 +73,6 @@ impl Resource for ClusterRow {
         columns: "provider_project, billing_mode, description, mode, location, release_channel, requested_version, \
                   network_id, authorized_networks, private_nodes, endpoint, ca_certificate, kubernetes_version, \
                   node_version, ready_once, accepted_at, version_pending",
-        digest_column: "request_digest",
         keeps_idempotency_key: false,
         noun: "cluster",
         not_found: "cluster",

@@ -35,7 +35,6 @@ impl Resource for LoadBalancerRow {
         table: "load_balancers",
         columns: "billing_mode, description, scope, region, subnet_id, target_pool, settings, provider_id, address, \
                   address_v6, reached_ids, ready_once",
-        digest_column: "request_digest",
         keeps_idempotency_key: false,
         noun: "load balancer",
         not_found: "loadBalancer",

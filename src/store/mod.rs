@@ -131,6 +131,7 @@ migrations!(
     (11, "audit_requested_tenant", "0011_audit_requested_tenant"),
     (12, "authz_by_tenant", "0012_authz_by_tenant"),
     (13, "node_pool_idempotency", "0013_node_pool_idempotency"),
+    (14, "request_digest_name", "0014_request_digest_name"),
 );
 
 /// The store shared by every service and reconciler.

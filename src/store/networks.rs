@@ -46,7 +46,6 @@ impl Resource for NetworkRow {
     const TABLE: ResourceTable = ResourceTable {
         table: "networks",
         columns: "provider, description, provider_id",
-        digest_column: "request_hash",
         keeps_idempotency_key: true,
         noun: "network",
         not_found: "network",

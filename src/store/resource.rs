@@ -99,7 +99,7 @@ impl ResourceMeta {
             message: row.try_get("message")?,
             version: row.try_get("version")?,
             idempotency_key: if table.keeps_idempotency_key { row.try_get("idempotency_key")? } else { String::new() },
-            request_digest: row.try_get(table.digest_column)?,
+            request_digest: row.try_get("request_digest")?,
             delete_requested_at: row.try_get("delete_requested_at")?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
@@ -114,8 +114,6 @@ pub(super) struct ResourceTable {
     pub table: &'static str,
     /// Its own columns, besides the common ones, as a `SELECT` lists them.
     pub columns: &'static str,
-    /// The column of the request digest: `request_hash` (vps resources) or `request_digest`.
-    pub digest_column: &'static str,
     /// Whether the table has an `idempotency_key` column.
     pub keeps_idempotency_key: bool,
     /// The resource in prose: `load balancer`.
@@ -139,9 +137,9 @@ impl ResourceTable {
     fn select(&self) -> String {
         let key = if self.keeps_idempotency_key { "idempotency_key, " } else { "" };
         format!(
-            "SELECT id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, {key}{}, \
-             delete_requested_at, created_at, updated_at, deleted_at, {} FROM {}",
-            self.digest_column, self.columns, self.table
+            "SELECT id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, \
+             {key}request_digest, delete_requested_at, created_at, updated_at, deleted_at, {} FROM {}",
+            self.columns, self.table
         )
     }
 
@@ -154,10 +152,9 @@ impl ResourceTable {
         let own_values = numbered(own_values, next + 2);
         format!(
             "INSERT INTO {} (id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, \
-             {key_column}{}, created_at, updated_at, {own_columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', '', \
-             1, {key_value}${next}, ${created}, ${created}, {own_values})",
+             {key_column}request_digest, created_at, updated_at, {own_columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+             'pending', '', 1, {key_value}${next}, ${created}, ${created}, {own_values})",
             self.table,
-            self.digest_column,
             created = next + 1,
         )
     }
@@ -473,7 +470,6 @@ mod tests {
         let mut table = ResourceTable {
             table: "things",
             columns: "colour",
-            digest_column: "request_hash",
             keeps_idempotency_key: true,
             noun: "thing",
             not_found: "thing",
@@ -486,11 +482,10 @@ mod tests {
         assert_eq!(
             table.insert("colour, size", "?, ''"),
             "INSERT INTO things (id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, \
-             version, idempotency_key, request_hash, created_at, updated_at, colour, size) VALUES ($1, $2, $3, $4, $5, \
+             version, idempotency_key, request_digest, created_at, updated_at, colour, size) VALUES ($1, $2, $3, $4, $5, \
              $6, $7, 'pending', '', 1, $8, $9, $10, $10, $11, '')"
         );
         table.keeps_idempotency_key = false;
-        table.digest_column = "request_digest";
         assert_eq!(
             table.insert("colour", "?"),
             "INSERT INTO things (id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, \

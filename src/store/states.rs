@@ -8,11 +8,11 @@ use std::str::FromStr;
 /// Declares a state enum with its spelling in the API and the store, and the conversions every
 /// state enum has.
 macro_rules! states {
-    ($(#[$doc:meta])* $name:ident { $($(#[$variant_doc:meta])* $variant:ident = $text:literal,)+ }) => {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)+ }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $name {
-            $($(#[$variant_doc])* $variant,)+
+            $(#[doc = $text] $variant,)+
         }
 
         impl $name {
@@ -93,81 +93,34 @@ impl fmt::Display for UnknownState {
 
 impl std::error::Error for UnknownState {}
 
+// What each state means: `pending`, recorded and not asked of the provider yet; `provisioning`,
+// the provider is making it; `ready`, converged; `updating`, a change is converging; `deleting`,
+// being deleted at the provider; `deleted`, gone (the row is kept); `error`, the provider
+// refused, and the row's `message` says why.
+
 states!(
     /// A Kubernetes cluster's state.
-    ClusterState {
-        /// Recorded; the reconciler has not asked the provider yet.
-        Pending = "pending",
-        /// The provider is making it.
-        Provisioning = "provisioning",
-        /// Converged.
-        Ready = "ready",
-        /// A change (a node pool, a version, a setting) is converging.
-        Updating = "updating",
-        /// Being deleted at the provider.
-        Deleting = "deleting",
-        /// Gone; the row is kept.
-        Deleted = "deleted",
-        /// The provider refused; `message` says why.
-        Error = "error",
-    }
+    ClusterState { Pending = "pending", Provisioning = "provisioning", Ready = "ready", Updating = "updating",
+        Deleting = "deleting", Deleted = "deleted", Error = "error", }
 );
 
 states!(
-    /// A node pool's state.
-    NodePoolState {
-        /// Recorded; not made yet.
-        Pending = "pending",
-        /// Converged.
-        Ready = "ready",
-        /// A change is converging.
-        Updating = "updating",
-        /// Being deleted at the provider.
-        Deleting = "deleting",
-        /// Gone.
-        Deleted = "deleted",
-        /// The provider refused; `message` says why.
-        Error = "error",
-    }
+    /// A node pool's state: made with its cluster or by its own create, never `provisioning`.
+    NodePoolState { Pending = "pending", Ready = "ready", Updating = "updating", Deleting = "deleting",
+        Deleted = "deleted", Error = "error", }
 );
 
 states!(
     /// The state of a provider resource with no in-place updates: a network, an instance, a
     /// subnet, a certificate.
-    ProvisionState {
-        /// Recorded; not made yet.
-        Pending = "pending",
-        /// The provider is making it.
-        Provisioning = "provisioning",
-        /// Made.
-        Ready = "ready",
-        /// Being deleted at the provider.
-        Deleting = "deleting",
-        /// Gone.
-        Deleted = "deleted",
-        /// The provider refused; `message` says why.
-        Error = "error",
-    }
+    ProvisionState { Pending = "pending", Provisioning = "provisioning", Ready = "ready", Deleting = "deleting",
+        Deleted = "deleted", Error = "error", }
 );
 
 states!(
-    /// A load balancer's state.
-    LoadBalancerState {
-        /// Recorded; not made yet.
-        Pending = "pending",
-        /// The provider is making it.
-        Provisioning = "provisioning",
-        /// Made and converged.
-        Ready = "ready",
-        /// A change is converging.
-        Updating = "updating",
-        /// Being deleted at the provider.
-        Deleting = "deleting",
-        /// Gone.
-        Deleted = "deleted",
-        /// The provider refused; `message` says why.
-        Error = "error",
-    }
+    /// A load balancer's state: `pending` until the provider has made it, never `provisioning`.
+    LoadBalancerState { Pending = "pending", Ready = "ready", Updating = "updating", Deleting = "deleting",
+        Deleted = "deleted", Error = "error", }
 );
 
 impl ClusterState {
@@ -187,7 +140,7 @@ impl ProvisionState {
 impl LoadBalancerState {
     /// Whether the reconciler is still working on it (a deadline applies).
     pub fn is_transient(self) -> bool {
-        matches!(self, Self::Pending | Self::Provisioning | Self::Updating | Self::Deleting)
+        matches!(self, Self::Pending | Self::Updating | Self::Deleting)
     }
 }
 

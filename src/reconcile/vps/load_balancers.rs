@@ -12,6 +12,7 @@
 //! five minutes; an instance's delete wakes its load balancers at once. Deletion deletes at the
 //! provider, then finishes the row (quota refunded, billing ended).
 
+use crate::store::states::LoadBalancerState;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,7 +61,7 @@ impl ResourceReconciler for ProviderLoadBalancers {
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        matches!(state, "pending" | "updating" | "deleting").then_some(self.state_deadline)
+        state.parse::<LoadBalancerState>().is_ok_and(LoadBalancerState::is_transient).then_some(self.state_deadline)
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<LoadBalancerRow>> {

@@ -16,6 +16,7 @@ mod load_balancer_spec;
 mod load_balancers;
 mod networks;
 
+use crate::store::states::ProvisionState;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,7 +77,7 @@ impl ProviderResources {
     }
 
     fn transient_state(&self, state: &str) -> Option<Duration> {
-        matches!(state, "pending" | "provisioning" | "deleting").then_some(self.state_deadline)
+        state.parse::<ProvisionState>().is_ok_and(ProvisionState::is_transient).then_some(self.state_deadline)
     }
 }
 
