@@ -106,20 +106,30 @@ impl Backend {
     }
 }
 
-/// Declares the migrations of both backends from one list of (version, description, file):
-/// each backend has its own SQL under `migrations/<backend>/`, embedded in the binary.
+/// Declares the migrations of both backends from one list, embedded in the binary: a migration is
+/// one file `migrations/NNNN_<name>.sql` that both backends run, or, where their SQL must differ,
+/// one file per backend (`NNNN_<name>.postgres.sql` and `NNNN_<name>.sqlite.sql`).
 macro_rules! migrations {
-    ($(($version:literal, $description:literal, $file:literal),)+) => {
+    ($(($version:literal, $description:literal, $($file:literal)|+),)+) => {
         const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
-            &[$(($version, $description, include_str!(concat!("migrations/postgres/", $file, ".sql"))),)+];
+            &[$(($version, $description, migrations!(@file postgres $($file)|+)),)+];
         const SQLITE_MIGRATIONS: &[(i64, &str, &str)] =
-            &[$(($version, $description, include_str!(concat!("migrations/sqlite/", $file, ".sql"))),)+];
+            &[$(($version, $description, migrations!(@file sqlite $($file)|+)),)+];
+    };
+    (@file $backend:ident $shared:literal) => {
+        include_str!(concat!("migrations/", $shared, ".sql"))
+    };
+    (@file postgres $postgres:literal | $sqlite:literal) => {
+        include_str!(concat!("migrations/", $postgres, ".sql"))
+    };
+    (@file sqlite $postgres:literal | $sqlite:literal) => {
+        include_str!(concat!("migrations/", $sqlite, ".sql"))
     };
 }
 
 migrations!(
     (1, "init", "0001_init"),
-    (2, "identity", "0002_identity"),
+    (2, "identity", "0002_identity.postgres" | "0002_identity.sqlite"),
     (3, "worker", "0003_worker"),
     (4, "catalog", "0004_catalog"),
     (5, "kubernetes", "0005_kubernetes"),
@@ -315,21 +325,23 @@ mod tests {
     /// A migration file that is not in the list is never applied (0012 once was not).
     #[test]
     fn every_migration_file_is_listed_once_in_order_on_both_backends() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".sql"))
+            .collect();
+        files.sort();
         for (backend, listed) in [("postgres", POSTGRES_MIGRATIONS), ("sqlite", SQLITE_MIGRATIONS)] {
-            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/migrations").join(backend);
-            let mut files: Vec<String> = std::fs::read_dir(&dir)
-                .unwrap()
-                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".sql"))
-                .collect();
-            files.sort();
+            let other = if backend == "postgres" { ".sqlite.sql" } else { ".postgres.sql" };
+            let mine: Vec<&String> = files.iter().filter(|name| !name.ends_with(other)).collect();
             let versions: Vec<i64> = listed.iter().map(|(version, _, _)| *version).collect();
             assert_eq!(
                 versions,
-                (1..=files.len() as i64).collect::<Vec<_>>(),
-                "{backend}: versions 1, 2, ... in order"
+                (1..=mine.len() as i64).collect::<Vec<_>>(),
+                "{backend}: versions 1, 2, ... in order, one a file"
             );
-            for (file, (version, _, sql)) in files.iter().zip(listed) {
+            for (file, (version, _, sql)) in mine.iter().zip(listed) {
                 assert!(file.starts_with(&format!("{version:04}_")), "{backend}: {file} is not version {version}");
                 assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), *sql, "{backend}: {file}");
             }

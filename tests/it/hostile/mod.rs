@@ -94,6 +94,17 @@ impl ServerProcess {
         kib / 1024
     }
 
+    /// The processor time the server has used so far, in all its threads (user and system).
+    pub fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> =
+            stat.rsplit_once(')').expect("(comm) in /proc/<pid>/stat").1.split_whitespace().collect();
+        // utime and stime (fields 14 and 15 of the line) in USER_HZ ticks, 100 a second on Linux.
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        Duration::from_millis(ticks * 10)
+    }
+
     /// What the server wrote to stderr so far.
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()
