@@ -54,6 +54,26 @@ pub fn is_valid(prefix: &str, id: &str) -> bool {
         .is_some_and(|body| body.len() == ID_CHARS && body.bytes().all(|b| ALPHABET.contains(&b)))
 }
 
+/// What every typed id can do, for code written once for several of them (bearer credentials).
+pub trait TypedId: Sized {
+    /// The prefix of every id of this type.
+    const PREFIX: &'static str;
+
+    /// A new random id.
+    fn random() -> Self;
+
+    /// Parses an id, refusing one of another type or shape.
+    fn parse(id: &str) -> Option<Self>;
+
+    /// The id as text.
+    fn as_str(&self) -> &str;
+
+    /// The id without its prefix and `_`.
+    fn body(&self) -> &str {
+        &self.as_str()[Self::PREFIX.len() + 1..]
+    }
+}
+
 /// Declares a typed id: a string newtype that can only hold an id with its prefix.
 macro_rules! typed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
@@ -82,6 +102,22 @@ macro_rules! typed_id {
 
             /// The id as text.
             pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TypedId for $name {
+            const PREFIX: &'static str = $prefix;
+
+            fn random() -> Self {
+                Self::random()
+            }
+
+            fn parse(id: &str) -> Option<Self> {
+                Self::parse(id)
+            }
+
+            fn as_str(&self) -> &str {
                 &self.0
             }
         }
@@ -176,6 +212,19 @@ typed_id!(
     /// key.
     LoadBalancerId,
     "plb"
+);
+
+typed_id!(
+    /// A join token's id (`jt_...`), derived from the pool, the caller and the idempotency key:
+    /// the `jt_...` part of `bcjt_<id>.<secret>`.
+    JoinTokenId,
+    "jt"
+);
+
+typed_id!(
+    /// A node's id (`node_...`): a machine that joined a pool with a join token.
+    NodeId,
+    "node"
 );
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub mod gateway;
 mod gateway_stream;
 mod handlers;
 mod identity;
+mod join_tokens;
 mod kubernetes;
 pub mod layer;
 mod load_balancers;
@@ -151,6 +152,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .add_service(compute::networks_server::NetworksServer::new(api.clone()))
         .add_service(compute::instances_server::InstancesServer::new(api.clone()))
         .add_service(compute::certificates_server::CertificatesServer::new(api.clone()))
+        .add_service(compute::join_tokens_server::JoinTokensServer::new(api.clone()))
         .add_service(platform::audit_server::AuditServer::new(api.clone()))
         .add_service(compute::events_server::EventsServer::new(api.clone()))
         .add_service(compute::usage_server::UsageServer::new(api.clone()))

@@ -66,7 +66,8 @@ pub fn entity_type_of(resource_type: &str) -> String {
 /// The groups a permission belongs to, which the built-in policies grant to roles.
 pub fn groups_of(permission: &str) -> Vec<&'static str> {
     let verb = permission.rsplit(':').next().unwrap_or_default();
-    let identity = ["platform:principals:", "platform:api-keys:", "platform:role-bindings:"]
+    // A pool's join tokens let machines into it: its tenant's admins decide, like keys.
+    let identity = ["platform:principals:", "platform:api-keys:", "platform:role-bindings:", "compute:join-tokens:"]
         .iter()
         .any(|prefix| permission.starts_with(prefix));
     if identity {
@@ -166,6 +167,7 @@ mod tests {
         assert_eq!(groups_of("compute:kubernetes:create"), ["write"]);
         assert_eq!(groups_of("compute:kubernetes:connect"), ["write", "own"]);
         assert_eq!(groups_of("platform:api-keys:create"), ["administer"]);
+        assert_eq!(groups_of("compute:join-tokens:read"), ["administer"], "an editor or viewer sees no token");
         assert!(groups_of("platform:tenants:create").is_empty());
     }
 }

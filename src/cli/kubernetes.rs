@@ -269,7 +269,7 @@ pub fn parse_taint(text: &str) -> Result<KubernetesTaint, String> {
 }
 
 /// Parses a node label, `key=value`.
-fn parse_label(text: &str) -> Result<(String, String), String> {
+pub(super) fn parse_label(text: &str) -> Result<(String, String), String> {
     let (key, value) = text.split_once('=').ok_or(format!("the label {text:?} is key=value"))?;
     Ok((key.to_owned(), value.to_owned()))
 }

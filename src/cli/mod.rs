@@ -19,6 +19,7 @@ mod accounts;
 mod budgets;
 mod follow;
 mod identity;
+mod join_tokens;
 mod kubernetes;
 mod load_balancers;
 mod offers;
@@ -100,6 +101,9 @@ pub enum Command {
     /// Certificates for load balancers.
     #[command(subcommand)]
     Certificates(vps::CertificatesCommand),
+    /// Join tokens, with which `bcd` daemons join a pool.
+    #[command(subcommand, name = "jointokens")]
+    Jointokens(join_tokens::JoinTokensCommand),
     /// The tenants' projects.
     #[command(subcommand)]
     Projects(projects::ProjectsCommand),
@@ -168,14 +172,18 @@ fn default_dev_file() -> Option<DevFile> {
     DevFile::read(&PathBuf::from("./.bc-dev"))
 }
 
+/// The endpoint `bc` talks to, as the flags, the environment or `dev.json` say.
+pub fn endpoint(cli: &Cli) -> String {
+    cli.endpoint
+        .clone()
+        .or_else(|| default_dev_file().map(|d| d.endpoint))
+        .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned())
+}
+
 /// Connects to the endpoint with the token, as the flags, the environment or `dev.json` say.
 pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
     let dev = default_dev_file();
-    let endpoint = cli
-        .endpoint
-        .clone()
-        .or_else(|| dev.as_ref().map(|d| d.endpoint.clone()))
-        .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned());
+    let endpoint = endpoint(cli);
     let token = cli.token.clone().or_else(|| dev.as_ref().map(|d| d.admin_token.clone()));
     let bearer = BearerToken::new(token.as_deref())?;
     let channel = Endpoint::from_shared(endpoint.clone())
@@ -197,6 +205,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Networks(command) => vps::networks(&cli, command).await,
         Command::Instances(command) => vps::instances(&cli, command).await,
         Command::Certificates(command) => vps::certificates(&cli, command).await,
+        Command::Jointokens(command) => join_tokens::run(&cli, command).await,
         Command::Projects(command) => projects::run(&cli, command).await,
         Command::Accounts(command) => accounts::run(&cli, command).await,
         Command::Pools(command) => pools::run(&cli, command).await,

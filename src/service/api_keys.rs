@@ -1,60 +1,15 @@
 //! API keys: the bearer credentials `bck_<id>.<secret>`, authentication of a call, and the
 //! operator key made on first start.
 
-use sha2::{Digest, Sha256};
-
+use super::bearer::Bearer;
 use super::{Caller, PrincipalKind, Service};
 use crate::authz::Binding;
 use crate::error::{Error, Result};
 use crate::ids::{ApiKeyId, PrincipalId, RoleBindingId};
 use crate::store::{NewApiKey, PrincipalRow, RoleBindingRow, now_micros};
 
-/// A parsed API key: its id and its secret.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKeyToken {
-    /// The key's id (`bck_...`).
-    pub id: ApiKeyId,
-    /// The secret; only its SHA-256 is stored.
-    secret: String,
-}
-
-impl std::fmt::Debug for ApiKeyToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiKeyToken").field("id", &self.id).field("secret", &"<redacted>").finish()
-    }
-}
-
-impl ApiKeyToken {
-    /// A new key with a random id and a 256-bit secret.
-    pub fn generate() -> Self {
-        use rand::RngCore;
-        let mut secret = [0u8; 32];
-        rand::rng().fill_bytes(&mut secret);
-        Self { id: ApiKeyId::random(), secret: hex(&secret) }
-    }
-
-    /// Parses `bck_<id>.<secret>`.
-    pub fn parse(token: &str) -> Option<Self> {
-        let (id, secret) = token.split_once('.')?;
-        let id = ApiKeyId::parse(id)?;
-        (secret.len() >= 16 && secret.bytes().all(|b| b.is_ascii_alphanumeric()))
-            .then(|| Self { id, secret: secret.to_owned() })
-    }
-
-    /// The bearer form, shown once.
-    pub fn reveal(&self) -> String {
-        format!("{}.{}", self.id, self.secret)
-    }
-
-    /// The SHA-256 of the secret, hex: what the store keeps.
-    pub fn secret_sha256(&self) -> String {
-        hex(&Sha256::digest(self.secret.as_bytes()))
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+/// A parsed API key `bck_<id>.<secret>`: its id and its secret.
+pub type ApiKeyToken = Bearer<ApiKeyId>;
 
 /// What the first start did about the operator key.
 #[derive(Debug)]
@@ -81,7 +36,7 @@ impl Service {
             })?;
         let invalid = || Error::unauthenticated("invalid API key");
         let (key, principal) = self.store.api_key_fetch_with_principal(token.id.as_str()).await?.ok_or_else(invalid)?;
-        if !constant_time_eq(key.secret_sha256.as_bytes(), token.secret_sha256().as_bytes()) {
+        if !token.matches(&key.secret_sha256) {
             return Err(invalid());
         }
         let now = now_micros();
@@ -147,11 +102,6 @@ impl Service {
     }
 }
 
-/// Compares two equal-length secrets' hashes without an early exit.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,7 +114,7 @@ mod tests {
         let parsed = ApiKeyToken::parse(&text).unwrap();
         assert_eq!(parsed, token);
         assert_eq!(parsed.secret_sha256(), token.secret_sha256());
-        assert!(!format!("{token:?}").contains(&token.secret));
+        assert!(!format!("{token:?}").contains(text.split_once('.').unwrap().1));
     }
 
     #[test]

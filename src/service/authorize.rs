@@ -161,6 +161,9 @@ fn audit_tenants(caller: Option<&str>, named: Option<&str>, allowed: bool) -> (S
 /// The resource type of tenant-wide decisions.
 const TENANT_RESOURCE: &str = "compute-tenant";
 
+/// The resource type of decisions on a pool.
+const POOL_RESOURCE: &str = "compute-pool";
+
 /// The attribute naming the provider account a resource is on.
 const ACCOUNT_ATTRIBUTE: &str = "providerAccountId";
 
@@ -193,6 +196,7 @@ impl Service {
         {
             with_stored(&mut target, row);
         }
+        self.resolve_pool_tenant(&mut target).await?;
         self.resolve_account(&mut target).await?;
         let caller = &ctx.caller;
         let subject = Subject {
@@ -243,6 +247,24 @@ impl Service {
         Err(Error::access_denied(format!("{} may not {permission} on {what}{under}", caller.principal_id))
             .with_detail("permission", permission)
             .with_detail("resource", target.resource_type.as_str()))
+    }
+
+    /// The tenant of a pool a decision names by id alone (a join token's methods name no
+    /// tenant): the tenant whose account the pool is on, so that its admins decide; a platform
+    /// pool has none, so that only operators do, whoever it is offered to. An unknown pool adds
+    /// nothing (the service answers `NOT_FOUND` to whoever may ask).
+    async fn resolve_pool_tenant(&self, target: &mut Target) -> Result<()> {
+        if target.resource_type != POOL_RESOURCE || target.tenant_id.is_some() || !is_resource_id(&target.id) {
+            return Ok(());
+        }
+        match self.store.pool_fetch(&target.id).await {
+            Ok(pool) => {
+                target.tenant_id = pool.tenant_id;
+                Ok(())
+            }
+            Err(error) if error.code == Code::NotFound => Ok(()),
+            Err(error) => Err(error),
+        }
     }
 
     /// The account of the pool a decision names (`poolId`), as `providerAccountId`: the pages

@@ -16,6 +16,7 @@ mod cluster_access;
 mod event_hub;
 mod events;
 mod instances;
+mod join_tokens;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
 mod load_balancer_rows;
@@ -54,6 +55,7 @@ pub use event_hub::{
 };
 pub use events::{EventFilter, EventRow, NewEvent};
 pub use instances::{INSTANCE_KIND, INSTANCE_RESOURCE, InstanceObserved, InstanceRow, NewInstance, instance_event};
+pub use join_tokens::{JoinTokenRow, JoinTokenState, JoinTokenUseRow};
 pub use kubernetes_clusters::{
     CLUSTER_KIND, CLUSTER_METER, CLUSTER_RESOURCE, ClusterObserved, ClusterRow, NewCluster, cluster_event,
     provider_name,
@@ -142,6 +144,7 @@ migrations!(
     (12, "authz_by_tenant", "0012_authz_by_tenant"),
     (13, "node_pool_idempotency", "0013_node_pool_idempotency"),
     (14, "request_digest_name", "0014_request_digest_name"),
+    (15, "join_tokens", "0015_join_tokens"),
 );
 
 /// The store shared by every service and reconciler.

@@ -9,6 +9,7 @@ mod catalog;
 mod clients;
 mod grpc;
 mod hostile;
+mod join_tokens;
 mod json_api;
 mod kubernetes;
 mod load_balancers;

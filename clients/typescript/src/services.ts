@@ -4,6 +4,7 @@
 import { Certificates } from "./gen/bettercompute/compute/v1/certificates_pb.js";
 import { Events } from "./gen/bettercompute/compute/v1/events_pb.js";
 import { Instances } from "./gen/bettercompute/compute/v1/instances_pb.js";
+import { JoinTokens } from "./gen/bettercompute/compute/v1/join_tokens_pb.js";
 import { KubernetesClusters } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { KubernetesNodePools } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { LoadBalancers } from "./gen/bettercompute/compute/v1/load_balancers_pb.js";
@@ -27,6 +28,7 @@ export const services = {
   certificates: Certificates,
   events: Events,
   instances: Instances,
+  joinTokens: JoinTokens,
   kubernetesClusters: KubernetesClusters,
   kubernetesNodePools: KubernetesNodePools,
   loadBalancers: LoadBalancers,

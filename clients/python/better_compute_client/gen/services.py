@@ -3,6 +3,7 @@
 import better_compute_client.gen.bettercompute.compute.v1.certificates_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.events_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.instances_pb2_grpc
+import better_compute_client.gen.bettercompute.compute.v1.join_tokens_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc
@@ -28,6 +29,7 @@ STUBS = {
     "compute_pools": better_compute_client.gen.bettercompute.compute.v1.pools_pb2_grpc.PoolsStub,
     "events": better_compute_client.gen.bettercompute.compute.v1.events_pb2_grpc.EventsStub,
     "instances": better_compute_client.gen.bettercompute.compute.v1.instances_pb2_grpc.InstancesStub,
+    "join_tokens": better_compute_client.gen.bettercompute.compute.v1.join_tokens_pb2_grpc.JoinTokensStub,
     "kubernetes_clusters": better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc.KubernetesClustersStub,
     "kubernetes_node_pools": better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc.KubernetesNodePoolsStub,
     "load_balancers": better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc.LoadBalancersStub,

@@ -1,0 +1,294 @@
+//! Join tokens in the store: the token (only the SHA-256 of its secret), its uses, and its
+//! events on the pool's subject. A token's state is read from its row at a time, never stored.
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::catalog::value_from_json;
+use super::{NewEvent, Store};
+use crate::error::{Error, Result};
+
+/// A join token as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinTokenRow {
+    /// `jt_...`, derived from the pool, the caller and the idempotency key.
+    pub id: String,
+    /// The pool its nodes join.
+    pub pool_id: String,
+    /// The tenant whose account the pool is on; `None` for a platform pool.
+    pub tenant_id: Option<String>,
+    /// Free text.
+    pub description: String,
+    /// How many nodes may join with it.
+    pub max_uses: i64,
+    /// How many joined.
+    pub uses: i64,
+    /// When it stops being accepted (µs).
+    pub expires_at: i64,
+    /// Labels every node joining with it gets.
+    pub labels: BTreeMap<String, String>,
+    /// Taints every node joining with it gets: key, value, effect.
+    pub taints: Vec<(String, String, String)>,
+    /// The SHA-256 of the secret, hex.
+    pub secret_sha256: String,
+    /// The principal that made it.
+    pub created_by: String,
+    /// The create's idempotency key.
+    pub idempotency_key: String,
+    /// The digest of the create request.
+    pub request_digest: String,
+    /// When it was made.
+    pub created_at: i64,
+    /// When it was revoked.
+    pub revoked_at: Option<i64>,
+    /// When a node last joined with it.
+    pub last_used_at: Option<i64>,
+    /// Each join made with it, oldest first (filled by fetch, empty in lists).
+    pub joins: Vec<JoinTokenUseRow>,
+}
+
+/// One join made with a token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinTokenUseRow {
+    /// The node that joined.
+    pub node_id: String,
+    /// When.
+    pub used_at: i64,
+    /// The caller's address.
+    pub address: String,
+}
+
+/// Whether a join token is accepted, read from its row at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinTokenState {
+    /// Accepted.
+    Active,
+    /// Past its expiry.
+    Expired,
+    /// Used as many times as it may be.
+    Exhausted,
+    /// Revoked.
+    Revoked,
+}
+
+impl JoinTokenState {
+    /// The state as the API writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JoinTokenState::Active => "active",
+            JoinTokenState::Expired => "expired",
+            JoinTokenState::Exhausted => "exhausted",
+            JoinTokenState::Revoked => "revoked",
+        }
+    }
+}
+
+impl JoinTokenRow {
+    /// Its state at `now`: revoked first, then exhausted, then expired (the reason a join is
+    /// refused names the first that holds).
+    pub fn state_at(&self, now: i64) -> JoinTokenState {
+        if self.revoked_at.is_some() {
+            JoinTokenState::Revoked
+        } else if self.uses >= self.max_uses {
+            JoinTokenState::Exhausted
+        } else if now >= self.expires_at {
+            JoinTokenState::Expired
+        } else {
+            JoinTokenState::Active
+        }
+    }
+
+    /// An event (`compute.joinToken.<change>`) on the pool's subject. It names the token, never
+    /// its secret.
+    fn event(&self, change: &str, time: i64) -> NewEvent {
+        NewEvent {
+            source: "/compute/joinTokens".to_owned(),
+            event_type: format!("compute.joinToken.{change}"),
+            subject: self.pool_id.clone(),
+            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
+            time,
+            data: serde_json::json!({
+                "joinTokenId": self.id, "poolId": self.pool_id, "description": self.description,
+                "maxUses": self.max_uses, "uses": self.uses, "expiresAt": self.expires_at,
+                "state": self.state_at(time).as_str(), "createdBy": self.created_by,
+            }),
+        }
+    }
+}
+
+const COLUMNS: &str = "id, pool_id, tenant_id, description, max_uses, uses, expires_at, labels, taints, \
+                       secret_sha256, created_by, idempotency_key, request_digest, created_at, revoked_at, last_used_at";
+
+fn token_from_row(row: &AnyRow) -> Result<JoinTokenRow> {
+    Ok(JoinTokenRow {
+        id: row.try_get("id")?,
+        pool_id: row.try_get("pool_id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        description: row.try_get("description")?,
+        max_uses: row.try_get("max_uses")?,
+        uses: row.try_get("uses")?,
+        expires_at: row.try_get("expires_at")?,
+        labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
+        taints: value_from_json(&row.try_get::<String, _>("taints")?)?,
+        secret_sha256: row.try_get("secret_sha256")?,
+        created_by: row.try_get("created_by")?,
+        idempotency_key: row.try_get("idempotency_key")?,
+        request_digest: row.try_get("request_digest")?,
+        created_at: row.try_get("created_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+        last_used_at: row.try_get("last_used_at")?,
+        joins: Vec::new(),
+    })
+}
+
+impl Store {
+    /// Records a new token and its `created` event, in one transaction. A token with the same id
+    /// (the same key, racing) makes this a `CONFLICT` that the create turns into its answer.
+    pub async fn join_token_create(&self, token: &JoinTokenRow) -> Result<JoinTokenRow> {
+        crate::measured::store("join_token_create", async {
+            let mut txn = self.begin_write().await?;
+            let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO join_tokens ({COLUMNS}) \
+                 VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)"
+            )))
+            .bind(&token.id)
+            .bind(&token.pool_id)
+            .bind(&token.tenant_id)
+            .bind(&token.description)
+            .bind(token.max_uses)
+            .bind(token.expires_at)
+            .bind(serde_json::to_string(&token.labels).expect("labels serialize"))
+            .bind(serde_json::to_string(&token.taints).expect("taints serialize"))
+            .bind(&token.secret_sha256)
+            .bind(&token.created_by)
+            .bind(&token.idempotency_key)
+            .bind(&token.request_digest)
+            .bind(token.created_at)
+            .execute(&mut *txn)
+            .await;
+            super::conflict_on_unique(inserted, || {
+                Error::conflict(format!("join token {:?} was made by another call", token.id))
+            })?;
+            let created = self.join_token_fetch_in(&mut txn, &token.id).await?.expect("just inserted");
+            self.event_append_in(&mut txn, &created.event("created", created.created_at)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(created)
+        })
+        .await
+    }
+
+    async fn join_token_fetch_in(
+        &self,
+        txn: &mut sqlx::Transaction<'static, sqlx::Any>,
+        id: &str,
+    ) -> Result<Option<JoinTokenRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM join_tokens WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+        row.as_ref().map(token_from_row).transpose()
+    }
+
+    /// One token with its joins, whatever its pool: callers check.
+    pub async fn join_token_fetch(&self, id: &str) -> Result<Option<JoinTokenRow>> {
+        crate::measured::store("join_token_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM join_tokens WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            let Some(mut token) = row.as_ref().map(token_from_row).transpose()? else { return Ok(None) };
+            let uses = sqlx::query(
+                "SELECT node_id, used_at, address FROM join_token_uses WHERE token_id = $1 ORDER BY used_at, node_id",
+            )
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
+            token.joins = uses
+                .iter()
+                .map(|row| {
+                    Ok(JoinTokenUseRow {
+                        node_id: row.try_get("node_id")?,
+                        used_at: row.try_get("used_at")?,
+                        address: row.try_get("address")?,
+                    })
+                })
+                .collect::<Result<_>>()?;
+            Ok(Some(token))
+        })
+        .await
+    }
+
+    /// The pool's tokens, newest first, at most `limit` (their joins not filled in).
+    pub async fn join_token_list(&self, pool_id: &str, limit: i64) -> Result<Vec<JoinTokenRow>> {
+        crate::measured::store("join_token_list", async {
+            let sql =
+                format!("SELECT {COLUMNS} FROM join_tokens WHERE pool_id = $1 ORDER BY created_at DESC, id LIMIT $2");
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).bind(limit).fetch_all(&self.pool).await?;
+            rows.iter().map(token_from_row).collect()
+        })
+        .await
+    }
+
+    /// Revokes a token at `now` and appends its `revoked` event; one already revoked is returned
+    /// as it is.
+    pub async fn join_token_revoke(&self, id: &str, now: i64) -> Result<JoinTokenRow> {
+        crate::measured::store("join_token_revoke", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query("UPDATE join_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+                .bind(id)
+                .bind(now)
+                .execute(&mut *txn)
+                .await?;
+            let token =
+                self.join_token_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("joinToken", id))?;
+            if updated.rows_affected() > 0 {
+                self.event_append_in(&mut txn, &token.event("revoked", now)).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(token)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(max_uses: i64, uses: i64, revoked_at: Option<i64>) -> JoinTokenRow {
+        JoinTokenRow {
+            id: "jt_0000000000000000000000000a".into(),
+            pool_id: "pool_0000000000000000000000000a".into(),
+            tenant_id: None,
+            description: String::new(),
+            max_uses,
+            uses,
+            expires_at: 1_000,
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            secret_sha256: "ab".into(),
+            created_by: "prn_x".into(),
+            idempotency_key: "k".into(),
+            request_digest: "d".into(),
+            created_at: 0,
+            revoked_at,
+            last_used_at: None,
+            joins: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_tokens_state_names_the_first_reason_it_is_refused() {
+        assert_eq!(token(2, 1, None).state_at(999), JoinTokenState::Active);
+        assert_eq!(token(2, 1, None).state_at(1_000), JoinTokenState::Expired, "expiry is exclusive");
+        assert_eq!(token(2, 2, None).state_at(1_000), JoinTokenState::Exhausted);
+        assert_eq!(token(2, 2, Some(5)).state_at(1_000), JoinTokenState::Revoked);
+    }
+
+    #[test]
+    fn an_event_never_carries_the_secret_digest() {
+        let event = token(1, 0, None).event("created", 5);
+        assert_eq!(event.event_type, "compute.joinToken.created");
+        assert_eq!(event.subject, "pool_0000000000000000000000000a");
+        assert_eq!(event.tenant_id, "platform");
+        assert!(!event.data.to_string().contains("secret") && !event.data.to_string().contains("\"ab\""));
+    }
+}
