@@ -170,7 +170,8 @@ async fn accept(
 /// Serves one connection until it ends, it has been idle too long, or the server stops.
 async fn serve_connection(tcp: TcpStream, router: Router, limits: &Limits, mut stop: watch::Receiver<bool>) {
     let activity = Arc::new(Activity::new());
-    let service = Tracked { router, activity: activity.clone(), request_timeout: limits.request_timeout };
+    let peer = tcp.peer_addr().ok();
+    let service = Tracked { router, activity: activity.clone(), request_timeout: limits.request_timeout, peer };
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
     builder
@@ -260,6 +261,8 @@ struct Tracked {
     router: Router,
     activity: Arc<Activity>,
     request_timeout: Duration,
+    /// The connection's peer, which each call carries (a join records its address).
+    peer: Option<std::net::SocketAddr>,
 }
 
 impl tower::Service<http::Request<Incoming>> for Tracked {
@@ -271,7 +274,10 @@ impl tower::Service<http::Request<Incoming>> for Tracked {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: http::Request<Incoming>) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<Incoming>) -> Self::Future {
+        if let Some(peer) = self.peer {
+            request.extensions_mut().insert(api::PeerAddress(peer));
+        }
         let in_flight = InFlight::start(self.activity.clone());
         let (router, timeout) = (self.router.clone(), self.request_timeout);
         Box::pin(async move {

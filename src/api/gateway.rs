@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tonic::body::Body;
 use tower::{Service, ServiceExt};
 
-use super::layer::{JsonBody, MAX_REQUEST_BYTES, REQUEST_ID_HEADER};
+use super::layer::{JsonBody, MAX_REQUEST_BYTES, PeerAddress, REQUEST_ID_HEADER};
 use super::validate::Validator;
 use crate::error::{Error, FieldViolation, Violations};
 use crate::methods::MethodTable;
@@ -93,6 +93,9 @@ where
         .body(Body::new(body))
         .expect("a request built from valid parts");
     grpc_request.extensions_mut().insert(JsonBody);
+    if let Some(peer) = parts.extensions.get::<PeerAddress>() {
+        grpc_request.extensions_mut().insert(*peer);
+    }
     if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
         grpc_request.headers_mut().insert(header::AUTHORIZATION, value.clone());
     }

@@ -37,6 +37,10 @@ const MAX_REQUEST_ID_LEN: usize = 128;
 #[derive(Clone, Debug)]
 pub struct RequestId(pub String);
 
+/// The address a call's connection came from, in the request's extensions (set by the server).
+#[derive(Clone, Copy, Debug)]
+pub struct PeerAddress(pub std::net::SocketAddr);
+
 /// Marks a request whose body is the JSON of its message, not a gRPC frame: only the in-process
 /// JSON gateway sets it (a client cannot set an extension), so that JSON is parsed here, after
 /// the caller is authenticated, and the caller is authenticated once.
@@ -202,7 +206,18 @@ where
 {
     let (mut parts, body) = request.into_parts();
     let authorization = parts.headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let caller = state.services.authenticate(authorization).await?;
+    // A node daemon's method is called with its own credential, checked here as a key is, and
+    // decided on nothing else: the service reads what the credential named.
+    let daemon_credential = method.authorization.as_ref().map(|a| a.credential.as_str()).filter(|c| !c.is_empty());
+    let caller = match daemon_credential {
+        None => Some(state.services.authenticate(authorization).await?),
+        Some(kind) => {
+            let address = parts.extensions.get::<PeerAddress>().map(|peer| peer.0.ip().to_string()).unwrap_or_default();
+            let call = state.services.authenticate_daemon(kind, authorization, address).await?;
+            parts.extensions.insert(call);
+            None
+        }
+    };
     if method.descriptor.is_client_streaming() {
         // The decision reads the request; no method of the API streams requests.
         return Err(Error::new(Code::Unsupported, format!("{} streams requests, which is not served", method.name)));
@@ -230,8 +245,10 @@ where
     };
     // The decision comes before anything else is looked up or written; validation only reads
     // the request, so a refused caller learns nothing of the rules either.
-    let ctx = Context::new(caller, request_id);
-    authorize(state, &ctx, method, &decoded).await?;
+    let ctx = caller.map(|caller| Context::new(caller, request_id.clone()));
+    if let Some(ctx) = &ctx {
+        authorize(state, ctx, method, &decoded).await?;
+    }
     let mut violations = Violations::new();
     if super::update_mask::settle(&mut decoded, &state.validator, &mut violations) {
         bytes = encode_frame(&decoded);
@@ -244,8 +261,10 @@ where
         // them all at once; `api::context` refuses the call with these for every other method.
         parts.extensions.insert(SchemaViolations(violations));
     }
-    parts.extensions.insert(ctx.caller);
-    parts.extensions.insert(RequestId(ctx.request_id));
+    if let Some(ctx) = ctx {
+        parts.extensions.insert(ctx.caller);
+    }
+    parts.extensions.insert(RequestId(request_id));
     Ok(http::Request::from_parts(parts, Body::new(Full::new(bytes))))
 }
 

@@ -30,6 +30,7 @@ mod join_tokens;
 mod kubernetes;
 pub mod layer;
 mod load_balancers;
+mod nodes;
 mod offers;
 pub mod openapi;
 mod platform_pools;
@@ -59,6 +60,7 @@ use crate::methods::MethodTable;
 use crate::proto::{FILE_DESCRIPTOR_SET, compute, descriptor_pool, platform};
 use crate::service::{Caller, Context, Service};
 use crate::telemetry::Metrics;
+pub use layer::PeerAddress;
 use layer::{ApiLayer, LayerState, RequestId, SchemaViolations};
 use sha2::{Digest, Sha256};
 use validate::Validator;
@@ -71,6 +73,19 @@ pub fn context<T>(request: &tonic::Request<T>) -> Result<Context, tonic::Status>
         return Err(ctx.schema.into_error().into());
     }
     Ok(ctx)
+}
+
+/// A node daemon's call: its credential as the layer checked it, and its request id. The
+/// schema stage's violations refuse it first.
+pub fn daemon_call<T>(request: &tonic::Request<T>) -> Result<crate::service::DaemonCall, tonic::Status> {
+    if let Some(SchemaViolations(violations)) = request.extensions().get::<SchemaViolations>() {
+        return Err(violations.clone().into_error().into());
+    }
+    request
+        .extensions()
+        .get::<crate::service::DaemonCall>()
+        .cloned()
+        .ok_or_else(|| Error::internal("a daemon's call reached a service without passing the API layer").into())
 }
 
 /// The context of a call to a method whose service checks rules of its own: it carries the
@@ -153,6 +168,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .add_service(compute::instances_server::InstancesServer::new(api.clone()))
         .add_service(compute::certificates_server::CertificatesServer::new(api.clone()))
         .add_service(compute::join_tokens_server::JoinTokensServer::new(api.clone()))
+        .add_service(compute::nodes_server::NodesServer::new(api.clone()))
         .add_service(platform::audit_server::AuditServer::new(api.clone()))
         .add_service(compute::events_server::EventsServer::new(api.clone()))
         .add_service(compute::usage_server::UsageServer::new(api.clone()))

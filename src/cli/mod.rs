@@ -22,6 +22,7 @@ mod identity;
 mod join_tokens;
 mod kubernetes;
 mod load_balancers;
+mod nodes;
 mod offers;
 mod output;
 mod pools;
@@ -104,6 +105,9 @@ pub enum Command {
     /// Join tokens, with which `bcd` daemons join a pool.
     #[command(subcommand, name = "jointokens")]
     Jointokens(join_tokens::JoinTokensCommand),
+    /// Nodes: machines that joined a pool with a join token.
+    #[command(subcommand)]
+    Nodes(nodes::NodesCommand),
     /// The tenants' projects.
     #[command(subcommand)]
     Projects(projects::ProjectsCommand),
@@ -206,6 +210,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Instances(command) => vps::instances(&cli, command).await,
         Command::Certificates(command) => vps::certificates(&cli, command).await,
         Command::Jointokens(command) => join_tokens::run(&cli, command).await,
+        Command::Nodes(command) => nodes::run(&cli, command).await,
         Command::Projects(command) => projects::run(&cli, command).await,
         Command::Accounts(command) => accounts::run(&cli, command).await,
         Command::Pools(command) => pools::run(&cli, command).await,

@@ -20,6 +20,7 @@
 mod error;
 pub mod kubernetes_clusters;
 mod metering;
+mod node_liveness;
 mod noop;
 mod outcome;
 mod registry;
@@ -31,6 +32,7 @@ mod wake;
 pub use error::{Context, Failure, PassError, refusal};
 pub use kubernetes_clusters::KubernetesClusters;
 pub use metering::Metering;
+pub use node_liveness::NodeLiveness;
 pub use noop::Noop;
 pub use outcome::{Backoff, Next, Outcome, Schedule};
 pub use registry::registry;

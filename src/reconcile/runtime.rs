@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::metering::{METERING_KIND, METERING_OBJECT};
+use super::node_liveness::{NODE_LIVENESS_KIND, NODE_LIVENESS_OBJECT, NodeLiveness};
 use super::relay::{NatsRelay, RELAY_KIND, RELAY_OBJECT};
 use super::{Metering, Next, Noop, Outcome, Pass, Reconciler, Schedule, wake};
 use crate::error::{Error, Result};
@@ -33,6 +34,8 @@ pub struct WorkerConfig {
     pub kind_intervals: Vec<(String, Duration, Duration)>,
     /// How often the metering pass runs.
     pub metering_interval: Duration,
+    /// How often the sweep that marks silent nodes `notReady` runs.
+    pub node_liveness_interval: Duration,
     /// How long a stopping worker lets running passes finish before releasing their leases.
     pub shutdown_grace: Duration,
     /// Runs the `noop` kind with passes this long (tests and benchmarks only).
@@ -53,6 +56,7 @@ impl Default for WorkerConfig {
             settled: None,
             kind_intervals: Vec::new(),
             metering_interval: Duration::from_secs(300),
+            node_liveness_interval: Duration::from_secs(5),
             shutdown_grace: Duration::from_secs(10),
             noop_pass: None,
             nats_url: None,
@@ -84,7 +88,10 @@ impl std::fmt::Debug for Worker {
 impl Worker {
     /// A worker over `store` with the built-in kinds (metering, and `noop` when configured).
     pub fn new(store: Store, config: WorkerConfig) -> Self {
-        let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(Metering { interval: config.metering_interval })];
+        let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![
+            Arc::new(Metering { interval: config.metering_interval }),
+            Arc::new(NodeLiveness { interval: config.node_liveness_interval }),
+        ];
         if let Some(pass) = config.noop_pass {
             reconcilers.push(Arc::new(Noop { pass }));
         }
@@ -126,6 +133,7 @@ impl Worker {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
         self.check_store().await?;
         self.store.work_ensure(METERING_KIND, METERING_OBJECT, now_micros()).await?;
+        self.store.work_ensure(NODE_LIVENESS_KIND, NODE_LIVENESS_OBJECT, now_micros()).await?;
         if self.config.nats_url.is_some() {
             self.store.work_ensure(RELAY_KIND, RELAY_OBJECT, now_micros()).await?;
         }

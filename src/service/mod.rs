@@ -28,6 +28,7 @@ mod kubernetes_node_pools;
 mod load_balancer_checks;
 mod load_balancers;
 mod networks;
+mod nodes;
 mod offers;
 mod paging;
 mod pools;
@@ -49,6 +50,7 @@ pub use join_tokens::IssuedJoinToken;
 pub use kubernetes::{ClusterPlacement, KubernetesModule};
 pub use kubernetes_clusters::{credential_account, legacy_request_digest};
 pub use networks::{check_subnets, ipv4_range};
+pub use nodes::{DEFAULT_HEARTBEAT_INTERVAL, DaemonCall, JOIN_TOKEN_CREDENTIAL, JoinedNode, NODE_CREDENTIAL};
 
 use std::sync::{Arc, OnceLock};
 
@@ -151,6 +153,8 @@ pub struct Service {
     kubernetes: Arc<KubernetesModule>,
     /// Seals provider credentials; without it accounts cannot be written.
     secret_key: Option<SecretKey>,
+    /// How often nodes are told to heartbeat.
+    node_heartbeat_interval: std::time::Duration,
 }
 
 impl Service {
@@ -163,7 +167,13 @@ impl Service {
                 Arc::new(Authorizer::new(&actions, &[]).expect("the built-in policies validate against the schema"))
             })
             .clone();
-        Self { store, authorizer, secret_key: None, kubernetes: Arc::default() }
+        Self {
+            store,
+            authorizer,
+            secret_key: None,
+            kubernetes: Arc::default(),
+            node_heartbeat_interval: nodes::DEFAULT_HEARTBEAT_INTERVAL,
+        }
     }
 
     /// Services over `store`, deciding with the built-in policies and the operator's `policies`
@@ -175,6 +185,7 @@ impl Service {
             authorizer: Arc::new(Authorizer::new(&actions, policies)?),
             secret_key: None,
             kubernetes: Arc::default(),
+            node_heartbeat_interval: nodes::DEFAULT_HEARTBEAT_INTERVAL,
         })
     }
 
@@ -186,6 +197,12 @@ impl Service {
     /// The same services, sealing secrets (provider credentials) with `key`.
     pub fn with_secret_key(mut self, key: SecretKey) -> Self {
         self.secret_key = Some(key);
+        self
+    }
+
+    /// The same services, telling nodes to heartbeat every `interval`.
+    pub fn with_node_heartbeat_interval(mut self, interval: std::time::Duration) -> Self {
+        self.node_heartbeat_interval = interval;
         self
     }
 

@@ -102,7 +102,7 @@ impl JoinTokenRow {
 
     /// An event (`compute.joinToken.<change>`) on the pool's subject. It names the token, never
     /// its secret.
-    fn event(&self, change: &str, time: i64) -> NewEvent {
+    pub(super) fn event(&self, change: &str, time: i64) -> NewEvent {
         NewEvent {
             source: "/compute/joinTokens".to_owned(),
             event_type: format!("compute.joinToken.{change}"),
@@ -179,7 +179,7 @@ impl Store {
         .await
     }
 
-    async fn join_token_fetch_in(
+    pub(super) async fn join_token_fetch_in(
         &self,
         txn: &mut sqlx::Transaction<'static, sqlx::Any>,
         id: &str,

@@ -23,6 +23,7 @@ mod load_balancer_rows;
 mod load_balancer_targets;
 mod load_balancers;
 mod networks;
+mod nodes;
 mod offers;
 mod pools;
 mod projects;
@@ -73,6 +74,7 @@ pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
 };
+pub use nodes::{JoinOutcome, NodeCapacityRow, NodeRow};
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
@@ -145,6 +147,7 @@ migrations!(
     (13, "node_pool_idempotency", "0013_node_pool_idempotency"),
     (14, "request_digest_name", "0014_request_digest_name"),
     (15, "join_tokens", "0015_join_tokens"),
+    (16, "nodes", "0016_nodes"),
 );
 
 /// The store shared by every service and reconciler.

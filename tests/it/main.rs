@@ -14,6 +14,7 @@ mod json_api;
 mod kubernetes;
 mod load_balancers;
 mod metrics;
+mod nodes;
 mod provider;
 mod store_conformance;
 mod vps;

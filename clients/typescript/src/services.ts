@@ -9,6 +9,7 @@ import { KubernetesClusters } from "./gen/bettercompute/compute/v1/kubernetes_pb
 import { KubernetesNodePools } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { LoadBalancers } from "./gen/bettercompute/compute/v1/load_balancers_pb.js";
 import { Networks } from "./gen/bettercompute/compute/v1/networks_pb.js";
+import { Nodes } from "./gen/bettercompute/compute/v1/nodes_pb.js";
 import { Pools as compute_Pools } from "./gen/bettercompute/compute/v1/pools_pb.js";
 import { Usage } from "./gen/bettercompute/compute/v1/usage_pb.js";
 import { Accounts } from "./gen/bettercompute/platform/v1/accounts_pb.js";
@@ -33,6 +34,7 @@ export const services = {
   kubernetesNodePools: KubernetesNodePools,
   loadBalancers: LoadBalancers,
   networks: Networks,
+  nodes: Nodes,
   computePools: compute_Pools,
   usage: Usage,
   accounts: Accounts,

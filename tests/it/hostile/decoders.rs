@@ -127,7 +127,7 @@ fn unknown_fields(count: u32) -> Vec<u8> {
 }
 
 /// `{"k0": 0, "k1": 0, ...}` with `count` keys.
-fn json_with_unknown_keys(count: usize) -> String {
+pub(super) fn json_with_unknown_keys(count: usize) -> String {
     let mut body = String::with_capacity(count * 12);
     body.push('{');
     for index in 0..count {
@@ -175,7 +175,13 @@ async fn post(
 /// A JSON call with curl, for a body the server may answer before reading it all (curl stops
 /// sending and reads the answer; reqwest reports the broken pipe instead). Returns the status
 /// and the body text; `chunked` sends the body with no length.
-fn post_unread(server: &ServerProcess, path: &str, token: Option<&str>, body: &str, chunked: bool) -> (u16, String) {
+pub(super) fn post_unread(
+    server: &ServerProcess,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+    chunked: bool,
+) -> (u16, String) {
     let dir = tempfile::tempdir().unwrap();
     let (input, output) = (dir.path().join("body.json"), dir.path().join("answer.json"));
     std::fs::write(&input, body).unwrap();
@@ -202,7 +208,7 @@ fn post_unread(server: &ServerProcess, path: &str, token: Option<&str>, body: &s
     (status, std::fs::read_to_string(&output).unwrap_or_default())
 }
 
-fn json_error(text: &str) -> Value {
+pub(super) fn json_error(text: &str) -> Value {
     serde_json::from_str::<Value>(text).unwrap_or_else(|_| panic!("an error body: {text}"))["error"].clone()
 }
 

@@ -16,6 +16,7 @@ use crate::harness::TestDb;
 
 mod accounts;
 mod authorization;
+mod daemons;
 mod decoders;
 mod identity;
 mod listener;

@@ -25,13 +25,13 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&bettercompute/options/v1/options.proto\x12\x18\x62\x65ttercompute.options.v1\x1a google/protobuf/descriptor.proto\"l\n\rAuthorization\x12\x12\n\npermission\x18\x01 \x01(\t\x12\x10\n\x08resource\x18\x02 \x01(\t\x12\r\n\x05items\x18\x03 \x01(\x08\x12\x10\n\x08id_field\x18\x04 \x01(\t\x12\x14\n\x0ctenant_field\x18\x05 \x01(\t:`\n\rauthorization\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\x0b\x32\'.bettercompute.options.v1.Authorization:6\n\rfield_default\x12\x1d.google.protobuf.FieldOptions\x18\xba\x8e\x03 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&bettercompute/options/v1/options.proto\x12\x18\x62\x65ttercompute.options.v1\x1a google/protobuf/descriptor.proto\"\x80\x01\n\rAuthorization\x12\x12\n\npermission\x18\x01 \x01(\t\x12\x10\n\x08resource\x18\x02 \x01(\t\x12\r\n\x05items\x18\x03 \x01(\x08\x12\x10\n\x08id_field\x18\x04 \x01(\t\x12\x14\n\x0ctenant_field\x18\x05 \x01(\t\x12\x12\n\ncredential\x18\x06 \x01(\t:`\n\rauthorization\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\x0b\x32\'.bettercompute.options.v1.Authorization:6\n\rfield_default\x12\x1d.google.protobuf.FieldOptions\x18\xba\x8e\x03 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'bettercompute.options.v1.options_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_AUTHORIZATION']._serialized_start=102
-  _globals['_AUTHORIZATION']._serialized_end=210
+  _globals['_AUTHORIZATION']._serialized_start=103
+  _globals['_AUTHORIZATION']._serialized_end=231
 # @@protoc_insertion_point(module_scope)

@@ -10,15 +10,17 @@ FIELD_DEFAULT_FIELD_NUMBER: _ClassVar[int]
 field_default: _descriptor.FieldDescriptor
 
 class Authorization(_message.Message):
-    __slots__ = ("permission", "resource", "items", "id_field", "tenant_field")
+    __slots__ = ("permission", "resource", "items", "id_field", "tenant_field", "credential")
     PERMISSION_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_FIELD_NUMBER: _ClassVar[int]
     ITEMS_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     permission: str
     resource: str
     items: bool
     id_field: str
     tenant_field: str
-    def __init__(self, permission: _Optional[str] = ..., resource: _Optional[str] = ..., items: _Optional[bool] = ..., id_field: _Optional[str] = ..., tenant_field: _Optional[str] = ...) -> None: ...
+    credential: str
+    def __init__(self, permission: _Optional[str] = ..., resource: _Optional[str] = ..., items: _Optional[bool] = ..., id_field: _Optional[str] = ..., tenant_field: _Optional[str] = ..., credential: _Optional[str] = ...) -> None: ...

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/options/v1/options.proto.
  */
 export const file_bettercompute_options_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("CiZiZXR0ZXJjb21wdXRlL29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxIYYmV0dGVyY29tcHV0ZS5vcHRpb25zLnYxImwKDUF1dGhvcml6YXRpb24SEgoKcGVybWlzc2lvbhgBIAEoCRIQCghyZXNvdXJjZRgCIAEoCRINCgVpdGVtcxgDIAEoCBIQCghpZF9maWVsZBgEIAEoCRIUCgx0ZW5hbnRfZmllbGQYBSABKAk6bwoNYXV0aG9yaXphdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAsyJy5iZXR0ZXJjb21wdXRlLm9wdGlvbnMudjEuQXV0aG9yaXphdGlvblINYXV0aG9yaXphdGlvbjpECg1maWVsZF9kZWZhdWx0Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi6jgMgASgJUgxmaWVsZERlZmF1bHRiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("CiZiZXR0ZXJjb21wdXRlL29wdGlvbnMvdjEvb3B0aW9ucy5wcm90bxIYYmV0dGVyY29tcHV0ZS5vcHRpb25zLnYxIoABCg1BdXRob3JpemF0aW9uEhIKCnBlcm1pc3Npb24YASABKAkSEAoIcmVzb3VyY2UYAiABKAkSDQoFaXRlbXMYAyABKAgSEAoIaWRfZmllbGQYBCABKAkSFAoMdGVuYW50X2ZpZWxkGAUgASgJEhIKCmNyZWRlbnRpYWwYBiABKAk6bwoNYXV0aG9yaXphdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAsyJy5iZXR0ZXJjb21wdXRlLm9wdGlvbnMudjEuQXV0aG9yaXphdGlvblINYXV0aG9yaXphdGlvbjpECg1maWVsZF9kZWZhdWx0Eh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi6jgMgASgJUgxmaWVsZERlZmF1bHRiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * How a method is authorized: the permission that is decided and the resource type it is
@@ -61,6 +61,15 @@ export type Authorization = Message<"bettercompute.options.v1.Authorization"> & 
    * @generated from field: string tenant_field = 5;
    */
   tenantField: string;
+
+  /**
+   * The credential the method is called with: empty for an API key (the permission is then
+   * decided); `join-token` (`bcjt_...`) or `node` (`bcn_...`) for the methods of node daemons,
+   * whose service checks the credential itself and decides nothing else.
+   *
+   * @generated from field: string credential = 6;
+   */
+  credential: string;
 };
 
 /**

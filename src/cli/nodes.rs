@@ -1,0 +1,75 @@
+//! `bc nodes ...`: the nodes of a pool, and cordoning or deleting one.
+
+use super::follow::answer;
+use super::{Cli, connect, output};
+use crate::proto::compute::{
+    CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, ListNodesRequest, UncordonNodeRequest,
+    nodes_client::NodesClient,
+};
+
+/// The node commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum NodesCommand {
+    /// Lists a pool's nodes, oldest first.
+    List {
+        /// The pool (`pool_...`).
+        #[arg(long)]
+        pool: String,
+    },
+    /// Shows a node: its machine, capacity, conditions and state.
+    Get {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The node's id (`node_...`).
+        node_id: String,
+    },
+    /// Marks a node unschedulable; its daemon learns it on its next heartbeat.
+    Cordon {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The node's id.
+        node_id: String,
+    },
+    /// Marks a node schedulable again.
+    Uncordon {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The node's id.
+        node_id: String,
+    },
+    /// Deletes a node: its credential is void and its daemon stops.
+    Delete {
+        /// The pool.
+        #[arg(long)]
+        pool: String,
+        /// The node's id.
+        node_id: String,
+    },
+}
+
+/// Runs a node command.
+pub async fn run(cli: &Cli, command: &NodesCommand) -> Result<(), String> {
+    let mut client = NodesClient::new(connect(cli).await?);
+    let node = match command {
+        NodesCommand::List { pool } => {
+            let list = answer(client.list(ListNodesRequest { pool_id: pool.clone() }).await)?;
+            return output::print_list(cli.output, &list, "bettercompute.compute.v1.ListNodesResponse", "nodes");
+        }
+        NodesCommand::Get { pool, node_id } => {
+            client.get(GetNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
+        }
+        NodesCommand::Cordon { pool, node_id } => {
+            client.cordon(CordonNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
+        }
+        NodesCommand::Uncordon { pool, node_id } => {
+            client.uncordon(UncordonNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
+        }
+        NodesCommand::Delete { pool, node_id } => {
+            client.delete(DeleteNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
+        }
+    };
+    output::print_one(cli.output, &answer(node)?, "bettercompute.compute.v1.Node")
+}

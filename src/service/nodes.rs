@@ -1,0 +1,283 @@
+//! Nodes: the daemon's credentials (a join token to join, the node's own credential after),
+//! the join, heartbeats and leaving, and what the pool's people do to nodes (list, get, cordon,
+//! uncordon, delete). A refused join says exactly why the token cannot be used, once its secret
+//! matched; an unknown token or a wrong secret learns nothing.
+
+use std::time::Duration;
+
+use super::bearer::Bearer;
+use super::vps::LIST_LIMIT;
+use super::{Context, Service};
+use crate::error::{Code, Error, Result};
+use crate::ids::{JoinTokenId, NodeId};
+use crate::proto::compute::{
+    CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, JoinNodeRequest, LeaveNodeRequest, ListNodesRequest,
+    NodeCapacity, NodeHeartbeatRequest, UncordonNodeRequest,
+};
+use crate::store::{JoinOutcome, JoinTokenRow, JoinTokenState, NodeCapacityRow, NodeRow, now_micros};
+
+/// How often a node heartbeats unless the server is told otherwise.
+pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The credential kinds of the daemon's methods, as the methods' `credential` option names them.
+pub const JOIN_TOKEN_CREDENTIAL: &str = "join-token";
+/// See [`JOIN_TOKEN_CREDENTIAL`].
+pub const NODE_CREDENTIAL: &str = "node";
+
+/// A daemon's call, its credential checked by [`Service::authenticate_daemon`]: the only way
+/// to make one, so a daemon method cannot be served unauthenticated.
+#[derive(Clone, Debug)]
+pub struct DaemonCall {
+    /// What the credential named.
+    credential: DaemonCredential,
+    /// The address the call came from.
+    pub address: String,
+}
+
+/// What a daemon's credential named.
+#[derive(Clone, Debug)]
+enum DaemonCredential {
+    /// A join token whose secret matched (usable or not: the join says why not).
+    JoinToken(Box<JoinTokenRow>),
+    /// A node whose credential matched.
+    Node(Box<NodeRow>),
+}
+
+/// The answer to a join: the node and its credential, shown this once.
+#[derive(Debug)]
+pub struct JoinedNode {
+    /// The node.
+    pub node: NodeRow,
+    /// `bcn_<id>.<secret>`.
+    pub credential: String,
+}
+
+fn invalid_join_token() -> Error {
+    Error::unauthenticated("invalid join token")
+}
+
+fn invalid_node_credential() -> Error {
+    Error::unauthenticated("invalid node credential")
+}
+
+/// A time in RFC 3339, as errors say it.
+fn rfc3339(micros: i64) -> String {
+    prost_types::Timestamp { seconds: micros.div_euclid(1_000_000), nanos: 0 }.to_string()
+}
+
+/// Why `token` cannot be used at `now`: `UNAUTHENTICATED` with `details.reason`.
+fn unusable(token: &JoinTokenRow, now: i64) -> Error {
+    let (reason, why) = match token.state_at(now) {
+        JoinTokenState::Revoked => ("revoked", format!("was revoked at {}", rfc3339(token.revoked_at.unwrap_or(now)))),
+        JoinTokenState::Exhausted => ("exhausted", format!("is exhausted after {} uses", token.uses)),
+        JoinTokenState::Expired | JoinTokenState::Active => {
+            ("expired", format!("expired at {}", rfc3339(token.expires_at)))
+        }
+    };
+    Error::unauthenticated(format!("join token {} {why}; ask the pool's admins for a new one", token.id))
+        .with_detail("reason", reason)
+        .with_detail("joinTokenId", token.id.as_str())
+}
+
+fn capacity_row(capacity: Option<&NodeCapacity>) -> NodeCapacityRow {
+    capacity.map_or_else(NodeCapacityRow::default, |c| NodeCapacityRow {
+        cpu_millis: c.cpu_millis,
+        memory_bytes: c.memory_bytes,
+        ephemeral_storage_bytes: c.ephemeral_storage_bytes,
+        gpus: c.gpus.iter().map(|g| (g.model.clone(), g.count)).collect(),
+    })
+}
+
+impl Service {
+    /// Checks the credential of a daemon's call (`Authorization: Bearer bcjt_...` for
+    /// `join-token`, `bcn_...` for `node`): a missing, malformed, unknown or wrong one is
+    /// `UNAUTHENTICATED` and says nothing more; a node's that matched but was voided by a delete
+    /// or a leave says so.
+    pub async fn authenticate_daemon(&self, kind: &str, header: Option<&str>, address: String) -> Result<DaemonCall> {
+        let bearer =
+            header.and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer "))).map(str::trim);
+        let credential = match kind {
+            JOIN_TOKEN_CREDENTIAL => {
+                let token = bearer.and_then(Bearer::<JoinTokenId>::parse).ok_or_else(invalid_join_token)?;
+                let row = self.store.join_token_fetch(token.id.as_str()).await?.ok_or_else(invalid_join_token)?;
+                if !token.matches(&row.secret_sha256) {
+                    return Err(invalid_join_token());
+                }
+                DaemonCredential::JoinToken(Box::new(row))
+            }
+            NODE_CREDENTIAL => {
+                let credential = bearer.and_then(Bearer::<NodeId>::parse).ok_or_else(invalid_node_credential)?;
+                let row = self.store.node_fetch(credential.id.as_str()).await?.ok_or_else(invalid_node_credential)?;
+                if !credential.matches(&row.credential_sha256) {
+                    return Err(invalid_node_credential());
+                }
+                if let Some(deleted) = row.deleted_at {
+                    return Err(Error::unauthenticated(format!(
+                        "node {} was deleted at {}: its credential is void; join again with a new token",
+                        row.id,
+                        rfc3339(deleted)
+                    ))
+                    .with_detail("reason", "deleted")
+                    .with_detail("nodeId", row.id.as_str()));
+                }
+                DaemonCredential::Node(Box::new(row))
+            }
+            other => return Err(Error::internal(format!("no daemon credential is called {other:?}"))),
+        };
+        Ok(DaemonCall { credential, address })
+    }
+
+    /// The node a node credential named, which must be the one the request names.
+    fn calling_node(call: &DaemonCall, node_id: &str) -> Result<NodeRow> {
+        match &call.credential {
+            DaemonCredential::Node(node) if node.id == node_id => Ok(node.as_ref().clone()),
+            DaemonCredential::Node(node) => Err(Error::access_denied(format!(
+                "the credential of node {} speaks for that node only, not {node_id}",
+                node.id
+            ))),
+            DaemonCredential::JoinToken(_) => Err(invalid_node_credential()),
+        }
+    }
+
+    /// Joins the machine to the token's pool; see `Nodes.Join`.
+    pub async fn node_join(&self, call: &DaemonCall, request: JoinNodeRequest) -> Result<JoinedNode> {
+        let DaemonCredential::JoinToken(token) = &call.credential else { return Err(invalid_join_token()) };
+        let now = now_micros();
+        if token.state_at(now) != JoinTokenState::Active {
+            return Err(unusable(token, now));
+        }
+        // A machine that joins again keeps its node, so its new credential names that node.
+        let id = match self.store.node_live_id(&token.pool_id, &request.machine_id).await? {
+            Some(id) => {
+                NodeId::parse(&id).ok_or_else(|| Error::internal(format!("stored node id {id:?} is malformed")))?
+            }
+            None => NodeId::random(),
+        };
+        let credential = Bearer::for_id(id);
+        let mut labels = token.labels.clone();
+        labels.extend(request.labels);
+        let node = NodeRow {
+            id: credential.id.to_string(),
+            pool_id: token.pool_id.clone(),
+            tenant_id: token.tenant_id.clone(),
+            machine_id: request.machine_id,
+            hostname: request.hostname,
+            architecture: request.architecture,
+            os: request.os,
+            kernel: request.kernel,
+            bcd_version: request.bcd_version,
+            capacity: capacity_row(request.capacity.as_ref()),
+            allocatable: capacity_row(request.capacity.as_ref()),
+            conditions: Vec::new(),
+            labels,
+            taints: token.taints.clone(),
+            state: "ready".to_owned(),
+            cordoned: false,
+            join_token_id: token.id.clone(),
+            credential_sha256: credential.secret_sha256(),
+            address: call.address.clone(),
+            heartbeat_interval_ms: self.node_heartbeat_interval().as_millis() as i64,
+            version: 1,
+            joined_at: now,
+            last_heartbeat_at: now,
+            left_at: None,
+            deleted_at: None,
+            updated_at: now,
+        };
+        match self.store.node_join(&node, &token.id, now).await? {
+            JoinOutcome::Refused(token) => Err(unusable(&token, now)),
+            JoinOutcome::Joined { node, rejoined } => {
+                tracing::info!(node = %node.id, pool = %node.pool_id, machine = %node.machine_id, join_token = %token.id,
+                    rejoined, "node joined");
+                Ok(JoinedNode { node: *node, credential: credential.reveal() })
+            }
+        }
+    }
+
+    /// Records a heartbeat; see `Nodes.Heartbeat`.
+    pub async fn node_heartbeat(&self, call: &DaemonCall, request: NodeHeartbeatRequest) -> Result<NodeRow> {
+        let node = Self::calling_node(call, &request.node_id)?;
+        if node.state == "left" {
+            return Err(invalid_node_credential());
+        }
+        let conditions: Vec<(String, String, String)> =
+            request.conditions.into_iter().map(|c| (c.r#type, c.status, c.message)).collect();
+        let capacity = capacity_row(request.capacity.as_ref());
+        let allocatable =
+            if request.allocatable.is_some() { capacity_row(request.allocatable.as_ref()) } else { capacity.clone() };
+        self.store.node_heartbeat(&node.id, &capacity, &allocatable, &conditions, now_micros()).await
+    }
+
+    /// The node leaves its pool; see `Nodes.Leave`.
+    pub async fn node_leave(&self, call: &DaemonCall, request: LeaveNodeRequest) -> Result<NodeRow> {
+        let node = Self::calling_node(call, &request.node_id)?;
+        let left = self.store.node_leave(&node.id, now_micros()).await?;
+        tracing::info!(node = %left.id, pool = %left.pool_id, "node left");
+        Ok(left)
+    }
+
+    /// The heartbeat interval nodes are told.
+    pub fn node_heartbeat_interval(&self) -> Duration {
+        self.node_heartbeat_interval
+    }
+
+    /// Node `id` of pool `pool_id`; `NOT_FOUND` for one of another pool.
+    async fn node_of_pool(&self, pool_id: &str, id: &str) -> Result<NodeRow> {
+        match self.store.node_fetch(id).await? {
+            Some(node) if node.pool_id == pool_id => Ok(node),
+            _ => Err(Error::not_found("node", id)),
+        }
+    }
+
+    /// The pool's nodes, oldest first.
+    pub async fn node_list(&self, _ctx: &Context, request: ListNodesRequest) -> Result<Vec<NodeRow>> {
+        let pool = self.store.pool_fetch(&request.pool_id).await?;
+        self.store.node_list(&pool.id, LIST_LIMIT).await
+    }
+
+    /// One node of the pool.
+    pub async fn node_get(&self, _ctx: &Context, request: GetNodeRequest) -> Result<NodeRow> {
+        self.node_of_pool(&request.pool_id, &request.node_id).await
+    }
+
+    /// Cordons a node of the pool.
+    pub async fn node_cordon(&self, ctx: &Context, request: CordonNodeRequest) -> Result<NodeRow> {
+        self.node_steer(ctx, &request.pool_id, &request.node_id, Some(true)).await
+    }
+
+    /// Uncordons a node of the pool.
+    pub async fn node_uncordon(&self, ctx: &Context, request: UncordonNodeRequest) -> Result<NodeRow> {
+        self.node_steer(ctx, &request.pool_id, &request.node_id, Some(false)).await
+    }
+
+    /// Deletes a node of the pool; a deleted one is returned as it is.
+    pub async fn node_delete(&self, ctx: &Context, request: DeleteNodeRequest) -> Result<NodeRow> {
+        self.node_steer(ctx, &request.pool_id, &request.node_id, None).await
+    }
+
+    /// Cordons or uncordons (`Some`) or deletes (`None`) a node of the pool.
+    async fn node_steer(&self, ctx: &Context, pool_id: &str, node_id: &str, cordon: Option<bool>) -> Result<NodeRow> {
+        let node = self.node_of_pool(pool_id, node_id).await?;
+        if node.deleted_at.is_some() {
+            return match cordon {
+                None => Ok(node),
+                Some(_) => {
+                    Err(Error::new(Code::InvalidState, format!("node {node_id} is deleted"))
+                        .with_detail("nodeId", node_id))
+                }
+            };
+        }
+        let now = now_micros();
+        let changed = match cordon {
+            Some(cordoned) => self.store.node_set_cordoned(&node.id, cordoned, now).await?,
+            None => self.store.node_delete(&node.id, now).await?,
+        };
+        let what = match cordon {
+            Some(true) => "node cordoned",
+            Some(false) => "node uncordoned",
+            None => "node deleted",
+        };
+        tracing::info!(node = %changed.id, pool = %changed.pool_id, by = %ctx.caller.principal_id, "{what}");
+        Ok(changed)
+    }
+}

@@ -1,0 +1,424 @@
+//! Nodes in the store: the join (one use of the token consumed in the transaction that records
+//! the node), heartbeats, cordons, leaving and deletion, the worker's sweep that finds silent
+//! nodes, and their events on the pool's subject. Only the SHA-256 of a node's credential is
+//! kept.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
+
+use super::catalog::value_from_json;
+use super::{JoinTokenRow, NewEvent, Store};
+use crate::error::{Error, Result};
+
+/// What a machine has, or what of it pods may use.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeCapacityRow {
+    /// Thousandths of a CPU.
+    pub cpu_millis: i64,
+    /// Bytes of memory.
+    pub memory_bytes: i64,
+    /// Bytes of local disk for pods.
+    pub ephemeral_storage_bytes: i64,
+    /// GPUs: model and count.
+    pub gpus: Vec<(String, i32)>,
+}
+
+/// A node as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRow {
+    /// `node_...`.
+    pub id: String,
+    /// The pool it joined.
+    pub pool_id: String,
+    /// The tenant whose account the pool is on; `None` for a platform pool.
+    pub tenant_id: Option<String>,
+    /// The machine's id.
+    pub machine_id: String,
+    /// Its host name.
+    pub hostname: String,
+    /// Its architecture.
+    pub architecture: String,
+    /// Its operating system.
+    pub os: String,
+    /// Its kernel release.
+    pub kernel: String,
+    /// Its daemon's version.
+    pub bcd_version: String,
+    /// What it has.
+    pub capacity: NodeCapacityRow,
+    /// What of it pods may use.
+    pub allocatable: NodeCapacityRow,
+    /// Its conditions: type, status, message.
+    pub conditions: Vec<(String, String, String)>,
+    /// The token's labels and its own.
+    pub labels: BTreeMap<String, String>,
+    /// The token's taints: key, value, effect.
+    pub taints: Vec<(String, String, String)>,
+    /// `ready`, `notReady`, `left` or `deleted`.
+    pub state: String,
+    /// Whether nothing new may be scheduled on it.
+    pub cordoned: bool,
+    /// The token it last joined with.
+    pub join_token_id: String,
+    /// The SHA-256 of its credential, hex.
+    pub credential_sha256: String,
+    /// The address its last join came from.
+    pub address: String,
+    /// How often it heartbeats (ms).
+    pub heartbeat_interval_ms: i64,
+    /// Bumped by every change of its state or cordon.
+    pub version: i64,
+    /// When it first joined.
+    pub joined_at: i64,
+    /// When it last heartbeat or joined.
+    pub last_heartbeat_at: i64,
+    /// When it left.
+    pub left_at: Option<i64>,
+    /// When it was deleted.
+    pub deleted_at: Option<i64>,
+    /// Last change.
+    pub updated_at: i64,
+}
+
+impl NodeRow {
+    /// An event (`compute.node.<change>`) on the pool's subject. It never holds the credential.
+    fn event(&self, change: &str, time: i64) -> NewEvent {
+        NewEvent {
+            source: "/compute/nodes".to_owned(),
+            event_type: format!("compute.node.{change}"),
+            subject: self.pool_id.clone(),
+            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
+            time,
+            data: serde_json::json!({
+                "nodeId": self.id, "poolId": self.pool_id, "machineId": self.machine_id, "hostname": self.hostname,
+                "state": self.state, "cordoned": self.cordoned, "joinTokenId": self.join_token_id,
+                "version": self.version,
+            }),
+        }
+    }
+}
+
+/// The answer of a join: the node, or the token as it was when it could not be used.
+#[derive(Clone, Debug)]
+pub enum JoinOutcome {
+    /// The node joined (`rejoined`: its machine had a node in the pool already).
+    Joined {
+        /// The node as recorded.
+        node: Box<NodeRow>,
+        /// Whether an existing node of the machine was joined again.
+        rejoined: bool,
+    },
+    /// The token was expired, revoked or exhausted when the join came to it.
+    Refused(Box<JoinTokenRow>),
+}
+
+const COLUMNS: &str = "id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, bcd_version, capacity, \
+                       allocatable, conditions, labels, taints, state, cordoned, join_token_id, credential_sha256, \
+                       address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at, left_at, deleted_at, \
+                       updated_at";
+
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("a node's fields serialize")
+}
+
+fn node_from_row(row: &AnyRow) -> Result<NodeRow> {
+    let text = |column: &str| row.try_get::<String, _>(column);
+    Ok(NodeRow {
+        id: row.try_get("id")?,
+        pool_id: row.try_get("pool_id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        machine_id: row.try_get("machine_id")?,
+        hostname: row.try_get("hostname")?,
+        architecture: row.try_get("architecture")?,
+        os: row.try_get("os")?,
+        kernel: row.try_get("kernel")?,
+        bcd_version: row.try_get("bcd_version")?,
+        capacity: value_from_json(&text("capacity")?)?,
+        allocatable: value_from_json(&text("allocatable")?)?,
+        conditions: value_from_json(&text("conditions")?)?,
+        labels: value_from_json(&text("labels")?)?,
+        taints: value_from_json(&text("taints")?)?,
+        state: row.try_get("state")?,
+        cordoned: row.try_get::<i64, _>("cordoned")? != 0,
+        join_token_id: row.try_get("join_token_id")?,
+        credential_sha256: row.try_get("credential_sha256")?,
+        address: row.try_get("address")?,
+        heartbeat_interval_ms: row.try_get("heartbeat_interval_ms")?,
+        version: row.try_get("version")?,
+        joined_at: row.try_get("joined_at")?,
+        last_heartbeat_at: row.try_get("last_heartbeat_at")?,
+        left_at: row.try_get("left_at")?,
+        deleted_at: row.try_get("deleted_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+impl Store {
+    async fn node_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<NodeRow> {
+        let sql = format!("SELECT {COLUMNS} FROM nodes WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+        row.as_ref().map(node_from_row).transpose()?.ok_or_else(|| Error::not_found("node", id))
+    }
+
+    /// Joins `node` (its id, pool, machine, credential and the rest as the join gives them) with
+    /// token `token_id` at `now`: consumes one use of the token, records the node (or joins the
+    /// machine's live node in the pool again, under its old id, with the new credential), the use
+    /// and the events (`node.joined`, and `joinToken.exhausted` with the last use), in one
+    /// transaction. A token that is expired, revoked or exhausted by then refuses the join.
+    pub async fn node_join(&self, node: &NodeRow, token_id: &str, now: i64) -> Result<JoinOutcome> {
+        crate::measured::store("node_join", async {
+            let mut txn = self.begin_write().await?;
+            let used = sqlx::query(
+                "UPDATE join_tokens SET uses = uses + 1, last_used_at = $2 \
+                 WHERE id = $1 AND revoked_at IS NULL AND uses < max_uses AND expires_at > $2",
+            )
+            .bind(token_id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if used.rows_affected() == 0 {
+                drop(txn);
+                let token =
+                    self.join_token_fetch(token_id).await?.ok_or_else(|| Error::not_found("joinToken", token_id))?;
+                return Ok(JoinOutcome::Refused(Box::new(token)));
+            }
+            let live: Option<String> = sqlx::query_scalar(
+                "SELECT id FROM nodes WHERE pool_id = $1 AND machine_id = $2 AND deleted_at IS NULL",
+            )
+            .bind(&node.pool_id)
+            .bind(&node.machine_id)
+            .fetch_optional(&mut *txn)
+            .await?;
+            if live.as_ref().is_some_and(|live| *live != node.id) {
+                return Err(Error::conflict(format!(
+                    "machine {:?} is joining the pool in another call",
+                    node.machine_id
+                ))
+                .with_detail("machineId", node.machine_id.as_str()));
+            }
+            let id = node.id.clone();
+            if live.is_some() {
+                sqlx::query(
+                    "UPDATE nodes SET hostname = $2, architecture = $3, os = $4, kernel = $5, bcd_version = $6, \
+                     capacity = $7, allocatable = $7, labels = $8, taints = $9, state = 'ready', join_token_id = $10, \
+                     credential_sha256 = $11, address = $12, heartbeat_interval_ms = $13, version = version + 1, \
+                     last_heartbeat_at = $14, left_at = NULL, updated_at = $14 WHERE id = $1",
+                )
+                .bind(&id)
+                .bind(&node.hostname)
+                .bind(&node.architecture)
+                .bind(&node.os)
+                .bind(&node.kernel)
+                .bind(&node.bcd_version)
+                .bind(json(&node.capacity))
+                .bind(json(&node.labels))
+                .bind(json(&node.taints))
+                .bind(token_id)
+                .bind(&node.credential_sha256)
+                .bind(&node.address)
+                .bind(node.heartbeat_interval_ms)
+                .bind(now)
+                .execute(&mut *txn)
+                .await?;
+            } else {
+                let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO nodes ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, '[]', $11, \
+                     $12, 'ready', 0, $13, $14, $15, $16, 1, $17, $17, NULL, NULL, $17)"
+                )))
+                .bind(&id)
+                .bind(&node.pool_id)
+                .bind(&node.tenant_id)
+                .bind(&node.machine_id)
+                .bind(&node.hostname)
+                .bind(&node.architecture)
+                .bind(&node.os)
+                .bind(&node.kernel)
+                .bind(&node.bcd_version)
+                .bind(json(&node.capacity))
+                .bind(json(&node.labels))
+                .bind(json(&node.taints))
+                .bind(token_id)
+                .bind(&node.credential_sha256)
+                .bind(&node.address)
+                .bind(node.heartbeat_interval_ms)
+                .bind(now)
+                .execute(&mut *txn)
+                .await;
+                super::conflict_on_unique(inserted, || {
+                    Error::conflict(format!("machine {:?} is joining the pool in another call", node.machine_id))
+                        .with_detail("machineId", node.machine_id.as_str())
+                })?;
+            }
+            sqlx::query("INSERT INTO join_token_uses (token_id, node_id, used_at, address) VALUES ($1, $2, $3, $4)")
+                .bind(token_id)
+                .bind(&id)
+                .bind(now)
+                .bind(&node.address)
+                .execute(&mut *txn)
+                .await?;
+            let joined = self.node_fetch_in(&mut txn, &id).await?;
+            let mut event = joined.event("joined", now);
+            event.data["rejoined"] = live.is_some().into();
+            self.event_append_in(&mut txn, &event).await?;
+            let (uses, max_uses): (i64, i64) = sqlx::query_as("SELECT uses, max_uses FROM join_tokens WHERE id = $1")
+                .bind(token_id)
+                .fetch_one(&mut *txn)
+                .await?;
+            if uses >= max_uses {
+                let token = self.join_token_fetch_in(&mut txn, token_id).await?.expect("the token was just used");
+                self.event_append_in(&mut txn, &token.event("exhausted", now)).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(JoinOutcome::Joined { node: Box::new(joined), rejoined: live.is_some() })
+        })
+        .await
+    }
+
+    /// The id of the node of `machine_id` in the pool that is not deleted, if there is one.
+    pub async fn node_live_id(&self, pool_id: &str, machine_id: &str) -> Result<Option<String>> {
+        crate::measured::store("node_live_id", async {
+            Ok(sqlx::query_scalar("SELECT id FROM nodes WHERE pool_id = $1 AND machine_id = $2 AND deleted_at IS NULL")
+                .bind(pool_id)
+                .bind(machine_id)
+                .fetch_optional(&self.pool)
+                .await?)
+        })
+        .await
+    }
+
+    /// One node, whatever its pool: callers check.
+    pub async fn node_fetch(&self, id: &str) -> Result<Option<NodeRow>> {
+        crate::measured::store("node_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM nodes WHERE id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(node_from_row).transpose()
+        })
+        .await
+    }
+
+    /// The pool's nodes, oldest first, at most `limit`.
+    pub async fn node_list(&self, pool_id: &str, limit: i64) -> Result<Vec<NodeRow>> {
+        crate::measured::store("node_list", async {
+            let sql = format!("SELECT {COLUMNS} FROM nodes WHERE pool_id = $1 ORDER BY joined_at, id LIMIT $2");
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).bind(limit).fetch_all(&self.pool).await?;
+            rows.iter().map(node_from_row).collect()
+        })
+        .await
+    }
+
+    /// Records a heartbeat of a node that is `ready` or `notReady` at `now`; a `notReady` one is
+    /// `ready` again (with its event).
+    pub async fn node_heartbeat(
+        &self,
+        id: &str,
+        capacity: &NodeCapacityRow,
+        allocatable: &NodeCapacityRow,
+        conditions: &[(String, String, String)],
+        now: i64,
+    ) -> Result<NodeRow> {
+        crate::measured::store("node_heartbeat", async {
+            let mut txn = self.begin_write().await?;
+            let before = self.node_fetch_in(&mut txn, id).await?;
+            let back = before.state == "notReady";
+            sqlx::query(
+                "UPDATE nodes SET capacity = $2, allocatable = $3, conditions = $4, last_heartbeat_at = $5, \
+                 state = 'ready', version = version + $6, updated_at = $5 \
+                 WHERE id = $1 AND deleted_at IS NULL AND state IN ('ready', 'notReady')",
+            )
+            .bind(id)
+            .bind(json(capacity))
+            .bind(json(allocatable))
+            .bind(json(&conditions))
+            .bind(now)
+            .bind(back as i64)
+            .execute(&mut *txn)
+            .await?;
+            let node = self.node_fetch_in(&mut txn, id).await?;
+            if back {
+                self.event_append_in(&mut txn, &node.event("ready", now)).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(node)
+        })
+        .await
+    }
+
+    /// Sets `assignments` (a `SET` list) on a node that is not deleted when `condition` holds
+    /// too, and appends its `change` event; otherwise the node is returned as it is.
+    async fn node_change(
+        &self,
+        id: &str,
+        assignments: &str,
+        condition: &str,
+        change: &str,
+        now: i64,
+    ) -> Result<NodeRow> {
+        let mut txn = self.begin_write().await?;
+        let sql = format!(
+            "UPDATE nodes SET {assignments}, version = version + 1, updated_at = $2 \
+             WHERE id = $1 AND deleted_at IS NULL AND {condition}"
+        );
+        let updated = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).bind(now).execute(&mut *txn).await?;
+        let node = self.node_fetch_in(&mut txn, id).await?;
+        if updated.rows_affected() > 0 {
+            self.event_append_in(&mut txn, &node.event(change, now)).await?;
+            self.commit_and_signal(txn).await?;
+        }
+        Ok(node)
+    }
+
+    /// Cordons (`true`) or uncordons a node; one already so is returned as it is.
+    pub async fn node_set_cordoned(&self, id: &str, cordoned: bool, now: i64) -> Result<NodeRow> {
+        crate::measured::store("node_set_cordoned", async {
+            let (value, change) = if cordoned { (1, "cordoned") } else { (0, "uncordoned") };
+            self.node_change(id, &format!("cordoned = {value}"), &format!("cordoned <> {value}"), change, now).await
+        })
+        .await
+    }
+
+    /// The node leaves: `left`, its credential void.
+    pub async fn node_leave(&self, id: &str, now: i64) -> Result<NodeRow> {
+        crate::measured::store("node_leave", async {
+            self.node_change(id, "state = 'left', left_at = $2, credential_sha256 = ''", "state <> 'left'", "left", now)
+                .await
+        })
+        .await
+    }
+
+    /// Deletes a node: `deleted`, its credential kept only to tell its daemon why it is void.
+    pub async fn node_delete(&self, id: &str, now: i64) -> Result<NodeRow> {
+        crate::measured::store("node_delete", async {
+            self.node_change(id, "state = 'deleted', deleted_at = $2", "TRUE", "deleted", now).await
+        })
+        .await
+    }
+
+    /// Marks `notReady` every `ready` node whose last heartbeat is older than three of its
+    /// intervals at `now`, with their events; returns how many.
+    pub async fn node_mark_silent(&self, now: i64) -> Result<usize> {
+        crate::measured::store("node_mark_silent", async {
+            let mut txn = self.begin_write().await?;
+            let silent = "state = 'ready' AND deleted_at IS NULL AND last_heartbeat_at + 3 * heartbeat_interval_ms * 1000 < $1";
+            let ids: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT id FROM nodes WHERE {silent}")))
+                .bind(now)
+                .fetch_all(&mut *txn)
+                .await?;
+            if ids.is_empty() {
+                return Ok(0);
+            }
+            for id in &ids {
+                let sql = format!("UPDATE nodes SET state = 'notReady', version = version + 1, updated_at = $1 WHERE id = $2 AND {silent}");
+                sqlx::query(sqlx::AssertSqlSafe(sql)).bind(now).bind(id).execute(&mut *txn).await?;
+                let node = self.node_fetch_in(&mut txn, id).await?;
+                self.event_append_in(&mut txn, &node.event("notReady", now)).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(ids.len())
+        })
+        .await
+    }
+}

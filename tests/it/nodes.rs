@@ -1,0 +1,309 @@
+//! Nodes through `POST /api/compute/nodes/...`: a join consumes one use of its token in the
+//! transaction that records the node (50 racing joins on 5 uses make 5 nodes), a refused join
+//! says why once the secret matched (and nothing when it did not), a machine joins its node
+//! again, heartbeats carry the cordon, a deleted node's credential is void, the worker (not a
+//! reader) finds a silent node, and only the pool's people steer its nodes.
+
+use std::time::Duration;
+
+use better_compute::reconcile::{Worker, WorkerConfig};
+use better_compute::store::{Backend, EventFilter};
+use serde_json::{Value, json};
+use sqlx::Connection;
+
+use crate::catalog::{Client, DO_TOKEN, Platform};
+use crate::harness::{TestDb, TestServer, tenant_principal};
+use crate::worker::eventually;
+
+crate::on_both_backends!(
+    a_join_makes_a_ready_node_and_a_machine_joins_its_node_again,
+    a_refused_join_says_why_once_the_secret_matched,
+    heartbeats_carry_the_cordon_and_a_deleted_nodes_credential_is_void,
+    the_worker_marks_a_silent_node_not_ready_and_a_heartbeat_brings_it_back,
+    only_the_pools_people_steer_its_nodes,
+);
+
+mod postgres_only {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn fifty_racing_joins_on_five_uses_make_five_nodes() {
+        super::fifty_racing_joins_on_five_uses_make_five_nodes().await;
+    }
+}
+
+const JOIN: &str = "/api/compute/nodes/join";
+const HEARTBEAT: &str = "/api/compute/nodes/heartbeat";
+
+/// A server with acme's own pool, acme's admin and a join token on the pool.
+struct Setup {
+    db: TestDb,
+    server: TestServer,
+    pool: String,
+    offered: String,
+    admin: String,
+}
+
+async fn setup(backend: Backend) -> Setup {
+    let db = TestDb::new(backend).await;
+    let server = TestServer::start(&db).await;
+    let client = Client::new(&server);
+    let platform = Platform::create(&client).await;
+    let account = client
+        .ok(
+            "/api/platform/accounts/create",
+            json!({"tenantId": "acme", "provider": "digitalocean", "name": "acme-do", "credentials": DO_TOKEN,
+                "regions": ["nyc3"]}),
+        )
+        .await;
+    let pool = client
+        .ok("/api/platform/pools/create", json!({"accountId": account["id"], "name": "own", "billingMode": "none"}))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let admin = tenant_principal(&server.store, "acme", "admin").await;
+    Setup { db, server, pool, offered: platform.do_pool, admin }
+}
+
+impl Setup {
+    /// A token of the pool with `max_uses`: its id and bearer form.
+    async fn token(&self, key: &str, max_uses: i64) -> (String, String) {
+        let (status, made) = self
+            .server
+            .post(
+                "/api/compute/joinTokens/create",
+                Some(&self.admin),
+                json!({"poolId": self.pool, "idempotencyKey": key, "maxUses": max_uses, "labels": {"rack": "r1"}}),
+            )
+            .await;
+        assert_eq!(status, 200, "{made}");
+        (made["id"].as_str().unwrap().to_owned(), made["token"].as_str().unwrap().to_owned())
+    }
+
+    async fn as_admin(&self, path: &str, body: Value) -> (u16, Value) {
+        self.server.post(path, Some(&self.admin), body).await
+    }
+
+    /// Runs `sql` on the test database (to move a time into the past).
+    async fn execute(&self, sql: &str) {
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&self.db.url).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&mut conn).await.unwrap();
+    }
+}
+
+fn machine(id: &str) -> Value {
+    json!({"machineId": id, "hostname": "node-1", "architecture": "amd64", "os": "Debian GNU/Linux 13",
+        "kernel": "6.12.0", "bcdVersion": "0.1.0", "labels": {"zone": "a"},
+        "capacity": {"cpuMillis": 8000, "memoryBytes": 34359738368_i64, "ephemeralStorageBytes": 107374182400_i64,
+            "gpus": [{"model": "NVIDIA L4", "count": 1}]}})
+}
+
+async fn a_join_makes_a_ready_node_and_a_machine_joins_its_node_again(backend: Backend) {
+    let s = setup(backend).await;
+    let (token, bearer) = s.token("two", 2).await;
+    let (status, joined) = s.server.post(JOIN, Some(&bearer), machine("0123456789abcdef")).await;
+    assert_eq!(status, 200, "{joined}");
+    let node = joined["nodeId"].as_str().unwrap().to_owned();
+    assert!(node.starts_with("node_") && node.len() == 31, "{node}");
+    assert_eq!(joined["poolId"], json!(s.pool));
+    assert_eq!(joined["heartbeatIntervalSeconds"], 10);
+    let credential = joined["credential"].as_str().unwrap().to_owned();
+    assert!(credential.starts_with(&format!("bcn_{}.", &node[5..])), "{credential}");
+
+    let (status, got) = s.as_admin("/api/compute/nodes/get", json!({"poolId": s.pool, "nodeId": node})).await;
+    assert_eq!(status, 200, "{got}");
+    assert_eq!((got["state"].as_str(), got["cordoned"].as_bool()), (Some("ready"), Some(false)));
+    assert_eq!(got["labels"], json!({"rack": "r1", "zone": "a"}), "the token's labels and its own");
+    assert_eq!(got["capacity"]["gpus"][0]["model"], "NVIDIA L4");
+    assert_eq!(got["joinTokenId"], json!(token));
+    assert_eq!(got["address"], "127.0.0.1");
+    let (_, used) = s.as_admin("/api/compute/joinTokens/get", json!({"poolId": s.pool, "joinTokenId": token})).await;
+    assert_eq!(used["uses"], 1);
+    assert_eq!(used["joins"][0]["nodeId"], json!(node));
+    assert_eq!(used["joins"][0]["address"], "127.0.0.1");
+
+    // The machine, reinstalled, joins its node again: a new credential, the old one void.
+    let (status, again) = s.server.post(JOIN, Some(&bearer), machine("0123456789abcdef")).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["nodeId"], json!(node));
+    assert_ne!(again["credential"], json!(credential));
+    let (status, old) = s.server.post(HEARTBEAT, Some(&credential), json!({"nodeId": node})).await;
+    assert_eq!((status, old["error"]["code"].as_str()), (401, Some("UNAUTHENTICATED")), "{old}");
+    let fresh = again["credential"].as_str().unwrap();
+    let (status, beat) = s.server.post(HEARTBEAT, Some(fresh), json!({"nodeId": node})).await;
+    assert_eq!(status, 200, "{beat}");
+    let (_, list) = s.as_admin("/api/compute/nodes/list", json!({"poolId": s.pool})).await;
+    assert_eq!(list["nodes"].as_array().unwrap().len(), 1, "{list}");
+    // Its token is used up now.
+    let (_, used) = s.as_admin("/api/compute/joinTokens/get", json!({"poolId": s.pool, "joinTokenId": token})).await;
+    assert_eq!((used["uses"].as_i64(), used["state"].as_str()), (Some(2), Some("exhausted")));
+    let filter =
+        EventFilter { subject: s.pool.clone(), type_prefix: "compute.".into(), limit: 100, ..Default::default() };
+    let types: Vec<String> =
+        s.server.store.event_list_after(&filter).await.unwrap().into_iter().map(|e| e.event_type).collect();
+    assert_eq!(
+        types,
+        ["compute.joinToken.created", "compute.node.joined", "compute.node.joined", "compute.joinToken.exhausted"]
+    );
+    s.server.stop().await;
+}
+
+async fn a_refused_join_says_why_once_the_secret_matched(backend: Backend) {
+    let s = setup(backend).await;
+    let (token, bearer) = s.token("one", 1).await;
+    let (status, _) = s.server.post(JOIN, Some(&bearer), machine("machine-0001")).await;
+    assert_eq!(status, 200);
+    let (status, refused) = s.server.post(JOIN, Some(&bearer), machine("machine-0002")).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (401, Some("UNAUTHENTICATED")), "{refused}");
+    assert_eq!(refused["error"]["details"]["reason"], "exhausted");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("exhausted after 1 uses"), "{refused}");
+
+    let (revoked_id, revoked) = s.token("revoked", 5).await;
+    s.as_admin("/api/compute/joinTokens/revoke", json!({"poolId": s.pool, "joinTokenId": revoked_id})).await;
+    let (_, refused) = s.server.post(JOIN, Some(&revoked), machine("machine-0003")).await;
+    assert_eq!(refused["error"]["details"]["reason"], "revoked", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("was revoked at 20"), "{refused}");
+
+    let (expired_id, expired) = s.token("expired", 5).await;
+    s.execute(&format!("UPDATE join_tokens SET expires_at = 1000000 WHERE id = '{expired_id}'")).await;
+    let (_, refused) = s.server.post(JOIN, Some(&expired), machine("machine-0004")).await;
+    assert_eq!(refused["error"]["details"]["reason"], "expired", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("expired at 1970-01-01T00:00:01Z"), "{refused}");
+
+    // A wrong secret or an unknown token learns nothing of the token.
+    let wrong = format!("{}.{}", bearer.split_once('.').unwrap().0, "0".repeat(64));
+    let unknown = format!("bcjt_{}.{}", "0".repeat(26), "0".repeat(64));
+    for (what, credential) in
+        [("a wrong secret", wrong.as_str()), ("an unknown token", &unknown), ("an API key", &s.admin)]
+    {
+        let (status, refused) = s.server.post(JOIN, Some(credential), machine("machine-0005")).await;
+        assert_eq!(status, 401, "{what}: {refused}");
+        assert_eq!(refused["error"]["message"], "invalid join token", "{what}");
+        assert!(refused["error"]["details"]["reason"].is_null(), "{what}: {refused}");
+        assert!(!refused.to_string().contains(&token), "{what}: {refused}");
+    }
+    let (_, list) = s.as_admin("/api/compute/nodes/list", json!({"poolId": s.pool})).await;
+    assert_eq!(list["nodes"].as_array().unwrap().len(), 1, "{list}");
+    s.server.stop().await;
+}
+
+async fn heartbeats_carry_the_cordon_and_a_deleted_nodes_credential_is_void(backend: Backend) {
+    let s = setup(backend).await;
+    let (_, bearer) = s.token("k", 1).await;
+    let (_, joined) = s.server.post(JOIN, Some(&bearer), machine("machine-0001")).await;
+    let node = joined["nodeId"].as_str().unwrap().to_owned();
+    let credential = joined["credential"].as_str().unwrap().to_owned();
+    let beat = || async {
+        let body = json!({"nodeId": node, "capacity": {"cpuMillis": 4000},
+            "conditions": [{"type": "DiskPressure", "status": "False"}]});
+        s.server.post(HEARTBEAT, Some(&credential), body).await
+    };
+    let (status, answer) = beat().await;
+    assert_eq!((status, answer["cordoned"].as_bool(), answer["state"].as_str()), (200, Some(false), Some("ready")));
+    let one = json!({"poolId": s.pool, "nodeId": node});
+    let (status, cordoned) = s.as_admin("/api/compute/nodes/cordon", one.clone()).await;
+    assert_eq!((status, cordoned["cordoned"].as_bool()), (200, Some(true)), "{cordoned}");
+    assert_eq!(beat().await.1["cordoned"], true, "the daemon learns the cordon from its heartbeat");
+    s.as_admin("/api/compute/nodes/uncordon", one.clone()).await;
+    assert_eq!(beat().await.1["cordoned"], false);
+    let (_, got) = s.as_admin("/api/compute/nodes/get", one.clone()).await;
+    assert_eq!(got["conditions"][0]["type"], "DiskPressure");
+    assert_eq!(got["capacity"]["cpuMillis"], 4000);
+
+    // Another node's credential speaks only for its own node.
+    let (status, other) =
+        s.server.post(HEARTBEAT, Some(&credential), json!({"nodeId": format!("node_{}", "0".repeat(26))})).await;
+    assert_eq!(status, 403, "{other}");
+
+    let (status, deleted) = s.as_admin("/api/compute/nodes/delete", one.clone()).await;
+    assert_eq!((status, deleted["state"].as_str()), (200, Some("deleted")), "{deleted}");
+    let (status, refused) = beat().await;
+    assert_eq!((status, refused["error"]["details"]["reason"].as_str()), (401, Some("deleted")), "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("was deleted"), "{refused}");
+    let (status, again) = s.as_admin("/api/compute/nodes/delete", one).await;
+    assert_eq!((status, again["deletedAt"].clone()), (200, deleted["deletedAt"].clone()), "a deleted node as it is");
+    s.server.stop().await;
+}
+
+async fn the_worker_marks_a_silent_node_not_ready_and_a_heartbeat_brings_it_back(backend: Backend) {
+    let s = setup(backend).await;
+    let (_, bearer) = s.token("k", 1).await;
+    let (_, joined) = s.server.post(JOIN, Some(&bearer), machine("machine-0001")).await;
+    let node = joined["nodeId"].as_str().unwrap().to_owned();
+    let one = json!({"poolId": s.pool, "nodeId": node});
+    // Its last heartbeat a minute ago: more than three of its 10 s intervals. A reader still
+    // sees it ready: only the worker decides.
+    s.execute(&format!("UPDATE nodes SET last_heartbeat_at = last_heartbeat_at - 60000000 WHERE id = '{node}'")).await;
+    assert_eq!(s.as_admin("/api/compute/nodes/get", one.clone()).await.1["state"], "ready");
+    let config = WorkerConfig { node_liveness_interval: Duration::from_millis(100), ..WorkerConfig::default() };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(Worker::new(s.server.store.clone(), config).run(async move {
+        let _ = stopped.await;
+    }));
+    eventually(Duration::from_secs(20), "the node notReady", || async {
+        (s.as_admin("/api/compute/nodes/get", one.clone()).await.1["state"] == "notReady").then_some(())
+    })
+    .await;
+    let credential = joined["credential"].as_str().unwrap();
+    let (status, beat) = s.server.post(HEARTBEAT, Some(credential), json!({"nodeId": node})).await;
+    assert_eq!((status, beat["state"].as_str()), (200, Some("ready")), "{beat}");
+    let filter =
+        EventFilter { subject: s.pool.clone(), type_prefix: "compute.node.".into(), limit: 100, ..Default::default() };
+    let types: Vec<String> =
+        s.server.store.event_list_after(&filter).await.unwrap().into_iter().map(|e| e.event_type).collect();
+    assert_eq!(types, ["compute.node.joined", "compute.node.notReady", "compute.node.ready"]);
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
+    s.server.stop().await;
+}
+
+async fn only_the_pools_people_steer_its_nodes(backend: Backend) {
+    let s = setup(backend).await;
+    let (_, bearer) = s.token("k", 1).await;
+    let (_, joined) = s.server.post(JOIN, Some(&bearer), machine("machine-0001")).await;
+    let node = joined["nodeId"].as_str().unwrap().to_owned();
+    let globex = tenant_principal(&s.server.store, "globex", "admin").await;
+    let viewer = tenant_principal(&s.server.store, "acme", "viewer").await;
+    for path in ["list", "get", "cordon", "uncordon", "delete"] {
+        let path = format!("/api/compute/nodes/{path}");
+        for (who, caller, pool) in [("globex's admin", &globex, &s.pool), ("acme's admin", &s.admin, &s.offered)] {
+            let body =
+                if path.ends_with("list") { json!({"poolId": pool}) } else { json!({"poolId": pool, "nodeId": node}) };
+            let (status, refused) = s.server.post(&path, Some(caller), body).await;
+            assert_eq!((status, refused["error"]["code"].as_str()), (403, Some("ACCESS_DENIED")), "{who} {path}");
+        }
+    }
+    let (status, _) = s.server.post("/api/compute/nodes/list", Some(&viewer), json!({"poolId": s.pool})).await;
+    assert_eq!(status, 200, "acme's viewer reads its pool's nodes");
+    let (status, _) =
+        s.server.post("/api/compute/nodes/cordon", Some(&viewer), json!({"poolId": s.pool, "nodeId": node})).await;
+    assert_eq!(status, 403, "but does not steer them");
+    s.server.stop().await;
+}
+
+async fn fifty_racing_joins_on_five_uses_make_five_nodes() {
+    let s = setup(Backend::Postgres).await;
+    let (token, bearer) = s.token("five", 5).await;
+    let mut joins = tokio::task::JoinSet::new();
+    let http = reqwest::Client::new();
+    for i in 0..50 {
+        let request = http
+            .post(format!("{}{JOIN}", s.server.endpoint))
+            .bearer_auth(&bearer)
+            .json(&machine(&format!("machine-{i:04}")));
+        joins.spawn(async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
+        });
+    }
+    let answers = joins.join_all().await;
+    let joined = answers.iter().filter(|(status, _)| *status == 200).count();
+    let exhausted =
+        answers.iter().filter(|(status, a)| *status == 401 && a["error"]["details"]["reason"] == "exhausted").count();
+    assert_eq!((joined, exhausted), (5, 45), "{answers:?}");
+    let (_, list) = s.as_admin("/api/compute/nodes/list", json!({"poolId": s.pool})).await;
+    assert_eq!(list["nodes"].as_array().unwrap().len(), 5);
+    let (_, used) = s.as_admin("/api/compute/joinTokens/get", json!({"poolId": s.pool, "joinTokenId": token})).await;
+    assert_eq!((used["uses"].as_i64(), used["joins"].as_array().map(Vec::len)), (Some(5), Some(5)));
+    s.server.stop().await;
+}
