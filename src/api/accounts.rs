@@ -1,7 +1,7 @@
 //! `bettercompute.platform.v1.Accounts`: Provider accounts; the view never carries credentials.
 
 use super::handlers::thin_service;
-use super::timestamp;
+use super::views::stamps;
 use crate::proto::platform::{
     Account, CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, ListAccountsResponse,
     UpdateAccountRequest, accounts_server,
@@ -25,10 +25,7 @@ fn account_view(row: AccountRow) -> Account {
         regions: if row.locations.is_empty() { Vec::new() } else { regions },
         credentials_set: true,
         state: row.state,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        ..stamps(row.version, row.created_at, row.updated_at, row.deleted_at)
     }
 }
 

@@ -1,9 +1,7 @@
 //! `bettercompute.platform.v1.Audit`: the audit trail, for operators.
 
-use tonic::{Request, Response, Status};
-
-use super::handlers::Handlers;
-use super::{context, timestamp};
+use super::handlers::thin_service;
+use super::timestamp;
 use crate::proto::platform::{AuditEvent, ListAuditEventsRequest, ListAuditEventsResponse, audit_server};
 use crate::store::AuditRow;
 
@@ -23,14 +21,7 @@ fn audit_event_view(row: AuditRow) -> AuditEvent {
     }
 }
 
-#[tonic::async_trait]
-impl audit_server::Audit for Handlers {
-    async fn list(
-        &self,
-        request: Request<ListAuditEventsRequest>,
-    ) -> Result<Response<ListAuditEventsResponse>, Status> {
-        let ctx = context(&request)?;
-        let rows = self.service.audit_list(&ctx, request.into_inner()).await?;
-        Ok(Response::new(ListAuditEventsResponse { audit_events: rows.into_iter().map(audit_event_view).collect() }))
-    }
+thin_service! {
+    impl audit_server::Audit: AuditEvent by audit_event_view;
+    list(ListAuditEventsRequest) audit_list -> ListAuditEventsResponse { audit_events };
 }

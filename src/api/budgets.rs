@@ -1,10 +1,10 @@
 //! `bettercompute.platform.v1.Budgets`: tenants' monthly spending limits, shown with this
 //! month's spend.
 
-use tonic::{Request, Response, Status};
+use tonic::Status;
 
-use super::handlers::Handlers;
-use super::{context, timestamp};
+use super::handlers::{Handlers, thin_service};
+use super::timestamp;
 use crate::proto::platform::{
     Budget, CreateBudgetRequest, DeleteBudgetRequest, GetBudgetRequest, ListBudgetsRequest, ListBudgetsResponse,
     UpdateBudgetRequest, budgets_server,
@@ -28,34 +28,9 @@ impl Handlers {
     }
 }
 
-#[tonic::async_trait]
-impl budgets_server::Budgets for Handlers {
-    async fn create(&self, request: Request<CreateBudgetRequest>) -> Result<Response<Budget>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(self.budget_view(self.service.budget_create(&ctx, request.into_inner()).await?).await?))
-    }
-
-    async fn get(&self, request: Request<GetBudgetRequest>) -> Result<Response<Budget>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(self.budget_view(self.service.budget_get(&ctx, request.into_inner()).await?).await?))
-    }
-
-    async fn list(&self, request: Request<ListBudgetsRequest>) -> Result<Response<ListBudgetsResponse>, Status> {
-        let ctx = context(&request)?;
-        let mut budgets = Vec::new();
-        for row in self.service.budget_list(&ctx, request.into_inner()).await? {
-            budgets.push(self.budget_view(row).await?);
-        }
-        Ok(Response::new(ListBudgetsResponse { budgets }))
-    }
-
-    async fn update(&self, request: Request<UpdateBudgetRequest>) -> Result<Response<Budget>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(self.budget_view(self.service.budget_update(&ctx, request.into_inner()).await?).await?))
-    }
-
-    async fn delete(&self, request: Request<DeleteBudgetRequest>) -> Result<Response<Budget>, Status> {
-        let ctx = context(&request)?;
-        Ok(Response::new(self.budget_view(self.service.budget_delete(&ctx, request.into_inner()).await?).await?))
-    }
+thin_service! {
+    impl budgets_server::Budgets: Budget by self.budget_view;
+    create(CreateBudgetRequest) budget_create, get(GetBudgetRequest) budget_get,
+    update(UpdateBudgetRequest) budget_update, delete(DeleteBudgetRequest) budget_delete;
+    list(ListBudgetsRequest) budget_list -> ListBudgetsResponse { budgets };
 }

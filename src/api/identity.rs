@@ -30,20 +30,7 @@ thin_service! {
     impl principals_server::Principals: Principal by principal_view;
     create(CreatePrincipalRequest) principal_create, get(GetPrincipalRequest) principal_get,
     delete(DeletePrincipalRequest) principal_delete;
-    and {
-        // A page: the rows and the token of the next one.
-        async fn list(
-            &self,
-            request: Request<ListPrincipalsRequest>,
-        ) -> Result<Response<ListPrincipalsResponse>, Status> {
-            let ctx = context(&request)?;
-            let (rows, next_page_token) = self.service.principal_list(&ctx, request.into_inner()).await?;
-            Ok(Response::new(ListPrincipalsResponse {
-                principals: rows.into_iter().map(principal_view).collect(),
-                next_page_token,
-            }))
-        }
-    }
+    page(ListPrincipalsRequest) principal_list -> ListPrincipalsResponse { principals };
 }
 
 fn api_key_view(principal: &PrincipalRow, row: ApiKeyRow, token: String) -> ApiKey {
@@ -107,18 +94,5 @@ fn role_binding_view(row: RoleBindingRow) -> RoleBinding {
 thin_service! {
     impl role_bindings_server::RoleBindings: RoleBinding by role_binding_view;
     create(CreateRoleBindingRequest) role_binding_create, delete(DeleteRoleBindingRequest) role_binding_delete;
-    and {
-        // A page: the rows and the token of the next one.
-        async fn list(
-            &self,
-            request: Request<ListRoleBindingsRequest>,
-        ) -> Result<Response<ListRoleBindingsResponse>, Status> {
-            let ctx = context(&request)?;
-            let (rows, next_page_token) = self.service.role_binding_list(&ctx, request.into_inner()).await?;
-            Ok(Response::new(ListRoleBindingsResponse {
-                role_bindings: rows.into_iter().map(role_binding_view).collect(),
-                next_page_token,
-            }))
-        }
-    }
+    page(ListRoleBindingsRequest) role_binding_list -> ListRoleBindingsResponse { role_bindings };
 }

@@ -6,6 +6,7 @@
 use tonic::{Request, Response, Status};
 
 use super::handlers::thin_service;
+use super::views::{meta_view, stamps};
 use super::{context, timestamp};
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
@@ -16,6 +17,7 @@ use crate::proto::compute::{
     ListKubernetesNodePoolsResponse, UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest,
     kubernetes_clusters_server, kubernetes_node_pools_server,
 };
+use crate::provider::ServerConfig;
 use crate::store::{ClusterRow, NodePoolRow};
 
 /// The view of a node pool, alone or inside its cluster's.
@@ -41,10 +43,7 @@ fn node_pool_view(row: NodePoolRow) -> KubernetesNodePool {
         current_node_count: row.current_node_count as i32,
         state: row.state,
         message: row.message,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        ..stamps(row.version, row.created_at, row.updated_at, row.deleted_at)
     }
 }
 
@@ -59,11 +58,6 @@ thin_service! {
 fn cluster_view(row: ClusterRow) -> KubernetesCluster {
     let provider_name = row.provider_name();
     KubernetesCluster {
-        id: row.meta.id,
-        tenant_id: row.meta.tenant_id,
-        project_id: row.meta.project_id.unwrap_or_default(),
-        pool_id: row.meta.pool_id,
-        name: row.meta.name,
         description: row.description,
         mode: row.mode,
         location: row.location,
@@ -73,16 +67,11 @@ fn cluster_view(row: ClusterRow) -> KubernetesCluster {
         authorized_networks: row.authorized_networks,
         private_nodes: row.private_nodes,
         node_pools: row.node_pools.into_iter().map(node_pool_view).collect(),
-        state: row.meta.state,
-        message: row.meta.message,
         endpoint: row.endpoint,
         kubernetes_version: row.kubernetes_version,
         node_version: row.node_version,
         provider_name,
-        version: row.meta.version,
-        created_at: Some(timestamp(row.meta.created_at)),
-        updated_at: Some(timestamp(row.meta.updated_at)),
-        deleted_at: row.meta.deleted_at.map(timestamp),
+        ..meta_view(row.meta)
     }
 }
 
@@ -91,6 +80,7 @@ thin_service! {
     create(CreateKubernetesClusterRequest) cluster_create + rules, get(GetKubernetesClusterRequest) cluster_get,
     update(UpdateKubernetesClusterRequest) cluster_update, delete(DeleteKubernetesClusterRequest) cluster_delete;
     list(ListKubernetesClustersRequest) cluster_list -> ListKubernetesClustersResponse { clusters };
+    answers { versions(KubernetesVersionsRequest) cluster_versions -> KubernetesVersions by versions_view };
     and {
         async fn credentials(
             &self,
@@ -104,26 +94,22 @@ thin_service! {
                 role: issued.role,
             }))
         }
+    }
+}
 
-        async fn versions(
-            &self,
-            request: Request<KubernetesVersionsRequest>,
-        ) -> Result<Response<KubernetesVersions>, Status> {
-            let ctx = context(&request)?;
-            let config = self.service.cluster_versions(&ctx, request.into_inner()).await?;
-            Ok(Response::new(KubernetesVersions {
-                default_version: config.default_version,
-                valid_versions: config.valid_master_versions,
-                channels: config
-                    .channels
-                    .into_iter()
-                    .map(|c| KubernetesChannelVersions {
-                        channel: c.channel.to_ascii_lowercase(),
-                        default_version: c.default_version,
-                        valid_versions: c.valid_versions,
-                    })
-                    .collect(),
-            }))
-        }
+/// The versions a location offers, the release channels' names in the API's lower case.
+fn versions_view(config: ServerConfig) -> KubernetesVersions {
+    KubernetesVersions {
+        default_version: config.default_version,
+        valid_versions: config.valid_master_versions,
+        channels: config
+            .channels
+            .into_iter()
+            .map(|c| KubernetesChannelVersions {
+                channel: c.channel.to_ascii_lowercase(),
+                default_version: c.default_version,
+                valid_versions: c.valid_versions,
+            })
+            .collect(),
     }
 }

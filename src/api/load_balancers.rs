@@ -1,7 +1,7 @@
 //! `bettercompute.compute.v1.LoadBalancers`: decode, call the service, turn rows into views.
 
 use super::handlers::thin_service;
-use super::timestamp;
+use super::views::meta_view;
 use crate::proto::compute::{
     CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
     ListLoadBalancersResponse, LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck,
@@ -17,11 +17,6 @@ fn load_balancer_view(row: LoadBalancerRow) -> LoadBalancer {
     let settings = row.settings;
     let targets = row.targets;
     LoadBalancer {
-        id: row.meta.id,
-        tenant_id: row.meta.tenant_id,
-        project_id: row.meta.project_id.unwrap_or_default(),
-        pool_id: row.meta.pool_id,
-        name: row.meta.name,
         description: row.description,
         scope: row.scope,
         region: row.region,
@@ -66,15 +61,10 @@ fn load_balancer_view(row: LoadBalancerRow) -> LoadBalancer {
             .map(|d| LoadBalancerDomain { name: d.name, certificate_id: d.certificate_id })
             .collect(),
         reached_ids: row.reached_ids,
-        state: row.meta.state,
-        message: row.meta.message,
         address: row.address,
         address_v6: row.address_v6,
         provider_name,
-        version: row.meta.version,
-        created_at: Some(timestamp(row.meta.created_at)),
-        updated_at: Some(timestamp(row.meta.updated_at)),
-        deleted_at: row.meta.deleted_at.map(timestamp),
+        ..meta_view(row.meta)
     }
 }
 

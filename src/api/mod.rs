@@ -13,7 +13,9 @@
 //! - `identity`: `Principals`, `ApiKeys` and `RoleBindings`.
 //!
 //! Two services share the name `Pools`: the operator's (`platform.v1`, in `platform_pools`) and
-//! the pools a tenant sees (`compute.v1`, in `compute_pools`). The rest is machinery: the layer,
+//! the pools a tenant sees (`compute.v1`, in `compute_pools`). What views have alike (the common
+//! fields of an asynchronous resource, a row's version and times) is in `views`. The rest is
+//! machinery: the layer,
 //! the JSON gateway and its streams, the validator, update masks, the OpenAPI document and the
 //! wire codecs.
 
@@ -41,6 +43,7 @@ mod tenants;
 pub mod update_mask;
 mod usage;
 pub mod validate;
+mod views;
 mod vps;
 mod wire;
 

@@ -1,7 +1,7 @@
 //! `bettercompute.platform.v1.Pools`: The operator's pools.
 
 use super::handlers::thin_service;
-use super::timestamp;
+use super::views::stamps;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, ListPoolsResponse, Pool, UpdatePoolRequest,
     pools_server,
@@ -24,10 +24,7 @@ fn pool_view(row: PoolRow) -> Pool {
         policy: Some(policy),
         prices: row.prices.into_iter().collect(),
         state: row.state,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        ..stamps(row.version, row.created_at, row.updated_at, row.deleted_at)
     }
 }
 

@@ -1,7 +1,7 @@
 //! `bettercompute.platform.v1.Projects`: Projects: groupings of a tenant's resources.
 
 use super::handlers::thin_service;
-use super::timestamp;
+use super::views::stamps;
 use crate::proto::platform::{
     CreateProjectRequest, DeleteProjectRequest, GetProjectRequest, ListProjectsRequest, ListProjectsResponse, Project,
     UpdateProjectRequest, projects_server,
@@ -15,10 +15,7 @@ fn project_view(row: ProjectRow) -> Project {
         name: row.name,
         description: row.description,
         state: row.state,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        ..stamps(row.version, row.created_at, row.updated_at, row.deleted_at)
     }
 }
 

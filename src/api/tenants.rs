@@ -1,7 +1,7 @@
 //! `bettercompute.platform.v1.Tenants`: decode, call the service, turn the row into the view.
 
 use super::handlers::thin_service;
-use super::timestamp;
+use super::views::stamps;
 use crate::proto::platform::{
     CreateTenantRequest, DeleteTenantRequest, GetTenantRequest, ListTenantsRequest, ListTenantsResponse, Tenant,
     UpdateTenantRequest, tenants_server,
@@ -14,10 +14,7 @@ fn tenant_view(row: TenantRow) -> Tenant {
         display_name: row.display_name,
         description: row.description,
         state: row.state,
-        version: row.version,
-        created_at: Some(timestamp(row.created_at)),
-        updated_at: Some(timestamp(row.updated_at)),
-        deleted_at: row.deleted_at.map(timestamp),
+        ..stamps(row.version, row.created_at, row.updated_at, row.deleted_at)
     }
 }
 

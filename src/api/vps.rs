@@ -3,6 +3,7 @@
 
 use super::handlers::thin_service;
 use super::timestamp;
+use super::views::meta_view;
 use crate::proto::compute::{
     Certificate, CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
     DeleteInstanceRequest, DeleteNetworkRequest, GetCertificateRequest, GetInstanceRequest, GetNetworkRequest,
@@ -26,19 +27,9 @@ fn subnet_view(row: SubnetRow) -> Subnet {
 
 fn network_view(row: NetworkRow) -> Network {
     Network {
-        id: row.meta.id,
-        tenant_id: row.meta.tenant_id,
-        project_id: row.meta.project_id.unwrap_or_default(),
-        pool_id: row.meta.pool_id,
-        name: row.meta.name,
         description: row.description,
         subnets: row.subnets.into_iter().map(subnet_view).collect(),
-        state: row.meta.state,
-        message: row.meta.message,
-        version: row.meta.version,
-        created_at: Some(timestamp(row.meta.created_at)),
-        updated_at: Some(timestamp(row.meta.updated_at)),
-        deleted_at: row.meta.deleted_at.map(timestamp),
+        ..meta_view(row.meta)
     }
 }
 
@@ -51,11 +42,6 @@ thin_service! {
 
 fn instance_view(row: InstanceRow) -> Instance {
     Instance {
-        id: row.meta.id,
-        tenant_id: row.meta.tenant_id,
-        project_id: row.meta.project_id.unwrap_or_default(),
-        pool_id: row.meta.pool_id,
-        name: row.meta.name,
         region: row.region,
         size: row.size,
         image: row.image,
@@ -64,12 +50,7 @@ fn instance_view(row: InstanceRow) -> Instance {
         machine_id: row.machine_id.unwrap_or_default(),
         public_ipv4: row.public_ipv4,
         private_ipv4: row.private_ipv4,
-        state: row.meta.state,
-        message: row.meta.message,
-        version: row.meta.version,
-        created_at: Some(timestamp(row.meta.created_at)),
-        updated_at: Some(timestamp(row.meta.updated_at)),
-        deleted_at: row.meta.deleted_at.map(timestamp),
+        ..meta_view(row.meta)
     }
 }
 
@@ -82,21 +63,11 @@ thin_service! {
 
 fn certificate_view(row: CertificateRow) -> Certificate {
     Certificate {
-        id: row.meta.id,
-        tenant_id: row.meta.tenant_id,
-        project_id: row.meta.project_id.unwrap_or_default(),
-        pool_id: row.meta.pool_id,
-        name: row.meta.name,
         r#type: row.kind,
         dns_names: row.dns_names,
         not_after: row.not_after.map(timestamp),
         sha256_fingerprint: row.sha256_fingerprint,
-        state: row.meta.state,
-        message: row.meta.message,
-        version: row.meta.version,
-        created_at: Some(timestamp(row.meta.created_at)),
-        updated_at: Some(timestamp(row.meta.updated_at)),
-        deleted_at: row.meta.deleted_at.map(timestamp),
+        ..meta_view(row.meta)
     }
 }
 

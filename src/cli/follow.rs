@@ -1,6 +1,6 @@
 //! What the resource commands share: the answer of a call (or its failure as `bc` prints it),
 //! and `--wait`, which follows an asynchronous resource until it reaches a state, printing each
-//! new state to stderr, before printing the resource.
+//! new state to stderr (the commands every such resource has are in `tracked`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use prost::Message;
 use serde_json::Value;
 
-use super::{Cli, describe_status, output};
+use super::{describe_status, output};
 
 /// The message of a call's answer, or the call's failure as `bc` prints it.
 pub fn answer<T>(reply: Result<tonic::Response<T>, tonic::Status>) -> Result<T, String> {
@@ -63,36 +63,4 @@ impl Followed {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
-
-    /// Prints `resource`, after following it with `get` until it is `until` when asked.
-    pub async fn show<T, F, Fut>(&self, cli: &Cli, resource: T, until: Option<&str>, get: F) -> Result<(), String>
-    where
-        T: Message,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, String>>,
-    {
-        let json = output::to_json(&resource, self.message);
-        let json = match until {
-            Some(until) => self.wait_for(field(&json, "id"), until, get).await?,
-            None => json,
-        };
-        output::print(cli.output, &json, std::slice::from_ref(&json));
-        Ok(())
-    }
 }
-
-/// Prints `$resource` of kind `$kind` (a [`Followed`]), after following it until the state
-/// `$wait` names (`Option<(&tenant, until)>`), polling `$client.get($get { tenant_id, $id })`.
-macro_rules! show_followed {
-    ($cli:expr, $kind:expr, $client:ident, $resource:ident, $wait:expr, $get:ident { $id:ident }) => {{
-        let (tenant, until) = $wait.unzip();
-        let request = $get { tenant_id: tenant.cloned().unwrap_or_default(), $id: $resource.id.clone() };
-        let get = || {
-            let (mut client, request) = ($client.clone(), request.clone());
-            async move { $crate::cli::follow::answer(client.get(request).await) }
-        };
-        $kind.show($cli, $resource, until, get).await
-    }};
-}
-
-pub(crate) use show_followed;

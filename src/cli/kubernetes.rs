@@ -4,16 +4,17 @@
 
 use serde_json::Value;
 
-use super::follow::{Followed, answer, field, show_followed};
+use super::follow::{answer, field};
+use super::tracked::{DeleteCommand, GetCommand, Tracked, follow, print_list, show, tracked};
 use super::{Cli, connect, output};
 use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
 use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
     DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAccelerators,
-    KubernetesAutoscaling, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesTaint,
-    KubernetesVersionsRequest, ListKubernetesClustersRequest, ListKubernetesNodePoolsRequest,
-    UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest,
+    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesTaint,
+    KubernetesVersionsRequest, ListKubernetesClustersRequest, ListKubernetesClustersResponse,
+    ListKubernetesNodePoolsRequest, UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest,
 };
 
 /// The cluster commands.
@@ -72,13 +73,7 @@ pub enum ClustersCommand {
         include_deleted: bool,
     },
     /// Shows one cluster.
-    Get {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The cluster.
-        cluster_id: String,
-    },
+    Get(GetCommand<KubernetesCluster>),
     /// Changes the version pin, release channel, authorized networks or description.
     Update {
         /// The tenant.
@@ -106,16 +101,7 @@ pub enum ClustersCommand {
         wait: bool,
     },
     /// Deletes a cluster; with `--wait`, follows it until it is deleted.
-    Delete {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The cluster.
-        cluster_id: String,
-        /// Follow the cluster until it is deleted.
-        #[arg(long)]
-        wait: bool,
-    },
+    Delete(DeleteCommand<KubernetesCluster>),
     /// Issues a kubeconfig; `--kubeconfig-file` writes it to a file (mode 0600).
     Credentials {
         /// The tenant.
@@ -255,8 +241,6 @@ pub enum NodePoolsCommand {
     },
 }
 
-const CLUSTER: Followed = Followed { what: "cluster", message: "bettercompute.compute.v1.KubernetesCluster", progress };
-const CLUSTER_LIST: &str = "bettercompute.compute.v1.ListKubernetesClustersResponse";
 const POOL: &str = "bettercompute.compute.v1.KubernetesNodePool";
 const POOL_LIST: &str = "bettercompute.compute.v1.ListKubernetesNodePoolsResponse";
 const VERSIONS: &str = "bettercompute.compute.v1.KubernetesVersions";
@@ -326,22 +310,19 @@ fn progress(json: &Value) -> String {
     format!("{} {} [{}]", field(json, "state"), field(json, "message"), pools.join(" "))
 }
 
-/// Follows the cluster `cluster_id` until it is `until`.
-async fn wait_for_cluster(cli: &Cli, tenant: &str, cluster_id: &str, until: &str) -> Result<Value, String> {
-    let client = KubernetesClustersClient::new(connect(cli).await?);
-    let request = GetKubernetesClusterRequest { tenant_id: tenant.to_owned(), cluster_id: cluster_id.to_owned() };
-    CLUSTER
-        .wait_for(cluster_id, until, || {
-            let (mut client, request) = (client.clone(), request.clone());
-            async move { answer(client.get(request).await) }
-        })
-        .await
+tracked! {
+    KubernetesCluster in KubernetesClustersClient: "cluster", progress progress;
+    get(GetKubernetesClusterRequest), delete(DeleteKubernetesClusterRequest) { cluster_id };
+    list(ListKubernetesClustersRequest) -> ListKubernetesClustersResponse { "clusters" };
+    help "CLUSTER_ID" "The cluster", deleted "Also list deleted clusters", wait "Follow the cluster until it is deleted";
 }
 
 /// Runs a cluster command.
 pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String> {
     let mut client = KubernetesClustersClient::new(connect(cli).await?);
-    let (cluster, wait) = match command {
+    let (cluster, tenant, until) = match command {
+        ClustersCommand::Get(get) => return get.run(cli, &mut client).await,
+        ClustersCommand::Delete(delete) => return delete.run(cli, &mut client).await,
         ClustersCommand::Create {
             tenant,
             pool,
@@ -372,11 +353,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
                 ..Default::default()
             };
-            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
-        }
-        ClustersCommand::Get { tenant, cluster_id } => {
-            let request = GetKubernetesClusterRequest { tenant_id: tenant.clone(), cluster_id: cluster_id.clone() };
-            (answer(client.get(request).await)?, None)
+            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
         }
         ClustersCommand::Update {
             tenant,
@@ -403,20 +380,11 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 description: description.clone(),
                 ..Default::default()
             };
-            (answer(client.update(request).await)?, wait.then_some((tenant, "ready")))
-        }
-        ClustersCommand::Delete { tenant, cluster_id, wait } => {
-            let request = DeleteKubernetesClusterRequest { tenant_id: tenant.clone(), cluster_id: cluster_id.clone() };
-            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
+            (answer(client.update(request).await)?, tenant, wait.then_some("ready"))
         }
         ClustersCommand::List { tenant, include_deleted } => {
-            let request = ListKubernetesClustersRequest {
-                tenant_id: tenant.clone(),
-                include_deleted: *include_deleted,
-                ..Default::default()
-            };
-            let list = answer(client.list(request).await)?;
-            return output::print_list(cli.output, &list, CLUSTER_LIST, "clusters");
+            let list = KubernetesCluster::list(&mut client, tenant.clone(), String::new(), *include_deleted).await?;
+            return print_list::<KubernetesCluster>(cli, &list);
         }
         ClustersCommand::Credentials { tenant, cluster_id, role, ttl_seconds, kubeconfig_file } => {
             let request = KubernetesCredentialsRequest {
@@ -450,7 +418,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
             return output::print_list(cli.output, &versions, VERSIONS, "channels");
         }
     };
-    show_followed!(cli, CLUSTER, client, cluster, wait, GetKubernetesClusterRequest { cluster_id })
+    show(cli, &client, tenant, cluster, until).await
 }
 
 /// Writes `text` to `path`, readable by its owner only: a kubeconfig holds a bearer token.
@@ -558,7 +526,8 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             };
             let updated = client.update(request).await;
             if *wait && updated.is_ok() {
-                wait_for_cluster(cli, tenant, cluster, "ready").await?;
+                let clusters = KubernetesClustersClient::new(connect(cli).await?);
+                follow::<KubernetesCluster>(&clusters, tenant, cluster, "ready").await?;
             }
             updated
         }

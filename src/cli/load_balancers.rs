@@ -3,13 +3,14 @@
 
 use serde_json::Value;
 
-use super::follow::{Followed, answer, field, show_followed};
-use super::{Cli, connect, output};
+use super::follow::{answer, field};
+use super::tracked::{DeleteCommand, GetCommand, ListCommand, show, tracked};
+use super::{Cli, connect};
 use crate::proto::compute::load_balancers_client::LoadBalancersClient;
 use crate::proto::compute::{
     CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
-    LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck, LoadBalancerSourceRanges,
-    LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
+    ListLoadBalancersResponse, LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck,
+    LoadBalancerSourceRanges, LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
 };
 
 /// The parts of a load balancer that create and update both take.
@@ -87,25 +88,9 @@ pub enum LoadBalancersCommand {
         wait: bool,
     },
     /// Lists the tenant's load balancers.
-    List {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// Only those of this pool.
-        #[arg(long, default_value = "")]
-        pool: String,
-        /// Also list deleted ones.
-        #[arg(long)]
-        include_deleted: bool,
-    },
+    List(ListCommand<LoadBalancer>),
     /// Shows one load balancer.
-    Get {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The load balancer.
-        load_balancer_id: String,
-    },
+    Get(GetCommand<LoadBalancer>),
     /// Replaces the parts given; with `--wait`, follows it until it is ready again.
     Update {
         /// The tenant.
@@ -129,21 +114,16 @@ pub enum LoadBalancersCommand {
         wait: bool,
     },
     /// Deletes a load balancer; with `--wait`, follows it until it is deleted.
-    Delete {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The load balancer.
-        load_balancer_id: String,
-        /// Follow it until it is deleted.
-        #[arg(long)]
-        wait: bool,
-    },
+    Delete(DeleteCommand<LoadBalancer>),
 }
 
-const LOAD_BALANCER: Followed =
-    Followed { what: "load balancer", message: "bettercompute.compute.v1.LoadBalancer", progress };
-const LOAD_BALANCER_LIST: &str = "bettercompute.compute.v1.ListLoadBalancersResponse";
+tracked! {
+    LoadBalancer in LoadBalancersClient: "load balancer", progress progress;
+    get(GetLoadBalancerRequest), delete(DeleteLoadBalancerRequest) { load_balancer_id };
+    list(ListLoadBalancersRequest) -> ListLoadBalancersResponse { "loadBalancers" };
+    help "LOAD_BALANCER_ID" "The load balancer", pool "Only those of this pool",
+        deleted "Also list deleted ones", wait "Follow it until it is deleted";
+}
 
 /// The line `--wait` prints: the state, the address once there is one, and the message.
 fn progress(json: &Value) -> String {
@@ -284,7 +264,10 @@ impl Parsed {
 /// Runs a load balancer command.
 pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String> {
     let mut client = LoadBalancersClient::new(connect(cli).await?);
-    let (lb, wait) = match command {
+    let (load_balancer, tenant, until) = match command {
+        LoadBalancersCommand::List(list) => return list.run(cli, &mut client).await,
+        LoadBalancersCommand::Get(get) => return get.run(cli, &mut client).await,
+        LoadBalancersCommand::Delete(delete) => return delete.run(cli, &mut client).await,
         LoadBalancersCommand::Create {
             tenant,
             pool,
@@ -318,12 +301,7 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
                 domains: parsed.domains,
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
             };
-            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
-        }
-        LoadBalancersCommand::Get { tenant, load_balancer_id } => {
-            let request =
-                GetLoadBalancerRequest { tenant_id: tenant.clone(), load_balancer_id: load_balancer_id.clone() };
-            (answer(client.get(request).await)?, None)
+            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
         }
         LoadBalancersCommand::Update {
             tenant,
@@ -351,25 +329,10 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
                 domains: parsed.domains,
                 ..Default::default()
             };
-            (answer(client.update(request).await)?, wait.then_some((tenant, "ready")))
-        }
-        LoadBalancersCommand::Delete { tenant, load_balancer_id, wait } => {
-            let request =
-                DeleteLoadBalancerRequest { tenant_id: tenant.clone(), load_balancer_id: load_balancer_id.clone() };
-            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
-        }
-        LoadBalancersCommand::List { tenant, pool, include_deleted } => {
-            let request = ListLoadBalancersRequest {
-                tenant_id: tenant.clone(),
-                pool_id: pool.clone(),
-                include_deleted: *include_deleted,
-                ..Default::default()
-            };
-            let list = answer(client.list(request).await)?;
-            return output::print_list(cli.output, &list, LOAD_BALANCER_LIST, "loadBalancers");
+            (answer(client.update(request).await)?, tenant, wait.then_some("ready"))
         }
     };
-    show_followed!(cli, LOAD_BALANCER, client, lb, wait, GetLoadBalancerRequest { load_balancer_id })
+    show(cli, &client, tenant, load_balancer, until).await
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@
 //! - `pools`: both pools services, the operator's and the tenant's (`visible`,
 //!   `check-placement`).
 //!
-//! [`follow`] is what the commands share (a call's answer, `--wait`); [`output`] is how results
-//! print.
+//! [`follow`] is what the commands share (a call's answer, `--wait`); [`tracked`] the commands
+//! every asynchronous resource has alike (`list`, `get`, `delete`), written once; [`output`] is
+//! how results print.
 
 mod accounts;
 mod budgets;
@@ -29,6 +30,7 @@ mod pools;
 mod projects;
 mod quotas;
 mod tenants;
+mod tracked;
 mod vps;
 
 use std::path::PathBuf;

@@ -2,20 +2,26 @@
 //! resources, with `--wait` that follows one until it is ready (or deleted). A certificate's
 //! PEMs are read from files, so a private key never sits on a command line.
 
-use super::follow::{Followed, answer, show_followed, state_and_message};
-use super::{Cli, connect, output};
+use super::follow::{answer, state_and_message};
+use super::tracked::{DeleteCommand, GetCommand, ListCommand, show, tracked};
+use super::{Cli, connect};
 use crate::proto::compute::certificates_client::CertificatesClient;
 use crate::proto::compute::instances_client::InstancesClient;
 use crate::proto::compute::networks_client::NetworksClient;
 use crate::proto::compute::{
-    CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
+    Certificate, CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
     DeleteInstanceRequest, DeleteNetworkRequest, GetCertificateRequest, GetInstanceRequest, GetNetworkRequest,
-    ListCertificatesRequest, ListInstancesRequest, ListNetworksRequest, SubnetSpec, UpdateNetworkRequest,
+    Instance, ListCertificatesRequest, ListCertificatesResponse, ListInstancesRequest, ListInstancesResponse,
+    ListNetworksRequest, ListNetworksResponse, Network, SubnetSpec, UpdateNetworkRequest,
 };
 
-const NETWORK: Followed =
-    Followed { what: "network", message: "bettercompute.compute.v1.Network", progress: state_and_message };
-const NETWORK_LIST: &str = "bettercompute.compute.v1.ListNetworksResponse";
+tracked! {
+    Network in NetworksClient: "network", progress state_and_message;
+    get(GetNetworkRequest), delete(DeleteNetworkRequest) { network_id };
+    list(ListNetworksRequest) -> ListNetworksResponse { "networks" };
+    help "NETWORK_ID" "The network", pool "Only networks of this pool",
+        deleted "Also list deleted networks", wait "Follow the network until it is deleted";
+}
 
 /// The network commands.
 #[derive(clap::Subcommand, Debug)]
@@ -48,25 +54,9 @@ pub enum NetworksCommand {
         wait: bool,
     },
     /// Lists the tenant's networks.
-    List {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// Only networks of this pool.
-        #[arg(long, default_value = "")]
-        pool: String,
-        /// Also list deleted networks.
-        #[arg(long)]
-        include_deleted: bool,
-    },
+    List(ListCommand<Network>),
     /// Shows one network with its subnets.
-    Get {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The network.
-        network_id: String,
-    },
+    Get(GetCommand<Network>),
     /// Changes a network's description.
     Update {
         /// The tenant.
@@ -79,16 +69,7 @@ pub enum NetworksCommand {
         description: String,
     },
     /// Deletes a network with nothing on it; with `--wait`, follows it until it is deleted.
-    Delete {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The network.
-        network_id: String,
-        /// Follow the network until it is deleted.
-        #[arg(long)]
-        wait: bool,
-    },
+    Delete(DeleteCommand<Network>),
 }
 
 /// Parses `name=web,region=nyc3,range=10.10.0.0/24`.
@@ -109,7 +90,10 @@ pub fn parse_subnet(text: &str) -> Result<SubnetSpec, String> {
 /// Runs a network command.
 pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String> {
     let mut client = NetworksClient::new(connect(cli).await?);
-    let (network, wait) = match command {
+    let (network, tenant, until) = match command {
+        NetworksCommand::List(list) => return list.run(cli, &mut client).await,
+        NetworksCommand::Get(get) => return get.run(cli, &mut client).await,
+        NetworksCommand::Delete(delete) => return delete.run(cli, &mut client).await,
         NetworksCommand::Create { tenant, pool, name, subnets, project, description, idempotency_key, wait } => {
             let request = CreateNetworkRequest {
                 tenant_id: tenant.clone(),
@@ -120,11 +104,7 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
                 subnets: subnets.iter().map(|s| parse_subnet(s)).collect::<Result<_, _>>()?,
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
             };
-            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
-        }
-        NetworksCommand::Get { tenant, network_id } => {
-            let request = GetNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
-            (answer(client.get(request).await)?, None)
+            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
         }
         NetworksCommand::Update { tenant, network_id, description } => {
             let request = UpdateNetworkRequest {
@@ -133,29 +113,19 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
                 network_id: network_id.clone(),
                 description: Some(description.clone()),
             };
-            (answer(client.update(request).await)?, None)
-        }
-        NetworksCommand::Delete { tenant, network_id, wait } => {
-            let request = DeleteNetworkRequest { tenant_id: tenant.clone(), network_id: network_id.clone() };
-            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
-        }
-        NetworksCommand::List { tenant, pool, include_deleted } => {
-            let request = ListNetworksRequest {
-                tenant_id: tenant.clone(),
-                pool_id: pool.clone(),
-                include_deleted: *include_deleted,
-                ..Default::default()
-            };
-            let list = answer(client.list(request).await)?;
-            return output::print_list(cli.output, &list, NETWORK_LIST, "networks");
+            (answer(client.update(request).await)?, tenant, None)
         }
     };
-    show_followed!(cli, NETWORK, client, network, wait, GetNetworkRequest { network_id })
+    show(cli, &client, tenant, network, until).await
 }
 
-const INSTANCE: Followed =
-    Followed { what: "instance", message: "bettercompute.compute.v1.Instance", progress: state_and_message };
-const INSTANCE_LIST: &str = "bettercompute.compute.v1.ListInstancesResponse";
+tracked! {
+    Instance in InstancesClient: "instance", progress state_and_message;
+    get(GetInstanceRequest), delete(DeleteInstanceRequest) { instance_id };
+    list(ListInstancesRequest) -> ListInstancesResponse { "instances" };
+    help "INSTANCE_ID" "The instance", pool "Only instances of this pool",
+        deleted "Also list deleted instances", wait "Follow the instance until it is deleted";
+}
 
 /// The instance commands.
 #[derive(clap::Subcommand, Debug)]
@@ -194,42 +164,20 @@ pub enum InstancesCommand {
         wait: bool,
     },
     /// Lists the tenant's instances.
-    List {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// Only instances of this pool.
-        #[arg(long, default_value = "")]
-        pool: String,
-        /// Also list deleted instances.
-        #[arg(long)]
-        include_deleted: bool,
-    },
+    List(ListCommand<Instance>),
     /// Shows one instance.
-    Get {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The instance.
-        instance_id: String,
-    },
+    Get(GetCommand<Instance>),
     /// Deletes an instance; with `--wait`, follows it until it is deleted.
-    Delete {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The instance.
-        instance_id: String,
-        /// Follow the instance until it is deleted.
-        #[arg(long)]
-        wait: bool,
-    },
+    Delete(DeleteCommand<Instance>),
 }
 
 /// Runs an instance command.
 pub async fn instances(cli: &Cli, command: &InstancesCommand) -> Result<(), String> {
     let mut client = InstancesClient::new(connect(cli).await?);
-    let (instance, wait) = match command {
+    let (instance, tenant, until) = match command {
+        InstancesCommand::List(list) => return list.run(cli, &mut client).await,
+        InstancesCommand::Get(get) => return get.run(cli, &mut client).await,
+        InstancesCommand::Delete(delete) => return delete.run(cli, &mut client).await,
         InstancesCommand::Create {
             tenant,
             pool,
@@ -253,33 +201,19 @@ pub async fn instances(cli: &Cli, command: &InstancesCommand) -> Result<(), Stri
                 subnet_id: subnet.clone(),
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
             };
-            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
-        }
-        InstancesCommand::Get { tenant, instance_id } => {
-            let request = GetInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
-            (answer(client.get(request).await)?, None)
-        }
-        InstancesCommand::Delete { tenant, instance_id, wait } => {
-            let request = DeleteInstanceRequest { tenant_id: tenant.clone(), instance_id: instance_id.clone() };
-            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
-        }
-        InstancesCommand::List { tenant, pool, include_deleted } => {
-            let request = ListInstancesRequest {
-                tenant_id: tenant.clone(),
-                pool_id: pool.clone(),
-                include_deleted: *include_deleted,
-                ..Default::default()
-            };
-            let list = answer(client.list(request).await)?;
-            return output::print_list(cli.output, &list, INSTANCE_LIST, "instances");
+            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
         }
     };
-    show_followed!(cli, INSTANCE, client, instance, wait, GetInstanceRequest { instance_id })
+    show(cli, &client, tenant, instance, until).await
 }
 
-const CERTIFICATE: Followed =
-    Followed { what: "certificate", message: "bettercompute.compute.v1.Certificate", progress: state_and_message };
-const CERTIFICATE_LIST: &str = "bettercompute.compute.v1.ListCertificatesResponse";
+tracked! {
+    Certificate in CertificatesClient: "certificate", progress state_and_message;
+    get(GetCertificateRequest), delete(DeleteCertificateRequest) { certificate_id };
+    list(ListCertificatesRequest) -> ListCertificatesResponse { "certificates" };
+    help "CERTIFICATE_ID" "The certificate", pool "Only certificates of this pool",
+        deleted "Also list deleted certificates", wait "Follow the certificate until it is deleted";
+}
 
 /// The certificate commands.
 #[derive(clap::Subcommand, Debug)]
@@ -322,36 +256,11 @@ pub enum CertificatesCommand {
         wait: bool,
     },
     /// Lists the tenant's certificates.
-    List {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// Only certificates of this pool.
-        #[arg(long, default_value = "")]
-        pool: String,
-        /// Also list deleted certificates.
-        #[arg(long)]
-        include_deleted: bool,
-    },
+    List(ListCommand<Certificate>),
     /// Shows one certificate (never its private key).
-    Get {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The certificate.
-        certificate_id: String,
-    },
+    Get(GetCommand<Certificate>),
     /// Deletes a certificate; with `--wait`, follows it until it is deleted.
-    Delete {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The certificate.
-        certificate_id: String,
-        /// Follow the certificate until it is deleted.
-        #[arg(long)]
-        wait: bool,
-    },
+    Delete(DeleteCommand<Certificate>),
 }
 
 fn read_pem(path: &Option<std::path::PathBuf>) -> Result<String, String> {
@@ -364,7 +273,10 @@ fn read_pem(path: &Option<std::path::PathBuf>) -> Result<String, String> {
 /// Runs a certificate command.
 pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<(), String> {
     let mut client = CertificatesClient::new(connect(cli).await?);
-    let (certificate, wait) = match command {
+    let (certificate, tenant, until) = match command {
+        CertificatesCommand::List(list) => return list.run(cli, &mut client).await,
+        CertificatesCommand::Get(get) => return get.run(cli, &mut client).await,
+        CertificatesCommand::Delete(delete) => return delete.run(cli, &mut client).await,
         CertificatesCommand::Create {
             tenant,
             pool,
@@ -390,29 +302,10 @@ pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<()
                 dns_names: dns_names.clone(),
                 idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
             };
-            (answer(client.create(request).await)?, wait.then_some((tenant, "ready")))
-        }
-        CertificatesCommand::Get { tenant, certificate_id } => {
-            let request = GetCertificateRequest { tenant_id: tenant.clone(), certificate_id: certificate_id.clone() };
-            (answer(client.get(request).await)?, None)
-        }
-        CertificatesCommand::Delete { tenant, certificate_id, wait } => {
-            let request =
-                DeleteCertificateRequest { tenant_id: tenant.clone(), certificate_id: certificate_id.clone() };
-            (answer(client.delete(request).await)?, wait.then_some((tenant, "deleted")))
-        }
-        CertificatesCommand::List { tenant, pool, include_deleted } => {
-            let request = ListCertificatesRequest {
-                tenant_id: tenant.clone(),
-                pool_id: pool.clone(),
-                include_deleted: *include_deleted,
-                ..Default::default()
-            };
-            let list = answer(client.list(request).await)?;
-            return output::print_list(cli.output, &list, CERTIFICATE_LIST, "certificates");
+            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
         }
     };
-    show_followed!(cli, CERTIFICATE, client, certificate, wait, GetCertificateRequest { certificate_id })
+    show(cli, &client, tenant, certificate, until).await
 }
 
 #[cfg(test)]

@@ -1,0 +1,225 @@
+//! The commands every asynchronous resource has alike, written once for any kind: `list`,
+//! `get`, `delete` (with `--wait`), and the `--wait` of its create and update ([`show`]). A
+//! kind is its message with an `impl` of [`Tracked`]: its client, its three requests and the
+//! words of its help, which [`tracked!`] writes from a table. A kind's file keeps its own
+//! commands (create, update and the rest) and their help; its enum names these shared ones:
+//!
+//! ```text
+//! /// Shows one network with its subnets.
+//! Get(GetCommand<Network>),
+//! ```
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+use prost::Message;
+use serde_json::Value;
+
+use super::follow::{Followed, field};
+use super::{Cli, output};
+
+/// The words a kind's shared commands have in their help, without the final period that clap
+/// drops from a one-line doc comment (so that they read as the kind's own commands' do).
+pub struct Help {
+    /// The id argument's name (`NETWORK_ID`) and help (`The network`).
+    pub id: (&'static str, &'static str),
+    /// `list --pool` (`Only networks of this pool`); empty where `list` is the kind's own.
+    pub pool: &'static str,
+    /// `list --include-deleted` (`Also list deleted networks`).
+    pub include_deleted: &'static str,
+    /// `delete --wait` (`Follow the network until it is deleted`).
+    pub wait_deleted: &'static str,
+}
+
+/// One kind of asynchronous resource, implemented on its message.
+pub trait Tracked: Message + Sized + 'static {
+    /// Its service's client.
+    type Client: Clone;
+    /// Its list response.
+    type List: Message;
+    /// How `--wait` follows it.
+    const FOLLOWED: Followed;
+    /// The full name of its list response and the field of the items.
+    const LIST: (&'static str, &'static str);
+    /// The words of the shared commands' help.
+    const HELP: Help;
+
+    /// The resource `id` of `tenant_id`.
+    fn get(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
+
+    /// Asks for the deletion of the resource `id`; answers it as it is now.
+    fn delete(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
+
+    /// The tenant's resources, of the pool `pool_id` when it is not empty.
+    fn list(
+        client: &mut Self::Client,
+        tenant_id: String,
+        pool_id: String,
+        include_deleted: bool,
+    ) -> impl Future<Output = Result<Self::List, String>>;
+}
+
+/// `list`: the tenant's resources of a kind.
+#[derive(clap::Args, Debug)]
+pub struct ListCommand<K: Tracked> {
+    /// The tenant.
+    #[arg(long)]
+    tenant: String,
+    #[arg(long, default_value = "", help = K::HELP.pool)]
+    pool: String,
+    #[arg(long, help = K::HELP.include_deleted)]
+    include_deleted: bool,
+    #[arg(skip)]
+    kind: PhantomData<K>,
+}
+
+/// `get`: one resource.
+#[derive(clap::Args, Debug)]
+pub struct GetCommand<K: Tracked> {
+    /// The tenant.
+    #[arg(long)]
+    tenant: String,
+    #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1)]
+    id: String,
+    #[arg(skip)]
+    kind: PhantomData<K>,
+}
+
+/// `delete`: asks for a resource's deletion; `--wait` follows it until it is deleted.
+#[derive(clap::Args, Debug)]
+pub struct DeleteCommand<K: Tracked> {
+    /// The tenant.
+    #[arg(long)]
+    tenant: String,
+    #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1)]
+    id: String,
+    #[arg(long, help = K::HELP.wait_deleted)]
+    wait: bool,
+    #[arg(skip)]
+    kind: PhantomData<K>,
+}
+
+impl<K: Tracked> ListCommand<K> {
+    /// Prints the list.
+    pub async fn run(&self, cli: &Cli, client: &mut K::Client) -> Result<(), String> {
+        let list = K::list(client, self.tenant.clone(), self.pool.clone(), self.include_deleted).await?;
+        print_list::<K>(cli, &list)
+    }
+}
+
+impl<K: Tracked> GetCommand<K> {
+    /// Prints the resource.
+    pub async fn run(&self, cli: &Cli, client: &mut K::Client) -> Result<(), String> {
+        let resource = K::get(client, self.tenant.clone(), self.id.clone()).await?;
+        show(cli, client, &self.tenant, resource, None).await
+    }
+}
+
+impl<K: Tracked> DeleteCommand<K> {
+    /// Prints the resource as the deletion left it, or once deleted with `--wait`.
+    pub async fn run(&self, cli: &Cli, client: &mut K::Client) -> Result<(), String> {
+        let resource = K::delete(client, self.tenant.clone(), self.id.clone()).await?;
+        show(cli, client, &self.tenant, resource, self.wait.then_some("deleted")).await
+    }
+}
+
+/// Prints a list response of kind `K`.
+pub fn print_list<K: Tracked>(cli: &Cli, list: &K::List) -> Result<(), String> {
+    let (message, items) = K::LIST;
+    output::print_list(cli.output, list, message, items)
+}
+
+/// Prints `resource` of `tenant`, after following it until it is `until` when asked.
+pub async fn show<K: Tracked>(
+    cli: &Cli,
+    client: &K::Client,
+    tenant: &str,
+    resource: K,
+    until: Option<&str>,
+) -> Result<(), String> {
+    let json = output::to_json(&resource, K::FOLLOWED.message);
+    let json = match until {
+        Some(until) => follow::<K>(client, tenant, field(&json, "id"), until).await?,
+        None => json,
+    };
+    output::print(cli.output, &json, std::slice::from_ref(&json));
+    Ok(())
+}
+
+/// Follows the resource `id` of `tenant` until it is `until` (see [`Followed::wait_for`]).
+pub async fn follow<K: Tracked>(client: &K::Client, tenant: &str, id: &str, until: &str) -> Result<Value, String> {
+    K::FOLLOWED
+        .wait_for(id, until, || {
+            let mut client = client.clone();
+            async move { K::get(&mut client, tenant.to_owned(), id.to_owned()).await }
+        })
+        .await
+}
+
+/// Implements [`Tracked`] for a `compute.v1` message from a table:
+///
+/// ```text
+/// tracked! {
+///     Network in NetworksClient: "network", progress state_and_message;
+///     get(GetNetworkRequest), delete(DeleteNetworkRequest) { network_id };
+///     list(ListNetworksRequest) -> ListNetworksResponse { "networks" };
+///     help "NETWORK_ID" "The network", pool "Only networks of this pool",
+///         deleted "Also list deleted networks", wait "Follow the network until it is deleted";
+/// }
+/// ```
+///
+/// The get and delete requests carry `tenant_id` and the id field named in braces; the list
+/// request `tenant_id`, `pool_id` and `include_deleted`. Without `pool`, the kind's `list` is
+/// its own command. The help strings have no final period, as clap shows a one-line doc comment.
+macro_rules! tracked {
+    (
+        $resource:ident in $client:ident: $what:literal, progress $progress:expr;
+        get($get:ident), delete($delete:ident) { $id:ident };
+        list($list:ident) -> $listed:ident { $items:literal };
+        help $id_name:literal $id_help:literal, $(pool $pool:literal,)?
+            deleted $deleted:literal, wait $wait:literal;
+    ) => {
+        impl $crate::cli::tracked::Tracked for $resource {
+            type Client = $client<$crate::cli::AuthedChannel>;
+            type List = $listed;
+            const FOLLOWED: $crate::cli::follow::Followed = $crate::cli::follow::Followed {
+                what: $what,
+                message: concat!("bettercompute.compute.v1.", stringify!($resource)),
+                progress: $progress,
+            };
+            const LIST: (&'static str, &'static str) = (concat!("bettercompute.compute.v1.", stringify!($listed)), $items);
+            const HELP: $crate::cli::tracked::Help = $crate::cli::tracked::Help {
+                id: ($id_name, $id_help),
+                pool: $crate::cli::tracked::tracked!(@pool $($pool)?),
+                include_deleted: $deleted,
+                wait_deleted: $wait,
+            };
+
+            async fn get(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {
+                $crate::cli::follow::answer(client.get($get { tenant_id, $id }).await)
+            }
+
+            async fn delete(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {
+                $crate::cli::follow::answer(client.delete($delete { tenant_id, $id }).await)
+            }
+
+            async fn list(
+                client: &mut Self::Client,
+                tenant_id: String,
+                pool_id: String,
+                include_deleted: bool,
+            ) -> Result<$listed, String> {
+                let request = $list { tenant_id, pool_id, include_deleted, ..Default::default() };
+                $crate::cli::follow::answer(client.list(request).await)
+            }
+        }
+    };
+    (@pool $pool:literal) => {
+        $pool
+    };
+    (@pool) => {
+        ""
+    };
+}
+
+pub(crate) use tracked;
