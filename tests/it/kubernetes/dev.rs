@@ -7,24 +7,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::start_dev_logging;
+use crate::harness::{run_ok, start_dev_logging};
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
+/// Runs `bc` as acme against `bc dev`; panics unless it succeeds.
 fn bc(dev: &Value, args: &[&str]) -> std::process::Output {
-    let output = Command::new(BC)
-        .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
-        .env("BC_TOKEN", dev["tenants"][0]["token"].as_str().unwrap())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "bc {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+    run_ok(
+        Command::new(BC)
+            .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
+            .env("BC_TOKEN", dev["tenants"][0]["token"].as_str().unwrap())
+            .args(args),
+    )
 }
 
 #[test]
