@@ -23,6 +23,7 @@ use http::{HeaderMap, Method, Uri};
 use serde_json::{Value, json};
 
 use super::faults::Failure;
+use super::operations::{FakeOperation, OperationEffect, Operations, finish_due};
 use super::{Shared, World, bearer, clock, json_response};
 
 /// A network: (project, name).
@@ -53,51 +54,50 @@ enum Effect {
     Fail(String),
 }
 
-struct FakeOperation {
+impl OperationEffect for Effect {
+    fn failure(&self) -> Option<&str> {
+        match self {
+            Effect::Fail(message) => Some(message),
+            _ => None,
+        }
+    }
+}
+
+/// Where an operation runs: a project's global scope, or one of its regions.
+#[derive(Clone)]
+struct OperationScope {
     project: String,
     region: Option<String>,
-    operation_type: &'static str,
-    target_link: String,
-    start_time: String,
-    end_time: String,
-    due: Instant,
-    done: bool,
-    error: Option<String>,
-    effect: Option<Effect>,
 }
+
+type ComputeOperation = FakeOperation<OperationScope, Effect>;
 
 /// Every Compute Engine object.
 #[derive(Default)]
 pub struct ComputeState {
     networks: BTreeMap<NetworkKey, FakeNetwork>,
     subnetworks: BTreeMap<SubnetworkKey, FakeSubnetwork>,
-    operations: BTreeMap<String, FakeOperation>,
+    operations: Operations<OperationScope, Effect>,
 }
 
 impl ComputeState {
     /// Finishes every operation that is due, applying its effect.
     pub fn advance(&mut self, now: Instant) {
-        let due: Vec<String> =
-            self.operations.iter().filter(|(_, op)| !op.done && op.due <= now).map(|(name, _)| name.clone()).collect();
-        for name in due {
-            let op = self.operations.get_mut(&name).expect("the operation was just listed");
-            op.done = true;
-            op.end_time = clock::now();
-            match op.effect.take() {
-                Some(Effect::InsertNetwork(key, network)) => {
+        for (_, effect) in finish_due(&mut self.operations, now) {
+            match effect {
+                Effect::InsertNetwork(key, network) => {
                     self.networks.insert(key, network);
                 }
-                Some(Effect::DeleteNetwork(key)) => {
+                Effect::DeleteNetwork(key) => {
                     self.networks.remove(&key);
                 }
-                Some(Effect::InsertSubnetwork(key, subnetwork)) => {
+                Effect::InsertSubnetwork(key, subnetwork) => {
                     self.subnetworks.insert(key, subnetwork);
                 }
-                Some(Effect::DeleteSubnetwork(key)) => {
+                Effect::DeleteSubnetwork(key) => {
                     self.subnetworks.remove(&key);
                 }
-                Some(Effect::Fail(message)) => op.error = Some(message),
-                None => {}
+                Effect::Fail(_) => {}
             }
         }
     }
@@ -250,8 +250,8 @@ impl Context<'_> {
         format!("{}/regions/{region}/subnetworks/{name}", self.base())
     }
 
-    fn operation_json(&self, name: &str, op: &FakeOperation) -> Value {
-        let scope = match &op.region {
+    fn operation_json(&self, name: &str, op: &ComputeOperation) -> Value {
+        let scope = match &op.scope.region {
             Some(region) => format!("regions/{region}"),
             None => "global".to_owned(),
         };
@@ -260,13 +260,13 @@ impl Context<'_> {
             "name": name,
             "operationType": op.operation_type,
             "targetLink": op.target_link,
-            "status": if op.done { "DONE" } else { "RUNNING" },
+            "status": op.status(),
             "progress": if op.done { 100 } else { 0 },
             "insertTime": op.start_time,
             "startTime": op.start_time,
             "selfLink": format!("{}/{scope}/operations/{name}", self.base()),
         });
-        if let Some(region) = &op.region {
+        if let Some(region) = &op.scope.region {
             value["region"] = json!(format!("{}/regions/{region}", self.base()));
         }
         if op.done {
@@ -289,18 +289,9 @@ impl Context<'_> {
         effect: Effect,
     ) -> Response {
         let name = format!("operation-{}-{:08x}", world.next(), rand::random::<u32>());
-        let op = FakeOperation {
-            project: self.project.clone(),
-            region: region.map(str::to_owned),
-            operation_type,
-            target_link,
-            start_time: clock::now(),
-            end_time: String::new(),
-            due: Instant::now() + self.shared.config.operation_duration,
-            done: false,
-            error: None,
-            effect: Some(effect),
-        };
+        let scope = OperationScope { project: self.project.clone(), region: region.map(str::to_owned) };
+        let duration = self.shared.config.operation_duration;
+        let op = FakeOperation::start(scope, operation_type, target_link, duration, effect);
         let body = self.operation_json(&name, &op);
         world.compute.operations.insert(name, op);
         json_response(200, body)
@@ -532,7 +523,7 @@ impl Context<'_> {
     fn operation(&self, name: &str, region: Option<&str>) -> Response {
         let world = self.shared.world();
         match world.compute.operations.get(name) {
-            Some(op) if op.project == self.project && op.region.as_deref() == region => {
+            Some(op) if op.scope.project == self.project && op.scope.region.as_deref() == region => {
                 json_response(200, self.operation_json(name, op))
             }
             _ => {

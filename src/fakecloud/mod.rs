@@ -25,6 +25,7 @@ mod faults;
 mod gke;
 mod kubeapi;
 mod oauth;
+mod operations;
 mod tls;
 
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -1,91 +1,16 @@
 //! The binaries as a user runs them: `bc dev` with curl and Python's gRPC client, the `bc` CLI,
 //! `bc-server migrate` and `serve`, and `bc-worker`, each started as its own process.
 
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{TestDb, repo_root};
+use crate::harness::{Running, TestDb, curl, python, repo_root, run_ok, start_dev};
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
-
-/// A child process killed when the test ends, however it ends.
-pub struct Running(pub Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Running {
-    /// Sends SIGTERM and waits for the exit status.
-    pub fn terminate(mut self) -> std::process::ExitStatus {
-        let pid = self.0.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            if let Some(status) = self.0.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "the process did not stop on SIGTERM");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-/// Starts `bc dev` on a free port in `data_dir` and waits for its `dev.json`.
-pub fn start_dev(data_dir: &Path) -> (Running, Value) {
-    let spawned = std::time::SystemTime::now();
-    let child = Command::new(BC)
-        .args(["dev", "--port", "0", "--data-dir"])
-        .arg(data_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let running = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let path = data_dir.join("dev.json");
-        let fresh = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|modified| modified >= spawned);
-        if let Some(text) = fresh.then(|| std::fs::read_to_string(&path).ok()).flatten() {
-            let dev: Value = serde_json::from_str(&text).unwrap();
-            let endpoint = dev["endpoint"].as_str().unwrap().to_owned();
-            if curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) == "200" {
-                return (running, dev);
-            }
-        }
-        assert!(Instant::now() < deadline, "bc dev did not come up");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-pub fn curl(args: &[&str]) -> String {
-    let output = Command::new("curl").args(args).output().expect("curl is installed");
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// The Python that has grpcio: `BC_TEST_PYTHON` (set by tests/run), else `python3`.
-pub(crate) fn python() -> String {
-    std::env::var("BC_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned())
-}
-
-pub(crate) fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
 
 #[test]
 fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {

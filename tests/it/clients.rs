@@ -11,8 +11,8 @@ use std::process::Command;
 use better_compute::proto::platform::{GetTenantRequest, Tenant, tenants_client::TenantsClient};
 use serde_json::Value;
 
-use crate::binaries::{curl, python, run_ok, start_dev};
 use crate::harness::repo_root;
+use crate::harness::{curl, python, run_ok, start_dev};
 
 /// The README's Rust example, word for word (a test below keeps the two equal).
 async fn get_tenant(endpoint: String, token: &str, id: &str) -> Result<Tenant, Box<dyn std::error::Error>> {

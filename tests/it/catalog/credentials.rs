@@ -8,7 +8,7 @@ use better_compute::store::{Backend, EventFilter};
 use serde_json::json;
 
 use super::{Client, DO_TOKEN, GKE_SECRET, Platform, gke_key};
-use crate::binaries::{Running, curl};
+use crate::harness::{Running, curl};
 use crate::harness::{TestDb, TestServer, test_secret_key};
 
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");

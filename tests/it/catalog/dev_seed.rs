@@ -4,7 +4,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::binaries::{curl, start_dev};
+use crate::harness::{curl, start_dev};
 
 fn call(dev: &Value, path: &str, body: Value) -> Value {
     let auth = format!("Authorization: Bearer {}", dev["adminToken"].as_str().unwrap());

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sqlx::{Connection, Row};
 
 use crate::harness::{TestDb, TestServer, tenant_principal, violated_fields};
-use crate::load_balancers::{CREATE, Env, POOL, REGION, regional};
+use crate::load_balancers::{CREATE, POOL, REGION, regional};
 
 crate::on_both_backends!(
     a_viewers_huge_tenant_id_is_refused_before_the_decision_and_grows_nothing,
@@ -150,7 +150,7 @@ async fn a_nul_in_a_decided_field_is_refused_never_internal() {
 }
 
 async fn another_tenants_instance_as_a_target_answers_as_an_unknown_id_does(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = crate::load_balancers::start(backend).await;
     let acmes = env.instance("acme", POOL, REGION, None).await;
     let unknown = better_compute::ids::InstanceId::random().to_string();
     let globex_admin = env.globex_admin.clone();
@@ -168,6 +168,7 @@ async fn another_tenants_instance_as_a_target_answers_as_an_unknown_id_does(back
     assert!(!theirs.to_string().contains("acme"), "nothing names the other tenant: {theirs}");
 
     // And nothing was decided on acme's instance for globex: no refusal of it in any trail.
-    let trail = env.ok_as(&env.admin_token.clone(), "/api/platform/audit/list", json!({"resourceId": acmes.id})).await;
+    let trail =
+        env.ok_as(&env.server.admin_token.clone(), "/api/platform/audit/list", json!({"resourceId": acmes.id})).await;
     assert_eq!(trail["auditEvents"], json!([]), "{trail}");
 }

@@ -19,7 +19,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use super::ServerProcess;
-use crate::binaries::curl;
+use crate::harness::curl;
 use crate::harness::tenant_principal;
 
 /// Sends a request message's bytes as they are, so that a test can send what no generated

@@ -12,7 +12,8 @@ use better_compute::provider::kube::{KubeAuth, KubeClient};
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use crate::kubernetes::{Env, Options, standard};
+use crate::harness::Setup;
+use crate::kubernetes::{Env, standard};
 
 crate::on_both_backends!(
     a_deleted_principals_kubeconfig_is_refused_by_the_cluster,
@@ -54,14 +55,14 @@ async fn wait_refused(client: &KubeClient, limit: Duration, what: &str) {
 }
 
 /// A ready cluster of acme, with the worker running.
-async fn ready_cluster(backend: Backend, options: Options) -> (Env, String) {
-    let mut env = Env::start_with(backend, options).await;
+async fn ready_cluster(setup: Setup) -> (Env, String) {
+    let mut env = setup.start().await;
     env.start_worker();
     let id = env.ok("/api/compute/kubernetesClusters/create", standard("web", "web")).await["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(30)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(30)).await;
     (env, id)
 }
 
@@ -89,7 +90,7 @@ async fn kubeconfig(env: &Env, token: &str, cluster: &str, role: &str) -> KubeCl
 }
 
 async fn a_deleted_principals_kubeconfig_is_refused_by_the_cluster(backend: Backend) {
-    let (env, cluster) = ready_cluster(backend, Options::default()).await;
+    let (env, cluster) = ready_cluster(crate::kubernetes::setup(backend)).await;
     let (ops, token, _) = user_with(&env, "ops", &["admin"]).await;
     let theirs = kubeconfig(&env, &token, &cluster, "admin").await;
     let colleague = kubeconfig(&env, &env.acme_admin.clone(), &cluster, "admin").await;
@@ -116,8 +117,8 @@ async fn a_removed_role_ends_the_kubeconfigs_it_gave_and_no_others(backend: Back
     // kubeconfig, and only an admin or an editor an admin one (it needs `compute:kubernetes:delete`).
     let connect = r#"permit (principal, action == BetterCompute::Action::"compute:kubernetes:connect", resource)
         when { principal has tenant && resource has tenant && principal.tenant == resource.tenant };"#;
-    let options = Options { policies: vec![("connect.cedar".into(), connect.into())], ..Options::default() };
-    let (env, cluster) = ready_cluster(backend, options).await;
+    let setup = crate::kubernetes::setup(backend).policies(&[("connect.cedar".into(), connect.into())]);
+    let (env, cluster) = ready_cluster(setup).await;
     let (_, token, bindings) = user_with(&env, "dev", &["admin", "viewer"]).await;
     let admin = kubeconfig(&env, &token, &cluster, "admin").await;
     let view = kubeconfig(&env, &token, &cluster, "view").await;

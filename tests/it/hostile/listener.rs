@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use super::ServerProcess;
-use crate::binaries::curl;
+use crate::harness::curl;
 
 /// Connects to the server behind `endpoint` and sends `bytes`, leaving the connection open.
 fn connect_and_send(endpoint: &str, bytes: &[u8]) -> TcpStream {
@@ -180,7 +180,7 @@ async fn metrics_are_served_only_with_their_token_or_on_their_own_listener() {
 fn bc_dev_keeps_its_store_and_tokens_readable_by_their_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let (dev, _) = crate::binaries::start_dev(dir.path());
+    let (dev, _) = crate::harness::start_dev(dir.path());
     for name in ["bc.sqlite", "bc.sqlite-wal", "bc.sqlite-shm", "dev.json", "secret.key"] {
         let Ok(metadata) = std::fs::metadata(dir.path().join(name)) else {
             assert!(name.contains('-'), "bc dev made no {name}");

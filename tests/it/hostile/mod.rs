@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use better_compute::store::Store;
 
-use crate::binaries::{Running, curl};
 use crate::harness::TestDb;
+use crate::harness::{Running, curl};
 
 mod accounts;
 mod authorization;

@@ -20,9 +20,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use super::ServerProcess;
+use crate::harness::Serving;
 use crate::harness::{TestDb, TestServer, grpc_error, tenant_principal};
 use crate::on_both_backends;
-use crate::worker::Served;
 
 /// How long a revoked watch may stay open when the revocation was announced.
 const PROMPTLY: Duration = Duration::from_secs(5);
@@ -209,7 +209,7 @@ async fn a_watch_ends_when_its_key_is_revoked_its_principal_deleted_or_its_bindi
 async fn a_revocation_through_one_server_ends_the_watches_of_another_process() {
     assert!(PROMPTLY < WATCH_RECHECK, "the deadline must tell the signal from the periodic check");
     let server = ServerProcess::start(&[]).await;
-    let other = Served::start(server.store.clone()).await;
+    let other = Serving::restart(server.store.clone()).await;
     let admin = server.admin_token.clone();
     let (status, body) = post(&other.endpoint, &admin, "/api/platform/tenants/create", json!({"id": "acme"})).await;
     assert_eq!(status, 200, "{body}");

@@ -7,7 +7,7 @@
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use super::{Env, FREE_POOL, Options, standard};
+use super::{Env, FREE_POOL, standard};
 
 crate::on_both_backends!(list_returns_only_the_clusters_the_caller_may_read, the_caller_owns_the_cluster_it_creates);
 
@@ -50,16 +50,14 @@ async fn list_returns_only_the_clusters_the_caller_may_read(backend: Backend) {
     let hide_autopilot = r#"forbid (principal, action == BetterCompute::Action::"compute:kubernetes:read", resource)
         when { resource has mode && resource.mode == "autopilot" &&
                !(resource has tenant && resource.tenant.admins.contains(principal)) };"#;
-    let options =
-        Options { policies: vec![("hide-autopilot.cedar".into(), hide_autopilot.into())], ..Options::default() };
-    let env = Env::start_with(backend, options).await;
+    let env = super::setup(backend).policies(&[("hide-autopilot.cedar".into(), hide_autopilot.into())]).start().await;
     let project = |name: &str| {
         let env = &env;
         let name = name.to_owned();
         async move {
             // Projects are the operator's catalog.
             let body = json!({"tenantId": "acme", "name": name});
-            let (status, project) = env.post_as(&env.admin_token, "/api/platform/projects/create", body).await;
+            let (status, project) = env.post_as(&env.server.admin_token, "/api/platform/projects/create", body).await;
             assert_eq!(status, 200, "{project}");
             project["id"].as_str().unwrap().to_owned()
         }
@@ -116,7 +114,7 @@ async fn list_returns_only_the_clusters_the_caller_may_read(backend: Backend) {
 }
 
 async fn the_caller_owns_the_cluster_it_creates(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     // An editor of the tenant creates a cluster, then loses the role: as its owner they keep
     // reading, changing and deleting it, and nothing else.
     let user =

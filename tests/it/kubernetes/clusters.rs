@@ -62,7 +62,7 @@ async fn every_stored_text(env: &Env) -> String {
 }
 
 async fn a_standard_cluster_becomes_ready_serves_kubectl_and_is_deleted_without_a_trace(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok("/api/compute/kubernetesClusters/create", standard("web", "k1")).await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -81,7 +81,7 @@ async fn a_standard_cluster_becomes_ready_serves_kubectl_and_is_deleted_without_
     let again = env.ok("/api/compute/kubernetesClusters/create", standard("web", "k1")).await;
     assert_eq!(again["id"], id.as_str());
 
-    let (ready, took) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (ready, took) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     println!("standard cluster with two node pools ready in {took:?}");
     assert!(took < Duration::from_secs(10), "ready in {took:?}");
     assert!(ready["endpoint"].as_str().unwrap().starts_with("127.0.0.1:"), "{ready}");
@@ -145,7 +145,7 @@ async fn a_standard_cluster_becomes_ready_serves_kubectl_and_is_deleted_without_
     assert_eq!(deleting["state"], "deleting");
     let unchanged = env.ok("/api/compute/kubernetesClusters/delete", delete.clone()).await;
     assert_eq!(unchanged["version"], deleting["version"], "deleting again changes nothing");
-    let (deleted, _) = env.wait_state(&id, "deleted", Duration::from_secs(20)).await;
+    let (deleted, _) = env.wait_cluster_state(&id, "deleted", Duration::from_secs(20)).await;
     assert!(deleted["deletedAt"].is_string());
     assert!(deleted["nodePools"].as_array().unwrap().iter().all(|p| p["state"] == "deleted"), "{deleted}");
     assert!(env.fake_clusters().is_empty());
@@ -198,11 +198,11 @@ async fn a_standard_cluster_becomes_ready_serves_kubectl_and_is_deleted_without_
 }
 
 async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_cluster(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok("/api/compute/kubernetesClusters/create", standard("pools", "p1")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
 
     // The worker pauses, so the cluster is seen before the change converged.
     env.stop_worker().await;
@@ -219,7 +219,7 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
     let cluster = env.ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": id})).await;
     assert_eq!(cluster["state"], "updating", "the cluster is updating until the pool converged");
     env.start_worker();
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(ready["nodePools"].as_array().unwrap().len(), 3);
 
     let pool_ref = json!({"tenantId": "acme", "clusterId": id, "nodePoolId": pool_id});
@@ -228,7 +228,7 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
     let resized = env.ok("/api/compute/kubernetesNodePools/update", resize).await;
     assert_eq!(resized["state"], "updating");
     assert_eq!(resized["version"], 2);
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let pool = env.ok("/api/compute/kubernetesNodePools/get", pool_ref.clone()).await;
     assert_eq!((pool["state"].as_str(), pool["currentNodeCount"].as_i64()), (Some("ready"), Some(4)));
 
@@ -246,18 +246,18 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
                    "idempotencyKey": "gpu"}),
         )
         .await;
-    let (failed, _) = env.wait_state(&id, "error", Duration::from_secs(20)).await;
+    let (failed, _) = env.wait_cluster_state(&id, "error", Duration::from_secs(20)).await;
     assert!(failed["message"].as_str().unwrap().contains("\"gpu\""), "{failed}");
     let bad_ref = json!({"tenantId": "acme", "clusterId": id, "nodePoolId": bad["id"]});
     let bad_pool = env.ok("/api/compute/kubernetesNodePools/get", bad_ref.clone()).await;
     assert_eq!(bad_pool["state"], "error");
     // Deleting the failed pool clears the cluster's error.
     env.ok("/api/compute/kubernetesNodePools/delete", bad_ref).await;
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
 
     let deleting = env.ok("/api/compute/kubernetesNodePools/delete", pool_ref.clone()).await;
     assert_eq!(deleting["state"], "deleting");
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let gone = env.ok("/api/compute/kubernetesNodePools/get", pool_ref).await;
     assert_eq!(gone["state"], "deleted");
     let fake = env.fake_clusters();
@@ -272,14 +272,14 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
 }
 
 async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let mut request = standard("upd", "u1");
     request["version"] = json!("1.31");
     request["releaseChannel"] = json!("stable");
     let created = env.ok("/api/compute/kubernetesClusters/create", request).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(ready["kubernetesVersion"], "1.31.9-gke.1300", "the pin");
     assert_eq!(ready["requestedVersion"], "1.31");
 
@@ -291,7 +291,7 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
     let updating = env.ok("/api/compute/kubernetesClusters/update", change).await;
     assert_eq!(updating["state"], "updating");
     assert_eq!(updating["version"], 2);
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(ready["kubernetesVersion"], "1.32.6-gke.1200");
     let fake = &env.fake_clusters()[0];
     assert_eq!(fake["releaseChannel"], "REGULAR");
@@ -307,12 +307,12 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
     let mut downgrade = cluster_ref.clone();
     downgrade["version"] = json!("1.31");
     env.ok("/api/compute/kubernetesClusters/update", downgrade).await;
-    let (failed, _) = env.wait_state(&id, "error", Duration::from_secs(20)).await;
+    let (failed, _) = env.wait_cluster_state(&id, "error", Duration::from_secs(20)).await;
     assert!(failed["message"].as_str().unwrap().contains("downgraded"), "{failed}");
     let mut back = cluster_ref.clone();
     back["version"] = json!("1.32");
     env.ok("/api/compute/kubernetesClusters/update", back).await;
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
 
     // The provider moves the control plane (a release-channel upgrade) past the pin: the move is
     // recorded, not undone, the nodes follow it, and `updated` is published once they have.
@@ -356,7 +356,7 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
         (opened["state"].as_str(), opened["authorizedNetworks"].as_array().map_or(0, Vec::len)),
         (Some("updating"), 0)
     );
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(env.fake_clusters()[0]["authorizedNetworks"]["enabled"], false);
     assert_eq!(env.fake_clusters().len(), 1, "never a second cluster");
     let _ = POOL;

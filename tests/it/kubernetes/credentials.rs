@@ -9,16 +9,16 @@ use std::time::Duration;
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use super::{Env, standard};
+use super::standard;
 
 crate::on_both_backends!(the_kubeconfig_is_yaml_and_the_event_says_its_expiry_as_the_answer_does);
 
 async fn the_kubeconfig_is_yaml_and_the_event_says_its_expiry_as_the_answer_does(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok("/api/compute/kubernetesClusters/create", standard("yaml", "yaml")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let issued = env
         .ok(
             "/api/compute/kubernetesClusters/credentials",

@@ -2,60 +2,30 @@
 //! reaches `ready` within 10 seconds, `kubectl --kubeconfig <issued> get nodes` lists its
 //! nodes, and the issued token appears in no log line of the process.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::binaries::{Running, curl};
+use crate::harness::{run_ok, start_dev_logging};
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
+/// Runs `bc` as acme against `bc dev`; panics unless it succeeds.
 fn bc(dev: &Value, args: &[&str]) -> std::process::Output {
-    let output = Command::new(BC)
-        .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
-        .env("BC_TOKEN", dev["tenants"][0]["token"].as_str().unwrap())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "bc {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
+    run_ok(
+        Command::new(BC)
+            .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
+            .env("BC_TOKEN", dev["tenants"][0]["token"].as_str().unwrap())
+            .args(args),
+    )
 }
 
 #[test]
 fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists_its_nodes() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("bc-dev.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let spawned = std::time::SystemTime::now();
-    let child = Command::new(BC)
-        .args(["dev", "--port", "0", "--data-dir"])
-        .arg(dir.path())
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::from(log.try_clone().unwrap()))
-        .stderr(Stdio::from(log))
-        .spawn()
-        .unwrap();
-    let running = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let dev: Value = loop {
-        let path = dir.path().join("dev.json");
-        let fresh = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|modified| modified >= spawned);
-        if let Some(text) = fresh.then(|| std::fs::read_to_string(&path).ok()).flatten() {
-            let dev: Value = serde_json::from_str(&text).unwrap();
-            let endpoint = dev["endpoint"].as_str().unwrap().to_owned();
-            if curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) == "200" {
-                break dev;
-            }
-        }
-        assert!(Instant::now() < deadline, "bc dev did not come up");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (running, dev) = start_dev_logging(dir.path(), "info", &log_path);
     assert_eq!(dev["tenants"][0]["id"], "acme");
     let pool = dev["pools"]["gke"].as_str().unwrap();
 

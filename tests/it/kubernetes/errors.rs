@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::{DO_POOL, Env, Options, POOL, standard};
+use super::{DO_POOL, POOL, standard};
 use crate::harness::{grpc_error, violated_fields};
 
 crate::on_both_backends!(
@@ -28,14 +28,8 @@ crate::on_both_backends!(
 
 const CREATE: &str = "/api/compute/kubernetesClusters/create";
 
-async fn refused(env: &Env, token: &str, path: &str, body: Value) -> (u16, String, Value) {
-    let (status, json) = env.post_as(token, path, body).await;
-    assert_ne!(status, 200, "{path} should have been refused: {json}");
-    (status, json["error"]["code"].as_str().unwrap_or_default().to_owned(), json["error"]["details"].clone())
-}
-
 async fn create_refusals_carry_their_documented_codes_and_details(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let token = env.acme_admin.clone();
     let with = |change: Value| {
         let mut body = standard("c1", "e1");
@@ -46,18 +40,19 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     };
     // A pool the tenant cannot see, and one that does not exist, look the same.
     let (status, code, _) =
-        refused(&env, &token, CREATE, with(json!({"poolId": "pool_00000000000000000000000xyz"}))).await;
+        env.refused_as(&token, CREATE, with(json!({"poolId": "pool_00000000000000000000000xyz"}))).await;
     assert_eq!((status, code.as_str()), (404, "NOT_FOUND"));
-    let (_, code, _) = refused(&env, &env.globex_admin.clone(), CREATE, {
-        let mut b = with(json!({"poolId": DO_POOL}));
-        b["tenantId"] = json!("globex");
-        b
-    })
-    .await;
+    let (_, code, _) = env
+        .refused_as(&env.globex_admin.clone(), CREATE, {
+            let mut b = with(json!({"poolId": DO_POOL}));
+            b["tenantId"] = json!("globex");
+            b
+        })
+        .await;
     assert_eq!(code, "NOT_FOUND", "acme's own pool is not visible to globex");
-    let (status, code, _) = refused(&env, &token, CREATE, with(json!({"poolId": DO_POOL}))).await;
+    let (status, code, _) = env.refused_as(&token, CREATE, with(json!({"poolId": DO_POOL}))).await;
     assert_eq!((status, code.as_str()), (422, "UNSUPPORTED"));
-    let (status, code, details) = refused(&env, &token, CREATE, with(json!({"location": "asia-east1"}))).await;
+    let (status, code, details) = env.refused_as(&token, CREATE, with(json!({"location": "asia-east1"}))).await;
     assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"));
     assert_eq!(details["zones"], json!(["europe-west1-b", "europe-west1-c", "us-central1-a"]));
     assert_eq!(details["regions"], json!(["europe-west1", "us-central1"]));
@@ -65,32 +60,32 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     let mut zonal = with(json!({"location": "europe-west1-c", "name": "zonal", "idempotencyKey": "zonal"}));
     zonal["nodePools"][0]["zones"] = json!(["europe-west1-c"]);
     env.ok(CREATE, zonal).await;
-    let (_, code, details) = refused(&env, &token, CREATE, with(json!({"mode": "autopilot", "name": "auto"}))).await;
+    let (_, code, details) = env.refused_as(&token, CREATE, with(json!({"mode": "autopilot", "name": "auto"}))).await;
     assert_eq!((code.as_str(), violated_fields(&details)), ("INVALID_INPUT", vec!["nodePools".to_owned()]));
-    let (_, code, _) = refused(&env, &token, CREATE, with(json!({"nodePools": []}))).await;
+    let (_, code, _) = env.refused_as(&token, CREATE, with(json!({"nodePools": []}))).await;
     assert_eq!(code, "INVALID_INPUT", "standard takes 1 to 10 node pools");
     let mut wrong_zone = with(json!({}));
     wrong_zone["nodePools"][0]["zones"] = json!(["us-central1-a"]);
-    let (_, _, details) = refused(&env, &token, CREATE, wrong_zone).await;
+    let (_, _, details) = env.refused_as(&token, CREATE, wrong_zone).await;
     assert_eq!(violated_fields(&details), ["nodePools[0].zones[0]"]);
     // A project must be a live project of the tenant: another tenant's, or none, is NOT_FOUND.
     // Projects are the operator's catalog (`platform:projects:create` is for platform admins).
     let (status, theirs) = env
         .post_as(
-            &env.admin_token.clone(),
+            &env.server.admin_token.clone(),
             "/api/platform/projects/create",
             json!({"tenantId": "globex", "name": "theirs"}),
         )
         .await;
     assert_eq!(status, 200, "{theirs}");
     let theirs = theirs["id"].as_str().expect("a project id").to_owned();
-    let (status, code, details) = refused(&env, &token, CREATE, with(json!({"projectId": theirs}))).await;
+    let (status, code, details) = env.refused_as(&token, CREATE, with(json!({"projectId": theirs}))).await;
     assert_eq!((status, code.as_str(), &details["resource"]), (404, "NOT_FOUND", &json!("project")));
     let (_, code, _) =
-        refused(&env, &token, CREATE, with(json!({"projectId": "prj_00000000000000000000000000"}))).await;
+        env.refused_as(&token, CREATE, with(json!({"projectId": "prj_00000000000000000000000000"}))).await;
     assert_eq!(code, "NOT_FOUND");
     let (_, code, details) =
-        refused(&env, &token, CREATE, with(json!({"networkId": "net_0000000000000000000000000a"}))).await;
+        env.refused_as(&token, CREATE, with(json!({"networkId": "net_0000000000000000000000000a"}))).await;
     assert_eq!((code.as_str(), violated_fields(&details)), ("INVALID_INPUT", vec!["networkId".to_owned()]));
     // The table's constraints.
     let mut bad = with(json!({"name": "Bad_Name", "releaseChannel": "nightly", "version": "latest",
@@ -98,7 +93,7 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     bad["nodePools"][0]["nodeCount"] = json!(1001);
     bad["nodePools"][1]["taints"][0]["effect"] = json!("Sometimes");
     bad["nodePools"][1]["autoscaling"]["maxNodes"] = json!(0);
-    let (_, code, details) = refused(&env, &token, CREATE, bad).await;
+    let (_, code, details) = env.refused_as(&token, CREATE, bad).await;
     assert_eq!(code, "INVALID_INPUT");
     assert_eq!(
         violated_fields(&details),
@@ -115,7 +110,7 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
     );
     let mut missing = with(json!({}));
     missing["nodePools"][0].as_object_mut().unwrap().remove("nodeCount");
-    let (_, _, details) = refused(&env, &token, CREATE, missing).await;
+    let (_, _, details) = env.refused_as(&token, CREATE, missing).await;
     assert_eq!(violated_fields(&details), ["nodePools[0].nodeCount"], "nodeCount is required, 0 is allowed");
     let mut zero = with(json!({"name": "zero", "idempotencyKey": "zero"}));
     zero["nodePools"][0]["nodeCount"] = json!(0);
@@ -123,9 +118,9 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
 
     // Names and idempotency keys.
     env.ok(CREATE, with(json!({}))).await;
-    let (status, code, _) = refused(&env, &token, CREATE, with(json!({"idempotencyKey": "e2"}))).await;
+    let (status, code, _) = env.refused_as(&token, CREATE, with(json!({"idempotencyKey": "e2"}))).await;
     assert_eq!((status, code.as_str()), (409, "CONFLICT"), "the name is taken");
-    let (status, code, details) = refused(&env, &token, CREATE, with(json!({"description": "changed"}))).await;
+    let (status, code, details) = env.refused_as(&token, CREATE, with(json!({"description": "changed"}))).await;
     assert_eq!((status, code.as_str()), (409, "CONFLICT"), "same key, another request");
     assert!(details["clusterId"].as_str().unwrap().starts_with("kcl_"));
     // Another caller with the same key makes another cluster.
@@ -141,27 +136,27 @@ async fn create_refusals_carry_their_documented_codes_and_details(backend: Backe
         .await;
     assert!(versions["validVersions"].as_array().unwrap().len() >= 3, "{versions}");
     assert!(versions["channels"].as_array().unwrap().iter().any(|c| c["channel"] == "regular"), "{versions}");
-    let (_, code, _) = refused(
-        &env,
-        &token,
-        "/api/compute/kubernetesClusters/versions",
-        json!({"tenantId": "acme", "poolId": POOL, "location": "mars-north1"}),
-    )
-    .await;
+    let (_, code, _) = env
+        .refused_as(
+            &token,
+            "/api/compute/kubernetesClusters/versions",
+            json!({"tenantId": "acme", "poolId": POOL, "location": "mars-north1"}),
+        )
+        .await;
     assert_eq!(code, "INVALID_INPUT");
 }
 
 async fn the_cap_counts_clusters_being_deleted(backend: Backend) {
-    let env = Env::start_with(backend, Options { max_clusters: 2, ..Options::default() }).await;
+    let env = super::setup(backend).max_clusters_per_tenant(2).start().await;
     let first = env.ok(CREATE, standard("a", "a")).await;
     env.ok(CREATE, standard("b", "b")).await;
-    let (status, code, details) = refused(&env, &env.acme_admin.clone(), CREATE, standard("c", "c")).await;
+    let (status, code, details) = env.refused_as(&env.acme_admin.clone(), CREATE, standard("c", "c")).await;
     assert_eq!((status, code.as_str(), details["limit"].as_i64()), (429, "QUOTA_EXCEEDED", Some(2)));
     // No worker: the cluster stays `deleting`, and still counts.
     let deleting =
         env.ok("/api/compute/kubernetesClusters/delete", json!({"tenantId": "acme", "clusterId": first["id"]})).await;
     assert_eq!(deleting["state"], "deleting");
-    let (_, code, _) = refused(&env, &env.acme_admin.clone(), CREATE, standard("c", "c")).await;
+    let (_, code, _) = env.refused_as(&env.acme_admin.clone(), CREATE, standard("c", "c")).await;
     assert_eq!(code, "QUOTA_EXCEEDED");
     // Another tenant has its own cap.
     let mut globex = standard("a", "a");
@@ -174,18 +169,17 @@ async fn state_rules_of_update_delete_and_credentials(backend: Backend) {
     // `edit` and `admin` are what refuses.
     let connect_only = r#"permit (principal, action == BetterCompute::Action::"compute:kubernetes:connect", resource)
         when { principal has tenant && resource has tenant && principal.tenant == resource.tenant };"#;
-    let options = Options { policies: vec![("connect.cedar".into(), connect_only.into())], ..Options::default() };
-    let mut env = Env::start_with(backend, options).await;
+    let mut env = super::setup(backend).policies(&[("connect.cedar".into(), connect_only.into())]).start().await;
     let created = env.ok(CREATE, standard("s", "s")).await;
     let cluster = json!({"tenantId": "acme", "clusterId": created["id"]});
     let credentials = "/api/compute/kubernetesClusters/credentials";
-    let (status, code, _) = refused(&env, &env.acme_admin.clone(), credentials, cluster.clone()).await;
+    let (status, code, _) = env.refused_as(&env.acme_admin.clone(), credentials, cluster.clone()).await;
     assert_eq!((status, code.as_str()), (409, "INVALID_STATE"), "not ready yet");
     let (_, code, _) =
-        refused(&env, &env.acme_admin.clone(), "/api/compute/kubernetesClusters/update", cluster.clone()).await;
+        env.refused_as(&env.acme_admin.clone(), "/api/compute/kubernetesClusters/update", cluster.clone()).await;
     assert_eq!(code, "INVALID_INPUT", "name at least one field");
     env.start_worker();
-    env.wait_state(created["id"].as_str().unwrap(), "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(created["id"].as_str().unwrap(), "ready", Duration::from_secs(20)).await;
 
     let viewer = env.acme_viewer.clone();
     let view = env.post_as(&viewer, credentials, cluster.clone()).await;
@@ -193,13 +187,13 @@ async fn state_rules_of_update_delete_and_credentials(backend: Backend) {
     for role in ["edit", "admin"] {
         let mut asked = cluster.clone();
         asked["role"] = json!(role);
-        let (status, code, _) = refused(&env, &viewer, credentials, asked.clone()).await;
+        let (status, code, _) = env.refused_as(&viewer, credentials, asked.clone()).await;
         assert_eq!((status, code.as_str()), (403, "ACCESS_DENIED"), "{role} needs more than connect");
         assert_eq!(env.post_as(&env.acme_editor.clone(), credentials, asked).await.0, 200, "{role} for an editor");
     }
     let mut short = cluster.clone();
     short["ttlSeconds"] = json!(599);
-    let (_, code, details) = refused(&env, &viewer, credentials, short).await;
+    let (_, code, details) = env.refused_as(&viewer, credentials, short).await;
     assert_eq!((code.as_str(), violated_fields(&details)), ("INVALID_INPUT", vec!["ttlSeconds".to_owned()]));
     let mut long = cluster.clone();
     long["ttlSeconds"] = json!(600);
@@ -211,22 +205,22 @@ async fn state_rules_of_update_delete_and_credentials(backend: Backend) {
     let mut theirs = cluster.clone();
     theirs["tenantId"] = json!("globex");
     let (status, code, _) =
-        refused(&env, &env.globex_admin.clone(), "/api/compute/kubernetesClusters/get", theirs).await;
+        env.refused_as(&env.globex_admin.clone(), "/api/compute/kubernetesClusters/get", theirs).await;
     assert_eq!((status, code.as_str()), (404, "NOT_FOUND"), "under globex, acme's cluster does not exist");
     let (_, code, _) =
-        refused(&env, &env.globex_admin.clone(), "/api/compute/kubernetesClusters/get", cluster.clone()).await;
+        env.refused_as(&env.globex_admin.clone(), "/api/compute/kubernetesClusters/get", cluster.clone()).await;
     assert_eq!(code, "ACCESS_DENIED");
 
     env.ok("/api/compute/kubernetesClusters/delete", cluster.clone()).await;
     let mut change = cluster.clone();
     change["description"] = json!("late");
-    let (_, code, _) = refused(&env, &env.acme_admin.clone(), "/api/compute/kubernetesClusters/update", change).await;
+    let (_, code, _) = env.refused_as(&env.acme_admin.clone(), "/api/compute/kubernetesClusters/update", change).await;
     assert_eq!(code, "INVALID_STATE", "a cluster being deleted does not change");
 }
 
 async fn the_same_rules_hold_over_grpc(backend: Backend) {
-    let env = Env::start(backend).await;
-    let channel = Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let env = super::start(backend).await;
+    let channel = Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
     let mut client = KubernetesClustersClient::new(InterceptedService::new(
         channel,
         BearerToken::new(Some(&env.acme_admin)).unwrap(),
@@ -304,7 +298,7 @@ async fn the_same_rules_hold_over_grpc(backend: Backend) {
         ..Default::default()
     };
     assert_eq!(client.update(described).await.unwrap().into_inner().version, 2);
-    let channel = Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let channel = Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
     let mut pools = KubernetesNodePoolsClient::new(InterceptedService::new(
         channel,
         BearerToken::new(Some(&env.acme_admin)).unwrap(),

@@ -5,19 +5,22 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use better_compute::store::Backend;
+use better_compute::reconcile::WorkerConfig;
+use better_compute::store::{Backend, CLUSTER_KIND};
 use rand::Rng;
 use serde_json::json;
 
-use super::{Env, Options, standard, worker};
+use super::{Env, standard};
+use crate::harness;
 
 const CLUSTERS: usize = 50;
 const KILLS: usize = 20;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothing_behind() {
-    let options = Options { max_clusters: 100, operation: Duration::from_millis(100), ..Options::default() };
-    let env = Env::start_with(Backend::Postgres, options).await;
+    let setup =
+        super::setup(Backend::Postgres).max_clusters_per_tenant(100).fake_operations(Duration::from_millis(100));
+    let env = setup.start().await;
     env.cloud.set_error_rate("/v1/", 0.3, 503);
 
     // Watch the fake cloud: which provider names carried which cluster label, ever.
@@ -36,10 +39,11 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
 
     // The killer: 20 workers in a row, each cancelled at a random moment; then one that stays.
     let store = env.store.clone();
-    let accounts = env.accounts.clone();
+    let config = WorkerConfig { lease: Duration::from_millis(600), ..env.worker_config.clone() };
+    let reconcilers = harness::reconcilers(env.resources(), Some(&[CLUSTER_KIND]));
     let killer = tokio::spawn(async move {
         for _ in 0..KILLS {
-            let worker = worker(&store, accounts.clone(), Duration::from_millis(600));
+            let worker = harness::worker(&store, config.clone(), reconcilers.clone());
             let task = tokio::spawn(worker.run(std::future::pending()));
             let alive = rand::rng().random_range(100..700);
             tokio::time::sleep(Duration::from_millis(alive)).await;
@@ -47,7 +51,7 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
             let _ = task.await;
         }
         // The survivor, returned as its abort handle: the test stops it at the end.
-        let worker = worker(&store, accounts, Duration::from_millis(600));
+        let worker = harness::worker(&store, config, reconcilers);
         tokio::spawn(worker.run(std::future::pending())).abort_handle()
     });
 

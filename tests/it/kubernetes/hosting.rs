@@ -8,14 +8,14 @@ use better_compute::store::Backend;
 use serde_json::json;
 use sqlx::Connection;
 
-use super::{Env, PROJECT, standard};
+use super::{PROJECT, standard};
 
 crate::on_both_backends!(a_pool_on_the_tenants_own_account_puts_the_cluster_in_the_tenants_project);
 
 async fn a_pool_on_the_tenants_own_account_puts_the_cluster_in_the_tenants_project(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
-    let admin = env.admin_token.clone();
+    let admin = env.server.admin_token.clone();
     let account = json!({"tenantId": "acme", "provider": "gke", "name": "acme-gke",
         "credentials": env.cloud.service_account_key("acme-gcp", "acme-deployer"), "endpoint": env.cloud.base_url(),
         "zones": ["europe-west1-b", "europe-west1-c"]});
@@ -30,7 +30,7 @@ async fn a_pool_on_the_tenants_own_account_puts_the_cluster_in_the_tenants_proje
     request["poolId"] = json!(pool_id);
     let created = env.ok("/api/compute/kubernetesClusters/create", request.clone()).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let fake = env.fake_clusters();
     assert_eq!(fake.len(), 1);
     assert_eq!(fake[0]["project"], "acme-gcp", "the cluster lives in the tenant's project, not {PROJECT}");
@@ -44,7 +44,7 @@ async fn a_pool_on_the_tenants_own_account_puts_the_cluster_in_the_tenants_proje
 
     // `platform-fee` bills the cluster to the tenant, from acceptance until deletion.
     env.ok("/api/compute/kubernetesClusters/delete", json!({"tenantId": "acme", "clusterId": id})).await;
-    env.wait_state(&id, "deleted", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "deleted", Duration::from_secs(20)).await;
     assert!(env.fake_clusters().is_empty());
     let billed: Vec<(String, Option<i64>)> = sqlx::query_as(
         "SELECT tenant_id, billing_end FROM usage_billables WHERE meter = 'kubernetes.cluster.hours' AND resource_id = $1",

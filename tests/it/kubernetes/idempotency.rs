@@ -8,7 +8,7 @@ use better_compute::store::Backend;
 use serde_json::{Value, json};
 use sqlx::Connection;
 
-use super::{Env, FREE_POOL, Options, POOL};
+use super::{Env, FREE_POOL, POOL};
 
 crate::on_both_backends!(
     racing_creates_with_one_key_answer_one_cluster,
@@ -30,7 +30,7 @@ async fn all_at_once(env: &Env, bodies: Vec<Value>) -> Vec<(u16, Value)> {
     let mut calls = tokio::task::JoinSet::new();
     for body in bodies {
         let request = http
-            .post(format!("{}{CREATE}", env.endpoint))
+            .post(format!("{}{CREATE}", env.server.endpoint))
             .bearer_auth(&env.acme_admin)
             .header("content-type", "application/json")
             .body(body.to_string());
@@ -43,7 +43,7 @@ async fn all_at_once(env: &Env, bodies: Vec<Value>) -> Vec<(u16, Value)> {
 }
 
 async fn racing_creates_with_one_key_answer_one_cluster(backend: Backend) {
-    let env = Env::start_with(backend, Options { max_clusters: 1_000, ..Options::default() }).await;
+    let env = super::setup(backend).max_clusters_per_tenant(1_000).start().await;
     for round in 0..20 {
         // The same request eight times at once: one cluster, eight times the same answer.
         let key = format!("same-{round}");
@@ -81,7 +81,7 @@ async fn racing_creates_with_one_key_answer_one_cluster(backend: Backend) {
 }
 
 async fn a_retry_returns_the_cluster_whatever_changed_since(backend: Backend) {
-    let env = Env::start_with(backend, Options { max_clusters: 1, ..Options::default() }).await;
+    let env = super::setup(backend).max_clusters_per_tenant(1).start().await;
     let mut body = autopilot("web", "web");
     body["poolId"] = json!(FREE_POOL);
     let made = env.ok(CREATE, body.clone()).await;
@@ -92,7 +92,7 @@ async fn a_retry_returns_the_cluster_whatever_changed_since(backend: Backend) {
     let (status, refused) = env.post_as(&env.acme_admin, CREATE, other).await;
     assert_eq!((status, refused["error"]["code"].as_str()), (429, Some("QUOTA_EXCEEDED")), "{refused}");
     let offer = json!({"poolId": FREE_POOL, "tenantId": "acme", "state": "suspended"});
-    let (status, answer) = env.post_as(&env.admin_token, "/api/platform/offers/update", offer).await;
+    let (status, answer) = env.post_as(&env.server.admin_token, "/api/platform/offers/update", offer).await;
     assert_eq!(status, 200, "{answer}");
     let again = env.ok(CREATE, body.clone()).await;
     assert_eq!(again["id"], made["id"]);
@@ -103,7 +103,7 @@ async fn a_retry_returns_the_cluster_whatever_changed_since(backend: Backend) {
 }
 
 async fn spelling_out_a_default_is_the_same_request(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let made = env.ok(CREATE, autopilot("web", "web")).await;
     let mut spelled = autopilot("web", "web");
     spelled["releaseChannel"] = json!("regular");
@@ -117,7 +117,7 @@ async fn spelling_out_a_default_is_the_same_request(backend: Backend) {
 }
 
 async fn a_cluster_of_an_earlier_release_is_recognised_on_a_retry(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let body = autopilot("web", "web");
     let made = env.ok(CREATE, body.clone()).await;
     // As an earlier release wrote it: the digest of the fields it listed by hand.

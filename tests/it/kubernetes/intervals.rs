@@ -2,11 +2,10 @@
 //! converging are looked at again 30 seconds later; ready and failed ones are refreshed every
 //! five minutes.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use better_compute::fakecloud::Failure;
-use better_compute::reconcile::{KubernetesClusters, Worker, WorkerConfig};
+use better_compute::reconcile::{ProviderResources, WorkerConfig};
 use better_compute::store::{Backend, now_micros};
 use serde_json::json;
 use sqlx::Connection;
@@ -35,15 +34,14 @@ async fn next_pass_in(env: &Env, id: &str, ready: impl Fn(i64) -> bool) -> Durat
 }
 
 async fn converging_clusters_are_seen_every_30_seconds_settled_ones_every_5_minutes(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     // A fast worker makes the first cluster ready, then gives way to one on the spec's schedule.
     env.start_worker();
     let ready = env.ok("/api/compute/kubernetesClusters/create", standard("settled", "s")).await;
     let ready_id = ready["id"].as_str().unwrap().to_owned();
-    env.wait_state(&ready_id, "ready", Duration::from_secs(20)).await;
-    if let Some((stop, task)) = env.worker.take() {
-        stop.send(true).unwrap();
-        task.await.unwrap();
+    env.wait_cluster_state(&ready_id, "ready", Duration::from_secs(20)).await;
+    if let Some(worker) = env.worker.take() {
+        worker.stop().await.unwrap();
     }
     let config = WorkerConfig {
         tick: Duration::from_millis(50),
@@ -51,13 +49,9 @@ async fn converging_clusters_are_seen_every_30_seconds_settled_ones_every_5_minu
         shutdown_grace: Duration::from_millis(100),
         ..WorkerConfig::default()
     };
-    let reconciler = KubernetesClusters::new(env.accounts.clone());
-    let worker = Worker::new(env.store.clone(), config).with_reconciler(Arc::new(reconciler));
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let task = tokio::spawn(async move {
-        worker.run(async move { stopped.wait_for(|s| *s).await.map(drop).unwrap_or_default() }).await.unwrap();
-    });
-    env.worker = Some((stop, task));
+    // The spec's backoffs, as `KubernetesClusters::new` has them.
+    let spec = ProviderResources::new(env.gke.clone(), env.digitalocean.clone(), env.key.clone());
+    env.start_worker_with(config, spec);
 
     // The ready cluster was due within the tests' 2 seconds; its refresh after that is 5 minutes away.
     let settled = next_pass_in(&env, &ready_id, |wait| wait > 60_000_000).await;
@@ -77,7 +71,7 @@ async fn converging_clusters_are_seen_every_30_seconds_settled_ones_every_5_minu
     env.cloud.fail_next("cluster", "create", "*", refusal);
     let failed = env.ok("/api/compute/kubernetesClusters/create", standard("failed", "f")).await;
     let failed_id = failed["id"].as_str().unwrap().to_owned();
-    env.wait_state(&failed_id, "error", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&failed_id, "error", Duration::from_secs(20)).await;
     let retry = next_pass_in(&env, &failed_id, |wait| wait > 60_000_000).await;
     assert!(retry > Duration::from_secs(290) && retry <= Duration::from_secs(300), "{retry:?}");
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use better_compute::fakecloud::Failure;
-use better_compute::reconcile::{Backoff, KubernetesClusters};
+use better_compute::reconcile::{Backoff, ProviderResources};
 use better_compute::store::Backend;
 use serde_json::json;
 use sqlx::Connection;
@@ -32,20 +32,20 @@ async fn billables(env: &Env, id: &str) -> usize {
 }
 
 async fn a_refused_delete_is_an_error_retried_later_or_at_once_on_a_new_delete(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     // The spec's delete backoff (5 minutes first): only a new delete call retries within the test.
-    let reconciler = KubernetesClusters { delete_backoff: Backoff::DELETE, ..super::reconciler(env.accounts.clone()) };
-    env.start_worker_with(reconciler);
+    let resources = ProviderResources { delete_backoff: Backoff::DELETE, ..env.resources() };
+    env.start_worker_with(env.worker_config.clone(), resources);
     let created = env.ok(CREATE, standard("refuse", "r")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(billables(&env, &id).await, 1, "a metered pool bills the cluster");
     let name = format!("bc-k-{}", &id[4..28]);
     let refusal = Failure::Refuse { status: 400, message: "deletion protection is on".into() };
     env.cloud.fail_next("cluster", "delete", &name, refusal);
     let cluster = json!({"tenantId": "acme", "clusterId": id});
     env.ok("/api/compute/kubernetesClusters/delete", cluster.clone()).await;
-    let (failed, _) = env.wait_state(&id, "error", Duration::from_secs(20)).await;
+    let (failed, _) = env.wait_cluster_state(&id, "error", Duration::from_secs(20)).await;
     assert!(failed["message"].as_str().unwrap().contains("deletion protection is on"), "{failed}");
     // The next try is minutes away: the cluster stays in error...
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -61,19 +61,19 @@ async fn a_refused_delete_is_an_error_retried_later_or_at_once_on_a_new_delete(b
     // ...until a new delete tries at once.
     let again = env.ok("/api/compute/kubernetesClusters/delete", cluster).await;
     assert!(again["state"] == "deleting" || again["state"] == "deleted", "{again}");
-    env.wait_state(&id, "deleted", Duration::from_secs(10)).await;
+    env.wait_cluster_state(&id, "deleted", Duration::from_secs(10)).await;
     assert!(env.fake_clusters().is_empty());
 }
 
 async fn an_autopilot_cluster_on_a_free_pool_has_no_pools_and_bills_nothing(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let request = json!({"tenantId": "acme", "poolId": FREE_POOL, "name": "auto", "mode": "autopilot",
         "location": "europe-west1", "idempotencyKey": "auto", "privateNodes": true});
     let created = env.ok(CREATE, request.clone()).await;
     let id = created["id"].as_str().unwrap().to_owned();
     assert_eq!(created["nodePools"].as_array().map_or(0, Vec::len), 0);
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(ready["mode"], "autopilot");
     assert_eq!(billables(&env, &id).await, 0, "a pool billed `none` meters nothing");
     let fake = env.fake_clusters();
@@ -97,22 +97,22 @@ async fn an_autopilot_cluster_on_a_free_pool_has_no_pools_and_bills_nothing(back
 }
 
 async fn node_labels_change_in_place(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok(CREATE, standard("labels", "l")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let pool = created["nodePools"][0]["id"].as_str().unwrap();
     let change = json!({"tenantId": "acme", "clusterId": id, "nodePoolId": pool, "labels": {"tier": "web"}});
     env.ok("/api/compute/kubernetesNodePools/update", change).await;
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let fake = env.fake_clusters();
     let general = fake[0]["nodePools"].as_array().unwrap().iter().find(|p| p["name"] == "general").unwrap().clone();
     assert_eq!(general["nodeLabels"], json!({"tier": "web"}));
 }
 
 async fn a_spent_budget_refuses_metered_clusters_only(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     // A budget of 0 is reached at once: every metered create is refused, a free one is not.
     let budget = better_compute::store::NewBudget {
         id: better_compute::ids::BudgetId::random().to_string(),
@@ -132,13 +132,13 @@ async fn a_spent_budget_refuses_metered_clusters_only(backend: Backend) {
 
 async fn the_autoscaler_owns_the_live_node_count(backend: Backend) {
     use better_compute::provider::ManagedKubernetes;
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok(CREATE, standard("scaled", "s")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     // The autoscaler grows `batch` (bounds 1 to 3, asked for 1) to 3 nodes at the provider.
-    let gke = env.accounts.gke("acct_0000000000000000000000gke1", "europe-west1").await.unwrap();
+    let gke = env.gke.gke("acct_0000000000000000000000gke1", "europe-west1").await.unwrap();
     let name = format!("bc-k-{}", &id[4..28]);
     gke.node_pool_set_size(&name, "batch", 3).await.unwrap();
     let started = std::time::Instant::now();

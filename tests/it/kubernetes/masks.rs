@@ -55,7 +55,7 @@ async fn cluster_with_networks(env: &Env, name: &str) -> String {
 }
 
 async fn an_empty_list_in_a_json_update_clears_it_alone_or_beside_another_field(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let id = cluster_with_networks(&env, "open").await;
     let cluster_ref = json!({"tenantId": "acme", "clusterId": id});
 
@@ -90,7 +90,7 @@ async fn an_empty_list_in_a_json_update_clears_it_alone_or_beside_another_field(
 }
 
 async fn node_pool_lists_maps_and_settings_are_cleared_by_naming_them_empty(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let created = env.ok(CREATE, standard("pools", "pools")).await;
     let id = created["id"].as_str().unwrap();
     let general = json!({"tenantId": "acme", "clusterId": id, "nodePoolId": created["nodePools"][0]["id"]});
@@ -124,9 +124,9 @@ async fn node_pool_lists_maps_and_settings_are_cleared_by_naming_them_empty(back
 }
 
 async fn over_grpc_the_mask_names_an_empty_list_and_without_one_only_values_are_named(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let id = cluster_with_networks(&env, "grpc").await;
-    let channel = Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let channel = Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
     let mut client = KubernetesClustersClient::new(InterceptedService::new(
         channel,
         BearerToken::new(Some(&env.acme_admin)).unwrap(),
@@ -162,14 +162,14 @@ async fn over_grpc_the_mask_names_an_empty_list_and_without_one_only_values_are_
 }
 
 async fn the_cli_clear_flags_name_what_they_clear(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let id = cluster_with_networks(&env, "cli").await;
     let created = env.ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": id})).await;
     let batch = created["nodePools"][1]["id"].as_str().unwrap().to_owned();
     let bc = |args: &[&str]| {
         let output = tokio::task::block_in_place(|| {
             Command::new(env!("CARGO_BIN_EXE_bc"))
-                .env("BC_ENDPOINT", &env.endpoint)
+                .env("BC_ENDPOINT", &env.server.endpoint)
                 .env("BC_TOKEN", &env.acme_admin)
                 .args(["-o", "json"])
                 .args(args)
@@ -201,7 +201,7 @@ async fn the_cli_clear_flags_name_what_they_clear(backend: Backend) {
     // A value and the flag that clears it exclude each other, before anything is sent.
     let output = tokio::task::block_in_place(|| {
         Command::new(env!("CARGO_BIN_EXE_bc"))
-            .env("BC_ENDPOINT", &env.endpoint)
+            .env("BC_ENDPOINT", &env.server.endpoint)
             .env("BC_TOKEN", &env.acme_admin)
             .args(["clusters", "update", "--tenant", "acme", &id, "--clear-authorized-networks"])
             .args(["--authorized-network", "192.0.2.0/24"])
@@ -217,7 +217,7 @@ async fn the_cli_clear_flags_name_what_they_clear(backend: Backend) {
 /// entry. (Accepting host bits needs the proto's `ipv4_prefix` rule on `authorized_networks` to
 /// accept them too.)
 async fn a_cidr_with_host_bits_set_is_kept_as_its_network(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let mut request = standard("cidr", "cidr");
     request["authorizedNetworks"] = json!(["10.0.0.5/24", "10.0.0.0/24", "203.0.113.9/32"]);
     let created = env.ok(CREATE, request).await;

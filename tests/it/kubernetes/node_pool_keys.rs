@@ -32,7 +32,7 @@ async fn pool_count(env: &Env, cluster: &str) -> usize {
 }
 
 async fn a_retried_node_pool_create_returns_the_same_pool(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let cluster = cluster(&env).await;
     let made = env.ok(CREATE, extra(&cluster, "extra-1")).await;
     assert!(made["id"].as_str().unwrap().starts_with("knp_"), "{made}");
@@ -55,13 +55,13 @@ async fn a_retried_node_pool_create_returns_the_same_pool(backend: Backend) {
 }
 
 async fn racing_node_pool_creates_with_one_key_make_one_pool(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let cluster = cluster(&env).await;
     let http = reqwest::Client::new();
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..8 {
         let request = http
-            .post(format!("{}{CREATE}", env.endpoint))
+            .post(format!("{}{CREATE}", env.server.endpoint))
             .bearer_auth(&env.acme_admin)
             .header("content-type", "application/json")
             .body(extra(&cluster, "raced").to_string());
@@ -79,7 +79,7 @@ async fn racing_node_pool_creates_with_one_key_make_one_pool(backend: Backend) {
 }
 
 async fn a_node_pool_create_names_a_missing_key(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let cluster = cluster(&env).await;
     let mut body = extra(&cluster, "unused");
     body.as_object_mut().unwrap().remove("idempotencyKey");

@@ -69,11 +69,11 @@ async fn events_of(env: &Env, cluster: &str, kind: &str) -> Vec<Value> {
 }
 
 async fn every_field_gke_changes_in_place_converges_one_operation_at_a_time(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok("/api/compute/kubernetesClusters/create", standard("inplace", "i1")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let general = created["nodePools"][0]["id"].as_str().unwrap().to_owned();
     let pool_ref = json!({"tenantId": "acme", "clusterId": id, "nodePoolId": general});
 
@@ -101,7 +101,7 @@ async fn every_field_gke_changes_in_place_converges_one_operation_at_a_time(back
     let queued = env.ok(UPDATE, more).await;
     assert_eq!((queued["version"].as_i64(), queued["machineType"].as_str()), (Some(3), Some("g2-standard-8")));
 
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(60)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(60)).await;
     let pool = ready["nodePools"].as_array().unwrap().iter().find(|p| p["id"] == general.as_str()).unwrap().clone();
     assert_eq!(pool["state"], "ready", "{pool}");
     assert_eq!((pool["diskGiB"].as_i64(), pool["currentNodeCount"].as_i64()), (Some(250), Some(1)));
@@ -148,7 +148,7 @@ async fn every_field_gke_changes_in_place_converges_one_operation_at_a_time(back
     let undone = env.ok(UPDATE, undo).await;
     let count = |field: &str| undone[field].as_array().map_or(0, Vec::len);
     assert_eq!((count("zones"), count("taints"), undone["accelerators"].is_null()), (0, 0, true), "{undone}");
-    env.wait_state(&id, "ready", Duration::from_secs(60)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(60)).await;
     let fake = fake_pool(&env, "general");
     assert_eq!(fake["accelerators"], json!([]));
     assert_eq!(fake["taints"], json!([]));
@@ -168,7 +168,7 @@ async fn every_field_gke_changes_in_place_converges_one_operation_at_a_time(back
 }
 
 async fn fields_gke_cannot_change_in_place_are_refused(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let created = env.ok("/api/compute/kubernetesClusters/create", standard("refuse", "r1")).await;
     let id = created["id"].as_str().unwrap().to_owned();
     let batch = created["nodePools"][1]["id"].as_str().unwrap().to_owned();
@@ -224,13 +224,13 @@ async fn fields_gke_cannot_change_in_place_are_refused(backend: Backend) {
 }
 
 async fn the_same_update_over_grpc_and_through_the_cli(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok("/api/compute/kubernetesClusters/create", standard("grpcpools", "g1")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     let general = created["nodePools"][0]["id"].as_str().unwrap().to_owned();
-    let channel = Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let channel = Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
     let mut pools = KubernetesNodePoolsClient::new(InterceptedService::new(
         channel,
         BearerToken::new(Some(&env.acme_admin)).unwrap(),
@@ -262,7 +262,7 @@ async fn the_same_update_over_grpc_and_through_the_cli(backend: Backend) {
         .unwrap()
         .into_inner();
     assert_eq!((updated.state.as_str(), updated.disk_type.as_str(), updated.taints.len()), ("updating", "pd-ssd", 1));
-    env.wait_state(&id, "ready", Duration::from_secs(30)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(30)).await;
     let fake = fake_pool(&env, "general");
     assert_eq!(fake["diskType"], "pd-ssd");
     assert_eq!(fake["taints"], json!([{"key": "team", "value": "web", "effect": "PREFER_NO_SCHEDULE"}]));
@@ -270,7 +270,7 @@ async fn the_same_update_over_grpc_and_through_the_cli(backend: Backend) {
     // `bc nodepools update`, followed with --wait until the cluster is ready again.
     let output = tokio::task::block_in_place(|| {
         Command::new(env!("CARGO_BIN_EXE_bc"))
-            .env("BC_ENDPOINT", &env.endpoint)
+            .env("BC_ENDPOINT", &env.server.endpoint)
             .env("BC_TOKEN", &env.acme_admin)
             .args(["-o", "json", "nodepools", "update", "--tenant", "acme", "--cluster", &id, &general])
             .args(["--machine-type", "e2-highmem-4", "--zone", "europe-west1-c", "--label", "tier=cache"])
@@ -293,11 +293,11 @@ async fn the_same_update_over_grpc_and_through_the_cli(backend: Backend) {
 }
 
 async fn a_refused_pool_fails_its_cluster_until_it_is_changed(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let created = env.ok("/api/compute/kubernetesClusters/create", standard("mend", "m1")).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     // The provider refuses the new pool's machine type: the pool and the cluster are `error`,
     // the pool named in the cluster's message...
     let refusal = "machine type a2-ultragpu-8g is not available in europe-west1-b";
@@ -310,7 +310,7 @@ async fn a_refused_pool_fails_its_cluster_until_it_is_changed(backend: Backend) 
                    "zones": ["europe-west1-b"], "idempotencyKey": "gpu"}),
         )
         .await;
-    let (failed, _) = env.wait_state(&id, "error", Duration::from_secs(20)).await;
+    let (failed, _) = env.wait_cluster_state(&id, "error", Duration::from_secs(20)).await;
     let message = failed["message"].as_str().unwrap();
     assert!(message.contains("\"gpu\"") && message.contains(refusal), "{failed}");
     let pool_ref = json!({"tenantId": "acme", "clusterId": id, "nodePoolId": gpu["id"]});
@@ -322,7 +322,7 @@ async fn a_refused_pool_fails_its_cluster_until_it_is_changed(backend: Backend) 
     change["zones"] = json!(["europe-west1-c"]);
     let changed = env.ok(UPDATE, change).await;
     assert_eq!((changed["state"].as_str(), changed["message"].as_str()), (Some("updating"), Some("")));
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(30)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(30)).await;
     assert_eq!(ready["message"], "", "{ready}");
     let pool = env.ok("/api/compute/kubernetesNodePools/get", pool_ref).await;
     assert_eq!(pool["state"], "ready", "{pool}");

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use super::{DO_POOL, Env, FREE_POOL, POOL, standard};
+use super::{DO_POOL, FREE_POOL, POOL, standard};
 
 crate::on_both_backends!(
     node_pools_follow_the_control_plane_one_at_a_time,
@@ -23,7 +23,7 @@ crate::on_both_backends!(
 const VERSIONS: &str = "/api/compute/kubernetesClusters/versions";
 
 async fn versions_are_listed_whatever_refuses_new_clusters(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let asked =
         |tenant: &str, pool: &str, location: &str| json!({"tenantId": tenant, "poolId": pool, "location": location});
     let listed = |answer: &Value| answer["validVersions"].as_array().map_or(0, Vec::len);
@@ -87,7 +87,7 @@ async fn versions_are_listed_whatever_refuses_new_clusters(backend: Backend) {
 }
 
 async fn a_cluster_on_the_extended_channel_becomes_ready(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let versions = env.ok(VERSIONS, json!({"tenantId": "acme", "poolId": POOL, "location": "europe-west1"})).await;
     let extended = versions["channels"].as_array().unwrap().iter().find(|c| c["channel"] == "extended").cloned();
@@ -99,7 +99,7 @@ async fn a_cluster_on_the_extended_channel_becomes_ready(backend: Backend) {
     let created = env.ok("/api/compute/kubernetesClusters/create", request).await;
     assert_eq!(created["releaseChannel"], "extended");
     let id = created["id"].as_str().unwrap();
-    let (ready, _) = env.wait_state(id, "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(id, "ready", Duration::from_secs(20)).await;
     assert_eq!(ready["kubernetesVersion"], extended["defaultVersion"], "the channel's default: {ready}");
     assert_eq!(env.fake_clusters()[0]["releaseChannel"], "EXTENDED");
 
@@ -108,19 +108,19 @@ async fn a_cluster_on_the_extended_channel_becomes_ready(backend: Backend) {
     pinned["releaseChannel"] = json!("extended");
     pinned["version"] = json!("1.30");
     let created = env.ok("/api/compute/kubernetesClusters/create", pinned).await;
-    let (ready, _) = env.wait_state(created["id"].as_str().unwrap(), "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(created["id"].as_str().unwrap(), "ready", Duration::from_secs(20)).await;
     assert!(ready["kubernetesVersion"].as_str().unwrap().starts_with("1.30."), "{ready}");
 }
 
 async fn node_pools_follow_the_control_plane_one_at_a_time(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let mut request = standard("follow", "f1");
     request["version"] = json!("1.31");
     request["releaseChannel"] = json!("stable");
     let created = env.ok("/api/compute/kubernetesClusters/create", request).await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let (ready, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!(
         (ready["kubernetesVersion"].as_str(), ready["nodeVersion"].as_str()),
         (Some("1.31.9-gke.1300"), Some("1.31.9-gke.1300"))
@@ -188,12 +188,12 @@ async fn node_pools_follow_the_control_plane_one_at_a_time(backend: Backend) {
     let mut unoffered = cluster_ref.clone();
     unoffered["version"] = json!("1.29");
     env.ok("/api/compute/kubernetesClusters/update", unoffered).await;
-    let (failed, _) = env.wait_state(&id, "error", Duration::from_secs(20)).await;
+    let (failed, _) = env.wait_cluster_state(&id, "error", Duration::from_secs(20)).await;
     assert!(failed["message"].as_str().unwrap().contains("1.29"), "{failed}");
     assert_eq!(failed["kubernetesVersion"], "1.32.6-gke.1200");
     let mut offered = cluster_ref.clone();
     offered["version"] = json!("1.32");
     env.ok("/api/compute/kubernetesClusters/update", offered).await;
-    let (mended, _) = env.wait_state(&id, "ready", Duration::from_secs(20)).await;
+    let (mended, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(20)).await;
     assert_eq!((mended["kubernetesVersion"].as_str(), mended["message"].as_str()), (Some("1.32.6-gke.1200"), Some("")));
 }

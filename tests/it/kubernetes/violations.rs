@@ -25,7 +25,7 @@ async fn invalid(env: &Env, path: &str, body: Value) -> (Vec<String>, Value) {
 }
 
 async fn a_cluster_create_names_the_schemas_violations_with_the_services(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     // A name the schema refuses, a pool's zone outside the cluster's region and a pool whose
     // minimum exceeds its maximum: three fields, one answer.
     let mut request = standard("Bad_Name", "v1");
@@ -71,7 +71,7 @@ async fn a_cluster_create_names_the_schemas_violations_with_the_services(backend
 }
 
 async fn node_pool_create_and_update_name_the_schemas_violations_with_the_services(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let created = env.ok(CREATE, standard("pools", "p1")).await;
     let id = created["id"].as_str().unwrap().to_owned();
 

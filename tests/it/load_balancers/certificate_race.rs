@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{CREATE, Env, POOL, UPDATE, regional};
+use super::{CREATE, POOL, UPDATE, regional};
 use better_compute::store::Backend;
 
 const CERTIFICATE_DELETE: &str = "/api/compute/certificates/delete";
@@ -12,7 +12,7 @@ const ROUNDS: usize = 15;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_certificate_being_deleted_is_never_named_by_a_live_load_balancer() {
-    let env = Env::start(Backend::Postgres).await;
+    let env = super::start(Backend::Postgres).await;
     let mut load_balancers = Vec::new();
     for name in ["race-a", "race-b"] {
         load_balancers
@@ -20,7 +20,7 @@ async fn a_certificate_being_deleted_is_never_named_by_a_live_load_balancer() {
     }
     let http = reqwest::Client::new();
     let post = |path: &str, body: Value| {
-        http.post(format!("{}{path}", env.endpoint))
+        http.post(format!("{}{path}", env.server.endpoint))
             .bearer_auth(&env.acme_admin)
             .header("content-type", "application/json")
             .body(body.to_string())

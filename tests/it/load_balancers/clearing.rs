@@ -10,7 +10,7 @@ use prost_types::FieldMask;
 use serde_json::{Value, json};
 
 use super::grpc::client;
-use super::{CREATE, Env, GET, POOL, REGION, UPDATE, regional};
+use super::{CREATE, GET, POOL, REGION, UPDATE, regional};
 use crate::harness::{grpc_error, violated_fields};
 
 crate::on_both_backends!(
@@ -37,7 +37,7 @@ fn update(lb: &Value, change: Value) -> Value {
 }
 
 async fn json_keys_name_the_parts_an_update_replaces_and_empty_ones_clear(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     env.instance("acme", POOL, REGION, None).await;
     let mut body = regional("origin", json!({"pool": true}));
@@ -45,10 +45,10 @@ async fn json_keys_name_the_parts_an_update_replaces_and_empty_ones_clear(backen
     body["sourceRanges"] = json!({"allow": ["198.51.100.0/24", "203.0.113.7/32"], "deny": ["198.51.100.128/25"]});
     let origin = env.ok(CREATE, body).await;
     let origin_id = origin["id"].as_str().unwrap().to_owned();
-    env.wait_state("acme", &origin_id, "ready").await;
+    env.wait_load_balancer_state("acme", &origin_id, "ready").await;
     let edge = env.ok(CREATE, global(&origin, "edge")).await;
     let edge_id = edge["id"].as_str().unwrap().to_owned();
-    env.wait_state("acme", &edge_id, "ready").await;
+    env.wait_load_balancer_state("acme", &edge_id, "ready").await;
     env.wait_fake("acme", &edge_id, "two domains", |fake| fake["domains"].as_array().is_some_and(|d| d.len() == 2))
         .await;
 
@@ -56,25 +56,25 @@ async fn json_keys_name_the_parts_an_update_replaces_and_empty_ones_clear(backen
     let cleared = env.ok(UPDATE, update(&edge, json!({"domains": []}))).await;
     assert_eq!((cleared["domains"].clone(), cleared["version"].as_i64()), (json!([]), Some(2)), "{cleared}");
     env.wait_fake("acme", &edge_id, "no domains", |fake| fake["domains"] == json!([])).await;
-    env.wait_state("acme", &edge_id, "ready").await;
+    env.wait_load_balancer_state("acme", &edge_id, "ready").await;
 
     // Domains again, then `[]` beside another part clears them as well.
     let again = env.ok(UPDATE, update(&edge, json!({"domains": [{"name": "shop.example.com"}]}))).await;
     assert_eq!(again["domains"], json!([{"name": "shop.example.com", "certificateId": ""}]));
     env.wait_fake("acme", &edge_id, "one domain", |fake| fake["domains"].as_array().is_some_and(|d| d.len() == 1))
         .await;
-    env.wait_state("acme", &edge_id, "ready").await;
+    env.wait_load_balancer_state("acme", &edge_id, "ready").await;
     let beside = env.ok(UPDATE, update(&edge, json!({"domains": [], "redirectHttpToHttps": false}))).await;
     assert_eq!(beside["domains"], json!([]), "an empty list beside another part clears too: {beside}");
     env.wait_fake("acme", &edge_id, "no domains again", |fake| fake["domains"] == json!([])).await;
-    env.wait_state("acme", &edge_id, "ready").await;
+    env.wait_load_balancer_state("acme", &edge_id, "ready").await;
 
     // `"stickySessions": null` turns sticky sessions off and leaves the rest as it was.
     let off = env.ok(UPDATE, update(&origin, json!({"stickySessions": null}))).await;
     assert_eq!(off["stickySessions"], Value::Null, "{off}");
     assert_eq!(off["sourceRanges"]["allow"].as_array().map(Vec::len), Some(2), "parts not named are kept");
     env.wait_fake("acme", &origin_id, "sticky sessions off", |fake| fake["stickySessions"]["type"] == "none").await;
-    env.wait_state("acme", &origin_id, "ready").await;
+    env.wait_load_balancer_state("acme", &origin_id, "ready").await;
 
     // A part given is replaced whole: the deny list not given is emptied.
     let replaced = env.ok(UPDATE, update(&origin, json!({"sourceRanges": {"allow": ["192.0.2.0/24"]}}))).await;
@@ -83,12 +83,12 @@ async fn json_keys_name_the_parts_an_update_replaces_and_empty_ones_clear(backen
         fake["firewall"] == json!({"allow": ["cidr:192.0.2.0/24"], "deny": []})
     })
     .await;
-    env.wait_state("acme", &origin_id, "ready").await;
+    env.wait_load_balancer_state("acme", &origin_id, "ready").await;
     // Named without a value: anyone may reach it again.
     let anyone = env.ok(UPDATE, update(&origin, json!({"sourceRanges": null}))).await;
     assert_eq!(anyone["sourceRanges"], json!({"allow": [], "deny": []}));
     env.wait_fake("acme", &origin_id, "no ranges", |fake| fake["firewall"] == json!({"allow": [], "deny": []})).await;
-    env.wait_state("acme", &origin_id, "ready").await;
+    env.wait_load_balancer_state("acme", &origin_id, "ready").await;
 
     // What never changes is refused when named at all, even empty; forwarding cannot be
     // emptied; an update that names nothing is refused. None of them changes anything.
@@ -109,7 +109,7 @@ async fn json_keys_name_the_parts_an_update_replaces_and_empty_ones_clear(backen
 }
 
 async fn a_grpc_mask_names_the_parts_and_without_one_an_empty_list_names_nothing(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let mut body = regional("origin", json!({"pool": true}));
     body["stickySessions"] = json!({"cookieName": "BC_LB", "ttlSeconds": 600});
     let origin = env.ok(CREATE, body).await;

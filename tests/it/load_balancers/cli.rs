@@ -12,7 +12,7 @@ const BC: &str = env!("CARGO_BIN_EXE_bc");
 
 async fn bc(env: &Env, args: &[&str]) -> Value {
     let mut command = Command::new(BC);
-    command.env("BC_ENDPOINT", &env.endpoint).env("BC_TOKEN", &env.acme_admin).args(["-o", "json"]).args(args);
+    command.env("BC_ENDPOINT", &env.server.endpoint).env("BC_TOKEN", &env.acme_admin).args(["-o", "json"]).args(args);
     let output = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
     assert!(
         output.status.success(),
@@ -25,7 +25,7 @@ async fn bc(env: &Env, args: &[&str]) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_loadbalancers_create_update_and_delete_with_wait() {
-    let mut env = Env::start(Backend::Sqlite).await;
+    let mut env = super::start(Backend::Sqlite).await;
     env.start_worker();
     let web = env.instance("acme", POOL, REGION, None).await;
     let created = bc(

@@ -5,7 +5,7 @@
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use super::{CREATE, Env, GET, LIST, OTHER_REGION, Options, regional};
+use super::{CREATE, GET, LIST, OTHER_REGION, regional};
 
 crate::on_both_backends!(a_policy_on_an_attribute_filters_the_list_as_it_refuses_get);
 
@@ -22,8 +22,7 @@ fn names(answer: &Value) -> Vec<String> {
 }
 
 async fn a_policy_on_an_attribute_filters_the_list_as_it_refuses_get(backend: Backend) {
-    let options = Options { policies: vec![("hide-sfo3.cedar".into(), HIDE_SFO3.into())], ..Default::default() };
-    let env = Env::start_with(backend, options).await;
+    let env = super::setup(backend).policies(&[("hide-sfo3.cedar".into(), HIDE_SFO3.into())]).start().await;
     let east = env.ok(CREATE, regional("east", json!({"pool": true}))).await;
     let mut body = regional("west", json!({"pool": true}));
     body["region"] = json!(OTHER_REGION);

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::{CREATE, Env, GET, LIST, POOL, REGION, UPDATE, regional};
+use super::{CREATE, GET, LIST, POOL, REGION, UPDATE, regional};
 use better_compute::store::Backend;
 
 crate::on_both_backends!(the_health_check_shown_is_the_one_in_force_with_the_providers_defaults);
@@ -24,7 +24,7 @@ fn listed_check(list: &Value, id: &str) -> Value {
 }
 
 async fn the_health_check_shown_is_the_one_in_force_with_the_providers_defaults(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     env.instance("acme", POOL, REGION, None).await;
 
@@ -41,7 +41,7 @@ async fn the_health_check_shown_is_the_one_in_force_with_the_providers_defaults(
     let in_force = json!({"protocol": "http", "port": 8080, "path": "/", "intervalSeconds": 15, "timeoutSeconds": 5,
         "healthyThreshold": 3, "unhealthyThreshold": 5});
     assert_eq!(partial["healthCheck"], in_force, "create's answer");
-    let ready = env.wait_state("acme", &partial_id, "ready").await;
+    let ready = env.wait_load_balancer_state("acme", &partial_id, "ready").await;
     assert_eq!(ready["healthCheck"], in_force, "get's answer");
     let listed = env.ok(LIST, json!({"tenantId": "acme"})).await;
     assert_eq!(listed_check(&listed, &partial_id), in_force, "list's answer");
@@ -53,7 +53,7 @@ async fn the_health_check_shown_is_the_one_in_force_with_the_providers_defaults(
         json!({"protocol": "http", "port": 8080, "path": "/", "check_interval_seconds": 15,
             "response_timeout_seconds": 5, "healthy_threshold": 3, "unhealthy_threshold": 5})
     );
-    let plain_ready = env.wait_state("acme", &plain_id, "ready").await;
+    let plain_ready = env.wait_load_balancer_state("acme", &plain_id, "ready").await;
     let fake = env.fake_load_balancer(plain_ready["providerName"].as_str().unwrap()).unwrap();
     assert_eq!(
         fake["healthCheck"],
@@ -71,7 +71,7 @@ async fn the_health_check_shown_is_the_one_in_force_with_the_providers_defaults(
             "healthyThreshold": 3, "unhealthyThreshold": 2})
     );
     env.wait_fake("acme", &partial_id, "a tcp check", |fake| fake["healthCheck"]["protocol"] == "tcp").await;
-    env.wait_state("acme", &partial_id, "ready").await;
+    env.wait_load_balancer_state("acme", &partial_id, "ready").await;
 
     // Named without a value, the health check goes back to the provider's default, there too.
     let reset = env.ok(UPDATE, json!({"tenantId": "acme", "loadBalancerId": partial_id, "healthCheck": null})).await;
@@ -82,7 +82,7 @@ async fn the_health_check_shown_is_the_one_in_force_with_the_providers_defaults(
         })
         .await;
     assert_eq!(fake["healthCheck"]["unhealthy_threshold"], 5, "{fake}");
-    let got = env.wait_state("acme", &partial_id, "ready").await;
+    let got = env.wait_load_balancer_state("acme", &partial_id, "ready").await;
     assert_eq!(got["healthCheck"], provider_default());
     let got = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": plain_id})).await;
     assert_eq!(got["healthCheck"], provider_default());

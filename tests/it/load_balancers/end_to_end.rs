@@ -50,7 +50,7 @@ async fn instance(env: &Env, tenant: &str, name: &str, subnet: &str) -> (String,
 }
 
 async fn load_balancers_over_networks_instances_and_certificates_made_through_their_api(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_vps_worker();
     let network = env
         .ok(
@@ -105,7 +105,7 @@ async fn load_balancers_over_networks_instances_and_certificates_made_through_th
     assert_eq!(back_fake["vpcUuid"], vpc.as_str());
     env.wait_fake("globex", &globex, "globex's reaches its own", |f| Env::fake_droplets(f) == vec![theirs_droplet])
         .await;
-    env.wait_state("acme", &front, "ready").await;
+    env.wait_load_balancer_state("acme", &front, "ready").await;
 
     // A network with a load balancer on it cannot be deleted.
     let (status, code, details) =
@@ -121,7 +121,7 @@ async fn load_balancers_over_networks_instances_and_certificates_made_through_th
     assert_eq!(env.tag_requests(), 0);
 
     env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": back})).await;
-    env.wait_state("acme", &back, "deleted").await;
+    env.wait_load_balancer_state("acme", &back, "deleted").await;
     env.ok("/api/compute/instances/delete", json!({"tenantId": "acme", "instanceId": private})).await;
     wait_for(&env, "acme", "instances", "instanceId", &private, |i| i["state"] == "deleted").await;
     env.ok("/api/compute/networks/delete", json!({"tenantId": "acme", "networkId": network_id})).await;

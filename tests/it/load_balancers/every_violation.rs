@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::{CREATE, Env, GET, LIST, OWN_POOL, POOL, REGION, UPDATE, regional};
+use super::{CREATE, GET, LIST, OWN_POOL, POOL, REGION, UPDATE, regional};
 use crate::harness::violated_fields;
 use better_compute::store::Backend;
 
@@ -23,7 +23,7 @@ fn https_without_certificate() -> Value {
 }
 
 async fn a_create_names_the_schemas_and_the_services_violations_together_and_writes_nothing(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
 
     // A name the schema refuses, and an https rule with neither certificate nor passthrough.
     let mut body = regional("Bad_Name", json!({"pool": true}));
@@ -77,7 +77,7 @@ async fn a_create_names_the_schemas_and_the_services_violations_together_and_wri
 }
 
 async fn an_update_names_the_schemas_and_the_services_violations_together_and_changes_nothing(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let lb = env.ok(CREATE, regional("web", json!({"pool": true}))).await;
     let id = lb["id"].as_str().unwrap().to_owned();
 
@@ -105,7 +105,7 @@ async fn an_update_names_the_schemas_and_the_services_violations_together_and_ch
 }
 
 async fn targets_pool_takes_true_or_false_only(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     for value in [json!("yes"), json!("true"), json!(1), json!({}), json!([true])] {
         let (status, code, details) = env.refused(CREATE, regional("pool", json!({"pool": value}))).await;
         assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"), "{value}");

@@ -46,7 +46,7 @@ impl Env {
     /// A ready subnet of `tenant` in `region` on `pool`'s account: a VPC at the fake cloud.
     pub async fn subnet(&self, tenant: &str, pool: &str, region: &str, ip_range: &str) -> String {
         let account = account_of(pool);
-        let adapter = self.accounts.digitalocean(account).await.unwrap();
+        let adapter = self.digitalocean.digitalocean(account).await.unwrap();
         let network_id = NetworkId::random().to_string();
         let subnet_id = SubnetId::random().to_string();
         let name = format!("bc-n-{}", &subnet_id[5..29]);
@@ -155,7 +155,7 @@ impl Env {
             Some(subnet) => self.store.subnet_fetch(subnet).await.unwrap().unwrap().provider_id,
             None => String::new(),
         };
-        let adapter = self.accounts.digitalocean(&row.account_id).await.unwrap();
+        let adapter = self.digitalocean.digitalocean(&row.account_id).await.unwrap();
         let spec = InstanceSpec {
             name: row.name.clone(),
             region: row.region.clone(),
@@ -216,7 +216,7 @@ impl Env {
     /// and records it `ready` with its provider id.
     pub async fn certificate_ready(&self, id: &str) {
         let row = self.store.certificate_fetch(id).await.unwrap().unwrap();
-        let adapter = self.accounts.digitalocean(&row.account_id).await.unwrap();
+        let adapter = self.digitalocean.digitalocean(&row.account_id).await.unwrap();
         let spec = CertificateSpec::LetsEncrypt { name: row.name.clone(), dns_names: row.dns_names.clone() };
         let uploaded = adapter.certificate_create(&spec).await.unwrap();
         loop {

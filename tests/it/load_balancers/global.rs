@@ -15,7 +15,7 @@ fn provider_id(env: &Env, lb: &Value) -> String {
 }
 
 async fn a_global_load_balancer_targets_regional_ones_and_serves_its_domains(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     env.instance("acme", POOL, REGION, None).await;
     env.instance("acme", POOL, OTHER_REGION, None).await;
@@ -39,7 +39,7 @@ async fn a_global_load_balancer_targets_regional_ones_and_serves_its_domains(bac
         (edge["scope"].as_str(), edge["region"].as_str(), edge["subnetId"].as_str()),
         (Some("global"), Some(""), Some(""))
     );
-    let ready = env.wait_state("acme", &id, "ready").await;
+    let ready = env.wait_load_balancer_state("acme", &id, "ready").await;
     assert_eq!(ready["reachedIds"], json!([east["id"], west["id"]]));
     assert!(!ready["address"].as_str().unwrap().is_empty());
     let fake = env.fake_load_balancer(&format!("bc-lb-{}", &id[4..28])).unwrap();
@@ -61,7 +61,7 @@ async fn a_global_load_balancer_targets_regional_ones_and_serves_its_domains(bac
     let retarget = json!({"tenantId": "acme", "loadBalancerId": id, "targets": {"loadBalancerIds": [east["id"]]}});
     assert_eq!(env.ok(UPDATE, retarget).await["state"], "updating");
     env.wait_fake("acme", &id, "retargeted", |fake| fake["targetLoadBalancerIds"].as_array().unwrap().len() == 1).await;
-    env.wait_state("acme", &id, "ready").await;
+    env.wait_load_balancer_state("acme", &id, "ready").await;
     let events = env.events("acme", &id).await;
     assert!(
         events
@@ -69,7 +69,7 @@ async fn a_global_load_balancer_targets_regional_ones_and_serves_its_domains(bac
             .any(|e| e["type"] == "providerLoadBalancer.updated" && e["data"]["changed"] == json!(["targets"]))
     );
     env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": west["id"]})).await;
-    env.wait_state("acme", west["id"].as_str().unwrap(), "deleted").await;
+    env.wait_load_balancer_state("acme", west["id"].as_str().unwrap(), "deleted").await;
     let (_, code, details) = env.refused(DELETE, json!({"tenantId": "acme", "loadBalancerId": east["id"]})).await;
     assert_eq!((code.as_str(), details["reason"].as_str()), ("INVALID_STATE", Some("inUse")));
     // Domains replaced with none (setDomains), then the global one goes, and the east one after it.
@@ -77,9 +77,9 @@ async fn a_global_load_balancer_targets_regional_ones_and_serves_its_domains(bac
     assert_eq!(env.ok(UPDATE, clear).await["domains"], json!([]));
     env.wait_fake("acme", &id, "no domains", |fake| fake["domains"] == json!([])).await;
     env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": id})).await;
-    env.wait_state("acme", &id, "deleted").await;
+    env.wait_load_balancer_state("acme", &id, "deleted").await;
     env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": east["id"]})).await;
-    env.wait_state("acme", east["id"].as_str().unwrap(), "deleted").await;
+    env.wait_load_balancer_state("acme", east["id"].as_str().unwrap(), "deleted").await;
     assert!(env.fake_load_balancers().is_empty());
     assert_eq!(env.quota_used("acme").await, 0);
 }

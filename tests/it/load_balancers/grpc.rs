@@ -19,7 +19,7 @@ crate::on_both_backends!(every_method_and_refusal_over_grpc);
 pub(super) type Client = LoadBalancersClient<InterceptedService<Channel, BearerToken>>;
 
 pub(super) async fn client(env: &Env, token: &str) -> Client {
-    let channel = Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let channel = Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
     LoadBalancersClient::new(InterceptedService::new(channel, BearerToken::new(Some(token)).unwrap()))
 }
 
@@ -51,7 +51,7 @@ fn by_pool() -> LoadBalancerTargets {
 }
 
 async fn every_method_and_refusal_over_grpc(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let web = env.instance("acme", POOL, REGION, None).await;
     let theirs = env.instance("globex", POOL, REGION, None).await;
@@ -63,7 +63,7 @@ async fn every_method_and_refusal_over_grpc(backend: Backend) {
     let again = acme.create(request("web", by_pool())).await.unwrap_err();
     assert_eq!((again.code(), grpc_error(&again).code.as_str()), (tonic::Code::AlreadyExists, "CONFLICT"));
     let reference = GetLoadBalancerRequest { tenant_id: "acme".into(), load_balancer_id: created.id.clone() };
-    env.wait_state("acme", &created.id, "ready").await;
+    env.wait_load_balancer_state("acme", &created.id, "ready").await;
     let got = acme.get(reference.clone()).await.unwrap().into_inner();
     assert_eq!((got.state.as_str(), got.reached_ids.clone()), ("ready", vec![web.id.clone()]));
     assert!(!got.address.is_empty() && !got.address_v6.is_empty());

@@ -14,7 +14,7 @@ use better_compute::store::{Backend, now_micros};
 crate::on_both_backends!(every_load_balancer_reaches_exactly_its_own_tenants_droplets);
 
 async fn every_load_balancer_reaches_exactly_its_own_tenants_droplets(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let acme1 = env.instance("acme", POOL, REGION, None).await;
     let acme2 = env.instance("acme", POOL, REGION, None).await;

@@ -34,7 +34,7 @@ async fn billable(env: &Env, id: &str) -> Option<(String, Option<i64>)> {
 }
 
 async fn a_load_balancer_is_made_updated_and_deleted_with_its_events_quota_and_billing(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     let web1 = env.instance("acme", POOL, REGION, None).await;
     let web2 = env.instance("acme", POOL, REGION, None).await;
     let mut request = regional("web", json!({"pool": true}));
@@ -53,7 +53,7 @@ async fn a_load_balancer_is_made_updated_and_deleted_with_its_events_quota_and_b
     assert_eq!(billable(&env, &id).await, None, "nothing is billed before it is ready");
     env.start_worker();
 
-    let ready = env.wait_state("acme", &id, "ready").await;
+    let ready = env.wait_load_balancer_state("acme", &id, "ready").await;
     assert!(ready["address"].as_str().unwrap().starts_with("203.0.113."), "{ready}");
     assert!(ready["addressV6"].as_str().unwrap().starts_with("2001:db8::"), "{ready}");
     let mut reached: Vec<String> =
@@ -91,7 +91,7 @@ async fn a_load_balancer_is_made_updated_and_deleted_with_its_events_quota_and_b
     assert_eq!(updating["forwarding"][1]["entryPort"], 2222);
     assert_eq!(updating["forwarding"].as_array().unwrap().len(), 2);
     assert_eq!(updating["healthCheck"]["path"], "/healthz", "parts not given are kept");
-    env.wait_state("acme", &id, "ready").await;
+    env.wait_load_balancer_state("acme", &id, "ready").await;
     let fake = env.fake_load_balancer(&name).unwrap();
     assert_eq!(fake["forwardingRules"].as_array().unwrap().len(), 2);
     assert_eq!(fake["forwardingRules"][1]["entry_port"], 2222);
@@ -104,7 +104,7 @@ async fn a_load_balancer_is_made_updated_and_deleted_with_its_events_quota_and_b
     // Delete: deleting at once, then gone at the provider, the quota refunded, billing ended.
     let deleting = env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": id})).await;
     assert_eq!(deleting["state"], "deleting");
-    let deleted = env.wait_state("acme", &id, "deleted").await;
+    let deleted = env.wait_load_balancer_state("acme", &id, "deleted").await;
     assert!(deleted["deletedAt"].is_string(), "{deleted}");
     assert!(env.fake_load_balancer(&name).is_none(), "deleted at the provider");
     assert_eq!(env.quota_used("acme").await, 0, "the reconciler refunded the quota");
@@ -124,7 +124,7 @@ async fn a_load_balancer_is_made_updated_and_deleted_with_its_events_quota_and_b
 }
 
 async fn the_idempotency_key_makes_a_retry_return_the_same_load_balancer(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let request = regional("same", json!({"pool": true}));
     let first = env.ok(CREATE, request.clone()).await;
     let second = env.ok(CREATE, request.clone()).await;
@@ -142,9 +142,13 @@ async fn the_idempotency_key_makes_a_retry_return_the_same_load_balancer(backend
 }
 
 async fn list_returns_the_tenants_load_balancers_in_order_by_pool_and_project(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let project = env
-        .ok_as(&env.admin_token.clone(), "/api/platform/projects/create", json!({"tenantId": "acme", "name": "shop"}))
+        .ok_as(
+            &env.server.admin_token.clone(),
+            "/api/platform/projects/create",
+            json!({"tenantId": "acme", "name": "shop"}),
+        )
         .await;
     let project = project["id"].as_str().unwrap().to_owned();
     let a = env.ok(CREATE, regional("a", json!({"pool": true}))).await;

@@ -5,17 +5,17 @@
 use serde_json::json;
 use sqlx::Connection;
 
-use super::{CREATE, Env, LIST, regional};
+use super::{CREATE, LIST, regional};
 use better_compute::store::Backend;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_parallel_creates_against_a_quota_of_five_leave_exactly_five() {
-    let env = Env::start(Backend::Postgres).await;
+    let env = super::start(Backend::Postgres).await;
     let http = reqwest::Client::new();
     let mut creates = tokio::task::JoinSet::new();
     for i in 0..50 {
         let request = http
-            .post(format!("{}{CREATE}", env.endpoint))
+            .post(format!("{}{CREATE}", env.server.endpoint))
             .bearer_auth(&env.acme_admin)
             .header("content-type", "application/json")
             .body(regional(&format!("lb-{i}"), json!({"pool": true})).to_string());

@@ -4,10 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    CREATE, DELETE, Env, GET, GKE_POOL, OTHER_REGION, OWN_POOL, Options, POOL, QUOTA, REGION, UPDATE, as_tenant,
-    regional,
-};
+use super::{CREATE, DELETE, GET, GKE_POOL, OTHER_REGION, OWN_POOL, POOL, QUOTA, REGION, UPDATE, as_tenant, regional};
 use crate::harness::violated_fields;
 use better_compute::store::Backend;
 
@@ -23,7 +20,7 @@ crate::on_both_backends!(
 );
 
 async fn quota_no_room_and_no_quota_row_are_quota_exceeded(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     for i in 0..QUOTA {
         env.ok(CREATE, regional(&format!("lb{i}"), json!({"pool": true}))).await;
     }
@@ -61,7 +58,7 @@ async fn quota_no_room_and_no_quota_row_are_quota_exceeded(backend: Backend) {
 }
 
 async fn another_tenants_resources_are_access_denied_or_not_found(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let theirs = env.instance("globex", POOL, REGION, None).await;
     let (status, code, details) = env.refused(CREATE, regional("steal", json!({"instanceIds": [theirs.id]}))).await;
     assert_eq!((status, code.as_str()), (403, "ACCESS_DENIED"), "another tenant's instance");
@@ -101,7 +98,7 @@ async fn another_tenants_resources_are_access_denied_or_not_found(backend: Backe
 }
 
 async fn named_instances_must_share_the_region_account_and_subnet(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let here = env.instance("acme", POOL, REGION, None).await;
     let elsewhere = env.instance("acme", POOL, OTHER_REGION, None).await;
     let own_account = env.instance("acme", OWN_POOL, REGION, None).await;
@@ -157,7 +154,7 @@ async fn named_instances_must_share_the_region_account_and_subnet(backend: Backe
 }
 
 async fn subnets_and_certificates_must_be_on_the_pools_account_and_region(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let far = env.subnet("acme", POOL, OTHER_REGION, "10.3.0.0/24").await;
     let own = env.subnet("acme", OWN_POOL, REGION, "10.4.0.0/24").await;
     for subnet in [&far, &own] {
@@ -191,7 +188,7 @@ async fn subnets_and_certificates_must_be_on_the_pools_account_and_region(backen
 }
 
 async fn the_tables_constraints_and_the_forwarding_rules(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let rule = |entry: &str, port: i64, target: &str, extra: Value| {
         let mut rule = json!({"entryProtocol": entry, "entryPort": port, "targetProtocol": target, "targetPort": 8080});
         for (k, v) in extra.as_object().unwrap() {
@@ -308,7 +305,7 @@ async fn the_tables_constraints_and_the_forwarding_rules(backend: Backend) {
 }
 
 async fn update_refuses_what_never_changes_and_instances_off_its_network(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let subnet = env.subnet("acme", POOL, REGION, "10.5.0.0/24").await;
     let on_subnet = env.instance("acme", POOL, REGION, Some(&subnet)).await;
     let plain = env.instance("acme", POOL, REGION, None).await;
@@ -354,7 +351,7 @@ async fn update_refuses_what_never_changes_and_instances_off_its_network(backend
 }
 
 async fn a_regional_load_balancer_a_global_one_targets_is_in_use(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let regional_lb = env.ok(CREATE, regional("origin", json!({"pool": true}))).await;
     let other_account = {
         let mut body = regional("own", json!({"pool": true}));
@@ -407,8 +404,7 @@ when { principal.kind == "service-account" };
 "#;
 
 async fn named_instances_are_decided_with_the_callers_own_credential(backend: Backend) {
-    let options = Options { policies: vec![("ops.cedar".into(), NO_INSTANCE_UPDATES.into())], ..Default::default() };
-    let env = Env::start_with(backend, options).await;
+    let env = super::setup(backend).policies(&[("ops.cedar".into(), NO_INSTANCE_UPDATES.into())]).start().await;
     let web = env.instance("acme", POOL, REGION, None).await;
     let robot = env
         .ok("/api/platform/principals/create", json!({"tenantId": "acme", "kind": "service-account", "name": "ci"}))
@@ -426,7 +422,7 @@ async fn named_instances_are_decided_with_the_callers_own_credential(backend: Ba
         (status, code.as_str(), details["permission"].as_str()),
         (403, "ACCESS_DENIED", Some("compute:instances:update"))
     );
-    let audit = env.ok_as(&env.admin_token.clone(), AUDIT, json!({"resourceId": web.id})).await;
+    let audit = env.ok_as(&env.server.admin_token.clone(), AUDIT, json!({"resourceId": web.id})).await;
     let decided = audit["auditEvents"].as_array().cloned().unwrap_or_default();
     assert!(
         decided.iter().any(|d| d["permission"] == "compute:instances:update"

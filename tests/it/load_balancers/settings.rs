@@ -5,13 +5,13 @@
 
 use serde_json::json;
 
-use super::{CREATE, Env, GET, POOL, REGION, UPDATE, regional};
+use super::{CREATE, GET, POOL, REGION, UPDATE, regional};
 use better_compute::store::Backend;
 
 crate::on_both_backends!(settings_reach_the_provider_and_updates_replace_only_the_parts_given);
 
 async fn settings_reach_the_provider_and_updates_replace_only_the_parts_given(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     env.instance("acme", POOL, REGION, None).await;
     let mut body = regional("tuned", json!({"pool": true}));
@@ -25,7 +25,7 @@ async fn settings_reach_the_provider_and_updates_replace_only_the_parts_given(ba
     body["sourceRanges"] = json!({"allow": ["198.51.100.0/24", "203.0.113.7/32"], "deny": ["198.51.100.128/25"]});
     body["redirectHttpToHttps"] = json!(true);
     let id = env.ok(CREATE, body).await["id"].as_str().unwrap().to_owned();
-    let ready = env.wait_state("acme", &id, "ready").await;
+    let ready = env.wait_load_balancer_state("acme", &id, "ready").await;
     assert_eq!(ready["stickySessions"], json!({"cookieName": "BC_LB", "ttlSeconds": 600}));
     assert_eq!(ready["sourceRanges"]["deny"], json!(["198.51.100.128/25"]));
     let name = ready["providerName"].as_str().unwrap().to_owned();
@@ -51,7 +51,7 @@ async fn settings_reach_the_provider_and_updates_replace_only_the_parts_given(ba
     assert_eq!(fake["firewall"]["allow"].as_array().unwrap().len(), 2, "a PUT sends the firewall again");
     assert_eq!(fake["healthCheck"]["protocol"], "tcp", "and the health check");
     assert_eq!(fake["redirectHttpToHttps"], true, "and the redirect");
-    env.wait_state("acme", &id, "ready").await;
+    env.wait_load_balancer_state("acme", &id, "ready").await;
 
     // Anyone may reach it again; no more redirect; a new health check.
     let change = json!({"tenantId": "acme", "loadBalancerId": id, "sourceRanges": {}, "redirectHttpToHttps": false,
@@ -62,7 +62,7 @@ async fn settings_reach_the_provider_and_updates_replace_only_the_parts_given(ba
     assert_eq!(fake["redirectHttpToHttps"], false);
     assert_eq!(fake["healthCheck"]["path"], "/ready");
     assert_eq!(fake["healthCheck"]["check_interval_seconds"], 10, "fields not given take the provider's default");
-    env.wait_state("acme", &id, "ready").await;
+    env.wait_load_balancer_state("acme", &id, "ready").await;
     let got = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": id})).await;
     assert_eq!(got["sourceRanges"], json!({"allow": [], "deny": []}));
     assert_eq!(got["version"], 3);

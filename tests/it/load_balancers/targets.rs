@@ -37,15 +37,15 @@ async fn record_machine_quietly(env: &Env, instance: &str, droplet: u64) {
 }
 
 async fn an_instance_that_gains_a_machine_is_added_by_the_settled_pass(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     // The spec's settled interval is five minutes; the test's is one second.
-    let spec_intervals = ProviderLoadBalancers::new(env.accounts.clone()).schedule();
+    let spec_intervals = ProviderLoadBalancers::new(env.digitalocean.clone()).schedule();
     assert_eq!(spec_intervals.settled, Duration::from_secs(300));
     env.start_worker_settling(Duration::from_secs(1));
     let ready = env.instance("acme", POOL, REGION, None).await;
     let late = env.instance_row("acme", POOL, REGION, None).await;
     let id = env.ok(CREATE, regional("web", json!({"pool": true}))).await["id"].as_str().unwrap().to_owned();
-    let lb = env.wait_state("acme", &id, "ready").await;
+    let lb = env.wait_load_balancer_state("acme", &id, "ready").await;
     assert_eq!(lb["reachedIds"], json!([ready.id]), "no machine yet: not reached");
     let droplet = env.droplet_for(&late).await;
     record_machine_quietly(&env, &late, droplet).await;
@@ -58,18 +58,18 @@ async fn an_instance_that_gains_a_machine_is_added_by_the_settled_pass(backend: 
 }
 
 async fn a_machine_recorded_for_an_instance_is_added_at_once(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let first = env.instance("acme", POOL, REGION, None).await;
     let id = env.ok(CREATE, regional("web", json!({"pool": true}))).await["id"].as_str().unwrap().to_owned();
-    env.wait_state("acme", &id, "ready").await;
+    env.wait_load_balancer_state("acme", &id, "ready").await;
     // The settled pass is ten minutes away: only the wake-up of the machine's record can add it.
     let second = env.instance("acme", POOL, REGION, None).await;
     env.wait_fake("acme", &id, "added at once", |fake| Env::fake_droplets(fake) == droplets(&[&first, &second])).await;
 }
 
 async fn the_provider_is_asked_once_the_certificates_it_names_are_ready(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let web = env.instance("acme", POOL, REGION, None).await;
     let certificate = env.certificate("acme", POOL, false).await;
@@ -104,7 +104,7 @@ async fn the_provider_is_asked_once_the_certificates_it_names_are_ready(backend:
     assert_eq!((waiting["state"].as_str(), waiting["message"].as_str()), (Some("pending"), Some("")));
 
     env.certificate_ready(&certificate).await;
-    let ready = env.wait_state("acme", &id, "ready").await;
+    let ready = env.wait_load_balancer_state("acme", &id, "ready").await;
     assert!(!ready["address"].as_str().unwrap().is_empty());
     let provider_certificate = env.store.certificate_fetch(&certificate).await.unwrap().unwrap().provider_id;
     let fake = env.fake_load_balancer(&name).unwrap();
@@ -114,7 +114,7 @@ async fn the_provider_is_asked_once_the_certificates_it_names_are_ready(backend:
 }
 
 async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     let id = env.ok(CREATE, regional("refused", json!({"pool": true}))).await["id"].as_str().unwrap().to_owned();
     let name = format!("bc-lb-{}", &id[4..28]);
     env.cloud.fail_next(
@@ -124,7 +124,7 @@ async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
         Failure::Refuse { status: 422, message: "the region is out of load balancers".into() },
     );
     env.start_worker();
-    let failed = env.wait_state("acme", &id, "error").await;
+    let failed = env.wait_load_balancer_state("acme", &id, "error").await;
     assert!(failed["message"].as_str().unwrap().contains("the region is out of load balancers"), "{failed}");
     let events = env.events("acme", &id).await;
     let error = events.iter().find(|e| e["type"] == "providerLoadBalancer.error").expect("an error event");
@@ -133,7 +133,7 @@ async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
     // It stays in error until something changes: a change retries at once.
     let change = json!({"tenantId": "acme", "loadBalancerId": id, "sourceRanges": {"deny": ["192.0.2.0/24"]}});
     assert_eq!(env.ok(UPDATE, change).await["state"], "pending", "never made at the provider: pending again");
-    env.wait_state("acme", &id, "ready").await;
+    env.wait_load_balancer_state("acme", &id, "ready").await;
 
     // A refused delete is an error too, retried on its backoff.
     let provider_id = env.fake_load_balancer(&name).unwrap()["id"].as_str().unwrap().to_owned();
@@ -144,7 +144,7 @@ async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
         Failure::Refuse { status: 403, message: "the load balancer is locked".into() },
     );
     env.ok(DELETE, json!({"tenantId": "acme", "loadBalancerId": id})).await;
-    let deleted = env.wait_state("acme", &id, "deleted").await;
+    let deleted = env.wait_load_balancer_state("acme", &id, "deleted").await;
     assert!(deleted["deletedAt"].is_string());
     let events = env.events("acme", &id).await;
     assert!(
@@ -158,7 +158,7 @@ async fn a_provider_refusal_is_an_error_with_its_words(backend: Backend) {
 }
 
 async fn a_certificate_is_deleted_only_once_no_load_balancer_names_it(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     let certificate = env.certificate("acme", POOL, true).await;
     let https = |certificate: &str| {
@@ -168,7 +168,7 @@ async fn a_certificate_is_deleted_only_once_no_load_balancer_names_it(backend: B
     let mut body = regional("tls", json!({"pool": true}));
     body["forwarding"] = https(&certificate);
     let id = env.ok(CREATE, body.clone()).await["id"].as_str().unwrap().to_owned();
-    env.wait_state("acme", &id, "ready").await;
+    env.wait_load_balancer_state("acme", &id, "ready").await;
 
     // Named by a load balancer: refused, naming it, and nothing changes.
     let delete = |certificate: &str| json!({"tenantId": "acme", "certificateId": certificate});
@@ -206,6 +206,6 @@ async fn a_certificate_is_deleted_only_once_no_load_balancer_names_it(backend: B
     let (_, code, details) = env.refused(CERTIFICATE_DELETE, delete(&other)).await;
     assert_eq!((code.as_str(), details["loadBalancers"].clone()), ("INVALID_STATE", json!([id])));
     env.start_worker();
-    env.wait_state("acme", &id, "deleted").await;
+    env.wait_load_balancer_state("acme", &id, "deleted").await;
     assert_eq!(env.ok(CERTIFICATE_DELETE, delete(&other)).await["state"], "deleting");
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{CREATE, Env, GET, Options, POOL, REGION, UPDATE, regional};
+use super::{CREATE, Env, GET, POOL, REGION, UPDATE, regional};
 use better_compute::fakecloud::Failure;
 use better_compute::store::Backend;
 
@@ -56,8 +56,7 @@ fn change(id: &str, deny: &str) -> Value {
 }
 
 async fn an_update_of_a_load_balancer_the_provider_made_is_updating_until_applied(backend: Backend) {
-    let options = Options { activation: ACTIVATION, ..Default::default() };
-    let mut env = Env::start_with(backend, options).await;
+    let mut env = super::setup(backend).fake_operations(ACTIVATION).start().await;
     env.start_worker();
     env.instance("acme", POOL, REGION, None).await;
     let created = env.ok(CREATE, regional("early", json!({"pool": true}))).await;
@@ -75,7 +74,7 @@ async fn an_update_of_a_load_balancer_the_provider_made_is_updating_until_applie
     );
     let updating = env.ok(UPDATE, change(&id, "192.0.2.0/24")).await;
     assert_eq!((updating["state"].as_str(), updating["version"].as_i64()), (Some("updating"), Some(2)));
-    let failed = env.wait_state("acme", &id, "error").await;
+    let failed = env.wait_load_balancer_state("acme", &id, "error").await;
     assert!(failed["message"].as_str().unwrap().contains("still being provisioned"), "{failed}");
 
     // A change after that failure is `updating` too, and stays so until the provider applied it.
@@ -101,7 +100,7 @@ async fn an_update_of_a_load_balancer_the_provider_made_is_updating_until_applie
 }
 
 async fn an_update_of_a_load_balancer_the_provider_never_made_stays_pending(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     env.start_worker();
     // It names a certificate that is not ready: the provider is not asked yet.
     let certificate = env.certificate("acme", POOL, false).await;
@@ -119,7 +118,7 @@ async fn an_update_of_a_load_balancer_the_provider_never_made_stays_pending(back
     assert!(env.fake_load_balancer(waiting["providerName"].as_str().unwrap()).is_none());
     // Once the certificate is ready it is made with the change, and ready.
     env.certificate_ready(&certificate).await;
-    let ready = env.wait_state("acme", &id, "ready").await;
+    let ready = env.wait_load_balancer_state("acme", &id, "ready").await;
     let fake = env.fake_load_balancer(ready["providerName"].as_str().unwrap()).unwrap();
     assert_eq!(fake["firewall"]["deny"], json!(["cidr:192.0.2.0/24"]));
 }

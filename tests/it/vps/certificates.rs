@@ -43,7 +43,7 @@ fn provider_certificates(env: &Env) -> Vec<Value> {
 }
 
 async fn a_custom_certificate_shows_its_names_and_expiry_and_is_ready_once_verified(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let (key, leaf) = issue(&["www.example.com", "example.com"], 2090);
     let created = env.ok(CREATE, custom("site", &key, &leaf)).await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -71,7 +71,7 @@ async fn a_custom_certificate_shows_its_names_and_expiry_and_is_ready_once_verif
 }
 
 async fn a_lets_encrypt_certificate_is_ordered_for_its_names(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let created = env.ok(CREATE, lets_encrypt("auto", &["shop.example.com", "*.cdn.example.com"])).await;
     let id = created["id"].as_str().unwrap();
     assert_eq!((created["type"].as_str(), created["notAfter"].as_str()), (Some("letsEncrypt"), None));
@@ -83,46 +83,49 @@ async fn a_lets_encrypt_certificate_is_ordered_for_its_names(backend: Backend) {
 }
 
 async fn create_refuses_bad_pems_keys_and_pools_naming_the_field(backend: Backend) {
-    let env = Env::start_without_worker(backend).await;
+    let env = super::setup(backend).start().await;
     let token = env.acme_admin.clone();
     let (key, leaf) = issue(&["a.example.com"], 2090);
     let fields = |error: &Value| violated_fields(&error["details"]);
-    let error = env.refused(&token, CREATE, custom("c", &key, "not a certificate"), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, custom("c", &key, "not a certificate"), 400, "INVALID_INPUT").await;
     assert_eq!(fields(&error), ["leafCertificate"]);
     let (old_key, expired) = issue(&["a.example.com"], 2021);
-    let error = env.refused(&token, CREATE, custom("c", &old_key, &expired), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, custom("c", &old_key, &expired), 400, "INVALID_INPUT").await;
     assert_eq!(fields(&error), ["leafCertificate"]);
     assert!(error["message"].as_str().unwrap().contains("expired"), "{error}");
     let (other_key, _) = issue(&["b.example.com"], 2090);
-    let error = env.refused(&token, CREATE, custom("c", &other_key, &leaf), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, custom("c", &other_key, &leaf), 400, "INVALID_INPUT").await;
     assert_eq!(fields(&error), ["privateKey"]);
     assert!(error["message"].as_str().unwrap().contains("does not match"), "{error}");
-    let error = env.refused(&token, CREATE, custom("c", "", &leaf), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, custom("c", "", &leaf), 400, "INVALID_INPUT").await;
     assert_eq!(fields(&error), ["privateKey"]);
     let mut chained = custom("c", &key, &leaf);
     chained["certificateChain"] = json!("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
-    let error = env.refused(&token, CREATE, chained, 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, chained, 400, "INVALID_INPUT").await;
     assert_eq!(fields(&error), ["certificateChain"]);
     let mut named = custom("c", &key, &leaf);
     named["dnsNames"] = json!(["a.example.com"]);
-    assert_eq!(fields(&env.refused(&token, CREATE, named, 400, "INVALID_INPUT").await), ["dnsNames"]);
+    assert_eq!(fields(&env.expect_failure(&token, CREATE, named, 400, "INVALID_INPUT").await), ["dnsNames"]);
     // Let's Encrypt takes names, not PEMs.
-    assert_eq!(fields(&env.refused(&token, CREATE, lets_encrypt("c", &[]), 400, "INVALID_INPUT").await), ["dnsNames"]);
+    assert_eq!(
+        fields(&env.expect_failure(&token, CREATE, lets_encrypt("c", &[]), 400, "INVALID_INPUT").await),
+        ["dnsNames"]
+    );
     let mut with_key = lets_encrypt("c", &["a.example.com"]);
     with_key["privateKey"] = json!(key);
-    assert_eq!(fields(&env.refused(&token, CREATE, with_key, 400, "INVALID_INPUT").await), ["privateKey"]);
-    let error = env.refused(&token, CREATE, lets_encrypt("c", &["Not A Name"]), 400, "INVALID_INPUT").await;
+    assert_eq!(fields(&env.expect_failure(&token, CREATE, with_key, 400, "INVALID_INPUT").await), ["privateKey"]);
+    let error = env.expect_failure(&token, CREATE, lets_encrypt("c", &["Not A Name"]), 400, "INVALID_INPUT").await;
     assert_eq!(fields(&error), ["dnsNames[0]"]);
     let mut typed = lets_encrypt("c", &["a.example.com"]);
     typed["type"] = json!("selfSigned");
-    assert_eq!(fields(&env.refused(&token, CREATE, typed, 400, "INVALID_INPUT").await), ["type"]);
+    assert_eq!(fields(&env.expect_failure(&token, CREATE, typed, 400, "INVALID_INPUT").await), ["type"]);
     // The pool: GKE has no certificates, a suspended offer takes nothing new.
     let mut on_gke = lets_encrypt("c", &["a.example.com"]);
     on_gke["poolId"] = json!(GKE_POOL);
-    env.refused(&token, CREATE, on_gke, 422, "UNSUPPORTED").await;
+    env.expect_failure(&token, CREATE, on_gke, 422, "UNSUPPORTED").await;
     let mut suspended = lets_encrypt("c", &["a.example.com"]);
     suspended["poolId"] = json!(SUSPENDED_POOL);
-    env.refused(&token, CREATE, suspended, 409, "INVALID_STATE").await;
+    env.expect_failure(&token, CREATE, suspended, 409, "INVALID_STATE").await;
     assert_eq!(env.ok(LIST, json!({"tenantId": "acme", "includeDeleted": true})).await["certificates"], json!([]));
 
     // Another tenant's certificate is not found; a viewer reads but does not delete.
@@ -130,16 +133,16 @@ async fn create_refuses_bad_pems_keys_and_pools_naming_the_field(backend: Backen
     let id = made["id"].as_str().unwrap();
     let globex = env.globex_admin.clone();
     for path in [GET, DELETE] {
-        env.refused(&globex, path, json!({"tenantId": "globex", "certificateId": id}), 404, "NOT_FOUND").await;
-        env.refused(&globex, path, json!({"tenantId": "acme", "certificateId": id}), 403, "ACCESS_DENIED").await;
+        env.expect_failure(&globex, path, json!({"tenantId": "globex", "certificateId": id}), 404, "NOT_FOUND").await;
+        env.expect_failure(&globex, path, json!({"tenantId": "acme", "certificateId": id}), 403, "ACCESS_DENIED").await;
     }
     let viewer = env.acme_viewer.clone();
     assert_eq!(env.post_as(&viewer, GET, json!({"tenantId": "acme", "certificateId": id})).await.0, 200);
-    env.refused(&viewer, DELETE, json!({"tenantId": "acme", "certificateId": id}), 403, "ACCESS_DENIED").await;
+    env.expect_failure(&viewer, DELETE, json!({"tenantId": "acme", "certificateId": id}), 403, "ACCESS_DENIED").await;
     // A retry is the same certificate; the same key with another leaf a conflict.
     assert_eq!(env.ok(CREATE, custom("mine", &key, &leaf)).await["id"], made["id"]);
     let (key2, leaf2) = issue(&["c.example.com"], 2090);
-    env.refused(&token, CREATE, custom("mine", &key2, &leaf2), 409, "CONFLICT").await;
+    env.expect_failure(&token, CREATE, custom("mine", &key2, &leaf2), 409, "CONFLICT").await;
 }
 
 crate::on_both_backends!(

@@ -7,7 +7,7 @@ use better_compute::reconcile::vps::provider_name;
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use super::{DO_POOL, Env, GKE_POOL, network, ready_network};
+use super::{DO_POOL, GKE_POOL, network, ready_network};
 use crate::harness::violated_fields;
 
 const CREATE: &str = "/api/compute/kubernetesClusters/create";
@@ -19,7 +19,7 @@ fn cluster(name: &str, location: &str, network_id: &str) -> Value {
 }
 
 async fn a_clusters_nodes_use_the_networks_first_ready_subnet_in_its_region(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let subnets = [
         ("b-nodes", "europe-west1", "10.70.0.0/20"),
         ("a-nodes", "europe-west1", "10.71.0.0/20"),
@@ -38,7 +38,7 @@ async fn a_clusters_nodes_use_the_networks_first_ready_subnet_in_its_region(back
 
     // A network a cluster rests on is not deleted; once the cluster is gone, it is.
     let error = env
-        .refused(
+        .expect_failure(
             &env.acme_admin,
             "/api/compute/networks/delete",
             json!({"tenantId": "acme", "networkId": net_id}),
@@ -54,7 +54,7 @@ async fn a_clusters_nodes_use_the_networks_first_ready_subnet_in_its_region(back
 }
 
 async fn network_id_refuses_other_tenants_other_accounts_and_networks_not_provisioned(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     let token = env.acme_admin.clone();
     let us_only = ready_network(&env, network(GKE_POOL, "us-only", &[("us", "us-central1", "10.80.0.0/20")])).await;
     let on_do = ready_network(&env, network(DO_POOL, "on-do", &[("a", "nyc3", "10.81.0.0/24")])).await;
@@ -73,11 +73,18 @@ async fn network_id_refuses_other_tenants_other_accounts_and_networks_not_provis
         ("net_0000000000000000000000000a", "none at all"),
         (us_only["id"].as_str().unwrap(), "no subnet in the region"),
     ] {
-        let error = env.refused(&token, CREATE, cluster("c", "europe-west1", network_id), 400, "INVALID_INPUT").await;
+        let error =
+            env.expect_failure(&token, CREATE, cluster("c", "europe-west1", network_id), 400, "INVALID_INPUT").await;
         assert_eq!(violated_fields(&error["details"]), ["networkId"], "{why}: {error}");
     }
     let error = env
-        .refused(&token, CREATE, cluster("c", "europe-west1", pending["id"].as_str().unwrap()), 409, "INVALID_STATE")
+        .expect_failure(
+            &token,
+            CREATE,
+            cluster("c", "europe-west1", pending["id"].as_str().unwrap()),
+            409,
+            "INVALID_STATE",
+        )
         .await;
     assert_eq!(error["details"]["state"], "pending");
     let listed =

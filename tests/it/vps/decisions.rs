@@ -6,7 +6,7 @@
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use super::{DO_POOL, Env, GKE_POOL, OWN_DO_POOL, instance, network};
+use super::{DO_POOL, GKE_POOL, OWN_DO_POOL, instance, network};
 
 crate::on_both_backends!(
     a_policy_on_the_provider_account_refuses_a_create_on_that_account_only,
@@ -38,10 +38,11 @@ fn policies(name: &str, text: &str) -> Vec<(String, String)> {
 
 async fn a_policy_on_the_provider_account_refuses_a_create_on_that_account_only(backend: Backend) {
     // The policy names `providerAccountId`: the server starts with it (the schema declares it).
-    let env = Env::start_with_policies(backend, &policies("accounts.cedar", NO_PLATFORM_ACCOUNTS)).await;
+    let env = super::setup(backend).policies(&policies("accounts.cedar", NO_PLATFORM_ACCOUNTS)).start().await;
     let admin = env.acme_admin.clone();
-    let error =
-        env.refused(&admin, "/api/compute/instances/create", instance("web", "nyc3", ""), 403, "ACCESS_DENIED").await;
+    let error = env
+        .expect_failure(&admin, "/api/compute/instances/create", instance("web", "nyc3", ""), 403, "ACCESS_DENIED")
+        .await;
     assert_eq!(error["details"]["permission"], "compute:instances:create", "{error}");
     let mut own = instance("own", "nyc3", "");
     own["poolId"] = json!(OWN_DO_POOL);
@@ -49,7 +50,7 @@ async fn a_policy_on_the_provider_account_refuses_a_create_on_that_account_only(
 
     let cluster = json!({"tenantId": "acme", "poolId": GKE_POOL, "name": "web", "mode": "autopilot",
         "location": "europe-west1", "idempotencyKey": "web"});
-    env.refused(&admin, "/api/compute/kubernetesClusters/create", cluster, 403, "ACCESS_DENIED").await;
+    env.expect_failure(&admin, "/api/compute/kubernetesClusters/create", cluster, 403, "ACCESS_DENIED").await;
     // Nothing was left behind by either refusal.
     let listed = env.ok("/api/compute/instances/list", json!({"tenantId": "acme", "poolId": DO_POOL})).await;
     assert_eq!(listed["instances"], json!([]), "{listed}");
@@ -63,7 +64,7 @@ fn names(answer: &Value, field: &str) -> Vec<String> {
 }
 
 async fn a_list_keeps_only_the_items_a_policy_lets_get_read(backend: Backend) {
-    let env = Env::start_with_policies(backend, &policies("viewers.cedar", HIDE_FROM_VIEWERS)).await;
+    let env = super::setup(backend).policies(&policies("viewers.cedar", HIDE_FROM_VIEWERS)).start().await;
     let nyc = env.ok("/api/compute/instances/create", instance("in-nyc", "nyc3", "")).await;
     let ams = env.ok("/api/compute/instances/create", instance("in-ams", "ams3", "")).await;
     let on_do =
@@ -93,10 +94,11 @@ async fn a_list_keeps_only_the_items_a_policy_lets_get_read(backend: Backend) {
 }
 
 async fn a_refused_list_names_the_tenant(backend: Backend) {
-    let env = Env::start_without_worker(backend).await;
+    let env = super::setup(backend).start().await;
     let globex = env.globex_admin.clone();
-    let error =
-        env.refused(&globex, "/api/compute/instances/list", json!({"tenantId": "acme"}), 403, "ACCESS_DENIED").await;
+    let error = env
+        .expect_failure(&globex, "/api/compute/instances/list", json!({"tenantId": "acme"}), 403, "ACCESS_DENIED")
+        .await;
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("on tenant acme"), "{message}");
     assert!(!message.contains("a new"), "a list is decided on the tenant, not on something new: {message}");

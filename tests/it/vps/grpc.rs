@@ -19,7 +19,7 @@ use super::{DO_POOL, Env};
 use crate::harness::grpc_error;
 
 async fn channel(env: &Env, token: &str) -> AuthedChannel {
-    let channel = tonic::transport::Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let channel = tonic::transport::Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
     tonic::service::interceptor::InterceptedService::new(channel, BearerToken::new(Some(token)).unwrap())
 }
 
@@ -41,7 +41,7 @@ where
 }
 
 async fn networks_instances_and_certificates_live_and_die_over_grpc(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     let acme = channel(&env, &env.acme_admin).await;
     let globex = channel(&env, &env.globex_admin).await;
     let (mut networks, mut instances, mut certificates) =

@@ -22,7 +22,7 @@ fn droplet(env: &Env, machine: &str) -> Option<Value> {
 }
 
 async fn an_instance_is_a_droplet_with_a_machine_until_deleted(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let body = instance("web-1", "nyc3", "");
     let created = env.ok(CREATE, body.clone()).await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -31,7 +31,7 @@ async fn an_instance_is_a_droplet_with_a_machine_until_deleted(backend: Backend)
     assert_eq!(env.ok(CREATE, body.clone()).await["id"], created["id"], "a retry is the same instance");
     let mut changed = body.clone();
     changed["size"] = json!("s-2vcpu-4gb");
-    env.refused(&env.acme_admin, CREATE, changed, 409, "CONFLICT").await;
+    env.expect_failure(&env.acme_admin, CREATE, changed, 409, "CONFLICT").await;
 
     let ready = env.wait_state("instances", "instanceId", &id, "ready").await;
     let machine = ready["machineId"].as_str().unwrap();
@@ -56,7 +56,7 @@ async fn an_instance_is_a_droplet_with_a_machine_until_deleted(backend: Backend)
 }
 
 async fn an_instance_on_a_subnet_is_in_the_subnets_vpc(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let net =
         ready_network(&env, do_network("tier", &[("a", "nyc3", "10.50.0.0/24"), ("b", "ams3", "10.51.0.0/24")])).await;
     let subnet = &net["subnets"][1];
@@ -70,24 +70,24 @@ async fn an_instance_on_a_subnet_is_in_the_subnets_vpc(backend: Backend) {
 }
 
 async fn create_refuses_what_the_pool_region_offer_and_subnet_do_not_allow(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     let token = env.acme_admin.clone();
     // A GKE pool has no instances.
     let mut on_gke = instance("a", "europe-west1", "");
     on_gke["poolId"] = json!(GKE_POOL);
-    let error = env.refused(&token, CREATE, on_gke, 422, "UNSUPPORTED").await;
+    let error = env.expect_failure(&token, CREATE, on_gke, 422, "UNSUPPORTED").await;
     assert_eq!(error["details"]["capability"], "instances");
     // A region the account does not have; one the offer excludes; a suspended offer.
-    let error = env.refused(&token, CREATE, instance("a", "lon1", ""), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, instance("a", "lon1", ""), 400, "INVALID_INPUT").await;
     assert_eq!(violated_fields(&error["details"]), ["region"]);
-    let error = env.refused(&token, CREATE, instance("a", "sfo3", ""), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, instance("a", "sfo3", ""), 400, "INVALID_INPUT").await;
     assert_eq!(
         (violated_fields(&error["details"]), &error["details"]["excludedRegions"]),
         (vec!["region".to_owned()], &json!(["sfo3"]))
     );
     let mut suspended = instance("a", "nyc3", "");
     suspended["poolId"] = json!(SUSPENDED_POOL);
-    let error = env.refused(&token, CREATE, suspended, 409, "INVALID_STATE").await;
+    let error = env.expect_failure(&token, CREATE, suspended, 409, "INVALID_STATE").await;
     assert_eq!(error["details"]["offerState"], "suspended");
     // Subnets: another tenant's is not found, one of another account or region is refused.
     let ours = ready_network(&env, do_network("net", &[("a", "nyc3", "10.60.0.0/24")])).await;
@@ -97,30 +97,36 @@ async fn create_refuses_what_the_pool_region_offer_and_subnet_do_not_allow(backe
     let (status, theirs) = env.post_as(&env.globex_admin, "/api/compute/networks/create", theirs).await;
     assert_eq!(status, 200, "{theirs}");
     let error = env
-        .refused(&token, CREATE, instance("a", "nyc3", theirs["subnets"][0]["id"].as_str().unwrap()), 404, "NOT_FOUND")
+        .expect_failure(
+            &token,
+            CREATE,
+            instance("a", "nyc3", theirs["subnets"][0]["id"].as_str().unwrap()),
+            404,
+            "NOT_FOUND",
+        )
         .await;
     assert_eq!(error["details"]["resource"], "subnet");
     let mut other_account = instance("a", "nyc3", &subnet);
     other_account["poolId"] = json!(OWN_DO_POOL);
-    let error = env.refused(&token, CREATE, other_account, 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, other_account, 400, "INVALID_INPUT").await;
     assert_eq!(violated_fields(&error["details"]), ["subnetId"]);
-    let error = env.refused(&token, CREATE, instance("a", "ams3", &subnet), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, instance("a", "ams3", &subnet), 400, "INVALID_INPUT").await;
     assert_eq!(violated_fields(&error["details"]), ["subnetId"]);
     // A network being deleted takes nothing new (the worker stopped, so it stays `deleting`).
     env.stop_worker().await;
     env.ok("/api/compute/networks/delete", json!({"tenantId": "acme", "networkId": ours["id"]})).await;
-    env.refused(&token, CREATE, instance("a", "nyc3", &subnet), 409, "INVALID_STATE").await;
+    env.expect_failure(&token, CREATE, instance("a", "nyc3", &subnet), 409, "INVALID_STATE").await;
     // The table's constraints.
     let mut bad = instance("Bad_Name", "nyc3", "snet_x");
     bad["size"] = json!("");
-    let error = env.refused(&token, CREATE, bad, 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, bad, 400, "INVALID_INPUT").await;
     assert_eq!(violated_fields(&error["details"]), ["name", "size", "subnetId"]);
-    env.refused(&env.acme_viewer.clone(), CREATE, instance("a", "nyc3", ""), 403, "ACCESS_DENIED").await;
+    env.expect_failure(&env.acme_viewer.clone(), CREATE, instance("a", "nyc3", ""), 403, "ACCESS_DENIED").await;
     assert_eq!(env.ok(LIST, json!({"tenantId": "acme", "includeDeleted": true})).await["instances"], json!([]));
 }
 
 async fn a_refused_machine_puts_the_instance_in_error(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let message = "You specified an invalid size for Droplet creation.";
     env.cloud.fail_next("droplet", "create", "odd", Failure::Refuse { status: 422, message: message.into() });
     let created = env.ok(CREATE, instance("odd", "nyc3", "")).await;
@@ -136,9 +142,9 @@ async fn another_tenants_instance_is_not_found_over_json_and_grpc(backend: Backe
     use better_compute::proto::compute::instances_client::InstancesClient;
     use better_compute::proto::compute::{CreateInstanceRequest, DeleteInstanceRequest, GetInstanceRequest};
 
-    let env = Env::start_without_worker(backend).await;
+    let env = super::setup(backend).start().await;
     let channel = |token: String| {
-        let endpoint = env.endpoint.clone();
+        let endpoint = env.server.endpoint.clone();
         async move {
             let channel = tonic::transport::Channel::from_shared(endpoint).unwrap().connect().await.unwrap();
             InstancesClient::new(tonic::service::interceptor::InterceptedService::new(
@@ -170,8 +176,14 @@ async fn another_tenants_instance_is_not_found_over_json_and_grpc(backend: Backe
     assert_eq!(grpc_error(&globex.delete(delete).await.unwrap_err()).code.as_str(), "NOT_FOUND");
     let across = GetInstanceRequest { tenant_id: "acme".into(), instance_id: created.id.clone() };
     assert_eq!(grpc_error(&globex.get(across).await.unwrap_err()).code.as_str(), "ACCESS_DENIED");
-    env.refused(&env.globex_admin, GET, json!({"tenantId": "globex", "instanceId": created.id}), 404, "NOT_FOUND")
-        .await;
+    env.expect_failure(
+        &env.globex_admin,
+        GET,
+        json!({"tenantId": "globex", "instanceId": created.id}),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
     // Globex's own failed call left acme's instance as it was.
     let again = acme.get(GetInstanceRequest { tenant_id: "acme".into(), instance_id: created.id.clone() }).await;
     assert_eq!(again.unwrap().into_inner().state, "pending");

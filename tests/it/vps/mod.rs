@@ -10,21 +10,14 @@ mod instances;
 mod networks;
 mod secrets;
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
-use better_compute::provider::accounts::{
-    DigitalOceanAccounts, GkeAccounts, StoreDigitalOceanAccounts, StoreGkeAccounts,
-};
-use better_compute::reconcile::{Backoff, KubernetesClusters, ProviderResources, Worker, WorkerConfig};
-use better_compute::secrets::SecretKey;
-use better_compute::service::Service;
-use better_compute::store::{Backend, NewAccount, NewOffer, NewPool, Store, now_micros};
+use better_compute::reconcile::WorkerConfig;
+use better_compute::store::Backend;
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 
-use crate::harness::{TestDb, tenant_principal};
+pub use crate::harness::Env;
+use crate::harness::{Catalog, Setup, fast_config};
 
 /// A platform GKE account's pool, offered to acme and globex.
 pub const GKE_POOL: &str = "pool_0000000000000000000000gke1";
@@ -36,185 +29,46 @@ pub const SUSPENDED_POOL: &str = "pool_0000000000000000000000dg02";
 pub const OWN_DO_POOL: &str = "pool_0000000000000000000000dg03";
 /// The platform DigitalOcean account.
 pub const DO_ACCOUNT: &str = "acct_0000000000000000000000dg01";
-/// The GKE account's project and zones.
-pub const PROJECT: &str = "bc-platform";
+/// The GKE account's zones.
 pub const ZONES: [&str; 3] = ["europe-west1-b", "europe-west1-c", "us-central1-a"];
 
-/// Everything a test of the module talks to.
-pub struct Env {
-    pub db: TestDb,
-    pub store: Store,
-    pub cloud: FakeCloud,
-    pub endpoint: String,
-    pub acme_admin: String,
-    pub acme_viewer: String,
-    pub globex_admin: String,
-    pub key: SecretKey,
-    gke: Arc<dyn GkeAccounts>,
-    digitalocean: Arc<dyn DigitalOceanAccounts>,
-    server_stop: Option<tokio::sync::oneshot::Sender<()>>,
-    worker: Option<(tokio::sync::watch::Sender<bool>, JoinHandle<()>)>,
-    http: reqwest::Client,
+/// The catalog: a platform GKE account and a platform DigitalOcean account, each with a pool
+/// offered to acme and globex; a second DigitalOcean pool whose offer to acme is suspended; and
+/// acme's own DigitalOcean account with a pool.
+fn catalog() -> Catalog {
+    let gke_account = "acct_0000000000000000000000gke1";
+    let own_account = "acct_0000000000000000000000dg03";
+    let regions = ["nyc3", "ams3", "sfo3"];
+    Catalog::new()
+        .gke_account(gke_account, None, &ZONES)
+        .digitalocean_account(DO_ACCOUNT, None, &regions)
+        .digitalocean_account(own_account, Some("acme"), &regions)
+        .pool(GKE_POOL, gke_account, "none", &[])
+        .pool(DO_POOL, DO_ACCOUNT, "none", &[])
+        .pool(SUSPENDED_POOL, DO_ACCOUNT, "none", &[])
+        .pool(OWN_DO_POOL, own_account, "none", &[])
+        .offer(GKE_POOL, "acme")
+        .offer(GKE_POOL, "globex")
+        .offer_in(DO_POOL, "acme", "active", &["sfo3"])
+        .offer(DO_POOL, "globex")
+        .offer_in(SUSPENDED_POOL, "acme", "suspended", &[])
 }
 
-/// The `vps` reconcilers and the clusters' with fast backoffs.
-fn reconcilers(env: &Env) -> Vec<Arc<dyn better_compute::reconcile::Reconciler>> {
-    let fast = Backoff { base: Duration::from_millis(100), cap: Duration::from_millis(800), jitter: 0.2 };
-    let vps = ProviderResources {
-        backoff: fast,
-        delete_backoff: fast,
-        ..ProviderResources::new(env.gke.clone(), env.digitalocean.clone(), env.key.clone())
-    };
-    let mut all = vps.reconcilers();
-    let clusters =
-        KubernetesClusters { backoff: fast, delete_backoff: fast, ..KubernetesClusters::new(env.gke.clone()) };
-    all.push(Arc::new(clusters));
-    all
+/// The suite's setup: its catalog, and a worker of every reconciler with settled objects
+/// passed every second.
+pub fn setup(backend: Backend) -> Setup {
+    Setup::new(backend, catalog())
+        .worker_config(WorkerConfig { settled: Some(Duration::from_secs(1)), ..fast_config() })
+}
+
+/// The server, the catalog and the worker on a fresh database of `backend`.
+pub async fn start(backend: Backend) -> Env {
+    let mut env = setup(backend).start().await;
+    env.start_worker();
+    env
 }
 
 impl Env {
-    /// The server, the catalog and the worker on a fresh database of `backend`.
-    pub async fn start(backend: Backend) -> Env {
-        let mut env = Self::start_without_worker(backend).await;
-        env.start_worker();
-        env
-    }
-
-    /// The server and the catalog; no worker yet.
-    pub async fn start_without_worker(backend: Backend) -> Env {
-        Self::start_with_policies(backend, &[]).await
-    }
-
-    /// The server with the operator's `policies` (file name, Cedar text) and the catalog; no
-    /// worker yet.
-    pub async fn start_with_policies(backend: Backend, policies: &[(String, String)]) -> Env {
-        let db = TestDb::new(backend).await;
-        let store = db.store().await;
-        let cloud = FakeCloud::start(FakeCloudConfig {
-            operation_duration: Duration::from_millis(200),
-            activation_delay: Duration::from_millis(200),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-        let key = SecretKey::from_base64(&SecretKey::generate_base64()).unwrap();
-        let services = Service::with_policies(store.clone(), policies).unwrap().with_secret_key(key.clone());
-        let admin_token = match services.bootstrap_operator(None).await.unwrap() {
-            better_compute::service::BootstrapOutcome::Created(token) => token.reveal(),
-            _ => panic!("a fresh database has no keys"),
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            better_compute::server::serve(listener, services, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
-        let mut env = Env {
-            db,
-            store: store.clone(),
-            cloud,
-            endpoint,
-            acme_admin: String::new(),
-            acme_viewer: String::new(),
-            globex_admin: String::new(),
-            key: key.clone(),
-            gke: StoreGkeAccounts::new(store.clone(), key.clone()),
-            digitalocean: StoreDigitalOceanAccounts::new(store.clone(), key.clone()),
-            server_stop: Some(stop),
-            worker: None,
-            http: reqwest::Client::new(),
-        };
-        for tenant in ["acme", "globex"] {
-            let (status, body) = env.post_as(&admin_token, "/api/platform/tenants/create", json!({"id": tenant})).await;
-            assert_eq!(status, 200, "{body}");
-        }
-        seed_catalog(&store, &key, &env.cloud).await;
-        env.acme_admin = tenant_principal(&store, "acme", "admin").await;
-        env.acme_viewer = tenant_principal(&store, "acme", "viewer").await;
-        env.globex_admin = tenant_principal(&store, "globex", "admin").await;
-        env
-    }
-
-    /// Starts the worker.
-    pub fn start_worker(&mut self) {
-        let config = WorkerConfig {
-            tick: Duration::from_millis(50),
-            lease: Duration::from_secs(2),
-            converging: Some(Duration::from_millis(100)),
-            settled: Some(Duration::from_secs(1)),
-            shutdown_grace: Duration::from_millis(100),
-            ..WorkerConfig::default()
-        };
-        let mut worker = Worker::new(self.store.clone(), config);
-        for reconciler in reconcilers(self) {
-            worker = worker.with_reconciler(reconciler);
-        }
-        let (stop, mut stopped) = tokio::sync::watch::channel(false);
-        let task = tokio::spawn(async move {
-            worker
-                .run(async move {
-                    let _ = stopped.wait_for(|s| *s).await;
-                })
-                .await
-                .unwrap();
-        });
-        self.worker = Some((stop, task));
-    }
-
-    /// Stops the worker: what the tenant writes from now on stays as the service wrote it.
-    pub async fn stop_worker(&mut self) {
-        if let Some((stop, task)) = self.worker.take() {
-            let _ = stop.send(true);
-            let _ = task.await;
-        }
-    }
-
-    pub async fn post_as(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.endpoint))
-            .bearer_auth(token)
-            .header("content-type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
-    }
-
-    /// `POST` as acme's admin; panics unless 200.
-    pub async fn ok(&self, path: &str, body: Value) -> Value {
-        let (status, json) = self.post_as(&self.acme_admin, path, body).await;
-        assert_eq!(status, 200, "{path}: {json}");
-        json
-    }
-
-    /// `POST` as `token`, expecting a refusal with `status` and `code`; returns the error body.
-    pub async fn refused(&self, token: &str, path: &str, body: Value, status: u16, code: &str) -> Value {
-        let (got, json) = self.post_as(token, path, body).await;
-        assert_eq!((got, json["error"]["code"].as_str()), (status, Some(code)), "{path}: {json}");
-        json["error"].clone()
-    }
-
-    /// Polls `<resource>/get` as acme's admin until the resource is in `state`.
-    pub async fn wait_state(&self, resource: &str, id_field: &str, id: &str, state: &str) -> Value {
-        let started = Instant::now();
-        loop {
-            let got = self.ok(&format!("/api/compute/{resource}/get"), json!({"tenantId": "acme", id_field: id})).await;
-            if got["state"] == state {
-                return got;
-            }
-            assert!(started.elapsed() < Duration::from_secs(20), "{resource} {id} not {state} after 20 s: {got}");
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-
     /// The types of acme's events about `subject`, oldest first.
     pub async fn event_types(&self, subject: &str) -> Vec<String> {
         let events = self.ok("/api/compute/events/list", json!({"tenantId": "acme", "subject": subject})).await;
@@ -227,84 +81,6 @@ impl Env {
     /// What exists in the fake cloud.
     pub fn inspect(&self) -> Value {
         self.cloud.inspect()
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        if let Some(stop) = self.server_stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some((stop, task)) = self.worker.take() {
-            let _ = stop.send(true);
-            task.abort();
-        }
-    }
-}
-
-/// The catalog: a platform GKE account and a platform DigitalOcean account, each with a pool
-/// offered to acme and globex; a second DigitalOcean pool whose offer to acme is suspended; and
-/// acme's own DigitalOcean account with a pool.
-async fn seed_catalog(store: &Store, key: &SecretKey, cloud: &FakeCloud) {
-    let now = now_micros();
-    let regions = ["nyc3", "ams3", "sfo3"].map(String::from).to_vec();
-    let accounts = [
-        ("acct_0000000000000000000000gke1", None, "gke", ZONES.map(String::from).to_vec()),
-        (DO_ACCOUNT, None, "digitalocean", regions.clone()),
-        ("acct_0000000000000000000000dg03", Some("acme"), "digitalocean", regions),
-    ];
-    for (account, tenant, provider, locations) in accounts {
-        let credentials = match provider {
-            "gke" => cloud.service_account_key(PROJECT, "better-compute"),
-            _ => FakeCloudConfig::default().digitalocean_token,
-        };
-        store
-            .account_create(&NewAccount {
-                id: account.into(),
-                tenant_id: tenant.map(str::to_owned),
-                provider: provider.into(),
-                name: format!("{provider}-{account}"),
-                description: String::new(),
-                endpoint: cloud.base_url().to_owned(),
-                locations,
-                sealed_credentials: key.seal(&credentials, account).unwrap(),
-                now,
-            })
-            .await
-            .unwrap();
-    }
-    let pools = [
-        (GKE_POOL, "acct_0000000000000000000000gke1"),
-        (DO_POOL, DO_ACCOUNT),
-        (SUSPENDED_POOL, DO_ACCOUNT),
-        (OWN_DO_POOL, "acct_0000000000000000000000dg03"),
-    ];
-    for (pool, account) in pools {
-        store
-            .pool_create(&NewPool {
-                id: pool.into(),
-                account_id: account.into(),
-                name: format!("pool-{pool}"),
-                description: String::new(),
-                billing_mode: "none".into(),
-                policy: json!({}),
-                prices: Default::default(),
-                now,
-            })
-            .await
-            .unwrap();
-    }
-    let offers = [
-        (GKE_POOL, "acme", "active", vec![]),
-        (GKE_POOL, "globex", "active", vec![]),
-        (DO_POOL, "acme", "active", vec!["sfo3".to_owned()]),
-        (DO_POOL, "globex", "active", vec![]),
-        (SUSPENDED_POOL, "acme", "suspended", vec![]),
-    ];
-    for (pool, tenant, state, excluded_regions) in offers {
-        let offer =
-            NewOffer { pool_id: pool.into(), tenant_id: tenant.into(), state: state.into(), excluded_regions, now };
-        store.offer_create(&offer).await.unwrap();
     }
 }
 

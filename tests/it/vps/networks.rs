@@ -28,7 +28,7 @@ pub fn subnet_name(id: &str) -> String {
 }
 
 async fn a_digitalocean_network_is_a_vpc_per_subnet_from_create_to_delete(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let body = do_network("web", &[("front", "nyc3", "10.10.0.0/24"), ("back", "ams3", "10.20.0.0/20")]);
     let created = env.ok(CREATE, body.clone()).await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -40,11 +40,11 @@ async fn a_digitalocean_network_is_a_vpc_per_subnet_from_create_to_delete(backen
     assert_eq!(env.ok(CREATE, body.clone()).await["id"], created["id"]);
     let mut changed = body.clone();
     changed["description"] = json!("other");
-    env.refused(&env.acme_admin, CREATE, changed, 409, "CONFLICT").await;
+    env.expect_failure(&env.acme_admin, CREATE, changed, 409, "CONFLICT").await;
     // The name is taken among live networks.
     let mut again = body.clone();
     again["idempotencyKey"] = json!("another-key");
-    env.refused(&env.acme_admin, CREATE, again, 409, "CONFLICT").await;
+    env.expect_failure(&env.acme_admin, CREATE, again, 409, "CONFLICT").await;
 
     let ready = env.wait_state("networks", "networkId", &id, "ready").await;
     for (i, subnet) in ready["subnets"].as_array().unwrap().iter().enumerate() {
@@ -57,14 +57,15 @@ async fn a_digitalocean_network_is_a_vpc_per_subnet_from_create_to_delete(backen
     let updated = env.ok(UPDATE, json!({"tenantId": "acme", "networkId": id, "description": "the web tier"})).await;
     assert_eq!((updated["description"].as_str(), updated["version"].as_i64()), (Some("the web tier"), Some(2)));
     assert_eq!(updated["state"], "ready", "the description changes nothing at the provider");
-    env.refused(&env.acme_admin, UPDATE, json!({"tenantId": "acme", "networkId": id}), 400, "INVALID_INPUT").await;
+    env.expect_failure(&env.acme_admin, UPDATE, json!({"tenantId": "acme", "networkId": id}), 400, "INVALID_INPUT")
+        .await;
     let listed = env.ok(LIST, json!({"tenantId": "acme"})).await;
     assert_eq!(listed["networks"].as_array().unwrap().len(), 1);
     assert_eq!(env.ok(LIST, json!({"tenantId": "acme", "poolId": GKE_POOL})).await["networks"], json!([]));
 
     let deleting = env.ok(DELETE, json!({"tenantId": "acme", "networkId": id})).await;
     assert_eq!(deleting["state"], "deleting");
-    env.refused(
+    env.expect_failure(
         &env.acme_admin,
         UPDATE,
         json!({"tenantId": "acme", "networkId": id, "description": "x"}),
@@ -89,7 +90,7 @@ async fn a_digitalocean_network_is_a_vpc_per_subnet_from_create_to_delete(backen
 }
 
 async fn a_gke_network_is_a_compute_network_with_subnetworks(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let body =
         network(GKE_POOL, "nodes", &[("eu", "europe-west1", "10.0.0.0/20"), ("us", "us-central1", "10.1.0.0/20")]);
     let ready = ready_network(&env, body).await;
@@ -111,11 +112,11 @@ async fn a_gke_network_is_a_compute_network_with_subnetworks(backend: Backend) {
 }
 
 async fn create_refuses_what_the_pool_and_the_ranges_do_not_allow(backend: Backend) {
-    let env = Env::start_without_worker(backend).await;
+    let env = super::setup(backend).start().await;
     let token = env.acme_admin.clone();
     // Overlapping ranges within the network.
     let error = env
-        .refused(
+        .expect_failure(
             &token,
             CREATE,
             do_network("a", &[("x", "nyc3", "10.0.0.0/16"), ("y", "ams3", "10.0.8.0/24")]),
@@ -127,24 +128,27 @@ async fn create_refuses_what_the_pool_and_the_ranges_do_not_allow(backend: Backe
     assert!(error["message"].as_str().unwrap().contains("overlaps"), "{error}");
     // A region the account does not have, an excluded one, a public range, a size DigitalOcean
     // does not take, a name twice.
-    let error =
-        env.refused(&token, CREATE, do_network("a", &[("x", "lon1", "10.0.0.0/24")]), 400, "INVALID_INPUT").await;
+    let error = env
+        .expect_failure(&token, CREATE, do_network("a", &[("x", "lon1", "10.0.0.0/24")]), 400, "INVALID_INPUT")
+        .await;
     assert_eq!(violated_fields(&error["details"]), ["subnets[0].region"]);
     assert_eq!(error["details"]["regions"], json!(["nyc3", "ams3", "sfo3"]));
-    let error =
-        env.refused(&token, CREATE, do_network("a", &[("x", "sfo3", "10.0.0.0/24")]), 400, "INVALID_INPUT").await;
+    let error = env
+        .expect_failure(&token, CREATE, do_network("a", &[("x", "sfo3", "10.0.0.0/24")]), 400, "INVALID_INPUT")
+        .await;
     assert_eq!(
         (violated_fields(&error["details"]), &error["details"]["excludedRegions"]),
         (vec!["subnets[0].region".to_owned()], &json!(["sfo3"]))
     );
     let error =
-        env.refused(&token, CREATE, do_network("a", &[("x", "nyc3", "8.8.0.0/24")]), 400, "INVALID_INPUT").await;
+        env.expect_failure(&token, CREATE, do_network("a", &[("x", "nyc3", "8.8.0.0/24")]), 400, "INVALID_INPUT").await;
     assert_eq!(violated_fields(&error["details"]), ["subnets[0].ipRange"]);
-    let error =
-        env.refused(&token, CREATE, do_network("a", &[("x", "nyc3", "10.0.0.0/12")]), 400, "INVALID_INPUT").await;
+    let error = env
+        .expect_failure(&token, CREATE, do_network("a", &[("x", "nyc3", "10.0.0.0/12")]), 400, "INVALID_INPUT")
+        .await;
     assert!(error["message"].as_str().unwrap().contains("/16 to /28"), "{error}");
     let error = env
-        .refused(
+        .expect_failure(
             &token,
             CREATE,
             do_network("a", &[("x", "nyc3", "10.0.0.0/24"), ("x", "ams3", "10.1.0.0/24")]),
@@ -155,7 +159,7 @@ async fn create_refuses_what_the_pool_and_the_ranges_do_not_allow(backend: Backe
     assert_eq!(violated_fields(&error["details"]), ["subnets[1].name"]);
     // On GKE a subnet is in a region, not a zone.
     let error = env
-        .refused(
+        .expect_failure(
             &token,
             CREATE,
             network(GKE_POOL, "a", &[("x", "europe-west1-b", "10.0.0.0/24")]),
@@ -167,12 +171,12 @@ async fn create_refuses_what_the_pool_and_the_ranges_do_not_allow(backend: Backe
     // The table's constraints.
     let mut bad = do_network("Bad_Name", &[("x", "nyc3", "10.0.0.1/24")]);
     bad["description"] = json!("x".repeat(257));
-    let error = env.refused(&token, CREATE, bad, 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, bad, 400, "INVALID_INPUT").await;
     assert_eq!(violated_fields(&error["details"]), ["description", "name", "subnets[0].ipRange"]);
-    let error = env.refused(&token, CREATE, do_network("a", &[]), 400, "INVALID_INPUT").await;
+    let error = env.expect_failure(&token, CREATE, do_network("a", &[]), 400, "INVALID_INPUT").await;
     assert_eq!(violated_fields(&error["details"]), ["subnets"]);
     // The pool: another tenant's own pool is not found, a suspended offer takes nothing new.
-    env.refused(
+    env.expect_failure(
         &env.globex_admin.clone(),
         CREATE,
         {
@@ -184,10 +188,16 @@ async fn create_refuses_what_the_pool_and_the_ranges_do_not_allow(backend: Backe
         "NOT_FOUND",
     )
     .await;
-    env.refused(&token, CREATE, network(SUSPENDED_POOL, "a", &[("x", "nyc3", "10.0.0.0/24")]), 409, "INVALID_STATE")
-        .await;
+    env.expect_failure(
+        &token,
+        CREATE,
+        network(SUSPENDED_POOL, "a", &[("x", "nyc3", "10.0.0.0/24")]),
+        409,
+        "INVALID_STATE",
+    )
+    .await;
     // A viewer may read but not create.
-    env.refused(
+    env.expect_failure(
         &env.acme_viewer.clone(),
         CREATE,
         do_network("a", &[("x", "nyc3", "10.0.0.0/24")]),
@@ -200,32 +210,39 @@ async fn create_refuses_what_the_pool_and_the_ranges_do_not_allow(backend: Backe
 }
 
 async fn another_tenants_network_is_not_found_and_a_viewer_only_reads(backend: Backend) {
-    let env = Env::start_without_worker(backend).await;
+    let env = super::setup(backend).start().await;
     let created = env.ok(CREATE, do_network("mine", &[("x", "nyc3", "10.0.0.0/24")])).await;
     let id = created["id"].as_str().unwrap();
     let globex = env.globex_admin.clone();
     for path in [GET, DELETE] {
-        env.refused(&globex, path, json!({"tenantId": "globex", "networkId": id}), 404, "NOT_FOUND").await;
-        env.refused(&globex, path, json!({"tenantId": "acme", "networkId": id}), 403, "ACCESS_DENIED").await;
+        env.expect_failure(&globex, path, json!({"tenantId": "globex", "networkId": id}), 404, "NOT_FOUND").await;
+        env.expect_failure(&globex, path, json!({"tenantId": "acme", "networkId": id}), 403, "ACCESS_DENIED").await;
     }
-    env.refused(&globex, UPDATE, json!({"tenantId": "globex", "networkId": id, "description": "x"}), 404, "NOT_FOUND")
-        .await;
+    env.expect_failure(
+        &globex,
+        UPDATE,
+        json!({"tenantId": "globex", "networkId": id, "description": "x"}),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
     assert_eq!(env.post_as(&globex, LIST, json!({"tenantId": "globex"})).await.1["networks"], json!([]));
     let viewer = env.acme_viewer.clone();
     let (status, seen) = env.post_as(&viewer, GET, json!({"tenantId": "acme", "networkId": id})).await;
     assert_eq!((status, &seen["id"]), (200, &created["id"]));
-    env.refused(&viewer, DELETE, json!({"tenantId": "acme", "networkId": id}), 403, "ACCESS_DENIED").await;
+    env.expect_failure(&viewer, DELETE, json!({"tenantId": "acme", "networkId": id}), 403, "ACCESS_DENIED").await;
     assert_eq!(env.ok(GET, json!({"tenantId": "acme", "networkId": id})).await["state"], "pending");
 }
 
 async fn a_network_with_an_instance_on_it_is_not_deleted(backend: Backend) {
-    let mut env = Env::start(backend).await;
+    let mut env = super::start(backend).await;
     let ready = ready_network(&env, do_network("busy", &[("x", "nyc3", "10.30.0.0/24")])).await;
     let id = ready["id"].as_str().unwrap();
     let subnet = ready["subnets"][0]["id"].as_str().unwrap();
     let made = env.ok("/api/compute/instances/create", instance("vm", "nyc3", subnet)).await;
-    let error =
-        env.refused(&env.acme_admin, DELETE, json!({"tenantId": "acme", "networkId": id}), 409, "INVALID_STATE").await;
+    let error = env
+        .expect_failure(&env.acme_admin, DELETE, json!({"tenantId": "acme", "networkId": id}), 409, "INVALID_STATE")
+        .await;
     assert_eq!(error["details"]["instances"], json!([made["id"]]));
     assert_eq!(error["details"]["reason"], "inUse");
     assert!(error["message"].as_str().unwrap().contains(made["id"].as_str().unwrap()), "{error}");
@@ -234,7 +251,8 @@ async fn a_network_with_an_instance_on_it_is_not_deleted(backend: Backend) {
     // while the instance is being deleted, so the refusal is seen before it is gone.
     env.stop_worker().await;
     env.ok("/api/compute/instances/delete", json!({"tenantId": "acme", "instanceId": made["id"]})).await;
-    env.refused(&env.acme_admin, DELETE, json!({"tenantId": "acme", "networkId": id}), 409, "INVALID_STATE").await;
+    env.expect_failure(&env.acme_admin, DELETE, json!({"tenantId": "acme", "networkId": id}), 409, "INVALID_STATE")
+        .await;
     env.start_worker();
     env.wait_state("instances", "instanceId", made["id"].as_str().unwrap(), "deleted").await;
     env.ok(DELETE, json!({"tenantId": "acme", "networkId": id})).await;
@@ -242,7 +260,7 @@ async fn a_network_with_an_instance_on_it_is_not_deleted(backend: Backend) {
 }
 
 async fn provider_refusals_put_the_network_in_error(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     // DigitalOcean refuses a VPC whose range overlaps another VPC of the account in the region.
     let first = ready_network(&env, do_network("one", &[("x", "nyc3", "10.40.0.0/24")])).await;
     let second = env.ok(CREATE, do_network("two", &[("y", "nyc3", "10.40.0.0/25")])).await;

@@ -2,8 +2,7 @@
 //! or gRPC, success or refusal), no event, no store row but as ciphertext that opens to it, and
 //! (under `bc dev`, server and worker in one process logging at debug) no log line.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use better_compute::proto::compute::certificates_client::CertificatesClient;
 use better_compute::proto::compute::{CreateCertificateRequest, GetCertificateRequest, ListCertificatesRequest};
@@ -13,7 +12,7 @@ use sqlx::Connection;
 
 use super::Env;
 use super::certificates::{custom, issue};
-use crate::binaries::{Running, curl};
+use crate::harness::start_dev_logging;
 
 /// The lines of a PEM's base64 body: what would show if the key leaked anywhere.
 fn body_lines(pem: &str) -> Vec<String> {
@@ -59,7 +58,7 @@ async fn every_row(env: &Env) -> String {
 }
 
 async fn a_private_key_is_in_no_response_event_or_row_but_encrypted(backend: Backend) {
-    let env = Env::start(backend).await;
+    let env = super::start(backend).await;
     let (key, leaf) = issue(&["secret.example.com"], 2090);
     let mut responses: Vec<String> = Vec::new();
 
@@ -77,7 +76,7 @@ async fn a_private_key_is_in_no_response_event_or_row_but_encrypted(backend: Bac
     responses.push(env.ok("/api/compute/certificates/list", json!({"tenantId": "acme"})).await.to_string());
 
     // gRPC: the create, get and list.
-    let channel = tonic::transport::Channel::from_shared(env.endpoint.clone()).unwrap().connect().await.unwrap();
+    let channel = tonic::transport::Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
     let bearer = better_compute::cli::BearerToken::new(Some(&env.acme_admin)).unwrap();
     let mut client = CertificatesClient::new(tonic::service::interceptor::InterceptedService::new(channel, bearer));
     let made = client
@@ -171,31 +170,7 @@ fn bc(dev: &Value, args: &[&str]) -> Value {
 fn under_bc_dev_the_cli_waits_for_each_resource_and_no_log_line_has_the_private_key() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("bc-dev.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let spawned = std::time::SystemTime::now();
-    let child = Command::new(BC)
-        .args(["dev", "--port", "0", "--data-dir"])
-        .arg(dir.path())
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::from(log.try_clone().unwrap()))
-        .stderr(Stdio::from(log))
-        .spawn()
-        .unwrap();
-    let running = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let dev: Value = loop {
-        let path = dir.path().join("dev.json");
-        let fresh = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|modified| modified >= spawned);
-        if let Some(text) = fresh.then(|| std::fs::read_to_string(&path).ok()).flatten() {
-            let dev: Value = serde_json::from_str(&text).unwrap();
-            let endpoint = dev["endpoint"].as_str().unwrap().to_owned();
-            if curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) == "200" {
-                break dev;
-            }
-        }
-        assert!(Instant::now() < deadline, "bc dev did not come up");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (running, dev) = start_dev_logging(dir.path(), "debug", &log_path);
     let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
 
     let network = bc(

@@ -6,12 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use better_compute::reconcile::{Outcome, Pass, Reconciler, Worker, WorkerConfig};
+use better_compute::reconcile::{Outcome, Pass, Reconciler, WorkerConfig};
 use better_compute::store::{Backend, now_micros};
 use sqlx::Connection;
 
-use super::eventually;
-use crate::harness::TestDb;
+use crate::harness::{self, RunningWorker, TestDb, eventually};
 use crate::on_both_backends;
 
 on_both_backends!(an_abandoned_pass_gives_its_lease_back);
@@ -45,11 +44,7 @@ async fn an_abandoned_pass_gives_its_lease_back(backend: Backend) {
         settled: Some(Duration::from_secs(3600)),
         ..WorkerConfig::default()
     };
-    let worker = Worker::new(store.clone(), config).with_reconciler(Arc::new(Slow { passes: passes.clone() }));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(worker.run(async move {
-        let _ = stopped.await;
-    }));
+    let worker = RunningWorker::start(harness::worker(&store, config, vec![Arc::new(Slow { passes: passes.clone() })]));
     store.work_enqueue_many("slow", &["obj-1".to_owned()], "active", now_micros()).await.unwrap();
     eventually(Duration::from_secs(10), "the first pass", || async {
         (passes.load(Ordering::SeqCst) == 1).then_some(())
@@ -87,6 +82,5 @@ async fn an_abandoned_pass_gives_its_lease_back(backend: Backend) {
     })
     .await;
     assert_eq!(lease, None, "the settled object holds no lease");
-    let _ = stop.send(());
-    worker.await.unwrap().unwrap();
+    worker.stop().await.unwrap();
 }

@@ -13,8 +13,7 @@ use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::{Served, tenant_user};
-use crate::harness::{TestDb, TestServer};
+use crate::harness::{Serving, TestDb, TestServer, tenant_principal};
 use crate::on_both_backends;
 
 type Client = EventsClient<InterceptedService<Channel, Token>>;
@@ -90,7 +89,7 @@ async fn tenant_changes_are_listed_after_a_cursor(backend: Backend) {
     assert_eq!(paged["nextCursor"], first["cursor"]);
 
     // A tenant's user sees its own tenant's events only.
-    let acme = tenant_user(&server.store, "acme").await;
+    let acme = tenant_principal(&server.store, "acme", "viewer").await;
     let (status, mine) = server.post("/api/compute/events/list", Some(&acme), json!({"tenantId": "acme"})).await;
     assert_eq!(status, 200, "{mine}");
     assert!(mine["events"].as_array().unwrap().iter().all(|e| e["tenantId"] == "acme"));
@@ -116,7 +115,7 @@ async fn watch_resumes_across_a_restart_with_every_event_once(backend: Backend) 
     server.stop().await;
 
     // The first server: from after t1's event, then one more live.
-    let first = Served::start(store.clone()).await;
+    let first = Serving::restart(store.clone()).await;
     let mut events = client(&first.endpoint, &token).await;
     let mut stream =
         events.watch(WatchEventsRequest { after: cursor, ..Default::default() }).await.unwrap().into_inner();
@@ -130,7 +129,7 @@ async fn watch_resumes_across_a_restart_with_every_event_once(backend: Backend) 
     create_tenant_in_store(&store, "t5").await;
 
     // The second server: resume from the last cursor seen.
-    let second = Served::start(store.clone()).await;
+    let second = Serving::restart(store.clone()).await;
     let mut events = client(&second.endpoint, &token).await;
     let last = seen.last().unwrap().cursor.clone();
     let mut stream = events.watch(WatchEventsRequest { after: last, ..Default::default() }).await.unwrap().into_inner();

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use better_compute::store::{Store, now_micros};
 
-use super::{KillOnDrop, eventually};
-use crate::harness::TestDb;
+use crate::harness::Running;
+use crate::harness::{TestDb, eventually};
 
 const OBJECTS: usize = 2000;
 
-fn spawn_worker(url: &str) -> KillOnDrop {
+fn spawn_worker(url: &str) -> Running {
     Command::new(env!("CARGO_BIN_EXE_bc-worker"))
         .env("BC_DATABASE_URL", url)
         .env("RUST_LOG", "warn")
@@ -20,7 +20,7 @@ fn spawn_worker(url: &str) -> KillOnDrop {
         .args(["--settled-ms", "3600000", "--shutdown-grace-ms", "5000"])
         .stdout(Stdio::null())
         .spawn()
-        .map(KillOnDrop)
+        .map(Running)
         .expect("bc-worker starts")
 }
 

@@ -5,13 +5,12 @@
 use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer};
+use better_compute::reconcile::WorkerConfig;
 use better_compute::reconcile::relay::{RELAY_OBJECT, STREAM};
-use better_compute::reconcile::{Worker, WorkerConfig};
 use better_compute::store::{Backend, EventFilter, NewTenant, Store, TenantChange, now_micros};
 use tokio_stream::StreamExt;
 
-use super::eventually;
-use crate::harness::TestDb;
+use crate::harness::{self, RunningWorker, TestDb, eventually};
 
 const NATS_URL: &str = "nats://127.0.0.1:4222";
 
@@ -23,18 +22,14 @@ async fn relay_until_caught_up(store: &Store) {
         tick: Duration::from_millis(100),
         ..WorkerConfig::default()
     };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(Worker::new(store.clone(), config).run(async move {
-        let _ = stopped.await;
-    }));
+    let worker = RunningWorker::start(harness::worker(store, config, Vec::new()));
     let last = store.event_list_after(&EventFilter { limit: 10_000, ..Default::default() }).await.unwrap();
     let last = last.last().unwrap().seq;
     eventually(Duration::from_secs(15), "the relay to catch up", || async {
         (store.event_relay_position(RELAY_OBJECT).await.unwrap() >= last).then_some(())
     })
     .await;
-    let _ = stop.send(());
-    worker.await.unwrap().unwrap();
+    worker.stop().await.unwrap();
 }
 
 /// The `Nats-Msg-Id`s and subjects of every message on `bettercompute.<tenant>.>`.

@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use better_compute::reconcile::{Outcome, Pass, Reconciler, Worker, WorkerConfig};
+use better_compute::reconcile::{Outcome, Pass, Reconciler, WorkerConfig};
 use better_compute::store::{Backend, now_micros};
 use serde_json::json;
 
-use super::{eventually, tenant_user};
-use crate::harness::{TestDb, TestServer};
+use crate::harness::{self, RunningWorker, TestDb, TestServer, eventually, tenant_principal};
 use crate::on_both_backends;
 
 /// Fails every pass of `broken-*` objects transiently, `bad-*` permanently; converges the rest
@@ -50,11 +49,7 @@ async fn failures_and_stuck_objects_are_reported(backend: Backend) {
         kind_intervals: vec![("flaky".to_owned(), Duration::from_secs(30), Duration::from_secs(100))],
         ..WorkerConfig::default()
     };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = Worker::new(store.clone(), config).with_reconciler(Arc::new(Flaky));
-    let worker = tokio::spawn(worker.run(async move {
-        let _ = stopped.await;
-    }));
+    let worker = RunningWorker::start(harness::worker(&store, config, vec![Arc::new(Flaky)]));
     let ids = ["broken-1", "bad-1", "slow-1"].map(str::to_owned);
     store.work_enqueue_many("flaky", &ids, "creating", now_micros()).await.unwrap();
 
@@ -116,12 +111,11 @@ async fn failures_and_stuck_objects_are_reported(backend: Backend) {
 
     // Operators only.
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
-    let user = tenant_user(&store, "acme").await;
+    let user = tenant_principal(&store, "acme", "viewer").await;
     let (code, _) = server.post("/api/platform/reconcilers/status", Some(&user), json!({})).await;
     assert_eq!(code, 403);
 
-    let _ = stop.send(());
-    worker.await.unwrap().unwrap();
+    worker.stop().await.unwrap();
     server.stop().await;
 }
 

@@ -4,7 +4,7 @@
 use better_compute::store::{HOUR_MICROS, Store, hour_floor, now_micros};
 use serde_json::json;
 
-use super::tenant_user;
+use crate::harness::tenant_principal;
 use crate::harness::{TestDb, TestServer};
 use crate::on_both_backends;
 
@@ -71,7 +71,7 @@ async fn metering_twice_bills_once(backend: better_compute::store::Backend) {
     assert_eq!(ledger_rows(&store).await, rows);
 
     // Usage.list: by period and meter, a tenant sees its own only.
-    let acme = tenant_user(&store, "acme").await;
+    let acme = tenant_principal(&store, "acme", "viewer").await;
     let period = json!({
         "tenantId": "acme",
         "start": rfc3339(this_hour - 6 * HOUR_MICROS),

@@ -4,11 +4,11 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use better_compute::reconcile::{Worker, WorkerConfig};
+use better_compute::reconcile::WorkerConfig;
 use better_compute::store::{Backend, Store, now_micros};
 
-use super::{KillOnDrop, eventually};
-use crate::harness::TestDb;
+use crate::harness::Running;
+use crate::harness::{self, RunningWorker, TestDb, eventually};
 
 /// Whether the worker has finished its first look around (the metering pass ran).
 async fn worker_is_idle(store: &Store) -> bool {
@@ -41,7 +41,7 @@ async fn postgres_notify_wakes_another_process_within_a_second() {
         .args(["--noop-pass-ms", "0", "--tick-ms", "60000"])
         .stdout(Stdio::null())
         .spawn()
-        .map(KillOnDrop)
+        .map(Running)
         .unwrap();
     let took = time_to_pickup(&store).await;
     drop(worker);
@@ -58,12 +58,8 @@ async fn sqlite_in_process_signal_wakes_the_worker_within_a_second() {
         shutdown_grace: Duration::from_secs(1),
         ..WorkerConfig::default()
     };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(Worker::new(store.clone(), config).run(async move {
-        let _ = stopped.await;
-    }));
+    let worker = RunningWorker::start(harness::worker(&store, config, Vec::new()));
     let took = time_to_pickup(&store).await;
-    let _ = stop.send(());
-    worker.await.unwrap().unwrap();
+    worker.stop().await.unwrap();
     assert!(took < Duration::from_secs(1), "picked up after {took:?}");
 }

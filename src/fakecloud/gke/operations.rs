@@ -1,0 +1,95 @@
+//! GKE's operations: every change to a cluster or its pools is admitted only when the cluster
+//! exists, is not broken and runs no other operation, and is answered by an operation that
+//! applies it when due.
+
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::state::{ClusterKey, Effect, GkeOperation};
+use super::{Context, error, status_error};
+use crate::fakecloud::faults::Failure;
+use crate::fakecloud::operations::FakeOperation;
+use crate::fakecloud::{World, json_response};
+
+impl Context<'_> {
+    pub(super) fn operation_json(&self, name: &str, op: &GkeOperation) -> Value {
+        let mut value = json!({
+            "name": name,
+            "zone": op.scope.1,
+            "operationType": op.operation_type,
+            "status": op.status(),
+            "selfLink": format!("{}/operations/{name}", self.prefix(&op.scope.1)),
+            "targetLink": op.target_link,
+            "startTime": op.start_time,
+            "location": op.scope.1,
+        });
+        if op.done {
+            value["endTime"] = json!(op.end_time);
+        }
+        if let Some(message) = &op.error {
+            value["error"] = json!({"code": 13, "message": message});
+            value["statusMessage"] = json!(message);
+        }
+        value
+    }
+
+    /// Records an operation on `key` and returns it as GKE does.
+    pub(super) fn start(
+        &self,
+        world: &mut World,
+        key: &ClusterKey,
+        operation_type: &'static str,
+        target: String,
+        effect: Effect,
+    ) -> Response {
+        let name = format!("operation-{}-{:08x}", world.next(), rand::random::<u32>());
+        let duration = self.shared.config.operation_duration;
+        let op = FakeOperation::start(key.clone(), operation_type, target, duration, effect);
+        let body = self.operation_json(&name, &op);
+        world.gke.operations.insert(name, op);
+        json_response(200, body)
+    }
+
+    /// The refusal if the cluster is missing, busy or broken; the scripted failure otherwise.
+    pub(super) fn admit(
+        &self,
+        world: &mut World,
+        key: &ClusterKey,
+        kind: &str,
+        verb: &str,
+        name: &str,
+    ) -> Result<Option<String>, Response> {
+        let Some(cluster) = world.gke.clusters.get(key) else {
+            return Err(error(404, &format!("Not found: projects/{}/locations/{}/clusters/{}.", key.0, key.1, key.2)));
+        };
+        if cluster.status == "ERROR" && verb != "delete" {
+            return Err(status_error(400, "FAILED_PRECONDITION", "Cluster is in ERROR state; it can only be deleted."));
+        }
+        if let Some(running) = world.gke.busy(key) {
+            return Err(status_error(
+                400,
+                "FAILED_PRECONDITION",
+                &format!(
+                    "Cluster is running incompatible operation projects/{}/locations/{}/operations/{running}.",
+                    key.0, key.1
+                ),
+            ));
+        }
+        match world.faults.take_scripted(kind, verb, name) {
+            Some(Failure::Refuse { status, message }) => Err(error(status, &message)),
+            Some(Failure::OperationError { message }) => Ok(Some(message)),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) fn operation(&self, name: &str) -> Response {
+        let world = self.shared.world();
+        match world.gke.operations.get(name).filter(|op| op.scope.0 == self.project) {
+            Some(op) => json_response(200, self.operation_json(name, op)),
+            None => error(
+                404,
+                &format!("Not found: projects/{}/locations/{}/operations/{name}.", self.project, self.location),
+            ),
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! One test environment for the resource suites: a fresh database, the real server, the fake
+//! cloud, a seeded [`Catalog`], tenants `acme` and `globex` with their users, and the worker
+//! on demand. [`Setup`] says how it is made; a suite adds its own helpers in an `impl Env`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
+use better_compute::provider::accounts::{
+    DigitalOceanAccounts, GkeAccounts, StoreDigitalOceanAccounts, StoreGkeAccounts,
+};
+use better_compute::reconcile::{ProviderResources, WorkerConfig};
+use better_compute::secrets::SecretKey;
+use better_compute::service::{KubernetesModule, Service};
+use better_compute::store::{Backend, Store};
+use serde_json::{Value, json};
+
+use super::{Catalog, RunningWorker, TestDb, TestServer, fast_config, fast_resources, poll, reconcilers, worker};
+
+/// How an [`Env`] is made.
+pub struct Setup {
+    backend: Backend,
+    catalog: Catalog,
+    /// Operator policies: file name and Cedar text.
+    policies: Vec<(String, String)>,
+    /// The server's Kubernetes settings.
+    kubernetes: KubernetesModule,
+    /// How long the fake cloud's operations run and its objects stay `new`/`pending`.
+    fake_operations: Duration,
+    /// The configuration of the workers [`Env::start_worker`] starts.
+    worker_config: WorkerConfig,
+    /// The kinds they reconcile; `None`: every kind of the registry.
+    kinds: Option<Vec<&'static str>>,
+}
+
+impl Setup {
+    /// An environment on `backend` with `catalog`, the default server settings, 200 ms fake
+    /// operations and a [`fast_config`] worker of every kind.
+    pub fn new(backend: Backend, catalog: Catalog) -> Setup {
+        Setup {
+            backend,
+            catalog,
+            policies: Vec::new(),
+            kubernetes: KubernetesModule::default(),
+            fake_operations: Duration::from_millis(200),
+            worker_config: fast_config(),
+            kinds: None,
+        }
+    }
+
+    /// The operator's `policies` (file name, Cedar text).
+    pub fn policies(mut self, policies: &[(String, String)]) -> Setup {
+        self.policies = policies.to_vec();
+        self
+    }
+
+    /// How many clusters a tenant may have.
+    pub fn max_clusters_per_tenant(mut self, max: i64) -> Setup {
+        self.kubernetes.max_clusters_per_tenant = max;
+        self
+    }
+
+    /// How long the fake cloud's operations and activations take.
+    pub fn fake_operations(mut self, duration: Duration) -> Setup {
+        self.fake_operations = duration;
+        self
+    }
+
+    /// The workers' configuration.
+    pub fn worker_config(mut self, config: WorkerConfig) -> Setup {
+        self.worker_config = config;
+        self
+    }
+
+    /// Only these kinds are reconciled: the suite makes the rows of the others by hand.
+    pub fn reconciling(mut self, kinds: &[&'static str]) -> Setup {
+        self.kinds = Some(kinds.to_vec());
+        self
+    }
+
+    /// Makes the environment, without a worker.
+    pub async fn start(self) -> Env {
+        let db = TestDb::new(self.backend).await;
+        let store = db.store().await;
+        let cloud = FakeCloud::start(FakeCloudConfig {
+            operation_duration: self.fake_operations,
+            activation_delay: self.fake_operations,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let key = SecretKey::from_base64(&SecretKey::generate_base64()).unwrap();
+        let services = Service::with_policies(store.clone(), &self.policies)
+            .unwrap()
+            .with_secret_key(key.clone())
+            .with_kubernetes(self.kubernetes);
+        let server = TestServer::bootstrap(store.clone(), services).await;
+        for tenant in ["acme", "globex"] {
+            server.admin_ok("/api/platform/tenants/create", json!({"id": tenant})).await;
+        }
+        self.catalog.seed(&store, &key, &cloud).await;
+        Env {
+            worker: None,
+            acme_admin: super::tenant_principal(&store, "acme", "admin").await,
+            acme_editor: super::tenant_principal(&store, "acme", "editor").await,
+            acme_viewer: super::tenant_principal(&store, "acme", "viewer").await,
+            globex_admin: super::tenant_principal(&store, "globex", "admin").await,
+            gke: StoreGkeAccounts::new(store.clone(), key.clone()),
+            digitalocean: StoreDigitalOceanAccounts::new(store.clone(), key.clone()),
+            key,
+            worker_config: self.worker_config,
+            kinds: self.kinds,
+            server,
+            cloud,
+            store,
+            db,
+        }
+    }
+}
+
+/// Everything a resource test talks to. The worker and the server stop before the database
+/// goes (fields drop in order).
+pub struct Env {
+    /// The running worker, if any.
+    pub worker: Option<RunningWorker>,
+    /// acme's admin, editor and viewer, and globex's admin: bearer tokens.
+    pub acme_admin: String,
+    pub acme_editor: String,
+    pub acme_viewer: String,
+    pub globex_admin: String,
+    /// The accounts' GKE and DigitalOcean adapters, as the reconcilers get them.
+    pub gke: Arc<dyn GkeAccounts>,
+    pub digitalocean: Arc<dyn DigitalOceanAccounts>,
+    /// The key the accounts' credentials are sealed with.
+    pub key: SecretKey,
+    /// What [`Env::start_worker`] starts.
+    pub worker_config: WorkerConfig,
+    kinds: Option<Vec<&'static str>>,
+    /// The API server.
+    pub server: TestServer,
+    /// The fake cloud the accounts point at.
+    pub cloud: FakeCloud,
+    /// The server's store.
+    pub store: Store,
+    /// The database.
+    pub db: TestDb,
+}
+
+impl Env {
+    /// The reconcilers' accounts and key with fast backoffs.
+    pub fn resources(&self) -> ProviderResources {
+        fast_resources(self.gke.clone(), self.digitalocean.clone(), self.key.clone())
+    }
+
+    /// Starts the worker of the setup (one at a time).
+    pub fn start_worker(&mut self) {
+        self.start_worker_with(self.worker_config.clone(), self.resources());
+    }
+
+    /// Starts a worker with `config` and the registry's reconcilers of the setup's kinds made
+    /// from `resources`.
+    pub fn start_worker_with(&mut self, config: WorkerConfig, resources: ProviderResources) {
+        let reconcilers = reconcilers(resources, self.kinds.as_deref());
+        self.worker = Some(RunningWorker::start(worker(&self.store, config, reconcilers)));
+    }
+
+    /// Stops the worker: what the tenant writes from now on stays as the service wrote it.
+    pub async fn stop_worker(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.stop().await;
+        }
+    }
+
+    /// `POST <path>` as `token`: the status and the JSON body.
+    pub async fn post_as(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
+        self.server.post(path, Some(token), body).await
+    }
+
+    /// `POST` as `token`; panics unless 200.
+    pub async fn ok_as(&self, token: &str, path: &str, body: Value) -> Value {
+        let (status, json) = self.post_as(token, path, body).await;
+        assert_eq!(status, 200, "{path}: {json}");
+        json
+    }
+
+    /// `POST` as acme's admin; panics unless 200.
+    pub async fn ok(&self, path: &str, body: Value) -> Value {
+        self.ok_as(&self.acme_admin, path, body).await
+    }
+
+    /// `POST` as `token`; panics on 200; returns the status, the code and the details.
+    pub async fn refused_as(&self, token: &str, path: &str, body: Value) -> (u16, String, Value) {
+        let (status, json) = self.post_as(token, path, body.clone()).await;
+        assert_ne!(status, 200, "{path} should have been refused: {body} -> {json}");
+        (status, json["error"]["code"].as_str().unwrap_or_default().to_owned(), json["error"]["details"].clone())
+    }
+
+    /// As acme's admin.
+    pub async fn refused(&self, path: &str, body: Value) -> (u16, String, Value) {
+        self.refused_as(&self.acme_admin, path, body).await
+    }
+
+    /// `POST` as `token`, expecting a refusal with `status` and `code`; returns the error body.
+    pub async fn expect_failure(&self, token: &str, path: &str, body: Value, status: u16, code: &str) -> Value {
+        let (got, json) = self.post_as(token, path, body).await;
+        assert_eq!((got, json["error"]["code"].as_str()), (status, Some(code)), "{path}: {json}");
+        json["error"].clone()
+    }
+
+    /// The admin of `tenant` (`acme` or `globex`).
+    pub fn admin_of(&self, tenant: &str) -> &str {
+        if tenant == "acme" { &self.acme_admin } else { &self.globex_admin }
+    }
+
+    /// Polls `<resource>/get` with `body` as `token` until `check` holds for the resource, for
+    /// up to `limit`.
+    pub async fn get_until(
+        &self,
+        token: &str,
+        resource: &str,
+        body: Value,
+        limit: Duration,
+        what: &str,
+        check: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let path = format!("/api/compute/{resource}/get");
+        poll(limit, &format!("{resource} {body} {what}"), || async {
+            let got = self.ok_as(token, &path, body.clone()).await;
+            if check(&got) { Ok(got) } else { Err(got.to_string()) }
+        })
+        .await
+    }
+
+    /// Polls `<resource>/get` as acme's admin until the resource (`id_field`: `id`) is in
+    /// `state`; 20 s at most.
+    pub async fn wait_state(&self, resource: &str, id_field: &str, id: &str, state: &str) -> Value {
+        let body = json!({"tenantId": "acme", id_field: id});
+        let what = format!("in state {state}");
+        let limit = Duration::from_secs(20);
+        self.get_until(&self.acme_admin, resource, body, limit, &what, |got| got["state"] == state).await
+    }
+}

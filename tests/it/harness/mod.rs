@@ -1,0 +1,112 @@
+//! The test harness, the one setup of every suite: fresh databases (Postgres and SQLite), the
+//! real server on a free port, the fake cloud, the catalog, the worker from the one registry
+//! of reconcilers, request helpers for JSON and gRPC, and polling for what a reconciler records.
+//!
+//! `db`: [`TestDb`]. `server`: [`TestServer`], [`Serving`]. `catalog`: [`Catalog`]. `worker`:
+//! [`worker`], [`RunningWorker`]. `env`: [`Env`] and its [`Setup`], which put them together
+//! for the resource suites. `poll`: [`poll`], [`eventually`]. `processes`: `bc dev` and the
+//! other binaries as their own processes ([`Running`], [`start_dev`]).
+
+mod catalog;
+mod db;
+mod env;
+mod poll;
+mod processes;
+mod server;
+mod worker;
+
+use std::path::PathBuf;
+
+use better_compute::service::ApiKeyToken;
+use better_compute::store::{NewApiKey, PrincipalRow, RoleBindingRow, Store, now_micros};
+use serde_json::Value;
+
+pub use catalog::{Catalog, PROJECT};
+pub use db::TestDb;
+pub use env::{Env, Setup};
+pub use poll::{eventually, poll};
+pub use processes::{Running, curl, python, run_ok, start_dev, start_dev_logging};
+pub use server::{Serving, TestServer};
+pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, worker};
+
+/// The secret key of test servers: fixed, so a restarted server opens what it sealed.
+pub fn test_secret_key() -> better_compute::secrets::SecretKey {
+    better_compute::secrets::SecretKey::from_bytes(&[7u8; 32]).unwrap()
+}
+
+/// A user of `tenant` holding `role` there (none when empty), with an API key; returns the
+/// bearer token.
+pub async fn tenant_principal(store: &Store, tenant: &str, role: &str) -> String {
+    let token = ApiKeyToken::generate();
+    let principal = PrincipalRow {
+        id: better_compute::ids::PrincipalId::random().to_string(),
+        kind: "user".to_owned(),
+        tenant_id: Some(tenant.to_owned()),
+        name: format!("{tenant} {role}"),
+        created_at: now_micros(),
+        deleted_at: None,
+    };
+    let bindings: Vec<RoleBindingRow> = (!role.is_empty())
+        .then(|| RoleBindingRow {
+            id: better_compute::ids::RoleBindingId::random().to_string(),
+            principal_id: principal.id.clone(),
+            role: role.to_owned(),
+            scope_type: "tenant".to_owned(),
+            scope_id: tenant.to_owned(),
+            tenant_id: Some(tenant.to_owned()),
+            created_at: now_micros(),
+        })
+        .into_iter()
+        .collect();
+    let key = NewApiKey {
+        id: token.id.as_str().to_owned(),
+        secret_sha256: token.secret_sha256(),
+        description: "test".to_owned(),
+        expires_at: None,
+    };
+    store.principal_create_with_key(&principal, &key, &bindings).await.unwrap();
+    token.reveal()
+}
+
+/// The code string and details of a failed gRPC call.
+pub fn grpc_error(status: &tonic::Status) -> better_compute::error::Error {
+    better_compute::error::Error::from_status(status)
+}
+
+/// The field paths named by an `INVALID_INPUT` error's details.
+pub fn violated_fields(details: &Value) -> Vec<String> {
+    let mut fields: Vec<String> = details["fields"]
+        .as_array()
+        .map(|fields| fields.iter().map(|f| f["field"].as_str().unwrap_or_default().to_owned()).collect())
+        .unwrap_or_default();
+    fields.sort();
+    fields
+}
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `test` once per backend, so a suite's every test covers Postgres and SQLite alike.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(better_compute::store::Backend::Postgres).await;
+                }
+            )*
+        }
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(better_compute::store::Backend::Sqlite).await;
+                }
+            )*
+        }
+    };
+}
