@@ -6,14 +6,13 @@
 
 use std::time::Duration;
 
-use better_compute::reconcile::{Worker, WorkerConfig};
+use better_compute::reconcile::WorkerConfig;
 use better_compute::store::{Backend, EventFilter};
 use serde_json::{Value, json};
 use sqlx::Connection;
 
 use crate::catalog::{Client, DO_TOKEN, Platform};
-use crate::harness::{TestDb, TestServer, tenant_principal};
-use crate::worker::eventually;
+use crate::harness::{RunningWorker, TestDb, TestServer, eventually, tenant_principal, worker};
 
 crate::on_both_backends!(
     a_join_makes_a_ready_node_and_a_machine_joins_its_node_again,
@@ -236,10 +235,8 @@ async fn the_worker_marks_a_silent_node_not_ready_and_a_heartbeat_brings_it_back
     s.execute(&format!("UPDATE nodes SET last_heartbeat_at = last_heartbeat_at - 60000000 WHERE id = '{node}'")).await;
     assert_eq!(s.as_admin("/api/compute/nodes/get", one.clone()).await.1["state"], "ready");
     let config = WorkerConfig { node_liveness_interval: Duration::from_millis(100), ..WorkerConfig::default() };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(Worker::new(s.server.store.clone(), config).run(async move {
-        let _ = stopped.await;
-    }));
+    // The liveness sweep is one of the worker's own kinds: no resource reconciler is needed.
+    let running = RunningWorker::start(worker(&s.server.store, config, Vec::new()));
     eventually(Duration::from_secs(20), "the node notReady", || async {
         (s.as_admin("/api/compute/nodes/get", one.clone()).await.1["state"] == "notReady").then_some(())
     })
@@ -252,8 +249,7 @@ async fn the_worker_marks_a_silent_node_not_ready_and_a_heartbeat_brings_it_back
     let types: Vec<String> =
         s.server.store.event_list_after(&filter).await.unwrap().into_iter().map(|e| e.event_type).collect();
     assert_eq!(types, ["compute.node.joined", "compute.node.notReady", "compute.node.ready"]);
-    let _ = stop.send(());
-    worker.await.unwrap().unwrap();
+    running.stop().await.unwrap();
     s.server.stop().await;
 }
 
