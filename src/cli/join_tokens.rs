@@ -86,12 +86,8 @@ pub async fn run(cli: &Cli, command: &JoinTokensCommand) -> Result<(), String> {
         }
         JoinTokensCommand::List { pool } => {
             let list = answer(client.list(ListJoinTokensRequest { pool_id: pool.clone() }).await)?;
-            return output::print_list(
-                cli.output,
-                &list,
-                "bettercompute.compute.v1.ListJoinTokensResponse",
-                "joinTokens",
-            );
+            let name = "bettercompute.compute.v1.ListJoinTokensResponse";
+            return output::print_columns(cli.output, &list, name, Some("joinTokens"), COLUMNS);
         }
         JoinTokensCommand::Get { pool, join_token_id } => {
             client.get(GetJoinTokenRequest { pool_id: pool.clone(), join_token_id: join_token_id.clone() }).await
@@ -100,8 +96,11 @@ pub async fn run(cli: &Cli, command: &JoinTokensCommand) -> Result<(), String> {
             client.revoke(RevokeJoinTokenRequest { pool_id: pool.clone(), join_token_id: join_token_id.clone() }).await
         }
     };
-    output::print_one(cli.output, &answer(token)?, "bettercompute.compute.v1.JoinToken")
+    output::print_columns(cli.output, &answer(token)?, "bettercompute.compute.v1.JoinToken", None, COLUMNS)
 }
+
+/// What a table shows of a token (`-o json` shows all of it).
+const COLUMNS: &[&str] = &["id", "state", "uses", "maxUses", "expiresAt", "description"];
 
 /// A key no other create used: each `bc jointokens create` without one makes a new token.
 fn new_idempotency_key() -> String {
@@ -114,9 +113,7 @@ fn print_created(cli: &Cli, token: &JoinToken) -> Result<(), String> {
     if cli.output == OutputFormat::Json {
         return output::print_one(cli.output, token, "bettercompute.compute.v1.JoinToken");
     }
-    // The bearer form and the notice are lines of their own, not columns.
-    let row = JoinToken { token: String::new(), token_notice: String::new(), ..token.clone() };
-    output::print_one(cli.output, &row, "bettercompute.compute.v1.JoinToken")?;
+    output::print_columns(cli.output, token, "bettercompute.compute.v1.JoinToken", None, COLUMNS)?;
     println!();
     if token.token.is_empty() {
         println!("{}", token.token_notice);

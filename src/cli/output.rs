@@ -51,6 +51,29 @@ pub fn print_list(format: OutputFormat, message: &impl Message, full_name: &str,
     Ok(())
 }
 
+/// Prints `message` (of type `full_name`): as JSON whole, as a table only `columns` (JSON names)
+/// of its items in `field`, or of itself when there is no field, so that a wide resource fits a
+/// terminal.
+pub fn print_columns(
+    format: OutputFormat,
+    message: &impl Message,
+    full_name: &str,
+    field: Option<&str>,
+    columns: &[&str],
+) -> Result<(), String> {
+    let json = to_json(message, full_name);
+    let items = match field {
+        Some(field) => json[field].as_array().cloned().unwrap_or_default(),
+        None => vec![json.clone()],
+    };
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|item| Value::Object(columns.iter().map(|c| ((*c).to_owned(), item[*c].clone())).collect()))
+        .collect();
+    print(format, &json, &rows);
+    Ok(())
+}
+
 /// A table of the scalar fields of `rows`, in the order the first row has them.
 pub fn table(rows: &[Value]) -> String {
     let Some(Value::Object(first)) = rows.first() else { return "(none)\n".to_owned() };
