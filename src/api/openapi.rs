@@ -213,7 +213,7 @@ impl Builder<'_> {
             if role == Role::Request
                 && let Some(default) = documented_default(&field)
             {
-                schema["default"] = json!(default);
+                schema["default"] = typed_default(&field, default);
             }
             if let Some(text) = comments(message.parent_file_descriptor_proto(), field.path()) {
                 // A field kept for one more release says so first in its comment.
@@ -482,6 +482,29 @@ fn well_known(message: &MessageDescriptor) -> Option<Value> {
 }
 
 /// The leading comment of the element at `path` in `file`, without the comment markers' indent.
+/// A documented default as the JSON value of its field's type: `1` for a number, `"regular"`
+/// for a string (the option holds the text of the JSON form).
+fn typed_default(field: &prost_reflect::FieldDescriptor, text: String) -> Value {
+    use prost_reflect::Kind;
+    let scalar = matches!(
+        field.kind(),
+        Kind::Int32
+            | Kind::Sint32
+            | Kind::Sfixed32
+            | Kind::Uint32
+            | Kind::Fixed32
+            | Kind::Int64
+            | Kind::Sint64
+            | Kind::Sfixed64
+            | Kind::Uint64
+            | Kind::Fixed64
+            | Kind::Float
+            | Kind::Double
+            | Kind::Bool
+    );
+    if scalar { serde_json::from_str(&text).unwrap_or(Value::String(text)) } else { Value::String(text) }
+}
+
 /// The default a request field documents (`bettercompute.options.v1.field_default`).
 fn documented_default(field: &prost_reflect::FieldDescriptor) -> Option<String> {
     let extension = crate::proto::descriptor_pool().get_extension_by_name("bettercompute.options.v1.field_default")?;
