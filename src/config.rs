@@ -94,6 +94,20 @@ pub struct ServerOptions {
     /// to whoever reaches it unless `--metrics-token` is given too.
     #[arg(long, env = "BC_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
+
+    /// How often nodes' daemons heartbeat, in seconds (a join and every heartbeat tell the daemon);
+    /// the worker finds a node silent for 3 of its intervals `notReady`.
+    #[arg(long, env = "BC_NODE_HEARTBEAT_INTERVAL_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub node_heartbeat_interval_secs: u64,
+
+    /// A PEM certificate chain (the server's certificate first) to serve the API over TLS with;
+    /// needs `--tls-key`. Without both the API is plain HTTP.
+    #[arg(long, env = "BC_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// The PEM private key of `--tls-cert`.
+    #[arg(long, env = "BC_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 /// A secret option's text: `Debug` (and so any log of the options) shows `<redacted>`.
@@ -133,6 +147,13 @@ impl ServerOptions {
             None if self.metrics_listen.is_some() => crate::api::MetricsAccess::Open,
             None => crate::api::MetricsAccess::Off,
         }
+    }
+
+    /// The TLS configuration `--tls-cert` and `--tls-key` give, if they are given.
+    pub fn tls(&self) -> Result<Option<std::sync::Arc<rustls::ServerConfig>>, String> {
+        let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else { return Ok(None) };
+        let serving = crate::tls::read_serving_certificate(cert, key).map_err(|error| error.to_string())?;
+        crate::tls::server_config(serving).map(Some).map_err(|error| error.to_string())
     }
 
     /// The operator's policy files as (name, text).

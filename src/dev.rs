@@ -22,6 +22,11 @@ pub struct DevOptions {
     /// The port on 127.0.0.1 to serve on; 0 picks a free one.
     #[arg(long, env = "BC_DEV_PORT", default_value_t = 8080)]
     pub port: u16,
+
+    /// Serve over TLS with a local CA kept in `<data-dir>/tls/` (made on first use); prints the
+    /// CA's SHA-256 for `bcd join --ca-sha256`. Plain HTTP otherwise.
+    #[arg(long, env = "BC_DEV_TLS")]
+    pub tls: bool,
 }
 
 /// A tenant of the demo platform in `dev.json`.
@@ -51,6 +56,12 @@ pub struct DevFile {
     pub pools: serde_json::Map<String, serde_json::Value>,
     /// The fake cloud's address.
     pub fakecloud: String,
+    /// With `--tls`: the SHA-256 of the local CA's public key, which `bc` and `bcd` pin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_sha256: Option<String>,
+    /// With `--tls`: the local CA's certificate file, for other clients (`curl --cacert`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
 }
 
 impl DevFile {
@@ -124,16 +135,26 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let listener = TcpListener::bind(("127.0.0.1", options.port))
         .await
         .map_err(|error| Error::unavailable(format!("cannot listen on 127.0.0.1:{}: {error}", options.port)))?;
-    let endpoint = format!("http://{}", listener.local_addr().map_err(|e| Error::internal(e.to_string()))?);
+    let address = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
+    let (endpoint, tls, ca) = match options.tls {
+        false => (format!("http://{address}"), None, None),
+        true => {
+            let (ca, ca_file) = dev_ca(data_dir)?;
+            let serving = ca.issue("bc dev", &["localhost", "127.0.0.1"])?;
+            (format!("https://{address}"), Some(crate::tls::server_config(serving)?), Some((ca.sha256(), ca_file)))
+        }
+    };
     let file = DevFile {
         endpoint: endpoint.clone(),
         admin_token: admin_token.clone(),
         tenants,
         pools,
         fakecloud: fakecloud.base_url().to_owned(),
+        ca_sha256: ca.as_ref().map(|(sha256, _)| sha256.clone()),
+        ca_file: ca.as_ref().map(|(_, file)| file.display().to_string()),
     };
     file.write(data_dir)?;
-    print_banner(&endpoint, &admin_token, data_dir);
+    print_banner(&endpoint, &admin_token, data_dir, ca.as_ref());
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     // Short intervals, so that a demo converges while one watches.
@@ -153,7 +174,8 @@ pub async fn run(options: DevOptions) -> Result<()> {
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;
     }));
-    let served = crate::server::serve(listener, services, async move {
+    let options = crate::server::ServeOptions { tls, ..Default::default() };
+    let served = crate::server::serve_with(listener, services, options, async move {
         crate::shutdown::signal().await;
         let _ = stop_tx.send(true);
     })
@@ -206,7 +228,33 @@ fn dev_secret_key(data_dir: &Path) -> Result<crate::secrets::SecretKey> {
         .map_err(|error| Error::invalid_state(format!("{}: {error}", path.display())))
 }
 
-fn print_banner(endpoint: &str, token: &str, data_dir: &Path) {
+/// The local CA of `bc dev --tls`: `tls/ca.pem` and `tls/ca.key` (its owner's only) in the data
+/// directory, made on first use and kept, so that a pin stays good across restarts.
+fn dev_ca(data_dir: &Path) -> Result<(crate::tls::LocalCa, PathBuf)> {
+    let dir = data_dir.join("tls");
+    let (cert_path, key_path) = (dir.join("ca.pem"), dir.join("ca.key"));
+    let io = |path: &Path, error: std::io::Error| Error::internal(format!("cannot use {}: {error}", path.display()));
+    if cert_path.exists() && key_path.exists() {
+        let cert = std::fs::read_to_string(&cert_path).map_err(|e| io(&cert_path, e))?;
+        let key = std::fs::read_to_string(&key_path).map_err(|e| io(&key_path, e))?;
+        return Ok((crate::tls::LocalCa::from_pem(&cert, &key)?, cert_path));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    let ca = crate::tls::LocalCa::generate("bc dev local CA")?;
+    create_private_file(&key_path)?;
+    std::fs::write(&key_path, ca.key_pem()).map_err(|e| io(&key_path, e))?;
+    std::fs::write(&cert_path, ca.cert_pem()).map_err(|e| io(&cert_path, e))?;
+    Ok((ca, cert_path))
+}
+
+fn print_banner(endpoint: &str, token: &str, data_dir: &Path, ca: Option<&(String, PathBuf)>) {
+    if let Some((sha256, file)) = ca {
+        println!(
+            "TLS: a local CA signs the server's certificate ({file}).\n\
+             Its SHA-256, for `bcd join --ca-sha256` and `bc --ca-sha256`: {sha256}\n",
+            file = file.display()
+        );
+    }
     println!(
         "better-compute is running on {endpoint} (gRPC, gRPC-web and JSON)\n\
          \n\

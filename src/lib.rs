@@ -24,9 +24,11 @@
 
 pub mod api;
 pub mod authz;
+pub mod channel;
 pub mod cidr;
 pub mod cli;
 pub mod config;
+pub mod daemon;
 pub mod dev;
 pub mod dev_catalog;
 pub mod dev_seed;
@@ -45,3 +47,4 @@ pub mod service;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;
+pub mod tls;

@@ -16,6 +16,15 @@ where
     }
     let cli = C::parse();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
+    run_on(runtime, cli, work)
+}
+
+/// Runs `work(cli)` on `runtime` as [`run`] does, for a binary that wants a runtime of its own
+/// making (`bcd` runs on one thread).
+pub fn run_on<C, F>(runtime: tokio::runtime::Runtime, cli: C, work: impl FnOnce(C) -> F) -> !
+where
+    F: Future<Output = Result<(), String>>,
+{
     match runtime.block_on(work(cli)) {
         Ok(()) => std::process::exit(0),
         Err(message) => {

@@ -21,9 +21,11 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use crate::api::{self, MetricsAccess};
@@ -75,6 +77,8 @@ pub struct ServeOptions {
     pub metrics: MetricsAccess,
     /// A listener of its own for `/metrics`, with the same access rule as `metrics` unless that is off.
     pub metrics_listener: Option<TcpListener>,
+    /// Serve the API over TLS with this configuration (see `crate::tls`); plain when absent.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// Serves the API on `listener` with the default limits until `shutdown` resolves, then
@@ -108,11 +112,13 @@ pub async fn serve_with(
             other => other.clone(),
         };
         let router = api::metrics_router(services.clone(), metrics.clone(), access);
-        loops.push(tokio::spawn(accept(metrics_listener, router, limits.clone(), stop_rx.clone(), open_rx.clone())));
+        let accepting = accept(metrics_listener, None, router, limits.clone(), stop_rx.clone(), open_rx.clone());
+        loops.push(tokio::spawn(accepting));
     }
     let main_access = if loops.is_empty() { options.metrics } else { MetricsAccess::Off };
     let router = api::router(services, metrics, main_access)?;
-    loops.push(tokio::spawn(accept(listener, router, limits, stop_rx, open_rx)));
+    let tls = options.tls.map(TlsAcceptor::from);
+    loops.push(tokio::spawn(accept(listener, tls, router, limits, stop_rx, open_rx)));
 
     shutdown.await;
     // Event watches never end by themselves: end them, or the wait below would last forever.
@@ -125,9 +131,11 @@ pub async fn serve_with(
     Ok(())
 }
 
-/// Accepts connections until `stop`, each served in a task of its own.
+/// Accepts connections until `stop`, each served in a task of its own (after its TLS handshake,
+/// when `tls` is given).
 async fn accept(
     listener: TcpListener,
+    tls: Option<TlsAcceptor>,
     router: Router,
     limits: Arc<Limits>,
     mut stop: watch::Receiver<bool>,
@@ -159,18 +167,36 @@ async fn accept(
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
         }
-        let (router, limits, stop, open) = (router.clone(), limits.clone(), stop.clone(), open.clone());
+        let peer = tcp.peer_addr().ok();
+        let (tls, router, limits, stop, open) =
+            (tls.clone(), router.clone(), limits.clone(), stop.clone(), open.clone());
         tokio::spawn(async move {
-            serve_connection(tcp, router, &limits, stop).await;
+            match tls {
+                None => serve_connection(tcp, peer, router, &limits, stop).await,
+                // The handshake is held to the header deadline: a client that connects and says
+                // nothing keeps its permit no longer than one that sends no headers.
+                Some(tls) => match tokio::time::timeout(limits.header_read_timeout, tls.accept(tcp)).await {
+                    Ok(Ok(stream)) => serve_connection(stream, peer, router, &limits, stop).await,
+                    Ok(Err(error)) => tracing::debug!(%error, "a TLS handshake failed"),
+                    Err(_) => tracing::debug!("a TLS handshake did not finish within the header deadline"),
+                },
+            }
             drop((permit, open));
         });
     }
 }
 
-/// Serves one connection until it ends, it has been idle too long, or the server stops.
-async fn serve_connection(tcp: TcpStream, router: Router, limits: &Limits, mut stop: watch::Receiver<bool>) {
+/// Serves one connection (plain or TLS) until it ends, it has been idle too long, or the server stops.
+async fn serve_connection<Io>(
+    io: Io,
+    peer: Option<std::net::SocketAddr>,
+    router: Router,
+    limits: &Limits,
+    mut stop: watch::Receiver<bool>,
+) where
+    Io: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let activity = Arc::new(Activity::new());
-    let peer = tcp.peer_addr().ok();
     let service = Tracked { router, activity: activity.clone(), request_timeout: limits.request_timeout, peer };
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
@@ -179,7 +205,7 @@ async fn serve_connection(tcp: TcpStream, router: Router, limits: &Limits, mut s
         .timer(TokioTimer::new())
         .keep_alive_interval(HTTP2_PING_INTERVAL)
         .keep_alive_timeout(HTTP2_PING_TIMEOUT);
-    let connection = builder.serve_connection_with_upgrades(TokioIo::new(tcp), TowerToHyperService::new(service));
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(service));
     tokio::pin!(connection);
     let mut closing = false;
     let mut drop_at: Option<Instant> = None;

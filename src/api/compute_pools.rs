@@ -29,6 +29,8 @@ fn visible_pool_view(tenant_id: &str, visible: VisiblePool) -> Pool {
         regions,
         own: visible.own,
         offer: visible.offer.map(|(state, excluded_regions)| PoolOffer { state, excluded_regions }),
+        // On `get` only: a list would count every pool's nodes.
+        nodes: None,
     }
 }
 
@@ -47,7 +49,9 @@ impl pools_server::Pools for Handlers {
         let ctx = context(&request)?;
         let request = request.into_inner();
         let pool = self.service.pool_get_visible(&ctx, request.clone()).await?;
-        Ok(Response::new(visible_pool_view(&request.tenant_id, pool)))
+        let nodes = self.service.pool_node_summary(&request.pool_id).await?;
+        let view = visible_pool_view(&request.tenant_id, pool);
+        Ok(Response::new(Pool { nodes: Some(super::nodes::pool_node_summary_view(nodes)), ..view }))
     }
 
     async fn check_placement(

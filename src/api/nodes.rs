@@ -8,9 +8,9 @@ use super::{daemon_call, timestamp};
 use crate::proto::compute::{
     CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, JoinNodeRequest, JoinNodeResponse, LeaveNodeRequest,
     ListNodesRequest, ListNodesResponse, Node, NodeCapacity, NodeCondition, NodeGpus, NodeHeartbeatRequest,
-    NodeHeartbeatResponse, NodeTaint, UncordonNodeRequest, nodes_server,
+    NodeHeartbeatResponse, NodeTaint, PoolNodeSummary, UncordonNodeRequest, nodes_server,
 };
-use crate::store::{NodeCapacityRow, NodeRow};
+use crate::store::{NodeCapacityRow, NodeRow, NodeSummaryRow};
 
 fn capacity_view(row: NodeCapacityRow) -> NodeCapacity {
     NodeCapacity {
@@ -18,6 +18,20 @@ fn capacity_view(row: NodeCapacityRow) -> NodeCapacity {
         memory_bytes: row.memory_bytes,
         ephemeral_storage_bytes: row.ephemeral_storage_bytes,
         gpus: row.gpus.into_iter().map(|(model, count)| NodeGpus { model, count }).collect(),
+    }
+}
+
+/// The pool's nodes as `pools.get` shows them.
+pub(super) fn pool_node_summary_view(row: NodeSummaryRow) -> PoolNodeSummary {
+    let count = |state: &str| row.states.get(state).copied().unwrap_or(0) as i32;
+    PoolNodeSummary {
+        ready: count("ready"),
+        not_ready: count("notReady"),
+        left: count("left"),
+        deleted: count("deleted"),
+        cordoned: row.cordoned as i32,
+        capacity: Some(capacity_view(row.capacity)),
+        allocatable: Some(capacity_view(row.allocatable)),
     }
 }
 

@@ -30,7 +30,14 @@ fn pool_view(row: PoolRow) -> Pool {
 
 thin_service! {
     impl pools_server::Pools: Pool by pool_view;
-    create(CreatePoolRequest) pool_create, get(GetPoolRequest) pool_get,
-    update(UpdatePoolRequest) pool_update, delete(DeletePoolRequest) pool_delete;
+    create(CreatePoolRequest) pool_create, update(UpdatePoolRequest) pool_update, delete(DeletePoolRequest) pool_delete;
     list(ListPoolsRequest) pool_list -> ListPoolsResponse { pools };
+    and {
+        async fn get(&self, request: tonic::Request<GetPoolRequest>) -> Result<tonic::Response<Pool>, tonic::Status> {
+            let ctx = super::context(&request)?;
+            let pool = self.service.pool_get(&ctx, request.into_inner()).await?;
+            let nodes = self.service.pool_node_summary(&pool.id).await?;
+            Ok(tonic::Response::new(Pool { nodes: Some(super::nodes::pool_node_summary_view(nodes)), ..pool_view(pool) }))
+        }
+    }
 }

@@ -63,11 +63,13 @@ async fn run(cli: Cli) -> Result<(), String> {
                 return Err(format!("the database lacks migrations {pending:?}; run `bc-server migrate` first"));
             }
             let secret_key = cli.server.require_secret_key()?;
+            let tls = cli.server.tls()?;
             let kubernetes =
                 KubernetesModule { max_clusters_per_tenant: cli.server.max_clusters_per_tenant, ..Default::default() };
             let services = Service::with_policies(store.clone(), &cli.server.read_policies()?)?
                 .with_secret_key(secret_key)
-                .with_kubernetes(kubernetes);
+                .with_kubernetes(kubernetes)
+                .with_node_heartbeat_interval(std::time::Duration::from_secs(cli.server.node_heartbeat_interval_secs));
             server::bootstrap(&services, cli.server.bootstrap_token.as_deref()).await.map_err(|e| e.to_string())?;
             let listener = tokio::net::TcpListener::bind(cli.server.listen)
                 .await
@@ -84,8 +86,11 @@ async fn run(cli: Cli) -> Result<(), String> {
                 limits: cli.server.listener_limits(),
                 metrics: cli.server.metrics_access(),
                 metrics_listener,
+                tls,
             };
-            tracing::info!(listen = %cli.server.listen, metrics_listen = ?cli.server.metrics_listen, "serving");
+            let scheme = if options.tls.is_some() { "https" } else { "http" };
+            let listen = listener.local_addr().map_err(|error| format!("the listener has no address: {error}"))?;
+            tracing::info!(endpoint = %format!("{scheme}://{listen}"), metrics_listen = ?cli.server.metrics_listen, "serving");
             server::serve_with(listener, services, options, shutdown::signal()).await.map_err(|e| e.to_string())?;
             store.close().await;
             Ok(())

@@ -120,8 +120,9 @@ fn print_created(cli: &Cli, token: &JoinToken) -> Result<(), String> {
         return Ok(());
     }
     println!("The token, shown this once:\n  {}\n", token.token);
+    let pin = super::ca_pin(cli)?.map(|pin| format!(" --ca-sha256 {pin}")).unwrap_or_default();
     println!(
-        "On each machine to join (as root), run:\n  bcd join --endpoint {} --token {}",
+        "On each machine to join (as root), run:\n  bcd join --endpoint {}{pin} --token {}",
         endpoint(cli),
         token.token
     );

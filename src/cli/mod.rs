@@ -37,7 +37,7 @@ use std::path::PathBuf;
 
 use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 pub use output::OutputFormat;
 
@@ -55,6 +55,11 @@ pub struct Cli {
     /// ./.bc-dev/dev.json.
     #[arg(long, env = "BC_TOKEN", global = true, hide_env_values = true)]
     pub token: Option<String>,
+
+    /// On an https:// endpoint, trust only a server whose CA has this public-key SHA-256 (what
+    /// `bc dev --tls` prints). Defaults to the one in ./.bc-dev/dev.json, else the system's roots.
+    #[arg(long, env = "BC_CA_SHA256", global = true)]
+    pub ca_sha256: Option<crate::tls::CaPin>,
 
     /// How results are printed.
     #[arg(long, short, env = "BC_OUTPUT", value_enum, default_value = "table", global = true)]
@@ -156,8 +161,11 @@ impl BearerToken {
     pub fn new(token: Option<&str>) -> Result<Self, String> {
         token
             .map(|t| {
-                MetadataValue::try_from(format!("Bearer {t}"))
-                    .map_err(|_| "the token has characters a header cannot carry".to_owned())
+                let mut value = MetadataValue::try_from(format!("Bearer {t}"))
+                    .map_err(|_| "the token has characters a header cannot carry".to_owned())?;
+                // Kept out of HTTP/2's header compression tables and of any debug output.
+                value.set_sensitive(true);
+                Ok(value)
             })
             .transpose()
             .map(BearerToken)
@@ -186,17 +194,24 @@ pub fn endpoint(cli: &Cli) -> String {
         .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned())
 }
 
+/// The CA `bc` pins on an https:// endpoint, as the flags, the environment or `dev.json` say.
+pub fn ca_pin(cli: &Cli) -> Result<Option<crate::tls::CaPin>, String> {
+    match cli.ca_sha256 {
+        Some(pin) => Ok(Some(pin)),
+        None if cli.endpoint.is_some() => Ok(None),
+        None => default_dev_file().and_then(|d| d.ca_sha256).map(|pin| pin.parse()).transpose(),
+    }
+}
+
 /// Connects to the endpoint with the token, as the flags, the environment or `dev.json` say.
 pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
     let dev = default_dev_file();
     let endpoint = endpoint(cli);
     let token = cli.token.clone().or_else(|| dev.as_ref().map(|d| d.admin_token.clone()));
     let bearer = BearerToken::new(token.as_deref())?;
-    let channel = Endpoint::from_shared(endpoint.clone())
-        .map_err(|error| format!("{endpoint} is not a valid endpoint: {error}"))?
-        .connect()
-        .await
-        .map_err(|error| format!("cannot reach {endpoint}: {error} (is `bc dev` running?)"))?;
+    let pin = ca_pin(cli)?;
+    let channel =
+        crate::channel::connect(&endpoint, pin).await.map_err(|error| format!("{error} (is `bc dev` running?)"))?;
     Ok(InterceptedService::new(channel, bearer))
 }
 

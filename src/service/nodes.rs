@@ -14,7 +14,7 @@ use crate::proto::compute::{
     CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, JoinNodeRequest, LeaveNodeRequest, ListNodesRequest,
     NodeCapacity, NodeHeartbeatRequest, UncordonNodeRequest,
 };
-use crate::store::{JoinOutcome, JoinTokenRow, JoinTokenState, NodeCapacityRow, NodeRow, now_micros};
+use crate::store::{JoinOutcome, JoinTokenRow, JoinTokenState, NodeCapacityRow, NodeRow, NodeSummaryRow, now_micros};
 
 /// How often a node heartbeats unless the server is told otherwise.
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(10);
@@ -233,6 +233,12 @@ impl Service {
     pub async fn node_list(&self, _ctx: &Context, request: ListNodesRequest) -> Result<Vec<NodeRow>> {
         let pool = self.store.pool_fetch(&request.pool_id).await?;
         self.store.node_list(&pool.id, LIST_LIMIT).await
+    }
+
+    /// The pool's nodes by state, with their summed capacity (for the pool's view; the caller
+    /// was allowed to see the pool).
+    pub async fn pool_node_summary(&self, pool_id: &str) -> Result<NodeSummaryRow> {
+        self.store.node_summary(pool_id).await
     }
 
     /// One node of the pool.

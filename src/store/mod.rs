@@ -74,7 +74,7 @@ pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
 };
-pub use nodes::{JoinOutcome, NodeCapacityRow, NodeRow};
+pub use nodes::{JoinOutcome, NodeCapacityRow, NodeRow, NodeSummaryRow};
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};

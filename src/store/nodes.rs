@@ -27,6 +27,33 @@ pub struct NodeCapacityRow {
     pub gpus: Vec<(String, i32)>,
 }
 
+impl NodeCapacityRow {
+    /// Adds `other` to this sum (GPUs by model, in model order).
+    fn add(&mut self, other: &NodeCapacityRow) {
+        self.cpu_millis += other.cpu_millis;
+        self.memory_bytes += other.memory_bytes;
+        self.ephemeral_storage_bytes += other.ephemeral_storage_bytes;
+        let mut gpus: BTreeMap<String, i32> = self.gpus.drain(..).collect();
+        for (model, count) in &other.gpus {
+            *gpus.entry(model.clone()).or_default() += count;
+        }
+        self.gpus = gpus.into_iter().collect();
+    }
+}
+
+/// A pool's nodes counted by state, and what the live ones (`ready`, `notReady`) have in all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeSummaryRow {
+    /// Nodes by state.
+    pub states: BTreeMap<String, i64>,
+    /// Live nodes that are cordoned.
+    pub cordoned: i64,
+    /// The live nodes' summed capacity.
+    pub capacity: NodeCapacityRow,
+    /// The live nodes' summed allocatable.
+    pub allocatable: NodeCapacityRow,
+}
+
 /// A node as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeRow {
@@ -306,6 +333,28 @@ impl Store {
             let sql = format!("SELECT {COLUMNS} FROM nodes WHERE pool_id = $1 ORDER BY joined_at, id LIMIT $2");
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).bind(limit).fetch_all(&self.pool).await?;
             rows.iter().map(node_from_row).collect()
+        })
+        .await
+    }
+
+    /// The pool's nodes counted by state, with the live ones' summed capacity.
+    pub async fn node_summary(&self, pool_id: &str) -> Result<NodeSummaryRow> {
+        crate::measured::store("node_summary", async {
+            let rows = sqlx::query("SELECT state, cordoned, capacity, allocatable FROM nodes WHERE pool_id = $1")
+                .bind(pool_id)
+                .fetch_all(&self.pool)
+                .await?;
+            let mut summary = NodeSummaryRow::default();
+            for row in &rows {
+                let state: String = row.try_get("state")?;
+                *summary.states.entry(state.clone()).or_default() += 1;
+                if state == "ready" || state == "notReady" {
+                    summary.cordoned += i64::from(row.try_get::<i64, _>("cordoned")? != 0);
+                    summary.capacity.add(&value_from_json(&row.try_get::<String, _>("capacity")?)?);
+                    summary.allocatable.add(&value_from_json(&row.try_get::<String, _>("allocatable")?)?);
+                }
+            }
+            Ok(summary)
         })
         .await
     }

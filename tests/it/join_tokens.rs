@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::catalog::{Client, DO_TOKEN, Platform};
+use crate::harness::ServerProcess;
 use crate::harness::{TestDb, TestServer, tenant_principal, violated_fields};
-use crate::hostile::ServerProcess;
 
 crate::on_both_backends!(
     a_token_is_shown_once_and_a_retry_says_so,

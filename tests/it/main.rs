@@ -4,6 +4,7 @@
 mod harness;
 
 mod authz;
+mod bcd;
 mod binaries;
 mod catalog;
 mod clients;

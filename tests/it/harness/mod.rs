@@ -5,7 +5,8 @@
 //! `db`: [`TestDb`]. `server`: [`TestServer`], [`Serving`]. `catalog`: [`Catalog`]. `worker`:
 //! [`worker`], [`RunningWorker`]. `env`: [`Env`] and its [`Setup`], which put them together
 //! for the resource suites. `poll`: [`poll`], [`eventually`]. `processes`: `bc dev` and the
-//! other binaries as their own processes ([`Running`], [`start_dev`]).
+//! other binaries as their own processes ([`Running`], [`start_dev`]). `server_process`:
+//! `bc-server` as its own process, plain or over TLS ([`ServerProcess`]).
 
 mod catalog;
 mod db;
@@ -13,6 +14,7 @@ mod env;
 mod poll;
 mod processes;
 mod server;
+mod server_process;
 mod worker;
 
 use std::path::PathBuf;
@@ -27,6 +29,7 @@ pub use env::{Env, Setup};
 pub use poll::{eventually, poll};
 pub use processes::{Running, curl, python, run_ok, start_dev, start_dev_logging};
 pub use server::{Serving, TestServer};
+pub use server_process::ServerProcess;
 pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, worker};
 
 /// The secret key of test servers: fixed, so a restarted server opens what it sealed.

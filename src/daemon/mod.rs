@@ -1,0 +1,297 @@
+//! `bcd`, the node daemon: joins a pool with a join token, then keeps the node's record alive with
+//! heartbeats that carry the machine's resources and answer what is asked of it (the cordon).
+//! Quiet by design: it logs a change, the first of a run of failures, and the end.
+
+pub mod host;
+pub mod state;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rand::Rng;
+use tonic::Code;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+use crate::cli::BearerToken;
+use crate::config::Redacted;
+use crate::error::Error;
+use crate::proto::bettercompute::compute::v1::nodes_client::NodesClient;
+use crate::proto::bettercompute::compute::v1::{
+    JoinNodeRequest, LeaveNodeRequest, NodeGpus, NodeHeartbeatRequest, NodeHeartbeatResponse,
+};
+use crate::tls::CaPin;
+use state::NodeState;
+
+/// The first wait after a failed call, doubled after each failure up to [`BACKOFF_CAP`].
+const BACKOFF_START: Duration = Duration::from_secs(1);
+const BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// Every call's deadline.
+const CALL_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The node daemon.
+#[derive(clap::Parser)]
+#[command(name = "bcd", version, about = "The better-compute node daemon: joins a pool and keeps the node alive.")]
+pub struct Cli {
+    /// Where bcd keeps the node and its credential (a file only its user can read).
+    #[arg(long, env = "BCD_STATE_DIR", default_value = "/var/lib/bcd", global = true)]
+    pub state_dir: PathBuf,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands of `bcd`.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Joins the pool the token was made for, then runs as `bcd run` does.
+    Join(JoinArgs),
+    /// Runs as the node joined from the state directory: heartbeats until stopped.
+    Run,
+    /// Leaves the pool: the node is `left`, its credential void, and the state forgotten.
+    Leave,
+    /// Prints the node this machine is and the state the control plane records for it.
+    Status,
+}
+
+/// What `bcd join` takes.
+#[derive(clap::Args)]
+pub struct JoinArgs {
+    /// The API (`https://...`, or `http://` on a trusted network).
+    #[arg(long, env = "BCD_ENDPOINT")]
+    pub endpoint: String,
+    /// The join token `bcjt_...` (from `BCD_TOKEN` it stays out of the process list).
+    #[arg(long, env = "BCD_TOKEN", hide_env_values = true)]
+    pub token: Redacted,
+    /// Trust only a server whose CA's public key has this SHA-256 (as `bc dev --tls` prints it),
+    /// so that the token is never sent to an impostor.
+    #[arg(long, env = "BCD_CA_SHA256")]
+    pub ca_sha256: Option<CaPin>,
+    /// A label of this node, added to the token's (`--label k=v`, repeated).
+    #[arg(long = "label", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// The machine's id instead of `/etc/machine-id` (a machine without one, or several
+    /// daemons on one machine).
+    #[arg(long, env = "BCD_MACHINE_ID")]
+    pub machine_id: Option<String>,
+}
+
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(key, value)| (key.to_owned(), value.to_owned()))
+        .ok_or_else(|| format!("a label is key=value, not {text:?}"))
+}
+
+type Client = NodesClient<InterceptedService<Channel, BearerToken>>;
+
+/// Runs a command of `bcd`.
+pub async fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Join(args) => {
+            join(&cli.state_dir, args).await?;
+            heartbeat_until_stopped(&cli.state_dir).await
+        }
+        Command::Run => heartbeat_until_stopped(&cli.state_dir).await,
+        Command::Leave => leave(&cli.state_dir).await,
+        Command::Status => status(&cli.state_dir).await,
+    }
+}
+
+/// Joins with the token and keeps the node in the state directory.
+async fn join(state_dir: &Path, args: JoinArgs) -> Result<(), String> {
+    let identity = host::Identity::read(args.machine_id.as_deref())?;
+    let resources = host::resources(state_dir_or_root(state_dir), &host::gpus());
+    let mut client = connect(&args.endpoint, args.ca_sha256, &args.token.0).await?;
+    let request = JoinNodeRequest {
+        machine_id: identity.machine_id,
+        hostname: identity.hostname,
+        architecture: identity.architecture,
+        os: identity.os,
+        kernel: identity.kernel,
+        bcd_version: env!("CARGO_PKG_VERSION").to_owned(),
+        capacity: Some(resources.capacity),
+        labels: args.labels.into_iter().collect(),
+    };
+    let joined = client.join(call(request)).await.map_err(|status| refused("the join", &status))?.into_inner();
+    let node = NodeState {
+        endpoint: args.endpoint,
+        ca_sha256: args.ca_sha256.map(|pin| pin.to_string()),
+        machine_id: args.machine_id,
+        node_id: joined.node_id,
+        pool_id: joined.pool_id,
+        credential: joined.credential,
+    };
+    node.write(state_dir)?;
+    println!(
+        "joined pool {} as node {}; heartbeating every {} s (state in {})",
+        node.pool_id,
+        node.node_id,
+        joined.heartbeat_interval_seconds,
+        state_dir.display()
+    );
+    Ok(())
+}
+
+/// Heartbeats as the node in the state directory until SIGTERM or Ctrl-C (exit 0), or until the
+/// control plane refuses the credential (the node was deleted or left: exit 1, saying so).
+/// An unreachable server is retried with capped, jittered backoff, so a restart is survived.
+async fn heartbeat_until_stopped(state_dir: &Path) -> Result<(), String> {
+    let node = NodeState::require(state_dir)?;
+    let pin = node.ca_sha256.as_deref().map(str::parse).transpose()?;
+    let gpus = host::gpus();
+    let mut backoff = BACKOFF_START;
+    let mut failing = false;
+    let mut cordoned = None;
+    let mut client = None;
+    let stop = crate::shutdown::signal();
+    tokio::pin!(stop);
+    loop {
+        let wait = match beat(&mut client, &node, pin, state_dir, &gpus).await {
+            Ok(answer) => {
+                if failing {
+                    tracing::info!("the control plane answers again");
+                    failing = false;
+                }
+                backoff = BACKOFF_START;
+                match cordoned {
+                    None => {
+                        tracing::info!(node = %node.node_id, state = %answer.state, cordoned = answer.cordoned, "heartbeating")
+                    }
+                    Some(was) if was != answer.cordoned => {
+                        let said =
+                            if answer.cordoned { "cordoned: nothing new is scheduled here" } else { "uncordoned" };
+                        tracing::info!(node = %node.node_id, "{said}");
+                    }
+                    Some(_) => {}
+                }
+                cordoned = Some(answer.cordoned);
+                jittered(Duration::from_secs(answer.heartbeat_interval_seconds.max(1) as u64))
+            }
+            Err(Beat::Refused(message)) => return Err(message),
+            Err(Beat::Failed(message)) => {
+                if !failing {
+                    tracing::warn!("{message}; retrying with backoff up to {} s", BACKOFF_CAP.as_secs());
+                    failing = true;
+                } else {
+                    tracing::debug!("{message}");
+                }
+                let wait = jittered(backoff);
+                backoff = (backoff * 2).min(BACKOFF_CAP);
+                wait
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = &mut stop => {
+                tracing::info!(node = %node.node_id, "stopping; the node stays joined (`bcd run` resumes it)");
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Why a heartbeat did not go through.
+enum Beat {
+    /// The credential is refused: retrying cannot help.
+    Refused(String),
+    /// The server is unreachable or failed: try again later.
+    Failed(String),
+}
+
+/// One heartbeat, connecting first when there is no channel yet.
+async fn beat(
+    client: &mut Option<Client>,
+    node: &NodeState,
+    pin: Option<CaPin>,
+    state_dir: &Path,
+    gpus: &[NodeGpus],
+) -> Result<NodeHeartbeatResponse, Beat> {
+    if client.is_none() {
+        *client = Some(connect(&node.endpoint, pin, &node.credential).await.map_err(Beat::Failed)?);
+    }
+    let resources = host::resources(state_dir_or_root(state_dir), gpus);
+    let request = NodeHeartbeatRequest {
+        node_id: node.node_id.clone(),
+        capacity: Some(resources.capacity),
+        allocatable: Some(resources.allocatable),
+        conditions: resources.conditions,
+    };
+    let answer = client.as_mut().expect("connected above").heartbeat(call(request)).await;
+    match answer {
+        Ok(answer) => Ok(answer.into_inner()),
+        Err(status) if status.code() == Code::Unauthenticated => Err(Beat::Refused(void_credential(node, &status))),
+        Err(status) => Err(Beat::Failed(format!("a heartbeat failed: {}", crate::cli::describe_status(&status)))),
+    }
+}
+
+/// What bcd says when its node's credential is refused.
+fn void_credential(node: &NodeState, status: &tonic::Status) -> String {
+    let error = Error::from_status(status);
+    match error.details.get("reason").and_then(|reason| reason.as_str()) {
+        Some("deleted") => format!(
+            "node {} was deleted from pool {}: its credential is void and bcd stops. To bring this machine \
+             back, join again with a new token (`bcd join`).",
+            node.node_id, node.pool_id
+        ),
+        _ => format!(
+            "the control plane refuses the credential of node {} ({}); bcd stops. Join again with a new \
+             token (`bcd join`).",
+            node.node_id, error.message
+        ),
+    }
+}
+
+/// `bcd leave`: the node leaves its pool and the state is forgotten.
+async fn leave(state_dir: &Path) -> Result<(), String> {
+    let node = NodeState::require(state_dir)?;
+    let pin = node.ca_sha256.as_deref().map(str::parse).transpose()?;
+    let mut client = connect(&node.endpoint, pin, &node.credential).await?;
+    let request = LeaveNodeRequest { node_id: node.node_id.clone() };
+    client.leave(call(request)).await.map_err(|status| refused("leaving", &status))?;
+    NodeState::remove(state_dir)?;
+    println!("node {} left pool {}", node.node_id, node.pool_id);
+    Ok(())
+}
+
+/// `bcd status`: the node, and its state as the control plane records it (by one heartbeat).
+async fn status(state_dir: &Path) -> Result<(), String> {
+    let node = NodeState::require(state_dir)?;
+    println!("node:      {}\npool:      {}\nendpoint:  {}", node.node_id, node.pool_id, node.endpoint);
+    let pin = node.ca_sha256.as_deref().map(str::parse).transpose()?;
+    let gpus = host::gpus();
+    match beat(&mut None, &node, pin, state_dir, &gpus).await {
+        Ok(answer) => {
+            println!("state:     {}\ncordoned:  {}", answer.state, if answer.cordoned { "yes" } else { "no" });
+            Ok(())
+        }
+        Err(Beat::Refused(message) | Beat::Failed(message)) => Err(message),
+    }
+}
+
+/// A channel to `endpoint` whose calls carry `bearer`.
+async fn connect(endpoint: &str, pin: Option<CaPin>, bearer: &str) -> Result<Client, String> {
+    let channel = crate::channel::connect(endpoint, pin).await?;
+    Ok(NodesClient::new(InterceptedService::new(channel, BearerToken::new(Some(bearer))?)))
+}
+
+/// A request with bcd's deadline.
+fn call<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(CALL_TIMEOUT);
+    request
+}
+
+/// A refused call as bcd reports it.
+fn refused(what: &str, status: &tonic::Status) -> String {
+    format!("{what} was refused: {}", crate::cli::describe_status(status))
+}
+
+/// `wait`, give or take a tenth, so that a rack of machines restarted together spreads out.
+fn jittered(wait: Duration) -> Duration {
+    wait.mul_f64(rand::rng().random_range(0.9..1.1))
+}
+
+/// The state directory if it exists (pods' disk is usually on its filesystem), else `/`.
+fn state_dir_or_root(state_dir: &Path) -> &Path {
+    if state_dir.exists() { state_dir } else { Path::new("/") }
+}

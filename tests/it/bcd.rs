@@ -1,0 +1,203 @@
+//! The `bcd` binary as a machine runs it, against the real `bc-server` over TLS: with a wrong CA
+//! pin it sends nothing; pinned, it joins, heartbeats, learns its cordon, rides out a restart of
+//! the server, and stops saying why once its node is deleted. Neither the token nor the node's
+//! credential reaches the daemon's output or the server's log.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::catalog::DO_TOKEN;
+use crate::harness::{Running, ServerProcess, eventually, tenant_principal};
+
+const BCD: &str = env!("CARGO_BIN_EXE_bcd");
+
+/// A server over TLS (nodes heartbeat every second) with acme's own pool, acme's admin, and a
+/// join token of two uses on the pool.
+struct Setup {
+    server: ServerProcess,
+    pool: String,
+    admin: String,
+    token_id: String,
+    token: String,
+}
+
+async fn setup() -> Setup {
+    let server = ServerProcess::start_tls(&["--node-heartbeat-interval-secs", "1"]).await;
+    let operator = server.admin_token.clone();
+    server.ok("/api/platform/tenants/create", &operator, json!({"id": "acme"})).await;
+    let account = server
+        .ok(
+            "/api/platform/accounts/create",
+            &operator,
+            json!({"tenantId": "acme", "provider": "digitalocean", "name": "acme-do", "credentials": DO_TOKEN,
+                "regions": ["nyc3"]}),
+        )
+        .await;
+    let pool = server
+        .ok(
+            "/api/platform/pools/create",
+            &operator,
+            json!({"accountId": account["id"], "name": "own", "billingMode": "none"}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let admin = tenant_principal(&server.store, "acme", "admin").await;
+    let made = server
+        .ok(
+            "/api/compute/joinTokens/create",
+            &admin,
+            json!({"poolId": pool, "idempotencyKey": "rack-1", "maxUses": 2, "labels": {"rack": "r1"}}),
+        )
+        .await;
+    let (token_id, token) = (made["id"].as_str().unwrap().to_owned(), made["token"].as_str().unwrap().to_owned());
+    Setup { server, pool, admin, token_id, token }
+}
+
+impl Setup {
+    /// `bcd join` with `pin`, its output to `log`.
+    fn join(&self, state_dir: &Path, pin: &str, log: &Path) -> Command {
+        let log = std::fs::File::create(log).unwrap();
+        let mut command = Command::new(BCD);
+        command
+            .args(["join", "--endpoint", &self.server.endpoint, "--ca-sha256", pin, "--label", "role=test"])
+            .args(["--machine-id", "bcd-test-machine-0001", "--state-dir"])
+            .arg(state_dir)
+            .env("BCD_TOKEN", &self.token)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log));
+        command
+    }
+
+    async fn nodes(&self) -> Vec<Value> {
+        let listed = self.server.ok("/api/compute/nodes/list", &self.admin, json!({"poolId": self.pool})).await;
+        listed["nodes"].as_array().cloned().unwrap_or_default()
+    }
+
+    async fn token_uses(&self) -> i64 {
+        let token = self
+            .server
+            .ok("/api/compute/joinTokens/get", &self.admin, json!({"poolId": self.pool, "joinTokenId": self.token_id}))
+            .await;
+        token["uses"].as_i64().unwrap_or(0)
+    }
+
+    /// Waits until the node's `lastHeartbeatAt` is no longer `after`: a heartbeat came.
+    async fn next_heartbeat(&self, after: &str) -> String {
+        eventually(Duration::from_secs(30), "a heartbeat", || async {
+            let nodes = self.nodes().await;
+            let last = nodes.first()?["lastHeartbeatAt"].as_str()?.to_owned();
+            (last != after).then_some(last)
+        })
+        .await
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_wrong_ca_pin_bcd_sends_nothing_and_says_why() {
+    let setup = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let impostor = better_compute::tls::LocalCa::generate("another CA").unwrap();
+    let log = dir.path().join("bcd.log");
+    let status = setup.join(&dir.path().join("state"), &impostor.sha256(), &log).status().unwrap();
+    let output = read(&log);
+    assert_eq!(status.code(), Some(1), "bcd fails: {output}");
+    assert!(output.contains("pinned SHA-256"), "bcd says the pin did not match: {output}");
+    assert!(!output.contains(&setup.token), "bcd never prints the token: {output}");
+    assert_eq!(setup.token_uses().await, 0, "the join was never sent");
+    assert!(setup.nodes().await.is_empty());
+    assert!(!dir.path().join("state/node.json").exists(), "nothing is kept of a join that did not happen");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_bcd_joins_heartbeats_is_cordoned_survives_a_restart_and_stops_when_deleted() {
+    let mut setup = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (state_dir, log) = (dir.path().join("state"), dir.path().join("bcd.log"));
+    let pin = setup.server.ca.as_ref().unwrap().sha256();
+    let mut bcd = Running(setup.join(&state_dir, &pin, &log).spawn().unwrap());
+
+    // It joins: a ready node with the token's labels and its own, and its capacity.
+    let node = eventually(Duration::from_secs(30), "the node to join", || async {
+        setup.nodes().await.into_iter().find(|node| node["state"] == "ready")
+    })
+    .await;
+    let node_id = node["id"].as_str().unwrap().to_owned();
+    assert_eq!(node["machineId"], "bcd-test-machine-0001");
+    assert_eq!(node["labels"], json!({"rack": "r1", "role": "test"}));
+    assert!(node["capacity"]["cpuMillis"].as_i64().unwrap() >= 1000, "{node}");
+    assert!(node["capacity"]["memoryBytes"].as_i64().unwrap() > 0, "{node}");
+    assert_eq!(setup.token_uses().await, 1);
+    let mut last = setup.next_heartbeat(node["lastHeartbeatAt"].as_str().unwrap()).await;
+    let heartbeated = setup.nodes().await.remove(0);
+    assert!(heartbeated["allocatable"]["memoryBytes"].as_i64().unwrap() > 0, "a heartbeat carries allocatable");
+    assert!(
+        heartbeated["conditions"].as_array().unwrap().iter().any(|c| c["type"] == "DiskPressure"),
+        "a heartbeat carries conditions: {heartbeated}"
+    );
+
+    // The credential is kept where only bcd's user reads it.
+    let state: Value = serde_json::from_str(&read(&state_dir.join("node.json"))).unwrap();
+    let credential = state["credential"].as_str().unwrap().to_owned();
+    assert!(credential.starts_with("bcn_"));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&state_dir.join("node.json")), 0o600);
+        assert_eq!(mode(&state_dir), 0o700);
+    }
+
+    // The pool's view counts it, with its capacity.
+    let pool =
+        setup.server.ok("/api/platform/pools/get", &setup.server.admin_token, json!({"poolId": setup.pool})).await;
+    assert_eq!(pool["nodes"]["ready"], 1, "{pool}");
+    assert_eq!(pool["nodes"]["capacity"]["cpuMillis"], heartbeated["capacity"]["cpuMillis"], "{pool}");
+
+    // A cordon reaches the daemon through its next heartbeat.
+    setup.server.ok("/api/compute/nodes/cordon", &setup.admin, json!({"poolId": setup.pool, "nodeId": node_id})).await;
+    eventually(Duration::from_secs(30), "bcd to learn its cordon", || async {
+        read(&log).contains("cordoned").then_some(())
+    })
+    .await;
+
+    // The server restarts; the daemon rides it out and heartbeats again.
+    setup.server.kill();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(bcd.0.try_wait().unwrap().is_none(), "bcd keeps running while the server is down: {}", read(&log));
+    setup.server.spawn().await;
+    last = setup.next_heartbeat(&last).await;
+    setup.next_heartbeat(&last).await;
+
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", bcd.0.id())).unwrap_or_default();
+    let rss = rss.lines().find(|line| line.starts_with("VmRSS:")).unwrap_or("VmRSS: unknown").to_owned();
+    eprintln!("bcd's resident memory after a join, heartbeats and a server restart: {rss}");
+
+    // Deleted, its credential is void: the daemon stops and says why.
+    setup.server.ok("/api/compute/nodes/delete", &setup.admin, json!({"poolId": setup.pool, "nodeId": node_id})).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = bcd.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "bcd did not stop after its node was deleted: {}", read(&log));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let output = read(&log);
+    assert_eq!(status.code(), Some(1), "{output}");
+    assert!(output.contains(&format!("node {node_id} was deleted")), "bcd says the node was deleted: {output}");
+
+    for secret in [setup.token.as_str(), credential.as_str()] {
+        let body = secret.split_once('.').unwrap().1;
+        assert!(!output.contains(body), "bcd's output holds a secret: {output}");
+        assert!(!setup.server.log_text().contains(body), "the server's log holds a secret");
+    }
+}

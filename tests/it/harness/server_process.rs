@@ -1,0 +1,197 @@
+//! `bc-server` as its own process on a fresh, migrated Postgres database, plain or over TLS with
+//! a CA of the test's own: an abort or a resident-memory figure is then the server's, not the
+//! test binary's, and the daemon's tests reach a real server the way a machine would.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use better_compute::store::Store;
+use better_compute::tls::LocalCa;
+use serde_json::Value;
+
+use super::{Running, TestDb, curl};
+
+const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
+
+/// `bc-server` as its own process on a fresh, migrated Postgres database.
+pub struct ServerProcess {
+    /// `http://127.0.0.1:<port>`, or `https://` over TLS.
+    pub endpoint: String,
+    /// The operator key given at bootstrap.
+    pub admin_token: String,
+    /// The server's store, for seeding principals and looking behind the API.
+    pub store: Store,
+    /// Over TLS: the CA that signed the server's certificate.
+    pub ca: Option<LocalCa>,
+    /// The database, kept until the process is gone.
+    _db: TestDb,
+    /// The arguments it was started with, to start it again.
+    args: Vec<String>,
+    /// The certificate files over TLS.
+    files: tempfile::TempDir,
+    process: Option<Running>,
+    log: tempfile::NamedTempFile,
+}
+
+impl ServerProcess {
+    /// Starts `bc-server` with `extra` arguments and waits for `/readyz`.
+    pub async fn start(extra: &[&str]) -> ServerProcess {
+        Self::start_with(extra, false).await
+    }
+
+    /// Starts `bc-server` over TLS, with a certificate for 127.0.0.1 that a new CA signed.
+    pub async fn start_tls(extra: &[&str]) -> ServerProcess {
+        Self::start_with(extra, true).await
+    }
+
+    async fn start_with(extra: &[&str], tls: bool) -> ServerProcess {
+        let db = TestDb::postgres().await;
+        let store = db.store().await;
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let admin_token = better_compute::service::ApiKeyToken::generate().reveal();
+        let files = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = vec!["--database-url".into(), db.url.clone()];
+        args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
+        args.extend(["--secret-key".into(), better_compute::secrets::SecretKey::generate_base64()]);
+        args.extend(extra.iter().map(|arg| arg.to_string()));
+        let ca = tls.then(|| {
+            let ca = LocalCa::generate("test CA").unwrap();
+            let serving = ca.issue_pem("bc-server", &["127.0.0.1", "localhost"]).unwrap();
+            std::fs::write(files.path().join("server.pem"), serving.chain).unwrap();
+            std::fs::write(files.path().join("server.key"), serving.key).unwrap();
+            std::fs::write(files.path().join("ca.pem"), ca.cert_pem()).unwrap();
+            args.extend(["--tls-cert".into(), files.path().join("server.pem").display().to_string()]);
+            args.extend(["--tls-key".into(), files.path().join("server.key").display().to_string()]);
+            ca
+        });
+        let scheme = if tls { "https" } else { "http" };
+        let mut server = ServerProcess {
+            endpoint: format!("{scheme}://127.0.0.1:{port}"),
+            admin_token,
+            store,
+            ca,
+            _db: db,
+            args,
+            files,
+            process: None,
+            log: tempfile::NamedTempFile::new().unwrap(),
+        };
+        server.spawn().await;
+        server
+    }
+
+    /// Starts the process (again, after [`ServerProcess::kill`]) and waits for `/readyz`.
+    pub async fn spawn(&mut self) {
+        let child = Command::new(BC_SERVER)
+            .args(&self.args)
+            .env("BC_BOOTSTRAP_TOKEN", &self.admin_token)
+            .env_remove("BC_CONFIG")
+            .stdout(Stdio::null())
+            .stderr(std::fs::OpenOptions::new().append(true).open(self.log.path()).unwrap())
+            .spawn()
+            .unwrap();
+        self.process = Some(Running(child));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", "/readyz"]) != "200" {
+            assert!(self.is_alive(), "bc-server exited at start: {}", self.log_text());
+            assert!(Instant::now() < deadline, "bc-server did not come up: {}", self.log_text());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Kills the process (SIGKILL: nothing is finished).
+    pub fn kill(&mut self) {
+        self.process.take();
+    }
+
+    /// Runs curl with `args`, the last being a path on the server (trusting its CA over TLS).
+    pub fn curl(&self, args: &[&str]) -> String {
+        let (path, options) = args.split_last().expect("a path");
+        let url = format!("{}{path}", self.endpoint);
+        let ca = self.files.path().join("ca.pem").display().to_string();
+        let mut all: Vec<&str> = options.to_vec();
+        if self.ca.is_some() {
+            all.extend(["--cacert", &ca]);
+        }
+        all.push(&url);
+        curl(&all)
+    }
+
+    /// `POST <path>` with a JSON body as `token`: the status and the JSON answer.
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+        let mut client = reqwest::Client::builder();
+        if let Some(ca) = &self.ca {
+            client = client.add_root_certificate(reqwest::Certificate::from_pem(ca.cert_pem().as_bytes()).unwrap());
+        }
+        let response = client
+            .build()
+            .unwrap()
+            .post(format!("{}{path}", self.endpoint))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// `POST <path>` as `token`, which must answer 200.
+    pub async fn ok(&self, path: &str, token: &str, body: Value) -> Value {
+        let (status, answer) = self.post(path, token, body.clone()).await;
+        assert_eq!(status, 200, "{path} {body}: {answer}");
+        answer
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.process.as_ref().expect("running").0.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn is_alive(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
+            .is_ok_and(|stat| stat.split_whitespace().nth(2).is_some_and(|state| state != "Z"))
+    }
+
+    /// The resident memory of the process, in MiB.
+    pub fn rss_mib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let kib: u64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/<pid>/status");
+        kib / 1024
+    }
+
+    /// The processor time the server has used so far, in all its threads (user and system).
+    pub fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> =
+            stat.rsplit_once(')').expect("(comm) in /proc/<pid>/stat").1.split_whitespace().collect();
+        // utime and stime (fields 14 and 15 of the line) in USER_HZ ticks, 100 a second on Linux.
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        Duration::from_millis(ticks * 10)
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+
+    /// Panics, with the server's log, unless the process is up and answers `/healthz`.
+    pub fn assert_up(&self) {
+        assert!(self.is_alive(), "bc-server died: {}", self.log_text());
+        let health = self.curl(&["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "/healthz"]);
+        assert_eq!(health, "200", "bc-server does not answer /healthz: {}", self.log_text());
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // The process goes before its database.
+        self.process.take();
+    }
+}
