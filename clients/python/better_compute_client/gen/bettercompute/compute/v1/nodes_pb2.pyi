@@ -25,6 +25,24 @@ class NodeCapacity(_message.Message):
     gpus: _containers.RepeatedCompositeFieldContainer[NodeGpus]
     def __init__(self, cpu_millis: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., ephemeral_storage_bytes: _Optional[int] = ..., gpus: _Optional[_Iterable[_Union[NodeGpus, _Mapping]]] = ...) -> None: ...
 
+class PoolNodeSummary(_message.Message):
+    __slots__ = ("ready", "not_ready", "left", "deleted", "cordoned", "capacity", "allocatable")
+    READY_FIELD_NUMBER: _ClassVar[int]
+    NOT_READY_FIELD_NUMBER: _ClassVar[int]
+    LEFT_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    CORDONED_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATABLE_FIELD_NUMBER: _ClassVar[int]
+    ready: int
+    not_ready: int
+    left: int
+    deleted: int
+    cordoned: int
+    capacity: NodeCapacity
+    allocatable: NodeCapacity
+    def __init__(self, ready: _Optional[int] = ..., not_ready: _Optional[int] = ..., left: _Optional[int] = ..., deleted: _Optional[int] = ..., cordoned: _Optional[int] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., allocatable: _Optional[_Union[NodeCapacity, _Mapping]] = ...) -> None: ...
+
 class NodeGpus(_message.Message):
     __slots__ = ("model", "count")
     MODEL_FIELD_NUMBER: _ClassVar[int]

@@ -22,12 +22,13 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from better_compute_client.gen.bettercompute.compute.v1 import nodes_pb2 as bettercompute_dot_compute_dot_v1_dot_nodes__pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as bettercompute_dot_options_dot_v1_dot_options__pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$bettercompute/compute/v1/pools.proto\x12\x18\x62\x65ttercompute.compute.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\"\x93\x02\n\x04Pool\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x10\n\x08provider\x18\x05 \x01(\t\x12\x1b\n\x13provider_account_id\x18\x06 \x01(\t\x12\x14\n\x0c\x62illing_mode\x18\x07 \x01(\t\x12\r\n\x05state\x18\x08 \x01(\t\x12\x14\n\x0c\x63\x61pabilities\x18\t \x03(\t\x12\r\n\x05zones\x18\n \x03(\t\x12\x0f\n\x07regions\x18\x0b \x03(\t\x12\x0b\n\x03own\x18\x0c \x01(\x08\x12\x32\n\x05offer\x18\r \x01(\x0b\x32#.bettercompute.compute.v1.PoolOffer\"4\n\tPoolOffer\x12\r\n\x05state\x18\x01 \x01(\t\x12\x18\n\x10\x65xcluded_regions\x18\x02 \x03(\t\"L\n\x10ListPoolsRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\"B\n\x11ListPoolsResponse\x12-\n\x05pools\x18\x01 \x03(\x0b\x32\x1e.bettercompute.compute.v1.Pool\"\x89\x01\n\x0eGetPoolRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12=\n\x07pool_id\x18\x02 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\"\xe8\x02\n\x15\x43heckPlacementRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12=\n\x07pool_id\x18\x02 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\x12\x63\n\ncapability\x18\x03 \x01(\tBO\xbaHLrGR\x12managed-kubernetesR\x0eload-balancersR\tinstancesR\x08networksR\x0c\x63\x65rtificates\xc8\x01\x01\x12\x34\n\x08location\x18\x04 \x01(\tB\"\xbaH\x1fr\x1a\x18?2\x16^[a-z][a-z0-9-]{0,62}$\xc8\x01\x01\x12;\n\rresource_kind\x18\x05 \x01(\tB$\xbaH!r\x1f\x18?2\x1b^([a-z][A-Za-z0-9]{0,62})?$\"B\n\x16\x43heckPlacementResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0c\n\x04zone\x18\x02 \x01(\t\x12\x0e\n\x06region\x18\x03 \x01(\t2\xae\x04\n\x05Pools\x12\xad\x01\n\x04List\x12*.bettercompute.compute.v1.ListPoolsRequest\x1a+.bettercompute.compute.v1.ListPoolsResponse\"L\xca\xf3\x18&\n\x12\x63ompute:pools:read\x12\x0e\x63ompute-tenant\x18\x01\x82\xd3\xe4\x93\x02\x1c\"\x17/api/compute/pools/list:\x01*\x12\xa1\x01\n\x03Get\x12(.bettercompute.compute.v1.GetPoolRequest\x1a\x1e.bettercompute.compute.v1.Pool\"P\xca\xf3\x18+\n\x12\x63ompute:pools:read\x12\x0c\x63ompute-pool\"\x07pool_id\x82\xd3\xe4\x93\x02\x1b\"\x16/api/compute/pools/get:\x01*\x12\xd0\x01\n\x0e\x43heckPlacement\x12/.bettercompute.compute.v1.CheckPlacementRequest\x1a\x30.bettercompute.compute.v1.CheckPlacementResponse\"[\xca\xf3\x18+\n\x12\x63ompute:pools:read\x12\x0c\x63ompute-pool\"\x07pool_id\x82\xd3\xe4\x93\x02&\"!/api/compute/pools/checkPlacement:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$bettercompute/compute/v1/pools.proto\x12\x18\x62\x65ttercompute.compute.v1\x1a$bettercompute/compute/v1/nodes.proto\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\"\xcd\x02\n\x04Pool\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\ttenant_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x10\n\x08provider\x18\x05 \x01(\t\x12\x1b\n\x13provider_account_id\x18\x06 \x01(\t\x12\x14\n\x0c\x62illing_mode\x18\x07 \x01(\t\x12\r\n\x05state\x18\x08 \x01(\t\x12\x14\n\x0c\x63\x61pabilities\x18\t \x03(\t\x12\r\n\x05zones\x18\n \x03(\t\x12\x0f\n\x07regions\x18\x0b \x03(\t\x12\x0b\n\x03own\x18\x0c \x01(\x08\x12\x32\n\x05offer\x18\r \x01(\x0b\x32#.bettercompute.compute.v1.PoolOffer\x12\x38\n\x05nodes\x18\x0e \x01(\x0b\x32).bettercompute.compute.v1.PoolNodeSummary\"4\n\tPoolOffer\x12\r\n\x05state\x18\x01 \x01(\t\x12\x18\n\x10\x65xcluded_regions\x18\x02 \x03(\t\"L\n\x10ListPoolsRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\"B\n\x11ListPoolsResponse\x12-\n\x05pools\x18\x01 \x03(\x0b\x32\x1e.bettercompute.compute.v1.Pool\"\x89\x01\n\x0eGetPoolRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12=\n\x07pool_id\x18\x02 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\"\xe8\x02\n\x15\x43heckPlacementRequest\x12\x38\n\ttenant_id\x18\x01 \x01(\tB%\xbaH\"r\x1d\x18\x80\x01\x32\x18^[A-Za-z0-9._:-]{1,128}$\xc8\x01\x01\x12=\n\x07pool_id\x18\x02 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\x12\x63\n\ncapability\x18\x03 \x01(\tBO\xbaHLrGR\x12managed-kubernetesR\x0eload-balancersR\tinstancesR\x08networksR\x0c\x63\x65rtificates\xc8\x01\x01\x12\x34\n\x08location\x18\x04 \x01(\tB\"\xbaH\x1fr\x1a\x18?2\x16^[a-z][a-z0-9-]{0,62}$\xc8\x01\x01\x12;\n\rresource_kind\x18\x05 \x01(\tB$\xbaH!r\x1f\x18?2\x1b^([a-z][A-Za-z0-9]{0,62})?$\"B\n\x16\x43heckPlacementResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0c\n\x04zone\x18\x02 \x01(\t\x12\x0e\n\x06region\x18\x03 \x01(\t2\xae\x04\n\x05Pools\x12\xad\x01\n\x04List\x12*.bettercompute.compute.v1.ListPoolsRequest\x1a+.bettercompute.compute.v1.ListPoolsResponse\"L\xca\xf3\x18&\n\x12\x63ompute:pools:read\x12\x0e\x63ompute-tenant\x18\x01\x82\xd3\xe4\x93\x02\x1c\"\x17/api/compute/pools/list:\x01*\x12\xa1\x01\n\x03Get\x12(.bettercompute.compute.v1.GetPoolRequest\x1a\x1e.bettercompute.compute.v1.Pool\"P\xca\xf3\x18+\n\x12\x63ompute:pools:read\x12\x0c\x63ompute-pool\"\x07pool_id\x82\xd3\xe4\x93\x02\x1b\"\x16/api/compute/pools/get:\x01*\x12\xd0\x01\n\x0e\x43heckPlacement\x12/.bettercompute.compute.v1.CheckPlacementRequest\x1a\x30.bettercompute.compute.v1.CheckPlacementResponse\"[\xca\xf3\x18+\n\x12\x63ompute:pools:read\x12\x0c\x63ompute-pool\"\x07pool_id\x82\xd3\xe4\x93\x02&\"!/api/compute/pools/checkPlacement:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -56,20 +57,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_POOLS'].methods_by_name['Get']._serialized_options = b'\312\363\030+\n\022compute:pools:read\022\014compute-pool\"\007pool_id\202\323\344\223\002\033\"\026/api/compute/pools/get:\001*'
   _globals['_POOLS'].methods_by_name['CheckPlacement']._loaded_options = None
   _globals['_POOLS'].methods_by_name['CheckPlacement']._serialized_options = b'\312\363\030+\n\022compute:pools:read\022\014compute-pool\"\007pool_id\202\323\344\223\002&\"!/api/compute/pools/checkPlacement:\001*'
-  _globals['_POOL']._serialized_start=166
-  _globals['_POOL']._serialized_end=441
-  _globals['_POOLOFFER']._serialized_start=443
-  _globals['_POOLOFFER']._serialized_end=495
-  _globals['_LISTPOOLSREQUEST']._serialized_start=497
-  _globals['_LISTPOOLSREQUEST']._serialized_end=573
-  _globals['_LISTPOOLSRESPONSE']._serialized_start=575
-  _globals['_LISTPOOLSRESPONSE']._serialized_end=641
-  _globals['_GETPOOLREQUEST']._serialized_start=644
-  _globals['_GETPOOLREQUEST']._serialized_end=781
-  _globals['_CHECKPLACEMENTREQUEST']._serialized_start=784
-  _globals['_CHECKPLACEMENTREQUEST']._serialized_end=1144
-  _globals['_CHECKPLACEMENTRESPONSE']._serialized_start=1146
-  _globals['_CHECKPLACEMENTRESPONSE']._serialized_end=1212
-  _globals['_POOLS']._serialized_start=1215
-  _globals['_POOLS']._serialized_end=1773
+  _globals['_POOL']._serialized_start=204
+  _globals['_POOL']._serialized_end=537
+  _globals['_POOLOFFER']._serialized_start=539
+  _globals['_POOLOFFER']._serialized_end=591
+  _globals['_LISTPOOLSREQUEST']._serialized_start=593
+  _globals['_LISTPOOLSREQUEST']._serialized_end=669
+  _globals['_LISTPOOLSRESPONSE']._serialized_start=671
+  _globals['_LISTPOOLSRESPONSE']._serialized_end=737
+  _globals['_GETPOOLREQUEST']._serialized_start=740
+  _globals['_GETPOOLREQUEST']._serialized_end=877
+  _globals['_CHECKPLACEMENTREQUEST']._serialized_start=880
+  _globals['_CHECKPLACEMENTREQUEST']._serialized_end=1240
+  _globals['_CHECKPLACEMENTRESPONSE']._serialized_start=1242
+  _globals['_CHECKPLACEMENTRESPONSE']._serialized_end=1308
+  _globals['_POOLS']._serialized_start=1311
+  _globals['_POOLS']._serialized_end=1869
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from better_compute_client.gen.bettercompute.compute.v1 import nodes_pb2 as _nodes_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -10,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Pool(_message.Message):
-    __slots__ = ("id", "tenant_id", "name", "description", "provider", "provider_account_id", "billing_mode", "state", "capabilities", "zones", "regions", "own", "offer")
+    __slots__ = ("id", "tenant_id", "name", "description", "provider", "provider_account_id", "billing_mode", "state", "capabilities", "zones", "regions", "own", "offer", "nodes")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -24,6 +25,7 @@ class Pool(_message.Message):
     REGIONS_FIELD_NUMBER: _ClassVar[int]
     OWN_FIELD_NUMBER: _ClassVar[int]
     OFFER_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     name: str
@@ -37,7 +39,8 @@ class Pool(_message.Message):
     regions: _containers.RepeatedScalarFieldContainer[str]
     own: bool
     offer: PoolOffer
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., provider: _Optional[str] = ..., provider_account_id: _Optional[str] = ..., billing_mode: _Optional[str] = ..., state: _Optional[str] = ..., capabilities: _Optional[_Iterable[str]] = ..., zones: _Optional[_Iterable[str]] = ..., regions: _Optional[_Iterable[str]] = ..., own: _Optional[bool] = ..., offer: _Optional[_Union[PoolOffer, _Mapping]] = ...) -> None: ...
+    nodes: _nodes_pb2.PoolNodeSummary
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., provider: _Optional[str] = ..., provider_account_id: _Optional[str] = ..., billing_mode: _Optional[str] = ..., state: _Optional[str] = ..., capabilities: _Optional[_Iterable[str]] = ..., zones: _Optional[_Iterable[str]] = ..., regions: _Optional[_Iterable[str]] = ..., own: _Optional[bool] = ..., offer: _Optional[_Union[PoolOffer, _Mapping]] = ..., nodes: _Optional[_Union[_nodes_pb2.PoolNodeSummary, _Mapping]] = ...) -> None: ...
 
 class PoolOffer(_message.Message):
     __slots__ = ("state", "excluded_regions")

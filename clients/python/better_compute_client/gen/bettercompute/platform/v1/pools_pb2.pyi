@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import nodes_pb2 as _nodes_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -15,7 +16,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Pool(_message.Message):
-    __slots__ = ("id", "account_id", "tenant_id", "provider", "name", "description", "billing_mode", "policy", "prices", "state", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "account_id", "tenant_id", "provider", "name", "description", "billing_mode", "policy", "prices", "state", "version", "nodes", "created_at", "updated_at", "deleted_at")
     class PricesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +35,7 @@ class Pool(_message.Message):
     PRICES_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -48,10 +50,11 @@ class Pool(_message.Message):
     prices: _containers.ScalarMap[str, int]
     state: str
     version: int
+    nodes: _nodes_pb2.PoolNodeSummary
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., account_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., provider: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., billing_mode: _Optional[str] = ..., policy: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prices: _Optional[_Mapping[str, int]] = ..., state: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., account_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., provider: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., billing_mode: _Optional[str] = ..., policy: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., prices: _Optional[_Mapping[str, int]] = ..., state: _Optional[str] = ..., version: _Optional[int] = ..., nodes: _Optional[_Union[_nodes_pb2.PoolNodeSummary, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreatePoolRequest(_message.Message):
     __slots__ = ("account_id", "name", "description", "billing_mode", "policy", "prices")

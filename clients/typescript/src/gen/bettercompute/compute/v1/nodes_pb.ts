@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/compute/v1/nodes.proto.
  */
 export const file_bettercompute_compute_v1_nodes: GenFile = /*@__PURE__*/
-  fileDesc("CiRiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvbm9kZXMucHJvdG8SGGJldHRlcmNvbXB1dGUuY29tcHV0ZS52MSKwAQoMTm9kZUNhcGFjaXR5EhsKCmNwdV9taWxsaXMYASABKANCB7pIBCICKAASHQoMbWVtb3J5X2J5dGVzGAIgASgDQge6SAQiAigAEigKF2VwaGVtZXJhbF9zdG9yYWdlX2J5dGVzGAMgASgDQge6SAQiAigAEjoKBGdwdXMYBCADKAsyIi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUdwdXNCCLpIBZIBAhAQIkAKCE5vZGVHcHVzEhoKBW1vZGVsGAEgASgJQgu6SAjIAQFyAxiAARIYCgVjb3VudBgCIAEoBUIJukgGGgQYQCgBIpEBCg1Ob2RlQ29uZGl0aW9uEjUKBHR5cGUYASABKAlCJ7pIJMgBAXIfGD8yG15bQS1aYS16XVtBLVphLXowLTldezAsNjJ9JBIuCgZzdGF0dXMYAiABKAlCHrpIG8gBAXIWUgRUcnVlUgVGYWxzZVIHVW5rbm93bhIZCgdtZXNzYWdlGAMgASgJQgi6SAVyAxiACCKlBgoETm9kZRIKCgJpZBgBIAEoCRIPCgdwb29sX2lkGAIgASgJEhIKCm1hY2hpbmVfaWQYAyABKAkSEAoIaG9zdG5hbWUYBCABKAkSFAoMYXJjaGl0ZWN0dXJlGAUgASgJEgoKAm9zGAYgASgJEg4KBmtlcm5lbBgHIAEoCRITCgtiY2RfdmVyc2lvbhgIIAEoCRI4CghjYXBhY2l0eRgJIAEoCzImLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlQ2FwYWNpdHkSOwoLYWxsb2NhdGFibGUYCiABKAsyJi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNhcGFjaXR5EjsKCmNvbmRpdGlvbnMYCyADKAsyJy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNvbmRpdGlvbhI6CgZsYWJlbHMYDCADKAsyKi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZS5MYWJlbHNFbnRyeRIzCgZ0YWludHMYDSADKAsyIy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZVRhaW50Eg0KBXN0YXRlGA4gASgJEhAKCGNvcmRvbmVkGA8gASgIEhUKDWpvaW5fdG9rZW5faWQYECABKAkSDwoHYWRkcmVzcxgRIAEoCRIiChpoZWFydGJlYXRfaW50ZXJ2YWxfc2Vjb25kcxgSIAEoBRItCglqb2luZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfaGVhcnRiZWF0X2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdsZWZ0X2F0GBUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpkZWxldGVkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd2ZXJzaW9uGBcgASgDGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi8gQKD0pvaW5Ob2RlUmVxdWVzdBI0CgptYWNoaW5lX2lkGAEgASgJQiC6SB3IAQFyGBhAMhReW0EtWmEtejAtOS1dezgsNjR9JBJOCghob3N0bmFtZRgCIAEoCUI8ukg5yAEBcjQY/QEyL15bQS1aYS16MC05XShbLUEtWmEtejAtOS5dezAsMjUxfVtBLVphLXowLTldKT8kEjMKDGFyY2hpdGVjdHVyZRgDIAEoCUIdukgayAEBchUYIDIRXlthLXowLTlfXXsxLDMyfSQSFAoCb3MYBCABKAlCCLpIBXIDGIABEhgKBmtlcm5lbBgFIAEoCUIIukgFcgMYgAESHAoLYmNkX3ZlcnNpb24YBiABKAlCB7pIBHICGEASOAoIY2FwYWNpdHkYByABKAsyJi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNhcGFjaXR5EuwBCgZsYWJlbHMYCCADKAsyNS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSm9pbk5vZGVSZXF1ZXN0LkxhYmVsc0VudHJ5QqQBukigAZoBnAEQQCJeclwYvAIyV14oW2EtejAtOV0oWy1hLXowLTkuXXswLDI1MX1bYS16MC05XSk/Lyk/W0EtWmEtejAtOV0oWy1BLVphLXowLTlfLl17MCw2MX1bQS1aYS16MC05XSk/JCo4cjYYPzIyXihbQS1aYS16MC05XShbLUEtWmEtejAtOV8uXXswLDYxfVtBLVphLXowLTldKT8pPyQaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJsChBKb2luTm9kZVJlc3BvbnNlEg8KB25vZGVfaWQYASABKAkSDwoHcG9vbF9pZBgCIAEoCRIiChpoZWFydGJlYXRfaW50ZXJ2YWxfc2Vjb25kcxgDIAEoBRISCgpjcmVkZW50aWFsGAQgASgJIpMCChROb2RlSGVhcnRiZWF0UmVxdWVzdBI9Cgdub2RlX2lkGAEgASgJQiy6SCnIAQFyJBg5MiBebm9kZV9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI4CghjYXBhY2l0eRgCIAEoCzImLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlQ2FwYWNpdHkSOwoLYWxsb2NhdGFibGUYAyABKAsyJi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNhcGFjaXR5EkUKCmNvbmRpdGlvbnMYBCADKAsyJy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNvbmRpdGlvbkIIukgFkgECECAiXAoVTm9kZUhlYXJ0YmVhdFJlc3BvbnNlEhAKCGNvcmRvbmVkGAEgASgIEiIKGmhlYXJ0YmVhdF9pbnRlcnZhbF9zZWNvbmRzGAIgASgFEg0KBXN0YXRlGAMgASgJIlEKEExlYXZlTm9kZVJlcXVlc3QSPQoHbm9kZV9pZBgBIAEoCUIsukgpyAEBciQYOTIgXm5vZGVfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQiUQoQTGlzdE5vZGVzUmVxdWVzdBI9Cgdwb29sX2lkGAEgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JCJCChFMaXN0Tm9kZXNSZXNwb25zZRItCgVub2RlcxgBIAMoCzIeLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlIo4BCg5HZXROb2RlUmVxdWVzdBI9Cgdwb29sX2lkGAEgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI9Cgdub2RlX2lkGAIgASgJQiy6SCnIAQFyJBg5MiBebm9kZV9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JCKRAQoRQ29yZG9uTm9kZVJlcXVlc3QSPQoHcG9vbF9pZBgBIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHbm9kZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXm5vZGVfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQikwEKE1VuY29yZG9uTm9kZVJlcXVlc3QSPQoHcG9vbF9pZBgBIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHbm9kZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXm5vZGVfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQikQEKEURlbGV0ZU5vZGVSZXF1ZXN0Ej0KB3Bvb2xfaWQYASABKAlCLLpIKcgBAXIkGDkyIF5wb29sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEj0KB25vZGVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5ub2RlX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kMrILCgVOb2RlcxK2AQoESm9pbhIpLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Kb2luTm9kZVJlcXVlc3QaKi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSm9pbk5vZGVSZXNwb25zZSJXyvMYMQoSY29tcHV0ZTpub2Rlczpqb2luEgxjb21wdXRlLXBvb2wqAS0yCmpvaW4tdG9rZW6C0+STAhw6ASoiFy9hcGkvY29tcHV0ZS9ub2Rlcy9qb2luEskBCglIZWFydGJlYXQSLi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUhlYXJ0YmVhdFJlcXVlc3QaLy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUhlYXJ0YmVhdFJlc3BvbnNlIlvK8xgwChdjb21wdXRlOm5vZGVzOmhlYXJ0YmVhdBIMY29tcHV0ZS1wb29sKgEtMgRub2RlgtPkkwIhOgEqIhwvYXBpL2NvbXB1dGUvbm9kZXMvaGVhcnRiZWF0EqgBCgVMZWF2ZRIqLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5MZWF2ZU5vZGVSZXF1ZXN0Gh4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLk5vZGUiU8rzGCwKE2NvbXB1dGU6bm9kZXM6bGVhdmUSDGNvbXB1dGUtcG9vbCoBLTIEbm9kZYLT5JMCHToBKiIYL2FwaS9jb21wdXRlL25vZGVzL2xlYXZlErUBCgRMaXN0EiouYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaKy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdE5vZGVzUmVzcG9uc2UiVMrzGC4KEmNvbXB1dGU6bm9kZXM6cmVhZBIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIcOgEqIhcvYXBpL2NvbXB1dGUvbm9kZXMvbGlzdBKkAQoDR2V0EiguYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkdldE5vZGVSZXF1ZXN0Gh4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLk5vZGUiU8rzGC4KEmNvbXB1dGU6bm9kZXM6cmVhZBIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIbOgEqIhYvYXBpL2NvbXB1dGUvbm9kZXMvZ2V0Eq8BCgZDb3Jkb24SKy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQ29yZG9uTm9kZVJlcXVlc3QaHi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZSJYyvMYMAoUY29tcHV0ZTpub2Rlczpjb3Jkb24SDGNvbXB1dGUtcG9vbCIHcG9vbF9pZCoBLYLT5JMCHjoBKiIZL2FwaS9jb21wdXRlL25vZGVzL2NvcmRvbhK1AQoIVW5jb3Jkb24SLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVW5jb3Jkb25Ob2RlUmVxdWVzdBoeLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlIlrK8xgwChRjb21wdXRlOm5vZGVzOmNvcmRvbhIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIgOgEqIhsvYXBpL2NvbXB1dGUvbm9kZXMvdW5jb3Jkb24SrwEKBkRlbGV0ZRIrLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5EZWxldGVOb2RlUmVxdWVzdBoeLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlIljK8xgwChRjb21wdXRlOm5vZGVzOmRlbGV0ZRIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIeOgEqIhkvYXBpL2NvbXB1dGUvbm9kZXMvZGVsZXRlYgZwcm90bzM", [file_bettercompute_compute_v1_join_tokens, file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp]);
+  fileDesc("CiRiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvbm9kZXMucHJvdG8SGGJldHRlcmNvbXB1dGUuY29tcHV0ZS52MSKwAQoMTm9kZUNhcGFjaXR5EhsKCmNwdV9taWxsaXMYASABKANCB7pIBCICKAASHQoMbWVtb3J5X2J5dGVzGAIgASgDQge6SAQiAigAEigKF2VwaGVtZXJhbF9zdG9yYWdlX2J5dGVzGAMgASgDQge6SAQiAigAEjoKBGdwdXMYBCADKAsyIi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUdwdXNCCLpIBZIBAhAQItsBCg9Qb29sTm9kZVN1bW1hcnkSDQoFcmVhZHkYASABKAUSEQoJbm90X3JlYWR5GAIgASgFEgwKBGxlZnQYAyABKAUSDwoHZGVsZXRlZBgEIAEoBRIQCghjb3Jkb25lZBgFIAEoBRI4CghjYXBhY2l0eRgGIAEoCzImLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlQ2FwYWNpdHkSOwoLYWxsb2NhdGFibGUYByABKAsyJi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNhcGFjaXR5IkAKCE5vZGVHcHVzEhoKBW1vZGVsGAEgASgJQgu6SAjIAQFyAxiAARIYCgVjb3VudBgCIAEoBUIJukgGGgQYQCgBIpEBCg1Ob2RlQ29uZGl0aW9uEjUKBHR5cGUYASABKAlCJ7pIJMgBAXIfGD8yG15bQS1aYS16XVtBLVphLXowLTldezAsNjJ9JBIuCgZzdGF0dXMYAiABKAlCHrpIG8gBAXIWUgRUcnVlUgVGYWxzZVIHVW5rbm93bhIZCgdtZXNzYWdlGAMgASgJQgi6SAVyAxiACCKlBgoETm9kZRIKCgJpZBgBIAEoCRIPCgdwb29sX2lkGAIgASgJEhIKCm1hY2hpbmVfaWQYAyABKAkSEAoIaG9zdG5hbWUYBCABKAkSFAoMYXJjaGl0ZWN0dXJlGAUgASgJEgoKAm9zGAYgASgJEg4KBmtlcm5lbBgHIAEoCRITCgtiY2RfdmVyc2lvbhgIIAEoCRI4CghjYXBhY2l0eRgJIAEoCzImLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlQ2FwYWNpdHkSOwoLYWxsb2NhdGFibGUYCiABKAsyJi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNhcGFjaXR5EjsKCmNvbmRpdGlvbnMYCyADKAsyJy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNvbmRpdGlvbhI6CgZsYWJlbHMYDCADKAsyKi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZS5MYWJlbHNFbnRyeRIzCgZ0YWludHMYDSADKAsyIy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZVRhaW50Eg0KBXN0YXRlGA4gASgJEhAKCGNvcmRvbmVkGA8gASgIEhUKDWpvaW5fdG9rZW5faWQYECABKAkSDwoHYWRkcmVzcxgRIAEoCRIiChpoZWFydGJlYXRfaW50ZXJ2YWxfc2Vjb25kcxgSIAEoBRItCglqb2luZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfaGVhcnRiZWF0X2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIrCgdsZWZ0X2F0GBUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpkZWxldGVkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd2ZXJzaW9uGBcgASgDGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi8gQKD0pvaW5Ob2RlUmVxdWVzdBI0CgptYWNoaW5lX2lkGAEgASgJQiC6SB3IAQFyGBhAMhReW0EtWmEtejAtOS1dezgsNjR9JBJOCghob3N0bmFtZRgCIAEoCUI8ukg5yAEBcjQY/QEyL15bQS1aYS16MC05XShbLUEtWmEtejAtOS5dezAsMjUxfVtBLVphLXowLTldKT8kEjMKDGFyY2hpdGVjdHVyZRgDIAEoCUIdukgayAEBchUYIDIRXlthLXowLTlfXXsxLDMyfSQSFAoCb3MYBCABKAlCCLpIBXIDGIABEhgKBmtlcm5lbBgFIAEoCUIIukgFcgMYgAESHAoLYmNkX3ZlcnNpb24YBiABKAlCB7pIBHICGEASOAoIY2FwYWNpdHkYByABKAsyJi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNhcGFjaXR5EuwBCgZsYWJlbHMYCCADKAsyNS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSm9pbk5vZGVSZXF1ZXN0LkxhYmVsc0VudHJ5QqQBukigAZoBnAEQQCJeclwYvAIyV14oW2EtejAtOV0oWy1hLXowLTkuXXswLDI1MX1bYS16MC05XSk/Lyk/W0EtWmEtejAtOV0oWy1BLVphLXowLTlfLl17MCw2MX1bQS1aYS16MC05XSk/JCo4cjYYPzIyXihbQS1aYS16MC05XShbLUEtWmEtejAtOV8uXXswLDYxfVtBLVphLXowLTldKT8pPyQaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJsChBKb2luTm9kZVJlc3BvbnNlEg8KB25vZGVfaWQYASABKAkSDwoHcG9vbF9pZBgCIAEoCRIiChpoZWFydGJlYXRfaW50ZXJ2YWxfc2Vjb25kcxgDIAEoBRISCgpjcmVkZW50aWFsGAQgASgJIpMCChROb2RlSGVhcnRiZWF0UmVxdWVzdBI9Cgdub2RlX2lkGAEgASgJQiy6SCnIAQFyJBg5MiBebm9kZV9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI4CghjYXBhY2l0eRgCIAEoCzImLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlQ2FwYWNpdHkSOwoLYWxsb2NhdGFibGUYAyABKAsyJi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNhcGFjaXR5EkUKCmNvbmRpdGlvbnMYBCADKAsyJy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUNvbmRpdGlvbkIIukgFkgECECAiXAoVTm9kZUhlYXJ0YmVhdFJlc3BvbnNlEhAKCGNvcmRvbmVkGAEgASgIEiIKGmhlYXJ0YmVhdF9pbnRlcnZhbF9zZWNvbmRzGAIgASgFEg0KBXN0YXRlGAMgASgJIlEKEExlYXZlTm9kZVJlcXVlc3QSPQoHbm9kZV9pZBgBIAEoCUIsukgpyAEBciQYOTIgXm5vZGVfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQiUQoQTGlzdE5vZGVzUmVxdWVzdBI9Cgdwb29sX2lkGAEgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JCJCChFMaXN0Tm9kZXNSZXNwb25zZRItCgVub2RlcxgBIAMoCzIeLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlIo4BCg5HZXROb2RlUmVxdWVzdBI9Cgdwb29sX2lkGAEgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI9Cgdub2RlX2lkGAIgASgJQiy6SCnIAQFyJBg5MiBebm9kZV9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JCKRAQoRQ29yZG9uTm9kZVJlcXVlc3QSPQoHcG9vbF9pZBgBIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHbm9kZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXm5vZGVfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQikwEKE1VuY29yZG9uTm9kZVJlcXVlc3QSPQoHcG9vbF9pZBgBIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHbm9kZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXm5vZGVfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQikQEKEURlbGV0ZU5vZGVSZXF1ZXN0Ej0KB3Bvb2xfaWQYASABKAlCLLpIKcgBAXIkGDkyIF5wb29sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEj0KB25vZGVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5ub2RlX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kMrILCgVOb2RlcxK2AQoESm9pbhIpLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Kb2luTm9kZVJlcXVlc3QaKi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSm9pbk5vZGVSZXNwb25zZSJXyvMYMQoSY29tcHV0ZTpub2Rlczpqb2luEgxjb21wdXRlLXBvb2wqAS0yCmpvaW4tdG9rZW6C0+STAhw6ASoiFy9hcGkvY29tcHV0ZS9ub2Rlcy9qb2luEskBCglIZWFydGJlYXQSLi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUhlYXJ0YmVhdFJlcXVlc3QaLy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZUhlYXJ0YmVhdFJlc3BvbnNlIlvK8xgwChdjb21wdXRlOm5vZGVzOmhlYXJ0YmVhdBIMY29tcHV0ZS1wb29sKgEtMgRub2RlgtPkkwIhOgEqIhwvYXBpL2NvbXB1dGUvbm9kZXMvaGVhcnRiZWF0EqgBCgVMZWF2ZRIqLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5MZWF2ZU5vZGVSZXF1ZXN0Gh4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLk5vZGUiU8rzGCwKE2NvbXB1dGU6bm9kZXM6bGVhdmUSDGNvbXB1dGUtcG9vbCoBLTIEbm9kZYLT5JMCHToBKiIYL2FwaS9jb21wdXRlL25vZGVzL2xlYXZlErUBCgRMaXN0EiouYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3ROb2Rlc1JlcXVlc3QaKy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdE5vZGVzUmVzcG9uc2UiVMrzGC4KEmNvbXB1dGU6bm9kZXM6cmVhZBIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIcOgEqIhcvYXBpL2NvbXB1dGUvbm9kZXMvbGlzdBKkAQoDR2V0EiguYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkdldE5vZGVSZXF1ZXN0Gh4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLk5vZGUiU8rzGC4KEmNvbXB1dGU6bm9kZXM6cmVhZBIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIbOgEqIhYvYXBpL2NvbXB1dGUvbm9kZXMvZ2V0Eq8BCgZDb3Jkb24SKy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQ29yZG9uTm9kZVJlcXVlc3QaHi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTm9kZSJYyvMYMAoUY29tcHV0ZTpub2Rlczpjb3Jkb24SDGNvbXB1dGUtcG9vbCIHcG9vbF9pZCoBLYLT5JMCHjoBKiIZL2FwaS9jb21wdXRlL25vZGVzL2NvcmRvbhK1AQoIVW5jb3Jkb24SLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVW5jb3Jkb25Ob2RlUmVxdWVzdBoeLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlIlrK8xgwChRjb21wdXRlOm5vZGVzOmNvcmRvbhIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIgOgEqIhsvYXBpL2NvbXB1dGUvbm9kZXMvdW5jb3Jkb24SrwEKBkRlbGV0ZRIrLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5EZWxldGVOb2RlUmVxdWVzdBoeLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Ob2RlIljK8xgwChRjb21wdXRlOm5vZGVzOmRlbGV0ZRIMY29tcHV0ZS1wb29sIgdwb29sX2lkKgEtgtPkkwIeOgEqIhkvYXBpL2NvbXB1dGUvbm9kZXMvZGVsZXRlYgZwcm90bzM", [file_bettercompute_compute_v1_join_tokens, file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp]);
 
 /**
  * What a machine has, or what of it pods may use.
@@ -64,6 +64,70 @@ export const NodeCapacitySchema: GenMessage<NodeCapacity> = /*@__PURE__*/
   messageDesc(file_bettercompute_compute_v1_nodes, 0);
 
 /**
+ * A pool's nodes: how many are in each state, how many are cordoned, and what the live ones
+ * (`ready` and `notReady`) have in all.
+ *
+ * @generated from message bettercompute.compute.v1.PoolNodeSummary
+ */
+export type PoolNodeSummary = Message<"bettercompute.compute.v1.PoolNodeSummary"> & {
+  /**
+   * Nodes heartbeating.
+   *
+   * @generated from field: int32 ready = 1;
+   */
+  ready: number;
+
+  /**
+   * Nodes silent for 3 intervals.
+   *
+   * @generated from field: int32 not_ready = 2;
+   */
+  notReady: number;
+
+  /**
+   * Nodes that left.
+   *
+   * @generated from field: int32 left = 3;
+   */
+  left: number;
+
+  /**
+   * Nodes deleted.
+   *
+   * @generated from field: int32 deleted = 4;
+   */
+  deleted: number;
+
+  /**
+   * Live nodes that are cordoned.
+   *
+   * @generated from field: int32 cordoned = 5;
+   */
+  cordoned: number;
+
+  /**
+   * The summed capacity of the live nodes (GPUs summed by model).
+   *
+   * @generated from field: bettercompute.compute.v1.NodeCapacity capacity = 6;
+   */
+  capacity?: NodeCapacity | undefined;
+
+  /**
+   * The summed allocatable of the live nodes.
+   *
+   * @generated from field: bettercompute.compute.v1.NodeCapacity allocatable = 7;
+   */
+  allocatable?: NodeCapacity | undefined;
+};
+
+/**
+ * Describes the message bettercompute.compute.v1.PoolNodeSummary.
+ * Use `create(PoolNodeSummarySchema)` to create a new message.
+ */
+export const PoolNodeSummarySchema: GenMessage<PoolNodeSummary> = /*@__PURE__*/
+  messageDesc(file_bettercompute_compute_v1_nodes, 1);
+
+/**
  * GPUs of one model.
  *
  * @generated from message bettercompute.compute.v1.NodeGpus
@@ -89,7 +153,7 @@ export type NodeGpus = Message<"bettercompute.compute.v1.NodeGpus"> & {
  * Use `create(NodeGpusSchema)` to create a new message.
  */
 export const NodeGpusSchema: GenMessage<NodeGpus> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 1);
+  messageDesc(file_bettercompute_compute_v1_nodes, 2);
 
 /**
  * A condition of a node as its daemon sees it (`DiskPressure`, `False`).
@@ -124,7 +188,7 @@ export type NodeCondition = Message<"bettercompute.compute.v1.NodeCondition"> & 
  * Use `create(NodeConditionSchema)` to create a new message.
  */
 export const NodeConditionSchema: GenMessage<NodeCondition> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 2);
+  messageDesc(file_bettercompute_compute_v1_nodes, 3);
 
 /**
  * A node.
@@ -299,7 +363,7 @@ export type Node = Message<"bettercompute.compute.v1.Node"> & {
  * Use `create(NodeSchema)` to create a new message.
  */
 export const NodeSchema: GenMessage<Node> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 3);
+  messageDesc(file_bettercompute_compute_v1_nodes, 4);
 
 /**
  * Input of `Nodes.Join`.
@@ -369,7 +433,7 @@ export type JoinNodeRequest = Message<"bettercompute.compute.v1.JoinNodeRequest"
  * Use `create(JoinNodeRequestSchema)` to create a new message.
  */
 export const JoinNodeRequestSchema: GenMessage<JoinNodeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 4);
+  messageDesc(file_bettercompute_compute_v1_nodes, 5);
 
 /**
  * Output of `Nodes.Join`.
@@ -412,7 +476,7 @@ export type JoinNodeResponse = Message<"bettercompute.compute.v1.JoinNodeRespons
  * Use `create(JoinNodeResponseSchema)` to create a new message.
  */
 export const JoinNodeResponseSchema: GenMessage<JoinNodeResponse> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 5);
+  messageDesc(file_bettercompute_compute_v1_nodes, 6);
 
 /**
  * Input of `Nodes.Heartbeat`.
@@ -454,7 +518,7 @@ export type NodeHeartbeatRequest = Message<"bettercompute.compute.v1.NodeHeartbe
  * Use `create(NodeHeartbeatRequestSchema)` to create a new message.
  */
 export const NodeHeartbeatRequestSchema: GenMessage<NodeHeartbeatRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 6);
+  messageDesc(file_bettercompute_compute_v1_nodes, 7);
 
 /**
  * Output of `Nodes.Heartbeat`: what is asked of the node.
@@ -489,7 +553,7 @@ export type NodeHeartbeatResponse = Message<"bettercompute.compute.v1.NodeHeartb
  * Use `create(NodeHeartbeatResponseSchema)` to create a new message.
  */
 export const NodeHeartbeatResponseSchema: GenMessage<NodeHeartbeatResponse> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 7);
+  messageDesc(file_bettercompute_compute_v1_nodes, 8);
 
 /**
  * Input of `Nodes.Leave`.
@@ -510,7 +574,7 @@ export type LeaveNodeRequest = Message<"bettercompute.compute.v1.LeaveNodeReques
  * Use `create(LeaveNodeRequestSchema)` to create a new message.
  */
 export const LeaveNodeRequestSchema: GenMessage<LeaveNodeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 8);
+  messageDesc(file_bettercompute_compute_v1_nodes, 9);
 
 /**
  * Input of `Nodes.List`.
@@ -531,7 +595,7 @@ export type ListNodesRequest = Message<"bettercompute.compute.v1.ListNodesReques
  * Use `create(ListNodesRequestSchema)` to create a new message.
  */
 export const ListNodesRequestSchema: GenMessage<ListNodesRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 9);
+  messageDesc(file_bettercompute_compute_v1_nodes, 10);
 
 /**
  * Output of `Nodes.List`.
@@ -552,7 +616,7 @@ export type ListNodesResponse = Message<"bettercompute.compute.v1.ListNodesRespo
  * Use `create(ListNodesResponseSchema)` to create a new message.
  */
 export const ListNodesResponseSchema: GenMessage<ListNodesResponse> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 10);
+  messageDesc(file_bettercompute_compute_v1_nodes, 11);
 
 /**
  * Input of `Nodes.Get`.
@@ -580,7 +644,7 @@ export type GetNodeRequest = Message<"bettercompute.compute.v1.GetNodeRequest"> 
  * Use `create(GetNodeRequestSchema)` to create a new message.
  */
 export const GetNodeRequestSchema: GenMessage<GetNodeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 11);
+  messageDesc(file_bettercompute_compute_v1_nodes, 12);
 
 /**
  * Input of `Nodes.Cordon`.
@@ -608,7 +672,7 @@ export type CordonNodeRequest = Message<"bettercompute.compute.v1.CordonNodeRequ
  * Use `create(CordonNodeRequestSchema)` to create a new message.
  */
 export const CordonNodeRequestSchema: GenMessage<CordonNodeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 12);
+  messageDesc(file_bettercompute_compute_v1_nodes, 13);
 
 /**
  * Input of `Nodes.Uncordon`.
@@ -636,7 +700,7 @@ export type UncordonNodeRequest = Message<"bettercompute.compute.v1.UncordonNode
  * Use `create(UncordonNodeRequestSchema)` to create a new message.
  */
 export const UncordonNodeRequestSchema: GenMessage<UncordonNodeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 13);
+  messageDesc(file_bettercompute_compute_v1_nodes, 14);
 
 /**
  * Input of `Nodes.Delete`.
@@ -664,7 +728,7 @@ export type DeleteNodeRequest = Message<"bettercompute.compute.v1.DeleteNodeRequ
  * Use `create(DeleteNodeRequestSchema)` to create a new message.
  */
 export const DeleteNodeRequestSchema: GenMessage<DeleteNodeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_nodes, 14);
+  messageDesc(file_bettercompute_compute_v1_nodes, 15);
 
 /**
  * A node joins a pool with a join token (`join`, called with `Authorization: Bearer bcjt_...`)
