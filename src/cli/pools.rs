@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::follow::answer;
-use super::{Cli, connect, output};
+use super::{Cli, OutputFormat, connect, output};
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
@@ -138,7 +138,16 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
                 })
                 .await
         }
-        PoolsCommand::Get { pool_id } => client.get(GetPoolRequest { pool_id: pool_id.clone() }).await,
+        PoolsCommand::Get { pool_id } => {
+            let pool = answer(client.get(GetPoolRequest { pool_id: pool_id.clone() }).await)?;
+            output::print_one(cli.output, &pool, "bettercompute.platform.v1.Pool")?;
+            if cli.output == OutputFormat::Table
+                && let Some(nodes) = &pool.nodes
+            {
+                println!("\n{}", node_summary_line(nodes));
+            }
+            return Ok(());
+        }
         PoolsCommand::Update { pool_id, name, description, billing_mode, state, prices: given, policy } => {
             client
                 .update(UpdatePoolRequest {
@@ -182,4 +191,51 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
         }
     };
     output::print_one(cli.output, &answer(pool)?, "bettercompute.platform.v1.Pool")
+}
+
+/// A pool's nodes in one line: counts by state, then what the live ones have.
+fn node_summary_line(nodes: &compute::PoolNodeSummary) -> String {
+    let mut line = format!(
+        "Nodes: {} ready, {} notReady ({} cordoned), {} left, {} deleted",
+        nodes.ready, nodes.not_ready, nodes.cordoned, nodes.left, nodes.deleted
+    );
+    if let Some(capacity) = &nodes.capacity {
+        const GIB: f64 = (1u64 << 30) as f64;
+        line.push_str(&format!(
+            "; capacity {} CPUs, {:.1} GiB memory, {:.1} GiB disk",
+            capacity.cpu_millis as f64 / 1000.0,
+            capacity.memory_bytes as f64 / GIB,
+            capacity.ephemeral_storage_bytes as f64 / GIB
+        ));
+        for gpus in &capacity.gpus {
+            line.push_str(&format!(", {} x {}", gpus.count, gpus.model));
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_summary_reads_as_one_line() {
+        let nodes = compute::PoolNodeSummary {
+            ready: 2,
+            not_ready: 1,
+            cordoned: 1,
+            capacity: Some(compute::NodeCapacity {
+                cpu_millis: 16500,
+                memory_bytes: 64 << 30,
+                ephemeral_storage_bytes: 200 << 30,
+                gpus: vec![compute::NodeGpus { model: "NVIDIA L4".into(), count: 2 }],
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            node_summary_line(&nodes),
+            "Nodes: 2 ready, 1 notReady (1 cordoned), 0 left, 0 deleted; capacity 16.5 CPUs, 64.0 GiB memory, \
+             200.0 GiB disk, 2 x NVIDIA L4"
+        );
+    }
 }

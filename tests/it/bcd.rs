@@ -10,9 +10,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::catalog::DO_TOKEN;
-use crate::harness::{Running, ServerProcess, eventually, tenant_principal};
+use crate::harness::{Running, ServerProcess, eventually, run_ok, start_dev_tls, tenant_principal};
 
 const BCD: &str = env!("CARGO_BIN_EXE_bcd");
+const BC: &str = env!("CARGO_BIN_EXE_bc");
 
 /// A server over TLS (nodes heartbeat every second) with acme's own pool, acme's admin, and a
 /// join token of two uses on the pool.
@@ -200,4 +201,44 @@ async fn a_pinned_bcd_joins_heartbeats_is_cordoned_survives_a_restart_and_stops_
         assert!(!output.contains(body), "bcd's output holds a secret: {output}");
         assert!(!setup.server.log_text().contains(body), "the server's log holds a secret");
     }
+}
+
+/// The README's `bc dev` section: a token made with `bc jointokens create`, the `bcd join` line it
+/// prints run as printed (over TLS, pinned), and `bc nodes list` showing the node `ready`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_dev, dev) = start_dev_tls(&dir.path().join(".bc-dev"));
+    assert!(dev["endpoint"].as_str().unwrap().starts_with("https://"), "{dev}");
+    let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
+    let bc = |args: &[&str]| {
+        let mut command = Command::new(BC);
+        command.current_dir(dir.path()).args(args);
+        for variable in ["BC_ENDPOINT", "BC_TOKEN", "BC_CA_SHA256", "BC_CONFIG"] {
+            command.env_remove(variable);
+        }
+        String::from_utf8(run_ok(&mut command).stdout).unwrap()
+    };
+    let created = bc(&["jointokens", "create", "--pool", &pool, "--description", "rack 4", "--label", "rack=r4"]);
+    let line = created.lines().find(|line| line.trim_start().starts_with("bcd join")).expect(&created);
+    let pin = dev["caSha256"].as_str().unwrap();
+    assert!(line.contains(&format!("--ca-sha256 {pin}")), "the printed line pins the CA: {line}");
+
+    let printed: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let log = std::fs::File::create(dir.path().join("bcd.log")).unwrap();
+    let _bcd = Running(
+        Command::new(BCD)
+            .args(&printed)
+            .args(["--machine-id", "readme-machine-0001", "--state-dir"])
+            .arg(dir.path().join("bcd"))
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .unwrap(),
+    );
+    eventually(Duration::from_secs(30), "bc nodes list to show the node ready", || async {
+        let listed = bc(&["nodes", "list", "--pool", &pool]);
+        listed.lines().skip(1).any(|row| row.split_whitespace().nth(2) == Some("ready")).then_some(())
+    })
+    .await;
 }

@@ -20,6 +20,7 @@ crate::on_both_backends!(
     heartbeats_carry_the_cordon_and_a_deleted_nodes_credential_is_void,
     the_worker_marks_a_silent_node_not_ready_and_a_heartbeat_brings_it_back,
     only_the_pools_people_steer_its_nodes,
+    the_pools_view_counts_its_nodes_by_state_and_sums_what_the_live_ones_have,
 );
 
 mod postgres_only {
@@ -301,5 +302,40 @@ async fn fifty_racing_joins_on_five_uses_make_five_nodes() {
     assert_eq!(list["nodes"].as_array().unwrap().len(), 5);
     let (_, used) = s.as_admin("/api/compute/joinTokens/get", json!({"poolId": s.pool, "joinTokenId": token})).await;
     assert_eq!((used["uses"].as_i64(), used["joins"].as_array().map(Vec::len)), (Some(5), Some(5)));
+    s.server.stop().await;
+}
+
+async fn the_pools_view_counts_its_nodes_by_state_and_sums_what_the_live_ones_have(backend: Backend) {
+    let s = setup(backend).await;
+    let (_, bearer) = s.token("three", 3).await;
+    let mut joined = Vec::new();
+    for id in ["machine-0001", "machine-0002", "machine-0003"] {
+        let (status, answer) = s.server.post(JOIN, Some(&bearer), machine(id)).await;
+        assert_eq!(status, 200, "{answer}");
+        joined.push(answer);
+    }
+    let (status, left) = s
+        .server
+        .post("/api/compute/nodes/leave", joined[2]["credential"].as_str(), json!({"nodeId": joined[2]["nodeId"]}))
+        .await;
+    assert_eq!(status, 200, "{left}");
+    s.as_admin("/api/compute/nodes/cordon", json!({"poolId": s.pool, "nodeId": joined[0]["nodeId"]})).await;
+
+    let expected = json!({"ready": 2, "notReady": 0, "left": 1, "deleted": 0, "cordoned": 1,
+        "capacity": {"cpuMillis": 16000, "memoryBytes": 2 * 34359738368_i64, "ephemeralStorageBytes": 2 * 107374182400_i64,
+            "gpus": [{"model": "NVIDIA L4", "count": 2}]}});
+    let (status, pool) = s.as_admin("/api/compute/pools/get", json!({"tenantId": "acme", "poolId": s.pool})).await;
+    assert_eq!(status, 200, "{pool}");
+    let mut nodes = pool["nodes"].clone();
+    nodes.as_object_mut().unwrap().remove("allocatable");
+    assert_eq!(nodes, expected, "the tenant's view of its pool");
+    let operator = s.server.admin_ok("/api/platform/pools/get", json!({"poolId": s.pool})).await;
+    assert_eq!(operator["nodes"]["ready"], 2, "the operator's view: {operator}");
+    assert_eq!(operator["nodes"]["capacity"], expected["capacity"]);
+    let (_, listed) = s.as_admin("/api/compute/pools/list", json!({"tenantId": "acme"})).await;
+    assert!(
+        listed["pools"].as_array().unwrap().iter().all(|pool| pool.get("nodes").is_none()),
+        "on get only: {listed}"
+    );
     s.server.stop().await;
 }

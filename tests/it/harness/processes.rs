@@ -39,7 +39,14 @@ impl Running {
 pub fn start_dev(data_dir: &Path) -> (Running, Value) {
     let mut command = Command::new(BC);
     command.stdout(Stdio::null()).stderr(Stdio::null());
-    start_dev_as(command, data_dir)
+    start_dev_as(command, data_dir, &[])
+}
+
+/// Starts `bc dev --tls` on a free port in `data_dir` and waits for its `dev.json`.
+pub fn start_dev_tls(data_dir: &Path) -> (Running, Value) {
+    let mut command = Command::new(BC);
+    command.stdout(Stdio::null()).stderr(Stdio::null());
+    start_dev_as(command, data_dir, &["--tls"])
 }
 
 /// Starts `bc dev` as [`start_dev`] does, logging at `rust_log` to `log`.
@@ -47,14 +54,15 @@ pub fn start_dev_logging(data_dir: &Path, rust_log: &str, log: &Path) -> (Runnin
     let log = std::fs::File::create(log).unwrap();
     let mut command = Command::new(BC);
     command.env("RUST_LOG", rust_log).stdout(Stdio::from(log.try_clone().unwrap())).stderr(Stdio::from(log));
-    start_dev_as(command, data_dir)
+    start_dev_as(command, data_dir, &[])
 }
 
 /// Runs `command` (`bc`, its output set) as `bc dev` in `data_dir` and waits until the
 /// `dev.json` it writes names an endpoint that is ready.
-fn start_dev_as(mut command: Command, data_dir: &Path) -> (Running, Value) {
+fn start_dev_as(mut command: Command, data_dir: &Path, extra: &[&str]) -> (Running, Value) {
     let spawned = std::time::SystemTime::now();
-    let running = Running(command.args(["dev", "--port", "0", "--data-dir"]).arg(data_dir).spawn().unwrap());
+    let running =
+        Running(command.args(["dev", "--port", "0"]).args(extra).arg("--data-dir").arg(data_dir).spawn().unwrap());
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let path = data_dir.join("dev.json");
@@ -62,7 +70,13 @@ fn start_dev_as(mut command: Command, data_dir: &Path) -> (Running, Value) {
         if let Some(text) = fresh.then(|| std::fs::read_to_string(&path).ok()).flatten() {
             let dev: Value = serde_json::from_str(&text).unwrap();
             let endpoint = dev["endpoint"].as_str().unwrap().to_owned();
-            if curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) == "200" {
+            let mut probe = vec!["-s", "-o", "/dev/null", "-w", "%{http_code}"];
+            if let Some(ca_file) = dev["caFile"].as_str() {
+                probe.extend(["--cacert", ca_file]);
+            }
+            let readyz = format!("{endpoint}/readyz");
+            probe.push(&readyz);
+            if curl(&probe) == "200" {
                 return (running, dev);
             }
         }

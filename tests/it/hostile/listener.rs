@@ -10,7 +10,8 @@ use crate::harness::curl;
 
 /// Connects to the server behind `endpoint` and sends `bytes`, leaving the connection open.
 fn connect_and_send(endpoint: &str, bytes: &[u8]) -> TcpStream {
-    let mut stream = TcpStream::connect(endpoint.trim_start_matches("http://")).unwrap();
+    let address = endpoint.trim_start_matches("http://").trim_start_matches("https://");
+    let mut stream = TcpStream::connect(address).unwrap();
     stream.write_all(bytes).unwrap();
     stream
 }
@@ -190,4 +191,28 @@ fn bc_dev_keeps_its_store_and_tokens_readable_by_their_owner_only() {
         assert_eq!(mode, 0o600, "{name} has mode {mode:o}");
     }
     drop(dev);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_a_silent_plain_or_garbled_handshake_is_closed_and_the_server_serves_on() {
+    let server = ServerProcess::start_tls(&["--header-read-timeout-secs", "1"]).await;
+    let mut silent = connect_and_send(&server.endpoint, b"");
+    let (_, closed) = read_until_closed(&mut silent, Duration::from_secs(10));
+    assert!(closed, "a connection that never begins its handshake is still held after 10 s");
+
+    let mut plain = connect_and_send(&server.endpoint, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n");
+    let (answer, closed) = read_until_closed(&mut plain, Duration::from_secs(10));
+    assert!(closed && !answer.contains("200 OK"), "plain HTTP on the TLS port is served nothing: {answer:?}");
+
+    // A handshake record that claims 64 KiB and sends a few bytes, and one of noise.
+    let mut half = connect_and_send(&server.endpoint, &[0x16, 0x03, 0x01, 0xff, 0xff, 0x01, 0x00]);
+    let (_, closed) = read_until_closed(&mut half, Duration::from_secs(10));
+    assert!(closed, "a half-sent ClientHello is still held after 10 s");
+    let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let mut garbled = connect_and_send(&server.endpoint, &noise);
+    let (_, closed) = read_until_closed(&mut garbled, Duration::from_secs(10));
+    assert!(closed, "noise on the TLS port is still held after 10 s");
+
+    server.assert_up();
+    assert!(!server.log_text().contains("panicked"), "{}", server.log_text());
 }
