@@ -40,6 +40,12 @@ pub fn document(pool: &DescriptorPool) -> Result<Value, String> {
             .is_some_and(|fields| fields.iter().any(|(_, rules)| rules.required));
         let output = builder.reference(&descriptor.output(), Role::Response);
         let mut text = comments(service.parent_file_descriptor_proto(), descriptor.path()).unwrap_or_default();
+        // A daemon's method is called with its own credential, not an API key.
+        let security = match method.authorization.as_ref().map(|a| a.credential.as_str()) {
+            Some("join-token") => json!([{"joinToken": []}]),
+            Some("node") => json!([{"nodeCredential": []}]),
+            _ => json!([{"bearer": []}]),
+        };
         if let Some(authorization) = &method.authorization {
             let items = if authorization.items { ", then each item by a read decision" } else { "" };
             text.push_str(&format!(
@@ -73,6 +79,7 @@ pub fn document(pool: &DescriptorPool) -> Result<Value, String> {
             "tags": [tag],
             "summary": summary(&text),
             "description": text.trim(),
+            "security": security,
             "requestBody": {
                 "description": "The request in the proto3 JSON mapping; an empty body is `{}`.",
                 "required": body_required,
@@ -133,6 +140,17 @@ pub fn document(pool: &DescriptorPool) -> Result<Value, String> {
                 "scheme": "bearer",
                 "bearerFormat": "bck_<id>.<secret>",
                 "description": "An API key: `Authorization: Bearer bck_<id>.<secret>`.",
+            }, "joinToken": {
+                "type": "http",
+                "scheme": "bearer",
+                "bearerFormat": "bcjt_<id>.<secret>",
+                "description": "A join token, for `nodes.join` only: `Authorization: Bearer bcjt_<id>.<secret>`.",
+            }, "nodeCredential": {
+                "type": "http",
+                "scheme": "bearer",
+                "bearerFormat": "bcn_<id>.<secret>",
+                "description": "The credential a join returned, for the node's own calls: \
+                    `Authorization: Bearer bcn_<id>.<secret>`.",
             }},
             "schemas": schemas,
             "responses": responses,
@@ -562,6 +580,11 @@ mod tests {
             conflict["allOf"][1]["properties"]["error"]["properties"]["code"]["enum"],
             json!(["CONFLICT", "INVALID_STATE"])
         );
+        // A daemon's method names the credential it is called with.
+        assert_eq!(paths["/api/compute/nodes/join"]["post"]["security"], json!([{"joinToken": []}]));
+        assert_eq!(paths["/api/compute/nodes/heartbeat"]["post"]["security"], json!([{"nodeCredential": []}]));
+        assert_eq!(create["security"], json!([{"bearer": []}]));
+        assert_eq!(doc["components"]["securitySchemes"]["joinToken"]["bearerFormat"], "bcjt_<id>.<secret>");
     }
 
     #[test]
