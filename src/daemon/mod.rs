@@ -84,24 +84,101 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
 
 type Client = NodesClient<InterceptedService<Channel, BearerToken>>;
 
+/// Where a daemon's facts come from: the host it runs on, or given whole (a daemon embedded in
+/// another process, as the fake cloud runs one per fake node).
+#[derive(Clone, Debug)]
+pub enum Machine {
+    /// Read from `/proc`, `/sys` and `nvidia-smi`; pods' disk is the state directory's filesystem.
+    Host { gpus: Vec<NodeGpus> },
+    /// Given: the same resources at every heartbeat.
+    Given(host::Resources),
+}
+
+impl Machine {
+    /// The host this process runs on (GPUs are looked for once).
+    pub fn host() -> Machine {
+        Machine::Host { gpus: host::gpus() }
+    }
+
+    fn resources(&self, state_dir: &Path) -> host::Resources {
+        match self {
+            Machine::Host { gpus } => host::resources(state_dir_or_root(state_dir), gpus),
+            Machine::Given(resources) => resources.clone(),
+        }
+    }
+}
+
+/// A daemon run inside another process: it joins with `token` unless `state_dir` already holds
+/// its node, then heartbeats until `stop` resolves (or its node is deleted), as `bcd join` does.
+pub struct EmbeddedDaemon {
+    /// The API.
+    pub endpoint: String,
+    /// The join token, used only when the state directory holds no node yet.
+    pub token: String,
+    /// The CA to pin on an `https://` endpoint.
+    pub ca_sha256: Option<CaPin>,
+    /// Who the machine is.
+    pub identity: host::Identity,
+    /// Labels of its own.
+    pub labels: Vec<(String, String)>,
+    /// What it has.
+    pub machine: Machine,
+    /// Where the node and its credential are kept.
+    pub state_dir: PathBuf,
+}
+
+/// Runs an [`EmbeddedDaemon`] until `stop` resolves: `Ok` then, `Err` saying why when the join
+/// is refused or the node's credential is (a deleted node).
+pub async fn run_embedded(daemon: EmbeddedDaemon, stop: impl std::future::Future<Output = ()>) -> Result<(), String> {
+    if NodeState::read(&daemon.state_dir)?.is_none() {
+        let join = Join {
+            endpoint: daemon.endpoint,
+            token: daemon.token,
+            ca_sha256: daemon.ca_sha256,
+            labels: daemon.labels,
+            machine_id: Some(daemon.identity.machine_id.clone()),
+        };
+        join_as(&daemon.state_dir, join, daemon.identity, &daemon.machine).await?;
+    }
+    heartbeat_until(&daemon.state_dir, &daemon.machine, stop).await
+}
+
+/// What a join needs beside the machine.
+struct Join {
+    endpoint: String,
+    token: String,
+    ca_sha256: Option<CaPin>,
+    labels: Vec<(String, String)>,
+    /// Kept in the state when it was given rather than read.
+    machine_id: Option<String>,
+}
+
 /// Runs a command of `bcd`.
 pub async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Join(args) => {
-            join(&cli.state_dir, args).await?;
-            heartbeat_until_stopped(&cli.state_dir).await
+            let machine = Machine::host();
+            let identity = host::Identity::read(args.machine_id.as_deref())?;
+            let join = Join {
+                endpoint: args.endpoint,
+                token: args.token.0,
+                ca_sha256: args.ca_sha256,
+                labels: args.labels,
+                machine_id: args.machine_id,
+            };
+            join_as(&cli.state_dir, join, identity, &machine).await?;
+            heartbeat_until(&cli.state_dir, &machine, crate::shutdown::signal()).await
         }
-        Command::Run => heartbeat_until_stopped(&cli.state_dir).await,
+        Command::Run => heartbeat_until(&cli.state_dir, &Machine::host(), crate::shutdown::signal()).await,
         Command::Leave => leave(&cli.state_dir).await,
         Command::Status => status(&cli.state_dir).await,
     }
 }
 
 /// Joins with the token and keeps the node in the state directory.
-async fn join(state_dir: &Path, args: JoinArgs) -> Result<(), String> {
-    let identity = host::Identity::read(args.machine_id.as_deref())?;
-    let resources = host::resources(state_dir_or_root(state_dir), &host::gpus());
-    let mut client = connect(&args.endpoint, args.ca_sha256, &args.token.0).await?;
+async fn join_as(state_dir: &Path, args: Join, identity: host::Identity, machine: &Machine) -> Result<(), String> {
+    let resources = machine.resources(state_dir);
+    let mut client = connect(&args.endpoint, args.ca_sha256, &args.token).await?;
     let request = JoinNodeRequest {
         machine_id: identity.machine_id,
         hostname: identity.hostname,
@@ -132,21 +209,24 @@ async fn join(state_dir: &Path, args: JoinArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Heartbeats as the node in the state directory until SIGTERM or Ctrl-C (exit 0), or until the
-/// control plane refuses the credential (the node was deleted or left: exit 1, saying so).
-/// An unreachable server is retried with capped, jittered backoff, so a restart is survived.
-async fn heartbeat_until_stopped(state_dir: &Path) -> Result<(), String> {
+/// Heartbeats as the node in the state directory until `stop` (SIGTERM or Ctrl-C for the binary:
+/// exit 0), or until the control plane refuses the credential (the node was deleted or left:
+/// exit 1, saying so). An unreachable server is retried with capped, jittered backoff, so a
+/// restart is survived.
+async fn heartbeat_until(
+    state_dir: &Path,
+    machine: &Machine,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), String> {
     let node = NodeState::require(state_dir)?;
     let pin = node.ca_sha256.as_deref().map(str::parse).transpose()?;
-    let gpus = host::gpus();
     let mut backoff = BACKOFF_START;
     let mut failing = false;
     let mut cordoned = None;
     let mut client = None;
-    let stop = crate::shutdown::signal();
     tokio::pin!(stop);
     loop {
-        let wait = match beat(&mut client, &node, pin, state_dir, &gpus).await {
+        let wait = match beat(&mut client, &node, pin, state_dir, machine).await {
             Ok(answer) => {
                 if failing {
                     tracing::info!("the control plane answers again");
@@ -204,12 +284,12 @@ async fn beat(
     node: &NodeState,
     pin: Option<CaPin>,
     state_dir: &Path,
-    gpus: &[NodeGpus],
+    machine: &Machine,
 ) -> Result<NodeHeartbeatResponse, Beat> {
     if client.is_none() {
         *client = Some(connect(&node.endpoint, pin, &node.credential).await.map_err(Beat::Failed)?);
     }
-    let resources = host::resources(state_dir_or_root(state_dir), gpus);
+    let resources = machine.resources(state_dir);
     let request = NodeHeartbeatRequest {
         node_id: node.node_id.clone(),
         capacity: Some(resources.capacity),
@@ -258,8 +338,7 @@ async fn status(state_dir: &Path) -> Result<(), String> {
     let node = NodeState::require(state_dir)?;
     println!("node:      {}\npool:      {}\nendpoint:  {}", node.node_id, node.pool_id, node.endpoint);
     let pin = node.ca_sha256.as_deref().map(str::parse).transpose()?;
-    let gpus = host::gpus();
-    match beat(&mut None, &node, pin, state_dir, &gpus).await {
+    match beat(&mut None, &node, pin, state_dir, &Machine::host()).await {
         Ok(answer) => {
             println!("state:     {}\ncordoned:  {}", answer.state, if answer.cordoned { "yes" } else { "no" });
             Ok(())

@@ -26,7 +26,10 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
-    let server = ServerProcess::start_tls(&["--node-heartbeat-interval-secs", "1"]).await;
+    setup_on(ServerProcess::start_tls(&["--node-heartbeat-interval-secs", "1"]).await).await
+}
+
+async fn setup_on(server: ServerProcess) -> Setup {
     let operator = server.admin_token.clone();
     server.ok("/api/platform/tenants/create", &operator, json!({"id": "acme"})).await;
     let account = server
@@ -62,10 +65,17 @@ async fn setup() -> Setup {
 impl Setup {
     /// `bcd join` with `pin`, its output to `log`.
     fn join(&self, state_dir: &Path, pin: &str, log: &Path) -> Command {
+        let mut command = self.join_unpinned(state_dir, log);
+        command.args(["--ca-sha256", pin]);
+        command
+    }
+
+    /// `bcd join`, its output to `log`.
+    fn join_unpinned(&self, state_dir: &Path, log: &Path) -> Command {
         let log = std::fs::File::create(log).unwrap();
         let mut command = Command::new(BCD);
         command
-            .args(["join", "--endpoint", &self.server.endpoint, "--ca-sha256", pin, "--label", "role=test"])
+            .args(["join", "--endpoint", &self.server.endpoint, "--label", "role=test"])
             .args(["--machine-id", "bcd-test-machine-0001", "--state-dir"])
             .arg(state_dir)
             .env("BCD_TOKEN", &self.token)
@@ -241,4 +251,50 @@ async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
         listed.lines().skip(1).any(|row| row.split_whitespace().nth(2) == Some("ready")).then_some(())
     })
     .await;
+}
+
+/// `bcd run` resumes from the state `bcd join` kept, `bcd status` shows the node, and `bcd leave`
+/// leaves the pool and forgets the node (over plain HTTP, as on a trusted network).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bcd_run_resumes_status_shows_the_node_and_leave_leaves() {
+    let setup = setup_on(ServerProcess::start(&["--node-heartbeat-interval-secs", "1"]).await).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (state_dir, log) = (dir.path().join("state"), dir.path().join("bcd.log"));
+    let joined = Running(setup.join_unpinned(&state_dir, &log).spawn().unwrap());
+    let node = eventually(Duration::from_secs(30), "the node to join", || async {
+        setup.nodes().await.into_iter().find(|node| node["state"] == "ready")
+    })
+    .await;
+    let node_id = node["id"].as_str().unwrap().to_owned();
+    assert!(joined.terminate().success(), "bcd stops cleanly on SIGTERM: {}", read(&log));
+
+    let bcd = |args: &[&str]| Command::new(BCD).args(args).arg("--state-dir").arg(&state_dir).output().unwrap();
+    let status = bcd(&["status"]);
+    let printed = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{printed}{}", String::from_utf8_lossy(&status.stderr));
+    assert!(printed.contains(&node_id) && printed.contains("ready"), "{printed}");
+
+    let last = setup.nodes().await[0]["lastHeartbeatAt"].as_str().unwrap().to_owned();
+    let run_log = std::fs::File::create(dir.path().join("run.log")).unwrap();
+    let resumed = Running(
+        Command::new(BCD)
+            .args(["run", "--state-dir"])
+            .arg(&state_dir)
+            .stdout(Stdio::from(run_log.try_clone().unwrap()))
+            .stderr(Stdio::from(run_log))
+            .spawn()
+            .unwrap(),
+    );
+    setup.next_heartbeat(&last).await;
+    assert!(resumed.terminate().success());
+    assert_eq!(setup.token_uses().await, 1, "a resumed daemon needs no token");
+
+    let left = bcd(&["leave"]);
+    assert!(left.status.success(), "{}", String::from_utf8_lossy(&left.stderr));
+    assert!(String::from_utf8_lossy(&left.stdout).contains(&format!("node {node_id} left")));
+    assert_eq!(setup.nodes().await[0]["state"], "left");
+    assert!(!state_dir.join("node.json").exists(), "the state is forgotten");
+    let again = bcd(&["run"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("bcd join"), "it says how to join");
 }
