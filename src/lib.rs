@@ -46,5 +46,6 @@ pub mod server;
 pub mod service;
 pub mod shutdown;
 pub mod store;
+pub mod substrate_policy;
 pub mod telemetry;
 pub mod tls;

@@ -4,13 +4,14 @@ use super::checks::{check_capability, check_location, check_offer, check_pool_ac
 use super::update_mask::Named;
 use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
 };
 use crate::store::{NewPool, PoolChange, PoolRow, VisiblePool, now_micros};
+use crate::substrate_policy::{self, SubstratePolicy};
 
 /// A protobuf `Struct` as a JSON object.
 pub fn struct_to_json(value: &prost_types::Struct) -> serde_json::Value {
@@ -20,6 +21,11 @@ pub fn struct_to_json(value: &prost_types::Struct) -> serde_json::Value {
 impl Service {
     /// Records a pool on a live account.
     pub async fn pool_create(&self, ctx: &Context, request: CreatePoolRequest) -> Result<PoolRow> {
+        let policy = request.policy.as_ref().map_or_else(|| serde_json::json!({}), struct_to_json);
+        if let Some(substrate) = substrate_policy::read(&policy)? {
+            let account = self.store.account_fetch(&request.account_id).await?;
+            self.check_substrate_account(account.tenant_id.as_deref(), &substrate).await?;
+        }
         let pool = self
             .store
             .pool_create(&NewPool {
@@ -28,7 +34,7 @@ impl Service {
                 name: request.name,
                 description: request.description,
                 billing_mode: request.billing_mode,
-                policy: request.policy.as_ref().map_or_else(|| serde_json::json!({}), struct_to_json),
+                policy,
                 prices: request.prices.into_iter().collect(),
                 now: now_micros(),
             })
@@ -51,13 +57,17 @@ impl Service {
     pub async fn pool_update(&self, ctx: &Context, request: UpdatePoolRequest) -> Result<PoolRow> {
         let named = Named::of(&request.update_mask);
         named.require_some(&["name", "description", "billingMode", "state", "policy", "prices"])?;
+        let policy = named.clearable("policy", request.policy).as_ref().map(struct_to_json);
+        if let Some(policy) = &policy {
+            self.check_substrate_change(&request.pool_id, policy).await?;
+        }
         let change = PoolChange {
             name: named.required("name", "name", request.name)?,
             description: named.clearable("description", request.description),
             billing_mode: named.required("billing_mode", "billingMode", request.billing_mode)?,
             state: named.required("state", "state", request.state)?,
             // A policy named without a value is the empty policy.
-            policy: named.clearable("policy", request.policy).as_ref().map(struct_to_json),
+            policy,
             prices: named.list("prices", request.prices).map(|prices| prices.into_iter().collect()),
         };
         let pool = self.store.pool_update(&request.pool_id, &change, now_micros()).await?;
@@ -70,6 +80,52 @@ impl Service {
         let pool = self.store.pool_delete(&request.pool_id, now_micros()).await?;
         tracing::info!(pool = %pool.id, by = %ctx.caller.principal_id, "pool deleted");
         Ok(pool)
+    }
+
+    /// A substrate's account must be a live GKE account of the pool's owner (the platform's for a
+    /// platform pool, the tenant's own for a tenant's pool).
+    async fn check_substrate_account(&self, owner: Option<&str>, substrate: &SubstratePolicy) -> Result<()> {
+        let field = format!("{}.account", substrate_policy::PATH);
+        let refuse = |why: String| Err(Error::fields(vec![FieldViolation::new(field.clone(), why)]));
+        let account = match self.store.account_fetch(&substrate.account).await {
+            Ok(account) => account,
+            Err(error) if error.code == Code::NotFound => {
+                return refuse(format!("no account {} exists", substrate.account));
+            }
+            Err(error) => return Err(error),
+        };
+        if account.deleted_at.is_some() {
+            return refuse(format!("account {} is deleted", account.id));
+        }
+        if account.provider != "gke" {
+            return refuse(format!("account {} is on {}; a kubernetes substrate needs a gke account", account.id, account.provider));
+        }
+        if account.tenant_id.as_deref() != owner {
+            let owner = owner.map_or("the platform".to_owned(), |tenant| format!("tenant {tenant}"));
+            return refuse(format!("account {} is not one of {owner}, whose pool this is", account.id));
+        }
+        Ok(())
+    }
+
+    /// A changed policy's substrate: checked as at create; on a live pool, a substrate keeps its
+    /// cluster (no switch between create and adopt, no other adopted cluster or location).
+    async fn check_substrate_change(&self, pool_id: &str, policy: &serde_json::Value) -> Result<()> {
+        let Some(wanted) = substrate_policy::read(policy)? else { return Ok(()) };
+        let pool = self.store.pool_fetch(pool_id).await?;
+        self.check_substrate_account(pool.tenant_id.as_deref(), &wanted).await?;
+        let Ok(Some(current)) = substrate_policy::read(&pool.policy) else { return Ok(()) };
+        if pool.state != "archived" && !current.cluster.is_same_cluster(&wanted.cluster) {
+            let said = if current.cluster.mode() != wanted.cluster.mode() {
+                format!("switches the substrate from {} to {}", current.cluster.mode(), wanted.cluster.mode())
+            } else {
+                "changes the substrate's cluster".to_owned()
+            };
+            return Err(Error::invalid_state(format!(
+                "pool {pool_id}'s policy {said}, which a live pool cannot do: archive the pool and make another"
+            ))
+            .with_detail("field", format!("{}.cluster", substrate_policy::PATH)));
+        }
+        Ok(())
     }
 
     /// The tenant a tenant-facing call is about: an operator names any; a tenant principal only

@@ -18,5 +18,6 @@ mod metrics;
 mod nodes;
 mod provider;
 mod store_conformance;
+mod substrates;
 mod vps;
 mod worker;
