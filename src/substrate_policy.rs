@@ -145,11 +145,18 @@ pub fn read(policy: &Value) -> crate::error::Result<Option<SubstratePolicy>> {
     let Some(substrate) = policy.get("substrate") else { return Ok(None) };
     let mut reader = Reader { violations: Violations::new() };
     let read = reader.policy(PATH, substrate);
-    if reader.violations.is_empty() {
-        Ok(read)
-    } else {
-        Err(reader.violations.into_error())
-    }
+    if reader.violations.is_empty() { Ok(read) } else { Err(reader.violations.into_error()) }
+}
+
+/// Whether `text` is all of `pattern`; each pattern is compiled once per process.
+fn matches(pattern: &str, text: &str) -> bool {
+    static COMPILED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, Regex>>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut compiled = COMPILED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let regex = compiled
+        .entry(pattern.to_owned())
+        .or_insert_with(|| Regex::new(&format!("^(?:{pattern})$")).expect("the patterns compile"));
+    regex.is_match(text)
 }
 
 /// Walks the document, recording what is wrong where.
@@ -162,7 +169,7 @@ const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 impl Reader {
     fn fault(&mut self, path: &str, description: impl Into<String>) {
-        self.violations.push(FieldViolation::new(path, description));
+        self.violations.push_with(|| FieldViolation::new(path, description));
     }
 
     /// The object at `path`, with only `fields`; `None` (and a fault) when it is not one.
@@ -172,6 +179,9 @@ impl Reader {
             return None;
         };
         for key in object.keys().filter(|key| !fields.contains(&key.as_str())) {
+            if self.violations.is_full() {
+                break;
+            }
             self.fault(&format!("{path}.{key}"), format!("is not a field here; the fields are {}", fields.join(", ")));
         }
         Some(object)
@@ -183,7 +193,7 @@ impl Reader {
         match object.get(key) {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(text)) => {
-                if Regex::new(&format!("^(?:{pattern})$")).expect("the patterns compile").is_match(text) {
+                if matches(pattern, text) {
                     text.clone()
                 } else {
                     self.fault(&path, format!("must be {rule}"));
@@ -223,7 +233,8 @@ impl Reader {
             Some(Value::String(kind)) if kind == "kubernetes" => {}
             _ => self.fault(&format!("{path}.kind"), "must be \"kubernetes\", the one kind of substrate"),
         }
-        let account = self.required(object, path, "account", "acct_[0-9a-hjkmnp-tv-z]{26}", "a GKE account's id (acct_...)");
+        let account =
+            self.required(object, path, "account", "acct_[0-9a-hjkmnp-tv-z]{26}", "a GKE account's id (acct_...)");
         let cluster = match object.get("cluster") {
             Some(cluster) => self.cluster(&format!("{path}.cluster"), cluster),
             None => {
@@ -232,7 +243,8 @@ impl Reader {
             }
         };
         let flavors = self.flavors(&format!("{path}.flavors"), object.get("flavors"));
-        let bcd_image = self.string(object, path, "bcdImage", "[a-z0-9][a-z0-9./:@_-]{0,254}", "a container image reference");
+        let bcd_image =
+            self.string(object, path, "bcdImage", "[a-z0-9][a-z0-9./:@_-]{0,254}", "a container image reference");
         Some(SubstratePolicy { account, cluster: cluster?, flavors, bcd_image })
     }
 
@@ -245,28 +257,56 @@ impl Reader {
                 let path = format!("{path}.create");
                 let fields = self.object(&path, create, &["location", "releaseChannel", "version", "networkId"])?;
                 let location = self.required(fields, &path, "location", LOCATION, LOCATION_RULE);
-                let channel = self.string(fields, &path, "releaseChannel", &CHANNELS.join("|"), "rapid, regular, stable or extended");
-                let version = self.string(fields, &path, "version", r"[0-9]+\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?", "a minor (1.33) or full version");
-                let network_id = self.string(fields, &path, "networkId", "net_[0-9a-hjkmnp-tv-z]{26,52}", "a network's id (net_...)");
+                let channel = self.string(
+                    fields,
+                    &path,
+                    "releaseChannel",
+                    &CHANNELS.join("|"),
+                    "rapid, regular, stable or extended",
+                );
+                let version = self.string(
+                    fields,
+                    &path,
+                    "version",
+                    r"[0-9]+\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?",
+                    "a minor (1.33) or full version",
+                );
+                let network_id = self.string(
+                    fields,
+                    &path,
+                    "networkId",
+                    "net_[0-9a-hjkmnp-tv-z]{26,52}",
+                    "a network's id (net_...)",
+                );
                 let release_channel = if channel.is_empty() { "regular".to_owned() } else { channel };
                 Some(SubstrateCluster::Create { location, release_channel, version, network_id })
             }
             (None, Some(adopt)) => {
                 let path = format!("{path}.adopt");
                 let fields = self.object(&path, adopt, &["name", "location"])?;
-                let name = self.required(fields, &path, "name", "[a-z]([-a-z0-9]{0,38}[a-z0-9])?", "the cluster's name at the provider");
+                let name = self.required(
+                    fields,
+                    &path,
+                    "name",
+                    "[a-z]([-a-z0-9]{0,38}[a-z0-9])?",
+                    "the cluster's name at the provider",
+                );
                 let location = self.required(fields, &path, "location", LOCATION, LOCATION_RULE);
                 Some(SubstrateCluster::Adopt { name, location })
             }
             _ => {
-                self.fault(path, "must have exactly one of create (a cluster to make) and adopt (a cluster that exists)");
+                self.fault(
+                    path,
+                    "must have exactly one of create (a cluster to make) and adopt (a cluster that exists)",
+                );
                 None
             }
         }
     }
 
     fn flavors(&mut self, path: &str, value: Option<&Value>) -> Vec<Flavor> {
-        let Some(items) = value.and_then(Value::as_array).filter(|items| (1..=MAX_FLAVORS).contains(&items.len())) else {
+        let Some(items) = value.and_then(Value::as_array).filter(|items| (1..=MAX_FLAVORS).contains(&items.len()))
+        else {
             self.fault(path, format!("must be a list of 1 to {MAX_FLAVORS} flavors"));
             return Vec::new();
         };
@@ -275,7 +315,10 @@ impl Reader {
             let path = format!("{path}[{index}]");
             let Some(flavor) = self.flavor(&path, item) else { continue };
             if flavors.iter().any(|other| other.name == flavor.name) {
-                self.fault(&format!("{path}.name"), format!("{:?} names another flavor too; names are unique", flavor.name));
+                self.fault(
+                    &format!("{path}.name"),
+                    format!("{:?} names another flavor too; names are unique", flavor.name),
+                );
             }
             flavors.push(flavor);
         }
@@ -283,10 +326,18 @@ impl Reader {
     }
 
     fn flavor(&mut self, path: &str, value: &Value) -> Option<Flavor> {
-        let fields = ["name", "machineType", "nodeCount", "autoscaling", "diskGiB", "spot", "accelerators", "labels", "taints"];
+        let fields =
+            ["name", "machineType", "nodeCount", "autoscaling", "diskGiB", "spot", "accelerators", "labels", "taints"];
         let object = self.object(path, value, &fields)?;
-        let name = self.required(object, path, "name", "[a-z]([a-z0-9-]{0,23}[a-z0-9])?", "1 to 25 lower-case letters, digits and -, starting with a letter");
-        let machine_type = self.required(object, path, "machineType", "[a-z0-9][a-z0-9.-]{0,62}", "a machine type (e2-standard-4)");
+        let name = self.required(
+            object,
+            path,
+            "name",
+            "[a-z]([a-z0-9-]{0,23}[a-z0-9])?",
+            "1 to 25 lower-case letters, digits and -, starting with a letter",
+        );
+        let machine_type =
+            self.required(object, path, "machineType", "[a-z0-9][a-z0-9.-]{0,62}", "a machine type (e2-standard-4)");
         let node_count = self.integer(object, path, "nodeCount", 0, 1000);
         let autoscaling = match object.get("autoscaling") {
             None | Some(Value::Null) => None,
@@ -309,7 +360,8 @@ impl Reader {
             Some(value) => {
                 let path = format!("{path}.accelerators");
                 let fields = self.object(&path, value, &["type", "count"])?;
-                let kind = self.required(fields, &path, "type", "[a-z0-9][a-z0-9-]{0,62}", "an accelerator type (nvidia-l4)");
+                let kind =
+                    self.required(fields, &path, "type", "[a-z0-9][a-z0-9-]{0,62}", "an accelerator type (nvidia-l4)");
                 let count = self.integer(fields, &path, "count", 1, 16).unwrap_or(1);
                 Some(Accelerators { kind, count })
             }
@@ -339,15 +391,18 @@ impl Reader {
             self.fault(path, "must be an object of at most 64 labels (key: value)");
             return BTreeMap::new();
         };
-        let key = Regex::new(r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$").expect("compiles");
-        let text = Regex::new(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$").expect("compiles");
+        const KEY: &str = r"([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?";
+        const VALUE: &str = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?";
         let mut labels = BTreeMap::new();
         for (name, value) in object {
             match value.as_str() {
-                Some(value) if key.is_match(name) && text.is_match(value) => {
+                Some(value) if matches(KEY, name) && matches(VALUE, value) => {
                     labels.insert(name.clone(), value.to_owned());
                 }
-                _ => self.fault(&format!("{path}.{name}"), "must be a Kubernetes label: a qualified name and a value of at most 63 characters"),
+                _ => self.fault(
+                    &format!("{path}.{name}"),
+                    "must be a Kubernetes label: a qualified name and a value of at most 63 characters",
+                ),
             }
         }
         labels
@@ -363,9 +418,22 @@ impl Reader {
         for (index, item) in items.iter().enumerate() {
             let path = format!("{path}[{index}]");
             let Some(object) = self.object(&path, item, &["key", "value", "effect"]) else { continue };
-            let key = self.required(object, &path, "key", r"([a-z0-9.-]{1,253}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?", "a qualified name");
-            let value = self.string(object, &path, "value", r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?", "at most 63 characters");
-            let effect = self.required(object, &path, "effect", &EFFECTS.join("|"), "NoSchedule, PreferNoSchedule or NoExecute");
+            let key = self.required(
+                object,
+                &path,
+                "key",
+                r"([a-z0-9.-]{1,253}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?",
+                "a qualified name",
+            );
+            let value = self.string(
+                object,
+                &path,
+                "value",
+                r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?",
+                "at most 63 characters",
+            );
+            let effect =
+                self.required(object, &path, "effect", &EFFECTS.join("|"), "NoSchedule, PreferNoSchedule or NoExecute");
             taints.push(Taint { key, value, effect });
         }
         taints
@@ -402,7 +470,9 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(policy.cluster.mode(), "create");
-        assert!(matches!(&policy.cluster, SubstrateCluster::Create { release_channel, .. } if release_channel == "regular"));
+        assert!(
+            matches!(&policy.cluster, SubstrateCluster::Create { release_channel, .. } if release_channel == "regular")
+        );
         assert_eq!(policy.flavors[0].disk_gib, 100);
         assert_eq!(policy.flavors[1].autoscaling, Some(Autoscaling { min: 0, max: 4 }));
         let again: SubstratePolicy = serde_json::from_value(serde_json::to_value(&policy).unwrap()).unwrap();
@@ -430,9 +500,13 @@ mod tests {
         ] {
             assert!(found.iter().any(|field| field == expected), "{expected} not in {found:?}");
         }
-        assert_eq!(fields(json!({"kind": "kubernetes", "account": ACCOUNT, "cluster": {"adopt": {"name": "web"}},
-            "flavors": []})), ["policy.substrate.cluster.adopt.location", "policy.substrate.flavors"]);
-        let many: Vec<Value> = (0..21).map(|i| json!({"name": format!("f{i}"), "machineType": "e2-small", "nodeCount": 1})).collect();
+        assert_eq!(
+            fields(json!({"kind": "kubernetes", "account": ACCOUNT, "cluster": {"adopt": {"name": "web"}},
+            "flavors": []})),
+            ["policy.substrate.cluster.adopt.location", "policy.substrate.flavors"]
+        );
+        let many: Vec<Value> =
+            (0..21).map(|i| json!({"name": format!("f{i}"), "machineType": "e2-small", "nodeCount": 1})).collect();
         assert!(fields(json!({"kind": "kubernetes", "account": ACCOUNT, "cluster": {"adopt": {"name": "web", "location": "us-east1"}},
             "flavors": many})).contains(&"policy.substrate.flavors".to_owned()));
     }

@@ -98,7 +98,10 @@ impl Service {
             return refuse(format!("account {} is deleted", account.id));
         }
         if account.provider != "gke" {
-            return refuse(format!("account {} is on {}; a kubernetes substrate needs a gke account", account.id, account.provider));
+            return refuse(format!(
+                "account {} is on {}; a kubernetes substrate needs a gke account",
+                account.id, account.provider
+            ));
         }
         if account.tenant_id.as_deref() != owner {
             let owner = owner.map_or("the platform".to_owned(), |tenant| format!("tenant {tenant}"));

@@ -39,15 +39,22 @@ async fn a_substrate_policy_is_checked_at_the_call_with_every_fault_by_its_path(
 
     let mut policy = substrate(&platform.gke_account, json!({"create": {"location": "us-central1-a"}}));
     let made = client
-        .ok(CREATE, json!({"accountId": platform.gke_account, "name": "substrate", "billingMode": "none", "policy": policy}))
+        .ok(
+            CREATE,
+            json!({"accountId": platform.gke_account, "name": "substrate", "billingMode": "none", "policy": policy}),
+        )
         .await;
     assert_eq!(made["policy"]["substrate"]["flavors"][1]["name"], "gpu", "the policy is kept as given");
 
     policy["substrate"]["flavors"][1]["machineType"] = json!("G2 standard");
     policy["substrate"]["flavors"][0]["nodeCount"] = json!(-1);
-    policy["substrate"]["cluster"] = json!({"create": {"location": "us-central1-a"}, "adopt": {"name": "x", "location": "us-east1"}});
+    policy["substrate"]["cluster"] =
+        json!({"create": {"location": "us-central1-a"}, "adopt": {"name": "x", "location": "us-east1"}});
     let (status, refused) = client
-        .call(CREATE, json!({"accountId": platform.gke_account, "name": "bad", "billingMode": "none", "policy": policy}))
+        .call(
+            CREATE,
+            json!({"accountId": platform.gke_account, "name": "bad", "billingMode": "none", "policy": policy}),
+        )
         .await;
     assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("INVALID_INPUT")), "{refused}");
     let named = fields(&refused);
@@ -67,11 +74,15 @@ async fn a_substrate_is_on_a_gke_account_of_the_pools_owner(backend: Backend) {
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let cluster = json!({"adopt": {"name": "shared", "location": "us-central1"}});
-    let refusal = |answer: &Value| answer["error"]["details"]["fields"][0]["description"].as_str().unwrap_or("").to_owned();
+    let refusal =
+        |answer: &Value| answer["error"]["details"]["fields"][0]["description"].as_str().unwrap_or("").to_owned();
 
     let policy = substrate(&platform.do_account, cluster.clone());
     let (status, refused) = client
-        .call(CREATE, json!({"accountId": platform.gke_account, "name": "on-do", "billingMode": "none", "policy": policy}))
+        .call(
+            CREATE,
+            json!({"accountId": platform.gke_account, "name": "on-do", "billingMode": "none", "policy": policy}),
+        )
         .await;
     assert_eq!((status, fields(&refused)), (400, vec!["policy.substrate.account".to_owned()]), "{refused}");
     assert!(refusal(&refused).contains("needs a gke account"), "{refused}");

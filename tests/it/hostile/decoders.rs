@@ -426,3 +426,48 @@ async fn a_hostile_request_id_is_replaced_and_a_plain_one_kept() {
     let response = tenants.list(request).await.unwrap();
     assert!(response.metadata().get("x-request-id").unwrap().to_str().unwrap().starts_with("req_"));
 }
+
+/// The substrate policy is read from a pool's policy document: a body made of faults (thousands
+/// of flavors, thousands of unknown keys in each, labels far past their count) is answered with
+/// a bounded list of faults at once, and nothing is written.
+#[tokio::test]
+async fn a_substrate_policy_made_of_faults_answers_a_bounded_list_and_writes_nothing() {
+    let server = ServerProcess::start(&[]).await;
+    let admin = server.admin_token.clone();
+    let account = server
+        .ok(
+            "/api/platform/accounts/create",
+            &admin,
+            serde_json::json!({"provider": "gke", "name": "gke", "credentials": crate::catalog::gke_key(),
+                "endpoint": "http://127.0.0.1:1", "zones": ["us-central1-a"]}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let junk: serde_json::Map<String, Value> = (0..2000).map(|i| (format!("k{i}"), Value::from(i))).collect();
+    let flavor = serde_json::json!({"name": "A", "machineType": "?", "labels": junk.clone(), "taints": [junk.clone()]});
+    let flavors: Vec<Value> = (0..15).map(|_| flavor.clone()).collect();
+    let bodies = [
+        // Too many flavors: refused by their count, the items never read.
+        serde_json::json!({"kind": "kubernetes", "account": account, "cluster": {"adopt": junk.clone()},
+            "flavors": vec![serde_json::json!({"name": "A", "colour": "red"}); 50000]}),
+        // Within the count, every item a heap of faults.
+        serde_json::json!({"kind": "kubernetes", "account": account, "cluster": junk, "flavors": flavors}),
+    ];
+    for substrate in bodies {
+        let body = serde_json::json!({"accountId": account, "name": "hostile", "billingMode": "none",
+            "policy": {"substrate": substrate}})
+        .to_string();
+        assert!(body.len() < 4 << 20, "within the body limit: {} bytes", body.len());
+        let (status, text) = post_unread(&server, "/api/platform/pools/create", Some(&admin), &body, false);
+        assert_eq!(status, 400, "{}", &text[..text.len().min(500)]);
+        let error = json_error(&text);
+        assert_eq!(error["code"], "INVALID_INPUT");
+        assert!(error["details"]["fields"].as_array().unwrap().len() <= MAX_VIOLATIONS);
+        assert!(error["details"]["fields"][0]["field"].as_str().unwrap().starts_with("policy.substrate"), "{error}");
+        server.assert_up();
+    }
+    let pools = server.ok("/api/platform/pools/list", &admin, serde_json::json!({})).await;
+    assert_eq!(pools["pools"], serde_json::json!([]), "nothing was written");
+}
