@@ -10,7 +10,9 @@
 //! A message gets them by its line in the `impl` lists at the bottom.
 
 use super::timestamp;
-use crate::proto::compute::{Certificate, Instance, KubernetesCluster, KubernetesNodePool, LoadBalancer, Network};
+use crate::proto::compute::{
+    Certificate, Instance, KubernetesCluster, KubernetesNodePool, KubernetesSubstrate, LoadBalancer, Network,
+};
 use crate::proto::platform::{Account, Pool, Project, Tenant};
 use crate::store::ResourceMeta;
 
@@ -79,7 +81,7 @@ macro_rules! resource_view {
     };
 }
 
-stamped!(Tenant, Project, Account, Pool, KubernetesNodePool);
+stamped!(Tenant, Project, Account, Pool, KubernetesNodePool, KubernetesSubstrate);
 resource_view!(Network, Instance, Certificate, LoadBalancer, KubernetesCluster);
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ mod join_tokens;
 mod kubernetes;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod kubernetes_substrates;
 mod load_balancer_checks;
 mod load_balancers;
 mod networks;

@@ -19,6 +19,7 @@ mod instances;
 mod join_tokens;
 mod kubernetes_clusters;
 mod kubernetes_node_pools;
+mod kubernetes_substrates;
 mod load_balancer_rows;
 mod load_balancer_targets;
 mod load_balancers;
@@ -62,6 +63,9 @@ pub use kubernetes_clusters::{
     provider_name,
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
+pub use kubernetes_substrates::{
+    SUBSTRATE_KIND, SubstrateFlavorRow, SubstrateObjectRow, SubstrateRow, created_cluster_name, flavor_node_pool_name,
+};
 pub use load_balancer_rows::{
     DomainRow, ForwardingRow, HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings,
     NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
@@ -148,6 +152,7 @@ migrations!(
     (14, "request_digest_name", "0014_request_digest_name"),
     (15, "join_tokens", "0015_join_tokens"),
     (16, "nodes", "0016_nodes"),
+    (17, "kubernetes_substrates", "0017_kubernetes_substrates"),
 );
 
 /// The store shared by every service and reconciler.

@@ -189,6 +189,7 @@ impl Store {
             );
             self.authz_resource_insert_in(&mut txn, &authz).await?;
             self.event_append_in(&mut txn, &pool_event("created", &pool)).await?;
+            self.substrate_follow_pool_in(&mut txn, &pool, new.now).await?;
             self.commit_and_signal(txn).await?;
             Ok(pool)
         })
@@ -259,6 +260,7 @@ impl Store {
             .await?;
             let pool = self.pool_fetch_in(&mut txn, id).await?;
             self.event_append_in(&mut txn, &pool_event("updated", &pool)).await?;
+            self.substrate_follow_pool_in(&mut txn, &pool, now).await?;
             self.commit_and_signal(txn).await?;
             Ok(pool)
         })
@@ -285,6 +287,7 @@ impl Store {
             let pool = self.pool_fetch_in(&mut txn, id).await?;
             if updated {
                 self.event_append_in(&mut txn, &pool_event("deleted", &pool)).await?;
+                self.substrate_follow_pool_in(&mut txn, &pool, now).await?;
                 self.commit_and_signal(txn).await?;
             }
             Ok(pool)

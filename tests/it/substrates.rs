@@ -6,12 +6,13 @@ use better_compute::store::Backend;
 use serde_json::{Value, json};
 
 use crate::catalog::{Client, Platform, gke_key};
-use crate::harness::{TestDb, TestServer};
+use crate::harness::{TestDb, TestServer, tenant_principal};
 
 crate::on_both_backends!(
     a_substrate_policy_is_checked_at_the_call_with_every_fault_by_its_path,
     a_substrate_is_on_a_gke_account_of_the_pools_owner,
     a_live_pool_keeps_its_substrates_cluster_until_it_is_archived,
+    a_pools_policy_records_its_substrate_pending_for_the_pools_people_to_read,
 );
 
 const CREATE: &str = "/api/platform/pools/create";
@@ -139,5 +140,74 @@ async fn a_live_pool_keeps_its_substrates_cluster_until_it_is_archived(backend: 
 
     client.ok(UPDATE, json!({"poolId": pool, "updateMask": "state", "state": "archived"})).await;
     client.ok(UPDATE, update(adopted)).await;
+    server.stop().await;
+}
+
+async fn a_pools_policy_records_its_substrate_pending_for_the_pools_people_to_read(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let server = TestServer::start(&db).await;
+    let client = Client::new(&server);
+    let _platform = Platform::create(&client).await;
+    let acme_gke = client
+        .ok(
+            "/api/platform/accounts/create",
+            json!({"tenantId": "acme", "provider": "gke", "name": "acme-gke", "credentials": gke_key(),
+                "endpoint": "http://127.0.0.1:1", "zones": ["us-central1-a"]}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let plain = client.ok(CREATE, json!({"accountId": acme_gke, "name": "plain", "billingMode": "none"})).await;
+    let policy = substrate(&acme_gke, json!({"adopt": {"name": "shared", "location": "us-central1"}}));
+    let pool = client
+        .ok(CREATE, json!({"accountId": acme_gke, "name": "substrate", "billingMode": "none", "policy": policy}))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let admin = tenant_principal(&server.store, "acme", "admin").await;
+    let get = "/api/compute/kubernetesSubstrates/get";
+
+    let (status, recorded) = server.post(get, Some(&admin), json!({"poolId": pool})).await;
+    assert_eq!(status, 200, "{recorded}");
+    assert_eq!((recorded["state"].as_str(), recorded["mode"].as_str()), (Some("pending"), Some("adopt")));
+    assert_eq!(recorded["clusterName"], "shared");
+    let body = &pool["pool_".len()..];
+    assert_eq!(recorded["flavors"][0]["nodePool"], json!(format!("bc-{}-general", &body[..10])));
+    assert_eq!(recorded["flavors"][0]["desiredNodes"], 2);
+    assert_eq!(recorded["flavors"][1]["desiredNodes"], 0, "an autoscaled flavor asks for its minimum");
+    let (_, listed) =
+        server.post("/api/compute/kubernetesSubstrates/list", Some(&admin), json!({"poolId": pool})).await;
+    assert_eq!(listed["substrates"].as_array().map(Vec::len), Some(1), "{listed}");
+
+    let (status, none) = server.post(get, Some(&admin), json!({"poolId": plain["id"]})).await;
+    assert_eq!((status, none["error"]["code"].as_str()), (404, Some("NOT_FOUND")), "{none}");
+    let (_, empty) =
+        server.post("/api/compute/kubernetesSubstrates/list", Some(&admin), json!({"poolId": plain["id"]})).await;
+    assert_eq!(empty["substrates"], json!([]), "{empty}");
+    let globex = tenant_principal(&server.store, "globex", "admin").await;
+    let (status, _) = server.post(get, Some(&globex), json!({"poolId": pool})).await;
+    assert_eq!(status, 403, "another tenant reads nothing of it");
+
+    // A changed flavor bumps its version; archiving asks for the teardown, and the worker is told.
+    let mut changed = substrate(&acme_gke, json!({"adopt": {"name": "shared", "location": "us-central1"}}));
+    changed["substrate"]["flavors"][0]["nodeCount"] = json!(3);
+    client.ok(UPDATE, json!({"poolId": pool, "updateMask": "policy", "policy": changed})).await;
+    let (_, updated) = server.post(get, Some(&admin), json!({"poolId": pool})).await;
+    assert_eq!((updated["version"].as_i64(), updated["flavors"][0]["desiredNodes"].as_i64()), (Some(2), Some(3)));
+    client.ok(UPDATE, json!({"poolId": pool, "updateMask": "state", "state": "archived"})).await;
+    let (_, archived) = server.post(get, Some(&admin), json!({"poolId": pool})).await;
+    assert_eq!(archived["version"], 3, "{archived}");
+    let due = server.store.work_next_due(better_compute::store::SUBSTRATE_KIND).await.unwrap();
+    assert!(due.is_some(), "the reconciler is told");
+    let filter = better_compute::store::EventFilter {
+        subject: pool.clone(),
+        type_prefix: "kubernetes.substrate.".into(),
+        limit: 10,
+        ..Default::default()
+    };
+    let events = server.store.event_list_after(&filter).await.unwrap();
+    assert_eq!(events.iter().map(|e| e.event_type.as_str()).collect::<Vec<_>>(), ["kubernetes.substrate.created"]);
     server.stop().await;
 }

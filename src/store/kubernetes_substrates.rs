@@ -1,0 +1,341 @@
+//! Kubernetes pool substrates in the store: the desired spec written with the pool's policy (in
+//! the pool's own transaction, with the reconciler's work), a teardown asked for when the pool
+//! is archived, and the substrate's events on the pool's subject.
+
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
+
+use super::catalog::value_from_json;
+use super::{NewEvent, PoolRow, Store};
+use crate::error::{Error, Result};
+use crate::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
+
+/// The work kind of the `kubernetes.substrates` reconciler.
+pub const SUBSTRATE_KIND: &str = "kubernetes-substrate";
+
+/// A flavor's node pool as the reconciler last saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubstrateFlavorRow {
+    /// The flavor.
+    pub name: String,
+    /// Its node pool's name at the provider (`bc-<pool>-<flavor>`).
+    pub node_pool: String,
+    /// `pending`, `provisioning`, `ready`, `updating`, `deleting` or `error`.
+    pub state: String,
+    /// Nodes asked for (the fixed size, or the autoscaling minimum).
+    pub desired_nodes: i64,
+    /// Nodes the provider reports.
+    pub provider_nodes: i64,
+    /// Nodes joined to the pool.
+    pub joined_nodes: i64,
+}
+
+/// An object applied to the substrate's cluster.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SubstrateObjectRow {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// A substrate as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubstrateRow {
+    /// Its pool (a pool has at most one).
+    pub pool_id: String,
+    /// The tenant whose account the pool is on; `None` for a platform pool.
+    pub tenant_id: Option<String>,
+    /// The GKE account of the cluster.
+    pub account_id: String,
+    /// `create` or `adopt`.
+    pub mode: String,
+    /// The policy's substrate, as checked.
+    pub spec: SubstratePolicy,
+    /// The cluster's name at the provider.
+    pub cluster_name: String,
+    /// Its zone or region.
+    pub location: String,
+    /// Its API endpoint, once known.
+    pub endpoint: String,
+    /// Control plane and node versions, once known.
+    pub master_version: String,
+    pub node_version: String,
+    /// `pending`, `provisioning`, `ready`, `updating`, `deleting`, `deleted` or `error`.
+    pub state: String,
+    /// Why it is in `error`.
+    pub message: String,
+    /// Its flavors' node pools.
+    pub flavors: Vec<SubstrateFlavorRow>,
+    /// The objects it applied.
+    pub objects: Vec<SubstrateObjectRow>,
+    /// The hosted join token; empty until made.
+    pub join_token_id: String,
+    /// Bumped by every change of its spec or state.
+    pub version: i64,
+    /// When its teardown was asked for.
+    pub teardown_requested_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub deleted_at: Option<i64>,
+}
+
+const COLUMNS: &str = "pool_id, tenant_id, account_id, mode, spec, cluster_name, location, endpoint, master_version, \
+                       node_version, state, message, flavors, objects, join_token_id, version, teardown_requested_at, \
+                       created_at, updated_at, deleted_at";
+
+fn substrate_from_row(row: &AnyRow) -> Result<SubstrateRow> {
+    let json = |column: &str| row.try_get::<String, _>(column);
+    Ok(SubstrateRow {
+        pool_id: row.try_get("pool_id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        account_id: row.try_get("account_id")?,
+        mode: row.try_get("mode")?,
+        spec: value_from_json(&json("spec")?)?,
+        cluster_name: row.try_get("cluster_name")?,
+        location: row.try_get("location")?,
+        endpoint: row.try_get("endpoint")?,
+        master_version: row.try_get("master_version")?,
+        node_version: row.try_get("node_version")?,
+        state: row.try_get("state")?,
+        message: row.try_get("message")?,
+        flavors: value_from_json(&json("flavors")?)?,
+        objects: value_from_json(&json("objects")?)?,
+        join_token_id: row.try_get("join_token_id")?,
+        version: row.try_get("version")?,
+        teardown_requested_at: row.try_get("teardown_requested_at")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        deleted_at: row.try_get("deleted_at")?,
+    })
+}
+
+/// The name of the cluster a `create` substrate makes: `bc-s-` and 24 characters of the pool id.
+pub fn created_cluster_name(pool_id: &str) -> String {
+    let body = pool_id.trim_start_matches("pool_");
+    format!("bc-s-{}", &body[..body.len().min(24)])
+}
+
+/// The provider name of a flavor's node pool: `bc-`, the first 10 characters of the pool id's
+/// body, and the flavor (within GKE's 40 characters).
+pub fn flavor_node_pool_name(pool_id: &str, flavor: &str) -> String {
+    let body = pool_id.trim_start_matches("pool_");
+    format!("bc-{}-{flavor}", &body[..body.len().min(10)])
+}
+
+/// Its flavors as they are first recorded: each `pending`, sized as the spec asks.
+fn pending_flavors(pool_id: &str, spec: &SubstratePolicy, current: &[SubstrateFlavorRow]) -> Vec<SubstrateFlavorRow> {
+    spec.flavors
+        .iter()
+        .map(|flavor| {
+            let seen = current.iter().find(|row| row.name == flavor.name);
+            SubstrateFlavorRow {
+                name: flavor.name.clone(),
+                node_pool: flavor_node_pool_name(pool_id, &flavor.name),
+                state: seen.map_or_else(|| "pending".to_owned(), |row| row.state.clone()),
+                desired_nodes: flavor.node_count.or(flavor.autoscaling.map(|bounds| bounds.min)).unwrap_or(0),
+                provider_nodes: seen.map_or(0, |row| row.provider_nodes),
+                joined_nodes: seen.map_or(0, |row| row.joined_nodes),
+            }
+        })
+        .collect()
+}
+
+/// A substrate as first recorded for `pool`: `pending`, nothing made yet.
+fn new_substrate(pool: &PoolRow, spec: SubstratePolicy, now: i64) -> SubstrateRow {
+    let (cluster_name, location) = match &spec.cluster {
+        SubstrateCluster::Create { location, .. } => (created_cluster_name(&pool.id), location.clone()),
+        SubstrateCluster::Adopt { name, location } => (name.clone(), location.clone()),
+    };
+    SubstrateRow {
+        pool_id: pool.id.clone(),
+        tenant_id: pool.tenant_id.clone(),
+        account_id: spec.account.clone(),
+        mode: spec.cluster.mode().to_owned(),
+        flavors: pending_flavors(&pool.id, &spec, &[]),
+        spec,
+        cluster_name,
+        location,
+        endpoint: String::new(),
+        master_version: String::new(),
+        node_version: String::new(),
+        state: "pending".to_owned(),
+        message: String::new(),
+        objects: Vec::new(),
+        join_token_id: String::new(),
+        version: 1,
+        teardown_requested_at: None,
+        created_at: now,
+        updated_at: now,
+        deleted_at: None,
+    }
+}
+
+impl SubstrateRow {
+    fn event(&self, change: &str, time: i64) -> NewEvent {
+        NewEvent {
+            source: "/compute/kubernetesSubstrates".to_owned(),
+            event_type: format!("kubernetes.substrate.{change}"),
+            subject: self.pool_id.clone(),
+            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
+            time,
+            data: serde_json::json!({
+                "poolId": self.pool_id, "mode": self.mode, "clusterName": self.cluster_name,
+                "location": self.location, "state": self.state, "message": self.message, "version": self.version,
+            }),
+        }
+    }
+}
+
+impl Store {
+    /// Follows the pool's policy in the pool's own transaction: a substrate appears `pending`
+    /// with its spec, a changed spec is recorded (version bumped), and an archived pool (or one
+    /// whose policy lost its substrate) asks for the teardown; each time the reconciler is woken.
+    pub(super) async fn substrate_follow_pool_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        pool: &PoolRow,
+        now: i64,
+    ) -> Result<()> {
+        let wanted = substrate_policy::read(&pool.policy)?.filter(|_| pool.state == "active");
+        let mut current = self.substrate_fetch_in(txn, &pool.id).await?;
+        if wanted.is_some() && current.as_ref().is_some_and(|row| row.deleted_at.is_some()) {
+            // A pool made active again after its substrate was torn down gets one anew.
+            sqlx::query("DELETE FROM kubernetes_substrates WHERE pool_id = $1")
+                .bind(&pool.id)
+                .execute(&mut **txn)
+                .await?;
+            current = None;
+        }
+        let (row, change) = match (wanted, current) {
+            (None, None) => return Ok(()),
+            (None, Some(current)) if current.teardown_requested_at.is_some() || current.deleted_at.is_some() => {
+                return Ok(());
+            }
+            (None, Some(current)) => {
+                sqlx::query(
+                    "UPDATE kubernetes_substrates SET teardown_requested_at = $2, version = version + 1, \
+                     updated_at = $2 WHERE pool_id = $1",
+                )
+                .bind(&current.pool_id)
+                .bind(now)
+                .execute(&mut **txn)
+                .await?;
+                (current, None)
+            }
+            (Some(spec), None) => {
+                let row = new_substrate(pool, spec, now);
+                self.substrate_insert_in(txn, &row).await?;
+                (row, Some("created"))
+            }
+            (Some(spec), Some(current)) if spec == current.spec && current.teardown_requested_at.is_none() => {
+                return Ok(());
+            }
+            (Some(spec), Some(current)) => {
+                let flavors = pending_flavors(&pool.id, &spec, &current.flavors);
+                sqlx::query(
+                    "UPDATE kubernetes_substrates SET spec = $2, flavors = $3, teardown_requested_at = NULL, \
+                     version = version + 1, updated_at = $4 WHERE pool_id = $1",
+                )
+                .bind(&current.pool_id)
+                .bind(serde_json::to_string(&spec).expect("a spec serializes"))
+                .bind(serde_json::to_string(&flavors).expect("flavors serialize"))
+                .bind(now)
+                .execute(&mut **txn)
+                .await?;
+                (current, None)
+            }
+        };
+        if let Some(change) = change {
+            self.event_append_in(txn, &row.event(change, now)).await?;
+        }
+        self.work_enqueue_in(txn, SUBSTRATE_KIND, &row.pool_id, &row.state, None, now).await
+    }
+
+    async fn substrate_insert_in(&self, txn: &mut Transaction<'static, Any>, row: &SubstrateRow) -> Result<()> {
+        let sql = format!(
+            "INSERT INTO kubernetes_substrates ({COLUMNS}) VALUES \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&row.pool_id)
+            .bind(&row.tenant_id)
+            .bind(&row.account_id)
+            .bind(&row.mode)
+            .bind(serde_json::to_string(&row.spec).expect("a spec serializes"))
+            .bind(&row.cluster_name)
+            .bind(&row.location)
+            .bind(&row.endpoint)
+            .bind(&row.master_version)
+            .bind(&row.node_version)
+            .bind(&row.state)
+            .bind(&row.message)
+            .bind(serde_json::to_string(&row.flavors).expect("flavors serialize"))
+            .bind(serde_json::to_string(&row.objects).expect("objects serialize"))
+            .bind(&row.join_token_id)
+            .bind(row.version)
+            .bind(row.teardown_requested_at)
+            .bind(row.created_at)
+            .bind(row.updated_at)
+            .bind(row.deleted_at)
+            .execute(&mut **txn)
+            .await?;
+        Ok(())
+    }
+
+    async fn substrate_fetch_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        pool_id: &str,
+    ) -> Result<Option<SubstrateRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM kubernetes_substrates WHERE pool_id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).fetch_optional(&mut **txn).await?;
+        row.as_ref().map(substrate_from_row).transpose()
+    }
+
+    /// The pool's substrate; `NOT_FOUND` when its policy never had one.
+    pub async fn substrate_fetch(&self, pool_id: &str) -> Result<SubstrateRow> {
+        crate::measured::store("substrate_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM kubernetes_substrates WHERE pool_id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(substrate_from_row).transpose()?.ok_or_else(|| {
+                Error::not_found("substrate", pool_id).with_detail(
+                    "hint",
+                    "a pool has a substrate once its policy has one (policy.substrate); see pools.update",
+                )
+            })
+        })
+        .await
+    }
+
+    /// Substrates, oldest first (at most `limit`), those of `tenant`'s pools when it is given.
+    pub async fn substrate_list(&self, tenant: Option<&str>, limit: i64) -> Result<Vec<SubstrateRow>> {
+        crate::measured::store("substrate_list", async {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM kubernetes_substrates WHERE ($1 = '' OR tenant_id = $1) \
+                 ORDER BY created_at, pool_id LIMIT $2"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(tenant.unwrap_or_default())
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?;
+            rows.iter().map(substrate_from_row).collect()
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_fit_gke_and_never_collide_with_a_tenants_pools() {
+        let pool = "pool_0123456789abcdefghjkmnpqrs";
+        assert_eq!(created_cluster_name(pool), "bc-s-0123456789abcdefghjkmnpq");
+        let name = flavor_node_pool_name(pool, "abcdefghijklmnopqrstuvwxy");
+        assert_eq!(name, "bc-0123456789-abcdefghijklmnopqrstuvwxy");
+        assert!(name.len() <= 40, "{}", name.len());
+    }
+}
