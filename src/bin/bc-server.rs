@@ -24,6 +24,11 @@ struct Cli {
     log: LogOptions,
     #[command(flatten)]
     config: ConfigFileOption,
+    /// On SIGTERM, how long `/readyz` answers 503 while calls are still served, before the
+    /// listener closes and the calls in flight finish, in seconds: give balancers the time to
+    /// take this server out of rotation (at least their readiness probe's period).
+    #[arg(long, env = "BC_DRAIN_SECS", default_value_t = 5.0)]
+    drain_secs: f64,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -87,6 +92,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 metrics: cli.server.metrics_access(),
                 metrics_listener,
                 tls,
+                drain: std::time::Duration::try_from_secs_f64(cli.drain_secs)
+                    .map_err(|error| format!("--drain-secs {}: {error}", cli.drain_secs))?,
             };
             let scheme = if options.tls.is_some() { "https" } else { "http" };
             let listen = listener.local_addr().map_err(|error| format!("the listener has no address: {error}"))?;
