@@ -17,6 +17,7 @@ mod load_balancers;
 mod metrics;
 mod nodes;
 mod provider;
+mod scale_out;
 mod store_conformance;
 mod vps;
 mod worker;
