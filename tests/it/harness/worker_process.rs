@@ -60,7 +60,7 @@ impl WorkerProcess {
 
     /// Sends SIGTERM: the worker finishes and exits by itself ([`WorkerProcess::wait_exit`]).
     pub fn sigterm(&self) {
-        Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().unwrap();
+        self.process.as_ref().expect("running").sigterm();
     }
 
     /// Kills the process with SIGKILL and reaps it: nothing is finished or given back.
@@ -79,15 +79,7 @@ impl WorkerProcess {
 
     /// Waits up to `limit` for the process to exit; its exit status.
     pub async fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
-        let deadline = Instant::now() + limit;
-        let running = self.process.as_mut().expect("running");
-        loop {
-            if let Some(status) = running.0.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "bc-worker did not exit within {limit:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        self.process.as_mut().expect("running").wait_exit(limit).await
     }
 
     /// Its `/metrics` text.
