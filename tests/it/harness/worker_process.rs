@@ -53,11 +53,6 @@ impl WorkerProcess {
         worker
     }
 
-    /// The process id.
-    pub fn pid(&self) -> u32 {
-        self.process.as_ref().expect("running").0.id()
-    }
-
     /// Sends SIGTERM: the worker finishes and exits by itself ([`WorkerProcess::wait_exit`]).
     pub fn sigterm(&self) {
         self.process.as_ref().expect("running").sigterm();
