@@ -8,7 +8,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -79,6 +79,10 @@ pub struct ServeOptions {
     pub metrics_listener: Option<TcpListener>,
     /// Serve the API over TLS with this configuration (see `crate::tls`); plain when absent.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// On shutdown, how long `/readyz` answers 503 while calls are still served, before the
+    /// listener closes: balancers take the server out of rotation in that time, so no call is
+    /// sent to a listener that is about to close. Zero (the default) closes at once.
+    pub drain: Duration,
 }
 
 /// Serves the API on `listener` with the default limits until `shutdown` resolves, then
@@ -92,7 +96,8 @@ pub async fn serve(
 }
 
 /// Serves the API on `listener` (and `/metrics` on `options.metrics_listener`) until `shutdown`
-/// resolves: then it stops accepting, ends event watches, and waits for the calls in flight.
+/// resolves: then `/readyz` answers 503 for `options.drain` while calls are still served, and
+/// then it stops accepting, ends event watches, and waits for the calls in flight.
 pub async fn serve_with(
     listener: TcpListener,
     services: Service,
@@ -112,15 +117,27 @@ pub async fn serve_with(
             other => other.clone(),
         };
         let router = api::metrics_router(services.clone(), metrics.clone(), access);
+        // The metrics listener has no /readyz: it never drains.
+        let router = TrackedRouter { router, draining: Arc::new(AtomicBool::new(false)) };
         let accepting = accept(metrics_listener, None, router, limits.clone(), stop_rx.clone(), open_rx.clone());
         loops.push(tokio::spawn(accepting));
     }
     let main_access = if loops.is_empty() { options.metrics } else { MetricsAccess::Off };
     let router = api::router(services, metrics, main_access)?;
     let tls = options.tls.map(TlsAcceptor::from);
-    loops.push(tokio::spawn(accept(listener, tls, router, limits, stop_rx, open_rx)));
+    let draining = Arc::new(AtomicBool::new(false));
+    let tracked = TrackedRouter { router, draining: draining.clone() };
+    loops.push(tokio::spawn(accept(listener, tls, tracked, limits, stop_rx, open_rx)));
 
     shutdown.await;
+    if !options.drain.is_zero() {
+        draining.store(true, Ordering::Release);
+        tracing::info!(
+            drain_ms = options.drain.as_millis() as u64,
+            "draining: /readyz answers 503, calls are still served"
+        );
+        tokio::time::sleep(options.drain).await;
+    }
     // Event watches never end by themselves: end them, or the wait below would last forever.
     signals.stop_streams();
     let _ = stop_tx.send(true);
@@ -136,7 +153,7 @@ pub async fn serve_with(
 async fn accept(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
-    router: Router,
+    router: TrackedRouter,
     limits: Arc<Limits>,
     mut stop: watch::Receiver<bool>,
     open: watch::Receiver<()>,
@@ -190,14 +207,20 @@ async fn accept(
 async fn serve_connection<Io>(
     io: Io,
     peer: Option<std::net::SocketAddr>,
-    router: Router,
+    router: TrackedRouter,
     limits: &Limits,
     mut stop: watch::Receiver<bool>,
 ) where
     Io: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let activity = Arc::new(Activity::new());
-    let service = Tracked { router, activity: activity.clone(), request_timeout: limits.request_timeout, peer };
+    let service = Tracked {
+        router: router.router,
+        draining: router.draining,
+        activity: activity.clone(),
+        request_timeout: limits.request_timeout,
+        peer,
+    };
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
     builder
@@ -281,10 +304,19 @@ impl Drop for InFlight {
     }
 }
 
+/// A listener's router and whether the server is draining.
+#[derive(Clone)]
+struct TrackedRouter {
+    router: Router,
+    draining: Arc<AtomicBool>,
+}
+
 /// The router with the connection's bookkeeping and the request deadline around each call.
 #[derive(Clone)]
 struct Tracked {
     router: Router,
+    /// Set once the server is stopping: `/readyz` then answers 503 whatever the store says.
+    draining: Arc<AtomicBool>,
     activity: Arc<Activity>,
     request_timeout: Duration,
     /// The connection's peer, which each call carries (a join records its address).
@@ -303,6 +335,11 @@ impl tower::Service<http::Request<Incoming>> for Tracked {
     fn call(&mut self, mut request: http::Request<Incoming>) -> Self::Future {
         if let Some(peer) = self.peer {
             request.extensions_mut().insert(api::PeerAddress(peer));
+        }
+        if request.uri().path() == "/readyz" && self.draining.load(Ordering::Acquire) {
+            let draining = (http::StatusCode::SERVICE_UNAVAILABLE, "draining: the server is stopping").into_response();
+            let in_flight = InFlight::start(self.activity.clone());
+            return Box::pin(async move { Ok(draining.map(|body| TrackedBody { body, _in_flight: in_flight })) });
         }
         let in_flight = InFlight::start(self.activity.clone());
         let (router, timeout) = (self.router.clone(), self.request_timeout);

@@ -24,6 +24,11 @@ struct Cli {
     log: LogOptions,
     #[command(flatten)]
     config: ConfigFileOption,
+    /// On SIGTERM, how long `/readyz` answers 503 while calls are still served, before the
+    /// listener closes and the calls in flight finish, in seconds: give balancers the time to
+    /// take this server out of rotation (at least their readiness probe's period).
+    #[arg(long, env = "BC_DRAIN_SECS", default_value_t = 5.0)]
+    drain_secs: f64,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -34,6 +39,12 @@ enum Command {
     Migrate,
     /// Prints the Cedar schema that policy files are validated against, then exits.
     AuthzSchema,
+    /// GETs `url` and exits 0 on a 200 answer, 1 otherwise: the health check of an image that
+    /// has no shell and no curl (`bc-server probe http://127.0.0.1:8080/readyz`).
+    Probe {
+        /// What to GET.
+        url: String,
+    },
 }
 
 fn main() {
@@ -42,6 +53,9 @@ fn main() {
 
 async fn run(cli: Cli) -> Result<(), String> {
     telemetry::init_logging(cli.log.log_format);
+    if let Some(Command::Probe { url }) = &cli.command {
+        return probe(url).await;
+    }
     if let Some(Command::AuthzSchema) = cli.command {
         let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
         let authorizer = Authorizer::new(&actions, &cli.server.read_policies()?)?;
@@ -56,7 +70,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("migrations applied");
             Ok(())
         }
-        Command::AuthzSchema => unreachable!("handled before connecting"),
+        Command::AuthzSchema | Command::Probe { .. } => unreachable!("handled before connecting"),
         Command::Serve => {
             let pending = store.pending_migrations().await.map_err(|e| e.to_string())?;
             if !pending.is_empty() {
@@ -87,6 +101,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 metrics: cli.server.metrics_access(),
                 metrics_listener,
                 tls,
+                drain: std::time::Duration::try_from_secs_f64(cli.drain_secs)
+                    .map_err(|error| format!("--drain-secs {}: {error}", cli.drain_secs))?,
             };
             let scheme = if options.tls.is_some() { "https" } else { "http" };
             let listen = listener.local_addr().map_err(|error| format!("the listener has no address: {error}"))?;
@@ -95,5 +111,18 @@ async fn run(cli: Cli) -> Result<(), String> {
             store.close().await;
             Ok(())
         }
+    }
+}
+
+/// GETs `url` within five seconds: `Ok` on a 200 answer.
+async fn probe(url: &str) -> Result<(), String> {
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(5))
+        .build()
+        .map_err(|error| format!("probe: {error}"))?;
+    let response = http.get(url).send().await.map_err(|error| format!("probe {url}: {error}"))?;
+    match response.status() {
+        reqwest::StatusCode::OK => Ok(()),
+        status => Err(format!("probe {url}: {status}")),
     }
 }

@@ -6,7 +6,8 @@
 //! [`worker`], [`RunningWorker`]. `env`: [`Env`] and its [`Setup`], which put them together
 //! for the resource suites. `poll`: [`poll`], [`eventually`]. `processes`: `bc dev` and the
 //! other binaries as their own processes ([`Running`], [`start_dev`]). `server_process`:
-//! `bc-server` as its own process, plain or over TLS ([`ServerProcess`]).
+//! `bc-server` as its own process, plain or over TLS ([`ServerProcess`]). `worker_process`:
+//! `bc-worker` as its own process ([`WorkerProcess`]).
 
 mod catalog;
 mod db;
@@ -16,6 +17,7 @@ mod processes;
 mod server;
 mod server_process;
 mod worker;
+mod worker_process;
 
 use std::path::PathBuf;
 
@@ -31,6 +33,7 @@ pub use processes::{Running, curl, python, run_ok, start_dev, start_dev_logging,
 pub use server::{Serving, TestServer};
 pub use server_process::ServerProcess;
 pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, worker};
+pub use worker_process::{FAST_WORKER_ARGS, WorkerProcess};
 
 /// The secret key of test servers: fixed, so a restarted server opens what it sealed.
 pub fn test_secret_key() -> better_compute::secrets::SecretKey {

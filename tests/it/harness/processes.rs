@@ -20,6 +20,23 @@ impl Drop for Running {
 }
 
 impl Running {
+    /// Sends SIGTERM and returns at once: the process finishes and exits by itself.
+    pub fn sigterm(&self) {
+        Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status().unwrap();
+    }
+
+    /// Waits up to `limit` for the process to exit by itself; its exit status.
+    pub async fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the process did not exit within {limit:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.0.id().to_string();

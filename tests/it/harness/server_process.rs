@@ -23,8 +23,12 @@ pub struct ServerProcess {
     pub store: Store,
     /// Over TLS: the CA that signed the server's certificate.
     pub ca: Option<LocalCa>,
-    /// The database, kept until the process is gone.
-    _db: TestDb,
+    /// The database's URL.
+    pub database_url: String,
+    /// The key that seals provider credentials (`--secret-key`, base64): the workers need it.
+    pub secret_key: String,
+    /// The database, kept until the process is gone (`None` on a second server of the same one).
+    _db: Option<TestDb>,
     /// The arguments it was started with, to start it again.
     args: Vec<String>,
     /// The certificate files over TLS.
@@ -50,9 +54,10 @@ impl ServerProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let admin_token = better_compute::service::ApiKeyToken::generate().reveal();
         let files = tempfile::tempdir().unwrap();
+        let secret_key = better_compute::secrets::SecretKey::generate_base64();
         let mut args: Vec<String> = vec!["--database-url".into(), db.url.clone()];
         args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
-        args.extend(["--secret-key".into(), better_compute::secrets::SecretKey::generate_base64()]);
+        args.extend(["--secret-key".into(), secret_key.clone()]);
         args.extend(extra.iter().map(|arg| arg.to_string()));
         let ca = tls.then(|| {
             let ca = LocalCa::generate("test CA").unwrap();
@@ -70,7 +75,9 @@ impl ServerProcess {
             admin_token,
             store,
             ca,
-            _db: db,
+            database_url: db.url.clone(),
+            secret_key,
+            _db: Some(db),
             args,
             files,
             process: None,
@@ -78,6 +85,41 @@ impl ServerProcess {
         };
         server.spawn().await;
         server
+    }
+
+    /// A second `bc-server` on this one's database, with the same arguments on another port
+    /// (plain only), as replicas behind a balancer run.
+    pub async fn another(&self) -> ServerProcess {
+        assert!(self.ca.is_none(), "a second server is started plain");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut args = self.args.clone();
+        let listen = args.iter().position(|arg| arg == "--listen").expect("--listen") + 1;
+        args[listen] = format!("127.0.0.1:{port}");
+        let mut server = ServerProcess {
+            endpoint: format!("http://127.0.0.1:{port}"),
+            admin_token: self.admin_token.clone(),
+            store: Store::connect(&self.database_url, 8).await.unwrap(),
+            ca: None,
+            database_url: self.database_url.clone(),
+            secret_key: self.secret_key.clone(),
+            _db: None,
+            args,
+            files: tempfile::tempdir().unwrap(),
+            process: None,
+            log: tempfile::NamedTempFile::new().unwrap(),
+        };
+        server.spawn().await;
+        server
+    }
+
+    /// Sends SIGTERM: the server drains and exits by itself ([`ServerProcess::wait_exit`]).
+    pub fn sigterm(&self) {
+        self.process.as_ref().expect("running").sigterm();
+    }
+
+    /// Waits up to `limit` for the process to exit; its exit status.
+    pub async fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        self.process.as_mut().expect("running").wait_exit(limit).await
     }
 
     /// Starts the process (again, after [`ServerProcess::kill`]) and waits for `/readyz`.
