@@ -7,6 +7,7 @@ import { Instances } from "./gen/bettercompute/compute/v1/instances_pb.js";
 import { JoinTokens } from "./gen/bettercompute/compute/v1/join_tokens_pb.js";
 import { KubernetesClusters } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { KubernetesNodePools } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
+import { KubernetesSubstrates } from "./gen/bettercompute/compute/v1/kubernetes_substrates_pb.js";
 import { LoadBalancers } from "./gen/bettercompute/compute/v1/load_balancers_pb.js";
 import { Networks } from "./gen/bettercompute/compute/v1/networks_pb.js";
 import { Nodes } from "./gen/bettercompute/compute/v1/nodes_pb.js";
@@ -32,6 +33,7 @@ export const services = {
   joinTokens: JoinTokens,
   kubernetesClusters: KubernetesClusters,
   kubernetesNodePools: KubernetesNodePools,
+  kubernetesSubstrates: KubernetesSubstrates,
   loadBalancers: LoadBalancers,
   networks: Networks,
   nodes: Nodes,

@@ -5,6 +5,7 @@ import better_compute_client.gen.bettercompute.compute.v1.events_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.instances_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.join_tokens_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc
+import better_compute_client.gen.bettercompute.compute.v1.kubernetes_substrates_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc
@@ -33,6 +34,7 @@ STUBS = {
     "join_tokens": better_compute_client.gen.bettercompute.compute.v1.join_tokens_pb2_grpc.JoinTokensStub,
     "kubernetes_clusters": better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc.KubernetesClustersStub,
     "kubernetes_node_pools": better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc.KubernetesNodePoolsStub,
+    "kubernetes_substrates": better_compute_client.gen.bettercompute.compute.v1.kubernetes_substrates_pb2_grpc.KubernetesSubstratesStub,
     "load_balancers": better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc.LoadBalancersStub,
     "networks": better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc.NetworksStub,
     "nodes": better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc.NodesStub,
