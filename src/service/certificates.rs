@@ -7,6 +7,7 @@ use super::certificate_pem::parse_custom;
 use super::checks::CERTIFICATES;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
+use super::resource_lists::ListRequest;
 use super::vps::{LIST_LIMIT, deadline, legacy_digest, optional};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -84,12 +85,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "certificate", id_field: "certificateId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.certificate_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.certificate_fetch(&id);
         let create = self.certificate_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -171,18 +167,13 @@ impl Service {
         ctx: &Context,
         request: ListCertificatesRequest,
     ) -> Result<Vec<CertificateRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let certificates =
-            self.store.certificate_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        self.authorize_stored_items(
+        let certificates = self.store.certificate_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(
             ctx,
             "compute:certificates:read",
             CERTIFICATE_RESOURCE,
             &request.tenant_id,
             certificates,
-            |certificate| &certificate.id,
         )
         .await
     }

@@ -6,6 +6,7 @@
 use super::checks::INSTANCES;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
+use super::resource_lists::ListRequest;
 use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -79,12 +80,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "instance", id_field: "instanceId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.instance_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.instance_fetch(&id);
         let create = self.instance_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -146,20 +142,8 @@ impl Service {
 
     /// The tenant's instances (those the caller may read), oldest first.
     pub async fn instance_list(&self, ctx: &Context, request: ListInstancesRequest) -> Result<Vec<InstanceRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let instances =
-            self.store.instance_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        self.authorize_stored_items(
-            ctx,
-            "compute:instances:read",
-            INSTANCE_RESOURCE,
-            &request.tenant_id,
-            instances,
-            |instance| &instance.id,
-        )
-        .await
+        let instances = self.store.instance_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:instances:read", INSTANCE_RESOURCE, &request.tenant_id, instances).await
     }
 
     /// One instance.

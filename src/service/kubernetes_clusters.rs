@@ -10,6 +10,7 @@ use super::create_once::CreateKey;
 use super::findings::{beside_schema, refusal};
 use super::kubernetes::{authorized_networks, provider_failure, region_of_zone};
 use super::request_digest::{self, RequestDigest};
+use super::resource_lists::ListRequest;
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::authz::Target;
@@ -194,12 +195,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&legacy)),
         };
         let key = CreateKey { what: "cluster", id_field: "clusterId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.cluster_fetch(&id).await?.map(|cluster| {
-                let stored = cluster.request_digest.clone();
-                (cluster, stored)
-            }))
-        };
+        let fetch = || self.store.cluster_fetch(&id);
         let create = self.cluster_create_new(ctx, request, &id, &digest.current);
         let (cluster, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -313,14 +309,8 @@ impl Service {
 
     /// The tenant's clusters (those the caller may read), oldest first.
     pub async fn cluster_list(&self, ctx: &Context, request: ListKubernetesClustersRequest) -> Result<Vec<ClusterRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let clusters =
-            self.store.cluster_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it: with the attributes its authorization row
-        // carries (those of its create), so an operator's policy on them filters the list alike.
-        let permission = "compute:kubernetes:read";
-        self.authorize_stored_items(ctx, permission, CLUSTER_RESOURCE, &request.tenant_id, clusters, |c| &c.id).await
+        let clusters = self.store.cluster_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:kubernetes:read", CLUSTER_RESOURCE, &request.tenant_id, clusters).await
     }
 
     /// One cluster with its pools.

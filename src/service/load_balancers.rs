@@ -11,6 +11,7 @@ use super::create_once::CreateKey;
 use super::findings::Findings;
 use super::load_balancer_checks::{Placed, check_shape, lists_within_bounds};
 use super::request_digest::{self, RequestDigest};
+use super::resource_lists::ListRequest;
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -137,12 +138,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "load balancer", id_field: "loadBalancerId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.load_balancer_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.load_balancer_fetch(&id);
         let create = self.load_balancer_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -251,15 +247,9 @@ impl Service {
         ctx: &Context,
         request: ListLoadBalancersRequest,
     ) -> Result<Vec<LoadBalancerRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let lbs = self
-            .store
-            .load_balancer_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT)
-            .await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        let permission = "compute:load-balancers:read";
-        self.authorize_stored_items(ctx, permission, LOAD_BALANCER_RESOURCE, &request.tenant_id, lbs, |lb| &lb.id).await
+        let lbs = self.store.load_balancer_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:load-balancers:read", LOAD_BALANCER_RESOURCE, &request.tenant_id, lbs)
+            .await
     }
 
     /// One load balancer.

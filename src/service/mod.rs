@@ -37,6 +37,7 @@ mod projects;
 mod quotas;
 mod reconcilers;
 mod request_digest;
+mod resource_lists;
 mod role_bindings;
 mod tenants;
 pub mod update_mask;

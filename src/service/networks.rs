@@ -8,6 +8,7 @@ use std::net::Ipv4Addr;
 use super::checks::NETWORKS;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
+use super::resource_lists::ListRequest;
 use super::update_mask::Named;
 use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
 use super::{Context, Service};
@@ -116,12 +117,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "network", id_field: "networkId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.network_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.network_fetch(&id);
         let create = self.network_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -202,20 +198,8 @@ impl Service {
 
     /// The tenant's networks (those the caller may read), oldest first.
     pub async fn network_list(&self, ctx: &Context, request: ListNetworksRequest) -> Result<Vec<NetworkRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let networks =
-            self.store.network_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        self.authorize_stored_items(
-            ctx,
-            "compute:networks:read",
-            NETWORK_RESOURCE,
-            &request.tenant_id,
-            networks,
-            |network| &network.id,
-        )
-        .await
+        let networks = self.store.network_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:networks:read", NETWORK_RESOURCE, &request.tenant_id, networks).await
     }
 
     /// One network with its subnets.

@@ -8,7 +8,7 @@ use sqlx::{Any, Row, Transaction};
 
 use super::catalog::{strings_from_json, strings_to_json};
 use super::networks::VPS_EVENT_SOURCE;
-use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, retried};
+use super::resource::{Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
@@ -190,16 +190,8 @@ impl Store {
     }
 
     /// The tenant's certificates, oldest first, at most `limit`.
-    pub async fn certificate_list(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<CertificateRow>> {
-        let list = self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit);
-        crate::measured::store("certificate_list", list).await
+    pub async fn certificate_list(&self, filter: &ResourceFilter<'_>) -> Result<Vec<CertificateRow>> {
+        crate::measured::store("certificate_list", self.resource_list(filter)).await
     }
 
     /// Marks a certificate for deletion and wakes the reconciler. One already `deleting` is

@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::networks::VPS_EVENT_SOURCE;
-use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, retried};
+use super::resource::{Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -162,16 +162,8 @@ impl Store {
     }
 
     /// The tenant's instances, oldest first, at most `limit`.
-    pub async fn instance_list(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<InstanceRow>> {
-        let list = self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit);
-        crate::measured::store("instance_list", list).await
+    pub async fn instance_list(&self, filter: &ResourceFilter<'_>) -> Result<Vec<InstanceRow>> {
+        crate::measured::store("instance_list", self.resource_list(filter)).await
     }
 
     /// Marks an instance for deletion (`deleting` from now on) and wakes the reconciler;
