@@ -5,11 +5,13 @@
 //! called a name conflict, so that two creates racing with one key answer one object (or a
 //! `CONFLICT` saying the key was reused), on any store.
 
+use std::ops::Deref;
+
 use super::join_tokens::IssuedJoinToken;
 use super::request_digest::RequestDigest;
 use super::{Context, Service};
 use crate::error::{Code, Error, Result};
-use crate::store::{CertificateRow, ClusterRow, InstanceRow, LoadBalancerRow, NetworkRow, NodePoolRow};
+use crate::store::{NodePoolRow, ResourceMeta};
 
 /// An object a create makes, which keeps the digest of the request that made it.
 pub trait Created {
@@ -17,19 +19,18 @@ pub trait Created {
     fn stored_digest(&self) -> &str;
 }
 
-/// The objects that keep their request's digest as a `request_digest` field (or their common
-/// fields' one).
-macro_rules! created_with_request_digest {
-    ($($object:ty),* $(,)?) => {
-        $(impl Created for $object {
-            fn stored_digest(&self) -> &str {
-                &self.request_digest
-            }
-        })*
-    };
+/// Every asynchronous resource keeps it in its common fields.
+impl<R: Deref<Target = ResourceMeta>> Created for R {
+    fn stored_digest(&self) -> &str {
+        &self.request_digest
+    }
 }
 
-created_with_request_digest!(CertificateRow, ClusterRow, InstanceRow, LoadBalancerRow, NetworkRow, NodePoolRow);
+impl Created for NodePoolRow {
+    fn stored_digest(&self) -> &str {
+        &self.request_digest
+    }
+}
 
 impl Created for IssuedJoinToken {
     fn stored_digest(&self) -> &str {

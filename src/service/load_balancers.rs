@@ -11,7 +11,7 @@ use super::create_once::CreateKey;
 use super::findings::Findings;
 use super::load_balancer_checks::{Placed, check_shape, lists_within_bounds};
 use super::request_digest::{self, RequestDigest};
-use super::resource_lists::ListRequest;
+use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -23,7 +23,7 @@ use crate::proto::compute::{
 };
 use crate::store::{
     DomainRow, ForwardingRow, HealthCheckRow, LOAD_BALANCER_RESOURCE, LoadBalancerRow, LoadBalancerSettings,
-    NewLoadBalancer, ResourceMeta, SourceRangesRow, StickySessionsRow, TargetsRow, now_micros,
+    NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetsRow, now_micros,
 };
 
 /// The most load balancers `list` returns.
@@ -110,6 +110,8 @@ fn settings_of(request: &CreateLoadBalancerRequest) -> LoadBalancerSettings {
         domains: domain_rows(&request.domains),
     }
 }
+
+resource_requests!(create: CreateLoadBalancerRequest, list: ListLoadBalancersRequest);
 
 impl Service {
     /// A load balancer of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
@@ -204,19 +206,8 @@ impl Service {
         }
 
         let now = now_micros();
-        let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
         let row = LoadBalancerRow {
-            meta: ResourceMeta {
-                id: id.to_string(),
-                tenant_id: tenant.clone(),
-                project_id: project_id.clone(),
-                pool_id: request.pool_id.clone(),
-                account_id: account.clone(),
-                owner_id: ctx.caller.principal_id.clone(),
-                name: request.name.clone(),
-                request_digest: digest.to_owned(),
-                ..ResourceMeta::pending(now)
-            },
+            meta: request.meta(ctx, id, &account, digest, now),
             billing_mode: pool.pool.billing_mode.clone(),
             description: request.description.clone(),
             scope: if global { "global" } else { "regional" }.to_owned(),
@@ -230,10 +221,7 @@ impl Service {
             reached_ids: Vec::new(),
             ready_once: false,
         };
-        let mut attributes = serde_json::Map::new();
-        attributes.insert("providerAccountId".into(), account.into());
-        attributes.insert("poolId".into(), request.pool_id.clone().into());
-        attributes.insert("projectId".into(), request.project_id.clone().into());
+        let mut attributes = request.authz_attributes(&account);
         attributes.insert("scope".into(), row.scope.clone().into());
         attributes.insert("region".into(), request.region.clone().into());
         let authz = row.meta.authz(LOAD_BALANCER_RESOURCE, attributes);
@@ -392,12 +380,9 @@ impl Service {
         request: DeleteLoadBalancerRequest,
     ) -> Result<LoadBalancerRow> {
         let lb = self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await?;
-        if lb.deleted_at.is_some() {
-            return Ok(lb);
-        }
-        let now = now_micros();
-        let deleting = self.store.load_balancer_delete(&lb.id, now, Self::load_balancer_deadline(now)).await?;
-        tracing::info!(load_balancer = %deleting.id, by = %ctx.caller.principal_id, "load balancer deleting");
-        Ok(deleting)
+        let delete = |id: String, now| async move {
+            self.store.load_balancer_delete(&id, now, Self::load_balancer_deadline(now)).await
+        };
+        self.delete_unless_deleted(ctx, "load balancer", lb, delete).await
     }
 }

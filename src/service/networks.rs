@@ -8,16 +8,16 @@ use std::net::Ipv4Addr;
 use super::checks::NETWORKS;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
-use super::resource_lists::ListRequest;
+use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
-use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
+use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::{NetworkId, SubnetId};
 use crate::proto::compute::{
     CreateNetworkRequest, DeleteNetworkRequest, GetNetworkRequest, ListNetworksRequest, UpdateNetworkRequest,
 };
-use crate::store::{NETWORK_RESOURCE, NetworkRow, NewNetwork, ResourceMeta, SubnetRow, now_micros};
+use crate::store::{NETWORK_RESOURCE, NetworkRow, NewNetwork, SubnetRow, now_micros};
 
 /// A subnet's range as (first address, last address, prefix length).
 pub fn ipv4_range(cidr: &str) -> Option<(u32, u32, u32)> {
@@ -103,6 +103,8 @@ fn legacy_request_digest(request: &CreateNetworkRequest) -> String {
     }))
 }
 
+resource_requests!(create: CreateNetworkRequest, list: ListNetworksRequest);
+
 impl Service {
     /// A network of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn network_of_tenant(&self, tenant: &str, id: &str) -> Result<NetworkRow> {
@@ -169,29 +171,14 @@ impl Service {
                 deleted_at: None,
             })
             .collect();
-        let project_id = optional(&request.project_id);
         let row = NetworkRow {
-            meta: ResourceMeta {
-                id: id.to_owned(),
-                tenant_id: tenant.clone(),
-                project_id: project_id.clone(),
-                pool_id: request.pool_id.clone(),
-                account_id: pool.pool.account_id.clone(),
-                owner_id: ctx.caller.principal_id.clone(),
-                name: request.name.clone(),
-                idempotency_key: request.idempotency_key.clone(),
-                request_digest: digest.to_owned(),
-                ..ResourceMeta::pending(now)
-            },
+            meta: request.meta(ctx, id, &pool.pool.account_id, digest, now),
             provider: pool.pool.provider.clone(),
             description: request.description.clone(),
             provider_id: String::new(),
             subnets,
         };
-        let mut attributes = serde_json::Map::new();
-        attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
-        attributes.insert("poolId".into(), request.pool_id.clone().into());
-        attributes.insert("projectId".into(), request.project_id.clone().into());
+        let attributes = request.authz_attributes(&pool.pool.account_id);
         let authz = row.meta.authz(NETWORK_RESOURCE, attributes);
         self.store.network_create(&NewNetwork { row, deadline: deadline(now) }, &authz).await
     }
@@ -228,13 +215,8 @@ impl Service {
     /// Marks a network with nothing on it for deletion; one being deleted is returned as it is.
     pub async fn network_delete(&self, ctx: &Context, request: DeleteNetworkRequest) -> Result<NetworkRow> {
         let network = self.network_of_tenant(&request.tenant_id, &request.network_id).await?;
-        if network.deleted_at.is_some() {
-            return Ok(network);
-        }
-        let now = now_micros();
-        let deleting = self.store.network_delete(&network.id, now, deadline(now)).await?;
-        tracing::info!(network = %deleting.id, by = %ctx.caller.principal_id, "network deleting");
-        Ok(deleting)
+        let delete = |id: String, now| async move { self.store.network_delete(&id, now, deadline(now)).await };
+        self.delete_unless_deleted(ctx, "network", network, delete).await
     }
 
     /// The network a cluster's `networkId` names, and the subnet its nodes use: a network of

@@ -472,6 +472,32 @@ impl Store {
         Ok(row)
     }
 
+    /// [`Store::resource_observe_in`] in a transaction of its own that publishes `events`, for
+    /// a kind whose observation writes nothing else.
+    pub(super) async fn resource_observe<R: Resource>(
+        &self,
+        id: &str,
+        common: (i64, &str, &str),
+        now: i64,
+        (own_set, bind_own): (&str, impl FnOnce(AnyQuery<'static>) -> AnyQuery<'static>),
+        events: &[NewEvent],
+    ) -> Result<bool> {
+        let mut txn = self.begin_write().await?;
+        if !self.resource_observe_in::<R>(&mut txn, id, common, now, own_set, bind_own).await? {
+            return Ok(false);
+        }
+        self.commit_with_events(txn, events).await?;
+        Ok(true)
+    }
+
+    /// [`Store::resource_mark_deleted`] and [`Store::resource_deleted_in`] in one transaction,
+    /// for a kind with no children to mark.
+    pub(super) async fn resource_finish_delete<R: Resource>(&self, id: &str, now: i64, also_set: &str) -> Result<()> {
+        let Some(mut txn) = self.resource_mark_deleted::<R>(id, now, also_set).await? else { return Ok(()) };
+        self.resource_deleted_in::<R>(&mut txn, id, now).await?;
+        self.commit_and_signal(txn).await
+    }
+
     /// Appends `events` and commits.
     pub(super) async fn commit_with_events(
         &self,
