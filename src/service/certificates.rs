@@ -7,14 +7,15 @@ use super::certificate_pem::parse_custom;
 use super::checks::CERTIFICATES;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
-use super::vps::{LIST_LIMIT, deadline, legacy_digest, optional};
+use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
+use super::vps::{LIST_LIMIT, deadline, legacy_digest};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::CertificateId;
 use crate::proto::compute::{
     CreateCertificateRequest, DeleteCertificateRequest, GetCertificateRequest, ListCertificatesRequest,
 };
-use crate::store::{CERTIFICATE_RESOURCE, CertificateRow, NewCertificate, ResourceMeta, now_micros};
+use crate::store::{CERTIFICATE_RESOURCE, CertificateRow, NewCertificate, now_micros};
 
 /// The digest earlier releases kept of a create request (its fields listed by hand, the private
 /// key by its SHA-256 mixed with the rest), with which the certificates they made are still
@@ -67,6 +68,8 @@ fn check_type_fields(request: &CreateCertificateRequest) -> Vec<FieldViolation> 
     violations
 }
 
+resource_requests!(create: CreateCertificateRequest, list: ListCertificatesRequest);
+
 impl Service {
     /// A certificate of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub async fn certificate_of_tenant(&self, tenant: &str, id: &str) -> Result<CertificateRow> {
@@ -84,12 +87,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "certificate", id_field: "certificateId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.certificate_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.certificate_fetch(&id);
         let create = self.certificate_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -133,20 +131,8 @@ impl Service {
         } else {
             String::new()
         };
-        let project_id = optional(&request.project_id);
         let row = CertificateRow {
-            meta: ResourceMeta {
-                id: id.to_owned(),
-                tenant_id: tenant.clone(),
-                project_id: project_id.clone(),
-                pool_id: request.pool_id.clone(),
-                account_id: pool.pool.account_id.clone(),
-                owner_id: ctx.caller.principal_id.clone(),
-                name: request.name.clone(),
-                idempotency_key: request.idempotency_key.clone(),
-                request_digest: digest.to_owned(),
-                ..ResourceMeta::pending(now)
-            },
+            meta: request.meta(ctx, id, &pool.pool.account_id, digest, now),
             kind: request.r#type.clone(),
             dns_names: parsed.as_ref().map_or_else(|| request.dns_names.clone(), |p| p.dns_names.clone()),
             not_after: parsed.as_ref().map(|p| p.not_after),
@@ -155,10 +141,7 @@ impl Service {
             certificate_chain: request.certificate_chain.clone(),
             provider_id: String::new(),
         };
-        let mut attributes = serde_json::Map::new();
-        attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
-        attributes.insert("poolId".into(), request.pool_id.clone().into());
-        attributes.insert("projectId".into(), request.project_id.clone().into());
+        let mut attributes = request.authz_attributes(&pool.pool.account_id);
         attributes.insert("type".into(), request.r#type.clone().into());
         let authz = row.meta.authz(CERTIFICATE_RESOURCE, attributes);
         let new = NewCertificate { row, sealed_private_key, deadline: deadline(now) };
@@ -171,18 +154,13 @@ impl Service {
         ctx: &Context,
         request: ListCertificatesRequest,
     ) -> Result<Vec<CertificateRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let certificates =
-            self.store.certificate_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        self.authorize_stored_items(
+        let certificates = self.store.certificate_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(
             ctx,
             "compute:certificates:read",
             CERTIFICATE_RESOURCE,
             &request.tenant_id,
             certificates,
-            |certificate| &certificate.id,
         )
         .await
     }
@@ -195,12 +173,7 @@ impl Service {
     /// Marks a certificate for deletion; one being deleted is returned as it is.
     pub async fn certificate_delete(&self, ctx: &Context, request: DeleteCertificateRequest) -> Result<CertificateRow> {
         let certificate = self.certificate_of_tenant(&request.tenant_id, &request.certificate_id).await?;
-        if certificate.deleted_at.is_some() {
-            return Ok(certificate);
-        }
-        let now = now_micros();
-        let deleting = self.store.certificate_delete(&certificate.id, now, deadline(now)).await?;
-        tracing::info!(certificate = %deleting.id, by = %ctx.caller.principal_id, "certificate deleting");
-        Ok(deleting)
+        let delete = |id: String, now| async move { self.store.certificate_delete(&id, now, deadline(now)).await };
+        self.delete_unless_deleted(ctx, "certificate", certificate, delete).await
     }
 }

@@ -5,9 +5,38 @@
 //! called a name conflict, so that two creates racing with one key answer one object (or a
 //! `CONFLICT` saying the key was reused), on any store.
 
+use std::ops::Deref;
+
+use super::join_tokens::IssuedJoinToken;
 use super::request_digest::RequestDigest;
 use super::{Context, Service};
 use crate::error::{Code, Error, Result};
+use crate::store::{NodePoolRow, ResourceMeta};
+
+/// An object a create makes, which keeps the digest of the request that made it.
+pub trait Created {
+    /// The stored digest of the request that made it.
+    fn stored_digest(&self) -> &str;
+}
+
+/// Every asynchronous resource keeps it in its common fields.
+impl<R: Deref<Target = ResourceMeta>> Created for R {
+    fn stored_digest(&self) -> &str {
+        &self.request_digest
+    }
+}
+
+impl Created for NodePoolRow {
+    fn stored_digest(&self) -> &str {
+        &self.request_digest
+    }
+}
+
+impl Created for IssuedJoinToken {
+    fn stored_digest(&self) -> &str {
+        &self.token.request_digest
+    }
+}
 
 /// What a create names its object by.
 #[derive(Clone, Copy, Debug)]
@@ -25,8 +54,8 @@ pub struct CreateKey<'a> {
 impl CreateKey<'_> {
     /// `existing` as the answer to this request: the same request made it (a retry), or the
     /// key was reused for another request (`CONFLICT`).
-    fn answer<R>(&self, existing: R, stored_digest: &str) -> Result<(R, bool)> {
-        if self.digest.recognises(stored_digest) {
+    fn answer<R: Created>(&self, existing: R) -> Result<(R, bool)> {
+        if self.digest.recognises(existing.stored_digest()) {
             return Ok((existing, false));
         }
         Err(Error::conflict(format!(
@@ -39,9 +68,8 @@ impl CreateKey<'_> {
 }
 
 impl Service {
-    /// Creates the object `key` names unless it exists: `fetch` reads it (with its stored
-    /// digest) by id, `create` (not started unless it is needed) checks the request and
-    /// inserts it. Returns the object and
+    /// Creates the object `key` names unless it exists: `fetch` reads it by id, `create` (not
+    /// started unless it is needed) checks the request and inserts it. Returns the object and
     /// whether this call made it.
     pub(super) async fn create_once<R, Fetched>(
         &self,
@@ -51,18 +79,19 @@ impl Service {
         create: impl Future<Output = Result<(R, bool)>>,
     ) -> Result<(R, bool)>
     where
-        Fetched: Future<Output = Result<Option<(R, String)>>>,
+        R: Created,
+        Fetched: Future<Output = Result<Option<R>>>,
     {
         // A request the schema refused was never carried out: its fields are the answer.
         if ctx.schema.is_empty()
-            && let Some((existing, stored)) = fetch().await?
+            && let Some(existing) = fetch().await?
         {
-            return key.answer(existing, &stored);
+            return key.answer(existing);
         }
         match create.await {
             Err(error) if error.code == Code::Conflict => match fetch().await? {
                 // Another create with this key committed first.
-                Some((existing, stored)) => key.answer(existing, &stored),
+                Some(existing) => key.answer(existing),
                 None => Err(error),
             },
             other => other,

@@ -6,12 +6,13 @@
 use super::checks::INSTANCES;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
+use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::InstanceId;
 use crate::proto::compute::{CreateInstanceRequest, DeleteInstanceRequest, GetInstanceRequest, ListInstancesRequest};
-use crate::store::{INSTANCE_RESOURCE, InstanceRow, NewInstance, ResourceMeta, VisiblePool, now_micros};
+use crate::store::{INSTANCE_RESOURCE, InstanceRow, NewInstance, VisiblePool, now_micros};
 
 /// The digest earlier releases kept of a create request (its fields listed by hand), with which
 /// the instances they made are still recognised on a retry.
@@ -21,6 +22,8 @@ fn legacy_request_digest(request: &CreateInstanceRequest) -> String {
         "region": request.region, "size": request.size, "image": request.image, "subnetId": request.subnet_id,
     }))
 }
+
+resource_requests!(create: CreateInstanceRequest, list: ListInstancesRequest);
 
 impl Service {
     /// An instance of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
@@ -79,12 +82,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "instance", id_field: "instanceId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.instance_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.instance_fetch(&id);
         let create = self.instance_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -112,20 +110,8 @@ impl Service {
             Some(self.instance_subnet(&tenant, &request, &pool).await?)
         };
         let now = now_micros();
-        let project_id = optional(&request.project_id);
         let row = InstanceRow {
-            meta: ResourceMeta {
-                id: id.to_owned(),
-                tenant_id: tenant.clone(),
-                project_id: project_id.clone(),
-                pool_id: request.pool_id.clone(),
-                account_id: pool.pool.account_id.clone(),
-                owner_id: ctx.caller.principal_id.clone(),
-                name: request.name.clone(),
-                idempotency_key: request.idempotency_key.clone(),
-                request_digest: digest.to_owned(),
-                ..ResourceMeta::pending(now)
-            },
+            meta: request.meta(ctx, id, &pool.pool.account_id, digest, now),
             region: request.region.clone(),
             size: request.size.clone(),
             image: request.image.clone(),
@@ -135,10 +121,7 @@ impl Service {
             public_ipv4: String::new(),
             private_ipv4: String::new(),
         };
-        let mut attributes = serde_json::Map::new();
-        attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
-        attributes.insert("poolId".into(), request.pool_id.clone().into());
-        attributes.insert("projectId".into(), request.project_id.clone().into());
+        let mut attributes = request.authz_attributes(&pool.pool.account_id);
         attributes.insert("region".into(), request.region.clone().into());
         let authz = row.meta.authz(INSTANCE_RESOURCE, attributes);
         self.store.instance_create(&NewInstance { row, deadline: deadline(now) }, &authz).await
@@ -146,20 +129,8 @@ impl Service {
 
     /// The tenant's instances (those the caller may read), oldest first.
     pub async fn instance_list(&self, ctx: &Context, request: ListInstancesRequest) -> Result<Vec<InstanceRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let instances =
-            self.store.instance_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        self.authorize_stored_items(
-            ctx,
-            "compute:instances:read",
-            INSTANCE_RESOURCE,
-            &request.tenant_id,
-            instances,
-            |instance| &instance.id,
-        )
-        .await
+        let instances = self.store.instance_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:instances:read", INSTANCE_RESOURCE, &request.tenant_id, instances).await
     }
 
     /// One instance.
@@ -170,12 +141,7 @@ impl Service {
     /// Marks an instance for deletion (`deleting` at once); one being deleted is returned as it is.
     pub async fn instance_delete(&self, ctx: &Context, request: DeleteInstanceRequest) -> Result<InstanceRow> {
         let instance = self.instance_of_tenant(&request.tenant_id, &request.instance_id).await?;
-        if instance.deleted_at.is_some() {
-            return Ok(instance);
-        }
-        let now = now_micros();
-        let deleting = self.store.instance_delete(&instance.id, now, deadline(now)).await?;
-        tracing::info!(instance = %deleting.id, by = %ctx.caller.principal_id, "instance deleting");
-        Ok(deleting)
+        let delete = |id: String, now| async move { self.store.instance_delete(&id, now, deadline(now)).await };
+        self.delete_unless_deleted(ctx, "instance", instance, delete).await
     }
 }

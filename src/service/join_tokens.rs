@@ -62,10 +62,7 @@ impl Service {
         };
         let key = CreateKey { what: "join token", id_field: "joinTokenId", id: id.as_str(), digest: &digest };
         let fetch = || async {
-            Ok(self.store.join_token_fetch(id.as_str()).await?.map(|token| {
-                let stored = token.request_digest.clone();
-                (IssuedJoinToken { token, bearer: None }, stored)
-            }))
+            Ok(self.store.join_token_fetch(id.as_str()).await?.map(|token| IssuedJoinToken { token, bearer: None }))
         };
         let create = self.join_token_create_new(ctx, &request, id.clone(), &digest.current);
         let (issued, created) = self.create_once(ctx, key, fetch, create).await?;

@@ -10,6 +10,7 @@ use super::create_once::CreateKey;
 use super::findings::{beside_schema, refusal};
 use super::kubernetes::{authorized_networks, provider_failure, region_of_zone};
 use super::request_digest::{self, RequestDigest};
+use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::authz::Target;
@@ -24,8 +25,7 @@ use crate::provider::cluster_api::MIN_TOKEN_SECONDS;
 use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
 use crate::store::{
-    AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, ResourceMeta, cluster_event,
-    now_micros,
+    AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, cluster_event, now_micros,
 };
 
 /// The most clusters `list` returns.
@@ -169,6 +169,8 @@ fn cluster_request_rules(request: &CreateKubernetesClusterRequest) -> (Vec<Strin
     (networks, violations)
 }
 
+resource_requests!(create: CreateKubernetesClusterRequest, list: ListKubernetesClustersRequest);
+
 impl Service {
     /// A cluster of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn cluster_of_tenant(&self, tenant: &str, id: &str) -> Result<ClusterRow> {
@@ -194,12 +196,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&legacy)),
         };
         let key = CreateKey { what: "cluster", id_field: "clusterId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.cluster_fetch(&id).await?.map(|cluster| {
-                let stored = cluster.request_digest.clone();
-                (cluster, stored)
-            }))
-        };
+        let fetch = || self.store.cluster_fetch(&id);
         let create = self.cluster_create_new(ctx, request, &id, &digest.current);
         let (cluster, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -259,19 +256,8 @@ impl Service {
                 request_digest: String::new(),
             })
             .collect();
-        let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
         let row = ClusterRow {
-            meta: ResourceMeta {
-                id: id.to_string(),
-                tenant_id: tenant.clone(),
-                project_id: project_id.clone(),
-                pool_id: request.pool_id.clone(),
-                account_id: placement.account_id.clone(),
-                owner_id: ctx.caller.principal_id.clone(),
-                name: request.name.clone(),
-                request_digest: digest.to_owned(),
-                ..ResourceMeta::pending(now)
-            },
+            meta: request.meta(ctx, id, &placement.account_id, digest, now),
             provider_project: placement.provider_project.clone(),
             billing_mode: placement.billing_mode.clone(),
             description: request.description.clone(),
@@ -296,10 +282,7 @@ impl Service {
             accepted_at: None,
             node_pools,
         };
-        let mut attributes = serde_json::Map::new();
-        attributes.insert("providerAccountId".into(), placement.account_id.clone().into());
-        attributes.insert("poolId".into(), request.pool_id.clone().into());
-        attributes.insert("projectId".into(), request.project_id.clone().into());
+        let mut attributes = request.authz_attributes(&placement.account_id);
         attributes.insert("mode".into(), request.mode.clone().into());
         attributes.insert("location".into(), request.location.clone().into());
         let authz = row.meta.authz(CLUSTER_RESOURCE, attributes);
@@ -313,14 +296,8 @@ impl Service {
 
     /// The tenant's clusters (those the caller may read), oldest first.
     pub async fn cluster_list(&self, ctx: &Context, request: ListKubernetesClustersRequest) -> Result<Vec<ClusterRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let clusters =
-            self.store.cluster_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it: with the attributes its authorization row
-        // carries (those of its create), so an operator's policy on them filters the list alike.
-        let permission = "compute:kubernetes:read";
-        self.authorize_stored_items(ctx, permission, CLUSTER_RESOURCE, &request.tenant_id, clusters, |c| &c.id).await
+        let clusters = self.store.cluster_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:kubernetes:read", CLUSTER_RESOURCE, &request.tenant_id, clusters).await
     }
 
     /// One cluster with its pools.
@@ -384,13 +361,9 @@ impl Service {
     /// Marks a cluster and its pools for deletion; a cluster being deleted is returned as it is.
     pub async fn cluster_delete(&self, ctx: &Context, request: DeleteKubernetesClusterRequest) -> Result<ClusterRow> {
         let cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
-        if cluster.deleted_at.is_some() {
-            return Ok(cluster);
-        }
-        let now = now_micros();
-        let deleting = self.store.cluster_delete(&cluster.id, now, self.cluster_deadline(now)).await?;
-        tracing::info!(cluster = %deleting.id, by = %ctx.caller.principal_id, "cluster deleting");
-        Ok(deleting)
+        let delete =
+            |id: String, now| async move { self.store.cluster_delete(&id, now, self.cluster_deadline(now)).await };
+        self.delete_unless_deleted(ctx, "cluster", cluster, delete).await
     }
 
     /// A short-lived kubeconfig for the caller with `role`. The token goes into the answer only:

@@ -67,12 +67,7 @@ impl Service {
         let id = id.to_string();
         let digest = RequestDigest { current: request_digest::of(CREATE_NODE_POOL_REQUEST, &request), legacy: None };
         let key = CreateKey { what: "node pool", id_field: "nodePoolId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.node_pool_fetch(&id).await?.map(|pool| {
-                let stored = pool.request_digest.clone();
-                (pool, stored)
-            }))
-        };
+        let fetch = || self.store.node_pool_fetch(&id);
         let create = async { Ok((self.node_pool_create_new(ctx, request, &id, &digest.current).await?, true)) };
         let (pool, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {

@@ -11,6 +11,7 @@ use super::create_once::CreateKey;
 use super::findings::Findings;
 use super::load_balancer_checks::{Placed, check_shape, lists_within_bounds};
 use super::request_digest::{self, RequestDigest};
+use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -22,7 +23,7 @@ use crate::proto::compute::{
 };
 use crate::store::{
     DomainRow, ForwardingRow, HealthCheckRow, LOAD_BALANCER_RESOURCE, LoadBalancerRow, LoadBalancerSettings,
-    NewLoadBalancer, ResourceMeta, SourceRangesRow, StickySessionsRow, TargetsRow, now_micros,
+    NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetsRow, now_micros,
 };
 
 /// The most load balancers `list` returns.
@@ -110,6 +111,8 @@ fn settings_of(request: &CreateLoadBalancerRequest) -> LoadBalancerSettings {
     }
 }
 
+resource_requests!(create: CreateLoadBalancerRequest, list: ListLoadBalancersRequest);
+
 impl Service {
     /// A load balancer of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn load_balancer_of_tenant(&self, tenant: &str, id: &str) -> Result<LoadBalancerRow> {
@@ -137,12 +140,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "load balancer", id_field: "loadBalancerId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.load_balancer_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.load_balancer_fetch(&id);
         let create = self.load_balancer_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -208,19 +206,8 @@ impl Service {
         }
 
         let now = now_micros();
-        let project_id = (!request.project_id.is_empty()).then(|| request.project_id.clone());
         let row = LoadBalancerRow {
-            meta: ResourceMeta {
-                id: id.to_string(),
-                tenant_id: tenant.clone(),
-                project_id: project_id.clone(),
-                pool_id: request.pool_id.clone(),
-                account_id: account.clone(),
-                owner_id: ctx.caller.principal_id.clone(),
-                name: request.name.clone(),
-                request_digest: digest.to_owned(),
-                ..ResourceMeta::pending(now)
-            },
+            meta: request.meta(ctx, id, &account, digest, now),
             billing_mode: pool.pool.billing_mode.clone(),
             description: request.description.clone(),
             scope: if global { "global" } else { "regional" }.to_owned(),
@@ -234,10 +221,7 @@ impl Service {
             reached_ids: Vec::new(),
             ready_once: false,
         };
-        let mut attributes = serde_json::Map::new();
-        attributes.insert("providerAccountId".into(), account.into());
-        attributes.insert("poolId".into(), request.pool_id.clone().into());
-        attributes.insert("projectId".into(), request.project_id.clone().into());
+        let mut attributes = request.authz_attributes(&account);
         attributes.insert("scope".into(), row.scope.clone().into());
         attributes.insert("region".into(), request.region.clone().into());
         let authz = row.meta.authz(LOAD_BALANCER_RESOURCE, attributes);
@@ -251,15 +235,9 @@ impl Service {
         ctx: &Context,
         request: ListLoadBalancersRequest,
     ) -> Result<Vec<LoadBalancerRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let lbs = self
-            .store
-            .load_balancer_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT)
-            .await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        let permission = "compute:load-balancers:read";
-        self.authorize_stored_items(ctx, permission, LOAD_BALANCER_RESOURCE, &request.tenant_id, lbs, |lb| &lb.id).await
+        let lbs = self.store.load_balancer_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:load-balancers:read", LOAD_BALANCER_RESOURCE, &request.tenant_id, lbs)
+            .await
     }
 
     /// One load balancer.
@@ -402,12 +380,9 @@ impl Service {
         request: DeleteLoadBalancerRequest,
     ) -> Result<LoadBalancerRow> {
         let lb = self.load_balancer_of_tenant(&request.tenant_id, &request.load_balancer_id).await?;
-        if lb.deleted_at.is_some() {
-            return Ok(lb);
-        }
-        let now = now_micros();
-        let deleting = self.store.load_balancer_delete(&lb.id, now, Self::load_balancer_deadline(now)).await?;
-        tracing::info!(load_balancer = %deleting.id, by = %ctx.caller.principal_id, "load balancer deleting");
-        Ok(deleting)
+        let delete = |id: String, now| async move {
+            self.store.load_balancer_delete(&id, now, Self::load_balancer_deadline(now)).await
+        };
+        self.delete_unless_deleted(ctx, "load balancer", lb, delete).await
     }
 }

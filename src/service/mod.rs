@@ -38,6 +38,7 @@ mod projects;
 mod quotas;
 mod reconcilers;
 mod request_digest;
+mod resource_calls;
 mod role_bindings;
 mod tenants;
 pub mod update_mask;

@@ -8,15 +8,16 @@ use std::net::Ipv4Addr;
 use super::checks::NETWORKS;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
+use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
-use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
+use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::{NetworkId, SubnetId};
 use crate::proto::compute::{
     CreateNetworkRequest, DeleteNetworkRequest, GetNetworkRequest, ListNetworksRequest, UpdateNetworkRequest,
 };
-use crate::store::{NETWORK_RESOURCE, NetworkRow, NewNetwork, ResourceMeta, SubnetRow, now_micros};
+use crate::store::{NETWORK_RESOURCE, NetworkRow, NewNetwork, SubnetRow, now_micros};
 
 /// A subnet's range as (first address, last address, prefix length).
 pub fn ipv4_range(cidr: &str) -> Option<(u32, u32, u32)> {
@@ -102,6 +103,8 @@ fn legacy_request_digest(request: &CreateNetworkRequest) -> String {
     }))
 }
 
+resource_requests!(create: CreateNetworkRequest, list: ListNetworksRequest);
+
 impl Service {
     /// A network of `tenant`, deleted or not; `NOT_FOUND` for one of another tenant.
     pub(super) async fn network_of_tenant(&self, tenant: &str, id: &str) -> Result<NetworkRow> {
@@ -116,12 +119,7 @@ impl Service {
             legacy: Some(legacy_request_digest(&request)),
         };
         let key = CreateKey { what: "network", id_field: "networkId", id: &id, digest: &digest };
-        let fetch = || async {
-            Ok(self.store.network_fetch(&id).await?.map(|row| {
-                let stored = row.request_digest.clone();
-                (row, stored)
-            }))
-        };
+        let fetch = || self.store.network_fetch(&id);
         let create = self.network_create_new(ctx, request, &id, &digest.current);
         let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
         if created {
@@ -173,49 +171,22 @@ impl Service {
                 deleted_at: None,
             })
             .collect();
-        let project_id = optional(&request.project_id);
         let row = NetworkRow {
-            meta: ResourceMeta {
-                id: id.to_owned(),
-                tenant_id: tenant.clone(),
-                project_id: project_id.clone(),
-                pool_id: request.pool_id.clone(),
-                account_id: pool.pool.account_id.clone(),
-                owner_id: ctx.caller.principal_id.clone(),
-                name: request.name.clone(),
-                idempotency_key: request.idempotency_key.clone(),
-                request_digest: digest.to_owned(),
-                ..ResourceMeta::pending(now)
-            },
+            meta: request.meta(ctx, id, &pool.pool.account_id, digest, now),
             provider: pool.pool.provider.clone(),
             description: request.description.clone(),
             provider_id: String::new(),
             subnets,
         };
-        let mut attributes = serde_json::Map::new();
-        attributes.insert("providerAccountId".into(), pool.pool.account_id.clone().into());
-        attributes.insert("poolId".into(), request.pool_id.clone().into());
-        attributes.insert("projectId".into(), request.project_id.clone().into());
+        let attributes = request.authz_attributes(&pool.pool.account_id);
         let authz = row.meta.authz(NETWORK_RESOURCE, attributes);
         self.store.network_create(&NewNetwork { row, deadline: deadline(now) }, &authz).await
     }
 
     /// The tenant's networks (those the caller may read), oldest first.
     pub async fn network_list(&self, ctx: &Context, request: ListNetworksRequest) -> Result<Vec<NetworkRow>> {
-        let pool = (!request.pool_id.is_empty()).then_some(request.pool_id.as_str());
-        let project = (!request.project_id.is_empty()).then_some(request.project_id.as_str());
-        let networks =
-            self.store.network_list(&request.tenant_id, pool, project, request.include_deleted, LIST_LIMIT).await?;
-        // Each item is decided as `get` decides it, with what its authorization row records.
-        self.authorize_stored_items(
-            ctx,
-            "compute:networks:read",
-            NETWORK_RESOURCE,
-            &request.tenant_id,
-            networks,
-            |network| &network.id,
-        )
-        .await
+        let networks = self.store.network_list(&request.filter(LIST_LIMIT)).await?;
+        self.readable_resources(ctx, "compute:networks:read", NETWORK_RESOURCE, &request.tenant_id, networks).await
     }
 
     /// One network with its subnets.
@@ -244,13 +215,8 @@ impl Service {
     /// Marks a network with nothing on it for deletion; one being deleted is returned as it is.
     pub async fn network_delete(&self, ctx: &Context, request: DeleteNetworkRequest) -> Result<NetworkRow> {
         let network = self.network_of_tenant(&request.tenant_id, &request.network_id).await?;
-        if network.deleted_at.is_some() {
-            return Ok(network);
-        }
-        let now = now_micros();
-        let deleting = self.store.network_delete(&network.id, now, deadline(now)).await?;
-        tracing::info!(network = %deleting.id, by = %ctx.caller.principal_id, "network deleting");
-        Ok(deleting)
+        let delete = |id: String, now| async move { self.store.network_delete(&id, now, deadline(now)).await };
+        self.delete_unless_deleted(ctx, "network", network, delete).await
     }
 
     /// The network a cluster's `networkId` names, and the subnet its nodes use: a network of

@@ -8,7 +8,7 @@ use sqlx::{Any, Row, Transaction};
 
 use super::catalog::{strings_from_json, strings_to_json};
 use super::networks::VPS_EVENT_SOURCE;
-use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, retried};
+use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
@@ -190,16 +190,8 @@ impl Store {
     }
 
     /// The tenant's certificates, oldest first, at most `limit`.
-    pub async fn certificate_list(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<CertificateRow>> {
-        let list = self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit);
-        crate::measured::store("certificate_list", list).await
+    pub async fn certificate_list(&self, filter: &ResourceFilter<'_>) -> Result<Vec<CertificateRow>> {
+        crate::measured::store("certificate_list", self.resource_list(filter)).await
     }
 
     /// Marks a certificate for deletion and wakes the reconciler. One already `deleting` is
@@ -250,20 +242,12 @@ impl Store {
     /// certificate meanwhile (then nothing is written and `false` is returned).
     pub async fn certificate_observe(&self, id: &str, observed: &CertificateObserved, now: i64) -> Result<bool> {
         crate::measured::store("certificate_observe", async {
-            let mut txn = self.begin_write().await?;
             let dns_names = (!observed.dns_names.is_empty()).then(|| strings_to_json(&observed.dns_names));
             let common = (observed.version, observed.state.as_str(), observed.message.as_str());
             let set = "provider_id = ?, dns_names = COALESCE(?, dns_names), not_after = COALESCE(?, not_after)";
-            let written = self
-                .resource_observe_in::<CertificateRow>(&mut txn, id, common, now, set, |query| {
-                    query.bind(&observed.provider_id).bind(dns_names).bind(observed.not_after)
-                })
-                .await?;
-            if !written {
-                return Ok(false);
-            }
-            self.commit_with_events(txn, &observed.events).await?;
-            Ok(true)
+            let bind =
+                |query: AnyQuery<'static>| query.bind(&observed.provider_id).bind(dns_names).bind(observed.not_after);
+            self.resource_observe::<CertificateRow>(id, common, now, (set, bind), &observed.events).await
         })
         .await
     }
@@ -273,11 +257,7 @@ impl Store {
     pub async fn certificate_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("certificate_finish_delete", async {
             let forget_key = "private_key_encrypted = '', ";
-            let Some(mut txn) = self.resource_mark_deleted::<CertificateRow>(id, now, forget_key).await? else {
-                return Ok(());
-            };
-            self.resource_deleted_in::<CertificateRow>(&mut txn, id, now).await?;
-            self.commit_and_signal(txn).await
+            self.resource_finish_delete::<CertificateRow>(id, now, forget_key).await
         })
         .await
     }

@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::networks::VPS_EVENT_SOURCE;
-use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, retried};
+use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -162,16 +162,8 @@ impl Store {
     }
 
     /// The tenant's instances, oldest first, at most `limit`.
-    pub async fn instance_list(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<InstanceRow>> {
-        let list = self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit);
-        crate::measured::store("instance_list", list).await
+    pub async fn instance_list(&self, filter: &ResourceFilter<'_>) -> Result<Vec<InstanceRow>> {
+        crate::measured::store("instance_list", self.resource_list(filter)).await
     }
 
     /// Marks an instance for deletion (`deleting` from now on) and wakes the reconciler;
@@ -219,19 +211,12 @@ impl Store {
     /// instance meanwhile (then nothing is written and `false` is returned).
     pub async fn instance_observe(&self, id: &str, observed: &InstanceObserved, now: i64) -> Result<bool> {
         crate::measured::store("instance_observe", async {
-            let mut txn = self.begin_write().await?;
             let common = (observed.version, observed.state.as_str(), observed.message.as_str());
             let set = "machine_id = COALESCE(?, machine_id), public_ipv4 = ?, private_ipv4 = ?";
-            let written = self
-                .resource_observe_in::<InstanceRow>(&mut txn, id, common, now, set, |query| {
-                    query.bind(&observed.machine_id).bind(&observed.public_ipv4).bind(&observed.private_ipv4)
-                })
-                .await?;
-            if !written {
-                return Ok(false);
-            }
-            self.commit_with_events(txn, &observed.events).await?;
-            Ok(true)
+            let bind = |query: AnyQuery<'static>| {
+                query.bind(&observed.machine_id).bind(&observed.public_ipv4).bind(&observed.private_ipv4)
+            };
+            self.resource_observe::<InstanceRow>(id, common, now, (set, bind), &observed.events).await
         })
         .await
     }
@@ -240,9 +225,7 @@ impl Store {
     /// authorization row and publishes `deleted`, in one transaction.
     pub async fn instance_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("instance_finish_delete", async {
-            let Some(mut txn) = self.resource_mark_deleted::<InstanceRow>(id, now, "").await? else { return Ok(()) };
-            self.resource_deleted_in::<InstanceRow>(&mut txn, id, now).await?;
-            self.commit_and_signal(txn).await
+            self.resource_finish_delete::<InstanceRow>(id, now, "").await
         })
         .await
     }

@@ -3,13 +3,13 @@
 //! transaction; the reconciler's own writes are conditional on the row's `version`, so an
 //! observation made before a tenant's change never overwrites that change.
 
-use std::collections::HashMap;
-
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::kubernetes_node_pools::{NodePoolObserved, POOL_COLUMNS, pool_from_row};
-use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, not_found, retried};
+use super::resource::{
+    Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
+};
 use super::{AuthzResourceRow, Backend, NewEvent, NodePoolRow, Store, conflict_on_unique};
 use crate::error::{Code, Error, Result};
 
@@ -260,17 +260,9 @@ impl Store {
     }
 
     /// The tenant's clusters with their pools, oldest first, at most `limit`.
-    pub async fn cluster_list(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<ClusterRow>> {
+    pub async fn cluster_list(&self, filter: &ResourceFilter<'_>) -> Result<Vec<ClusterRow>> {
         crate::measured::store("cluster_list", async {
-            let mut clusters: Vec<ClusterRow> =
-                self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit).await?;
+            let mut clusters: Vec<ClusterRow> = self.resource_list(filter).await?;
             if clusters.is_empty() {
                 return Ok(clusters);
             }
@@ -280,18 +272,12 @@ impl Store {
                  OR deleted_at IS NULL) ORDER BY created_at, id"
             );
             let pools = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(tenant_id)
-                .bind(include_deleted as i64)
+                .bind(filter.tenant_id)
+                .bind(filter.include_deleted as i64)
                 .fetch_all(&self.pool)
                 .await?;
-            let position: HashMap<String, usize> =
-                clusters.iter().enumerate().map(|(i, c)| (c.id.clone(), i)).collect();
-            for pool in pools.iter().map(pool_from_row) {
-                let pool = pool?;
-                if let Some(&i) = position.get(&pool.cluster_id) {
-                    clusters[i].node_pools.push(pool);
-                }
-            }
+            let pools = pools.iter().map(pool_from_row);
+            attach_children(&mut clusters, pools, |p| &p.cluster_id, |c, p| c.node_pools.push(p))?;
             Ok(clusters)
         })
         .await

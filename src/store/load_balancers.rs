@@ -14,7 +14,7 @@ use sqlx::{Any, Row, Transaction};
 use super::load_balancer_rows::{
     HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer, TargetsRow,
 };
-use super::resource::{Resource, ResourceMeta, ResourceTable, not_found, retried};
+use super::resource::{Resource, ResourceFilter, ResourceMeta, ResourceTable, not_found, retried};
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::error::{Error, Result};
 
@@ -251,17 +251,9 @@ impl Store {
     }
 
     /// The tenant's load balancers with their named targets, oldest first, at most `limit`.
-    pub async fn load_balancer_list(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<LoadBalancerRow>> {
+    pub async fn load_balancer_list(&self, filter: &ResourceFilter<'_>) -> Result<Vec<LoadBalancerRow>> {
         crate::measured::store("load_balancer_list", async {
-            let mut lbs: Vec<LoadBalancerRow> =
-                self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit).await?;
+            let mut lbs: Vec<LoadBalancerRow> = self.resource_list(filter).await?;
             if lbs.is_empty() {
                 return Ok(lbs);
             }
@@ -271,7 +263,7 @@ impl Store {
                  JOIN load_balancers lb ON lb.id = m.load_balancer_id WHERE lb.tenant_id = $1 \
                  ORDER BY m.load_balancer_id, m.position",
             )
-            .bind(tenant_id)
+            .bind(filter.tenant_id)
             .fetch_all(&self.pool)
             .await?;
             for member in &members {

@@ -8,12 +8,12 @@
 //! [`Store::network_hold_in`]), and a delete takes that lock before it counts what rests on it:
 //! the two never both succeed.
 
-use std::collections::HashMap;
-
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
-use super::resource::{Resource, ResourceMeta, ResourceTable, name_taken, not_found, retried};
+use super::resource::{
+    Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
+};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 
@@ -283,30 +283,16 @@ impl Store {
     }
 
     /// The tenant's networks with their subnets, oldest first, at most `limit`.
-    pub async fn network_list(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<NetworkRow>> {
+    pub async fn network_list(&self, filter: &ResourceFilter<'_>) -> Result<Vec<NetworkRow>> {
         crate::measured::store("network_list", async {
-            let mut networks: Vec<NetworkRow> =
-                self.resource_list(tenant_id, pool_id, project_id, include_deleted, limit).await?;
+            let mut networks: Vec<NetworkRow> = self.resource_list(filter).await?;
             if networks.is_empty() {
                 return Ok(networks);
             }
             let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE tenant_id = $1 ORDER BY created_at, id");
-            let subnets = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).fetch_all(&self.pool).await?;
-            let position: HashMap<String, usize> =
-                networks.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
-            for subnet in subnets.iter().map(subnet_from_row) {
-                let subnet = subnet?;
-                if let Some(&i) = position.get(&subnet.network_id) {
-                    networks[i].subnets.push(subnet);
-                }
-            }
+            let subnets = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(filter.tenant_id).fetch_all(&self.pool).await?;
+            let subnets = subnets.iter().map(subnet_from_row);
+            attach_children(&mut networks, subnets, |s| &s.network_id, |n, s| n.subnets.push(s))?;
             Ok(networks)
         })
         .await

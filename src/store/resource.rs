@@ -108,6 +108,43 @@ impl ResourceMeta {
     }
 }
 
+/// Which of a tenant's resources of one kind a list returns.
+#[derive(Clone, Copy, Debug)]
+pub struct ResourceFilter<'a> {
+    /// The tenant.
+    pub tenant_id: &'a str,
+    /// Only those in this pool, when given.
+    pub pool_id: Option<&'a str>,
+    /// Only those in this project, when given.
+    pub project_id: Option<&'a str>,
+    /// Deleted ones too.
+    pub include_deleted: bool,
+    /// At most this many.
+    pub limit: i64,
+}
+
+/// Hands each child in `children` (read in one query for a whole list) to its parent among
+/// `parents`, keeping their order; a child of a parent not listed is passed over.
+pub(super) fn attach_children<P, C>(
+    parents: &mut [P],
+    children: impl IntoIterator<Item = Result<C>>,
+    parent_of: impl Fn(&C) -> &str,
+    attach: impl Fn(&mut P, C),
+) -> Result<()>
+where
+    P: Deref<Target = ResourceMeta>,
+{
+    let position: std::collections::HashMap<String, usize> =
+        parents.iter().enumerate().map(|(i, parent)| (parent.id.clone(), i)).collect();
+    for child in children {
+        let child = child?;
+        if let Some(&i) = position.get(parent_of(&child)) {
+            attach(&mut parents[i], child);
+        }
+    }
+    Ok(())
+}
+
 /// Where one kind of resource is stored, and how errors, work and events name it.
 pub(super) struct ResourceTable {
     /// The table: `networks`.
@@ -296,27 +333,19 @@ impl Store {
         row.as_ref().map(R::from_row).transpose()
     }
 
-    /// The tenant's resources of kind `R` (children not included), in a pool and a project when
-    /// given, oldest first, at most `limit`.
-    pub(super) async fn resource_list<R: Resource>(
-        &self,
-        tenant_id: &str,
-        pool_id: Option<&str>,
-        project_id: Option<&str>,
-        include_deleted: bool,
-        limit: i64,
-    ) -> Result<Vec<R>> {
+    /// The resources of kind `R` that `filter` asks for (children not included), oldest first.
+    pub(super) async fn resource_list<R: Resource>(&self, filter: &ResourceFilter<'_>) -> Result<Vec<R>> {
         let sql = format!(
             "{} WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) AND ($3 IS NULL OR project_id = $3) \
              AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id LIMIT $5",
             R::TABLE.select()
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(tenant_id)
-            .bind(pool_id)
-            .bind(project_id)
-            .bind(include_deleted as i64)
-            .bind(limit)
+            .bind(filter.tenant_id)
+            .bind(filter.pool_id)
+            .bind(filter.project_id)
+            .bind(filter.include_deleted as i64)
+            .bind(filter.limit)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(R::from_row).collect()
@@ -441,6 +470,32 @@ impl Store {
         let row: R = self.resource_fetch_in(txn, id).await?.ok_or_else(|| not_found::<R>(id))?;
         self.event_append_in(txn, &row.event("deleted", now, serde_json::json!({}))).await?;
         Ok(row)
+    }
+
+    /// [`Store::resource_observe_in`] in a transaction of its own that publishes `events`, for
+    /// a kind whose observation writes nothing else.
+    pub(super) async fn resource_observe<R: Resource>(
+        &self,
+        id: &str,
+        common: (i64, &str, &str),
+        now: i64,
+        (own_set, bind_own): (&str, impl FnOnce(AnyQuery<'static>) -> AnyQuery<'static>),
+        events: &[NewEvent],
+    ) -> Result<bool> {
+        let mut txn = self.begin_write().await?;
+        if !self.resource_observe_in::<R>(&mut txn, id, common, now, own_set, bind_own).await? {
+            return Ok(false);
+        }
+        self.commit_with_events(txn, events).await?;
+        Ok(true)
+    }
+
+    /// [`Store::resource_mark_deleted`] and [`Store::resource_deleted_in`] in one transaction,
+    /// for a kind with no children to mark.
+    pub(super) async fn resource_finish_delete<R: Resource>(&self, id: &str, now: i64, also_set: &str) -> Result<()> {
+        let Some(mut txn) = self.resource_mark_deleted::<R>(id, now, also_set).await? else { return Ok(()) };
+        self.resource_deleted_in::<R>(&mut txn, id, now).await?;
+        self.commit_and_signal(txn).await
     }
 
     /// Appends `events` and commits.
