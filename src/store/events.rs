@@ -82,6 +82,10 @@ fn event_from_row(row: &AnyRow) -> Result<EventRow> {
 impl Store {
     /// Appends an event inside the caller's transaction and returns its sequence number; commit
     /// with `commit_and_signal` so that watchers hear of it at once.
+    ///
+    /// It locks the one `event_head` row until the transaction ends: take every other row lock of
+    /// the transaction (quotas, held networks and certificates) before it, or two writers taking
+    /// the same two locks in opposite orders deadlock.
     pub async fn event_append_in(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<i64> {
         crate::measured::store("event_append_in", async {
             let seq: i64 =

@@ -455,9 +455,15 @@ impl Store {
             let Some(mut txn) = self.resource_mark_deleted::<LoadBalancerRow>(id, now, "").await? else {
                 return Ok(());
             };
-            let lb: LoadBalancerRow = self.resource_deleted_in(&mut txn, id, now).await?;
-            self.usage_billable_end_in(&mut txn, LOAD_BALANCER_METER, id, now).await?;
+            // The quota row before the event head (taken by `resource_deleted_in`): a create books
+            // its quota before it appends its event, and the opposite order here deadlocked the two.
+            let lb = self
+                .resource_fetch_in::<LoadBalancerRow>(&mut txn, id)
+                .await?
+                .ok_or_else(|| not_found::<LoadBalancerRow>(id))?;
             self.quota_refund_in(&mut txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
+            self.usage_billable_end_in(&mut txn, LOAD_BALANCER_METER, id, now).await?;
+            let _: LoadBalancerRow = self.resource_deleted_in(&mut txn, id, now).await?;
             self.commit_and_signal(txn).await
         })
         .await
