@@ -168,7 +168,15 @@ pub async fn run(options: DevOptions) -> Result<()> {
         },
     );
     let digitalocean = crate::provider::accounts::StoreDigitalOceanAccounts::new(store.clone(), secret_key.clone());
-    let resources = ProviderResources::new(services.gke_accounts()?, digitalocean, secret_key.clone());
+    // The substrates' daemons (run by the fake cloud in this process) join through this API.
+    let daemon_endpoint = crate::reconcile::DaemonEndpoint {
+        url: endpoint.clone(),
+        ca_sha256: ca.as_ref().map(|(sha256, _)| sha256.clone()),
+    };
+    let resources = ProviderResources {
+        daemon_endpoint: Some(daemon_endpoint),
+        ..ProviderResources::new(services.gke_accounts()?, digitalocean, secret_key.clone())
+    };
     let worker = worker.with_reconcilers(registry(resources));
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {

@@ -20,10 +20,11 @@
 //! - [`reconcile`]: the worker's runtime;
 //! - [`server`], [`dev`], [`cli`]: what the binaries run;
 //! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing;
-//! - [`secrets`]: credentials sealed at rest.
+//! - [`secrets`]: credentials sealed at rest; [`bearer`]: the bearer form of keys and tokens.
 
 pub mod api;
 pub mod authz;
+pub mod bearer;
 pub mod channel;
 pub mod cidr;
 pub mod cli;

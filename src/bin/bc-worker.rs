@@ -8,7 +8,9 @@ use tokio::net::TcpListener;
 
 use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions};
 use better_compute::provider::accounts::{StoreDigitalOceanAccounts, StoreGkeAccounts};
-use better_compute::reconcile::{ProviderResources, Worker, WorkerConfig, parse_kind_intervals, registry};
+use better_compute::reconcile::{
+    DaemonEndpoint, ProviderResources, Worker, WorkerConfig, parse_kind_intervals, registry,
+};
 use better_compute::secrets::SecretKey;
 use better_compute::store::Store;
 use better_compute::{shutdown, telemetry};
@@ -63,6 +65,14 @@ struct Cli {
     /// `bc_provider_calls_total` and the like), open to whoever reaches it; not served without it.
     #[arg(long, visible_alias = "metrics-addr", env = "BC_WORKER_METRICS_LISTEN")]
     metrics_listen: Option<SocketAddr>,
+    /// The API's URL as nodes reach it: the substrates' bcd DaemonSets join through it (without
+    /// it a pool substrate goes `error`).
+    #[arg(long, env = "BC_API_ENDPOINT")]
+    api_endpoint: Option<String>,
+    /// The SHA-256 of the API's CA public key (as `bc dev --tls` prints it), for bcd to pin; left
+    /// out when the API's certificate chains to a public CA.
+    #[arg(long, env = "BC_API_CA_SHA256")]
+    api_ca_sha256: Option<String>,
     #[command(flatten)]
     log: LogOptions,
     #[command(flatten)]
@@ -97,7 +107,10 @@ async fn run(cli: Cli) -> Result<(), String> {
             let key = SecretKey::from_base64(&key.0).map_err(|e| format!("--secret-key: {e}"))?;
             let gke = StoreGkeAccounts::new(store.clone(), key.clone());
             let digitalocean = StoreDigitalOceanAccounts::new(store.clone(), key.clone());
-            worker = worker.with_reconcilers(registry(ProviderResources::new(gke, digitalocean, key)));
+            let daemon_endpoint =
+                cli.api_endpoint.map(|url| DaemonEndpoint { url, ca_sha256: cli.api_ca_sha256.clone() });
+            let resources = ProviderResources { daemon_endpoint, ..ProviderResources::new(gke, digitalocean, key) };
+            worker = worker.with_reconcilers(registry(resources));
         }
         None => {
             tracing::warn!("no --secret-key: the kubernetes.clusters and vps.provider-resources reconcilers do not run")

@@ -47,6 +47,35 @@ impl std::fmt::Debug for IssuedToken {
     }
 }
 
+/// Whether a server-side apply takes over fields another manager owns (`force=true`) or is
+/// refused with a conflict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Force {
+    /// Take the fields over: only for objects that are ours alone (kubeconfig bindings).
+    Yes,
+    /// Be refused (409) rather than take a field another manager set.
+    No,
+}
+
+/// An object of the kinds the control plane manages, by kind, namespace and name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ObjectRef {
+    /// `Namespace`, `ServiceAccount`, `Secret`, `DaemonSet`, ...
+    pub kind: String,
+    /// Empty for a cluster-wide object.
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.namespace.as_str() {
+            "" => write!(f, "{} {:?}", self.kind, self.name),
+            namespace => write!(f, "{} {namespace}/{}", self.kind, self.name),
+        }
+    }
+}
+
 /// A node, as much as the control plane reads of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Node {
@@ -88,7 +117,13 @@ pub trait ClusterApi: Send + Sync {
         expiration_seconds: u32,
     ) -> ProviderResult<IssuedToken>;
     /// Server-side apply of one object (it names its own apiVersion, kind, namespace and name).
-    async fn apply(&self, object: &Value, field_manager: &str) -> ProviderResult<Value>;
+    async fn apply(&self, object: &Value, field_manager: &str, force: Force) -> ProviderResult<Value>;
+    /// Reads one object; `None` when there is none.
+    async fn object_get(&self, object: &ObjectRef) -> ProviderResult<Option<Value>>;
+    /// Deletes one object; one already gone is no error.
+    async fn object_delete(&self, object: &ObjectRef) -> ProviderResult<()>;
+    /// The objects of `kind` in every namespace whose labels match `selector` (`k=v,...`).
+    async fn objects_labelled(&self, kind: &str, selector: &str) -> ProviderResult<Vec<ObjectRef>>;
     /// Lists the nodes.
     async fn nodes_list(&self) -> ProviderResult<Vec<Node>>;
     /// The names of the service accounts in `namespace`.

@@ -11,7 +11,7 @@ use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::cluster_api::{ClusterApi, ClusterRole, IssuedToken, MIN_TOKEN_SECONDS, Node};
+use super::cluster_api::{ClusterApi, ClusterRole, Force, IssuedToken, MIN_TOKEN_SECONDS, Node, ObjectRef};
 use super::error::{ErrorKind, ProviderError, ProviderResult};
 use super::google_auth::TokenSource;
 
@@ -123,34 +123,54 @@ pub fn classify(status: StatusCode, body: &[u8]) -> ProviderError {
 }
 
 /// The plural resource path of an object, from its apiVersion and kind, for the kinds we apply.
-fn resource_path(object: &Value) -> ProviderResult<String> {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let kind = object["kind"].as_str().unwrap_or_default();
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    let namespace = object["metadata"]["namespace"].as_str().unwrap_or("default");
-    let plural = match kind {
-        "DaemonSet" => "daemonsets",
-        "Deployment" => "deployments",
-        "ServiceAccount" => "serviceaccounts",
-        "ConfigMap" => "configmaps",
-        "Secret" => "secrets",
-        "Namespace" => "namespaces",
-        "ClusterRoleBinding" => "clusterrolebindings",
-        "ClusterRole" => "clusterroles",
-        _ => {
-            return Err(ProviderError::new(ErrorKind::Permanent, PROVIDER, format!("cannot apply a {kind:?}")));
-        }
-    };
-    if name.is_empty() {
-        return Err(ProviderError::new(ErrorKind::Permanent, PROVIDER, "the object to apply has no metadata.name"));
-    }
-    let group = if api_version.contains('/') { format!("/apis/{api_version}") } else { format!("/api/{api_version}") };
-    let cluster_scoped = matches!(kind, "Namespace" | "ClusterRoleBinding" | "ClusterRole");
-    Ok(if cluster_scoped {
-        format!("{group}/{plural}/{name}")
-    } else {
-        format!("{group}/namespaces/{namespace}/{plural}/{name}")
+/// Where a kind is served: its API group path, its plural, and whether it lives in a namespace.
+fn kind_path(kind: &str) -> ProviderResult<(&'static str, &'static str, bool)> {
+    Ok(match kind {
+        "DaemonSet" => ("/apis/apps/v1", "daemonsets", true),
+        "Deployment" => ("/apis/apps/v1", "deployments", true),
+        "ServiceAccount" => ("/api/v1", "serviceaccounts", true),
+        "ConfigMap" => ("/api/v1", "configmaps", true),
+        "Secret" => ("/api/v1", "secrets", true),
+        "Namespace" => ("/api/v1", "namespaces", false),
+        "ClusterRoleBinding" => ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", false),
+        "ClusterRole" => ("/apis/rbac.authorization.k8s.io/v1", "clusterroles", false),
+        _ => return Err(ProviderError::new(ErrorKind::Permanent, PROVIDER, format!("cannot manage a {kind:?}"))),
     })
+}
+
+/// The REST path of one object.
+fn object_path(object: &ObjectRef) -> ProviderResult<String> {
+    let (group, plural, namespaced) = kind_path(&object.kind)?;
+    if object.name.is_empty() {
+        return Err(ProviderError::new(ErrorKind::Permanent, PROVIDER, "the object has no metadata.name"));
+    }
+    let name = &object.name;
+    Ok(if namespaced {
+        let namespace = if object.namespace.is_empty() { "default" } else { object.namespace.as_str() };
+        format!("{group}/namespaces/{namespace}/{plural}/{name}")
+    } else {
+        format!("{group}/{plural}/{name}")
+    })
+}
+
+/// The reference of an object document (its kind, namespace and name).
+fn object_ref(object: &Value) -> ObjectRef {
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    ObjectRef {
+        kind: text(&object["kind"]),
+        namespace: text(&object["metadata"]["namespace"]),
+        name: text(&object["metadata"]["name"]),
+    }
+}
+
+/// Percent-encodes a query value (a label selector holds `/`, `=` and `,`).
+fn query_value(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 #[async_trait::async_trait]
@@ -188,7 +208,7 @@ impl ClusterApi for KubeClient {
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.as_str()},
                 "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
             });
-            self.apply(&binding, "better-compute").await.map(drop)
+            self.apply(&binding, "better-compute", Force::Yes).await.map(drop)
         })
         .await
     }
@@ -221,10 +241,41 @@ impl ClusterApi for KubeClient {
         .await
     }
 
-    async fn apply(&self, object: &Value, field_manager: &str) -> ProviderResult<Value> {
+    async fn apply(&self, object: &Value, field_manager: &str, force: Force) -> ProviderResult<Value> {
         crate::measured::provider(PROVIDER, "apply", async {
-            let path = format!("{}?fieldManager={field_manager}&force=true", resource_path(object)?);
+            let force = if force == Force::Yes { "&force=true" } else { "" };
+            let path = format!("{}?fieldManager={}{force}", object_path(&object_ref(object))?, query_value(field_manager));
             self.call(Method::PATCH, &path, "application/apply-patch+yaml", Some(object)).await
+        })
+        .await
+    }
+
+    async fn object_get(&self, object: &ObjectRef) -> ProviderResult<Option<Value>> {
+        crate::measured::provider(PROVIDER, "object_get", async {
+            match self.call(Method::GET, &object_path(object)?, "", None).await {
+                Ok(found) => Ok(Some(found)),
+                Err(error) if error.status == Some(404) => Ok(None),
+                Err(error) => Err(error),
+            }
+        })
+        .await
+    }
+
+    async fn object_delete(&self, object: &ObjectRef) -> ProviderResult<()> {
+        crate::measured::provider(PROVIDER, "object_delete", async { self.delete(&object_path(object)?).await }).await
+    }
+
+    async fn objects_labelled(&self, kind: &str, selector: &str) -> ProviderResult<Vec<ObjectRef>> {
+        crate::measured::provider(PROVIDER, "objects_labelled", async {
+            let (group, plural, _) = kind_path(kind)?;
+            let path = format!("{group}/{plural}?labelSelector={}", query_value(selector));
+            let list = self.call(Method::GET, &path, "", None).await?;
+            let items = list["items"].as_array().cloned().unwrap_or_default();
+            Ok(items
+                .iter()
+                .map(|item| ObjectRef { kind: kind.to_owned(), ..object_ref(item) })
+                .filter(|object| !object.name.is_empty())
+                .collect())
         })
         .await
     }
@@ -334,11 +385,11 @@ mod tests {
     #[test]
     fn objects_map_to_their_resource_paths() {
         let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bcd", "namespace": "kube-system"}});
-        assert_eq!(resource_path(&ds).unwrap(), "/apis/apps/v1/namespaces/kube-system/daemonsets/bcd");
+        assert_eq!(object_path(&object_ref(&ds)).unwrap(), "/apis/apps/v1/namespaces/kube-system/daemonsets/bcd");
         let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"}});
-        assert_eq!(resource_path(&crb).unwrap(), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/b");
+        assert_eq!(object_path(&object_ref(&crb)).unwrap(), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/b");
         let unknown = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
-        assert_eq!(resource_path(&unknown).unwrap_err().kind, ErrorKind::Permanent);
+        assert_eq!(object_path(&object_ref(&unknown)).unwrap_err().kind, ErrorKind::Permanent);
     }
 
     #[test]

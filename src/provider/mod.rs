@@ -28,7 +28,7 @@ pub use cloud::{
     Instance, InstanceSpec, Instances, LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
     StickySessions,
 };
-pub use cluster_api::{ClusterApi, ClusterRole, IssuedToken, Node};
+pub use cluster_api::{ClusterApi, ClusterRole, Force, IssuedToken, Node, ObjectRef};
 pub use error::{ErrorKind, Found, ProviderError, ProviderResult};
 pub use managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,

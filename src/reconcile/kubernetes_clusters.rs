@@ -21,6 +21,7 @@ use crate::store::states::ClusterState;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::node_pool_steps::{self, next_pool_step};
 use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
@@ -28,10 +29,10 @@ use crate::provider::gke::Gke;
 use crate::provider::kube::{KubeAuth, KubeClient};
 use crate::provider::{
     Autoscaling, Cluster, ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Found, ManagedKubernetes, NodePool,
-    NodePoolChange, NodePoolSpec, ProviderError,
+    NodePoolSpec, ProviderError,
 };
 use crate::store::{
-    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, NodePoolSpecRow, Store, cluster_event,
+    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, Store, cluster_event,
     node_pool_event, now_micros,
 };
 
@@ -111,7 +112,7 @@ fn version_matches(asked: &str, actual: &str) -> bool {
 
 /// Whether GKE version `a` is older than `b`, by their numbers (`1.32.6-gke.1200` is older
 /// than `1.33.2-gke.1100` and than `1.32.6-gke.1300`).
-fn version_older(a: &str, b: &str) -> bool {
+pub(super) fn version_older(a: &str, b: &str) -> bool {
     let numbers = |v: &str| -> Vec<u64> {
         v.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).filter_map(|s| s.parse().ok()).collect()
     };
@@ -119,14 +120,14 @@ fn version_older(a: &str, b: &str) -> bool {
 }
 
 /// A list compared as a set: the provider need not keep the order it was given.
-fn sorted<T: Ord + Clone>(list: &[T]) -> Vec<T> {
+pub(super) fn sorted<T: Ord + Clone>(list: &[T]) -> Vec<T> {
     let mut list = list.to_vec();
     list.sort();
     list
 }
 
-fn pool_spec(pool: &NodePoolRow) -> NodePoolSpec {
-    let spec: &NodePoolSpecRow = &pool.spec;
+pub(super) fn pool_spec(pool: &NodePoolRow) -> NodePoolSpec {
+    let spec: &crate::store::NodePoolSpecRow = &pool.spec;
     NodePoolSpec {
         name: pool.name.clone(),
         node_count: spec.node_count.max(0) as u32,
@@ -504,68 +505,15 @@ impl Step<'_> {
         Ok(None)
     }
 
-    /// The one change a running pool needs, if any, in this order: autoscaling bounds, node
-    /// labels, taints, zones, machine type, boot disk type and size, accelerators, size (only
-    /// when it does not scale: the autoscaler owns the count), and last its nodes' version, up to
-    /// the control plane's (GKE's `nodePools.update` with `nodeVersion`).
+    /// The one change a running pool needs, if any (see [`next_pool_step`]), issued.
     async fn pool_change(
         &self,
         cluster: &Cluster,
         pool: &NodePoolRow,
         remote: &NodePool,
     ) -> Option<Result<(), ProviderError>> {
-        let name = cluster.name.as_str();
-        let spec = &pool.spec;
-        let wanted =
-            spec.autoscaling.map(|(min, max)| Autoscaling { enabled: true, min_node_count: min, max_node_count: max });
-        let have = remote.autoscaling.clone().filter(|a| a.enabled);
-        if wanted != have {
-            let target = wanted.unwrap_or(Autoscaling { enabled: false, min_node_count: 0, max_node_count: 0 });
-            return Some(self.gke.node_pool_set_autoscaling(name, &pool.name, &target).await.map(drop));
-        }
-        let update = self.pool_update_due(cluster, spec, remote);
-        if let Some(change) = update {
-            return Some(self.gke.node_pool_update(name, &pool.name, &change).await.map(drop));
-        }
-        if wanted.is_none() && remote.node_count != spec.node_count.max(0) as u32 {
-            return Some(self.gke.node_pool_set_size(name, &pool.name, spec.node_count.max(0) as u32).await.map(drop));
-        }
-        if !remote.version.is_empty() && version_older(&remote.version, &cluster.master_version) {
-            let change = NodePoolChange::Version(cluster.master_version.clone());
-            return Some(self.gke.node_pool_update(name, &pool.name, &change).await.map(drop));
-        }
-        None
-    }
-
-    /// The first `nodePools.update` change the pool's configuration needs. Fields the tenant
-    /// left to the provider (no disk size or type, no zones) are not compared; a pool without
-    /// zones of its own runs in the cluster's.
-    fn pool_update_due(&self, cluster: &Cluster, spec: &NodePoolSpecRow, remote: &NodePool) -> Option<NodePoolChange> {
-        if remote.node_labels != spec.labels {
-            return Some(NodePoolChange::NodeLabels(spec.labels.clone()));
-        }
-        if sorted(&remote.taints) != sorted(&spec.taints) {
-            return Some(NodePoolChange::Taints(spec.taints.clone()));
-        }
-        let zones = if spec.zones.is_empty() { &cluster.locations } else { &spec.zones };
-        if !zones.is_empty() && sorted(zones) != sorted(&remote.locations) {
-            return Some(NodePoolChange::Locations(zones.clone()));
-        }
-        if !spec.machine_type.is_empty() && spec.machine_type != remote.machine_type {
-            return Some(NodePoolChange::MachineType(spec.machine_type.clone()));
-        }
-        if !spec.disk_type.is_empty() && spec.disk_type != remote.disk_type {
-            return Some(NodePoolChange::DiskType(spec.disk_type.clone()));
-        }
-        if spec.disk_gib > 0 && spec.disk_gib as u32 != remote.disk_size_gb {
-            return Some(NodePoolChange::DiskSizeGb(spec.disk_gib as u32));
-        }
-        let accelerators: Vec<(String, i64)> =
-            spec.accelerators.iter().map(|(kind, count)| (kind.clone(), i64::from(*count))).collect();
-        if accelerators != remote.accelerators {
-            return Some(NodePoolChange::Accelerators(accelerators));
-        }
-        None
+        let step = next_pool_step(&pool_spec(pool), cluster, remote)?;
+        Some(node_pool_steps::take(self.gke, &cluster.name, &pool.name, &step).await)
     }
 
     /// Everything converged: `ready`, publishing `ready` the first time and `updated` when it

@@ -19,7 +19,9 @@
 
 mod error;
 pub mod kubernetes_clusters;
+pub mod kubernetes_substrates;
 mod metering;
+mod node_pool_steps;
 mod node_liveness;
 mod noop;
 mod outcome;
@@ -31,6 +33,7 @@ mod wake;
 
 pub use error::{Context, Failure, PassError, refusal};
 pub use kubernetes_clusters::KubernetesClusters;
+pub use kubernetes_substrates::{DaemonEndpoint, KubernetesSubstrates};
 pub use metering::Metering;
 pub use node_liveness::NodeLiveness;
 pub use noop::Noop;

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use super::{KubernetesClusters, ProviderResources, Reconciler};
+use super::{KubernetesClusters, KubernetesSubstrates, ProviderResources, Reconciler};
 
-/// Every resource kind the worker converges at a provider: clusters, networks, instances,
-/// certificates and load balancers, with the accounts, key and timings of `resources` (the
+/// Every resource kind the worker converges at a provider: clusters, pool substrates, networks,
+/// instances, certificates and load balancers, with the accounts, key and timings of `resources` (the
 /// spec's backoffs from [`ProviderResources::new`]; tests set faster ones in its fields, and
 /// the intervals in the worker's configuration).
 pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
@@ -16,7 +16,11 @@ pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
         delete_backoff: resources.delete_backoff,
         state_deadline: resources.state_deadline,
     };
-    let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters)];
+    let substrates = KubernetesSubstrates {
+        backoff: resources.backoff,
+        ..KubernetesSubstrates::new(resources.gke.clone(), resources.secret_key.clone(), resources.daemon_endpoint.clone())
+    };
+    let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters), Arc::new(substrates)];
     reconcilers.extend(resources.reconcilers());
     reconcilers
 }

@@ -1,7 +1,7 @@
 //! API keys: the bearer credentials `bck_<id>.<secret>`, authentication of a call, and the
 //! operator key made on first start.
 
-use super::bearer::Bearer;
+use crate::bearer::Bearer;
 use super::{Caller, PrincipalKind, Service};
 use crate::authz::Binding;
 use crate::error::{Error, Result};

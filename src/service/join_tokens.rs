@@ -2,7 +2,7 @@
 //! bearer form is made here, shown once by the create that made it, and only the SHA-256 of its
 //! secret reaches the store. Nothing here logs more of a token than its id.
 
-use super::bearer::Bearer;
+use crate::bearer::Bearer;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
 use super::vps::LIST_LIMIT;

@@ -10,7 +10,6 @@ mod accounts;
 mod api_keys;
 mod audit;
 mod authorize;
-mod bearer;
 mod budgets;
 mod certificate_pem;
 mod certificates;
@@ -46,7 +45,7 @@ pub mod vps;
 
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
 pub use authorize::audited;
-pub use bearer::{Bearer, BearerKind};
+pub use crate::bearer::{Bearer, BearerKind};
 pub use certificate_pem::{ParsedCertificate, parse_custom};
 pub use join_tokens::IssuedJoinToken;
 pub use kubernetes::{ClusterPlacement, KubernetesModule};

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::bearer::Bearer;
+use crate::bearer::Bearer;
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
 use crate::error::{Code, Error, Result};

@@ -149,34 +149,44 @@ impl Store {
     pub async fn join_token_create(&self, token: &JoinTokenRow) -> Result<JoinTokenRow> {
         crate::measured::store("join_token_create", async {
             let mut txn = self.begin_write().await?;
-            let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO join_tokens ({COLUMNS}) \
-                 VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)"
-            )))
-            .bind(&token.id)
-            .bind(&token.pool_id)
-            .bind(&token.tenant_id)
-            .bind(&token.description)
-            .bind(token.max_uses)
-            .bind(token.expires_at)
-            .bind(serde_json::to_string(&token.labels).expect("labels serialize"))
-            .bind(serde_json::to_string(&token.taints).expect("taints serialize"))
-            .bind(&token.secret_sha256)
-            .bind(&token.created_by)
-            .bind(&token.idempotency_key)
-            .bind(&token.request_digest)
-            .bind(token.created_at)
-            .execute(&mut *txn)
-            .await;
-            super::conflict_on_unique(inserted, || {
-                Error::conflict(format!("join token {:?} was made by another call", token.id))
-            })?;
-            let created = self.join_token_fetch_in(&mut txn, &token.id).await?.expect("just inserted");
-            self.event_append_in(&mut txn, &created.event("created", created.created_at)).await?;
+            let created = self.join_token_insert_in(&mut txn, token).await?;
             self.commit_and_signal(txn).await?;
             Ok(created)
         })
         .await
+    }
+
+    /// Inserts a token and appends its `created` event in the caller's transaction.
+    pub(super) async fn join_token_insert_in(
+        &self,
+        txn: &mut sqlx::Transaction<'static, sqlx::Any>,
+        token: &JoinTokenRow,
+    ) -> Result<JoinTokenRow> {
+        let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO join_tokens ({COLUMNS}) \
+             VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)"
+        )))
+        .bind(&token.id)
+        .bind(&token.pool_id)
+        .bind(&token.tenant_id)
+        .bind(&token.description)
+        .bind(token.max_uses)
+        .bind(token.expires_at)
+        .bind(serde_json::to_string(&token.labels).expect("labels serialize"))
+        .bind(serde_json::to_string(&token.taints).expect("taints serialize"))
+        .bind(&token.secret_sha256)
+        .bind(&token.created_by)
+        .bind(&token.idempotency_key)
+        .bind(&token.request_digest)
+        .bind(token.created_at)
+        .execute(&mut **txn)
+        .await;
+        super::conflict_on_unique(inserted, || {
+            Error::conflict(format!("join token {:?} was made by another call", token.id))
+        })?;
+        let created = self.join_token_fetch_in(txn, &token.id).await?.expect("just inserted");
+        self.event_append_in(txn, &created.event("created", created.created_at)).await?;
+        Ok(created)
     }
 
     pub(super) async fn join_token_fetch_in(

@@ -71,6 +71,14 @@ pub struct SubstrateRow {
     pub objects: Vec<SubstrateObjectRow>,
     /// The hosted join token; empty until made.
     pub join_token_id: String,
+    /// That token's bearer form, sealed with the server's key (bound to the pool id).
+    pub join_token_sealed: SealedToken,
+    /// The token it replaced, revoked once the daemons have re-read the Secret; empty when none.
+    pub previous_join_token_id: String,
+    /// When the current token replaced the previous one.
+    pub join_token_rotated_at: Option<i64>,
+    /// Whether it was ever `ready` (a later `ready` is an `updated`).
+    pub ready_once: bool,
     /// Bumped by every change of its spec or state.
     pub version: i64,
     /// When its teardown was asked for.
@@ -80,9 +88,20 @@ pub struct SubstrateRow {
     pub deleted_at: Option<i64>,
 }
 
+/// A sealed bearer form: `Debug` never prints it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SealedToken(pub String);
+
+impl std::fmt::Debug for SealedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() { "SealedToken(none)" } else { "SealedToken(<sealed>)" })
+    }
+}
+
 const COLUMNS: &str = "pool_id, tenant_id, account_id, mode, spec, cluster_name, location, endpoint, master_version, \
                        node_version, state, message, flavors, objects, join_token_id, version, teardown_requested_at, \
-                       created_at, updated_at, deleted_at";
+                       created_at, updated_at, deleted_at, join_token_sealed, previous_join_token_id, \
+                       join_token_rotated_at, ready_once";
 
 fn substrate_from_row(row: &AnyRow) -> Result<SubstrateRow> {
     let json = |column: &str| row.try_get::<String, _>(column);
@@ -102,6 +121,10 @@ fn substrate_from_row(row: &AnyRow) -> Result<SubstrateRow> {
         flavors: value_from_json(&json("flavors")?)?,
         objects: value_from_json(&json("objects")?)?,
         join_token_id: row.try_get("join_token_id")?,
+        join_token_sealed: SealedToken(row.try_get("join_token_sealed")?),
+        previous_join_token_id: row.try_get("previous_join_token_id")?,
+        join_token_rotated_at: row.try_get("join_token_rotated_at")?,
+        ready_once: row.try_get::<i64, _>("ready_once")? != 0,
         version: row.try_get("version")?,
         teardown_requested_at: row.try_get("teardown_requested_at")?,
         created_at: row.try_get("created_at")?,
@@ -163,6 +186,10 @@ fn new_substrate(pool: &PoolRow, spec: SubstratePolicy, now: i64) -> SubstrateRo
         message: String::new(),
         objects: Vec::new(),
         join_token_id: String::new(),
+        join_token_sealed: SealedToken::default(),
+        previous_join_token_id: String::new(),
+        join_token_rotated_at: None,
+        ready_once: false,
         version: 1,
         teardown_requested_at: None,
         created_at: now,
@@ -172,7 +199,8 @@ fn new_substrate(pool: &PoolRow, spec: SubstratePolicy, now: i64) -> SubstrateRo
 }
 
 impl SubstrateRow {
-    fn event(&self, change: &str, time: i64) -> NewEvent {
+    /// An event (`kubernetes.substrate.<change>`) on the pool's subject, as the row is.
+    pub fn event(&self, change: &str, time: i64) -> NewEvent {
         NewEvent {
             source: "/compute/kubernetesSubstrates".to_owned(),
             event_type: format!("kubernetes.substrate.{change}"),
@@ -255,7 +283,7 @@ impl Store {
     async fn substrate_insert_in(&self, txn: &mut Transaction<'static, Any>, row: &SubstrateRow) -> Result<()> {
         let sql = format!(
             "INSERT INTO kubernetes_substrates ({COLUMNS}) VALUES \
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', '', NULL, 0)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&row.pool_id)
@@ -321,6 +349,168 @@ impl Store {
                 .fetch_all(&self.pool)
                 .await?;
             rows.iter().map(substrate_from_row).collect()
+        })
+        .await
+    }
+}
+
+/// What one pass of the reconciler saw and made: written only over the version it read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SubstrateObserved {
+    /// `provisioning`, `ready`, `updating`, `deleting` or `error`.
+    pub state: String,
+    /// Why it is in `error`, or what it waits for.
+    pub message: String,
+    pub endpoint: String,
+    pub master_version: String,
+    pub node_version: String,
+    pub flavors: Vec<SubstrateFlavorRow>,
+    pub objects: Vec<SubstrateObjectRow>,
+    /// The events to publish with it (`ready`, `updated`, `error`), in order.
+    pub changes: Vec<&'static str>,
+}
+
+impl Store {
+    /// Records a pass's observation if the substrate is still at `version` (a pool update in
+    /// between queued another pass, which sees the new spec); the state's change bumps the
+    /// version. Returns whether it was written.
+    pub async fn substrate_observe(
+        &self,
+        current: &SubstrateRow,
+        observed: &SubstrateObserved,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("substrate_observe", async {
+            let mut txn = self.begin_write().await?;
+            let bump = i64::from(observed.state != current.state || observed.message != current.message);
+            let ready_once = i64::from(current.ready_once || observed.state == "ready");
+            let updated = sqlx::query(
+                "UPDATE kubernetes_substrates SET state = $3, message = $4, endpoint = $5, master_version = $6, \
+                 node_version = $7, flavors = $8, objects = $9, ready_once = $10, version = version + $11, \
+                 updated_at = $12 WHERE pool_id = $1 AND version = $2 AND deleted_at IS NULL",
+            )
+            .bind(&current.pool_id)
+            .bind(current.version)
+            .bind(&observed.state)
+            .bind(&observed.message)
+            .bind(&observed.endpoint)
+            .bind(&observed.master_version)
+            .bind(&observed.node_version)
+            .bind(serde_json::to_string(&observed.flavors).expect("flavors serialize"))
+            .bind(serde_json::to_string(&observed.objects).expect("objects serialize"))
+            .bind(ready_once)
+            .bind(bump)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(false);
+            }
+            let row = self.substrate_fetch_in(&mut txn, &current.pool_id).await?.expect("just updated");
+            for change in &observed.changes {
+                self.event_append_in(&mut txn, &row.event(change, now)).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// Makes the substrate's next hosted join token and records it (sealed) as the current one,
+    /// the one it replaces as the previous, in one transaction: a pass that crashes after this
+    /// finds the token again; one that crashes before made nothing. `false` (nothing written)
+    /// when the substrate moved past `current.version` or is being torn down.
+    pub async fn substrate_token_issue(
+        &self,
+        current: &SubstrateRow,
+        token: &super::JoinTokenRow,
+        sealed: &str,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("substrate_token_issue", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE kubernetes_substrates SET previous_join_token_id = join_token_id, join_token_id = $3, \
+                 join_token_sealed = $4, join_token_rotated_at = $5, updated_at = $5 \
+                 WHERE pool_id = $1 AND version = $2 AND teardown_requested_at IS NULL AND previous_join_token_id = ''",
+            )
+            .bind(&current.pool_id)
+            .bind(current.version)
+            .bind(&token.id)
+            .bind(sealed)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() == 0 {
+                return Ok(false);
+            }
+            self.join_token_insert_in(&mut txn, token).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// Revokes the token the current one replaced, and forgets it.
+    pub async fn substrate_token_retire_previous(&self, current: &SubstrateRow, now: i64) -> Result<()> {
+        crate::measured::store("substrate_token_retire_previous", async {
+            if current.previous_join_token_id.is_empty() {
+                return Ok(());
+            }
+            self.join_token_revoke(&current.previous_join_token_id, now).await?;
+            sqlx::query(
+                "UPDATE kubernetes_substrates SET previous_join_token_id = '' \
+                 WHERE pool_id = $1 AND previous_join_token_id = $2",
+            )
+            .bind(&current.pool_id)
+            .bind(&current.previous_join_token_id)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Ends a torn-down substrate: its tokens revoked, its pool's live nodes `deleted`, the
+    /// substrate `deleted` with its event. Each step is safe to repeat after a crash.
+    pub async fn substrate_finish_teardown(&self, current: &SubstrateRow, now: i64) -> Result<()> {
+        crate::measured::store("substrate_finish_teardown", async {
+            for token in [&current.join_token_id, &current.previous_join_token_id] {
+                if !token.is_empty() {
+                    self.join_token_revoke(token, now).await?;
+                }
+            }
+            for node in self.node_list(&current.pool_id, i64::MAX).await? {
+                if node.deleted_at.is_none() {
+                    self.node_delete(&node.id, now).await?;
+                }
+            }
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE kubernetes_substrates SET state = 'deleted', message = '', flavors = '[]', objects = '[]', \
+                 join_token_sealed = '', previous_join_token_id = '', deleted_at = $2, version = version + 1, \
+                 updated_at = $2 WHERE pool_id = $1 AND deleted_at IS NULL AND teardown_requested_at IS NOT NULL",
+            )
+            .bind(&current.pool_id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if updated.rows_affected() > 0 {
+                let row = self.substrate_fetch_in(&mut txn, &current.pool_id).await?.expect("just updated");
+                self.event_append_in(&mut txn, &row.event("deleted", now)).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// The substrate the reconciler works on: `None` once it is gone or torn down.
+    pub async fn substrate_for_reconcile(&self, pool_id: &str) -> Result<Option<SubstrateRow>> {
+        crate::measured::store("substrate_for_reconcile", async {
+            let sql = format!("SELECT {COLUMNS} FROM kubernetes_substrates WHERE pool_id = $1 AND deleted_at IS NULL");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(substrate_from_row).transpose()
         })
         .await
     }

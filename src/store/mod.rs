@@ -64,7 +64,8 @@ pub use kubernetes_clusters::{
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
 pub use kubernetes_substrates::{
-    SUBSTRATE_KIND, SubstrateFlavorRow, SubstrateObjectRow, SubstrateRow, created_cluster_name, flavor_node_pool_name,
+    SUBSTRATE_KIND, SealedToken, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved, SubstrateRow,
+    created_cluster_name, flavor_node_pool_name,
 };
 pub use load_balancer_rows::{
     DomainRow, ForwardingRow, HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings,
@@ -153,6 +154,7 @@ migrations!(
     (15, "join_tokens", "0015_join_tokens"),
     (16, "nodes", "0016_nodes"),
     (17, "kubernetes_substrates", "0017_kubernetes_substrates"),
+    (18, "substrate_tokens", "0018_substrate_tokens"),
 );
 
 /// The store shared by every service and reconciler.

@@ -25,7 +25,7 @@ pub use instances::InstanceReconciler;
 pub use load_balancers::ProviderLoadBalancers;
 pub use networks::{NetworkReconciler, cluster_network};
 
-use super::{Backoff, Reconciler};
+use super::{Backoff, DaemonEndpoint, Reconciler};
 use crate::provider::accounts::{DigitalOceanAccounts, GkeAccounts};
 use crate::secrets::SecretKey;
 
@@ -45,6 +45,8 @@ pub struct ProviderResources {
     pub delete_backoff: Backoff,
     /// How long an object may stay in a transient state before it counts as stuck.
     pub state_deadline: Duration,
+    /// Where node daemons reach the API (the substrates' DaemonSets join through it).
+    pub daemon_endpoint: Option<DaemonEndpoint>,
 }
 
 impl ProviderResources {
@@ -57,6 +59,7 @@ impl ProviderResources {
             backoff: Backoff::TRANSIENT,
             delete_backoff: Backoff::DELETE,
             state_deadline: Duration::from_secs(3600),
+            daemon_endpoint: None,
         }
     }
 

@@ -9,7 +9,7 @@ use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
 use better_compute::provider::accounts::{
     DigitalOceanAccounts, GkeAccounts, StoreDigitalOceanAccounts, StoreGkeAccounts,
 };
-use better_compute::reconcile::{ProviderResources, WorkerConfig};
+use better_compute::reconcile::{DaemonEndpoint, ProviderResources, WorkerConfig};
 use better_compute::secrets::SecretKey;
 use better_compute::service::{KubernetesModule, Service};
 use better_compute::store::{Backend, Store};
@@ -148,8 +148,13 @@ pub struct Env {
 
 impl Env {
     /// The reconcilers' accounts and key with fast backoffs.
+    /// Daemons (the fake cloud's DaemonSet pods) join through the setup's server.
     pub fn resources(&self) -> ProviderResources {
-        fast_resources(self.gke.clone(), self.digitalocean.clone(), self.key.clone())
+        let daemon_endpoint = DaemonEndpoint { url: self.server.endpoint.clone(), ca_sha256: None };
+        ProviderResources {
+            daemon_endpoint: Some(daemon_endpoint),
+            ..fast_resources(self.gke.clone(), self.digitalocean.clone(), self.key.clone())
+        }
     }
 
     /// Starts the worker of the setup (one at a time).

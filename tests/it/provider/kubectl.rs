@@ -4,7 +4,9 @@
 use std::process::Command;
 
 use better_compute::provider::kube::{KubeAuth, KubeClient, kubeconfig};
-use better_compute::provider::{ClusterApi, ClusterRole, ClusterSpec, ErrorKind, ManagedKubernetes, NodePoolSpec};
+use better_compute::provider::{
+    ClusterApi, ClusterRole, ClusterSpec, ErrorKind, Force, ManagedKubernetes, NodePoolSpec,
+};
 use serde_json::json;
 
 use super::{cloud, gke, wait};
@@ -54,7 +56,7 @@ async fn kubectl_reads_nodes_and_applies_only_with_the_right_role() {
 
     let viewer_api =
         KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Token(view.token.clone())).unwrap();
-    let forbidden = viewer_api.apply(&serde_json::from_str(DAEMONSET).unwrap(), "bc").await.unwrap_err();
+    let forbidden = viewer_api.apply(&serde_json::from_str(DAEMONSET).unwrap(), "bc", Force::Yes).await.unwrap_err();
     assert_eq!((forbidden.status, forbidden.reason.as_str()), (Some(403), "Forbidden"));
     let unknown =
         KubeClient::new(&cluster.endpoint, &cluster.ca_certificate_pem, KubeAuth::Token("nope".into())).unwrap();
@@ -98,7 +100,7 @@ async fn kubectl_reads_nodes_and_applies_only_with_the_right_role() {
     let viewer_nodes = kubectl(&view_config, &["get", "nodes"]);
     assert!(!viewer_nodes.status.success(), "view does not reach cluster-scoped nodes");
 
-    let again = admin_api.apply(&json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bcd", "namespace": "default"}, "spec": {"x": 1}}), "bc").await.unwrap();
+    let again = admin_api.apply(&json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bcd", "namespace": "default"}, "spec": {"x": 1}}), "bc", Force::Yes).await.unwrap();
     assert_eq!(again["metadata"]["generation"], 2);
     assert_eq!(viewer_api.nodes_list().await.unwrap_err().kind, ErrorKind::Permanent);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -1,6 +1,6 @@
-//! Kubernetes pool substrates as far as they are built: a pool's `policy.substrate` is checked
-//! at the call, every fault named by its path, its account must be a live GKE account of the
-//! pool's owner, and a live pool keeps its substrate's cluster (archive it to switch).
+//! A pool's `policy.substrate` is checked at the call, every fault named by its path, its
+//! account must be a live GKE account of the pool's owner, a live pool keeps its substrate's
+//! cluster (archive it to switch), and the substrate is recorded for the pool's people to read.
 
 use better_compute::store::Backend;
 use serde_json::{Value, json};
