@@ -28,6 +28,7 @@ mod offers;
 mod output;
 mod pools;
 mod projects;
+mod substrates;
 mod quotas;
 mod tenants;
 mod tracked;
@@ -115,6 +116,9 @@ pub enum Command {
     /// Nodes: machines that joined a pool with a join token.
     #[command(subcommand)]
     Nodes(nodes::NodesCommand),
+    /// Pool substrates: the managed Kubernetes cluster behind a pool whose policy has one.
+    #[command(subcommand)]
+    Substrates(substrates::SubstratesCommand),
     /// The tenants' projects.
     #[command(subcommand)]
     Projects(projects::ProjectsCommand),
@@ -228,6 +232,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Certificates(command) => vps::certificates(&cli, command).await,
         Command::Jointokens(command) => join_tokens::run(&cli, command).await,
         Command::Nodes(command) => nodes::run(&cli, command).await,
+        Command::Substrates(command) => substrates::run(&cli, command).await,
         Command::Projects(command) => projects::run(&cli, command).await,
         Command::Accounts(command) => accounts::run(&cli, command).await,
         Command::Pools(command) => pools::run(&cli, command).await,

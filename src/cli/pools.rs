@@ -1,6 +1,7 @@
 //! `bc pools ...`: the operator's pools, and (`visible`, `check-placement`) a tenant's view.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use super::follow::answer;
 use super::{Cli, OutputFormat, connect, output};
@@ -28,8 +29,12 @@ pub enum PoolsCommand {
         #[arg(long = "price", value_parser = parse_price)]
         prices: Vec<(String, i64)>,
         /// The policy document, a JSON object.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "policy_file")]
         policy: Option<String>,
+        /// The policy document from a YAML or JSON file (a file holding only a substrate,
+        /// `kind: kubernetes`, is the policy's `substrate`).
+        #[arg(long)]
+        policy_file: Option<PathBuf>,
         /// Free text.
         #[arg(long, default_value = "")]
         description: String,
@@ -71,8 +76,11 @@ pub enum PoolsCommand {
         #[arg(long = "price", value_parser = parse_price)]
         prices: Vec<(String, i64)>,
         /// A new policy document, a JSON object.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "policy_file")]
         policy: Option<String>,
+        /// A new policy document from a YAML or JSON file, as `create` reads it.
+        #[arg(long)]
+        policy_file: Option<PathBuf>,
     },
     /// Deletes a pool without bookings.
     Delete {
@@ -111,13 +119,32 @@ fn parse_price(text: &str) -> Result<(String, i64), String> {
     Ok((meter.to_owned(), price))
 }
 
-/// A JSON object given on the command line as a protobuf `Struct`.
-fn parse_policy(text: &Option<String>) -> Result<Option<prost_types::Struct>, String> {
-    let Some(text) = text else { return Ok(None) };
-    match serde_json::from_str(text) {
-        Ok(serde_json::Value::Object(map)) => Ok(Some(crate::error::json_to_struct(&map))),
-        _ => Err("--policy must be a JSON object".to_owned()),
+/// The policy given as `--policy` (a JSON object) or `--policy-file`, as a protobuf `Struct`.
+fn parse_policy(text: &Option<String>, file: &Option<PathBuf>) -> Result<Option<prost_types::Struct>, String> {
+    let document = match (text, file) {
+        (Some(text), _) => match serde_json::from_str(text) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => return Err("--policy must be a JSON object".to_owned()),
+        },
+        (None, Some(path)) => read_policy_file(path)?,
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(crate::error::json_to_struct(&document)))
+}
+
+/// A policy document from a YAML or JSON file; a substrate alone is wrapped as the policy's.
+fn read_policy_file(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|error| format!("--policy-file {shown}: {error}"))?;
+    let document: serde_json::Value =
+        serde_yaml::from_str(&text).map_err(|error| format!("--policy-file {shown} is not YAML or JSON: {error}"))?;
+    let serde_json::Value::Object(map) = document else {
+        return Err(format!("--policy-file {shown} must hold a mapping (the policy document)"));
+    };
+    if map.get("kind").and_then(|kind| kind.as_str()) == Some("kubernetes") {
+        return Ok(serde_json::Map::from_iter([("substrate".to_owned(), serde_json::Value::Object(map))]));
     }
+    Ok(map)
 }
 
 /// Runs a pool command.
@@ -126,14 +153,14 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
     let mut client = PoolsClient::new(channel.clone());
     let prices = |prices: &[(String, i64)]| prices.iter().cloned().collect::<HashMap<_, _>>();
     let pool = match command {
-        PoolsCommand::Create { account, name, billing_mode, prices: given, policy, description } => {
+        PoolsCommand::Create { account, name, billing_mode, prices: given, policy, policy_file, description } => {
             client
                 .create(CreatePoolRequest {
                     account_id: account.clone(),
                     name: name.clone(),
                     description: description.clone(),
                     billing_mode: billing_mode.clone(),
-                    policy: parse_policy(policy)?,
+                    policy: parse_policy(policy, policy_file)?,
                     prices: prices(given),
                 })
                 .await
@@ -148,7 +175,7 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
             }
             return Ok(());
         }
-        PoolsCommand::Update { pool_id, name, description, billing_mode, state, prices: given, policy } => {
+        PoolsCommand::Update { pool_id, name, description, billing_mode, state, prices: given, policy, policy_file } => {
             client
                 .update(UpdatePoolRequest {
                     update_mask: None,
@@ -157,7 +184,7 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
                     description: description.clone(),
                     billing_mode: billing_mode.clone(),
                     state: state.clone(),
-                    policy: parse_policy(policy)?,
+                    policy: parse_policy(policy, policy_file)?,
                     prices: prices(given),
                 })
                 .await

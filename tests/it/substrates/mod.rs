@@ -2,6 +2,8 @@
 //! reconciler end to end against the fake GKE, whose clusters run bcd's DaemonSets so that
 //! their nodes join the pool.
 
+mod adopt;
+mod faults;
 mod lifecycle;
 mod policy;
 
@@ -26,7 +28,12 @@ fn catalog() -> Catalog {
 
 /// The suite's setup: fast fake operations, and a worker of substrates and clusters.
 pub fn setup(backend: Backend) -> Setup {
-    Setup::new(backend, catalog())
+    setup_with(backend, catalog())
+}
+
+/// The suite's setup with another catalog.
+pub fn setup_with(backend: Backend, catalog: Catalog) -> Setup {
+    Setup::new(backend, catalog)
         .fake_operations(Duration::from_millis(100))
         .reconciling(&[SUBSTRATE_KIND, better_compute::store::CLUSTER_KIND])
 }

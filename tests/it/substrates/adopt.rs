@@ -1,0 +1,151 @@
+//! Adopting a tenant's cluster: the substrate adds its flavors' node pools and objects to a
+//! cluster made through the clusters API, never takes over an object it did not make (a
+//! namespace and DaemonSet made beforehand with kubectl put it in `error`, untouched), and its
+//! teardown removes only what carries its pool's label: the cluster, the tenant's node pool and
+//! the kubectl-made objects are all still there afterwards. kubectl sees the DaemonSet it
+//! applied, with its labels and its managed fields.
+
+use std::process::Command;
+
+use better_compute::store::Backend;
+use serde_json::{Value, json};
+
+use super::{GKE_ACCOUNT, flavor, substrate_policy};
+use crate::harness::{Catalog, Env, poll};
+
+crate::on_both_backends!(an_adopted_cluster_keeps_everything_the_substrate_did_not_make);
+
+/// The pool the tenant's cluster is made on.
+const TENANT_POOL: &str = "pool_0000000000000000000000gke1";
+
+fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
+    tokio::task::block_in_place(|| {
+        Command::new("kubectl").arg("--kubeconfig").arg(kubeconfig).args(args).output().expect("kubectl is installed")
+    })
+}
+
+fn kubectl_ok(kubeconfig: &std::path::Path, args: &[&str]) -> String {
+    let out = kubectl(kubeconfig, args);
+    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fake_cluster(env: &Env, name: &str) -> Value {
+    env.fake_gke_clusters().into_iter().find(|c| c["name"] == name).expect("the cluster is at the fake cloud")
+}
+
+fn pool_names(cluster: &Value) -> Vec<String> {
+    cluster["nodePools"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect()
+}
+
+/// `kubectl create -f -` of `manifest`.
+fn kubectl_create(kubeconfig: &std::path::Path, manifest: &Value) {
+    use std::io::Write;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["create", "--validate=false", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl is installed");
+    child.stdin.take().unwrap().write_all(manifest.to_string().as_bytes()).unwrap();
+    let out = tokio::task::block_in_place(|| child.wait_with_output()).unwrap();
+    assert!(out.status.success(), "kubectl create: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The namespace a substrate of `pool` applies its objects in.
+fn substrate_namespace(pool: &str) -> String {
+    let body = &pool["pool_".len()..];
+    format!("bc-substrate-{}", &body[..10])
+}
+
+/// A DaemonSet of someone else's, named as a substrate's would be.
+fn foreign_daemon_set(namespace: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "bcd-general", "namespace": namespace, "labels": {"team": "ops"}},
+        "spec": {"selector": {"matchLabels": {"app": "theirs"}},
+                 "template": {"metadata": {"labels": {"app": "theirs"}},
+                              "spec": {"containers": [{"name": "theirs", "image": "busybox"}]}}},
+    })
+}
+
+async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend: Backend) {
+    let catalog = Catalog::new()
+        .gke_account(GKE_ACCOUNT, None, &[super::ZONE])
+        .pool(TENANT_POOL, GKE_ACCOUNT, "none", &[])
+        .offer(TENANT_POOL, "acme");
+    let mut env = super::setup_with(backend, catalog).start().await;
+    env.start_worker();
+
+    // The tenant's cluster, with its own node pool, and an admin kubeconfig of it.
+    let request = json!({
+        "tenantId": "acme", "poolId": TENANT_POOL, "name": "shared", "mode": "standard", "location": super::ZONE,
+        "idempotencyKey": "shared",
+        "nodePools": [{"name": "apps", "machineType": "e2-standard-4", "nodeCount": 1}],
+    });
+    let cluster = env.ok("/api/compute/kubernetesClusters/create", request).await;
+    let id = cluster["id"].as_str().unwrap().to_owned();
+    let ready = env.wait_state("kubernetesClusters", "clusterId", &id, "ready").await;
+    let name = ready["providerName"].as_str().unwrap().to_owned();
+    let issued = env
+        .ok("/api/compute/kubernetesClusters/credentials", json!({"tenantId": "acme", "clusterId": id, "role": "admin"}))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("admin");
+    std::fs::write(&kubeconfig, issued["kubeconfig"].as_str().unwrap()).unwrap();
+    let adopt = json!({"adopt": {"name": name, "location": super::ZONE}});
+
+    // A substrate whose namespace and DaemonSet someone made first with kubectl: it fails on
+    // the first, naming it, and changes neither.
+    env.stop_worker().await;
+    let blocked = env.substrate_pool("blocked", substrate_policy(adopt.clone(), vec![flavor("general", "e2-medium", 1)])).await;
+    let namespace = substrate_namespace(&blocked);
+    kubectl_ok(&kubeconfig, &["create", "namespace", &namespace]);
+    kubectl_create(&kubeconfig, &foreign_daemon_set(&namespace));
+    env.start_worker();
+    let failed = env.substrate_until(&blocked, "in error", |s| s["state"] == "error").await;
+    let message = failed["message"].as_str().unwrap();
+    assert!(message.contains(&format!("Namespace \"{namespace}\"")) && message.contains("left untouched"), "{failed}");
+    let before = kubectl_ok(&kubeconfig, &["get", "namespace", &namespace, "-o", "json"]);
+    assert!(!before.contains("better-compute.dev/substrate-pool"), "not labelled: {before}");
+
+    // Another substrate on the same cluster converges beside the tenant's pool.
+    let joined = env.substrate_pool("joined", substrate_policy(adopt, vec![flavor("general", "e2-medium", 2)])).await;
+    let substrate = env
+        .substrate_until(&joined, "ready with its nodes", |s| {
+            s["state"] == "ready" && s["flavors"][0]["joinedNodes"] == 2
+        })
+        .await;
+    assert_eq!(substrate["mode"], "adopt");
+    let daemon_set = kubectl_ok(
+        &kubeconfig,
+        &["get", "ds", "-n", &substrate_namespace(&joined), "bcd-general", "-o", "yaml", "--show-managed-fields"],
+    );
+    assert!(daemon_set.contains(&format!("better-compute.dev/substrate-pool: {joined}")), "{daemon_set}");
+    assert!(daemon_set.contains("manager: better-compute") && daemon_set.contains("operation: Apply"), "{daemon_set}");
+    assert!(daemon_set.contains("fieldsV1"), "{daemon_set}");
+
+    // Both torn down: only what they made goes.
+    env.archive_pool(&blocked).await;
+    env.archive_pool(&joined).await;
+    for pool in [&blocked, &joined] {
+        env.substrate_until(pool, "deleted", |s| s["state"] == "deleted").await;
+    }
+    let cluster = fake_cluster(&env, &name);
+    assert_eq!(pool_names(&cluster), ["apps"], "the tenant's node pool alone is left: {cluster}");
+    kubectl_ok(&kubeconfig, &["get", "namespace", &namespace]);
+    kubectl_ok(&kubeconfig, &["get", "ds", "-n", &namespace, "bcd-general"]);
+    let theirs = kubectl(&kubeconfig, &["get", "namespace", &substrate_namespace(&joined)]);
+    assert!(!theirs.status.success(), "the substrate's own namespace is gone");
+    let tenants = env.wait_state("kubernetesClusters", "clusterId", &id, "ready").await;
+    assert_eq!(tenants["nodePools"].as_array().unwrap().len(), 1, "{tenants}");
+    poll(super::CONVERGE, "no node of the substrates left ready", || async {
+        let left = env.pool_nodes(&joined, "ready").await.len();
+        if left == 0 { Ok(()) } else { Err(format!("{left} ready")) }
+    })
+    .await;
+    env.stop_worker().await;
+}
