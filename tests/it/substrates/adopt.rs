@@ -109,6 +109,7 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     let failed = env.substrate_until(&blocked, "in error", |s| s["state"] == "error").await;
     let message = failed["message"].as_str().unwrap();
     assert!(message.contains(&format!("Namespace \"{namespace}\"")) && message.contains("left untouched"), "{failed}");
+    assert!(env.substrate_events(&blocked).await.iter().any(|e| e == "kubernetes.substrate.error"));
     let before = kubectl_ok(&kubeconfig, &["get", "namespace", &namespace, "-o", "json"]);
     assert!(!before.contains("better-compute.dev/substrate-pool"), "not labelled: {before}");
 

@@ -102,5 +102,10 @@ async fn a_made_substrate_joins_its_nodes_changes_in_place_and_leaves_nothing_wh
         .admin_ok("/api/compute/joinTokens/get", json!({"poolId": pool, "joinTokenId": ready["joinTokenId"]}))
         .await;
     assert_eq!(token["state"], "revoked", "the hosted token is revoked: {token}");
+    let events = env.substrate_events(&pool).await;
+    for change in ["created", "ready", "updated", "deleted"] {
+        assert!(events.iter().any(|e| e == &format!("kubernetes.substrate.{change}")), "{change}: {events:?}");
+    }
+    assert_eq!(events.iter().filter(|e| e.ends_with(".ready")).count(), 1, "ready once, then updated: {events:?}");
     env.stop_worker().await;
 }

@@ -6,6 +6,7 @@ mod adopt;
 mod faults;
 mod lifecycle;
 mod policy;
+mod tokens;
 
 use std::time::Duration;
 
@@ -85,6 +86,17 @@ impl Env {
     pub async fn pool_nodes(&self, pool: &str, state: &str) -> Vec<Value> {
         let listed = self.server.admin_ok("/api/compute/nodes/list", json!({"poolId": pool})).await;
         listed["nodes"].as_array().cloned().unwrap_or_default().into_iter().filter(|n| n["state"] == state).collect()
+    }
+
+    /// The types of the substrate events on the pool's subject, oldest first.
+    pub async fn substrate_events(&self, pool: &str) -> Vec<String> {
+        let filter = better_compute::store::EventFilter { limit: 10_000, ..Default::default() };
+        let events = self.store.event_list_after(&filter).await.unwrap();
+        events
+            .into_iter()
+            .filter(|e| e.subject == pool && e.event_type.starts_with("kubernetes.substrate."))
+            .map(|e| e.event_type)
+            .collect()
     }
 
     /// The fake GKE's clusters.
