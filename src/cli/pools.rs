@@ -265,4 +265,38 @@ mod tests {
              200.0 GiB disk, 2 x NVIDIA L4"
         );
     }
+
+    fn file(text: &[u8]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, text).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_policy_file_is_yaml_or_json_and_a_substrate_alone_is_wrapped() {
+        let yaml = file(b"kind: kubernetes\naccount: acct_x\nflavors: [{name: a}]\n");
+        let read = read_policy_file(yaml.path()).unwrap();
+        assert_eq!(read["substrate"]["flavors"][0]["name"], "a");
+        let json = file(br#"{"substrate": {"kind": "kubernetes"}, "maxMachines": 3}"#);
+        let read = read_policy_file(json.path()).unwrap();
+        assert_eq!(read["maxMachines"], 3);
+    }
+
+    #[test]
+    fn a_hostile_policy_file_is_refused_naming_the_file() {
+        // Aliases nested to expand past a billion nodes, nesting past any stack, bytes that are
+        // not text, and a list where a mapping belongs.
+        let mut laughs = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        for level in 1..10 {
+            let previous = (b'a' + level - 1) as char;
+            let name = (b'a' + level) as char;
+            laughs.push_str(&format!("{name}: &{name} [*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous},*{previous}]\n"));
+        }
+        let deep = "[".repeat(100_000);
+        for text in [laughs.as_bytes(), deep.as_bytes(), &[0xff, 0xfe, 0x00, 0x01][..], b"- a\n- b\n"] {
+            let hostile = file(text);
+            let error = read_policy_file(hostile.path()).unwrap_err();
+            assert!(error.starts_with("--policy-file "), "{error}");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! their nodes join the pool.
 
 mod adopt;
+mod cli;
 mod faults;
 mod lifecycle;
 mod policy;
