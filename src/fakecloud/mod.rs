@@ -5,7 +5,8 @@
 //! Design: one [`World`] behind a mutex holds every emulated object. Time-driven changes
 //! (operations finishing, balancers getting an address) are computed lazily: each request first
 //! calls [`World::advance`], which applies what is due. Nothing runs in the background except
-//! the listeners, so a test sees a deterministic world at every call.
+//! the listeners and the fake clusters' kubelets ([`kubelet`]), which run the bcd daemons the
+//! clusters' DaemonSets ask for: those talk to a control plane, so they cannot wait for a request.
 //!
 //! Compute Engine (tenant networks on a GKE account) is served at `{base}/compute/v1/...`.
 //!
@@ -24,6 +25,8 @@ mod do_load_balancers;
 mod faults;
 mod gke;
 mod kubeapi;
+mod kubelet;
+mod machine_types;
 mod oauth;
 mod operations;
 mod tls;
@@ -118,11 +121,16 @@ impl Shared {
 pub struct FakeCloud {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
+    /// The kubelets: aborting the task stops every daemon it runs.
+    kubelets: JoinHandle<()>,
+    /// Where the daemons keep their state; removed last.
+    _state: kubelet::StateRoot,
 }
 
 impl Drop for FakeCloud {
     fn drop(&mut self) {
         self.task.abort();
+        self.kubelets.abort();
         self.shared.world().gke.stop_servers();
     }
 }
@@ -145,7 +153,9 @@ impl FakeCloud {
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
-        Ok(FakeCloud { shared, task })
+        let state = kubelet::StateRoot::new()?;
+        let kubelets = tokio::spawn(kubelet::run(shared.clone(), state.0.clone()));
+        Ok(FakeCloud { shared, task, kubelets, _state: state })
     }
 
     /// `http://127.0.0.1:PORT`, no trailing slash.
@@ -209,7 +219,8 @@ impl FakeCloud {
     }
 
     /// A read-only snapshot of everything that exists, as JSON: GKE clusters (name, location,
-    /// status, version, labels, network, node pools, in-cluster objects), Compute Engine networks
+    /// status, version, labels, network, node pools, in-cluster objects and the bcd daemons
+    /// running there, `kubernetes.daemons`), Compute Engine networks
     /// and subnetworks, and DigitalOcean objects
     /// (load balancers with their droplet ids and tags, droplets, VPCs, certificates).
     pub fn inspect(&self) -> Value {

@@ -9,6 +9,7 @@ mod binaries;
 mod catalog;
 mod clients;
 mod deploy;
+mod fakecloud_kube;
 mod grpc;
 mod hostile;
 mod join_tokens;

@@ -53,6 +53,12 @@ pub struct FakeNode {
     pub labels: Map<String, Value>,
     /// The pool's taints in Kubernetes' form (`{"key", "value", "effect": "NoSchedule"}`).
     pub taints: Vec<Value>,
+    /// Its boot disk's size.
+    pub disk_size_gb: u64,
+    /// The pool's `AcceleratorConfig` list (`acceleratorType`, `acceleratorCount`).
+    pub accelerators: Vec<Value>,
+    /// When it was made (its cluster's creation: the fake does not recreate nodes).
+    pub created: String,
 }
 
 pub struct FakeCluster {
@@ -71,7 +77,8 @@ pub struct FakeCluster {
     pub(super) authorized_networks: Value,
     pub(super) pools: Vec<FakePool>,
     pub(super) create_time: String,
-    pub(super) id: String,
+    /// GKE's id of the cluster: a new one for a cluster made again under the same name.
+    pub id: String,
     /// `127.0.0.1:PORT` of its API server.
     pub endpoint: String,
     pub(super) ca_pem: String,
@@ -102,6 +109,9 @@ impl FakeCluster {
                     spot: pool.spot,
                     labels: pool.node_labels.clone(),
                     taints: taints.clone(),
+                    disk_size_gb: pool.disk_size_gb,
+                    accelerators: pool.accelerators.clone(),
+                    created: self.create_time.clone(),
                 });
             }
         }
