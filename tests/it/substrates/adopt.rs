@@ -103,7 +103,7 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     env.stop_worker().await;
     let blocked = env.substrate_pool("blocked", substrate_policy(adopt.clone(), vec![flavor("general", "e2-medium", 1)])).await;
     let namespace = substrate_namespace(&blocked);
-    kubectl_ok(&kubeconfig, &["create", "namespace", &namespace]);
+    kubectl_create(&kubeconfig, &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
     kubectl_create(&kubeconfig, &foreign_daemon_set(&namespace));
     env.start_worker();
     let failed = env.substrate_until(&blocked, "in error", |s| s["state"] == "error").await;
