@@ -177,7 +177,7 @@ export function Failure(props: { error: ApiError | null }) {
   if (!props.error) return null;
   return (
     <p class="problem" role="alert">
-      {props.error.code}: {props.error.message}
+      {props.error.message}
     </p>
   );
 }

@@ -5,15 +5,21 @@ import { useState } from "preact/hooks";
 import type { JoinToken } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/join_tokens_pb.js";
 import { useLive } from "../live.js";
 import type { Page } from "../routes.js";
+import { isOperator } from "../session.js";
 import { DeleteButton, Failure, Field, NONE, type Refusal, State, Table, Unplaced, When, idempotencyKey, refusal, useLoad } from "../ui.js";
 
-/** The pool picker both pages start with (the first pool until another is chosen). */
+/**
+ * The pool picker both pages start with (the first pool until another is chosen): every pool for
+ * an operator, a tenant's pools on its own accounts otherwise, as only those take its machines.
+ */
 function usePool(page: Page): [string, preact.JSX.Element] {
   const pools = useLoad(() => page.session.client.computePools.list({ tenantId: page.tenant }), [page.tenant]);
   const [chosen, setChosen] = useState("");
-  const list = pools.data?.pools ?? [];
+  const list = (pools.data?.pools ?? []).filter((p) => p.own || isOperator(page.session.identity));
   const pool = chosen || list[0]?.id || "";
-  const picker = (
+  const picker = pools.data && list.length === 0 ? (
+    <p class="empty">Machines join pools on your own provider accounts, and {page.tenant} has none.</p>
+  ) : (
     <label class="picker">
       Pool{" "}
       <select value={pool} onChange={(e) => setChosen(e.currentTarget.value)}>
@@ -67,7 +73,7 @@ export function JoinTokens(props: { page: Page }) {
     <section>
       <h1>Join tokens</h1>
       {picker}
-      {page.writable && (
+      {page.writable && pool && (
         <form class="inline" onSubmit={create} aria-label="Create a join token">
           <Field label="Description" name="description" refusal={problem}>
             {(a) => <input {...a} value={form.description} onInput={(e) => setForm({ ...form, description: e.currentTarget.value })} />}
