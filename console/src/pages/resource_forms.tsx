@@ -18,15 +18,17 @@ function useCreate<F extends Record<string, string>>(initial: F, path: string, c
       .then((made) => (location.hash = `#/${path}/${made.id}`), (error) => setProblem(refusal(error)))
       .finally(() => setBusy(false));
   };
-  const text = (key: keyof F & string, label: string, hint?: string) => (
-    <Field label={label} name={key} refusal={problem} hint={hint}>
-      {(a) => <input {...a} value={form[key]} onInput={(e) => setForm({ ...form, [key]: e.currentTarget.value })} />}
+  // An input or a select of the form's `key`, whose refusal is the one of `path` (the key itself
+  // unless the request nests it: `forwarding[0].entryPort`).
+  const text = (key: keyof F & string, label: string, more: { hint?: string; path?: string; type?: string } = {}) => (
+    <Field label={label} name={more.path ?? key} refusal={problem} hint={more.hint}>
+      {(a) => <input {...a} type={more.type ?? "text"} value={form[key]} onInput={(e) => setForm({ ...form, [key]: e.currentTarget.value })} />}
     </Field>
   );
-  const choice = (key: keyof F & string, label: string, options: [string, string][]) => (
-    <Field label={label} name={key} refusal={problem}>
+  const choice = (key: keyof F & string, label: string, options: [string, string][], path?: string) => (
+    <Field label={label} name={path ?? key} refusal={problem}>
       {(a) => (
-        <select {...a} value={form[key]} onChange={(e) => setForm({ ...form, [key]: e.currentTarget.value })}>
+        <select {...a} value={form[key] || options[0]?.[0]} onChange={(e) => setForm({ ...form, [key]: e.currentTarget.value })}>
           {options.map(([value, text]) => (
             <option value={value}>{text}</option>
           ))}
@@ -37,15 +39,19 @@ function useCreate<F extends Record<string, string>>(initial: F, path: string, c
   return { form, setForm, problem, busy, submit, text, choice };
 }
 
-/** The tenant's pools that offer `capability`, as select options, and the regions of each. */
+/**
+ * The tenant's pools that offer `capability` as select options, the regions of the chosen one,
+ * and the pool and region a form means (the first of each until another is chosen).
+ */
 function usePools(page: Page, capability: string) {
   const pools = useLoad(() => page.session.client.computePools.list({ tenantId: page.tenant }), [page.tenant]);
   const usable = (pools.data?.pools ?? []).filter((p) => p.capabilities.includes(capability));
-  return {
-    options: usable.map((p): [string, string] => [p.id, `${p.name} (${p.provider})`]),
-    regions: (poolId: string) => usable.find((p) => p.id === poolId)?.regions ?? usable[0]?.regions ?? [],
-    first: usable[0]?.id ?? "",
+  const chosen = (form: { poolId: string; region: string }) => {
+    const poolId = form.poolId || usable[0]?.id || "";
+    const regions = usable.find((p) => p.id === poolId)?.regions ?? [];
+    return { poolId, region: form.region || regions[0] || "", regions: regions.map((r): [string, string] => [r, r]) };
   };
+  return { options: usable.map((p): [string, string] => [p.id, `${p.name} (${p.provider})`]), chosen };
 }
 
 function Submit(props: { busy: boolean; label: string }) {
@@ -63,45 +69,36 @@ export function LoadBalancerForm(props: { page: Page }) {
     { name: "", poolId: "", scope: "regional", region: "", entryProtocol: "http", entryPort: "80", targetProtocol: "http", targetPort: "8080" },
     "loadbalancers",
     (form) => {
-      const poolId = form.poolId || pools.first;
+      const { poolId, region } = pools.chosen(form);
+      const rule = { entryProtocol: form.entryProtocol, entryPort: Number(form.entryPort), targetProtocol: form.targetProtocol, targetPort: Number(form.targetPort) };
       return page.session.client.loadBalancers.create({
         tenantId: page.tenant,
         poolId,
         name: form.name,
         scope: form.scope,
-        region: form.scope === "global" ? "" : form.region || pools.regions(poolId)[0],
+        region: form.scope === "global" ? "" : region,
         targets: { pool: form.scope !== "global" },
-        forwarding: [
-          { entryProtocol: form.entryProtocol, entryPort: Number(form.entryPort), targetProtocol: form.targetProtocol, targetPort: Number(form.targetPort) },
-        ],
+        forwarding: [rule],
         idempotencyKey: idempotencyKey(),
       });
     },
   );
   const protocols: [string, string][] = ["http", "https", "http2", "tcp", "udp"].map((p) => [p, p]);
-  const regions = pools.regions(f.form.poolId || pools.first).map((r): [string, string] => [r, r]);
   const rule = (field: string) => `forwarding[0].${field}`;
+  const ports = "1 to 65535";
   return (
     <form onSubmit={f.submit} noValidate>
-      {f.text("name", "Name", "1 to 40 characters: lowercase letters, digits and dashes")}
+      {f.text("name", "Name", { hint: "1 to 40 characters: lowercase letters, digits and dashes" })}
       {f.choice("poolId", "Pool", pools.options)}
       {f.choice("scope", "Scope", [["regional", "regional (over this region's instances)"], ["global", "global (over regional ones)"]])}
-      {f.form.scope === "regional" && f.choice("region", "Region", regions)}
+      {f.form.scope === "regional" && f.choice("region", "Region", pools.chosen(f.form).regions)}
       <fieldset>
         <legend>Forwarding rule (targets: every instance of the pool in the region)</legend>
         <div class="row">
-          <Field label="Entry protocol" name={rule("entryProtocol")} refusal={f.problem}>
-            {(a) => <select {...a} value={f.form.entryProtocol} onChange={(e) => f.setForm({ ...f.form, entryProtocol: e.currentTarget.value })}>{protocols.map(([v]) => <option value={v}>{v}</option>)}</select>}
-          </Field>
-          <Field label="Entry port" name={rule("entryPort")} refusal={f.problem} hint="1 to 65535">
-            {(a) => <input {...a} type="number" value={f.form.entryPort} onInput={(e) => f.setForm({ ...f.form, entryPort: e.currentTarget.value })} />}
-          </Field>
-          <Field label="Target protocol" name={rule("targetProtocol")} refusal={f.problem}>
-            {(a) => <select {...a} value={f.form.targetProtocol} onChange={(e) => f.setForm({ ...f.form, targetProtocol: e.currentTarget.value })}>{protocols.map(([v]) => <option value={v}>{v}</option>)}</select>}
-          </Field>
-          <Field label="Target port" name={rule("targetPort")} refusal={f.problem} hint="1 to 65535">
-            {(a) => <input {...a} type="number" value={f.form.targetPort} onInput={(e) => f.setForm({ ...f.form, targetPort: e.currentTarget.value })} />}
-          </Field>
+          {f.choice("entryProtocol", "Entry protocol", protocols, rule("entryProtocol"))}
+          {f.text("entryPort", "Entry port", { hint: ports, path: rule("entryPort"), type: "number" })}
+          {f.choice("targetProtocol", "Target protocol", protocols, rule("targetProtocol"))}
+          {f.text("targetPort", "Target port", { hint: ports, path: rule("targetPort"), type: "number" })}
         </div>
       </fieldset>
       <Unplaced refusal={f.problem} placed={["name", "poolId", "scope", "region", ...["entryProtocol", "entryPort", "targetProtocol", "targetPort"].map(rule)]} />
@@ -114,17 +111,16 @@ export function NetworkForm(props: { page: Page }) {
   const { page } = props;
   const pools = usePools(page, "networks");
   const f = useCreate({ name: "", poolId: "", description: "", subnetName: "main", region: "", ipRange: "10.10.0.0/24" }, "networks", (form) => {
-    const poolId = form.poolId || pools.first;
+    const { poolId, region } = pools.chosen(form);
     return page.session.client.networks.create({
       tenantId: page.tenant,
       poolId,
       name: form.name,
       description: form.description,
-      subnets: [{ name: form.subnetName, region: form.region || pools.regions(poolId)[0], ipRange: form.ipRange }],
+      subnets: [{ name: form.subnetName, region, ipRange: form.ipRange }],
       idempotencyKey: idempotencyKey(),
     });
   });
-  const regions = pools.regions(f.form.poolId || pools.first).map((r): [string, string] => [r, r]);
   return (
     <form onSubmit={f.submit} noValidate>
       {f.text("name", "Name")}
@@ -132,15 +128,9 @@ export function NetworkForm(props: { page: Page }) {
       {f.text("description", "Description")}
       <fieldset>
         <legend>First subnet (a VPC in its region)</legend>
-        <Field label="Subnet name" name="subnets[0].name" refusal={f.problem}>
-          {(a) => <input {...a} value={f.form.subnetName} onInput={(e) => f.setForm({ ...f.form, subnetName: e.currentTarget.value })} />}
-        </Field>
-        <Field label="Region" name="subnets[0].region" refusal={f.problem}>
-          {(a) => <select {...a} value={f.form.region} onChange={(e) => f.setForm({ ...f.form, region: e.currentTarget.value })}>{regions.map(([v]) => <option value={v}>{v}</option>)}</select>}
-        </Field>
-        <Field label="IP range" name="subnets[0].ipRange" refusal={f.problem} hint="An IPv4 CIDR">
-          {(a) => <input {...a} value={f.form.ipRange} onInput={(e) => f.setForm({ ...f.form, ipRange: e.currentTarget.value })} />}
-        </Field>
+        {f.text("subnetName", "Subnet name", { path: "subnets[0].name" })}
+        {f.choice("region", "Region", pools.chosen(f.form).regions, "subnets[0].region")}
+        {f.text("ipRange", "IP range", { hint: "An IPv4 CIDR", path: "subnets[0].ipRange" })}
       </fieldset>
       <Unplaced refusal={f.problem} placed={["name", "poolId", "description", "subnets[0].name", "subnets[0].region", "subnets[0].ipRange"]} />
       <Submit busy={f.busy} label="Create network" />
@@ -152,27 +142,18 @@ export function InstanceForm(props: { page: Page }) {
   const { page } = props;
   const pools = usePools(page, "instances");
   const f = useCreate({ name: "", poolId: "", region: "", size: "s-1vcpu-1gb", image: "ubuntu-24-04-x64", subnetId: "" }, "instances", (form) => {
-    const poolId = form.poolId || pools.first;
-    return page.session.client.instances.create({
-      tenantId: page.tenant,
-      poolId,
-      name: form.name,
-      region: form.region || pools.regions(poolId)[0],
-      size: form.size,
-      image: form.image,
-      subnetId: form.subnetId,
-      idempotencyKey: idempotencyKey(),
-    });
+    const { poolId, region } = pools.chosen(form);
+    const { name, size, image, subnetId } = form;
+    return page.session.client.instances.create({ tenantId: page.tenant, poolId, region, name, size, image, subnetId, idempotencyKey: idempotencyKey() });
   });
-  const regions = pools.regions(f.form.poolId || pools.first).map((r): [string, string] => [r, r]);
   return (
     <form onSubmit={f.submit} noValidate>
       {f.text("name", "Name")}
       {f.choice("poolId", "Pool", pools.options)}
-      {f.choice("region", "Region", regions)}
-      {f.text("size", "Size", "A size slug: s-1vcpu-1gb")}
-      {f.text("image", "Image", "An image slug: ubuntu-24-04-x64")}
-      {f.text("subnetId", "Subnet id", "snet_... of one of your networks in the region; empty for none")}
+      {f.choice("region", "Region", pools.chosen(f.form).regions)}
+      {f.text("size", "Size", { hint: "A size slug: s-1vcpu-1gb" })}
+      {f.text("image", "Image", { hint: "An image slug: ubuntu-24-04-x64" })}
+      {f.text("subnetId", "Subnet id", { hint: "snet_... of one of your networks in the region; empty for none" })}
       <Unplaced refusal={f.problem} placed={["name", "poolId", "region", "size", "image", "subnetId"]} />
       <Submit busy={f.busy} label="Create instance" />
     </form>
@@ -188,7 +169,7 @@ export function CertificateForm(props: { page: Page }) {
     (form) =>
       page.session.client.certificates.create({
         tenantId: page.tenant,
-        poolId: form.poolId || pools.first,
+        poolId: pools.chosen({ poolId: form.poolId, region: "" }).poolId,
         name: form.name,
         type: form.type,
         dnsNames: form.type === "letsEncrypt" ? form.dnsNames.split(/[\s,]+/).filter(Boolean) : [],
@@ -209,7 +190,7 @@ export function CertificateForm(props: { page: Page }) {
       {f.choice("poolId", "Pool", pools.options)}
       {f.choice("type", "Type", [["letsEncrypt", "Let's Encrypt (issued for DNS names)"], ["custom", "custom (your PEM files)"]])}
       {f.form.type === "letsEncrypt" ? (
-        f.text("dnsNames", "DNS names", "Comma-separated: www.example.com, example.com")
+        f.text("dnsNames", "DNS names", { hint: "Comma-separated: www.example.com, example.com" })
       ) : (
         <>
           {pem("privateKey", "Private key (encrypted at rest, never shown again)")}
