@@ -108,7 +108,8 @@ export function Audit(props: { page: Page }) {
           columns={[
             { header: "When", cell: (a) => <When time={a.time} /> },
             { header: "Principal", cell: (a) => <code>{a.principalId}</code> },
-            { header: "Method", cell: (a) => a.method },
+            // `bettercompute.compute.v1.KubernetesClusters/Delete` reads as its last two parts.
+            { header: "Method", cell: (a) => <span title={a.method}>{a.method.split(".").pop()}</span> },
             { header: "Resource", cell: (a) => `${a.resourceType} ${a.resourceId}` },
             { header: "Decision", cell: (a) => <span class={a.decision === "allow" ? "good" : "bad"}>{a.decision}</span> },
           ]}
