@@ -265,6 +265,7 @@ fn print_banner(endpoint: &str, token: &str, data_dir: &Path, ca: Option<&(Strin
     }
     println!(
         "better-compute is running on {endpoint} (gRPC, gRPC-web and JSON)\n\
+         The console: {endpoint}/console/ (sign in with a key from dev.json)\n\
          \n\
          Data and tokens: {dir} (dev.json has the endpoint and the operator key)\n\
          \n\

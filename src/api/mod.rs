@@ -17,12 +17,13 @@
 //! fields of an asynchronous resource, a row's version and times) is in `views`. The rest is
 //! machinery: the layer,
 //! the JSON gateway and its streams, the validator, update masks, the OpenAPI document and the
-//! wire codecs.
+//! wire codecs; and the web console's embedded bundle (`console`).
 
 mod accounts;
 mod audit;
 mod budgets;
 mod compute_pools;
+mod console;
 mod events;
 pub mod gateway;
 mod gateway_stream;
@@ -203,6 +204,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
     let document = openapi::document(pool).map_err(Error::internal)?;
     let document = Arc::new(serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
 
+    let console = console::router(services.clone());
     let shared = Shared { services, metrics, metrics_access };
     let probes = Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -218,7 +220,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .with_state(shared);
     let json = Router::new().route("/api/{*path}", any(gateway::handle)).with_state(gateway);
 
-    Ok(probes.merge(json).fallback_service(grpc_web).layer(cors()))
+    Ok(probes.merge(json).merge(console).fallback_service(grpc_web).layer(cors()))
 }
 
 /// `/metrics` alone, for a listener of its own.

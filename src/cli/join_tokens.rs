@@ -3,7 +3,6 @@
 
 use super::follow::answer;
 use super::kubernetes::{parse_label, parse_taint};
-use super::output::OutputFormat;
 use super::{Cli, connect, endpoint, output};
 use crate::proto::compute::{
     CreateJoinTokenRequest, GetJoinTokenRequest, JoinToken, ListJoinTokensRequest, NodeTaint, RevokeJoinTokenRequest,
@@ -87,7 +86,7 @@ pub async fn run(cli: &Cli, command: &JoinTokensCommand) -> Result<(), String> {
         JoinTokensCommand::List { pool } => {
             let list = answer(client.list(ListJoinTokensRequest { pool_id: pool.clone() }).await)?;
             let name = "bettercompute.compute.v1.ListJoinTokensResponse";
-            return output::print_columns(cli.output, &list, name, Some("joinTokens"), COLUMNS);
+            return output::print_list(cli.output, &list, name, "joinTokens");
         }
         JoinTokensCommand::Get { pool, join_token_id } => {
             client.get(GetJoinTokenRequest { pool_id: pool.clone(), join_token_id: join_token_id.clone() }).await
@@ -96,11 +95,8 @@ pub async fn run(cli: &Cli, command: &JoinTokensCommand) -> Result<(), String> {
             client.revoke(RevokeJoinTokenRequest { pool_id: pool.clone(), join_token_id: join_token_id.clone() }).await
         }
     };
-    output::print_columns(cli.output, &answer(token)?, "bettercompute.compute.v1.JoinToken", None, COLUMNS)
+    output::print_one(cli.output, &answer(token)?, "bettercompute.compute.v1.JoinToken")
 }
-
-/// What a table shows of a token (`-o json` shows all of it).
-const COLUMNS: &[&str] = &["id", "state", "uses", "maxUses", "expiresAt", "description"];
 
 /// A key no other create used: each `bc jointokens create` without one makes a new token.
 fn new_idempotency_key() -> String {
@@ -110,10 +106,10 @@ fn new_idempotency_key() -> String {
 /// Prints a new token: as JSON, the whole answer; as a table, the token, its bearer form and the
 /// command line that joins a machine with it (or why the bearer form is not shown).
 fn print_created(cli: &Cli, token: &JoinToken) -> Result<(), String> {
-    if cli.output == OutputFormat::Json {
-        return output::print_one(cli.output, token, "bettercompute.compute.v1.JoinToken");
+    output::print_one(cli.output, token, "bettercompute.compute.v1.JoinToken")?;
+    if cli.output.is_structured() {
+        return Ok(());
     }
-    output::print_columns(cli.output, token, "bettercompute.compute.v1.JoinToken", None, COLUMNS)?;
     println!();
     if token.token.is_empty() {
         println!("{}", token.token_notice);

@@ -12,9 +12,10 @@ use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClie
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
     DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAccelerators,
-    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesTaint,
-    KubernetesVersionsRequest, ListKubernetesClustersRequest, ListKubernetesClustersResponse,
-    ListKubernetesNodePoolsRequest, UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest,
+    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentials, KubernetesCredentialsRequest,
+    KubernetesNodePoolSpec, KubernetesTaint, KubernetesVersionsRequest, ListKubernetesClustersRequest,
+    ListKubernetesClustersResponse, ListKubernetesNodePoolsRequest, UpdateKubernetesClusterRequest,
+    UpdateKubernetesNodePoolRequest,
 };
 
 /// The cluster commands.
@@ -397,12 +398,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
             match kubeconfig_file {
                 Some(path) => {
                     write_private(path, &issued.kubeconfig)?;
-                    let expires = issued.expires_at.map(|t| t.seconds).unwrap_or_default();
-                    eprintln!(
-                        "wrote a {} kubeconfig to {} (expires at unix time {expires})",
-                        issued.role,
-                        path.display()
-                    );
+                    eprintln!("wrote a {} kubeconfig to {} ({})", issued.role, path.display(), expiry(&issued));
                 }
                 None => println!("{}", issued.kubeconfig),
             }
@@ -419,6 +415,19 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
         }
     };
     show(cli, &client, tenant, cluster, until).await
+}
+
+/// When a kubeconfig's token expires: `expires at 2026-12-01T08:42:20Z (in 1h)`.
+fn expiry(issued: &KubernetesCredentials) -> String {
+    let json = output::to_json(issued, "bettercompute.compute.v1.KubernetesCredentials");
+    let at = &json["expiresAt"];
+    match super::when::parse(at) {
+        Some(seconds) => {
+            let exact = super::when::to_the_second(at.as_str().unwrap_or_default());
+            format!("expires at {exact} ({})", super::when::relative(seconds))
+        }
+        None => "no expiry given".to_owned(),
+    }
 }
 
 /// Writes `text` to `path`, readable by its owner only: a kubeconfig holds a bearer token.

@@ -18,6 +18,7 @@
 
 mod accounts;
 mod budgets;
+mod columns;
 mod follow;
 mod identity;
 mod join_tokens;
@@ -33,6 +34,7 @@ mod quotas;
 mod tenants;
 mod tracked;
 mod vps;
+mod when;
 
 use std::path::PathBuf;
 
@@ -151,6 +153,13 @@ pub enum Command {
     Audit(identity::AuditCommand),
     /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
     Openapi,
+    /// Prints a completion script for a shell: `source <(bc completion bash)`,
+    /// `bc completion zsh > "${fpath[1]}/_bc"`, `bc completion fish | source`.
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// A channel whose every call carries the bearer token.
@@ -243,6 +252,11 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
         Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,
         Command::Audit(command) => identity::audit(&cli, command).await,
+        Command::Completion { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut command, "bc", &mut std::io::stdout());
+            Ok(())
+        }
         Command::Openapi => {
             let document = crate::api::openapi::document(crate::proto::descriptor_pool())?;
             println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value serializes"));

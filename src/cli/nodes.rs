@@ -57,7 +57,7 @@ pub async fn run(cli: &Cli, command: &NodesCommand) -> Result<(), String> {
         NodesCommand::List { pool } => {
             let list = answer(client.list(ListNodesRequest { pool_id: pool.clone() }).await)?;
             let name = "bettercompute.compute.v1.ListNodesResponse";
-            return output::print_columns(cli.output, &list, name, Some("nodes"), COLUMNS);
+            return output::print_list(cli.output, &list, name, "nodes");
         }
         NodesCommand::Get { pool, node_id } => {
             client.get(GetNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
@@ -72,8 +72,5 @@ pub async fn run(cli: &Cli, command: &NodesCommand) -> Result<(), String> {
             client.delete(DeleteNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
         }
     };
-    output::print_columns(cli.output, &answer(node)?, "bettercompute.compute.v1.Node", None, COLUMNS)
+    output::print_one(cli.output, &answer(node)?, "bettercompute.compute.v1.Node")
 }
-
-/// What a table shows of a node (`-o json` shows all of it).
-const COLUMNS: &[&str] = &["id", "hostname", "state", "cordoned", "architecture", "lastHeartbeatAt"];

@@ -1,18 +1,31 @@
-//! Printing results: JSON in the API's own mapping, or a table of a resource's scalar fields.
+//! Printing results: JSON in the API's own mapping (or the same as YAML), or a table: a few
+//! columns by default, every field with `-o wide` ([`columns`] chooses them).
 
 use prost::Message;
 use prost_reflect::{DynamicMessage, SerializeOptions};
 use serde_json::Value;
 
+use super::columns::{self, Column};
 use crate::proto::descriptor_pool;
 
 /// How `bc` prints results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
+    /// A table of a few columns: id, name, state, where it lives, key figures, age.
+    Table,
+    /// A table of every field, nested ones summed up.
+    Wide,
     /// The JSON the `/api` paths return.
     Json,
-    /// A table of the scalar fields.
-    Table,
+    /// The same as YAML.
+    Yaml,
+}
+
+impl OutputFormat {
+    /// Whether this prints the whole resource for programs rather than a table for people.
+    pub fn is_structured(self) -> bool {
+        matches!(self, OutputFormat::Json | OutputFormat::Yaml)
+    }
 }
 
 /// A message as the JSON the gateway would return.
@@ -32,7 +45,9 @@ pub fn to_json(message: &impl Message, full_name: &str) -> Value {
 pub fn print(format: OutputFormat, value: &Value, rows: &[Value]) {
     match format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(value).unwrap_or_default()),
-        OutputFormat::Table => print!("{}", table(rows)),
+        OutputFormat::Yaml => print!("{}", serde_yaml::to_string(value).unwrap_or_default()),
+        OutputFormat::Table => print!("{}", table(rows, &columns::default_columns(rows))),
+        OutputFormat::Wide => print!("{}", table(rows, &columns::wide_columns(rows))),
     }
 }
 
@@ -51,62 +66,25 @@ pub fn print_list(format: OutputFormat, message: &impl Message, full_name: &str,
     Ok(())
 }
 
-/// Prints `message` (of type `full_name`): as JSON whole, as a table only `columns` (JSON names)
-/// of its items in `field`, or of itself when there is no field, so that a wide resource fits a
-/// terminal.
-pub fn print_columns(
-    format: OutputFormat,
-    message: &impl Message,
-    full_name: &str,
-    field: Option<&str>,
-    columns: &[&str],
-) -> Result<(), String> {
-    let json = to_json(message, full_name);
-    let items = match field {
-        Some(field) => json[field].as_array().cloned().unwrap_or_default(),
-        None => vec![json.clone()],
-    };
-    let rows: Vec<Value> = items
-        .iter()
-        .map(|item| Value::Object(columns.iter().map(|c| ((*c).to_owned(), item[*c].clone())).collect()))
-        .collect();
-    print(format, &json, &rows);
-    Ok(())
-}
-
-/// A table of the scalar fields of `rows`, in the order the first row has them.
-pub fn table(rows: &[Value]) -> String {
-    let Some(Value::Object(first)) = rows.first() else { return "(none)\n".to_owned() };
-    let columns: Vec<&String> = first.iter().filter(|(_, v)| !v.is_object() && !v.is_array()).map(|(k, _)| k).collect();
-    let cell = |row: &Value, column: &str| match &row[column] {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let mut widths: Vec<usize> = columns.iter().map(|c| upper_snake(c).len()).collect();
-    for row in rows {
-        for (i, column) in columns.iter().enumerate() {
-            widths[i] = widths[i].max(cell(row, column).chars().count());
+/// A table of `rows` in `columns`, each as wide as its widest cell.
+pub fn table(rows: &[Value], columns: &[Column]) -> String {
+    if rows.is_empty() {
+        return "(none)\n".to_owned();
+    }
+    let cells: Vec<Vec<String>> = rows.iter().map(|row| columns.iter().map(|c| c.cell(row)).collect()).collect();
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.header.chars().count()).collect();
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
         }
     }
-    let line = |cells: Vec<String>| {
+    let line = |cells: &[String]| {
         let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
         format!("{}\n", padded.join("  ").trim_end())
     };
-    let mut out = line(columns.iter().map(|c| upper_snake(c)).collect());
-    for row in rows {
-        out.push_str(&line(columns.iter().map(|c| cell(row, c)).collect()));
-    }
-    out
-}
-
-fn upper_snake(camel: &str) -> String {
-    let mut out = String::new();
-    for ch in camel.chars() {
-        if ch.is_uppercase() {
-            out.push('_');
-        }
-        out.push(ch.to_ascii_uppercase());
+    let mut out = line(&columns.iter().map(|c| c.header.clone()).collect::<Vec<_>>());
+    for row in &cells {
+        out.push_str(&line(row));
     }
     out
 }
@@ -116,15 +94,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_table_shows_scalar_columns_aligned() {
+    fn a_table_aligns_its_columns() {
         let rows = vec![
             serde_json::json!({"id": "acme", "displayName": "Acme", "version": 1, "nested": {"a": 1}}),
             serde_json::json!({"id": "globex-corporation", "displayName": "Globex", "version": 12, "nested": {}}),
         ];
-        let text = table(&rows);
+        let text = table(&rows, &columns::default_columns(&rows));
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "ID                  DISPLAY_NAME  VERSION");
-        assert_eq!(lines[2], "globex-corporation  Globex        12");
-        assert!(!text.contains("nested"));
+        assert_eq!(lines[0], "ID                  NAME");
+        assert_eq!(lines[2], "globex-corporation  Globex");
+        let wide = table(&rows, &columns::wide_columns(&rows));
+        assert!(wide.starts_with("ID                  DISPLAY_NAME  VERSION  NESTED\n"), "{wide}");
+        assert!(wide.contains("acme                Acme          1        a=1"), "{wide}");
     }
 }

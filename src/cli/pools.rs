@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::follow::answer;
-use super::{Cli, OutputFormat, connect, output};
+use super::{Cli, connect, output};
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
@@ -168,7 +168,7 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
         PoolsCommand::Get { pool_id } => {
             let pool = answer(client.get(GetPoolRequest { pool_id: pool_id.clone() }).await)?;
             output::print_one(cli.output, &pool, "bettercompute.platform.v1.Pool")?;
-            if cli.output == OutputFormat::Table
+            if !cli.output.is_structured()
                 && let Some(nodes) = &pool.nodes
             {
                 println!("\n{}", node_summary_line(nodes));

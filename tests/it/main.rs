@@ -8,6 +8,7 @@ mod bcd;
 mod binaries;
 mod catalog;
 mod clients;
+mod console;
 mod deploy;
 mod fakecloud_kube;
 mod grpc;

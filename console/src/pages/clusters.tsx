@@ -1,0 +1,120 @@
+// Kubernetes clusters: the list with live state, the create form with its node pools, and the
+// detail page (node pools, events, kubeconfig).
+
+import { useState } from "preact/hooks";
+import type { KubernetesCluster } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/kubernetes_pb.js";
+import { useLive } from "../live.js";
+import type { Page } from "../routes.js";
+import { DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
+import { ClusterEvents, Kubeconfig, NodePools } from "./cluster_parts.js";
+import { ClusterForm } from "./cluster_form.js";
+
+/** Event types that change what a cluster page shows. */
+export const CLUSTER_EVENTS = ["kubernetes.cluster.", "kubernetes.nodepool."];
+
+/** Nodes of a cluster: its pools' live counts, else the counts asked for. */
+function nodes(cluster: KubernetesCluster): number {
+  return cluster.nodePools.reduce((sum, p) => sum + (p.currentNodeCount || p.nodeCount || 0), 0);
+}
+
+export function ClusterList(props: { page: Page }) {
+  const { session, tenant, watcher, writable } = props.page;
+  const list = useLoad(() => session.client.kubernetesClusters.list({ tenantId: tenant }), [tenant]);
+  useLive(watcher, CLUSTER_EVENTS, list.reload);
+  return (
+    <section>
+      <div class="heading">
+        <h1>Clusters</h1>
+        {writable && (
+          <a class="button" href="#/clusters/new">
+            Create cluster
+          </a>
+        )}
+      </div>
+      <Failure error={list.error} />
+      {list.data && (
+        <Table
+          label="Clusters"
+          rows={list.data.clusters}
+          columns={[
+            { header: "Name", cell: (c) => <a href={`#/clusters/${c.id}`}>{c.name}</a> },
+            { header: "State", cell: (c) => <State state={c.state} message={c.message} /> },
+            { header: "Location", cell: (c) => c.location },
+            { header: "Nodes", cell: nodes },
+            { header: "Version", cell: (c) => c.kubernetesVersion || "—" },
+            { header: "Id", cell: (c) => <code>{c.id}</code> },
+            { header: "Age", cell: (c) => <When time={c.createdAt} /> },
+          ]}
+        />
+      )}
+    </section>
+  );
+}
+
+export function ClusterCreate(props: { page: Page }) {
+  return (
+    <section>
+      <h1>Create a cluster</h1>
+      <ClusterForm page={props.page} />
+    </section>
+  );
+}
+
+export function ClusterDetail(props: { page: Page; id: string }) {
+  const { session, tenant, watcher, writable } = props.page;
+  const [gone, setGone] = useState(false);
+  const cluster = useLoad(
+    () => session.client.kubernetesClusters.get({ tenantId: tenant, clusterId: props.id }),
+    [tenant, props.id],
+  );
+  useLive(watcher, [], cluster.reload, props.id);
+  const c = cluster.data;
+  return (
+    <section>
+      <p>
+        <a href="#/clusters">← Clusters</a>
+      </p>
+      <Failure error={cluster.error} />
+      {c && (
+        <>
+          <div class="heading">
+            <h1>
+              Cluster {c.name} <State state={c.state} message={c.message} />
+            </h1>
+            {writable && c.state !== "deleting" && c.state !== "deleted" && !gone && (
+              <DeleteButton
+                what="cluster"
+                onDelete={() =>
+                  session.client.kubernetesClusters.delete({ tenantId: tenant, clusterId: c.id }).then(() => {
+                    setGone(true);
+                    cluster.reload();
+                  })
+                }
+              />
+            )}
+          </div>
+          {c.state === "error" && <p class="problem">{c.message}</p>}
+          <Facts
+            items={[
+              ["Id", <code>{c.id}</code>],
+              ["Mode", c.mode],
+              ["Location", c.location],
+              ["Release channel", c.releaseChannel],
+              ["Kubernetes version", c.kubernetesVersion],
+              ["Endpoint", c.endpoint],
+              ["Pool", <code>{c.poolId}</code>],
+              ["Network", c.networkId],
+              ["Authorized networks", c.authorizedNetworks.join(", ") || "any address"],
+              ["Private nodes", c.privateNodes ? "yes" : "no"],
+              ["Description", c.description],
+              ["Created", <When time={c.createdAt} />],
+            ]}
+          />
+          <NodePools page={props.page} cluster={c} onChange={cluster.reload} />
+          {c.state === "ready" || c.state === "updating" ? <Kubeconfig page={props.page} cluster={c} /> : null}
+          <ClusterEvents page={props.page} id={c.id} />
+        </>
+      )}
+    </section>
+  );
+}

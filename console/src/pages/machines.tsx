@@ -1,0 +1,153 @@
+// Machines that join pools: join tokens (the bearer form shown once, with the `bcd join` line
+// to copy) and the nodes that joined, per pool.
+
+import { useState } from "preact/hooks";
+import type { JoinToken } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/join_tokens_pb.js";
+import { useLive } from "../live.js";
+import type { Page } from "../routes.js";
+import { isOperator } from "../session.js";
+import { DeleteButton, Failure, Field, NONE, type Refusal, State, Table, Unplaced, When, idempotencyKey, refusal, useLoad } from "../ui.js";
+
+/**
+ * The pool picker both pages start with (the first pool until another is chosen): every pool for
+ * an operator, a tenant's pools on its own accounts otherwise, as only those take its machines.
+ */
+function usePool(page: Page): [string, preact.JSX.Element] {
+  const pools = useLoad(() => page.session.client.computePools.list({ tenantId: page.tenant }), [page.tenant]);
+  const [chosen, setChosen] = useState("");
+  const list = (pools.data?.pools ?? []).filter((p) => p.own || isOperator(page.session.identity));
+  const pool = chosen || list[0]?.id || "";
+  const picker = pools.data && list.length === 0 ? (
+    <p class="empty">Machines join pools on your own provider accounts, and {page.tenant} has none.</p>
+  ) : (
+    <label class="picker">
+      Pool{" "}
+      <select value={pool} onChange={(e) => setChosen(e.currentTarget.value)}>
+        {list.map((p) => (
+          <option value={p.id}>
+            {p.name} ({p.provider}){p.own ? ", your account" : ""}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return [pool, picker];
+}
+
+/** A new token's bearer form, shown this once, and the line that joins a machine with it. */
+function Issued(props: { token: JoinToken }) {
+  if (!props.token.token) return <p role="status">{props.token.tokenNotice}</p>;
+  const line = `bcd join --endpoint ${location.origin} --token ${props.token.token}`;
+  return (
+    <div class="issued" role="status">
+      <p>The token, shown this once (copy it now):</p>
+      <pre>
+        <code>{props.token.token}</code>
+      </pre>
+      <p>On each machine to join, as root, run:</p>
+      <pre>
+        <code>{line}</code>
+      </pre>
+      <button type="button" onClick={() => navigator.clipboard?.writeText(line)}>
+        Copy the command
+      </button>
+    </div>
+  );
+}
+
+export function JoinTokens(props: { page: Page }) {
+  const { page } = props;
+  const [pool, picker] = usePool(page);
+  const tokens = useLoad(() => (pool ? page.session.client.joinTokens.list({ poolId: pool }) : Promise.resolve(null)), [pool]);
+  useLive(page.watcher, ["compute.joinToken."], tokens.reload);
+  const [form, setForm] = useState({ description: "", maxUses: "1" });
+  const [problem, setProblem] = useState<Refusal>(NONE);
+  const [issued, setIssued] = useState<JoinToken | null>(null);
+  const create = (e: Event) => {
+    e.preventDefault();
+    page.session.client.joinTokens
+      .create({ poolId: pool, description: form.description, maxUses: Number(form.maxUses), idempotencyKey: idempotencyKey() })
+      .then((token) => (setIssued(token), setProblem(NONE), tokens.reload()), (error) => setProblem(refusal(error)));
+  };
+  return (
+    <section>
+      <h1>Join tokens</h1>
+      {picker}
+      {page.writable && pool && (
+        <form class="inline" onSubmit={create} aria-label="Create a join token">
+          <Field label="Description" name="description" refusal={problem}>
+            {(a) => <input {...a} value={form.description} onInput={(e) => setForm({ ...form, description: e.currentTarget.value })} />}
+          </Field>
+          <Field label="Most uses" name="maxUses" refusal={problem}>
+            {(a) => <input {...a} type="number" value={form.maxUses} onInput={(e) => setForm({ ...form, maxUses: e.currentTarget.value })} />}
+          </Field>
+          <button type="submit">Create join token</button>
+          <Unplaced refusal={problem} placed={["description", "maxUses"]} />
+        </form>
+      )}
+      {issued && <Issued token={issued} />}
+      <Failure error={tokens.error} />
+      {tokens.data && (
+        <Table
+          label="Join tokens"
+          rows={tokens.data.joinTokens}
+          columns={[
+            { header: "Id", cell: (t) => <code>{t.id}</code> },
+            { header: "State", cell: (t) => <State state={t.state} /> },
+            { header: "Description", cell: (t) => t.description },
+            { header: "Uses", cell: (t) => (t.maxUses ? `${t.uses}/${t.maxUses}` : t.uses) },
+            { header: "Expires", cell: (t) => <When time={t.expiresAt} /> },
+            ...(page.writable
+              ? [{ header: "", cell: (t: JoinToken) => t.state === "active" && <DeleteButton what="(revoke) token" onDelete={() => page.session.client.joinTokens.revoke({ poolId: pool, joinTokenId: t.id }).then(tokens.reload)} /> }]
+              : []),
+          ]}
+        />
+      )}
+    </section>
+  );
+}
+
+export function Nodes(props: { page: Page }) {
+  const { page } = props;
+  const [pool, picker] = usePool(page);
+  const nodes = useLoad(() => (pool ? page.session.client.nodes.list({ poolId: pool }) : Promise.resolve(null)), [pool]);
+  useLive(page.watcher, ["compute.node."], nodes.reload);
+  const act = (call: Promise<unknown>) => call.then(nodes.reload, nodes.reload);
+  return (
+    <section>
+      <h1>Nodes</h1>
+      {picker}
+      <Failure error={nodes.error} />
+      {nodes.data && (
+        <Table
+          label="Nodes"
+          rows={nodes.data.nodes}
+          empty="No machine joined this pool yet: create a join token and run its bcd join line on the machine."
+          columns={[
+            { header: "Hostname", cell: (n) => n.hostname },
+            { header: "State", cell: (n) => <State state={n.state} /> },
+            { header: "Cordoned", cell: (n) => (n.cordoned ? "yes" : "no") },
+            { header: "CPUs", cell: (n) => (n.capacity ? Number(n.capacity.cpuMillis) / 1000 : "—") },
+            { header: "Heartbeat", cell: (n) => <When time={n.lastHeartbeatAt} /> },
+            { header: "Id", cell: (n) => <code>{n.id}</code> },
+            ...(page.writable
+              ? [
+                  {
+                    header: "",
+                    cell: (n: (typeof nodes.data.nodes)[number]) => (
+                      <>
+                        <button type="button" onClick={() => act(n.cordoned ? page.session.client.nodes.uncordon({ poolId: pool, nodeId: n.id }) : page.session.client.nodes.cordon({ poolId: pool, nodeId: n.id }))}>
+                          {n.cordoned ? "Uncordon" : "Cordon"}
+                        </button>
+                        <DeleteButton what="node" onDelete={() => page.session.client.nodes.delete({ poolId: pool, nodeId: n.id }).then(nodes.reload)} />
+                      </>
+                    ),
+                  },
+                ]
+              : []),
+          ]}
+        />
+      )}
+    </section>
+  );
+}

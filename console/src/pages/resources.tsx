@@ -1,0 +1,199 @@
+// Load balancers, networks, instances and certificates: one list, detail and delete for the
+// four, each kind saying how it is listed, fetched, deleted and shown, and which form creates it.
+
+import type { ComponentChildren, FunctionComponent } from "preact";
+import { useLive } from "../live.js";
+import type { Page } from "../routes.js";
+import { type Column, DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
+import { CertificateForm, InstanceForm, LoadBalancerForm, NetworkForm } from "./resource_forms.js";
+
+/** What the four kinds have alike. */
+export interface Resource {
+  id: string;
+  name: string;
+  state: string;
+  message: string;
+  poolId: string;
+  createdAt?: { seconds: bigint; nanos: number };
+}
+
+/** A kind of resource as these pages show it. */
+export interface Kind {
+  /** Its fragment: `#/loadbalancers`. */
+  path: string;
+  title: string;
+  singular: string;
+  /** The event type prefix of its changes. */
+  events: string;
+  list: (page: Page) => Promise<Resource[]>;
+  get: (page: Page, id: string) => Promise<Resource>;
+  remove: (page: Page, id: string) => Promise<unknown>;
+  /** The columns after name and state. */
+  columns: Column<any>[];
+  /** What the detail page shows after the common fields. */
+  facts: (resource: any) => [string, ComponentChildren][];
+  form: FunctionComponent<{ page: Page }>;
+}
+
+const c = (page: Page) => page.session.client;
+const t = (page: Page) => page.tenant;
+
+export const KINDS: Kind[] = [
+  {
+    path: "loadbalancers",
+    title: "Load balancers",
+    singular: "load balancer",
+    events: "providerLoadBalancer.",
+    list: (p) => c(p).loadBalancers.list({ tenantId: t(p) }).then((l) => l.loadBalancers),
+    get: (p, id) => c(p).loadBalancers.get({ tenantId: t(p), loadBalancerId: id }),
+    remove: (p, id) => c(p).loadBalancers.delete({ tenantId: t(p), loadBalancerId: id }),
+    columns: [
+      { header: "Scope", cell: (r) => r.scope },
+      { header: "Region", cell: (r) => r.region || "—" },
+      { header: "Address", cell: (r) => r.address || "—" },
+    ],
+    facts: (r) => [
+      ["Scope", r.scope],
+      ["Region", r.region],
+      ["Address", r.address],
+      ["Subnet", r.subnetId],
+      ["Forwarding", r.forwarding.map((f: any) => `${f.entryProtocol}:${f.entryPort} → ${f.targetProtocol}:${f.targetPort}`).join(", ")],
+      ["Targets", r.targets?.pool ? "every instance of the pool in the region" : [...(r.targets?.instanceIds ?? []), ...(r.targets?.loadBalancerIds ?? [])].join(", ")],
+      ["Reaches", r.reachedIds.join(", ")],
+    ],
+    form: LoadBalancerForm,
+  },
+  {
+    path: "networks",
+    title: "Networks",
+    singular: "network",
+    events: "network.",
+    list: (p) => c(p).networks.list({ tenantId: t(p) }).then((l) => l.networks),
+    get: (p, id) => c(p).networks.get({ tenantId: t(p), networkId: id }),
+    remove: (p, id) => c(p).networks.delete({ tenantId: t(p), networkId: id }),
+    columns: [{ header: "Subnets", cell: (r) => r.subnets.map((s: any) => `${s.name} (${s.region} ${s.ipRange})`).join(", ") }],
+    facts: (r) => [
+      ["Description", r.description],
+      ["Subnets", r.subnets.map((s: any) => `${s.name}: ${s.region} ${s.ipRange} ${s.state} (${s.id})`).join("; ")],
+    ],
+    form: NetworkForm,
+  },
+  {
+    path: "instances",
+    title: "Instances",
+    singular: "instance",
+    events: "instance.",
+    list: (p) => c(p).instances.list({ tenantId: t(p) }).then((l) => l.instances),
+    get: (p, id) => c(p).instances.get({ tenantId: t(p), instanceId: id }),
+    remove: (p, id) => c(p).instances.delete({ tenantId: t(p), instanceId: id }),
+    columns: [
+      { header: "Region", cell: (r) => r.region },
+      { header: "Size", cell: (r) => r.size },
+      { header: "Public IPv4", cell: (r) => r.publicIpv4 || "—" },
+    ],
+    facts: (r) => [
+      ["Region", r.region],
+      ["Size", r.size],
+      ["Image", r.image],
+      ["Subnet", r.subnetId],
+      ["Public IPv4", r.publicIpv4],
+      ["Private IPv4", r.privateIpv4],
+    ],
+    form: InstanceForm,
+  },
+  {
+    path: "certificates",
+    title: "Certificates",
+    singular: "certificate",
+    events: "certificate.",
+    list: (p) => c(p).certificates.list({ tenantId: t(p) }).then((l) => l.certificates),
+    get: (p, id) => c(p).certificates.get({ tenantId: t(p), certificateId: id }),
+    remove: (p, id) => c(p).certificates.delete({ tenantId: t(p), certificateId: id }),
+    columns: [
+      { header: "Type", cell: (r) => r.type },
+      { header: "Names", cell: (r) => r.dnsNames.join(", ") },
+      { header: "Expires", cell: (r) => <When time={r.notAfter} /> },
+    ],
+    facts: (r) => [
+      ["Type", r.type],
+      ["DNS names", r.dnsNames.join(", ")],
+      ["Not after", <When time={r.notAfter} />],
+      ["SHA-256", <code>{r.sha256Fingerprint}</code>],
+    ],
+    form: CertificateForm,
+  },
+];
+
+export function ResourceList(props: { page: Page; kind: Kind }) {
+  const { page, kind } = props;
+  const list = useLoad(() => kind.list(page), [page.tenant, kind.path]);
+  useLive(page.watcher, [kind.events], list.reload);
+  return (
+    <section>
+      <div class="heading">
+        <h1>{kind.title}</h1>
+        {page.writable && (
+          <a class="button" href={`#/${kind.path}/new`}>
+            Create {kind.singular}
+          </a>
+        )}
+      </div>
+      <Failure error={list.error} />
+      {list.data && (
+        <Table
+          label={kind.title}
+          rows={list.data}
+          columns={[
+            { header: "Name", cell: (r: Resource) => <a href={`#/${kind.path}/${r.id}`}>{r.name}</a> },
+            { header: "State", cell: (r: Resource) => <State state={r.state} message={r.message} /> },
+            ...kind.columns,
+            { header: "Id", cell: (r: Resource) => <code>{r.id}</code> },
+            { header: "Age", cell: (r: Resource) => <When time={r.createdAt} /> },
+          ]}
+        />
+      )}
+    </section>
+  );
+}
+
+export function ResourceDetail(props: { page: Page; kind: Kind; id: string }) {
+  const { page, kind, id } = props;
+  const one = useLoad(() => kind.get(page, id), [page.tenant, id]);
+  useLive(page.watcher, [], one.reload, id);
+  const r = one.data;
+  return (
+    <section>
+      <p>
+        <a href={`#/${kind.path}`}>← {kind.title}</a>
+      </p>
+      <Failure error={one.error} />
+      {r && (
+        <>
+          <div class="heading">
+            <h1>
+              {kind.singular[0].toUpperCase() + kind.singular.slice(1)} {r.name} <State state={r.state} message={r.message} />
+            </h1>
+            {page.writable && r.state !== "deleting" && r.state !== "deleted" && (
+              <DeleteButton what={kind.singular} onDelete={() => kind.remove(page, id).then(one.reload)} />
+            )}
+          </div>
+          {r.state === "error" && <p class="problem">{r.message}</p>}
+          <Facts items={[["Id", <code>{r.id}</code>], ["Pool", <code>{r.poolId}</code>], ...kind.facts(r), ["Created", <When time={r.createdAt} />]]} />
+        </>
+      )}
+    </section>
+  );
+}
+
+export function ResourceCreate(props: { page: Page; kind: Kind }) {
+  const Form = props.kind.form;
+  return (
+    <section>
+      <p>
+        <a href={`#/${props.kind.path}`}>← {props.kind.title}</a>
+      </p>
+      <h1>Create a {props.kind.singular}</h1>
+      <Form page={props.page} />
+    </section>
+  );
+}

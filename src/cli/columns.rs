@@ -1,0 +1,214 @@
+//! What a table shows of a resource, as kubectl's do: by default a few columns (id, name, state,
+//! where it lives, its key figures, age); with `-o wide` every field, nested ones summed up.
+//!
+//! Columns are chosen from the fields the rows have rather than per message type, so that every
+//! resource, including ones added later, gets a sensible table without a table of its own.
+
+use serde_json::Value;
+
+use super::when;
+
+/// One column of a table: its header and how a row's cell reads.
+pub struct Column {
+    /// The header, in upper snake case (`MACHINE_TYPE`).
+    pub header: String,
+    cell: Cell,
+}
+
+/// How a cell is made from a row.
+enum Cell {
+    /// A field as it is (times as RFC 3339, nested values summed up).
+    Field(String),
+    /// The age of a time field (`5m`, `3h`, `2d`).
+    Age(&'static str),
+    /// How far a time field is from now (`in 1h`, `2d ago`).
+    Until(&'static str),
+    /// Nodes of a cluster: the sum of its node pools' live counts (else their asked counts).
+    ClusterNodes,
+    /// Nodes of a node pool: its live count (else its asked one).
+    PoolNodes,
+    /// How many items an array field has.
+    Count(&'static str),
+    /// A join token's uses out of its maximum (`1/3`).
+    Uses,
+}
+
+/// The default columns, in order: each is shown when the rows have its field. The first field
+/// present of each group wins (`name`, else `displayName`, else `hostname`).
+const DEFAULT: &[(&str, &[&str])] = &[
+    ("ID", &["id", "seq"]),
+    ("NAME", &["name", "displayName", "hostname"]),
+    ("STATE", &["state"]),
+    ("CORDONED", &["cordoned"]),
+    ("LOCATION", &["location"]),
+    ("REGION", &["region"]),
+    ("SCOPE", &["scope"]),
+    ("PROVIDER", &["provider"]),
+    ("KIND", &["kind", "resourceKind", "meter"]),
+    ("TYPE", &["type"]),
+    ("ROLE", &["role"]),
+    ("PRINCIPAL", &["principalId"]),
+    ("METHOD", &["method"]),
+    ("DECISION", &["decision"]),
+    ("POOL", &["poolId"]),
+    ("TENANT", &["tenantId"]),
+    ("MACHINE_TYPE", &["machineType"]),
+    ("SIZE", &["size"]),
+    ("ADDRESS", &["address", "publicIpv4", "endpoint"]),
+    ("VERSION", &["kubernetesVersion"]),
+    ("LIMIT", &["limit", "monthlyLimit"]),
+    ("USED", &["used", "monthSpend"]),
+    ("QUANTITY", &["quantity"]),
+];
+
+/// Fields that only the wide table shows, though [`DEFAULT`] names them, on the rows of
+/// resources where they are not the point: every tenant resource has a `tenantId`, and the
+/// scoped catalog rows are the only ones where it identifies the row.
+fn shown_by_default(field: &str, row: &Value) -> bool {
+    let has = |key: &str| row.get(key).is_some();
+    match field {
+        // A tenant resource's tenant is the one asked for; a quota's, offer's or budget's is
+        // what tells its rows apart.
+        "tenantId" => has("resourceKind") || has("excludedRegions") || has("monthlyLimit") || has("decision"),
+        "poolId" => has("resourceKind") || has("excludedRegions") || has("cordoned") || has("maxUses"),
+        "endpoint" => !has("nodePools"),
+        _ => true,
+    }
+}
+
+/// The columns of a default table of `rows`.
+pub fn default_columns(rows: &[Value]) -> Vec<Column> {
+    let Some(first) = rows.first() else { return Vec::new() };
+    let mut columns = Vec::new();
+    for (header, fields) in DEFAULT {
+        if let Some(field) = fields.iter().find(|f| first.get(**f).is_some() && shown_by_default(f, first)) {
+            columns.push(Column { header: (*header).to_owned(), cell: Cell::Field((*field).to_owned()) });
+        }
+    }
+    let has = |key: &str| first.get(key).is_some();
+    let mut add = |header: &str, cell: Cell| columns.push(Column { header: header.to_owned(), cell });
+    if has("nodePools") && has("kubernetesVersion") {
+        add("NODES", Cell::ClusterNodes);
+    }
+    if has("machineType") && has("currentNodeCount") {
+        add("NODES", Cell::PoolNodes);
+    }
+    if has("subnets") {
+        add("SUBNETS", Cell::Count("subnets"));
+    }
+    if has("maxUses") {
+        add("USES", Cell::Uses);
+    }
+    if has("notAfter") {
+        add("EXPIRES", Cell::Until("notAfter"));
+    } else if has("expiresAt") {
+        add("EXPIRES", Cell::Until("expiresAt"));
+    }
+    if has("lastHeartbeatAt") {
+        add("HEARTBEAT", Cell::Age("lastHeartbeatAt"));
+    }
+    if let Some(field) = ["createdAt", "joinedAt", "time", "hour"].into_iter().find(|f| has(f)) {
+        add("AGE", Cell::Age(field));
+    }
+    columns
+}
+
+/// The columns of a wide table of `rows`: every field, in the order the first row has them.
+pub fn wide_columns(rows: &[Value]) -> Vec<Column> {
+    let Some(Value::Object(first)) = rows.first() else { return Vec::new() };
+    first.keys().map(|key| Column { header: upper_snake(key), cell: Cell::Field(key.clone()) }).collect()
+}
+
+impl Column {
+    /// The cell of `row` in this column.
+    pub fn cell(&self, row: &Value) -> String {
+        match &self.cell {
+            Cell::Field(field) => summary(&row[field.as_str()]),
+            Cell::Age(field) => when::parse(&row[*field]).map(when::age).unwrap_or_default(),
+            Cell::Until(field) => when::parse(&row[*field]).map(when::relative).unwrap_or_default(),
+            Cell::ClusterNodes => {
+                let pools = row["nodePools"].as_array().map(Vec::as_slice).unwrap_or_default();
+                pools.iter().map(pool_nodes).sum::<i64>().to_string()
+            }
+            Cell::PoolNodes => pool_nodes(row).to_string(),
+            Cell::Count(field) => row[*field].as_array().map_or(0, Vec::len).to_string(),
+            Cell::Uses => match row["maxUses"].as_i64() {
+                Some(max) if max > 0 => format!("{}/{max}", row["uses"].as_i64().unwrap_or(0)),
+                _ => summary(&row["uses"]),
+            },
+        }
+    }
+}
+
+/// A node pool's live node count, else the count asked for.
+fn pool_nodes(pool: &Value) -> i64 {
+    match pool["currentNodeCount"].as_i64() {
+        Some(live) if live > 0 => live,
+        _ => pool["nodeCount"].as_i64().unwrap_or(0),
+    }
+}
+
+/// A value in one cell: scalars as they are, a list of scalars comma-separated, a list of
+/// objects by their names (else how many there are), an object as `key=value` pairs.
+pub fn summary(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) if items.iter().all(|i| !i.is_object()) => {
+            items.iter().map(summary).collect::<Vec<_>>().join(",")
+        }
+        Value::Array(items) => match items.iter().map(|i| i["name"].as_str()).collect::<Option<Vec<_>>>() {
+            Some(names) => names.join(","),
+            None => format!("{} items", items.len()),
+        },
+        Value::Object(fields) => fields
+            .iter()
+            .filter(|(_, v)| !v.is_null() && !v.is_object() && !v.is_array())
+            .map(|(k, v)| format!("{k}={}", summary(v)))
+            .collect::<Vec<_>>()
+            .join(","),
+        other => other.to_string(),
+    }
+}
+
+/// `displayName` as `DISPLAY_NAME`.
+pub fn upper_snake(camel: &str) -> String {
+    let mut out = String::new();
+    for ch in camel.chars() {
+        if ch.is_uppercase() {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_uppercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers(columns: &[Column]) -> Vec<&str> {
+        columns.iter().map(|c| c.header.as_str()).collect()
+    }
+
+    #[test]
+    fn a_cluster_shows_id_name_state_location_nodes_version_and_age() {
+        let cluster = json!({"id": "kcl_1", "tenantId": "acme", "poolId": "pool_1", "name": "web",
+            "location": "us-central1", "nodePools": [{"name": "a", "nodeCount": 2, "currentNodeCount": 0},
+            {"name": "b", "nodeCount": 1, "currentNodeCount": 3}], "state": "ready", "endpoint": "https://x",
+            "kubernetesVersion": "1.33", "createdAt": "2026-01-01T00:00:00Z"});
+        let columns = default_columns(std::slice::from_ref(&cluster));
+        assert_eq!(headers(&columns), ["ID", "NAME", "STATE", "LOCATION", "VERSION", "NODES", "AGE"]);
+        assert_eq!(columns[5].cell(&cluster), "5");
+    }
+
+    #[test]
+    fn a_wide_table_names_every_field_and_sums_up_nested_ones() {
+        let row = json!({"id": "x", "zones": ["a", "b"], "nodePools": [{"name": "p"}], "labels": {"k": "v"}});
+        let columns = wide_columns(std::slice::from_ref(&row));
+        assert_eq!(headers(&columns), ["ID", "ZONES", "NODE_POOLS", "LABELS"]);
+        let cells: Vec<String> = columns.iter().map(|c| c.cell(&row)).collect();
+        assert_eq!(cells, ["x", "a,b", "p", "k=v"]);
+    }
+}

@@ -1,0 +1,24 @@
+//! The console in a real browser (tests/python/console_browser.py: Playwright driving Debian's
+//! chromium, axe-core on every page) against a real `bc dev`; its screenshots land in
+//! `target/console/`.
+
+use serde_json::Value;
+
+use crate::harness::{python, repo_root, run_ok, start_dev};
+
+#[test]
+fn in_chromium_a_tenant_makes_a_cluster_that_goes_ready_live_and_a_viewer_is_offered_no_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_running, _dev) = start_dev(dir.path());
+    let script = repo_root().join("tests/python/console_browser.py");
+    let shots = repo_root().join("target/console");
+    let output = run_ok(std::process::Command::new(python()).arg(&script).arg(dir.path().join("dev.json")).arg(&shots));
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(summary["cluster"].as_str().unwrap().starts_with("kcl_"), "{summary}");
+    assert!(summary["kubectlNodes"].as_u64().unwrap() >= 1, "kubectl listed the cluster's nodes: {summary}");
+    assert!(summary["refusal"].as_str().unwrap().contains("must match"), "the name's refusal shows: {summary}");
+    for page in summary["pages"].as_array().unwrap() {
+        let shot = shots.join(format!("{}.png", page.as_str().unwrap()));
+        assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 1000), "{} was saved", shot.display());
+    }
+}

@@ -1,0 +1,243 @@
+"""The console in a real browser: Debian's chromium driven by Playwright against a running `bc dev`.
+
+    console_browser.py <dev.json> <screenshot dir>
+
+As acme's admin: signs in, creates a cluster and sees it reach `ready` without the page
+reloading, downloads an admin kubeconfig that kubectl then uses, sees a load balancer's refusal
+on its field, creates the load balancer and deletes it. As acme's viewer: no create button
+anywhere. As the operator: makes a join token (its bearer shown once with the `bcd join`
+line), picks acme and deletes its cluster, and sees the audit trail and the usage page with acme's budget.
+Each page is screenshot into the directory and checked by axe-core: no serious or critical
+violation. Prints a JSON summary; any failed expectation raises.
+"""
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Page, expect, sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+TIMEOUT_MS = 30_000
+
+
+class Run:
+    """One browser session's page, with its screenshots and accessibility findings."""
+
+    def __init__(self, page: Page, shots: Path, url: str):
+        self.page, self.shots, self.url = page, shots, url
+        self.axe = Axe()
+        self.pages: list[str] = []
+        self.findings: list[str] = []
+
+    def look(self, name: str) -> None:
+        """Screenshots the page as `<name>.png` and keeps axe-core's serious findings."""
+        # The event stream keeps a request open, so the network is never idle: wait for what
+        # the page loads (a table, or the line saying there is nothing) instead.
+        expect(self.page.locator("main table, main p.empty, main form, main dl").first).to_be_visible()
+        self.page.screenshot(path=str(self.shots / f"{name}.png"), full_page=True)
+        self.pages.append(name)
+        for violation in self.axe.run(self.page).response["violations"]:
+            if violation["impact"] in ("serious", "critical"):
+                targets = [node["target"] for node in violation["nodes"]]
+                self.findings.append(f"{name}: {violation['id']} ({violation['impact']}) {violation['help']} at {targets}")
+
+    def go(self, fragment: str) -> None:
+        self.page.goto(f"{self.url}#/{fragment}")
+
+    def sign_in(self, key: str) -> None:
+        self.page.goto(self.url)
+        self.page.get_by_label("API key").fill(key)
+        self.page.get_by_role("button", name="Sign in").click()
+        expect(self.page.get_by_role("button", name="Sign out")).to_be_visible()
+
+    def sign_out(self) -> None:
+        self.page.get_by_role("button", name="Sign out").click()
+        expect(self.page.get_by_label("API key")).to_be_visible()
+
+
+def cluster_reaches_ready_live(run: Run) -> str:
+    page = run.page
+    run.go("clusters")
+    expect(page.get_by_role("heading", name="Clusters")).to_be_visible()
+    run.look("clusters-empty")
+    page.get_by_role("link", name="Create cluster").click()
+    page.get_by_label("Name", exact=True).fill("web")
+    page.get_by_label("Nodes per zone").fill("1")
+    run.look("cluster-create")
+    # A marker that a reload would wipe: the state must change in this same document.
+    page.evaluate("window.__notReloaded = true")
+    page.get_by_role("button", name="Create cluster").click()
+    expect(page.get_by_role("heading", name=re.compile("Cluster web"))).to_be_visible()
+    cluster_id = re.search(r"kcl_[0-9a-z]+", page.url).group(0)
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "ready", timeout=TIMEOUT_MS)
+    assert page.evaluate("window.__notReloaded") is True, "the page reloaded to show ready"
+    run.look("cluster-detail")
+    page.get_by_role("link", name="← Clusters").click()
+    expect(page.get_by_role("row", name=re.compile("web.*ready"))).to_be_visible()
+    run.look("clusters")
+    return cluster_id
+
+
+def kubeconfig_works(run: Run, cluster_id: str, workdir: Path) -> str:
+    page = run.page
+    run.go(f"clusters/{cluster_id}")
+    page.get_by_label("Role").select_option("admin")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download kubeconfig").click()
+    path = workdir / "web.kubeconfig"
+    download.value.save_as(path)
+    expect(page.get_by_role("status")).to_contain_text("expires at")
+    nodes = subprocess.run(["kubectl", "--kubeconfig", str(path), "get", "nodes"], capture_output=True, text=True)
+    assert nodes.returncode == 0, f"kubectl: {nodes.stderr}"
+    assert "Ready" in nodes.stdout, nodes.stdout
+    return nodes.stdout
+
+
+def load_balancer_refused_then_made_and_deleted(run: Run) -> str:
+    page = run.page
+    run.go("loadbalancers")
+    page.get_by_role("link", name="Create load balancer").click()
+    page.get_by_label("Name", exact=True).fill("Front Door")
+    page.get_by_label("Entry port").fill("70000")
+    page.get_by_role("button", name="Create load balancer").click()
+    name_error = page.locator('small.error[data-field="name"]')
+    port_error = page.locator('small.error[data-field="forwarding[0].entryPort"]')
+    expect(name_error).to_be_visible()
+    expect(port_error).to_be_visible()
+    run.look("loadbalancer-refused")
+    refusal = name_error.inner_text()
+    page.get_by_label("Name", exact=True).fill("front")
+    page.get_by_label("Entry port").fill("80")
+    page.get_by_role("button", name="Create load balancer").click()
+    expect(page.get_by_role("heading", name=re.compile("Load balancer front"))).to_be_visible()
+    run.look("loadbalancer-detail")
+    page.get_by_role("button", name="Delete load balancer").click()
+    page.get_by_role("button", name="Yes, delete load balancer").click()
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", re.compile("deleting|deleted"), timeout=TIMEOUT_MS)
+    page.get_by_role("link", name="← Load balancers").click()
+    expect(page.get_by_role("heading", name="Load balancers")).to_be_visible()
+    run.look("loadbalancers")
+    return refusal
+
+
+def join_token_shown_once(run: Run) -> None:
+    page = run.page
+    run.go("jointokens")
+    page.get_by_label("Description").fill("rack 4")
+    page.get_by_role("button", name="Create join token").click()
+    expect(page.locator(".issued")).to_contain_text("bcd join --endpoint")
+    expect(page.locator(".issued")).to_contain_text("bcjt_")
+    run.look("jointokens")
+    run.go("nodes")
+    expect(page.get_by_role("heading", name="Nodes")).to_be_visible()
+    run.look("nodes")
+
+
+def the_other_lists(run: Run) -> None:
+    for fragment, title in [("networks", "Networks"), ("instances", "Instances"), ("certificates", "Certificates")]:
+        run.go(fragment)
+        expect(run.page.get_by_role("heading", name=title)).to_be_visible()
+        run.look(fragment)
+    run.go("networks/new")
+    expect(run.page.get_by_role("heading", name="Create a network")).to_be_visible()
+    run.look("network-create")
+
+
+def viewer_sees_no_create_buttons(run: Run, key: str) -> None:
+    run.sign_in(key)
+    page = run.page
+    for fragment, title in [("clusters", "Clusters"), ("loadbalancers", "Load balancers"), ("networks", "Networks")]:
+        run.go(fragment)
+        expect(page.get_by_role("heading", name=title)).to_be_visible()
+        expect(page.locator("main table, main p.empty").first).to_be_visible()
+        assert page.get_by_role("link", name=re.compile("^Create")).count() == 0, f"a viewer is offered a create on {fragment}"
+    run.go("clusters")
+    page.get_by_role("link", name="web").click()
+    expect(page.get_by_role("heading", name=re.compile("Cluster web"))).to_be_visible()
+    assert page.get_by_role("button", name=re.compile("Delete|Add node pool|Resize")).count() == 0, "a viewer is offered a change"
+    run.look("viewer-cluster")
+    run.sign_out()
+
+
+def give_acme_a_budget(dev: dict) -> None:
+    """A budget for the usage page to measure against, made on the JSON API as an operator would."""
+    request = urllib.request.Request(
+        dev["endpoint"] + "/api/platform/budgets/create",
+        data=json.dumps({"tenantId": "acme", "name": "monthly", "monthlyLimit": 5000}).encode(),
+        headers={"authorization": f"Bearer {dev['adminToken']}", "content-type": "application/json"},
+    )
+    urllib.request.urlopen(request).read()
+
+
+def operator_deletes_the_cluster(run: Run, cluster_id: str) -> None:
+    page = run.page
+    expect(page.get_by_label("Tenant")).to_be_visible()
+    page.get_by_label("Tenant").select_option("acme")
+    run.go(f"clusters/{cluster_id}")
+    page.get_by_role("button", name="Delete cluster").click()
+    page.get_by_role("button", name="Yes, delete cluster").click()
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "deleted", timeout=TIMEOUT_MS)
+    run.look("cluster-deleted")
+
+
+def operator_sees_usage_and_audit(run: Run) -> None:
+    page = run.page
+    run.go("audit")
+    expect(page.get_by_role("table", name="Audit events")).to_be_visible()
+    expect(page.get_by_role("row", name=re.compile("KubernetesClusters.Delete")).first).to_be_visible()
+    run.look("audit")
+    # Metering bills an hour once it is over, so a test minutes long sees no usage yet: the
+    # page says so, and shows the budget it would be measured against.
+    run.go("usage")
+    expect(page.get_by_role("heading", name="Usage of acme")).to_be_visible()
+    expect(page.locator("main figure, main p.empty").first).to_be_visible()
+    expect(page.get_by_role("meter", name=re.compile("monthly"))).to_be_visible()
+    run.look("usage")
+
+
+def main() -> None:
+    dev = json.loads(Path(sys.argv[1]).read_text())
+    shots = Path(sys.argv[2])
+    shots.mkdir(parents=True, exist_ok=True)
+    acme = dev["tenants"][0]
+    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as workdir:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        run = Run(page, shots, dev["endpoint"] + "/console/")
+
+        run.page.goto(run.url)
+        run.look("sign-in")
+        run.sign_in(acme["token"])
+        expect(page.get_by_label("Signed in as")).to_contain_text("user of acme")
+        cluster_id = cluster_reaches_ready_live(run)
+        nodes = kubeconfig_works(run, cluster_id, Path(workdir))
+        refusal = load_balancer_refused_then_made_and_deleted(run)
+        the_other_lists(run)
+        run.sign_out()
+
+        viewer_sees_no_create_buttons(run, acme["viewerToken"])
+
+        run.sign_in(dev["adminToken"])
+        give_acme_a_budget(dev)
+        join_token_shown_once(run)
+        operator_deletes_the_cluster(run, cluster_id)
+        operator_sees_usage_and_audit(run)
+        browser.close()
+
+    assert not errors, f"the page threw: {errors}"
+    assert not run.findings, "axe-core found serious violations:\n" + "\n".join(run.findings)
+    print(json.dumps({"cluster": cluster_id, "kubectlNodes": len(nodes.splitlines()) - 1, "refusal": refusal, "pages": run.pages}))
+
+
+if __name__ == "__main__":
+    main()
