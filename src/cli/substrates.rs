@@ -32,11 +32,11 @@ pub async fn run(cli: &Cli, command: &SubstratesCommand) -> Result<(), String> {
         SubstratesCommand::List { pool } => {
             let list = answer(client.list(ListKubernetesSubstratesRequest { pool_id: pool.clone() }).await)?;
             let name = "bettercompute.compute.v1.ListKubernetesSubstratesResponse";
-            output::print_columns(cli.output, &list, name, Some("substrates"), COLUMNS)
+            output::print_list(cli.output, &list, name, "substrates")
         }
         SubstratesCommand::Get { pool } => {
             let substrate = answer(client.get(GetKubernetesSubstrateRequest { pool_id: pool.clone() }).await)?;
-            output::print_columns(cli.output, &substrate, "bettercompute.compute.v1.KubernetesSubstrate", None, COLUMNS)?;
+            output::print_one(cli.output, &substrate, "bettercompute.compute.v1.KubernetesSubstrate")?;
             if cli.output == output::OutputFormat::Table {
                 println!("\n{}", flavor_lines(&substrate));
             }
@@ -44,9 +44,6 @@ pub async fn run(cli: &Cli, command: &SubstratesCommand) -> Result<(), String> {
         }
     }
 }
-
-/// What a table shows of a substrate (`-o json` shows all of it).
-const COLUMNS: &[&str] = &["poolId", "mode", "clusterName", "location", "state", "message"];
 
 /// One line per flavor: its node pool, state and nodes (desired, at the provider, joined).
 fn flavor_lines(substrate: &KubernetesSubstrate) -> String {
