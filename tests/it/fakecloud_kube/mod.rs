@@ -3,7 +3,9 @@
 //! forced), label selectors, a namespace's deletion taking its objects; and the DaemonSets it
 //! runs: bcd on every node a DaemonSet selects joins a real server's pool with the Secret's
 //! token, a shrunk node pool takes its daemon along, a new template restarts the pods as the
-//! same nodes.
+//! same nodes. `clients` tries the fake cloud with the official Python clients.
+
+mod clients;
 
 use std::time::Duration;
 
@@ -25,6 +27,10 @@ struct Kube {
     http: reqwest::Client,
     base: String,
     token: String,
+    /// `127.0.0.1:PORT` of the cluster's API server.
+    endpoint: String,
+    /// The cluster's CA, PEM.
+    ca_pem: String,
 }
 
 impl Kube {
@@ -48,7 +54,13 @@ impl Kube {
         let http =
             reqwest::Client::builder().add_root_certificate(ca).timeout(Duration::from_secs(20)).build().unwrap();
         let token = cloud.access_token(&format!("reconciler@{PROJECT}.iam.gserviceaccount.com"));
-        Kube { http, base: format!("https://{}", cluster.endpoint), token }
+        Kube {
+            http,
+            base: format!("https://{}", cluster.endpoint),
+            token,
+            endpoint: cluster.endpoint,
+            ca_pem: cluster.ca_certificate_pem,
+        }
     }
 
     async fn call(&self, method: Method, path: &str, content_type: &str, body: Option<Value>) -> (u16, Value) {
