@@ -7,14 +7,13 @@
 
 use std::process::Command;
 
+use better_compute::provider::Instances;
 use better_compute::provider::accounts::{digitalocean_for, trust_root};
-use better_compute::provider::kube::{KubeAuth, KubeClient, kubeconfig};
-use better_compute::provider::{ClusterApi, ClusterRole, Instances};
 use serde_json::{Value, json};
 
 use super::{DS_PATH, Kube, daemonset, labelled};
 use crate::harness::{curl, poll, python, run_ok, start_dev};
-use crate::provider::{cloud, gke};
+use crate::provider::cloud;
 
 fn script(name: &str) -> String {
     format!("{}/tests/python/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -32,13 +31,8 @@ fn run_python(args: &[&str]) -> Value {
 async fn the_official_kubernetes_client_reads_every_kind_and_server_side_applies() {
     let cloud = cloud().await;
     let kube = Kube::cluster(&cloud, "bc-k-python", 2).await;
-    let admin = KubeClient::new(&kube.endpoint, &kube.ca_pem, KubeAuth::Google(gke(&cloud).tokens().clone())).unwrap();
-    admin.service_account_ensure("kube-system", "bc-admin").await.unwrap();
-    admin.cluster_role_binding_ensure("bc-admin", ClusterRole::ClusterAdmin, "kube-system", "bc-admin").await.unwrap();
-    let token = admin.token_request("kube-system", "bc-admin", 3600).await.unwrap().token;
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("admin.kubeconfig");
-    std::fs::write(&config, kubeconfig("bc-k-python", &kube.endpoint, &kube.ca_pem, "bc-admin", &token)).unwrap();
+    let config = kube.admin_kubeconfig(&cloud, dir.path()).await;
 
     kube.applied("/api/v1/namespaces/bc-system", labelled("Namespace", "v1", "bc-system", None)).await;
     let mut secret = labelled("Secret", "v1", "bcd-join", Some("bc-system"));
