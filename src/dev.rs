@@ -62,6 +62,19 @@ pub struct DevFile {
     /// With `--tls`: the local CA's certificate file, for other clients (`curl --cacert`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<String>,
+    /// The fake cloud over HTTPS, for clients that refuse plain HTTP (pydo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fakecloud_tls: Option<FakecloudTls>,
+}
+
+/// The fake cloud's HTTPS listener.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FakecloudTls {
+    /// `https://127.0.0.1:PORT`.
+    pub url: String,
+    /// Its CA's certificate (made anew at each start), for `--cacert` and `REQUESTS_CA_BUNDLE`.
+    pub ca_file: String,
 }
 
 impl DevFile {
@@ -131,6 +144,11 @@ pub async fn run(options: DevOptions) -> Result<()> {
         .await
         .map_err(|error| Error::unavailable(format!("cannot start the fake cloud: {error}")))?;
     let pools = crate::dev_catalog::seed(&store, &secret_key, &fakecloud, &digitalocean_token).await?;
+    // An account pointed at the fake cloud's https:// address verifies it like any provider.
+    crate::provider::accounts::trust_root(fakecloud.ca_pem()).map_err(|error| Error::internal(error.to_string()))?;
+    let fakecloud_ca = data_dir.join("fakecloud-ca.pem");
+    std::fs::write(&fakecloud_ca, fakecloud.ca_pem())
+        .map_err(|error| Error::unavailable(format!("cannot write {}: {error}", fakecloud_ca.display())))?;
 
     let listener = TcpListener::bind(("127.0.0.1", options.port))
         .await
@@ -152,6 +170,10 @@ pub async fn run(options: DevOptions) -> Result<()> {
         fakecloud: fakecloud.base_url().to_owned(),
         ca_sha256: ca.as_ref().map(|(sha256, _)| sha256.clone()),
         ca_file: ca.as_ref().map(|(_, file)| file.display().to_string()),
+        fakecloud_tls: Some(FakecloudTls {
+            url: fakecloud.https_url().to_owned(),
+            ca_file: fakecloud_ca.display().to_string(),
+        }),
     };
     file.write(data_dir)?;
     print_banner(&endpoint, &admin_token, data_dir, ca.as_ref());

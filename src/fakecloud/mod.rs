@@ -11,7 +11,8 @@
 //! Compute Engine (tenant networks on a GKE account) is served at `{base}/compute/v1/...`.
 //!
 //! Start it with [`FakeCloud::start`] (or `bc fakecloud --port N`); point adapters at
-//! [`FakeCloud::base_url`]: GKE at `{base}/` (paths `/v1/projects/...`), DigitalOcean at
+//! [`FakeCloud::base_url`] (plain HTTP), or at [`FakeCloud::https_url`] (the same API over HTTPS,
+//! trusting [`FakeCloud::ca_pem`]): GKE at `{base}/` (paths `/v1/projects/...`), DigitalOcean at
 //! `{base}` (paths `/v2/...`), the token endpoint is `{base}/token`. Test controls are methods of
 //! the handle.
 
@@ -121,6 +122,12 @@ impl Shared {
 pub struct FakeCloud {
     shared: Arc<Shared>,
     task: JoinHandle<()>,
+    /// The HTTPS listener.
+    https_task: JoinHandle<()>,
+    /// `https://127.0.0.1:PORT`.
+    https_url: String,
+    /// The CA of the HTTPS listener's certificate, PEM.
+    ca_pem: String,
     /// The kubelets: aborting the task stops every daemon it runs.
     kubelets: JoinHandle<()>,
     /// Where the daemons keep their state; removed last.
@@ -130,6 +137,7 @@ pub struct FakeCloud {
 impl Drop for FakeCloud {
     fn drop(&mut self) {
         self.task.abort();
+        self.https_task.abort();
         self.kubelets.abort();
         self.shared.world().gke.stop_servers();
     }
@@ -150,17 +158,39 @@ impl FakeCloud {
             .route("/_fake/service-account-key", axum::routing::get(key_route))
             .layer(axum::middleware::from_fn_with_state(shared.clone(), faults_layer))
             .with_state(shared.clone());
+        let cloud_tls = tls::cloud_tls().map_err(std::io::Error::other)?;
+        let (https_address, https_task) = tls::serve_tls(router.clone(), cloud_tls.server)?;
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
         let state = kubelet::StateRoot::new()?;
         let kubelets = tokio::spawn(kubelet::run(shared.clone(), state.0.clone()));
-        Ok(FakeCloud { shared, task, kubelets, _state: state })
+        Ok(FakeCloud {
+            shared,
+            task,
+            https_task,
+            https_url: format!("https://{https_address}"),
+            ca_pem: cloud_tls.ca_pem,
+            kubelets,
+            _state: state,
+        })
     }
 
     /// `http://127.0.0.1:PORT`, no trailing slash.
     pub fn base_url(&self) -> &str {
         &self.shared.base_url
+    }
+
+    /// `https://127.0.0.1:PORT`, no trailing slash: the same API as [`FakeCloud::base_url`]
+    /// over TLS, with a certificate of [`FakeCloud::ca_pem`]'s.
+    pub fn https_url(&self) -> &str {
+        &self.https_url
+    }
+
+    /// The PEM of the CA the HTTPS listener's certificate is of: a CA of this fake cloud's own,
+    /// made at start.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
     }
 
     /// The OAuth token endpoint (a service-account key's `token_uri`).

@@ -1,6 +1,7 @@
-//! TLS for the fake clusters' API servers: one CA per cluster (what GKE's
-//! `masterAuth.clusterCaCertificate` returns) and a serving certificate for 127.0.0.1 it signs,
-//! served with rustls on ring.
+//! TLS for the fake cloud: one CA per fake cluster (what GKE's `masterAuth.clusterCaCertificate`
+//! returns) with a serving certificate for its API server, and one CA of the fake cloud's own
+//! for its HTTPS listener (the real provider APIs are HTTPS only, and official clients such as
+//! pydo refuse to send a token over plain HTTP); served with rustls on ring.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,8 +25,17 @@ pub struct ClusterTls {
 
 /// Makes a CA named after `cluster` and a certificate for 127.0.0.1 and localhost.
 pub fn cluster_tls(cluster: &str) -> Result<ClusterTls, String> {
-    let ca = LocalCa::generate(&format!("fake-gke-ca-{cluster}")).map_err(|e| e.to_string())?;
-    let serving = ca.issue("kube-apiserver", &["localhost", "127.0.0.1"]).map_err(|e| e.to_string())?;
+    local_tls(&format!("fake-gke-ca-{cluster}"), "kube-apiserver")
+}
+
+/// The fake cloud's own CA and its HTTPS listener's certificate for 127.0.0.1 and localhost.
+pub fn cloud_tls() -> Result<ClusterTls, String> {
+    local_tls("better-compute fake cloud CA", "fake cloud")
+}
+
+fn local_tls(ca_name: &str, server_name: &str) -> Result<ClusterTls, String> {
+    let ca = LocalCa::generate(ca_name).map_err(|e| e.to_string())?;
+    let serving = ca.issue(server_name, &["localhost", "127.0.0.1"]).map_err(|e| e.to_string())?;
     let mut server = rustls::ServerConfig::builder_with_provider(crate::tls::provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?

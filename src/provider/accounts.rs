@@ -8,9 +8,13 @@
 //! [`StaticGkeAccounts`] serves accounts given up front, for tests of the adapters alone.
 //! Adapters are cached per account, location, endpoint and key, so their access tokens are
 //! reused across passes and a rotated key or a moved endpoint is picked up at once.
+//!
+//! The adapters' HTTPS clients trust the public roots and the extra roots this process was
+//! told to trust with [`trust_root`] (`bc dev` trusts its fake cloud's CA, so an account
+//! pointed at the fake cloud's `https://` address verifies it like any other provider).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use sha2::{Digest, Sha256};
 
@@ -24,6 +28,35 @@ use super::google_auth::{ServiceAccountKey, TokenSource};
 
 /// The default GKE API.
 pub const GKE_BASE_URL: &str = "https://container.googleapis.com/";
+
+/// The CAs, PEM, that this process's adapters trust beside the public roots.
+static EXTRA_ROOTS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Makes the adapters made from now on trust `pem` (one or more CA certificates) beside the
+/// public roots. Refused when the PEM holds no certificate.
+pub fn trust_root(pem: &str) -> ProviderResult<()> {
+    let parsed = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+        .map_err(|error| ProviderError::new(ErrorKind::Permanent, "tls", format!("not a CA certificate: {error}")))?;
+    if parsed.is_empty() {
+        return Err(ProviderError::new(ErrorKind::Permanent, "tls", "the PEM holds no certificate"));
+    }
+    let mut roots = EXTRA_ROOTS.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !roots.iter().any(|known| known == pem) {
+        roots.push(pem.to_owned());
+    }
+    Ok(())
+}
+
+/// An adapter's HTTP client: a 30 s deadline, the public roots and the extra ones.
+fn http_client(provider: &'static str) -> ProviderResult<reqwest::Client> {
+    let mut builder = reqwest::Client::builder().timeout(std::time::Duration::from_secs(30));
+    for pem in EXTRA_ROOTS.read().unwrap_or_else(|poisoned| poisoned.into_inner()).iter() {
+        for certificate in reqwest::Certificate::from_pem_bundle(pem.as_bytes()).unwrap_or_default() {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    builder.build().map_err(|error| ProviderError::transport(provider, error))
+}
 
 /// Resolves a provider account to its GKE adapter at a location.
 #[async_trait::async_trait]
@@ -70,10 +103,7 @@ impl StaticGkeAccounts {
 /// A GKE adapter for `account` in `location`, authenticating with its key.
 pub fn gke_for(account: &GkeAccount, location: &str) -> ProviderResult<Gke> {
     let key = ServiceAccountKey::from_json(&account.key_json)?;
-    let http = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|error| ProviderError::transport("gke", error))?;
+    let http = http_client("gke")?;
     let base_url = if account.endpoint.is_empty() { GKE_BASE_URL.to_owned() } else { account.endpoint.clone() };
     let config = GkeConfig { base_url, project: key.project_id.clone(), location: location.to_owned() };
     Ok(Gke::new(config, http.clone(), TokenSource::new(key, http)))
@@ -172,10 +202,7 @@ pub const DIGITALOCEAN_BASE_URL: &str = "https://api.digitalocean.com";
 
 /// A DigitalOcean adapter for an account's endpoint (empty: DigitalOcean's own) and token.
 pub fn digitalocean_for(endpoint: &str, token: &str) -> ProviderResult<DigitalOcean> {
-    let http = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|error| ProviderError::transport("digitalocean", error))?;
+    let http = http_client("digitalocean")?;
     let base_url = if endpoint.is_empty() { DIGITALOCEAN_BASE_URL.to_owned() } else { endpoint.to_owned() };
     let config = DigitalOceanConfig {
         base_url,

@@ -3,12 +3,17 @@
 //! forced), label selectors, a namespace's deletion taking its objects; and the DaemonSets it
 //! runs: bcd on every node a DaemonSet selects joins a real server's pool with the Secret's
 //! token, a shrunk node pool takes its daemon along, a new template restarts the pods as the
-//! same nodes.
+//! same nodes. `clients` tries the fake cloud with the official Python clients, `kubectl` with
+//! kubectl.
+
+mod clients;
+mod kubectl;
 
 use std::time::Duration;
 
 use better_compute::fakecloud::FakeCloud;
-use better_compute::provider::{ClusterSpec, ManagedKubernetes, NodePoolSpec};
+use better_compute::provider::kube::{KubeAuth, KubeClient, kubeconfig};
+use better_compute::provider::{ClusterApi, ClusterRole, ClusterSpec, ManagedKubernetes, NodePoolSpec};
 use better_compute::store::Backend;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -25,6 +30,10 @@ struct Kube {
     http: reqwest::Client,
     base: String,
     token: String,
+    /// `127.0.0.1:PORT` of the cluster's API server.
+    endpoint: String,
+    /// The cluster's CA, PEM.
+    ca_pem: String,
 }
 
 impl Kube {
@@ -48,7 +57,28 @@ impl Kube {
         let http =
             reqwest::Client::builder().add_root_certificate(ca).timeout(Duration::from_secs(20)).build().unwrap();
         let token = cloud.access_token(&format!("reconciler@{PROJECT}.iam.gserviceaccount.com"));
-        Kube { http, base: format!("https://{}", cluster.endpoint), token }
+        Kube {
+            http,
+            base: format!("https://{}", cluster.endpoint),
+            token,
+            endpoint: cluster.endpoint,
+            ca_pem: cluster.ca_certificate_pem,
+        }
+    }
+
+    /// A kubeconfig in `dir` of a cluster-admin service account's token, as a user gets one.
+    async fn admin_kubeconfig(&self, cloud: &FakeCloud, dir: &std::path::Path) -> std::path::PathBuf {
+        let admin =
+            KubeClient::new(&self.endpoint, &self.ca_pem, KubeAuth::Google(gke(cloud).tokens().clone())).unwrap();
+        admin.service_account_ensure("kube-system", "bc-admin").await.unwrap();
+        admin
+            .cluster_role_binding_ensure("bc-admin", ClusterRole::ClusterAdmin, "kube-system", "bc-admin")
+            .await
+            .unwrap();
+        let token = admin.token_request("kube-system", "bc-admin", 3600).await.unwrap().token;
+        let path = dir.join("admin.kubeconfig");
+        std::fs::write(&path, kubeconfig("fake", &self.endpoint, &self.ca_pem, "bc-admin", &token)).unwrap();
+        path
     }
 
     async fn call(&self, method: Method, path: &str, content_type: &str, body: Option<Value>) -> (u16, Value) {
