@@ -51,6 +51,7 @@ const DEFAULT: &[(&str, &[&str])] = &[
     ("METHOD", &["method"]),
     ("DECISION", &["decision"]),
     ("POOL", &["poolId"]),
+    ("CLUSTER", &["clusterName"]),
     ("TENANT", &["tenantId"]),
     ("MACHINE_TYPE", &["machineType"]),
     ("SIZE", &["size"]),
