@@ -175,7 +175,16 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
             }
             return Ok(());
         }
-        PoolsCommand::Update { pool_id, name, description, billing_mode, state, prices: given, policy, policy_file } => {
+        PoolsCommand::Update {
+            pool_id,
+            name,
+            description,
+            billing_mode,
+            state,
+            prices: given,
+            policy,
+            policy_file,
+        } => {
             client
                 .update(UpdatePoolRequest {
                     update_mask: None,
@@ -286,7 +295,8 @@ mod tests {
     fn a_hostile_policy_file_is_refused_naming_the_file() {
         // Aliases nested to expand past a billion nodes, nesting past any stack, bytes that are
         // not text, and a list where a mapping belongs.
-        let mut laughs = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let mut laughs =
+            String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
         for level in 1..10 {
             let previous = (b'a' + level - 1) as char;
             let name = (b'a' + level) as char;

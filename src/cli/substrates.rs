@@ -47,7 +47,10 @@ pub async fn run(cli: &Cli, command: &SubstratesCommand) -> Result<(), String> {
 
 /// One line per flavor: its node pool, state and nodes (desired, at the provider, joined).
 fn flavor_lines(substrate: &KubernetesSubstrate) -> String {
-    let mut lines = vec![format!("{:<20} {:<36} {:<13} {:>7} {:>8} {:>6}", "FLAVOR", "NODE POOL", "STATE", "DESIRED", "PROVIDER", "JOINED")];
+    let mut lines = vec![format!(
+        "{:<20} {:<36} {:<13} {:>7} {:>8} {:>6}",
+        "FLAVOR", "NODE POOL", "STATE", "DESIRED", "PROVIDER", "JOINED"
+    )];
     for f in &substrate.flavors {
         lines.push(format!(
             "{:<20} {:<36} {:<13} {:>7} {:>8} {:>6}",

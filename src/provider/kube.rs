@@ -244,7 +244,8 @@ impl ClusterApi for KubeClient {
     async fn apply(&self, object: &Value, field_manager: &str, force: Force) -> ProviderResult<Value> {
         crate::measured::provider(PROVIDER, "apply", async {
             let force = if force == Force::Yes { "&force=true" } else { "" };
-            let path = format!("{}?fieldManager={}{force}", object_path(&object_ref(object))?, query_value(field_manager));
+            let path =
+                format!("{}?fieldManager={}{force}", object_path(&object_ref(object))?, query_value(field_manager));
             self.call(Method::PATCH, &path, "application/apply-patch+yaml", Some(object)).await
         })
         .await

@@ -32,8 +32,8 @@ use crate::provider::{
     NodePoolSpec, ProviderError,
 };
 use crate::store::{
-    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, Store, cluster_event,
-    node_pool_event, now_micros,
+    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, Store, cluster_event, node_pool_event,
+    now_micros,
 };
 
 /// The label every cluster carries with its id.

@@ -2,7 +2,9 @@
 //! shared by the reconcilers that own node pools (clusters' pools and substrates' flavors).
 
 use super::kubernetes_clusters::{sorted, version_older};
-use crate::provider::{Autoscaling, Cluster, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec, ProviderResult};
+use crate::provider::{
+    Autoscaling, Cluster, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec, ProviderResult,
+};
 
 /// One provider call that moves a node pool toward its spec.
 #[derive(Clone, Debug, PartialEq)]

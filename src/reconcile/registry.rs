@@ -18,7 +18,11 @@ pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
     };
     let substrates = KubernetesSubstrates {
         backoff: resources.backoff,
-        ..KubernetesSubstrates::new(resources.gke.clone(), resources.secret_key.clone(), resources.daemon_endpoint.clone())
+        ..KubernetesSubstrates::new(
+            resources.gke.clone(),
+            resources.secret_key.clone(),
+            resources.daemon_endpoint.clone(),
+        )
     };
     let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters), Arc::new(substrates)];
     reconcilers.extend(resources.reconcilers());

@@ -1,9 +1,9 @@
 //! API keys: the bearer credentials `bck_<id>.<secret>`, authentication of a call, and the
 //! operator key made on first start.
 
-use crate::bearer::Bearer;
 use super::{Caller, PrincipalKind, Service};
 use crate::authz::Binding;
+use crate::bearer::Bearer;
 use crate::error::{Error, Result};
 use crate::ids::{ApiKeyId, PrincipalId, RoleBindingId};
 use crate::store::{NewApiKey, PrincipalRow, RoleBindingRow, now_micros};

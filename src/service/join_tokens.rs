@@ -2,11 +2,11 @@
 //! bearer form is made here, shown once by the create that made it, and only the SHA-256 of its
 //! secret reaches the store. Nothing here logs more of a token than its id.
 
-use crate::bearer::Bearer;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
+use crate::bearer::Bearer;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::JoinTokenId;
 use crate::proto::compute::{

@@ -43,9 +43,9 @@ mod tenants;
 pub mod update_mask;
 pub mod vps;
 
+pub use crate::bearer::{Bearer, BearerKind};
 pub use api_keys::{ApiKeyToken, BootstrapOutcome};
 pub use authorize::audited;
-pub use crate::bearer::{Bearer, BearerKind};
 pub use certificate_pem::{ParsedCertificate, parse_custom};
 pub use join_tokens::IssuedJoinToken;
 pub use kubernetes::{ClusterPlacement, KubernetesModule};

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use crate::bearer::Bearer;
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
+use crate::bearer::Bearer;
 use crate::error::{Code, Error, Result};
 use crate::ids::{JoinTokenId, NodeId};
 use crate::proto::compute::{

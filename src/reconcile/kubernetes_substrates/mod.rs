@@ -29,7 +29,9 @@ use crate::ids::JoinTokenId;
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::gke::Gke;
 use crate::provider::kube::{KubeAuth, KubeClient};
-use crate::provider::{ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Force, Found, ManagedKubernetes, ProviderError};
+use crate::provider::{
+    ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Force, Found, ManagedKubernetes, ProviderError,
+};
 use crate::secrets::SecretKey;
 use crate::store::{
     JoinTokenRow, SUBSTRATE_KIND, Store, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved, SubstrateRow,
@@ -224,8 +226,9 @@ impl Step<'_> {
             HostedToken::Ready(token) => token,
             HostedToken::Again => return Ok(Outcome::converging().in_state(self.substrate.state.clone())),
         };
-        let api = KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, KubeAuth::Google(self.gke.tokens().clone()))
-            .context("reaching the cluster's API")?;
+        let api =
+            KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, KubeAuth::Google(self.gke.tokens().clone()))
+                .context("reaching the cluster's API")?;
         if let Some(outcome) = self.converge_objects(&api, endpoint, token.expose(), &mut observed).await? {
             return Ok(outcome);
         }
@@ -264,7 +267,11 @@ impl Step<'_> {
 
     /// The outcome of a provider step just issued: on its way, busy (later), refused (`error`
     /// with the provider's words) or failed (retried on the backoff).
-    async fn issued(&self, observed: SubstrateObserved, result: Result<(), ProviderError>) -> Result<Outcome, PassError> {
+    async fn issued(
+        &self,
+        observed: SubstrateObserved,
+        result: Result<(), ProviderError>,
+    ) -> Result<Outcome, PassError> {
         match result {
             Ok(()) => self.waiting(observed, String::new()).await,
             Err(error) if error.kind == ErrorKind::ConflictInProgress => self.waiting(observed, String::new()).await,
@@ -296,7 +303,12 @@ impl Step<'_> {
                 state: "ready".into(),
                 desired_nodes: i64::from(spec.node_count),
                 provider_nodes: found.map_or(0, provider_nodes),
-                joined_nodes: self.substrate.flavors.iter().find(|f| f.name == flavor.name).map_or(0, |f| f.joined_nodes),
+                joined_nodes: self
+                    .substrate
+                    .flavors
+                    .iter()
+                    .find(|f| f.name == flavor.name)
+                    .map_or(0, |f| f.joined_nodes),
             };
             match found {
                 Some(p) if own_flavor(pool_id, p).is_none() => {
@@ -389,9 +401,9 @@ impl Step<'_> {
             "" => None,
             id => store.join_token_fetch(id).await?,
         };
-        let due = current.as_ref().is_none_or(|t| {
-            t.revoked_at.is_some() || t.expires_at - micros(reconciler.token_renew_before) <= now
-        });
+        let due = current
+            .as_ref()
+            .is_none_or(|t| t.revoked_at.is_some() || t.expires_at - micros(reconciler.token_renew_before) <= now);
         if !due {
             let sealed = &s.join_token_sealed.0;
             return Ok(HostedToken::Ready(self.reconciler.secret_key.open(sealed, &s.pool_id)?));
@@ -463,7 +475,8 @@ impl Step<'_> {
                 _ => match api.apply(object, FIELD_MANAGER, Force::No).await {
                     Ok(_) => {}
                     Err(error) if error.status == Some(409) => {
-                        let message = format!("{at}: another field manager owns a field this substrate sets: {}", error.message);
+                        let message =
+                            format!("{at}: another field manager owns a field this substrate sets: {}", error.message);
                         return self.fail(observed.clone(), message).await.map(Some);
                     }
                     Err(error) => return Err(PassError::from(error).context(DOING)),
@@ -485,10 +498,9 @@ impl Step<'_> {
     async fn count_joined(&self, observed: &mut SubstrateObserved) -> Result<(), PassError> {
         let nodes = self.pass.store.node_list(self.pool_id(), i64::MAX).await?;
         for flavor in &mut observed.flavors {
-            flavor.joined_nodes = nodes
-                .iter()
-                .filter(|n| n.state == "ready" && n.labels.get(FLAVOR_LABEL) == Some(&flavor.name))
-                .count() as i64;
+            flavor.joined_nodes =
+                nodes.iter().filter(|n| n.state == "ready" && n.labels.get(FLAVOR_LABEL) == Some(&flavor.name)).count()
+                    as i64;
         }
         Ok(())
     }
@@ -536,9 +548,12 @@ impl Step<'_> {
         // Adopted: the objects carrying the pool's label, then its node pools; nothing else.
         if remote.status == "RUNNING" {
             const DOING: &str = "deleting the substrate's objects";
-            let api =
-                KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, KubeAuth::Google(self.gke.tokens().clone()))
-                    .context(DOING)?;
+            let api = KubeClient::new(
+                &remote.endpoint,
+                &remote.ca_certificate_pem,
+                KubeAuth::Google(self.gke.tokens().clone()),
+            )
+            .context(DOING)?;
             let selector = format!("{SUBSTRATE_LABEL}={}", self.pool_id());
             for kind in KINDS.iter().rev() {
                 for object in api.objects_labelled(kind, &selector).await.context(DOING)? {

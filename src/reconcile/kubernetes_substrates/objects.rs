@@ -172,7 +172,10 @@ mod tests {
         let gpu = &objects[4];
         assert_eq!(reference(gpu).name, "bcd-gpu");
         assert_eq!(reference(gpu).namespace, "bc-substrate-0123456789");
-        assert_eq!(gpu["spec"]["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-nodepool"], "bc-0123456789-gpu");
+        assert_eq!(
+            gpu["spec"]["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-nodepool"],
+            "bc-0123456789-gpu"
+        );
         let env = gpu["spec"]["template"]["spec"]["containers"][0]["env"].as_array().unwrap();
         assert!(env.iter().any(|e| e["name"] == "BCD_CA_SHA256" && e["value"] == "ab"));
         // The token is in the Secret only, never in the DaemonSet.

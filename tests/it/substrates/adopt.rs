@@ -91,7 +91,10 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     let ready = env.wait_state("kubernetesClusters", "clusterId", &id, "ready").await;
     let name = ready["providerName"].as_str().unwrap().to_owned();
     let issued = env
-        .ok("/api/compute/kubernetesClusters/credentials", json!({"tenantId": "acme", "clusterId": id, "role": "admin"}))
+        .ok(
+            "/api/compute/kubernetesClusters/credentials",
+            json!({"tenantId": "acme", "clusterId": id, "role": "admin"}),
+        )
         .await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("admin");
@@ -101,7 +104,8 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     // A substrate whose namespace and DaemonSet someone made first with kubectl: it fails on
     // the first, naming it, and changes neither.
     env.stop_worker().await;
-    let blocked = env.substrate_pool("blocked", substrate_policy(adopt.clone(), vec![flavor("general", "e2-medium", 1)])).await;
+    let blocked =
+        env.substrate_pool("blocked", substrate_policy(adopt.clone(), vec![flavor("general", "e2-medium", 1)])).await;
     let namespace = substrate_namespace(&blocked);
     kubectl_create(&kubeconfig, &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
     kubectl_create(&kubeconfig, &foreign_daemon_set(&namespace));

@@ -41,7 +41,20 @@ async fn a_substrate_from_a_yaml_file_is_read_back_by_bc_substrates() {
     let path = file.to_str().unwrap();
     let made = bc_ok(
         &env,
-        &["-o", "json", "pools", "create", "--account", GKE_ACCOUNT, "--name", "gpu", "--billing-mode", "none", "--policy-file", path],
+        &[
+            "-o",
+            "json",
+            "pools",
+            "create",
+            "--account",
+            GKE_ACCOUNT,
+            "--name",
+            "gpu",
+            "--billing-mode",
+            "none",
+            "--policy-file",
+            path,
+        ],
     )
     .await;
     let pool: Value = serde_json::from_str(&made).unwrap();
@@ -52,7 +65,8 @@ async fn a_substrate_from_a_yaml_file_is_read_back_by_bc_substrates() {
     assert!(table.contains("pending") && table.contains(&format!("bc-s-{}", &body[..24])), "{table}");
     let line = table.lines().find(|l| l.starts_with("l4 ")).unwrap_or_else(|| panic!("a line per flavor: {table}"));
     assert!(line.contains(&format!("bc-{}-l4", &body[..10])), "{line}");
-    let listed: Value = serde_json::from_str(&bc_ok(&env, &["-o", "json", "substrates", "list", "--pool", pool]).await).unwrap();
+    let listed: Value =
+        serde_json::from_str(&bc_ok(&env, &["-o", "json", "substrates", "list", "--pool", pool]).await).unwrap();
     assert_eq!(listed["substrates"][0]["flavors"][1]["name"], "l4", "{listed}");
 
     std::fs::write(&file, "flavors: [unclosed").unwrap();

@@ -42,10 +42,8 @@ async fn a_made_substrate_joins_its_nodes_changes_in_place_and_leaves_nothing_wh
     let mut env = setup(backend).start().await;
     env.start_worker();
     let create = json!({"create": {"location": ZONE, "releaseChannel": "regular"}});
-    let policy = substrate_policy(
-        create.clone(),
-        vec![flavor("general", "e2-standard-4", 2), flavor("small", "e2-medium", 1)],
-    );
+    let policy =
+        substrate_policy(create.clone(), vec![flavor("general", "e2-standard-4", 2), flavor("small", "e2-medium", 1)]);
     let pool = env.substrate_pool("made", policy).await;
     let body = &pool["pool_".len()..];
 
@@ -60,8 +58,7 @@ async fn a_made_substrate_joins_its_nodes_changes_in_place_and_leaves_nothing_wh
     assert_eq!(kinds, ["Namespace", "ServiceAccount", "Secret", "DaemonSet", "DaemonSet"], "{ready}");
     let cluster = fake_cluster(&env, &cluster_name).expect("the cluster is at the fake cloud");
     assert_eq!(cluster["labels"]["better-compute-substrate-pool"], pool.as_str());
-    let expected: BTreeSet<String> =
-        ["general", "small"].iter().map(|f| format!("bc-{}-{f}", &body[..10])).collect();
+    let expected: BTreeSet<String> = ["general", "small"].iter().map(|f| format!("bc-{}-{f}", &body[..10])).collect();
     assert_eq!(node_pool_names(&cluster), expected);
     // Every node carries its flavor, as the DaemonSet's bcd joined it.
     let nodes = env.pool_nodes(&pool, "ready").await;
@@ -69,22 +66,25 @@ async fn a_made_substrate_joins_its_nodes_changes_in_place_and_leaves_nothing_wh
     assert_eq!(general, 2, "{nodes:?}");
 
     // In place: a flavor added, one removed, a machine type changed.
-    let changed = substrate_policy(
-        create,
-        vec![flavor("general", "e2-standard-8", 2), flavor("extra", "e2-medium", 1)],
-    );
+    let changed =
+        substrate_policy(create, vec![flavor("general", "e2-standard-8", 2), flavor("extra", "e2-medium", 1)]);
     env.set_policy(&pool, changed).await;
-    let expected: BTreeSet<String> =
-        ["general", "extra"].iter().map(|f| format!("bc-{}-{f}", &body[..10])).collect();
+    let expected: BTreeSet<String> = ["general", "extra"].iter().map(|f| format!("bc-{}-{f}", &body[..10])).collect();
     poll(CONVERGE, "the node pools follow the flavors", || async {
         let cluster = fake_cluster(&env, &cluster_name).unwrap();
-        let general = cluster["nodePools"].as_array().unwrap().iter().find(|p| p["name"].as_str().unwrap().ends_with("-general")).cloned();
+        let general = cluster["nodePools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"].as_str().unwrap().ends_with("-general"))
+            .cloned();
         let moved = general.is_some_and(|p| p["machineType"] == "e2-standard-8" && p["status"] == "RUNNING");
         if node_pool_names(&cluster) == expected && moved { Ok(()) } else { Err(cluster["nodePools"].to_string()) }
     })
     .await;
     let updated = wait_ready_with(&env, &pool, 3).await;
-    let flavors: Vec<&str> = updated["flavors"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    let flavors: Vec<&str> =
+        updated["flavors"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
     assert_eq!(flavors, ["general", "extra"]);
     let deleted = env.pool_nodes(&pool, "deleted").await;
     assert!(

@@ -23,12 +23,18 @@ async fn the_hosted_token_is_replaced_before_it_expires_and_the_old_one_revoked(
         token_lifetime: Duration::from_secs(60),
         token_renew_before: Duration::from_secs(50),
         token_grace: Duration::from_secs(1),
-        ..KubernetesSubstrates::new(resources.gke.clone(), resources.secret_key.clone(), resources.daemon_endpoint.clone())
+        ..KubernetesSubstrates::new(
+            resources.gke.clone(),
+            resources.secret_key.clone(),
+            resources.daemon_endpoint.clone(),
+        )
     };
     env.worker = Some(RunningWorker::start(worker(&env.store, env.worker_config.clone(), vec![Arc::new(substrates)])));
     let create = json!({"create": {"location": ZONE, "releaseChannel": "regular"}});
-    let pool = env.substrate_pool("rotating", substrate_policy(create.clone(), vec![flavor("general", "e2-medium", 1)])).await;
-    let ready = env.substrate_until(&pool, "ready", |s| s["state"] == "ready" && s["flavors"][0]["joinedNodes"] == 1).await;
+    let pool =
+        env.substrate_pool("rotating", substrate_policy(create.clone(), vec![flavor("general", "e2-medium", 1)])).await;
+    let ready =
+        env.substrate_until(&pool, "ready", |s| s["state"] == "ready" && s["flavors"][0]["joinedNodes"] == 1).await;
     let first = ready["joinTokenId"].as_str().unwrap().to_owned();
 
     let rotated = env.substrate_until(&pool, "with a new token", |s| s["joinTokenId"] != first.as_str()).await;
@@ -42,8 +48,10 @@ async fn the_hosted_token_is_replaced_before_it_expires_and_the_old_one_revoked(
 
     // A node that comes later joins with a token the Secret holds now, not the revoked one.
     env.set_policy(&pool, substrate_policy(create, vec![flavor("general", "e2-medium", 2)])).await;
-    env.substrate_until(&pool, "with both nodes joined", |s| s["state"] == "ready" && s["flavors"][0]["joinedNodes"] == 2)
-        .await;
+    env.substrate_until(&pool, "with both nodes joined", |s| {
+        s["state"] == "ready" && s["flavors"][0]["joinedNodes"] == 2
+    })
+    .await;
     let nodes = env.pool_nodes(&pool, "ready").await;
     let late = nodes.iter().max_by_key(|n| n["joinedAt"].as_str().unwrap().to_owned()).unwrap();
     assert_ne!(late["joinTokenId"], first.as_str(), "the late node joined with a live token: {late}");
