@@ -91,6 +91,11 @@ impl SecretKey {
 pub struct Secret(String);
 
 impl Secret {
+    /// A secret received in plain text (a BMC password in a request), kept redacted from here on.
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
     /// The secret's text, for the one place that sends it to its provider.
     pub fn expose(&self) -> &str {
         &self.0

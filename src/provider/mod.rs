@@ -13,6 +13,7 @@
 //! neither `Debug` nor an error ever shows them.
 
 pub mod accounts;
+pub mod bmc;
 pub mod cloud;
 pub mod cluster_api;
 pub mod digitalocean;
