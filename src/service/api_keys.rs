@@ -1,6 +1,7 @@
 //! API keys: the bearer credentials `bck_<id>.<secret>`, authentication of a call, and the
 //! operator key made on first start.
 
+use super::auth_cache::Authenticated;
 use super::{Caller, PrincipalKind, Service};
 use crate::authz::Binding;
 use crate::bearer::Bearer;
@@ -34,17 +35,36 @@ impl Service {
             .ok_or_else(|| {
                 Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>")
             })?;
+        // Read before the key: an entry is never newer than the generation it is kept under.
+        let generation = self.store.auth_generation().await?;
+        let found = match self.auth_cache.get(token.id.as_str(), generation) {
+            Some(found) => found,
+            None => {
+                let found = self.authenticated_in_store(&token).await?;
+                self.auth_cache.put(token.id.as_str(), generation, found.clone());
+                found
+            }
+        };
+        if !token.matches(&found.secret_sha256) {
+            return Err(Error::unauthenticated("invalid API key"));
+        }
+        if found.expires_at.is_some_and(|expires| expires <= now_micros()) {
+            return Err(Error::unauthenticated("this API key has expired"));
+        }
+        Ok(found.caller)
+    }
+
+    /// The key of `token` with its principal and bindings, read from the store; a key that is
+    /// unknown, does not match, was revoked or whose principal was deleted is `UNAUTHENTICATED`
+    /// (the secret is checked first, so only its holder learns the rest).
+    async fn authenticated_in_store(&self, token: &ApiKeyToken) -> Result<Authenticated> {
         let invalid = || Error::unauthenticated("invalid API key");
         let (key, principal) = self.store.api_key_fetch_with_principal(token.id.as_str()).await?.ok_or_else(invalid)?;
         if !token.matches(&key.secret_sha256) {
             return Err(invalid());
         }
-        let now = now_micros();
         if key.revoked_at.is_some() {
             return Err(Error::unauthenticated("this API key was revoked"));
-        }
-        if key.expires_at.is_some_and(|expires| expires <= now) {
-            return Err(Error::unauthenticated("this API key has expired"));
         }
         if principal.deleted_at.is_some() {
             return Err(Error::unauthenticated("the principal of this API key was deleted"));
@@ -59,7 +79,11 @@ impl Service {
             .into_iter()
             .map(|b| Binding { role: b.role, scope_type: b.scope_type, scope_id: b.scope_id })
             .collect();
-        Ok(Caller { principal_id: principal.id, kind, tenant_id: principal.tenant_id, bindings })
+        Ok(Authenticated {
+            secret_sha256: key.secret_sha256,
+            expires_at: key.expires_at,
+            caller: Caller { principal_id: principal.id, kind, tenant_id: principal.tenant_id, bindings },
+        })
     }
 
     /// On a store with no keys, creates the operator principal and its key: `token` when given

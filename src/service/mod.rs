@@ -9,6 +9,7 @@
 mod accounts;
 mod api_keys;
 mod audit;
+mod auth_cache;
 mod authorize;
 mod budgets;
 mod certificate_pem;
@@ -156,6 +157,8 @@ pub struct Service {
     secret_key: Option<SecretKey>,
     /// How often nodes are told to heartbeat.
     node_heartbeat_interval: std::time::Duration,
+    /// Callers of recently used API keys, shared by every clone.
+    auth_cache: Arc<auth_cache::AuthCache>,
 }
 
 impl Service {
@@ -174,6 +177,7 @@ impl Service {
             secret_key: None,
             kubernetes: Arc::default(),
             node_heartbeat_interval: nodes::DEFAULT_HEARTBEAT_INTERVAL,
+            auth_cache: Arc::default(),
         }
     }
 
@@ -187,6 +191,7 @@ impl Service {
             secret_key: None,
             kubernetes: Arc::default(),
             node_heartbeat_interval: nodes::DEFAULT_HEARTBEAT_INTERVAL,
+            auth_cache: Arc::default(),
         })
     }
 

@@ -302,7 +302,19 @@ impl Store {
         .await
     }
 
-    /// The key with `id` and its principal, if the key exists: one query, as every call makes it.
+    /// The authentication generation: bumped by every write to keys, principals and role
+    /// bindings (triggers of migration 20), read by every call to know its cached caller holds.
+    pub async fn auth_generation(&self) -> Result<i64> {
+        crate::measured::store("auth_generation", async {
+            Ok(sqlx::query_scalar::<_, i64>("SELECT generation FROM auth_generation WHERE id = 1")
+                .fetch_one(&self.pool)
+                .await?)
+        })
+        .await
+    }
+
+    /// The key with `id` and its principal, if the key exists: one query, as a call makes it
+    /// when its caller is not cached.
     pub async fn api_key_fetch_with_principal(&self, id: &str) -> Result<Option<(ApiKeyRow, PrincipalRow)>> {
         crate::measured::store("api_key_fetch_with_principal", async {
             let row = sqlx::query(

@@ -155,6 +155,7 @@ migrations!(
     (16, "nodes", "0016_nodes"),
     (17, "kubernetes_substrates", "0017_kubernetes_substrates"),
     (18, "substrate_tokens", "0018_substrate_tokens"),
+    (20, "auth_generation", "0020_auth_generation.postgres" | "0020_auth_generation.sqlite"),
 );
 
 /// The store shared by every service and reconciler.

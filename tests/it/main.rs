@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod auth_revocation;
 mod authz;
 mod bcd;
 mod binaries;

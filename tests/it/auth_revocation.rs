@@ -1,0 +1,62 @@
+//! Servers cache who a key acts as, yet a key revoked, a role binding removed or a principal
+//! deleted through one `bc-server` is refused on the very next call to another one sharing the
+//! store: the real binaries, two processes, one Postgres.
+
+use serde_json::{Value, json};
+
+use crate::harness::ServerProcess;
+
+const LIST: &str = "/api/compute/events/list";
+
+/// The status of listing acme's events as `token` through `server`.
+async fn list_status(server: &ServerProcess, token: &str) -> u16 {
+    server.post(LIST, token, json!({"tenantId": "acme"})).await.0
+}
+
+fn id(object: &Value) -> String {
+    object["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_made_through_one_server_hold_on_the_next_call_to_another() {
+    let first = ServerProcess::start(&[]).await;
+    let second = first.another().await;
+    let admin = first.admin_token.clone();
+    first.ok("/api/platform/tenants/create", &admin, json!({"id": "acme"})).await;
+    let user = first
+        .ok("/api/platform/principals/create", &admin, json!({"tenantId": "acme", "kind": "user", "name": "u"}))
+        .await;
+    let viewer = json!({"tenantId": "acme", "principalId": id(&user), "role": "viewer"});
+    let binding = first.ok("/api/platform/roleBindings/create", &admin, viewer.clone()).await;
+    let new_key = json!({"tenantId": "acme", "principalId": id(&user)});
+    let revoked = first.ok("/api/platform/apiKeys/create", &admin, new_key.clone()).await;
+    let kept = first.ok("/api/platform/apiKeys/create", &admin, new_key).await;
+    let (revoked_token, kept_token) = (revoked["token"].as_str().unwrap(), kept["token"].as_str().unwrap());
+
+    // Both servers have seen both keys, twice: what they know of them is cached.
+    for server in [&first, &second] {
+        for token in [revoked_token, kept_token, revoked_token, kept_token] {
+            assert_eq!(list_status(server, token).await, 200);
+        }
+    }
+    let wrong_secret = format!("{}.{}", id(&kept), "x".repeat(32));
+    assert_eq!(list_status(&second, &wrong_secret).await, 401, "a cached key still needs its secret");
+
+    first.ok("/api/platform/apiKeys/revoke", &admin, json!({"tenantId": "acme", "apiKeyId": id(&revoked)})).await;
+    let (status, answer) = second.post(LIST, revoked_token, json!({"tenantId": "acme"})).await;
+    assert_eq!(status, 401, "a key revoked through the first server, on the second: {answer}");
+    assert!(answer.to_string().contains("revoked"), "{answer}");
+    assert_eq!(list_status(&second, kept_token).await, 200, "the principal's other key still works");
+
+    first
+        .ok("/api/platform/roleBindings/delete", &admin, json!({"tenantId": "acme", "roleBindingId": id(&binding)}))
+        .await;
+    assert_eq!(list_status(&second, kept_token).await, 403, "a binding removed through the first server");
+
+    // The other way round: a change through the second server holds on the first.
+    second.ok("/api/platform/roleBindings/create", &admin, viewer).await;
+    assert_eq!(list_status(&first, kept_token).await, 200, "a binding made through the second server");
+    second.ok("/api/platform/principals/delete", &admin, json!({"tenantId": "acme", "principalId": id(&user)})).await;
+    let (status, answer) = first.post(LIST, kept_token, json!({"tenantId": "acme"})).await;
+    assert_eq!(status, 401, "a principal deleted through the second server, on the first: {answer}");
+}
