@@ -188,7 +188,8 @@ impl Step<'_> {
             version_pending: c.version_pending,
             ready_once: c.ready_once,
             accepted_at: c.accepted_at,
-            billable: matches!(c.billing_mode.as_str(), "metered" | "platform-fee"),
+            billed_tenant: matches!(c.billing_mode.as_str(), "metered" | "platform-fee")
+                .then(|| c.meta.tenant_id.clone()),
             pools: Vec::new(),
             events: Vec::new(),
         }

@@ -9,7 +9,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
-use super::Store;
+use super::{Backend, Store};
 use crate::error::{Error, Result};
 
 /// An event to append.
@@ -88,6 +88,9 @@ impl Store {
     /// the same two locks in opposite orders deadlock.
     pub async fn event_append_in(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<i64> {
         crate::measured::store("event_append_in", async {
+            if self.backend == Backend::Postgres {
+                return self.event_append_postgres(txn, event).await;
+            }
             let seq: i64 =
                 sqlx::query_scalar("UPDATE event_head SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq")
                     .fetch_one(&mut **txn)
@@ -110,6 +113,31 @@ impl Store {
             Ok(seq)
         })
         .await
+    }
+
+    /// The append on Postgres in one round trip: the head's next number, the row and (when
+    /// other processes listen) the notification, as one statement.
+    async fn event_append_postgres(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<i64> {
+        const APPEND: &str = "WITH head AS (UPDATE event_head SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq), \
+             inserted AS (INSERT INTO events (seq, id, source, type, subject, tenant_id, time, data) \
+               SELECT last_seq, $1, $2, $3, $4, $5, $6, $7 FROM head RETURNING seq)";
+        let sql = if self.signals.notifies() {
+            format!("{APPEND} SELECT inserted.seq FROM inserted, (SELECT pg_notify($8, 'events')) AS notified")
+        } else {
+            format!("{APPEND} SELECT seq FROM inserted")
+        };
+        let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(crate::ids::random("evt"))
+            .bind(&event.source)
+            .bind(&event.event_type)
+            .bind(&event.subject)
+            .bind(&event.tenant_id)
+            .bind(event.time)
+            .bind(event.data.to_string());
+        if self.signals.notifies() {
+            query = query.bind(super::NOTIFY_CHANNEL);
+        }
+        Ok(query.fetch_one(&mut **txn).await?)
     }
 
     /// Events after a cursor, oldest first.

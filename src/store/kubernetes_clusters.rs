@@ -156,8 +156,9 @@ pub struct ClusterObserved {
     pub ready_once: bool,
     /// First accepted by the provider at (starts billing when newly set).
     pub accepted_at: Option<i64>,
-    /// Whether billing applies (pool billing mode `metered` or `platform-fee`).
-    pub billable: bool,
+    /// The tenant its usage is billed to, when billing applies (pool billing mode `metered` or
+    /// `platform-fee`).
+    pub billed_tenant: Option<String>,
     /// The pools' observations.
     pub pools: Vec<NodePoolObserved>,
     /// Events to publish with the write.
@@ -419,12 +420,8 @@ impl Store {
             for pool in &observed.pools {
                 self.node_pool_observe_in(&mut txn, pool, now).await?;
             }
-            if let (Some(accepted), true) = (observed.accepted_at, observed.billable) {
-                let tenant: String = sqlx::query_scalar("SELECT tenant_id FROM kubernetes_clusters WHERE id = $1")
-                    .bind(id)
-                    .fetch_one(&mut *txn)
-                    .await?;
-                self.usage_billable_start_in(&mut txn, CLUSTER_METER, id, &tenant, accepted).await?;
+            if let (Some(accepted), Some(tenant)) = (observed.accepted_at, &observed.billed_tenant) {
+                self.usage_billable_start_in(&mut txn, CLUSTER_METER, id, tenant, accepted).await?;
             }
             self.commit_with_events(txn, &observed.events).await?;
             Ok(true)

@@ -42,7 +42,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
-use sqlx::{Any, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, AssertSqlSafe, SqlSafeStr, Transaction};
 
 pub use accounts::{AccountChange, AccountCredentials, AccountRow, NewAccount};
 pub use api_keys::{ApiKeyRow, NewApiKey, PrincipalRow};
@@ -276,6 +277,16 @@ impl Store {
         .await
     }
 
+    /// Where to run writes whose statements are each whole alone (a claim, a pass's record): on
+    /// Postgres a pooled connection, sparing the `BEGIN` and `COMMIT` round trips; on SQLite a
+    /// transaction that takes the write lock at once, as [`Store::begin_write`] does.
+    async fn begin_statements(&self) -> Result<StatementWriter> {
+        Ok(match self.backend {
+            Backend::Postgres => StatementWriter::Pooled(self.pool.acquire().await?),
+            Backend::Sqlite => StatementWriter::Locked(self.begin_write().await?),
+        })
+    }
+
     /// The in-process signals of this store (and of every clone of it).
     pub fn signals(&self) -> &Signals {
         &self.signals
@@ -295,6 +306,32 @@ impl Store {
     /// Closes every connection.
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// Writes whose statements are each atomic alone: see [`Store::begin_statements`].
+enum StatementWriter {
+    /// Postgres: each statement commits by itself.
+    Pooled(PoolConnection<Any>),
+    /// SQLite: one transaction holding the write lock.
+    Locked(Transaction<'static, Any>),
+}
+
+impl StatementWriter {
+    /// The connection to run statements on.
+    fn connection(&mut self) -> &mut AnyConnection {
+        match self {
+            StatementWriter::Pooled(connection) => connection,
+            StatementWriter::Locked(txn) => txn,
+        }
+    }
+
+    /// Commits what was written (nothing to do where each statement committed itself).
+    async fn finish(self) -> Result<()> {
+        if let StatementWriter::Locked(txn) = self {
+            txn.commit().await?;
+        }
+        Ok(())
     }
 }
 

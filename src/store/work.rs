@@ -229,16 +229,16 @@ impl Store {
                  RETURNING work_items.object_id, work_items.generation, work_items.attempts, work_items.last_error, \
                  work_items.state, work_items.state_since, work_items.due_at"
             );
-            let mut txn = self.begin_write().await?;
+            let mut writer = self.begin_statements().await?;
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(owner)
                 .bind(lease_until)
                 .bind(kind)
                 .bind(now)
                 .bind(limit)
-                .fetch_all(&mut *txn)
+                .fetch_all(writer.connection())
                 .await?;
-            txn.commit().await?;
+            writer.finish().await?;
             rows.iter().map(|row| item_from_row(kind, row)).collect()
         })
         .await
@@ -303,7 +303,7 @@ impl Store {
     /// (a newer generation) makes the object due again at once and keeps the written state.
     pub async fn work_complete(&self, item: &WorkItem, owner: &str, result: &WorkResult) -> Result<bool> {
         crate::measured::store("work_complete", async {
-            let mut txn = self.begin_write().await?;
+            let mut writer = self.begin_statements().await?;
             if result.remove {
                 let removed = sqlx::query(
                     "DELETE FROM work_items WHERE kind = $1 AND object_id = $2 AND lease_owner = $3 \
@@ -313,11 +313,11 @@ impl Store {
                 .bind(&item.object_id)
                 .bind(owner)
                 .bind(item.generation)
-                .execute(&mut *txn)
+                .execute(writer.connection())
                 .await?
                 .rows_affected();
                 if removed > 0 {
-                    txn.commit().await?;
+                    writer.finish().await?;
                     return Ok(true);
                 }
             }
@@ -342,10 +342,10 @@ impl Store {
             .bind(&result.state)
             .bind(result.state_deadline)
             .bind(result.pass_micros)
-            .execute(&mut *txn)
+            .execute(writer.connection())
             .await?
             .rows_affected();
-            txn.commit().await?;
+            writer.finish().await?;
             Ok(updated > 0)
         })
         .await
