@@ -75,7 +75,7 @@ export function JoinTokens(props: { page: Page }) {
             { header: "Uses", cell: (t) => (t.maxUses ? `${t.uses}/${t.maxUses}` : t.uses) },
             { header: "Expires", cell: (t) => <When time={t.expiresAt} /> },
             ...(page.writable
-              ? [{ header: "", cell: (t: JoinToken) => t.state === "active" && <DeleteButton what="(revoke) token" onDelete={() => page.session.client.joinTokens.revoke({ poolId: pool, joinTokenId: t.id }).then(tokens.reload)} /> }]
+              ? [{ header: "", cell: (t: JoinToken) => t.state === "active" && <DeleteButton verb="Revoke" what="token" onDelete={() => page.session.client.joinTokens.revoke({ poolId: pool, joinTokenId: t.id }).then(tokens.reload)} /> }]
               : []),
           ]}
         />
@@ -112,13 +112,21 @@ export function Nodes(props: { page: Page }) {
           rows={nodes.data.nodes}
           empty="No machine joined this pool yet: create a join token and run its bcd join line on the machine."
           columns={[
-            { header: "Hostname", cell: (n) => n.hostname },
+            {
+              header: "Node",
+              cell: (n) => (
+                <>
+                  <span class="hostname">{n.hostname}</span>
+                  <br />
+                  <code class="muted">{n.id}</code>
+                </>
+              ),
+            },
             ...(from ? [{ header: "Flavor", cell: (n: (typeof nodes.data.nodes)[number]) => n.labels[FLAVOR_LABEL] ?? "—" }] : []),
             { header: "State", cell: (n) => <State state={n.state} /> },
             { header: "Cordoned", cell: (n) => (n.cordoned ? "yes" : "no") },
             { header: "CPUs", cell: (n) => (n.capacity ? Number(n.capacity.cpuMillis) / 1000 : "—") },
             { header: "Heartbeat", cell: (n) => <When time={n.lastHeartbeatAt} /> },
-            { header: "Id", cell: (n) => <code>{n.id}</code> },
             ...(page.writable
               ? [
                   {
