@@ -56,7 +56,10 @@ async fn seed_usage(services: &Service, tenant: &str) -> Result<()> {
     let hour = now_micros() / HOUR_MICROS * HOUR_MICROS;
     for (meter, resource, from, until) in DEMO_USAGE {
         let (start, end) = (hour - from * HOUR_MICROS, hour - until * HOUR_MICROS);
-        services.store().usage_billable_record(meter, &format!("{resource}-{tenant}"), tenant, start, Some(end)).await?;
+        services
+            .store()
+            .usage_billable_record(meter, &format!("{resource}-{tenant}"), tenant, start, Some(end))
+            .await?;
     }
     Ok(())
 }
