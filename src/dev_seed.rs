@@ -1,11 +1,13 @@
 //! The demo tenants of `bc dev`: `acme` and `globex`, each with an admin and a viewer and an API
-//! key for each, made once and kept in `dev.json` (the store keeps only the keys' hashes).
+//! key for each, made once and kept in `dev.json` (the store keeps only the keys' hashes), and a
+//! few days of demo usage each, so that the console's usage chart has history to show (metering
+//! bills only hours that are over, so a fresh `bc dev` would otherwise show none for an hour).
 
 use crate::dev::DevTenant;
 use crate::error::{Code, Result};
 use crate::ids::{PrincipalId, RoleBindingId};
 use crate::service::{ApiKeyToken, Service};
-use crate::store::{NewApiKey, NewTenant, PrincipalRow, RoleBindingRow, now_micros};
+use crate::store::{HOUR_MICROS, NewApiKey, NewTenant, PrincipalRow, RoleBindingRow, now_micros};
 
 /// The demo tenants.
 pub const DEMO_TENANTS: [&str; 2] = ["acme", "globex"];
@@ -32,14 +34,34 @@ pub async fn seed_tenants(services: &Service, previous: &[DevTenant]) -> Result<
             })
             .await
         {
+            Ok(_) => seed_usage(services, id).await?,
             Err(error) if error.code != Code::Conflict => return Err(error),
-            _ => {}
+            Err(_) => {}
         }
         let token = principal_with_key(services, id, "admin").await?;
         let viewer_token = principal_with_key(services, id, "viewer").await?;
         tenants.push(DevTenant { id: id.to_owned(), token, viewer_token });
     }
     Ok(tenants)
+}
+
+/// The demo usage of a new tenant: what it ran in the days before, by meter, from and until how
+/// many hours ago. The worker's metering pass bills it into the ledger as it bills anything.
+const DEMO_USAGE: [(&str, &str, i64, i64); 2] = [
+    ("kubernetes.cluster.hours", "demo-cluster", 4 * 24, 24),
+    ("vps.load-balancer.hours", "demo-load-balancer", 3 * 24, 2 * 24),
+];
+
+async fn seed_usage(services: &Service, tenant: &str) -> Result<()> {
+    let hour = now_micros() / HOUR_MICROS * HOUR_MICROS;
+    for (meter, resource, from, until) in DEMO_USAGE {
+        let (start, end) = (hour - from * HOUR_MICROS, hour - until * HOUR_MICROS);
+        services
+            .store()
+            .usage_billable_record(meter, &format!("{resource}-{tenant}"), tenant, start, Some(end))
+            .await?;
+    }
+    Ok(())
 }
 
 async fn works(services: &Service, token: &str) -> bool {

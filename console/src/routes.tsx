@@ -1,5 +1,5 @@
-// Which page a fragment shows (`#/clusters`, `#/clusters/new`, `#/clusters/kcl_...`), and the
-// navigation between them.
+// Which page a fragment shows (`#/clusters`, `#/clusters/new`, `#/clusters/kcl_...`,
+// `#/substrates/pool_...`), and the navigation between them.
 
 import type { ComponentChildren } from "preact";
 import type { Watcher } from "./live.js";
@@ -7,6 +7,7 @@ import type { Session } from "./session.js";
 import { ClusterCreate, ClusterDetail, ClusterList } from "./pages/clusters.js";
 import { KINDS, ResourceCreate, ResourceDetail, ResourceList } from "./pages/resources.js";
 import { JoinTokens, Nodes } from "./pages/machines.js";
+import { Substrates } from "./pages/substrates.js";
 import { Audit, Usage } from "./pages/operator.js";
 
 /** What every page is given. */
@@ -36,6 +37,7 @@ export function route(page: Page): ComponentChildren {
   }
   if (section === "jointokens") return <JoinTokens page={page} />;
   if (section === "nodes") return <Nodes page={page} />;
+  if (section === "substrates") return <Substrates page={page} />;
   if (section === "usage") return <Usage page={page} />;
   if (section === "audit") return <Audit page={page} />;
   return <p>Nothing here: {section}.</p>;
@@ -48,6 +50,7 @@ export function Nav(props: { operator: boolean; current: string }) {
     ...KINDS.map((k): [string, string] => [k.path, k.title]),
     ["jointokens", "Join tokens"],
     ["nodes", "Nodes"],
+    ["substrates", "Substrates"],
     ...(props.operator ? ([["usage", "Usage"], ["audit", "Audit"]] as [string, string][]) : []),
   ];
   return (

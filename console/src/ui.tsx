@@ -182,14 +182,15 @@ export function Failure(props: { error: ApiError | null }) {
   );
 }
 
-/** A delete button that asks once more before calling `onDelete`. */
-export function DeleteButton(props: { what: string; onDelete: () => Promise<unknown> }) {
+/** A delete (or `verb`: revoke) button that asks once more before calling `onDelete`. */
+export function DeleteButton(props: { what: string; verb?: string; onDelete: () => Promise<unknown> }) {
+  const verb = props.verb ?? "Delete";
   const [asking, setAsking] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   if (!asking) {
     return (
       <button class="danger" type="button" onClick={() => setAsking(true)}>
-        Delete {props.what}
+        {verb} {props.what}
       </button>
     );
   }
@@ -205,7 +206,7 @@ export function DeleteButton(props: { what: string; onDelete: () => Promise<unkn
           )
         }
       >
-        Yes, delete {props.what}
+        Yes, {verb.toLowerCase()} {props.what}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
         Keep it

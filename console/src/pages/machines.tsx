@@ -1,38 +1,14 @@
 // Machines that join pools: join tokens (the bearer form shown once, with the `bcd join` line
-// to copy) and the nodes that joined, per pool.
+// to copy) and the nodes that joined, per pool, with a way to the pool's substrate when one
+// brought them.
 
 import { useState } from "preact/hooks";
 import type { JoinToken } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/join_tokens_pb.js";
 import { useLive } from "../live.js";
 import type { Page } from "../routes.js";
-import { isOperator } from "../session.js";
+import { usePool, usePoolWatcher } from "../pools.js";
+import { FLAVOR_LABEL } from "./substrates.js";
 import { DeleteButton, Failure, Field, NONE, type Refusal, State, Table, Unplaced, When, idempotencyKey, refusal, useLoad } from "../ui.js";
-
-/**
- * The pool picker both pages start with (the first pool until another is chosen): every pool for
- * an operator, a tenant's pools on its own accounts otherwise, as only those take its machines.
- */
-function usePool(page: Page): [string, preact.JSX.Element] {
-  const pools = useLoad(() => page.session.client.computePools.list({ tenantId: page.tenant }), [page.tenant]);
-  const [chosen, setChosen] = useState("");
-  const list = (pools.data?.pools ?? []).filter((p) => p.own || isOperator(page.session.identity));
-  const pool = chosen || list[0]?.id || "";
-  const picker = pools.data && list.length === 0 ? (
-    <p class="empty">Machines join pools on your own provider accounts, and {page.tenant} has none.</p>
-  ) : (
-    <label class="picker">
-      Pool{" "}
-      <select value={pool} onChange={(e) => setChosen(e.currentTarget.value)}>
-        {list.map((p) => (
-          <option value={p.id}>
-            {p.name} ({p.provider}){p.own ? ", your account" : ""}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-  return [pool, picker];
-}
 
 /** A new token's bearer form, shown this once, and the line that joins a machine with it. */
 function Issued(props: { token: JoinToken }) {
@@ -57,9 +33,10 @@ function Issued(props: { token: JoinToken }) {
 
 export function JoinTokens(props: { page: Page }) {
   const { page } = props;
-  const [pool, picker] = usePool(page);
+  const chosen = usePool(page);
+  const { id: pool, picker } = chosen;
   const tokens = useLoad(() => (pool ? page.session.client.joinTokens.list({ poolId: pool }) : Promise.resolve(null)), [pool]);
-  useLive(page.watcher, ["compute.joinToken."], tokens.reload);
+  useLive(usePoolWatcher(page, chosen.pool), ["compute.joinToken."], tokens.reload);
   const [form, setForm] = useState({ description: "", maxUses: "1" });
   const [problem, setProblem] = useState<Refusal>(NONE);
   const [issued, setIssued] = useState<JoinToken | null>(null);
@@ -98,7 +75,7 @@ export function JoinTokens(props: { page: Page }) {
             { header: "Uses", cell: (t) => (t.maxUses ? `${t.uses}/${t.maxUses}` : t.uses) },
             { header: "Expires", cell: (t) => <When time={t.expiresAt} /> },
             ...(page.writable
-              ? [{ header: "", cell: (t: JoinToken) => t.state === "active" && <DeleteButton what="(revoke) token" onDelete={() => page.session.client.joinTokens.revoke({ poolId: pool, joinTokenId: t.id }).then(tokens.reload)} /> }]
+              ? [{ header: "", cell: (t: JoinToken) => t.state === "active" && <DeleteButton verb="Revoke" what="token" onDelete={() => page.session.client.joinTokens.revoke({ poolId: pool, joinTokenId: t.id }).then(tokens.reload)} /> }]
               : []),
           ]}
         />
@@ -109,14 +86,25 @@ export function JoinTokens(props: { page: Page }) {
 
 export function Nodes(props: { page: Page }) {
   const { page } = props;
-  const [pool, picker] = usePool(page);
+  const chosen = usePool(page);
+  const { id: pool, picker } = chosen;
   const nodes = useLoad(() => (pool ? page.session.client.nodes.list({ poolId: pool }) : Promise.resolve(null)), [pool]);
-  useLive(page.watcher, ["compute.node."], nodes.reload);
+  const substrate = useLoad(() => (pool ? page.session.client.kubernetesSubstrates.list({ poolId: pool }) : Promise.resolve(null)), [pool]);
+  const watcher = usePoolWatcher(page, chosen.pool);
+  useLive(watcher, ["compute.node."], nodes.reload);
+  useLive(watcher, ["kubernetes.substrate."], substrate.reload);
+  const from = substrate.data?.substrates.find((s) => s.state !== "deleted");
   const act = (call: Promise<unknown>) => call.then(nodes.reload, nodes.reload);
   return (
     <section>
       <h1>Nodes</h1>
       {picker}
+      {from && (
+        <p class="note">
+          The pool's substrate, cluster <code>{from.clusterName}</code> <State state={from.state} message={from.message} />, brings its nodes:{" "}
+          <a href={`#/substrates/${pool}`}>see its flavors and join token</a>.
+        </p>
+      )}
       <Failure error={nodes.error} />
       {nodes.data && (
         <Table
@@ -124,12 +112,21 @@ export function Nodes(props: { page: Page }) {
           rows={nodes.data.nodes}
           empty="No machine joined this pool yet: create a join token and run its bcd join line on the machine."
           columns={[
-            { header: "Hostname", cell: (n) => n.hostname },
+            {
+              header: "Node",
+              cell: (n) => (
+                <>
+                  <span class="hostname">{n.hostname}</span>
+                  <br />
+                  <code class="muted">{n.id}</code>
+                </>
+              ),
+            },
+            ...(from ? [{ header: "Flavor", cell: (n: (typeof nodes.data.nodes)[number]) => n.labels[FLAVOR_LABEL] ?? "—" }] : []),
             { header: "State", cell: (n) => <State state={n.state} /> },
             { header: "Cordoned", cell: (n) => (n.cordoned ? "yes" : "no") },
             { header: "CPUs", cell: (n) => (n.capacity ? Number(n.capacity.cpuMillis) / 1000 : "—") },
             { header: "Heartbeat", cell: (n) => <When time={n.lastHeartbeatAt} /> },
-            { header: "Id", cell: (n) => <code>{n.id}</code> },
             ...(page.writable
               ? [
                   {

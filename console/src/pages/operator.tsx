@@ -36,7 +36,8 @@ function Bars(props: { meter: string; days: number[]; start: number }) {
       <figcaption>{props.meter} per day</figcaption>
       <svg role="img" aria-label={`${props.meter} per day: ${label}`} viewBox={`0 0 ${DAYS * width} 110`} class="chart">
         {props.days.map((q, i) => {
-          const h = (q / top) * 90;
+          // The tallest bar leaves room above it for its figure.
+          const h = (q / top) * 80;
           return (
             <g>
               <rect x={i * width + 3} y={95 - h} width={width - 6} height={h} />

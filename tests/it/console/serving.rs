@@ -1,14 +1,15 @@
 //! `bc dev` serves the console's embedded bundle at `/console/` with a strict content security
-//! policy, and `/console/whoami` tells the console who a key is.
+//! policy, with no Node on its `PATH` and away from the source tree, and `/console/whoami` tells
+//! the console who a key is.
 
 use serde_json::Value;
 
-use crate::harness::{curl, start_dev};
+use crate::harness::{curl, start_dev_bare};
 
 #[test]
-fn bc_dev_serves_the_embedded_console_and_says_who_a_key_is() {
+fn bc_dev_without_node_serves_the_embedded_console_and_says_who_a_key_is() {
     let dir = tempfile::tempdir().unwrap();
-    let (_running, dev) = start_dev(dir.path());
+    let (_running, dev) = start_dev_bare(dir.path());
     let endpoint = dev["endpoint"].as_str().unwrap();
 
     let headers = curl(&["-s", "-D", "-", "-o", "/dev/null", &format!("{endpoint}/console/")]).to_lowercase();

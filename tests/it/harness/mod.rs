@@ -29,7 +29,7 @@ pub use catalog::{Catalog, PROJECT};
 pub use db::TestDb;
 pub use env::{Env, Setup};
 pub use poll::{eventually, poll};
-pub use processes::{Running, curl, python, run_ok, start_dev, start_dev_logging, start_dev_tls};
+pub use processes::{Running, curl, python, run_ok, start_dev, start_dev_bare, start_dev_logging, start_dev_tls};
 pub use server::{Serving, TestServer};
 pub use server_process::ServerProcess;
 pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, worker};

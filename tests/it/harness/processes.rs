@@ -59,6 +59,15 @@ pub fn start_dev(data_dir: &Path) -> (Running, Value) {
     start_dev_as(command, data_dir, &[])
 }
 
+/// Starts `bc dev` as [`start_dev`] does, but as on a machine with no Node and no source tree:
+/// an empty environment, no program on its `PATH`, and `data_dir` as its working directory.
+pub fn start_dev_bare(data_dir: &Path) -> (Running, Value) {
+    let mut command = Command::new(BC);
+    command.env_clear().env("PATH", "/var/empty").env("HOME", data_dir).current_dir(data_dir);
+    command.stdout(Stdio::null()).stderr(Stdio::null());
+    start_dev_as(command, data_dir, &[])
+}
+
 /// Starts `bc dev --tls` on a free port in `data_dir` and waits for its `dev.json`.
 pub fn start_dev_tls(data_dir: &Path) -> (Running, Value) {
     let mut command = Command::new(BC);
