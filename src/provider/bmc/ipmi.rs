@@ -68,7 +68,9 @@ impl Ipmi {
             .map(str::to_owned)
             .collect();
         arguments.extend(["-U".to_owned(), self.username.clone(), "-E".to_owned()]);
-        arguments.extend(["-N".to_owned(), "1".to_owned(), "-R".to_owned(), retries]);
+        // `-v` makes ipmitool say why a session failed (a bad password's "RAKP 2 HMAC is
+        // invalid"), on stderr: stdout, which is parsed, stays as it is.
+        arguments.extend(["-N".to_owned(), "1".to_owned(), "-R".to_owned(), retries, "-v".to_owned()]);
         arguments.extend(command.iter().map(|part| (*part).to_owned()));
         arguments
     }
@@ -224,10 +226,17 @@ fn unsupported(message: &str) -> ProviderError {
 /// An ipmitool failure, classified by what it printed: a refused session is the credentials,
 /// anything about reaching the BMC transient, anything else permanent.
 fn failure(stderr: &str, command: &str) -> ProviderError {
-    let said = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join("; ");
+    let said = stderr
+        .lines()
+        .map(|line| line.trim().trim_start_matches("> ").trim())
+        .filter(|line| line.starts_with("Error") || line.contains("RAKP") || line.contains("error"))
+        .collect::<Vec<_>>()
+        .join("; ");
     let lower = said.to_ascii_lowercase();
-    let refused = ["rakp", "unauthorized name", "invalid user name", "password", "authentication"];
-    let unreachable = ["unable to establish", "timeout", "no response", "connection refused", "unable to get"];
+    // A BMC that answered the channel's capabilities but not RAKP 1 turned the user away
+    // (pyghmi stays silent where others say "unauthorized name").
+    let refused = ["rakp 2 hmac is invalid", "unauthorized name", "invalid user name", "no response from rakp 1"];
+    let unreachable = ["unable to establish", "timeout", "no response", "connection refused", "error issuing"];
     let (kind, message) = if refused.iter().any(|word| lower.contains(word)) {
         (ErrorKind::Permanent, format!("the BMC refused the credentials: {said}"))
     } else if unreachable.iter().any(|word| lower.contains(word)) {
@@ -262,6 +271,8 @@ mod tests {
     #[test]
     fn failures_are_classified() {
         assert_eq!(failure("Error: Unable to establish IPMI v2 / RMCP+ session", "x").kind, ErrorKind::Transient);
-        assert_eq!(failure("RAKP 2 HMAC is invalid", "x").kind, ErrorKind::Permanent);
+        let refused = failure("> RAKP 2 HMAC is invalid\nError: Unable to establish IPMI v2 / RMCP+ session", "x");
+        assert_eq!(refused.kind, ErrorKind::Permanent);
+        assert!(refused.message.starts_with("the BMC refused the credentials"));
     }
 }

@@ -304,7 +304,15 @@ impl super::Bmc for Redfish {
 
     async fn clear_boot_override(&self) -> ProviderResult<()> {
         let path = self.system_path().await?.to_owned();
-        self.patch(&path, json!({"Boot": {"BootSourceOverrideEnabled": "Disabled"}})).await.map(drop)
+        // Some services want a target with every Boot change (sushy-tools), some refuse `None`:
+        // the target first, and the bare `Disabled` where that is refused.
+        let with_target = json!({"Boot": {"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None"}});
+        match self.patch(&path, with_target).await {
+            Err(error) if error.status == Some(400) => {
+                self.patch(&path, json!({"Boot": {"BootSourceOverrideEnabled": "Disabled"}})).await.map(drop)
+            }
+            done => done.map(drop),
+        }
     }
 
     async fn insert_media(&self, image_url: &str) -> ProviderResult<()> {
