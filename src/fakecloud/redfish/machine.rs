@@ -128,7 +128,14 @@ impl Machine {
 
     /// The NICs: name and MAC.
     pub fn nics(&self) -> Vec<(String, String)> {
-        (0..2).map(|i| (format!("eno{}", i + 1), format!("52:54:00:{:02x}:{:02x}:{:02x}", self.number >> 8 & 0xff, self.number & 0xff, i))).collect()
+        (0..2)
+            .map(|i| {
+                (
+                    format!("eno{}", i + 1),
+                    format!("52:54:00:{:02x}:{:02x}:{:02x}", self.number >> 8 & 0xff, self.number & 0xff, i),
+                )
+            })
+            .collect()
     }
 
     /// The drives: id, name and size.

@@ -21,8 +21,8 @@ use base64::Engine;
 use http::{HeaderMap, Method};
 use serde_json::{Value, json};
 
-pub use machine::{Boot, BmcSystemSpec};
 use machine::Machine;
+pub use machine::{BmcSystemSpec, Boot};
 
 use super::{Shared, json_response};
 
@@ -105,7 +105,9 @@ fn credentials(headers: &HeaderMap) -> Option<(String, String)> {
 /// Whether `machine` lets this request in.
 fn signed_in(machine: &Machine, given: &Option<(String, String)>) -> bool {
     !machine.refuses_login
-        && given.as_ref().is_some_and(|(user, password)| *user == machine.spec.username && *password == machine.spec.password)
+        && given
+            .as_ref()
+            .is_some_and(|(user, password)| *user == machine.spec.username && *password == machine.spec.password)
 }
 
 /// Every resource below the service root: collections, one system's resources and its actions.
@@ -136,7 +138,11 @@ async fn resource(
                     .map(|machine| json!({"@odata.id": format!("{ROOT}/{kind}/{}", machine.id)}))
                     .collect();
                 if members.is_empty() {
-                    return error(401, "NoValidSession", "There is no valid session established with the implementation.");
+                    return error(
+                        401,
+                        "NoValidSession",
+                        "There is no valid session established with the implementation.",
+                    );
                 }
                 return json_response(
                     200,
@@ -172,7 +178,9 @@ async fn resource(
                 false => error(
                     400,
                     "ActionParameterValueNotInList",
-                    &format!("The value {reset_type:?} for the parameter ResetType is not in the list of acceptable values."),
+                    &format!(
+                        "The value {reset_type:?} for the parameter ResetType is not in the list of acceptable values."
+                    ),
                 ),
             }
         }
@@ -188,18 +196,28 @@ async fn resource(
             let names: Vec<String> = machine.nics().into_iter().map(|(name, _)| name).collect();
             collection(&format!("{base}/EthernetInterfaces"), "Ethernet Interfaces", &names)
         }
-        (Method::GET, ["Systems", _, "EthernetInterfaces", nic]) => match machine.nics().into_iter().find(|(n, _)| n == nic) {
-            Some((name, mac)) => json_response(
-                200,
-                json!({"@odata.id": path, "Id": name, "Name": name, "MACAddress": mac, "PermanentMACAddress": mac}),
-            ),
-            None => missing(&path),
-        },
-        (Method::GET, ["Systems", _, "Storage"]) => collection(&format!("{base}/Storage"), "Storage", &["1".to_owned()]),
+        (Method::GET, ["Systems", _, "EthernetInterfaces", nic]) => {
+            match machine.nics().into_iter().find(|(n, _)| n == nic) {
+                Some((name, mac)) => json_response(
+                    200,
+                    json!({"@odata.id": path, "Id": name, "Name": name, "MACAddress": mac, "PermanentMACAddress": mac}),
+                ),
+                None => missing(&path),
+            }
+        }
+        (Method::GET, ["Systems", _, "Storage"]) => {
+            collection(&format!("{base}/Storage"), "Storage", &["1".to_owned()])
+        }
         (Method::GET, ["Systems", _, "Storage", "1"]) => {
-            let drives: Vec<Value> =
-                machine.drives().iter().map(|(id, _, _)| json!({"@odata.id": format!("{base}/Storage/1/Drives/{id}")})).collect();
-            json_response(200, json!({"@odata.id": path, "Id": "1", "Name": "Local Storage Controller", "Drives": drives}))
+            let drives: Vec<Value> = machine
+                .drives()
+                .iter()
+                .map(|(id, _, _)| json!({"@odata.id": format!("{base}/Storage/1/Drives/{id}")}))
+                .collect();
+            json_response(
+                200,
+                json!({"@odata.id": path, "Id": "1", "Name": "Local Storage Controller", "Drives": drives}),
+            )
         }
         (Method::GET, ["Systems", _, "Storage", "1", "Drives", drive]) => {
             match machine.drives().into_iter().find(|(id, _, _)| id == drive) {
@@ -241,7 +259,11 @@ async fn resource(
                     machine.media_image = image.to_owned();
                     json_response(204, Value::Null)
                 }
-                None => error(400, "ActionParameterMissing", "The action InsertMedia requires the parameter Image to be present."),
+                None => error(
+                    400,
+                    "ActionParameterMissing",
+                    "The action InsertMedia requires the parameter Image to be present.",
+                ),
             }
         }
         (Method::POST, ["Managers", _, "VirtualMedia", "Cd", "Actions", "VirtualMedia.EjectMedia"]) => {
@@ -257,7 +279,10 @@ const CPU_MODEL: &str = "Fake Xeon 4110";
 
 fn collection(path: &str, name: &str, ids: &[String]) -> Response {
     let members: Vec<Value> = ids.iter().map(|id| json!({"@odata.id": format!("{path}/{id}")})).collect();
-    json_response(200, json!({"@odata.id": path, "Name": name, "Members@odata.count": members.len(), "Members": members}))
+    json_response(
+        200,
+        json!({"@odata.id": path, "Name": name, "Members@odata.count": members.len(), "Members": members}),
+    )
 }
 
 fn system_view(machine: &Machine, base: &str) -> Value {
@@ -318,7 +343,9 @@ fn patch_boot(machine: &mut Machine, body: &Value, path: &str) -> Response {
             return error(
                 400,
                 "PropertyValueNotInList",
-                &format!("The value {target:?} for the property BootSourceOverrideTarget is not in the list of acceptable values."),
+                &format!(
+                    "The value {target:?} for the property BootSourceOverrideTarget is not in the list of acceptable values."
+                ),
             );
         }
         machine.boot_target = target.to_owned();
@@ -328,7 +355,9 @@ fn patch_boot(machine: &mut Machine, body: &Value, path: &str) -> Response {
             return error(
                 400,
                 "PropertyValueNotInList",
-                &format!("The value {enabled:?} for the property BootSourceOverrideEnabled is not in the list of acceptable values."),
+                &format!(
+                    "The value {enabled:?} for the property BootSourceOverrideEnabled is not in the list of acceptable values."
+                ),
             );
         }
         machine.boot_enabled = enabled.to_owned();

@@ -63,10 +63,8 @@ impl Ipmi {
     pub fn arguments(&self, command: &[&str]) -> Vec<String> {
         // ipmitool's own retries stay inside our deadline: one second a try, as many tries as fit.
         let retries = (self.timeout.as_secs() / 2).clamp(1, 4).to_string();
-        let mut arguments: Vec<String> = ["-I", "lanplus", "-H", &self.host, "-p", &self.port.to_string()]
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
+        let mut arguments: Vec<String> =
+            ["-I", "lanplus", "-H", &self.host, "-p", &self.port.to_string()].into_iter().map(str::to_owned).collect();
         arguments.extend(["-U".to_owned(), self.username.clone(), "-E".to_owned()]);
         // `-v` makes ipmitool say why a session failed (a bad password's "RAKP 2 HMAC is
         // invalid"), on stderr: stdout, which is parsed, stays as it is.
@@ -94,8 +92,9 @@ impl Ipmi {
             _ => ProviderError::new(ErrorKind::Transient, PROVIDER, format!("cannot run {}: {error}", self.program)),
         })?;
         let output = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
-            Ok(output) => output
-                .map_err(|error| ProviderError::new(ErrorKind::Transient, PROVIDER, format!("ipmitool failed: {error}")))?,
+            Ok(output) => output.map_err(|error| {
+                ProviderError::new(ErrorKind::Transient, PROVIDER, format!("ipmitool failed: {error}"))
+            })?,
             Err(_) => {
                 let mut error = ProviderError::new(ErrorKind::Transient, PROVIDER, "the BMC did not answer in time");
                 error.reason = "timeout".into();
@@ -232,6 +231,10 @@ fn failure(stderr: &str, command: &str) -> ProviderError {
         .filter(|line| line.starts_with("Error") || line.contains("RAKP") || line.contains("error"))
         .collect::<Vec<_>>()
         .join("; ");
+    let said = match said.is_empty() {
+        true => stderr.lines().map(str::trim).rfind(|line| !line.is_empty()).unwrap_or_default().to_owned(),
+        false => said,
+    };
     let lower = said.to_ascii_lowercase();
     // A BMC that answered the channel's capabilities but not RAKP 1 turned the user away
     // (pyghmi stays silent where others say "unauthorized name").

@@ -206,14 +206,20 @@ impl Redfish {
     async fn disks(&self, system: &Value) -> ProviderResult<Vec<Disk>> {
         let drives = self.drives().await?;
         if !drives.is_empty() {
-            return Ok(drives.iter().map(|d| Disk { name: name_of(d), size_bytes: d["CapacityBytes"].as_u64().unwrap_or(0) }).collect());
+            return Ok(drives
+                .iter()
+                .map(|d| Disk { name: name_of(d), size_bytes: d["CapacityBytes"].as_u64().unwrap_or(0) })
+                .collect());
         }
         let mut disks = Vec::new();
         if let Some(simple) = odata_id(&system["SimpleStorage"]) {
             for member in self.members(&simple).await? {
                 let controller = self.get(&member).await?;
                 for device in controller["Devices"].as_array().into_iter().flatten() {
-                    disks.push(Disk { name: name_of(device), size_bytes: device["CapacityBytes"].as_u64().unwrap_or(0) });
+                    disks.push(Disk {
+                        name: name_of(device),
+                        size_bytes: device["CapacityBytes"].as_u64().unwrap_or(0),
+                    });
                 }
             }
         }
@@ -229,7 +235,8 @@ impl Redfish {
                 let mut threads = 0;
                 for member in self.members(&processors).await? {
                     let processor = self.get(&member).await?;
-                    threads += processor["TotalThreads"].as_u64().or(processor["TotalCores"].as_u64()).unwrap_or(1) as u32;
+                    threads +=
+                        processor["TotalThreads"].as_u64().or(processor["TotalCores"].as_u64()).unwrap_or(1) as u32;
                     if model.is_empty() {
                         model = processor["Model"].as_str().unwrap_or_default().to_owned();
                     }
@@ -306,7 +313,8 @@ impl super::Bmc for Redfish {
         let path = self.system_path().await?.to_owned();
         // Some services want a target with every Boot change (sushy-tools), some refuse `None`:
         // the target first, and the bare `Disabled` where that is refused.
-        let with_target = json!({"Boot": {"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None"}});
+        let with_target =
+            json!({"Boot": {"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None"}});
         match self.patch(&path, with_target).await {
             Err(error) if error.status == Some(400) => {
                 self.patch(&path, json!({"Boot": {"BootSourceOverrideEnabled": "Disabled"}})).await.map(drop)
