@@ -230,20 +230,19 @@ impl Redfish {
         let summary = &system["ProcessorSummary"];
         let mut cpus = summary["LogicalProcessorCount"].as_u64().or(summary["Count"].as_u64()).unwrap_or(0) as u32;
         let mut model = summary["Model"].as_str().unwrap_or_default().to_owned();
-        if cpus == 0 || model.is_empty() {
-            if let Some(processors) = odata_id(&system["Processors"]) {
-                let mut threads = 0;
-                for member in self.members(&processors).await? {
-                    let processor = self.get(&member).await?;
-                    threads +=
-                        processor["TotalThreads"].as_u64().or(processor["TotalCores"].as_u64()).unwrap_or(1) as u32;
-                    if model.is_empty() {
-                        model = processor["Model"].as_str().unwrap_or_default().to_owned();
-                    }
+        if (cpus == 0 || model.is_empty())
+            && let Some(processors) = odata_id(&system["Processors"])
+        {
+            let mut threads = 0;
+            for member in self.members(&processors).await? {
+                let processor = self.get(&member).await?;
+                threads += processor["TotalThreads"].as_u64().or(processor["TotalCores"].as_u64()).unwrap_or(1) as u32;
+                if model.is_empty() {
+                    model = processor["Model"].as_str().unwrap_or_default().to_owned();
                 }
-                if cpus == 0 {
-                    cpus = threads;
-                }
+            }
+            if cpus == 0 {
+                cpus = threads;
             }
         }
         Ok((cpus, model))
