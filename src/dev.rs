@@ -65,6 +65,45 @@ pub struct DevFile {
     /// The fake cloud over HTTPS, for clients that refuse plain HTTP (pydo).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fakecloud_tls: Option<FakecloudTls>,
+    /// The fake cloud's BMCs, one per fake machine, for `bc metal enroll`.
+    #[serde(default)]
+    pub bmcs: Vec<DevBmc>,
+}
+
+/// One fake machine's BMC: what enrolment needs. The password is made anew at each start.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DevBmc {
+    /// `redfish`.
+    pub driver: String,
+    /// The system's URL on the fake cloud's HTTPS listener (its CA is `fakecloudTls.caFile`).
+    pub address: String,
+    pub username: String,
+    pub password: String,
+}
+
+/// How many fake machines `bc dev` puts behind the fake cloud's Redfish BMC.
+const DEV_MACHINES: usize = 3;
+
+/// Makes the fake machines and lists their BMCs.
+fn dev_bmcs(fakecloud: &crate::fakecloud::FakeCloud) -> Vec<DevBmc> {
+    (1..=DEV_MACHINES)
+        .map(|number| {
+            let password = format!("{:032x}", rand::random::<u128>());
+            let spec = crate::fakecloud::BmcSystemSpec {
+                name: format!("metal-{number}"),
+                username: "admin".into(),
+                password: password.clone(),
+            };
+            let path = fakecloud.add_bmc_system(spec);
+            DevBmc {
+                driver: "redfish".into(),
+                address: format!("{}{path}", fakecloud.https_url()),
+                username: "admin".into(),
+                password,
+            }
+        })
+        .collect()
 }
 
 /// The fake cloud's HTTPS listener.
@@ -174,6 +213,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
             url: fakecloud.https_url().to_owned(),
             ca_file: fakecloud_ca.display().to_string(),
         }),
+        bmcs: dev_bmcs(&fakecloud),
     };
     file.write(data_dir)?;
     print_banner(&endpoint, &admin_token, data_dir, ca.as_ref());

@@ -8,7 +8,9 @@
 //! the listeners and the fake clusters' kubelets ([`kubelet`]), which run the bcd daemons the
 //! clusters' DaemonSets ask for: those talk to a control plane, so they cannot wait for a request.
 //!
-//! Compute Engine (tenant networks on a GKE account) is served at `{base}/compute/v1/...`.
+//! Compute Engine (tenant networks on a GKE account) is served at `{base}/compute/v1/...`; a
+//! Redfish BMC with one fake machine per system a test makes ([`FakeCloud::add_bmc_system`]) at
+//! `{base}/redfish/v1`.
 //!
 //! Start it with [`FakeCloud::start`] (or `bc fakecloud --port N`); point adapters at
 //! [`FakeCloud::base_url`] (plain HTTP), or at [`FakeCloud::https_url`] (the same API over HTTPS,
@@ -30,6 +32,7 @@ mod kubelet;
 mod machine_types;
 mod oauth;
 mod operations;
+mod redfish;
 mod tls;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -47,6 +50,7 @@ use tokio::task::JoinHandle;
 
 pub use faults::{ErrorRate, Failure, RateLimitMode, ScriptedFailure};
 pub use gke::VersionCatalog;
+pub use redfish::{BmcSystemSpec, Boot};
 
 /// How the fake cloud behaves.
 #[derive(Clone, Debug)]
@@ -82,6 +86,7 @@ pub struct World {
     compute: compute::ComputeState,
     digitalocean: digitalocean::DoState,
     oauth: oauth::OAuthState,
+    redfish: redfish::RedfishState,
     faults: faults::Faults,
     sequence: u64,
 }
@@ -93,6 +98,7 @@ impl World {
         self.gke.advance(now);
         self.compute.advance(now);
         self.digitalocean.advance(now, shared.config.activation_delay);
+        self.redfish.advance(now);
     }
 
     /// The next number of a sequence shared by every kind of id.
@@ -154,6 +160,8 @@ impl FakeCloud {
             .merge(compute::routes())
             .merge(digitalocean::routes())
             .merge(oauth::routes())
+            .merge(redfish::routes())
+            .route("/_fake/images/{name}", axum::routing::get(image_route))
             .route("/_fake/inspect", axum::routing::get(inspect_route))
             .route("/_fake/service-account-key", axum::routing::get(key_route))
             .layer(axum::middleware::from_fn_with_state(shared.clone(), faults_layer))
@@ -248,6 +256,36 @@ impl FakeCloud {
         self.shared.world().gke.force_version(project, location, name, version)
     }
 
+    /// Makes a fake machine behind the Redfish BMC and returns its system's path
+    /// (`/redfish/v1/Systems/<id>`: append it to [`FakeCloud::https_url`] for its BMC address).
+    pub fn add_bmc_system(&self, spec: BmcSystemSpec) -> String {
+        let mut world = self.shared.world();
+        let number = world.next();
+        format!("/redfish/v1/Systems/{}", world.redfish.add(number, spec))
+    }
+
+    /// What the Redfish BMC knows of the system `id` (`system-N`, the last part of its path):
+    /// power, boot override, virtual CD, every boot (`boots`, with the media URL it booted
+    /// from) and how many times each drive was erased (`erased`).
+    pub fn bmc_system(&self, id: &str) -> Option<Value> {
+        let mut world = self.shared.world();
+        world.redfish.machine_mut(id).map(|machine| machine.inspect())
+    }
+
+    /// Makes the BMC of system `id` hold every request without answering (true), or answer
+    /// again. False if there is no such system.
+    pub fn set_bmc_unresponsive(&self, id: &str, unresponsive: bool) -> bool {
+        let mut world = self.shared.world();
+        world.redfish.machine_mut(id).map(|machine| machine.unresponsive = unresponsive).is_some()
+    }
+
+    /// Makes the BMC of system `id` refuse every login with 401 (true), or accept its
+    /// credentials again. False if there is no such system.
+    pub fn set_bmc_refuses_login(&self, id: &str, refuses: bool) -> bool {
+        let mut world = self.shared.world();
+        world.redfish.machine_mut(id).map(|machine| machine.refuses_login = refuses).is_some()
+    }
+
     /// A read-only snapshot of everything that exists, as JSON: GKE clusters (name, location,
     /// status, version, labels, network, node pools, in-cluster objects and the bcd daemons
     /// running there, `kubernetes.daemons`), Compute Engine networks
@@ -260,7 +298,12 @@ impl FakeCloud {
 
 fn inspect(shared: &Shared) -> Value {
     let world = shared.world();
-    json!({"gke": world.gke.inspect(), "compute": world.compute.inspect(), "digitalocean": world.digitalocean.inspect()})
+    json!({
+        "gke": world.gke.inspect(),
+        "compute": world.compute.inspect(),
+        "digitalocean": world.digitalocean.inspect(),
+        "redfish": world.redfish.inspect(),
+    })
 }
 
 async fn inspect_route(State(shared): State<Arc<Shared>>) -> Response {
@@ -282,6 +325,14 @@ async fn key_route(
         serde_json::from_str(&oauth::key_json(project, &email, &format!("{}/token", shared.base_url)))
             .unwrap_or_default(),
     )
+}
+
+/// `GET /_fake/images/NAME`: a small stand-in for a boot image, for BMCs that fetch the media
+/// they are given (sushy-tools does).
+async fn image_route(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
+    let mut response = Response::new(Body::from(format!("fake boot image {name}\n")));
+    response.headers_mut().insert("content-type", HeaderValue::from_static("application/octet-stream"));
+    response
 }
 
 /// Which emulated API a path belongs to, for the shape of injected errors.

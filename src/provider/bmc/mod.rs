@@ -6,8 +6,20 @@
 //! are [`ProviderError`]s classified as the cloud adapters' are: an unreachable BMC or a 5xx is
 //! transient, refused credentials or an unsupported action permanent.
 
+pub mod ipmi;
+pub mod redfish;
+
 use crate::provider::ProviderResult;
 use crate::secrets::Secret;
+
+/// The driver of `access`'s protocol, with the default deadline per call. Nothing is sent
+/// until the first call; an address the driver cannot use is a permanent error.
+pub fn connect(access: &BmcAccess) -> ProviderResult<Box<dyn Bmc>> {
+    Ok(match access.driver {
+        BmcDriver::Redfish => Box::new(redfish::Redfish::new(access, redfish::DEFAULT_TIMEOUT)?),
+        BmcDriver::Ipmi => Box::new(ipmi::Ipmi::new(access, ipmi::DEFAULT_TIMEOUT)?),
+    })
+}
 
 /// The protocol a BMC speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

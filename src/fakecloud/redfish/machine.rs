@@ -1,0 +1,200 @@
+//! One fake machine behind its BMC: inventory, power with its transitions, the boot override,
+//! the virtual CD, and what happened to it (boots, erases) for tests to check.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long a power change takes, as on a real machine (never instant, never long).
+pub const POWER_TRANSITION: Duration = Duration::from_millis(300);
+
+/// What a test asks of a new fake machine: its name and its BMC's credentials.
+#[derive(Clone, Debug)]
+pub struct BmcSystemSpec {
+    /// The system's name (`Name`); its id is made by the fake.
+    pub name: String,
+    /// The BMC user.
+    pub username: String,
+    /// The BMC user's password.
+    pub password: String,
+}
+
+/// One boot of a fake machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Boot {
+    /// What it booted from: `Cd`, `Pxe` or `Hdd`.
+    pub device: String,
+    /// The media's URL, when it booted from the virtual CD with media inserted.
+    pub image: Option<String>,
+}
+
+/// A fake machine and its BMC.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub id: String,
+    pub spec: BmcSystemSpec,
+    /// Its number, from which its inventory is made.
+    pub number: u64,
+    /// `On` or `Off`.
+    pub power: &'static str,
+    /// A power change under way: the state it reaches and when.
+    pub pending: Option<(&'static str, Instant)>,
+    /// `Disabled`, `Once` or `Continuous`.
+    pub boot_enabled: String,
+    /// `None`, `Cd`, `Pxe` or `Hdd`.
+    pub boot_target: String,
+    /// The virtual CD's image URL, empty when ejected.
+    pub media_image: String,
+    /// Every boot, in order.
+    pub boots: Vec<Boot>,
+    /// How many times each drive (by id) was erased.
+    pub erased: BTreeMap<String, u32>,
+    /// The BMC holds every request without answering.
+    pub unresponsive: bool,
+    /// The BMC refuses every sign-in.
+    pub refuses_login: bool,
+}
+
+impl Machine {
+    pub fn new(id: String, number: u64, spec: BmcSystemSpec) -> Machine {
+        Machine {
+            id,
+            spec,
+            number,
+            power: "Off",
+            pending: None,
+            boot_enabled: "Disabled".into(),
+            boot_target: "None".into(),
+            media_image: String::new(),
+            boots: Vec::new(),
+            erased: BTreeMap::new(),
+            unresponsive: false,
+            refuses_login: false,
+        }
+    }
+
+    /// Applies a due power change; a machine that comes on boots.
+    pub fn advance(&mut self, now: Instant) {
+        if let Some((state, due)) = self.pending
+            && now >= due
+        {
+            self.pending = None;
+            self.power = state;
+            if state == "On" {
+                self.boot();
+            }
+        }
+    }
+
+    /// Boots from the override (used up when it is `Once`), else from its disk.
+    fn boot(&mut self) {
+        let device = match self.boot_enabled.as_str() {
+            "Once" | "Continuous" if self.boot_target != "None" => self.boot_target.clone(),
+            _ => "Hdd".to_owned(),
+        };
+        if self.boot_enabled == "Once" {
+            self.boot_enabled = "Disabled".into();
+            self.boot_target = "None".into();
+        }
+        let image = (device == "Cd" && !self.media_image.is_empty()).then(|| self.media_image.clone());
+        self.boots.push(Boot { device, image });
+    }
+
+    /// Runs `ComputerSystem.Reset`; false for a reset type it does not know.
+    pub fn reset(&mut self, reset_type: &str, now: Instant) -> bool {
+        let due = now + POWER_TRANSITION;
+        match reset_type {
+            "On" | "ForceOn" if self.power == "Off" && self.pending.is_none() => self.pending = Some(("On", due)),
+            "ForceOff" | "GracefulShutdown" if self.power == "On" => self.pending = Some(("Off", due)),
+            "ForceRestart" | "GracefulRestart" | "PowerCycle" if self.power == "On" => {
+                self.power = "Off";
+                self.pending = Some(("On", due));
+            }
+            "On" | "ForceOn" | "ForceOff" | "GracefulShutdown" | "ForceRestart" | "GracefulRestart" | "PowerCycle" => {}
+            _ => return false,
+        }
+        true
+    }
+
+    /// `PowerState`, with the transition under way.
+    pub fn power_state(&self) -> &'static str {
+        match self.pending {
+            Some(("On", _)) => "PoweringOn",
+            Some(_) => "PoweringOff",
+            None => self.power,
+        }
+    }
+
+    /// The NICs: name and MAC.
+    pub fn nics(&self) -> Vec<(String, String)> {
+        (0..2)
+            .map(|i| {
+                (
+                    format!("eno{}", i + 1),
+                    format!("52:54:00:{:02x}:{:02x}:{:02x}", self.number >> 8 & 0xff, self.number & 0xff, i),
+                )
+            })
+            .collect()
+    }
+
+    /// The drives: id, name and size.
+    pub fn drives(&self) -> Vec<(String, String, u64)> {
+        vec![
+            ("disk0".into(), "NVMe SSD 0".into(), 960_197_124_096),
+            ("disk1".into(), "NVMe SSD 1".into(), 960_197_124_096),
+        ]
+    }
+
+    pub fn serial(&self) -> String {
+        format!("FAKE{:06}", self.number)
+    }
+
+    /// What a test sees of it.
+    pub fn inspect(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.spec.name,
+            "powerState": self.power_state(),
+            "bootOverride": {"enabled": self.boot_enabled, "target": self.boot_target},
+            "media": {"image": self.media_image, "inserted": !self.media_image.is_empty()},
+            "boots": self.boots.iter().map(|b| json!({"device": b.device, "image": b.image})).collect::<Vec<_>>(),
+            "erased": self.erased,
+            "unresponsive": self.unresponsive,
+            "refusesLogin": self.refuses_login,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        let spec = BmcSystemSpec { name: "m".into(), username: "u".into(), password: "p".into() };
+        Machine::new("m1".into(), 1, spec)
+    }
+
+    #[test]
+    fn powering_on_with_a_cd_override_and_media_boots_the_media_once() {
+        let mut machine = machine();
+        machine.boot_enabled = "Once".into();
+        machine.boot_target = "Cd".into();
+        machine.media_image = "http://images/deploy.iso".into();
+        let start = Instant::now();
+        assert!(machine.reset("On", start));
+        assert_eq!(machine.power_state(), "PoweringOn");
+        machine.advance(start + POWER_TRANSITION);
+        assert_eq!(machine.power_state(), "On");
+        assert_eq!(machine.boots, vec![Boot { device: "Cd".into(), image: Some("http://images/deploy.iso".into()) }]);
+        assert_eq!(machine.boot_enabled, "Disabled");
+        machine.reset("ForceRestart", start);
+        machine.advance(start + POWER_TRANSITION);
+        assert_eq!(machine.boots[1], Boot { device: "Hdd".into(), image: None });
+    }
+
+    #[test]
+    fn unknown_reset_types_are_refused() {
+        assert!(!machine().reset("Explode", Instant::now()));
+    }
+}

@@ -1,0 +1,369 @@
+//! The fake cloud's Redfish BMC: a service at `/redfish/v1` with one ComputerSystem, one
+//! Manager (with a virtual CD) and one fake [`machine`] per system a test makes, shaped after
+//! the DMTF mockups and sushy-tools.
+//!
+//! Every resource but the service root asks for basic auth with its system's credentials (the
+//! Systems and Managers collections list the systems whose credentials were given). Fault
+//! controls per system: an unresponsive BMC holds requests without answering, and one that
+//! refuses logins answers 401 to any credentials.
+
+mod machine;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::get;
+use base64::Engine;
+use http::{HeaderMap, Method};
+use serde_json::{Value, json};
+
+use machine::Machine;
+pub use machine::{BmcSystemSpec, Boot};
+
+use super::{Shared, json_response};
+
+const ROOT: &str = "/redfish/v1";
+
+/// Every fake machine, by system id.
+#[derive(Default)]
+pub struct RedfishState {
+    machines: BTreeMap<String, Machine>,
+}
+
+impl RedfishState {
+    pub fn advance(&mut self, now: Instant) {
+        self.machines.values_mut().for_each(|machine| machine.advance(now));
+    }
+
+    /// Makes a machine; its system id is `system-<number>`.
+    pub fn add(&mut self, number: u64, spec: BmcSystemSpec) -> String {
+        let id = format!("system-{number}");
+        self.machines.insert(id.clone(), Machine::new(id.clone(), number, spec));
+        id
+    }
+
+    pub fn machine_mut(&mut self, id: &str) -> Option<&mut Machine> {
+        self.machines.get_mut(id)
+    }
+
+    pub fn inspect(&self) -> Value {
+        Value::Array(self.machines.values().map(Machine::inspect).collect())
+    }
+}
+
+pub fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/redfish", get(|| async { json_response(200, json!({"v1": "/redfish/v1/"})) }))
+        .route("/redfish/v1", get(service_root))
+        .route("/redfish/v1/", get(service_root))
+        .route("/redfish/v1/{*rest}", get(resource).post(resource).patch(resource))
+}
+
+async fn service_root() -> Response {
+    json_response(
+        200,
+        json!({
+            "@odata.type": "#ServiceRoot.v1_5_0.ServiceRoot",
+            "@odata.id": "/redfish/v1",
+            "Id": "RootService",
+            "Name": "Better Compute fake Redfish service",
+            "RedfishVersion": "1.8.0",
+            "Systems": {"@odata.id": "/redfish/v1/Systems"},
+            "Managers": {"@odata.id": "/redfish/v1/Managers"},
+        }),
+    )
+}
+
+/// A Redfish error body, as `error.@Message.ExtendedInfo` carries it.
+fn error(status: u16, message_id: &str, message: &str) -> Response {
+    json_response(
+        status,
+        json!({"error": {
+            "code": format!("Base.1.8.{message_id}"),
+            "message": message,
+            "@Message.ExtendedInfo": [{"MessageId": format!("Base.1.8.{message_id}"), "Message": message, "Severity": "Warning"}],
+        }}),
+    )
+}
+
+fn missing(path: &str) -> Response {
+    error(404, "ResourceMissingAtURI", &format!("The resource at the URI {path} was not found."))
+}
+
+/// The user and password of a basic-auth header.
+fn credentials(headers: &HeaderMap) -> Option<(String, String)> {
+    let encoded = headers.get("authorization")?.to_str().ok()?.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).ok()?;
+    let (user, password) = std::str::from_utf8(&decoded).ok()?.split_once(':')?;
+    Some((user.to_owned(), password.to_owned()))
+}
+
+/// Whether `machine` lets this request in.
+fn signed_in(machine: &Machine, given: &Option<(String, String)>) -> bool {
+    !machine.refuses_login
+        && given
+            .as_ref()
+            .is_some_and(|(user, password)| *user == machine.spec.username && *password == machine.spec.password)
+}
+
+/// Every resource below the service root: collections, one system's resources and its actions.
+async fn resource(
+    State(shared): State<Arc<Shared>>,
+    Path(rest): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let path = format!("{ROOT}/{}", rest.trim_end_matches('/'));
+    let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    let given = credentials(&headers);
+    let body: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let (system, hold) = {
+        let world = shared.world();
+        match segments.as_slice() {
+            ["Systems" | "Managers"] => {
+                if method != Method::GET {
+                    return error(405, "OperationNotAllowed", "The collection takes GET only.");
+                }
+                let kind = segments[0];
+                let members: Vec<Value> = world
+                    .redfish
+                    .machines
+                    .values()
+                    .filter(|machine| signed_in(machine, &given))
+                    .map(|machine| json!({"@odata.id": format!("{ROOT}/{kind}/{}", machine.id)}))
+                    .collect();
+                if members.is_empty() {
+                    return error(
+                        401,
+                        "NoValidSession",
+                        "There is no valid session established with the implementation.",
+                    );
+                }
+                return json_response(
+                    200,
+                    json!({"@odata.id": path, "Name": format!("{kind} Collection"), "Members@odata.count": members.len(), "Members": members}),
+                );
+            }
+            ["Systems" | "Managers", id, ..] => match world.redfish.machines.get(*id) {
+                Some(machine) => (id.to_string(), machine.unresponsive),
+                None => return missing(&path),
+            },
+            _ => return missing(&path),
+        }
+    };
+    if hold {
+        // A BMC that stopped answering: the connection stays open and nothing comes back.
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+    let mut world = shared.world();
+    let Some(machine) = world.redfish.machines.get_mut(&system) else {
+        return missing(&path);
+    };
+    if !signed_in(machine, &given) {
+        return error(401, "NoValidSession", "There is no valid session established with the implementation.");
+    }
+    let base = format!("{ROOT}/{}/{system}", segments[0]);
+    match (method, &segments[..]) {
+        (Method::GET, ["Systems", _]) => json_response(200, system_view(machine, &base)),
+        (Method::PATCH, ["Systems", _]) => patch_boot(machine, &body, &base),
+        (Method::POST, ["Systems", _, "Actions", "ComputerSystem.Reset"]) => {
+            let reset_type = body["ResetType"].as_str().unwrap_or_default();
+            match machine.reset(reset_type, Instant::now()) {
+                true => json_response(204, Value::Null),
+                false => error(
+                    400,
+                    "ActionParameterValueNotInList",
+                    &format!(
+                        "The value {reset_type:?} for the parameter ResetType is not in the list of acceptable values."
+                    ),
+                ),
+            }
+        }
+        (Method::GET, ["Systems", _, "Processors"]) => {
+            collection(&format!("{base}/Processors"), "Processors", &["CPU0".to_owned()])
+        }
+        (Method::GET, ["Systems", _, "Processors", "CPU0"]) => json_response(
+            200,
+            json!({"@odata.id": path, "Id": "CPU0", "Name": "Processor", "ProcessorType": "CPU",
+                   "Model": CPU_MODEL, "TotalCores": 4, "TotalThreads": 8}),
+        ),
+        (Method::GET, ["Systems", _, "EthernetInterfaces"]) => {
+            let names: Vec<String> = machine.nics().into_iter().map(|(name, _)| name).collect();
+            collection(&format!("{base}/EthernetInterfaces"), "Ethernet Interfaces", &names)
+        }
+        (Method::GET, ["Systems", _, "EthernetInterfaces", nic]) => {
+            match machine.nics().into_iter().find(|(n, _)| n == nic) {
+                Some((name, mac)) => json_response(
+                    200,
+                    json!({"@odata.id": path, "Id": name, "Name": name, "MACAddress": mac, "PermanentMACAddress": mac}),
+                ),
+                None => missing(&path),
+            }
+        }
+        (Method::GET, ["Systems", _, "Storage"]) => {
+            collection(&format!("{base}/Storage"), "Storage", &["1".to_owned()])
+        }
+        (Method::GET, ["Systems", _, "Storage", "1"]) => {
+            let drives: Vec<Value> = machine
+                .drives()
+                .iter()
+                .map(|(id, _, _)| json!({"@odata.id": format!("{base}/Storage/1/Drives/{id}")}))
+                .collect();
+            json_response(
+                200,
+                json!({"@odata.id": path, "Id": "1", "Name": "Local Storage Controller", "Drives": drives}),
+            )
+        }
+        (Method::GET, ["Systems", _, "Storage", "1", "Drives", drive]) => {
+            match machine.drives().into_iter().find(|(id, _, _)| id == drive) {
+                Some((id, name, size)) => json_response(
+                    200,
+                    json!({"@odata.id": path, "Id": id, "Name": name, "CapacityBytes": size, "Protocol": "NVMe",
+                           "Actions": {"#Drive.SecureErase": {"target": format!("{path}/Actions/Drive.SecureErase")}}}),
+                ),
+                None => missing(&path),
+            }
+        }
+        (Method::POST, ["Systems", _, "Storage", "1", "Drives", drive, "Actions", "Drive.SecureErase"]) => {
+            if !machine.drives().iter().any(|(id, _, _)| id == drive) {
+                return missing(&path);
+            }
+            *machine.erased.entry(drive.to_string()).or_default() += 1;
+            json_response(204, Value::Null)
+        }
+        (Method::GET, ["Managers", _]) => json_response(
+            200,
+            json!({"@odata.id": base, "Id": system, "Name": "Manager", "ManagerType": "BMC",
+                   "VirtualMedia": {"@odata.id": format!("{base}/VirtualMedia")},
+                   "Links": {"ManagerForServers": [{"@odata.id": format!("{ROOT}/Systems/{system}")}]}}),
+        ),
+        (Method::GET, ["Managers", _, "VirtualMedia"]) => {
+            collection(&format!("{base}/VirtualMedia"), "Virtual Media Services", &["Cd".to_owned()])
+        }
+        (Method::GET, ["Managers", _, "VirtualMedia", "Cd"]) => json_response(200, media_view(machine, &path)),
+        (Method::PATCH, ["Managers", _, "VirtualMedia", "Cd"]) => {
+            machine.media_image = match body["Inserted"].as_bool() {
+                Some(false) => String::new(),
+                _ => body["Image"].as_str().unwrap_or_default().to_owned(),
+            };
+            json_response(204, Value::Null)
+        }
+        (Method::POST, ["Managers", _, "VirtualMedia", "Cd", "Actions", "VirtualMedia.InsertMedia"]) => {
+            match body["Image"].as_str().filter(|image| !image.is_empty()) {
+                Some(image) => {
+                    machine.media_image = image.to_owned();
+                    json_response(204, Value::Null)
+                }
+                None => error(
+                    400,
+                    "ActionParameterMissing",
+                    "The action InsertMedia requires the parameter Image to be present.",
+                ),
+            }
+        }
+        (Method::POST, ["Managers", _, "VirtualMedia", "Cd", "Actions", "VirtualMedia.EjectMedia"]) => {
+            machine.media_image.clear();
+            json_response(204, Value::Null)
+        }
+        (Method::GET, _) => missing(&path),
+        _ => error(405, "OperationNotAllowed", &format!("The operation is not allowed on {path}.")),
+    }
+}
+
+const CPU_MODEL: &str = "Fake Xeon 4110";
+
+fn collection(path: &str, name: &str, ids: &[String]) -> Response {
+    let members: Vec<Value> = ids.iter().map(|id| json!({"@odata.id": format!("{path}/{id}")})).collect();
+    json_response(
+        200,
+        json!({"@odata.id": path, "Name": name, "Members@odata.count": members.len(), "Members": members}),
+    )
+}
+
+fn system_view(machine: &Machine, base: &str) -> Value {
+    let manager = base.replace("/Systems/", "/Managers/");
+    json!({
+        "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
+        "@odata.id": base,
+        "Id": machine.id,
+        "Name": machine.spec.name,
+        "SystemType": "Physical",
+        "Manufacturer": "Better Compute",
+        "Model": "Fake Machine 1U",
+        "SerialNumber": machine.serial(),
+        "PowerState": machine.power_state(),
+        "Boot": {
+            "BootSourceOverrideEnabled": machine.boot_enabled,
+            "BootSourceOverrideTarget": machine.boot_target,
+            "BootSourceOverrideTarget@Redfish.AllowableValues": ["None", "Pxe", "Cd", "Hdd"],
+            "BootSourceOverrideMode": "UEFI",
+        },
+        "ProcessorSummary": {"Count": 1, "LogicalProcessorCount": 8, "Model": CPU_MODEL},
+        "MemorySummary": {"TotalSystemMemoryGiB": 32},
+        "Processors": {"@odata.id": format!("{base}/Processors")},
+        "EthernetInterfaces": {"@odata.id": format!("{base}/EthernetInterfaces")},
+        "Storage": {"@odata.id": format!("{base}/Storage")},
+        "Links": {"ManagedBy": [{"@odata.id": manager}]},
+        "Actions": {"#ComputerSystem.Reset": {
+            "target": format!("{base}/Actions/ComputerSystem.Reset"),
+            "ResetType@Redfish.AllowableValues": ["On", "ForceOff", "GracefulShutdown", "ForceRestart", "GracefulRestart", "PowerCycle"],
+        }},
+    })
+}
+
+fn media_view(machine: &Machine, path: &str) -> Value {
+    let inserted = !machine.media_image.is_empty();
+    json!({
+        "@odata.type": "#VirtualMedia.v1_3_0.VirtualMedia",
+        "@odata.id": path,
+        "Id": "Cd",
+        "Name": "Virtual CD",
+        "MediaTypes": ["CD", "DVD"],
+        "Image": if inserted { Value::from(machine.media_image.clone()) } else { Value::Null },
+        "Inserted": inserted,
+        "WriteProtected": true,
+        "ConnectedVia": if inserted { "URI" } else { "NotConnected" },
+        "Actions": {
+            "#VirtualMedia.InsertMedia": {"target": format!("{path}/Actions/VirtualMedia.InsertMedia")},
+            "#VirtualMedia.EjectMedia": {"target": format!("{path}/Actions/VirtualMedia.EjectMedia")},
+        },
+    })
+}
+
+/// `PATCH` of a system: its boot override.
+fn patch_boot(machine: &mut Machine, body: &Value, path: &str) -> Response {
+    let boot = &body["Boot"];
+    if let Some(target) = boot["BootSourceOverrideTarget"].as_str() {
+        if !["None", "Pxe", "Cd", "Hdd"].contains(&target) {
+            return error(
+                400,
+                "PropertyValueNotInList",
+                &format!(
+                    "The value {target:?} for the property BootSourceOverrideTarget is not in the list of acceptable values."
+                ),
+            );
+        }
+        machine.boot_target = target.to_owned();
+    }
+    if let Some(enabled) = boot["BootSourceOverrideEnabled"].as_str() {
+        if !["Disabled", "Once", "Continuous"].contains(&enabled) {
+            return error(
+                400,
+                "PropertyValueNotInList",
+                &format!(
+                    "The value {enabled:?} for the property BootSourceOverrideEnabled is not in the list of acceptable values."
+                ),
+            );
+        }
+        machine.boot_enabled = enabled.to_owned();
+        if enabled == "Disabled" {
+            machine.boot_target = "None".into();
+        }
+    }
+    json_response(200, system_view(machine, path))
+}

@@ -1,0 +1,486 @@
+//! The Redfish driver: a machine's BMC spoken to over HTTPS with reqwest and rustls, following
+//! the DMTF schemas (ComputerSystem, Manager, VirtualMedia, Storage, Drive) as real BMCs and
+//! sushy-tools serve them.
+//!
+//! It signs in with HTTP basic auth on every request (sessions save a BMC little and leave
+//! tokens behind on failure). Paths are never built from guesses where the service says them:
+//! the system, its manager, the virtual CD and each action's target are followed from
+//! `@odata.id` links and `Actions` blocks.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use super::{BmcAccess, BootDevice, Disk, Inventory, Nic, PowerAction, PowerState};
+use crate::provider::{ErrorKind, ProviderError, ProviderResult};
+use crate::secrets::Secret;
+
+const PROVIDER: &str = "redfish";
+
+/// How long one request may take before the BMC counts as not answering.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One machine's Redfish BMC.
+pub struct Redfish {
+    http: reqwest::Client,
+    /// `scheme://host:port`, no trailing slash.
+    origin: String,
+    /// The system's path when the address names it.
+    given_system: Option<String>,
+    /// The system's path, found once.
+    system: OnceCell<String>,
+    username: String,
+    password: Secret,
+}
+
+impl std::fmt::Debug for Redfish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redfish").field("origin", &self.origin).field("username", &self.username).finish()
+    }
+}
+
+impl Redfish {
+    /// A driver for `access` whose requests give up after `timeout`.
+    pub fn new(access: &BmcAccess, timeout: Duration) -> ProviderResult<Redfish> {
+        let url = reqwest::Url::parse(access.address.trim()).map_err(|error| {
+            ProviderError::new(
+                ErrorKind::Permanent,
+                PROVIDER,
+                format!("the BMC address is not a URL ({error}); give https://host[:port][/redfish/v1/Systems/<id>]"),
+            )
+        })?;
+        if !matches!(url.scheme(), "https" | "http") || url.host_str().is_none() {
+            return Err(ProviderError::new(
+                ErrorKind::Permanent,
+                PROVIDER,
+                "the BMC address must be an https:// URL with a host",
+            ));
+        }
+        let origin = url.origin().ascii_serialization();
+        let path = url.path().trim_end_matches('/');
+        let given_system = path.contains("/Systems/").then(|| path.to_owned());
+        let mut builder = reqwest::Client::builder().timeout(timeout).connect_timeout(timeout);
+        if let Some(pem) = &access.ca_certificate {
+            let certificates = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).unwrap_or_default();
+            if certificates.is_empty() {
+                return Err(ProviderError::new(
+                    ErrorKind::Permanent,
+                    PROVIDER,
+                    "the BMC's CA certificate holds no PEM certificate",
+                ));
+            }
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        if access.insecure {
+            builder = builder.danger_accept_invalid_certs(true);
+        }
+        let http = builder.build().map_err(|error| ProviderError::transport(PROVIDER, error))?;
+        Ok(Redfish {
+            http,
+            origin,
+            given_system,
+            system: OnceCell::new(),
+            username: access.username.clone(),
+            password: access.password.clone(),
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.origin)
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> ProviderResult<Value> {
+        let response = request
+            .basic_auth(&self.username, Some(self.password.expose()))
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = response.status().as_u16();
+        let text = response.text().await.map_err(transport)?;
+        if (200..300).contains(&status) {
+            if text.trim().is_empty() {
+                return Ok(Value::Null);
+            }
+            return serde_json::from_str(&text).map_err(|error| ProviderError::decode(PROVIDER, "an answer", error));
+        }
+        Err(refusal(status, &text))
+    }
+
+    async fn get(&self, path: &str) -> ProviderResult<Value> {
+        self.send(self.http.get(self.url(path))).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> ProviderResult<Value> {
+        self.send(self.http.post(self.url(path)).json(&body)).await
+    }
+
+    async fn patch(&self, path: &str, body: Value) -> ProviderResult<Value> {
+        self.send(self.http.patch(self.url(path)).json(&body)).await
+    }
+
+    /// The members' paths of the collection at `path`.
+    async fn members(&self, path: &str) -> ProviderResult<Vec<String>> {
+        let collection = self.get(path).await?;
+        Ok(collection["Members"].as_array().into_iter().flatten().filter_map(odata_id).collect())
+    }
+
+    /// The system's path: the address's, or the one system of the service root's collection.
+    async fn system_path(&self) -> ProviderResult<&str> {
+        let path = self
+            .system
+            .get_or_try_init(|| async {
+                if let Some(path) = &self.given_system {
+                    return Ok(path.clone());
+                }
+                let root = self.get("/redfish/v1").await?;
+                let systems = odata_id(&root["Systems"]).unwrap_or_else(|| "/redfish/v1/Systems".to_owned());
+                let members = self.members(&systems).await?;
+                match members.as_slice() {
+                    [only] => Ok(only.clone()),
+                    [] => Err(ProviderError::new(ErrorKind::NotFound, PROVIDER, "the BMC lists no system")),
+                    _ => Err(ProviderError::new(
+                        ErrorKind::Permanent,
+                        PROVIDER,
+                        format!(
+                            "the BMC has {} systems; give the address of one ({})",
+                            members.len(),
+                            members.join(", ")
+                        ),
+                    )),
+                }
+            })
+            .await?;
+        Ok(path)
+    }
+
+    async fn system(&self) -> ProviderResult<Value> {
+        let path = self.system_path().await?.to_owned();
+        self.get(&path).await
+    }
+
+    /// The virtual CD: the system's own VirtualMedia (Redfish 1.12 and later) or its manager's.
+    async fn virtual_cd(&self) -> ProviderResult<(String, Value)> {
+        let system = self.system().await?;
+        let mut collections: Vec<String> = odata_id(&system["VirtualMedia"]).into_iter().collect();
+        let mut managers: Vec<String> =
+            system["Links"]["ManagedBy"].as_array().into_iter().flatten().filter_map(odata_id).collect();
+        if managers.is_empty() {
+            managers = self.members("/redfish/v1/Managers").await?;
+        }
+        for manager in managers {
+            if let Some(media) = odata_id(&self.get(&manager).await?["VirtualMedia"]) {
+                collections.push(media);
+            }
+        }
+        for collection in collections {
+            for member in self.members(&collection).await? {
+                let media = self.get(&member).await?;
+                let types = media["MediaTypes"].as_array().into_iter().flatten().filter_map(Value::as_str);
+                if types.into_iter().any(|kind| kind == "CD" || kind == "DVD") {
+                    return Ok((member, media));
+                }
+            }
+        }
+        Err(unsupported("the BMC has no virtual CD"))
+    }
+
+    /// The drives of the system's Storage, with their resources.
+    async fn drives(&self) -> ProviderResult<Vec<Value>> {
+        let system = self.system().await?;
+        let mut drives = Vec::new();
+        if let Some(storage) = odata_id(&system["Storage"]) {
+            for member in self.members(&storage).await? {
+                let controller = self.get(&member).await?;
+                for drive in controller["Drives"].as_array().into_iter().flatten().filter_map(odata_id) {
+                    drives.push(self.get(&drive).await?);
+                }
+            }
+        }
+        Ok(drives)
+    }
+
+    async fn disks(&self, system: &Value) -> ProviderResult<Vec<Disk>> {
+        let drives = self.drives().await?;
+        if !drives.is_empty() {
+            return Ok(drives
+                .iter()
+                .map(|d| Disk { name: name_of(d), size_bytes: d["CapacityBytes"].as_u64().unwrap_or(0) })
+                .collect());
+        }
+        let mut disks = Vec::new();
+        if let Some(simple) = odata_id(&system["SimpleStorage"]) {
+            for member in self.members(&simple).await? {
+                let controller = self.get(&member).await?;
+                for device in controller["Devices"].as_array().into_iter().flatten() {
+                    disks.push(Disk {
+                        name: name_of(device),
+                        size_bytes: device["CapacityBytes"].as_u64().unwrap_or(0),
+                    });
+                }
+            }
+        }
+        Ok(disks)
+    }
+
+    async fn processors(&self, system: &Value) -> ProviderResult<(u32, String)> {
+        let summary = &system["ProcessorSummary"];
+        let mut cpus = summary["LogicalProcessorCount"].as_u64().or(summary["Count"].as_u64()).unwrap_or(0) as u32;
+        let mut model = summary["Model"].as_str().unwrap_or_default().to_owned();
+        if (cpus == 0 || model.is_empty())
+            && let Some(processors) = odata_id(&system["Processors"])
+        {
+            let mut threads = 0;
+            for member in self.members(&processors).await? {
+                let processor = self.get(&member).await?;
+                threads += processor["TotalThreads"].as_u64().or(processor["TotalCores"].as_u64()).unwrap_or(1) as u32;
+                if model.is_empty() {
+                    model = processor["Model"].as_str().unwrap_or_default().to_owned();
+                }
+            }
+            if cpus == 0 {
+                cpus = threads;
+            }
+        }
+        Ok((cpus, model))
+    }
+
+    async fn nics(&self, system: &Value) -> ProviderResult<Vec<Nic>> {
+        let mut nics = Vec::new();
+        if let Some(interfaces) = odata_id(&system["EthernetInterfaces"]) {
+            for member in self.members(&interfaces).await? {
+                let interface = self.get(&member).await?;
+                let mac = interface["MACAddress"].as_str().or(interface["PermanentMACAddress"].as_str());
+                if let Some(mac) = mac.filter(|mac| !mac.is_empty()) {
+                    nics.push(Nic { name: name_of(&interface), mac: mac.to_ascii_lowercase().replace('-', ":") });
+                }
+            }
+        }
+        Ok(nics)
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Bmc for Redfish {
+    async fn power_state(&self) -> ProviderResult<PowerState> {
+        let system = self.system().await?;
+        match system["PowerState"].as_str() {
+            Some("On") => Ok(PowerState::On),
+            Some("Off") => Ok(PowerState::Off),
+            Some("PoweringOn") => Ok(PowerState::PoweringOn),
+            Some("PoweringOff") => Ok(PowerState::PoweringOff),
+            other => Err(ProviderError::new(
+                ErrorKind::Transient,
+                PROVIDER,
+                format!("the BMC reports no known power state ({})", other.unwrap_or("none")),
+            )),
+        }
+    }
+
+    async fn power(&self, action: PowerAction) -> ProviderResult<()> {
+        let system = self.system().await?;
+        let on = matches!(system["PowerState"].as_str(), Some("On" | "PoweringOn"));
+        let reset_type = match (action, on) {
+            (PowerAction::On, true) | (PowerAction::ForceOff | PowerAction::GracefulOff, false) => return Ok(()),
+            (PowerAction::On, false) | (PowerAction::ForceRestart, false) => "On",
+            (PowerAction::ForceOff, true) => "ForceOff",
+            (PowerAction::GracefulOff, true) => "GracefulShutdown",
+            (PowerAction::ForceRestart, true) => "ForceRestart",
+        };
+        let target = match action_target(&system, "#ComputerSystem.Reset") {
+            Some(target) => target,
+            None => format!("{}/Actions/ComputerSystem.Reset", self.system_path().await?),
+        };
+        self.post(&target, json!({"ResetType": reset_type})).await.map(drop)
+    }
+
+    async fn boot_once(&self, device: BootDevice) -> ProviderResult<()> {
+        let target = match device {
+            BootDevice::VirtualCd => "Cd",
+            BootDevice::Pxe => "Pxe",
+            BootDevice::Disk => "Hdd",
+        };
+        let path = self.system_path().await?.to_owned();
+        let boot = json!({"Boot": {"BootSourceOverrideEnabled": "Once", "BootSourceOverrideTarget": target}});
+        self.patch(&path, boot).await.map(drop)
+    }
+
+    async fn clear_boot_override(&self) -> ProviderResult<()> {
+        let path = self.system_path().await?.to_owned();
+        // Some services want a target with every Boot change (sushy-tools), some refuse `None`:
+        // the target first, and the bare `Disabled` where that is refused.
+        let with_target =
+            json!({"Boot": {"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None"}});
+        match self.patch(&path, with_target).await {
+            Err(error) if error.status == Some(400) => {
+                self.patch(&path, json!({"Boot": {"BootSourceOverrideEnabled": "Disabled"}})).await.map(drop)
+            }
+            done => done.map(drop),
+        }
+    }
+
+    async fn insert_media(&self, image_url: &str) -> ProviderResult<()> {
+        let (path, media) = self.virtual_cd().await?;
+        if media["Inserted"].as_bool() == Some(true) || !media["Image"].as_str().unwrap_or_default().is_empty() {
+            eject(self, &path, &media).await?;
+        }
+        let inserted = json!({"Image": image_url, "Inserted": true, "WriteProtected": true});
+        match action_target(&media, "#VirtualMedia.InsertMedia") {
+            Some(target) => self.post(&target, inserted).await.map(drop),
+            None => self.patch(&path, inserted).await.map(drop),
+        }
+    }
+
+    async fn eject_media(&self) -> ProviderResult<()> {
+        let (path, media) = self.virtual_cd().await?;
+        if media["Inserted"].as_bool() == Some(false) && media["Image"].as_str().unwrap_or_default().is_empty() {
+            return Ok(());
+        }
+        eject(self, &path, &media).await
+    }
+
+    async fn inventory(&self) -> ProviderResult<Inventory> {
+        let system = self.system().await?;
+        let (cpus, cpu_model) = self.processors(&system).await?;
+        let memory_gib = system["MemorySummary"]["TotalSystemMemoryGiB"].as_f64().unwrap_or(0.0);
+        Ok(Inventory {
+            cpus,
+            cpu_model,
+            memory_mib: (memory_gib * 1024.0).round() as u64,
+            nics: self.nics(&system).await?,
+            disks: self.disks(&system).await?,
+            vendor: system["Manufacturer"].as_str().unwrap_or_default().to_owned(),
+            model: system["Model"].as_str().unwrap_or_default().to_owned(),
+            serial: system["SerialNumber"].as_str().unwrap_or_default().to_owned(),
+        })
+    }
+
+    async fn erase_disks(&self) -> ProviderResult<()> {
+        let drives = self.drives().await?;
+        if drives.is_empty() {
+            return Err(unsupported("the BMC lists no Storage drives to erase"));
+        }
+        // Checked for every drive first, so that a BMC that can erase only some erases none.
+        let mut targets = Vec::new();
+        for drive in &drives {
+            match action_target(drive, "#Drive.SecureErase") {
+                Some(target) => targets.push(target),
+                None => return Err(unsupported(&format!("the drive {} has no Drive.SecureErase", name_of(drive)))),
+            }
+        }
+        for target in targets {
+            self.post(&target, json!({})).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Ejects the virtual CD at `path`: its `EjectMedia` action, or a PATCH where it has none.
+async fn eject(redfish: &Redfish, path: &str, media: &Value) -> ProviderResult<()> {
+    match action_target(media, "#VirtualMedia.EjectMedia") {
+        Some(target) => redfish.post(&target, json!({})).await.map(drop),
+        None => redfish.patch(path, json!({"Image": null, "Inserted": false})).await.map(drop),
+    }
+}
+
+/// A resource's `@odata.id`.
+fn odata_id(link: &Value) -> Option<String> {
+    link["@odata.id"].as_str().map(|id| id.trim_end_matches('/').to_owned())
+}
+
+/// A resource's name for the inventory: its Name, else its Id.
+fn name_of(resource: &Value) -> String {
+    resource["Name"].as_str().or(resource["Id"].as_str()).unwrap_or_default().to_owned()
+}
+
+/// The target of the action `name` (`#ComputerSystem.Reset`) of a resource.
+fn action_target(resource: &Value, name: &str) -> Option<String> {
+    resource["Actions"][name]["target"].as_str().map(str::to_owned)
+}
+
+fn unsupported(message: &str) -> ProviderError {
+    let mut error = ProviderError::new(ErrorKind::Permanent, PROVIDER, message);
+    error.reason = "unsupported".into();
+    error
+}
+
+/// A failure to reach the BMC: transient. The text names the host at most.
+fn transport(error: reqwest::Error) -> ProviderError {
+    let timed_out = error.is_timeout();
+    let mut converted = ProviderError::transport(PROVIDER, error);
+    if timed_out {
+        converted.reason = "timeout".into();
+        converted.message = "the BMC did not answer in time".into();
+    }
+    converted
+}
+
+/// A refusal, classified, with the message of Redfish's error body when it has one.
+fn refusal(status: u16, body: &str) -> ProviderError {
+    let parsed: Value = serde_json::from_str(body).unwrap_or_default();
+    let error = &parsed["error"];
+    let extended = error["@Message.ExtendedInfo"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|info| info["Message"].as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let said = if extended.is_empty() { error["message"].as_str().unwrap_or_default().to_owned() } else { extended };
+    let (kind, message) = match status {
+        401 | 403 => (ErrorKind::Permanent, "the BMC refused the credentials".to_owned()),
+        _ => (ProviderError::kind_of_status(status), String::new()),
+    };
+    let message = match (message.is_empty(), said.is_empty()) {
+        (true, true) => format!("the BMC answered HTTP {status}"),
+        (true, false) => said.clone(),
+        (false, true) => message,
+        (false, false) => format!("{message}: {said}"),
+    };
+    let mut converted = ProviderError::new(kind, PROVIDER, message);
+    converted.status = Some(status);
+    converted.reason = error["code"].as_str().unwrap_or_default().rsplit('.').next().unwrap_or_default().to_owned();
+    converted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_keep_redfish_extended_messages() {
+        let body = r#"{"error":{"code":"Base.1.8.GeneralError","message":"A general error has occurred.",
+            "@Message.ExtendedInfo":[{"Message":"The drive is busy."}]}}"#;
+        let error = refusal(503, body);
+        assert_eq!(error.kind, ErrorKind::Transient);
+        assert_eq!(error.message, "The drive is busy.");
+        assert_eq!(error.reason, "GeneralError");
+    }
+
+    #[test]
+    fn refused_credentials_are_permanent_and_say_so() {
+        let error = refusal(401, "");
+        assert_eq!(error.kind, ErrorKind::Permanent);
+        assert_eq!(error.message, "the BMC refused the credentials");
+        assert_eq!(refusal(404, "").kind, ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn an_address_with_a_system_path_names_the_system() {
+        let access = BmcAccess {
+            driver: super::super::BmcDriver::Redfish,
+            address: "https://10.0.0.5:8000/redfish/v1/Systems/node-1/".into(),
+            username: "admin".into(),
+            password: Secret::new("hunter2"),
+            ca_certificate: None,
+            insecure: false,
+        };
+        let redfish = Redfish::new(&access, DEFAULT_TIMEOUT).unwrap();
+        assert_eq!(redfish.origin, "https://10.0.0.5:8000");
+        assert_eq!(redfish.given_system.as_deref(), Some("/redfish/v1/Systems/node-1"));
+        assert!(!format!("{redfish:?}").contains("hunter2"));
+    }
+}
