@@ -23,6 +23,7 @@ mod kubernetes_substrates;
 mod load_balancer_rows;
 mod load_balancer_targets;
 mod load_balancers;
+mod metal;
 mod networks;
 mod nodes;
 mod offers;
@@ -72,6 +73,7 @@ pub use load_balancer_rows::{
     NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
     load_balancer_provider_name,
 };
+pub use metal::{ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine};
 pub use load_balancers::{
     LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
 };
@@ -155,6 +157,7 @@ migrations!(
     (16, "nodes", "0016_nodes"),
     (17, "kubernetes_substrates", "0017_kubernetes_substrates"),
     (18, "substrate_tokens", "0018_substrate_tokens"),
+    (19, "metal", "0019_metal"),
 );
 
 /// The store shared by every service and reconciler.
