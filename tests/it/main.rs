@@ -17,6 +17,7 @@ mod join_tokens;
 mod json_api;
 mod kubernetes;
 mod load_balancers;
+mod metal;
 mod metrics;
 mod nodes;
 mod provider;
