@@ -95,10 +95,11 @@ impl Setup {
         sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&mut conn).await.unwrap();
     }
 
-    /// The pool's events, oldest first.
+    /// The pool's metal events, oldest first.
     pub async fn events(&self) -> Vec<better_compute::store::EventRow> {
         let filter =
             better_compute::store::EventFilter { subject: self.pool.clone(), limit: 1000, ..Default::default() };
-        self.server.store.event_list_after(&filter).await.unwrap()
+        let events = self.server.store.event_list_after(&filter).await.unwrap();
+        events.into_iter().filter(|event| event.event_type.starts_with("metal.")).collect()
     }
 }
