@@ -58,7 +58,9 @@ pub fn read(policy: &Value) -> Result<MetalPolicy> {
             Some(Value::String(url)) if url.starts_with("https://") || url.starts_with("http://") => {
                 read.image = url.clone()
             }
-            Some(other) => fault("policy.metal.image".into(), format!("must be an http(s) URL of an image; got {other}")),
+            Some(other) => {
+                fault("policy.metal.image".into(), format!("must be an http(s) URL of an image; got {other}"))
+            }
         }
         if let Some(deadlines) = metal.get("deadlines") {
             let transient: Vec<&str> =
@@ -116,12 +118,9 @@ mod tests {
         let error = read(&json!({"maxMachines": -1, "metal": {"deadlines": {"ready": 5, "deploying": 0}, "x": 1}}))
             .unwrap_err();
         let text = format!("{error:?}");
-        for path in [
-            "policy.maxMachines",
-            "policy.metal.deadlines.ready",
-            "policy.metal.deadlines.deploying",
-            "policy.metal.x",
-        ] {
+        for path in
+            ["policy.maxMachines", "policy.metal.deadlines.ready", "policy.metal.deadlines.deploying", "policy.metal.x"]
+        {
             assert!(text.contains(path), "{path} in {text}");
         }
     }

@@ -23,7 +23,10 @@ fn inventory_view(inventory: &Value) -> MetalInventory {
         nics: list("nics").iter().map(|nic| MetalNic { name: text(nic, "name"), mac: text(nic, "mac") }).collect(),
         disks: list("disks")
             .iter()
-            .map(|disk| MetalDisk { name: text(disk, "name"), size_bytes: disk["sizeBytes"].as_i64().unwrap_or_default() })
+            .map(|disk| MetalDisk {
+                name: text(disk, "name"),
+                size_bytes: disk["sizeBytes"].as_i64().unwrap_or_default(),
+            })
             .collect(),
         vendor: text(inventory, "vendor"),
         model: text(inventory, "model"),

@@ -75,8 +75,8 @@ pub fn groups_of(permission: &str) -> Vec<&'static str> {
         "compute:join-tokens:",
         "compute:metal:",
     ]
-        .iter()
-        .any(|prefix| permission.starts_with(prefix));
+    .iter()
+    .any(|prefix| permission.starts_with(prefix));
     if identity {
         return vec!["administer"];
     }

@@ -43,7 +43,9 @@ fn check_bmc(prefix: &str, driver: &str, address: &str, ca_certificate: &str, in
             format!("{address:?} is plain HTTP, which would send the password in clear: use https://, or set insecure"),
         ),
         "redfish" if address.starts_with("http://") => {}
-        "redfish" => fault("address", format!("must be the Redfish service root's URL (https://host[:port]); got {address:?}")),
+        "redfish" => {
+            fault("address", format!("must be the Redfish service root's URL (https://host[:port]); got {address:?}"))
+        }
         _ if address.contains("://") => {
             fault("address", format!("an IPMI BMC is named by host or host:port, without a scheme; got {address:?}"))
         }

@@ -6,12 +6,12 @@ use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
+use crate::metal_policy;
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
 };
 use crate::store::{NewPool, PoolChange, PoolRow, VisiblePool, now_micros};
-use crate::metal_policy;
 use crate::substrate_policy::{self, SubstratePolicy};
 
 /// A protobuf `Struct` as a JSON object.

@@ -234,12 +234,11 @@ impl Store {
                 .execute(&mut *txn)
                 .await?;
             if let Some(limit) = new.max_machines {
-                let used: i64 = sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM metal_machines WHERE pool_id = $1 AND deleted_at IS NULL",
-                )
-                .bind(&row.pool_id)
-                .fetch_one(&mut *txn)
-                .await?;
+                let used: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM metal_machines WHERE pool_id = $1 AND deleted_at IS NULL")
+                        .bind(&row.pool_id)
+                        .fetch_one(&mut *txn)
+                        .await?;
                 if used >= limit {
                     return Err(Error::new(
                         Code::QuotaExceeded,

@@ -73,10 +73,10 @@ pub use load_balancer_rows::{
     NewLoadBalancer, SourceRangesRow, StickySessionsRow, TargetCertificate, TargetInstance, TargetSubnet, TargetsRow,
     load_balancer_provider_name,
 };
-pub use metal::{ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine};
 pub use load_balancers::{
     LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
 };
+pub use metal::{ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,

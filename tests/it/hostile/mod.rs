@@ -13,6 +13,6 @@ mod authorization;
 mod daemons;
 mod decoders;
 mod identity;
-mod metal;
 mod listener;
+mod metal;
 mod watches;

@@ -54,7 +54,11 @@ async fn the_bmc_password_is_found_nowhere_but_sealed_in_its_column() {
         )
         .await;
     let pool = server
-        .ok("/api/platform/pools/create", &admin, json!({"accountId": account["id"], "name": "p", "billingMode": "none"}))
+        .ok(
+            "/api/platform/pools/create",
+            &admin,
+            json!({"accountId": account["id"], "name": "p", "billingMode": "none"}),
+        )
         .await["id"]
         .as_str()
         .unwrap()
@@ -73,7 +77,11 @@ async fn the_bmc_password_is_found_nowhere_but_sealed_in_its_column() {
     assert_eq!(key.open(&sealed, &node).unwrap().expose(), PASSWORD, "sealed to the node with the server's key");
 
     // Rotation: the new password is sealed in its place.
-    sqlx_execute(&server.database_url, &format!("UPDATE metal_machines SET provision_state = 'manageable' WHERE node_id = '{node}'")).await;
+    sqlx_execute(
+        &server.database_url,
+        &format!("UPDATE metal_machines SET provision_state = 'manageable' WHERE node_id = '{node}'"),
+    )
+    .await;
     let rotated = "rotated-Pa55-0b1d";
     let update = json!({"poolId": pool, "nodeId": node, "password": rotated, "username": "root"});
     answers.push(server.ok("/api/compute/metal/update", &admin, update).await);
@@ -105,7 +113,10 @@ async fn the_bmc_password_is_found_nowhere_but_sealed_in_its_column() {
 
     // Retire wipes the credentials.
     let retired = server.ok("/api/compute/metal/retire", &admin, json!({"poolId": pool, "nodeId": node})).await;
-    assert_eq!((retired["provisionState"].as_str(), retired["credentialsSet"].as_bool()), (Some("retired"), Some(false)));
+    assert_eq!(
+        (retired["provisionState"].as_str(), retired["credentialsSet"].as_bool()),
+        (Some("retired"), Some(false))
+    );
     assert_eq!(sealed_password(&server.database_url, &node).await, "");
     database = database_text(&server.database_url).await;
     assert!(!database.contains(&sealed), "the sealed password is gone");

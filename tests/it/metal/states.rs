@@ -258,7 +258,10 @@ async fn the_pools_max_machines_is_booked_at_enrolment(backend: Backend) {
     assert_eq!(status, 429, "{refused}");
     let error = &refused["error"];
     assert_eq!(error["code"], "QUOTA_EXCEEDED");
-    assert_eq!((error["details"]["poolId"].as_str(), error["details"]["limit"].as_i64()), (Some(s.pool.as_str()), Some(2)));
+    assert_eq!(
+        (error["details"]["poolId"].as_str(), error["details"]["limit"].as_i64()),
+        (Some(s.pool.as_str()), Some(2))
+    );
     assert!(error["message"].as_str().unwrap().contains(&s.pool), "{error}");
     // A deleted machine frees its booking.
     let node = first["id"].as_str().unwrap();
@@ -362,9 +365,8 @@ async fn tenants_without_a_say_over_the_pool_are_refused_on_every_method(backend
     let globex = tenant_principal(&s.server.store, "globex", "admin").await;
     let viewer = tenant_principal(&s.server.store, "acme", "viewer").await;
     let editor = tenant_principal(&s.server.store, "acme", "editor").await;
-    let methods = [
-        "enroll", "list", "get", "update", "delete", "inspect", "commission", "deploy", "rescue", "release", "retire",
-    ];
+    let methods =
+        ["enroll", "list", "get", "update", "delete", "inspect", "commission", "deploy", "rescue", "release", "retire"];
     for method in methods {
         let path = format!("/api/compute/metal/{method}");
         let body =
