@@ -37,6 +37,7 @@ pub mod error;
 pub mod fakecloud;
 pub mod ids;
 pub mod measured;
+pub mod metal_policy;
 pub mod methods;
 pub mod process;
 pub mod proto;

@@ -34,6 +34,7 @@ mod kubernetes;
 mod kubernetes_substrates;
 pub mod layer;
 mod load_balancers;
+mod metal;
 mod nodes;
 mod offers;
 pub mod openapi;
@@ -174,6 +175,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .add_service(compute::certificates_server::CertificatesServer::new(api.clone()))
         .add_service(compute::join_tokens_server::JoinTokensServer::new(api.clone()))
         .add_service(compute::nodes_server::NodesServer::new(api.clone()))
+        .add_service(compute::metal_server::MetalServer::new(api.clone()))
         .add_service(compute::kubernetes_substrates_server::KubernetesSubstratesServer::new(api.clone()))
         .add_service(platform::audit_server::AuditServer::new(api.clone()))
         .add_service(compute::events_server::EventsServer::new(api.clone()))

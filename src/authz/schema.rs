@@ -66,10 +66,17 @@ pub fn entity_type_of(resource_type: &str) -> String {
 /// The groups a permission belongs to, which the built-in policies grant to roles.
 pub fn groups_of(permission: &str) -> Vec<&'static str> {
     let verb = permission.rsplit(':').next().unwrap_or_default();
-    // A pool's join tokens let machines into it: its tenant's admins decide, like keys.
-    let identity = ["platform:principals:", "platform:api-keys:", "platform:role-bindings:", "compute:join-tokens:"]
-        .iter()
-        .any(|prefix| permission.starts_with(prefix));
+    // A pool's join tokens let machines into it, and its metal machines hold BMC credentials and
+    // are given join tokens when deployed: its tenant's admins decide, like keys.
+    let identity = [
+        "platform:principals:",
+        "platform:api-keys:",
+        "platform:role-bindings:",
+        "compute:join-tokens:",
+        "compute:metal:",
+    ]
+    .iter()
+    .any(|prefix| permission.starts_with(prefix));
     if identity {
         return vec!["administer"];
     }

@@ -24,6 +24,7 @@ mod identity;
 mod join_tokens;
 mod kubernetes;
 mod load_balancers;
+mod metal;
 mod nodes;
 mod offers;
 mod output;
@@ -118,6 +119,9 @@ pub enum Command {
     /// Nodes: machines that joined a pool with a join token.
     #[command(subcommand)]
     Nodes(nodes::NodesCommand),
+    /// Bare-metal machines, enrolled by their BMCs and moved through the provision states.
+    #[command(subcommand)]
+    Metal(metal::MetalCommand),
     /// Pool substrates: the managed Kubernetes cluster behind a pool whose policy has one.
     #[command(subcommand)]
     Substrates(substrates::SubstratesCommand),
@@ -241,6 +245,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Certificates(command) => vps::certificates(&cli, command).await,
         Command::Jointokens(command) => join_tokens::run(&cli, command).await,
         Command::Nodes(command) => nodes::run(&cli, command).await,
+        Command::Metal(command) => metal::run(&cli, command).await,
         Command::Substrates(command) => substrates::run(&cli, command).await,
         Command::Projects(command) => projects::run(&cli, command).await,
         Command::Accounts(command) => accounts::run(&cli, command).await,

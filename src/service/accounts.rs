@@ -73,7 +73,7 @@ fn locations_problems(provider: &str, zones: &[String], regions: &[String], crea
 
 impl Service {
     /// The secret key, or `UNAVAILABLE` on a server started without one.
-    fn sealing_key(&self) -> Result<&SecretKey> {
+    pub(super) fn sealing_key(&self) -> Result<&SecretKey> {
         self.secret_key
             .as_ref()
             .ok_or_else(|| Error::unavailable("this server has no secret key (--secret-key) to seal credentials with"))

@@ -28,6 +28,8 @@ mod kubernetes_node_pools;
 mod kubernetes_substrates;
 mod load_balancer_checks;
 mod load_balancers;
+mod metal;
+pub mod metal_states;
 mod networks;
 mod nodes;
 mod offers;

@@ -6,6 +6,7 @@ use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
+use crate::metal_policy;
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
@@ -22,6 +23,7 @@ impl Service {
     /// Records a pool on a live account.
     pub async fn pool_create(&self, ctx: &Context, request: CreatePoolRequest) -> Result<PoolRow> {
         let policy = request.policy.as_ref().map_or_else(|| serde_json::json!({}), struct_to_json);
+        metal_policy::read(&policy)?;
         if let Some(substrate) = substrate_policy::read(&policy)? {
             let account = self.store.account_fetch(&request.account_id).await?;
             self.check_substrate_account(account.tenant_id.as_deref(), &substrate).await?;
@@ -59,6 +61,7 @@ impl Service {
         named.require_some(&["name", "description", "billingMode", "state", "policy", "prices"])?;
         let policy = named.clearable("policy", request.policy).as_ref().map(struct_to_json);
         if let Some(policy) = &policy {
+            metal_policy::read(policy)?;
             self.check_substrate_change(&request.pool_id, policy).await?;
         }
         let change = PoolChange {

@@ -23,6 +23,7 @@ mod kubernetes_substrates;
 mod load_balancer_rows;
 mod load_balancer_targets;
 mod load_balancers;
+mod metal;
 mod networks;
 mod nodes;
 mod offers;
@@ -76,6 +77,7 @@ pub use load_balancer_rows::{
 pub use load_balancers::{
     LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
 };
+pub use metal::{ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
@@ -156,6 +158,7 @@ migrations!(
     (16, "nodes", "0016_nodes"),
     (17, "kubernetes_substrates", "0017_kubernetes_substrates"),
     (18, "substrate_tokens", "0018_substrate_tokens"),
+    (19, "metal", "0019_metal"),
     (20, "auth_generation", "0020_auth_generation.postgres" | "0020_auth_generation.sqlite"),
 );
 

@@ -18,6 +18,7 @@ mod join_tokens;
 mod json_api;
 mod kubernetes;
 mod load_balancers;
+mod metal;
 mod metal_drivers;
 mod metrics;
 mod nodes;

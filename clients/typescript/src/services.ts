@@ -9,6 +9,7 @@ import { KubernetesClusters } from "./gen/bettercompute/compute/v1/kubernetes_pb
 import { KubernetesNodePools } from "./gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { KubernetesSubstrates } from "./gen/bettercompute/compute/v1/kubernetes_substrates_pb.js";
 import { LoadBalancers } from "./gen/bettercompute/compute/v1/load_balancers_pb.js";
+import { Metal } from "./gen/bettercompute/compute/v1/metal_pb.js";
 import { Networks } from "./gen/bettercompute/compute/v1/networks_pb.js";
 import { Nodes } from "./gen/bettercompute/compute/v1/nodes_pb.js";
 import { Pools as compute_Pools } from "./gen/bettercompute/compute/v1/pools_pb.js";
@@ -35,6 +36,7 @@ export const services = {
   kubernetesNodePools: KubernetesNodePools,
   kubernetesSubstrates: KubernetesSubstrates,
   loadBalancers: LoadBalancers,
+  metal: Metal,
   networks: Networks,
   nodes: Nodes,
   computePools: compute_Pools,

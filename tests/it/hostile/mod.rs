@@ -14,4 +14,5 @@ mod daemons;
 mod decoders;
 mod identity;
 mod listener;
+mod metal;
 mod watches;

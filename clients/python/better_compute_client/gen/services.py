@@ -7,6 +7,7 @@ import better_compute_client.gen.bettercompute.compute.v1.join_tokens_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.kubernetes_substrates_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc
+import better_compute_client.gen.bettercompute.compute.v1.metal_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.pools_pb2_grpc
@@ -36,6 +37,7 @@ STUBS = {
     "kubernetes_node_pools": better_compute_client.gen.bettercompute.compute.v1.kubernetes_pb2_grpc.KubernetesNodePoolsStub,
     "kubernetes_substrates": better_compute_client.gen.bettercompute.compute.v1.kubernetes_substrates_pb2_grpc.KubernetesSubstratesStub,
     "load_balancers": better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grpc.LoadBalancersStub,
+    "metal": better_compute_client.gen.bettercompute.compute.v1.metal_pb2_grpc.MetalStub,
     "networks": better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc.NetworksStub,
     "nodes": better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc.NodesStub,
     "offers": better_compute_client.gen.bettercompute.platform.v1.offers_pb2_grpc.OffersStub,

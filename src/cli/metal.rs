@@ -1,0 +1,301 @@
+//! `bc metal ...`: bare-metal machines of a pool, enrolled by their BMCs and moved through the
+//! provision state machine. The BMC password is read from `--password-file` or asked for on the
+//! terminal without echo; it is never a flag's value, so it stays out of shell histories and
+//! process lists.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use super::follow::answer;
+use super::kubernetes::parse_label;
+use super::{Cli, connect, output};
+use crate::proto::compute::{
+    CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
+    InspectMetalRequest, ListMetalRequest, MetalBmc, ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest,
+    UpdateMetalRequest, metal_client::MetalClient,
+};
+
+/// The pool and machine every command but `enroll` and `list` names.
+#[derive(clap::Args, Debug)]
+pub struct MachineArgs {
+    /// The pool (`pool_...`).
+    #[arg(long)]
+    pool: String,
+    /// The machine's id (`node_...`).
+    node_id: String,
+}
+
+/// The metal commands.
+#[derive(clap::Subcommand, Debug)]
+pub enum MetalCommand {
+    /// Enrolls a machine by its BMC; it is `enrolling` until the BMC answers.
+    Enroll {
+        /// The pool (`pool_...`).
+        #[arg(long)]
+        pool: String,
+        /// Its name (a DNS label).
+        #[arg(long)]
+        name: String,
+        /// `redfish` or `ipmi`.
+        #[arg(long)]
+        driver: String,
+        /// Redfish: the service root's URL (`https://10.0.0.5`); IPMI: `host` or `host:port`.
+        #[arg(long)]
+        address: String,
+        /// The BMC user.
+        #[arg(long)]
+        username: String,
+        /// A file holding the BMC password; asked for on the terminal when not given.
+        #[arg(long)]
+        password_file: Option<PathBuf>,
+        /// A PEM file of the CA the Redfish BMC's certificate chains to.
+        #[arg(long)]
+        ca_certificate_file: Option<PathBuf>,
+        /// Accept any certificate from the BMC.
+        #[arg(long)]
+        insecure: bool,
+        /// A label `key=value`; repeat for more.
+        #[arg(long = "label", value_parser = parse_label)]
+        labels: Vec<(String, String)>,
+        /// Names this enrolment, so that a retry returns the same machine; a new one each call
+        /// when not given.
+        #[arg(long)]
+        idempotency_key: Option<String>,
+    },
+    /// Lists a pool's machines, oldest first.
+    List {
+        /// The pool (`pool_...`).
+        #[arg(long)]
+        pool: String,
+    },
+    /// Shows a machine's metal view.
+    Get(MachineArgs),
+    /// Changes an idle machine's name, labels or BMC (address, user, password, certificate).
+    Update {
+        #[command(flatten)]
+        machine: MachineArgs,
+        /// The new name.
+        #[arg(long)]
+        name: Option<String>,
+        /// A label `key=value` of the new set (it replaces the old); repeat for more.
+        #[arg(long = "label", value_parser = parse_label)]
+        labels: Vec<(String, String)>,
+        /// The BMC's new address.
+        #[arg(long)]
+        address: Option<String>,
+        /// The new BMC user.
+        #[arg(long)]
+        username: Option<String>,
+        /// A file holding the new BMC password.
+        #[arg(long, conflicts_with = "prompt_password")]
+        password_file: Option<PathBuf>,
+        /// Ask for the new BMC password on the terminal.
+        #[arg(long)]
+        prompt_password: bool,
+        /// A PEM file of the CA the Redfish BMC's certificate chains to.
+        #[arg(long)]
+        ca_certificate_file: Option<PathBuf>,
+        /// Accept any certificate from the BMC (`true` or `false`).
+        #[arg(long)]
+        insecure: Option<bool>,
+    },
+    /// Deletes a machine that is manageable, enrollFailed or retired.
+    Delete(MachineArgs),
+    /// Reads the machine's inventory through its BMC.
+    Inspect(MachineArgs),
+    /// Commissions the machine: boot order, disk erase, firmware and inventory checks.
+    Commission(MachineArgs),
+    /// Deploys an image; the machine is deployed when its bcd joins the pool.
+    Deploy {
+        #[command(flatten)]
+        machine: MachineArgs,
+        /// The image's URL; the pool's default (`policy.metal.image`) when not given.
+        #[arg(long, default_value = "")]
+        image: String,
+    },
+    /// Boots the rescue image, or with `--exit` leaves rescue.
+    Rescue {
+        #[command(flatten)]
+        machine: MachineArgs,
+        /// Leave rescue, back to the state it was rescued from.
+        #[arg(long)]
+        exit: bool,
+    },
+    /// Releases the machine: powered off through an erase of its disks, back to ready.
+    Release(MachineArgs),
+    /// Retires the machine for good; its BMC credentials are wiped.
+    Retire(MachineArgs),
+}
+
+/// The text of `path`, without the line end an editor adds.
+fn read_secret_file(path: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(text.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+/// Asks for the BMC password on the terminal, without echo.
+fn prompt_password() -> Result<String, String> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err("no BMC password: give --password-file, or run on a terminal to be asked for it".to_owned());
+    }
+    eprint!("BMC password: ");
+    std::io::stderr().flush().ok();
+    let before = rustix::termios::tcgetattr(&stdin).map_err(|e| format!("cannot read the terminal's mode: {e}"))?;
+    let mut quiet = before.clone();
+    quiet.local_modes.remove(rustix::termios::LocalModes::ECHO);
+    rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &quiet)
+        .map_err(|e| format!("cannot turn the terminal's echo off: {e}"))?;
+    let mut line = String::new();
+    let read = stdin.lock().read_line(&mut line);
+    rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &before).ok();
+    eprintln!();
+    read.map_err(|e| format!("cannot read the password: {e}"))?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+fn read_optional(path: &Option<PathBuf>) -> Result<Option<String>, String> {
+    path.as_deref()
+        .map(|p| std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display())))
+        .transpose()
+}
+
+/// Runs a metal command.
+pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
+    let mut client = MetalClient::new(connect(cli).await?);
+    let machine = match command {
+        MetalCommand::Enroll {
+            pool,
+            name,
+            driver,
+            address,
+            username,
+            password_file,
+            ca_certificate_file,
+            insecure,
+            labels,
+            idempotency_key,
+        } => {
+            let password = match password_file {
+                Some(path) => read_secret_file(path)?,
+                None => prompt_password()?,
+            };
+            let request = EnrollMetalRequest {
+                pool_id: pool.clone(),
+                name: name.clone(),
+                bmc: Some(MetalBmc {
+                    driver: driver.clone(),
+                    address: address.clone(),
+                    username: username.clone(),
+                    password,
+                    ca_certificate: read_optional(ca_certificate_file)?.unwrap_or_default(),
+                    insecure: *insecure,
+                }),
+                labels: labels.iter().cloned().collect(),
+                idempotency_key: idempotency_key.clone().unwrap_or_else(|| crate::ids::NodeId::random().to_string()),
+            };
+            client.enroll(request).await
+        }
+        MetalCommand::List { pool } => {
+            let list = answer(client.list(ListMetalRequest { pool_id: pool.clone() }).await)?;
+            return output::print_list(cli.output, &list, "bettercompute.compute.v1.ListMetalResponse", "machines");
+        }
+        MetalCommand::Get(m) => {
+            client.get(GetMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
+        }
+        MetalCommand::Update {
+            machine: m,
+            name,
+            labels,
+            address,
+            username,
+            password_file,
+            prompt_password: prompt,
+            ca_certificate_file,
+            insecure,
+        } => {
+            let password = match (password_file, prompt) {
+                (Some(path), _) => Some(read_secret_file(path)?),
+                (None, true) => Some(prompt_password()?),
+                (None, false) => None,
+            };
+            // Without a mask, the fields given a value are the mask.
+            let request = UpdateMetalRequest {
+                pool_id: m.pool.clone(),
+                node_id: m.node_id.clone(),
+                name: name.clone(),
+                labels: labels.iter().cloned().collect(),
+                address: address.clone(),
+                username: username.clone(),
+                password,
+                ca_certificate: read_optional(ca_certificate_file)?,
+                insecure: *insecure,
+                update_mask: None,
+            };
+            client.update(request).await
+        }
+        MetalCommand::Delete(m) => {
+            client.delete(DeleteMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
+        }
+        MetalCommand::Inspect(m) => {
+            client.inspect(InspectMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
+        }
+        MetalCommand::Commission(m) => {
+            client.commission(CommissionMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
+        }
+        MetalCommand::Deploy { machine: m, image } => {
+            let request =
+                DeployMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone(), image: image.clone() };
+            client.deploy(request).await
+        }
+        MetalCommand::Rescue { machine: m, exit } => {
+            let request = RescueMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone(), exit: *exit };
+            client.rescue(request).await
+        }
+        MetalCommand::Release(m) => {
+            client.release(ReleaseMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
+        }
+        MetalCommand::Retire(m) => {
+            client.retire(RetireMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
+        }
+    };
+    output::print_one(cli.output, &answer(machine)?, "bettercompute.compute.v1.MetalMachine")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_file_loses_its_line_end_only() {
+        let dir = std::env::temp_dir().join(format!("bc-metal-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("password");
+        std::fs::write(&path, " pa ss \n").unwrap();
+        assert_eq!(read_secret_file(&path).unwrap(), " pa ss ");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_password_is_no_flag() {
+        use clap::Parser;
+        let parsed = Cli::try_parse_from([
+            "bc",
+            "metal",
+            "enroll",
+            "--pool",
+            "pool_x",
+            "--name",
+            "m1",
+            "--driver",
+            "ipmi",
+            "--address",
+            "h",
+            "--username",
+            "u",
+            "--password",
+            "secret",
+        ]);
+        assert!(parsed.is_err(), "--password is not a flag");
+    }
+}

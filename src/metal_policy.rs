@@ -1,0 +1,127 @@
+//! A pool's bare-metal policy: `policy.maxMachines` (how many machines may be enrolled in the
+//! pool, booked at enrolment) and `policy.metal` (`deadlines`: seconds per transient provision
+//! state, overriding the table's defaults; `image`: the image a deploy boots when it names
+//! none). Read from the policy document with every fault named by its path
+//! (`policy.metal.deadlines.deploying`), checked at the pool's create and update.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::{FieldViolation, Result, Violations};
+use crate::service::metal_states;
+
+/// The longest deadline a policy may set: a day.
+const MAX_DEADLINE_SECONDS: u64 = 86_400;
+
+/// A pool's metal policy, checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MetalPolicy {
+    /// How many live machines the pool may hold; `None` for no limit.
+    pub max_machines: Option<i64>,
+    /// Deadlines of transient states that override the defaults.
+    pub deadlines: BTreeMap<String, Duration>,
+    /// The image a deploy boots when it names none; empty for none.
+    pub image: String,
+}
+
+impl MetalPolicy {
+    /// How long `state` may last: the policy's deadline, else the table's default.
+    pub fn deadline(&self, state: &str) -> Option<Duration> {
+        self.deadlines.get(state).copied().or_else(|| metal_states::transient(state).and_then(|t| t.deadline))
+    }
+}
+
+/// The metal policy of a pool's policy document; `INVALID_INPUT` naming each fault.
+pub fn read(policy: &Value) -> Result<MetalPolicy> {
+    let mut faults = Violations::new();
+    let mut read = MetalPolicy::default();
+    let mut fault = |path: String, why: String| faults.push(FieldViolation::new(path, why));
+    match policy.get("maxMachines") {
+        None | Some(Value::Null) => {}
+        Some(value) => match value.as_i64().filter(|n| *n >= 0) {
+            Some(n) => read.max_machines = Some(n),
+            None => fault("policy.maxMachines".into(), format!("must be a whole number of at least 0; got {value}")),
+        },
+    }
+    if let Some(metal) = policy.get("metal") {
+        let Some(metal) = metal.as_object() else {
+            fault("policy.metal".into(), "must be an object with the fields deadlines, image".into());
+            return Err(faults.into_error());
+        };
+        for key in metal.keys().filter(|key| !["deadlines", "image"].contains(&key.as_str())) {
+            fault(format!("policy.metal.{key}"), "is not a field of policy.metal (deadlines, image)".into());
+        }
+        match metal.get("image") {
+            None => {}
+            Some(Value::String(url)) if url.starts_with("https://") || url.starts_with("http://") => {
+                read.image = url.clone()
+            }
+            Some(other) => {
+                fault("policy.metal.image".into(), format!("must be an http(s) URL of an image; got {other}"))
+            }
+        }
+        if let Some(deadlines) = metal.get("deadlines") {
+            let transient: Vec<&str> =
+                metal_states::TRANSITIONS.iter().filter(|t| t.deadline.is_some()).map(|t| t.to).collect();
+            match deadlines.as_object() {
+                None => fault(
+                    "policy.metal.deadlines".into(),
+                    format!("must be an object of seconds by state ({})", transient.join(", ")),
+                ),
+                Some(deadlines) => {
+                    for (state, seconds) in deadlines {
+                        let path = format!("policy.metal.deadlines.{state}");
+                        if !transient.contains(&state.as_str()) {
+                            fault(path, format!("is not a transient state; one of {}", transient.join(", ")));
+                            continue;
+                        }
+                        match seconds.as_u64().filter(|s| (1..=MAX_DEADLINE_SECONDS).contains(s)) {
+                            Some(s) => {
+                                read.deadlines.insert(state.clone(), Duration::from_secs(s));
+                            }
+                            None => fault(path, format!("must be 1 to 86400 seconds; got {seconds}")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if faults.is_empty() { Ok(read) } else { Err(faults.into_error()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_empty_policy_keeps_the_tables_deadlines_and_no_limit() {
+        let policy = read(&json!({})).unwrap();
+        assert_eq!(policy.max_machines, None);
+        assert_eq!(policy.deadline("deploying"), Some(Duration::from_secs(2400)));
+        assert_eq!(policy.deadline("ready"), None);
+    }
+
+    #[test]
+    fn a_policy_overrides_deadlines_and_sets_the_limit() {
+        let policy = read(&json!({"maxMachines": 2, "metal": {"deadlines": {"deploying": 60}}})).unwrap();
+        assert_eq!(policy.max_machines, Some(2));
+        assert_eq!(policy.deadline("deploying"), Some(Duration::from_secs(60)));
+        assert_eq!(policy.deadline("inspecting"), Some(Duration::from_secs(1200)));
+    }
+
+    #[test]
+    fn every_fault_is_named_by_its_path() {
+        let error = read(&json!({"maxMachines": -1, "metal": {"deadlines": {"ready": 5, "deploying": 0}, "x": 1}}))
+            .unwrap_err();
+        let text = format!("{error:?}");
+        for path in
+            ["policy.maxMachines", "policy.metal.deadlines.ready", "policy.metal.deadlines.deploying", "policy.metal.x"]
+        {
+            assert!(text.contains(path), "{path} in {text}");
+        }
+    }
+}

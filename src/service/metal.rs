@@ -1,0 +1,376 @@
+//! Bare metal: enrolment of a machine by its BMC and the verbs of the provision state machine.
+//! Each verb checks its move against [`metal_states`], records it in one transaction (guarded by
+//! the row's version: of two racing verbs one wins, the other sees the new state) and queues the
+//! metal reconciler; none touches the machine itself. The BMC password is sealed to the node's
+//! id before it reaches the store and is never logged, returned or put in an event.
+
+use std::collections::BTreeMap;
+
+use super::create_once::{CreateKey, Created};
+use super::metal_states::{self, DELETABLE, IDLE};
+use super::request_digest::{self, RequestDigest};
+use super::update_mask::Named;
+use super::vps::LIST_LIMIT;
+use super::{Context, Service};
+use crate::error::{Error, FieldViolation, Result, Violations};
+use crate::ids::NodeId;
+use crate::metal_policy::{self, MetalPolicy};
+use crate::proto::compute::{
+    CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
+    InspectMetalRequest, ListMetalRequest, MetalBmc, ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest,
+    UpdateMetalRequest,
+};
+use crate::store::{MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, PoolRow, now_micros};
+
+/// How many times a verb re-reads a machine that changed under it before it gives up.
+const RACE_RETRIES: usize = 3;
+
+impl Created for MetalMachineRow {
+    fn stored_digest(&self) -> &str {
+        &self.request_digest
+    }
+}
+
+/// What is wrong with a BMC's address, CA certificate and `insecure` for its driver, each
+/// named under `prefix` (`bmc.`, or nothing for an update's flat fields).
+fn check_bmc(prefix: &str, driver: &str, address: &str, ca_certificate: &str, insecure: bool) -> Violations {
+    let mut faults = Violations::new();
+    let mut fault = |field: &str, why: String| faults.push(FieldViolation::new(format!("{prefix}{field}"), why));
+    match driver {
+        "redfish" if address.starts_with("https://") => {}
+        "redfish" if address.starts_with("http://") && !insecure => fault(
+            "address",
+            format!("{address:?} is plain HTTP, which would send the password in clear: use https://, or set insecure"),
+        ),
+        "redfish" if address.starts_with("http://") => {}
+        "redfish" => {
+            fault("address", format!("must be the Redfish service root's URL (https://host[:port]); got {address:?}"))
+        }
+        _ if address.contains("://") => {
+            fault("address", format!("an IPMI BMC is named by host or host:port, without a scheme; got {address:?}"))
+        }
+        _ => {}
+    }
+    if !ca_certificate.is_empty() {
+        if driver != "redfish" {
+            fault("caCertificate", "only a Redfish BMC (HTTPS) has a certificate to check".to_owned());
+        } else if !ca_certificate.trim_start().starts_with("-----BEGIN CERTIFICATE-----") {
+            fault("caCertificate", "must be a PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned());
+        }
+        if insecure {
+            fault("insecure", "cannot be set with caCertificate: give one or the other".to_owned());
+        }
+    }
+    faults
+}
+
+/// `INVALID_STATE` for `verb` on a machine in `state`, listing what `state` allows.
+fn not_allowed(machine: &MetalMachineRow, verb: &str, allowed_for_verb: &[&str]) -> Error {
+    let state = if machine.deleted_at.is_some() { "deleted" } else { machine.provision_state.as_str() };
+    let allowed = if machine.deleted_at.is_some() { Vec::new() } else { metal_states::allowed_from(state) };
+    let from_there = if allowed.is_empty() { "nothing".to_owned() } else { allowed.join(", ") };
+    Error::invalid_state(format!(
+        "machine {} is {state}: {verb} is allowed from {}; from {state}: {from_there}",
+        machine.node_id,
+        allowed_for_verb.join(", ")
+    ))
+    .with_detail("state", state)
+    .with_detail("allowed", allowed)
+    .with_detail("nodeId", machine.node_id.as_str())
+}
+
+impl Service {
+    /// The pool a machine is enrolled in: `NOT_FOUND` for an unknown or deleted pool,
+    /// `INVALID_STATE` for an archived one.
+    async fn metal_pool(&self, pool_id: &str) -> Result<PoolRow> {
+        let pool = self.store.pool_fetch(pool_id).await?;
+        if pool.deleted_at.is_some() {
+            return Err(Error::not_found("pool", pool_id));
+        }
+        if pool.state != "active" {
+            return Err(Error::invalid_state(format!("pool {pool_id} is {}: no machine may be enrolled", pool.state))
+                .with_detail("poolId", pool_id));
+        }
+        Ok(pool)
+    }
+
+    /// Machine `node_id` of pool `pool_id`; `NOT_FOUND` for one of another pool.
+    async fn metal_of_pool(&self, pool_id: &str, node_id: &str) -> Result<MetalMachineRow> {
+        match self.store.metal_fetch(node_id).await? {
+            Some(machine) if machine.pool_id == pool_id => Ok(machine),
+            _ => Err(Error::not_found("machine", node_id)),
+        }
+    }
+
+    /// Enrols a machine, or answers a retry of the enrolment that made it; see `Metal.Enroll`.
+    pub async fn metal_enroll(&self, ctx: &Context, request: EnrollMetalRequest) -> Result<MetalMachineRow> {
+        let id = NodeId::derived(&request.pool_id, &ctx.caller.principal_id, &request.idempotency_key);
+        // The password stays out of the digest: a digest is no place for a password, even hashed.
+        let mut digested = request.clone();
+        if let Some(bmc) = digested.bmc.as_mut() {
+            bmc.password.clear();
+        }
+        let digest = RequestDigest {
+            current: request_digest::of("bettercompute.compute.v1.EnrollMetalRequest", &digested),
+            legacy: None,
+        };
+        let key = CreateKey { what: "machine", id_field: "nodeId", id: id.as_str(), digest: &digest };
+        let fetch = || async { self.store.metal_fetch(id.as_str()).await };
+        let create = async {
+            let machine = self.metal_enroll_new(ctx, &request, &id, &digest.current).await?;
+            Ok((machine, true))
+        };
+        let (machine, created) = self.create_once(ctx, key, fetch, create).await?;
+        if created {
+            tracing::info!(node = %machine.node_id, pool = %machine.pool_id, driver = %machine.driver,
+                by = %ctx.caller.principal_id, "metal machine enrolled");
+        }
+        Ok(machine)
+    }
+
+    /// The checks and the records of an enrolment no earlier call with its key made.
+    async fn metal_enroll_new(
+        &self,
+        ctx: &Context,
+        request: &EnrollMetalRequest,
+        id: &NodeId,
+        digest: &str,
+    ) -> Result<MetalMachineRow> {
+        let default_bmc = MetalBmc::default();
+        let bmc = request.bmc.as_ref().unwrap_or(&default_bmc);
+        let faults = check_bmc("bmc.", &bmc.driver, &bmc.address, &bmc.ca_certificate, bmc.insecure);
+        if !faults.is_empty() {
+            return Err(faults.into_error());
+        }
+        let pool = self.metal_pool(&request.pool_id).await?;
+        let policy = metal_policy::read(&pool.policy)?;
+        let password_sealed = self.sealing_key()?.seal(&bmc.password, id.as_str())?;
+        let now = now_micros();
+        let deadline = self.metal_deadline(&policy, "enrolling", now);
+        let row = MetalMachineRow {
+            node_id: id.to_string(),
+            pool_id: pool.id,
+            tenant_id: pool.tenant_id,
+            name: request.name.clone(),
+            labels: request.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            driver: bmc.driver.clone(),
+            address: bmc.address.clone(),
+            username: bmc.username.clone(),
+            credentials_set: true,
+            ca_certificate: bmc.ca_certificate.clone(),
+            insecure: bmc.insecure,
+            power_state: "unknown".to_owned(),
+            provision_state: "enrolling".to_owned(),
+            previous_state: String::new(),
+            rescued_from: String::new(),
+            deadline,
+            last_error: String::new(),
+            inventory: None,
+            image: String::new(),
+            created_by: ctx.caller.principal_id.clone(),
+            idempotency_key: request.idempotency_key.clone(),
+            request_digest: digest.to_owned(),
+            version: 1,
+            created_at: now,
+            updated_at: now,
+            deleted_at: None,
+        };
+        let new = NewMetalMachine { row, password_sealed, max_machines: policy.max_machines };
+        self.store.metal_enroll(&new, now).await
+    }
+
+    /// When `state`, entered at `now`, times out under the pool's policy.
+    fn metal_deadline(&self, policy: &MetalPolicy, state: &str, now: i64) -> Option<i64> {
+        policy.deadline(state).map(|d| now + d.as_micros() as i64)
+    }
+
+    /// The pool's live machines, oldest first.
+    pub async fn metal_list(&self, _ctx: &Context, request: ListMetalRequest) -> Result<Vec<MetalMachineRow>> {
+        let pool = self.store.pool_fetch(&request.pool_id).await?;
+        self.store.metal_list(&pool.id, LIST_LIMIT).await
+    }
+
+    /// One machine of the pool.
+    pub async fn metal_get(&self, _ctx: &Context, request: GetMetalRequest) -> Result<MetalMachineRow> {
+        self.metal_of_pool(&request.pool_id, &request.node_id).await
+    }
+
+    /// Changes the name, labels or BMC of an idle machine; see `Metal.Update`.
+    pub async fn metal_update(&self, ctx: &Context, request: UpdateMetalRequest) -> Result<MetalMachineRow> {
+        let named = Named::of(&request.update_mask);
+        named.require_some(&["name", "labels", "address", "username", "password", "ca_certificate", "insecure"])?;
+        let name = named.required("name", "name", request.name)?;
+        let address = named.required("address", "address", request.address)?;
+        let username = named.required("username", "username", request.username)?;
+        let password = named.required("password", "password", request.password)?;
+        let ca_certificate = named.clearable("ca_certificate", request.ca_certificate);
+        let insecure = named.clearable("insecure", request.insecure);
+        let labels: Option<BTreeMap<String, String>> =
+            named.list("labels", request.labels).map(|labels| labels.into_iter().collect());
+        for _ in 0..RACE_RETRIES {
+            let machine = self.metal_of_pool(&request.pool_id, &request.node_id).await?;
+            if machine.deleted_at.is_some() || !IDLE.contains(&machine.provision_state.as_str()) {
+                return Err(not_allowed(&machine, "update", IDLE));
+            }
+            let faults = check_bmc(
+                "",
+                &machine.driver,
+                address.as_deref().unwrap_or(&machine.address),
+                ca_certificate.as_deref().unwrap_or(&machine.ca_certificate),
+                insecure.unwrap_or(machine.insecure),
+            );
+            if !faults.is_empty() {
+                return Err(faults.into_error());
+            }
+            let password_sealed = match &password {
+                Some(password) => Some(self.sealing_key()?.seal(password, &machine.node_id)?),
+                None => None,
+            };
+            let change = MetalChange {
+                name: name.clone(),
+                labels: labels.clone(),
+                address: address.clone(),
+                username: username.clone(),
+                password_sealed,
+                ca_certificate: ca_certificate.clone(),
+                insecure,
+            };
+            if let Some(updated) =
+                self.store.metal_update(&machine.node_id, machine.version, &change, now_micros()).await?
+            {
+                tracing::info!(node = %updated.node_id, pool = %updated.pool_id, credentials_rotated = password.is_some(),
+                    by = %ctx.caller.principal_id, "metal machine updated");
+                return Ok(updated);
+            }
+        }
+        Err(Error::conflict(format!("machine {} kept changing; try again", request.node_id)))
+    }
+
+    /// Deletes a machine that is `manageable`, `enrollFailed` or `retired`; a deleted one is
+    /// returned as it is.
+    pub async fn metal_delete(&self, ctx: &Context, request: DeleteMetalRequest) -> Result<MetalMachineRow> {
+        for _ in 0..RACE_RETRIES {
+            let machine = self.metal_of_pool(&request.pool_id, &request.node_id).await?;
+            if machine.deleted_at.is_some() {
+                return Ok(machine);
+            }
+            if !DELETABLE.contains(&machine.provision_state.as_str()) {
+                return Err(not_allowed(&machine, "delete", DELETABLE));
+            }
+            let deleted = self
+                .store
+                .metal_delete(&machine.node_id, machine.version, &machine.provision_state, now_micros())
+                .await?;
+            if let Some(deleted) = deleted {
+                tracing::info!(node = %deleted.node_id, pool = %deleted.pool_id, by = %ctx.caller.principal_id,
+                    "metal machine deleted");
+                return Ok(deleted);
+            }
+        }
+        Err(Error::conflict(format!("machine {} kept changing; try again", request.node_id)))
+    }
+
+    /// Moves the machine by `verb` of the provision state table: checks the move, records the
+    /// new state with its deadline and the state it came from, and queues the reconciler.
+    async fn metal_verb(
+        &self,
+        ctx: &Context,
+        pool_id: &str,
+        node_id: &str,
+        verb: &str,
+        image: Option<String>,
+    ) -> Result<MetalMachineRow> {
+        let transition = metal_states::transition(verb);
+        for _ in 0..RACE_RETRIES {
+            let machine = self.metal_of_pool(pool_id, node_id).await?;
+            let state = machine.provision_state.as_str();
+            if machine.deleted_at.is_some() || !transition.from.contains(&state) {
+                return Err(not_allowed(&machine, verb, transition.from));
+            }
+            let pool = self.store.pool_fetch(pool_id).await?;
+            let policy = metal_policy::read(&pool.policy)?;
+            let image = match (verb, &image) {
+                ("deploy", Some(image)) if !image.is_empty() => Some(image.clone()),
+                ("deploy", _) if !policy.image.is_empty() => Some(policy.image.clone()),
+                ("deploy", _) => {
+                    return Err(Error::fields(vec![FieldViolation::new(
+                        "image",
+                        format!("is required: pool {pool_id}'s policy names no default image (policy.metal.image)"),
+                    )]));
+                }
+                _ => None,
+            };
+            let now = now_micros();
+            let mv = MetalMove {
+                from: state.to_owned(),
+                to: transition.to.to_owned(),
+                deadline: self.metal_deadline(&policy, transition.to, now),
+                rescued_from: (verb == "rescue").then(|| state.to_owned()),
+                image,
+                wipe_credentials: verb == "retire",
+                reason: format!("{verb} requested by {}", ctx.caller.principal_id),
+            };
+            if let Some(moved) = self.store.metal_move(&machine.node_id, machine.version, &mv, now).await? {
+                tracing::info!(node = %moved.node_id, pool = %moved.pool_id, from = %mv.from, to = %mv.to,
+                    by = %ctx.caller.principal_id, "metal machine {verb}");
+                return Ok(moved);
+            }
+        }
+        Err(Error::conflict(format!("machine {node_id} kept changing; try again")))
+    }
+
+    /// See `Metal.Inspect`.
+    pub async fn metal_inspect(&self, ctx: &Context, request: InspectMetalRequest) -> Result<MetalMachineRow> {
+        self.metal_verb(ctx, &request.pool_id, &request.node_id, "inspect", None).await
+    }
+
+    /// See `Metal.Commission`.
+    pub async fn metal_commission(&self, ctx: &Context, request: CommissionMetalRequest) -> Result<MetalMachineRow> {
+        self.metal_verb(ctx, &request.pool_id, &request.node_id, "commission", None).await
+    }
+
+    /// See `Metal.Deploy`.
+    pub async fn metal_deploy(&self, ctx: &Context, request: DeployMetalRequest) -> Result<MetalMachineRow> {
+        self.metal_verb(ctx, &request.pool_id, &request.node_id, "deploy", Some(request.image)).await
+    }
+
+    /// See `Metal.Rescue`: enters rescue, or with `exit` leaves it.
+    pub async fn metal_rescue(&self, ctx: &Context, request: RescueMetalRequest) -> Result<MetalMachineRow> {
+        let verb = if request.exit { "exitRescue" } else { "rescue" };
+        self.metal_verb(ctx, &request.pool_id, &request.node_id, verb, None).await
+    }
+
+    /// See `Metal.Release`.
+    pub async fn metal_release(&self, ctx: &Context, request: ReleaseMetalRequest) -> Result<MetalMachineRow> {
+        self.metal_verb(ctx, &request.pool_id, &request.node_id, "release", None).await
+    }
+
+    /// See `Metal.Retire`.
+    pub async fn metal_retire(&self, ctx: &Context, request: RetireMetalRequest) -> Result<MetalMachineRow> {
+        self.metal_verb(ctx, &request.pool_id, &request.node_id, "retire", None).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(faults: &Violations) -> Vec<&str> {
+        faults.kept().iter().map(|f| f.field.as_str()).collect()
+    }
+
+    #[test]
+    fn a_bmc_address_fits_its_driver() {
+        assert!(check_bmc("bmc.", "redfish", "https://10.0.0.5", "", false).is_empty());
+        assert!(check_bmc("bmc.", "ipmi", "10.0.0.5:623", "", false).is_empty());
+        assert_eq!(fields(&check_bmc("bmc.", "redfish", "http://10.0.0.5", "", false)), ["bmc.address"]);
+        assert!(check_bmc("bmc.", "redfish", "http://10.0.0.5", "", true).is_empty(), "plain HTTP when insecure");
+        assert_eq!(fields(&check_bmc("bmc.", "redfish", "10.0.0.5", "", false)), ["bmc.address"]);
+        assert_eq!(fields(&check_bmc("bmc.", "ipmi", "https://10.0.0.5", "", false)), ["bmc.address"]);
+        assert_eq!(fields(&check_bmc("", "ipmi", "h", "-----BEGIN CERTIFICATE-----", false)), ["caCertificate"]);
+        assert_eq!(
+            fields(&check_bmc("bmc.", "redfish", "https://h", "-----BEGIN CERTIFICATE-----\n", true)),
+            ["bmc.insecure"]
+        );
+    }
+}

@@ -1,0 +1,503 @@
+//! Bare-metal machines in the store: the metal view of an enrolled machine, kept in
+//! `metal_machines` beside its node (written in the same transaction, so a machine and its node
+//! are one record), its moves through the provision state machine (guarded by the row's
+//! version, so of two racing verbs one wins), its events on the pool's subject and the work it
+//! queues. The BMC password is kept only sealed and is never part of a row read here.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
+
+use super::catalog::value_from_json;
+use super::{NewEvent, NodeCapacityRow, Store};
+use crate::error::{Code, Error, Result};
+
+/// The work kind of the metal reconciler, which runs the workflow of a transient state.
+pub const METAL_KIND: &str = "metal.machines";
+
+/// The state of the node of a machine that is enrolled but has not joined through `bcd`.
+pub const ENROLLED_NODE_STATE: &str = "enrolled";
+
+/// A machine's metal view as stored (never its password).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetalMachineRow {
+    /// Its node's id (`node_...`).
+    pub node_id: String,
+    /// The pool it is enrolled in.
+    pub pool_id: String,
+    /// The tenant whose account the pool is on; `None` for a platform pool.
+    pub tenant_id: Option<String>,
+    /// Its name, unique among the pool's live machines.
+    pub name: String,
+    /// Its labels (its node's).
+    pub labels: BTreeMap<String, String>,
+    /// `redfish` or `ipmi`.
+    pub driver: String,
+    /// The BMC's address.
+    pub address: String,
+    /// The BMC user.
+    pub username: String,
+    /// Whether a sealed password is kept.
+    pub credentials_set: bool,
+    /// The CA certificate the BMC's must chain to; empty for none.
+    pub ca_certificate: String,
+    /// Whether any BMC certificate is accepted.
+    pub insecure: bool,
+    /// `unknown` until the BMC is read, then `on`, `off`, ...
+    pub power_state: String,
+    /// Its provision state.
+    pub provision_state: String,
+    /// The state it came from.
+    pub previous_state: String,
+    /// The state `exitingRescue` returns to.
+    pub rescued_from: String,
+    /// When its transient state times out (µs).
+    pub deadline: Option<i64>,
+    /// Why the last workflow failed.
+    pub last_error: String,
+    /// What inspection found.
+    pub inventory: Option<serde_json::Value>,
+    /// The image it runs or is deploying.
+    pub image: String,
+    /// Who enrolled it.
+    pub created_by: String,
+    /// The enrolment's idempotency key.
+    pub idempotency_key: String,
+    /// The digest of the enrolment's request.
+    pub request_digest: String,
+    /// Bumped by every change.
+    pub version: i64,
+    /// When it was enrolled.
+    pub created_at: i64,
+    /// When it last changed.
+    pub updated_at: i64,
+    /// When it was deleted.
+    pub deleted_at: Option<i64>,
+}
+
+impl MetalMachineRow {
+    /// An event (`metal.machine.<change>`) on the pool's subject. It never holds the password.
+    fn event(&self, change: &str, reason: &str, time: i64) -> NewEvent {
+        NewEvent {
+            source: "/compute/metal".to_owned(),
+            event_type: format!("metal.machine.{change}"),
+            subject: self.pool_id.clone(),
+            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
+            time,
+            data: serde_json::json!({
+                "nodeId": self.node_id, "poolId": self.pool_id, "name": self.name,
+                "provisionState": self.provision_state, "previousState": self.previous_state,
+                "reason": reason, "version": self.version,
+            }),
+        }
+    }
+}
+
+/// A machine to enrol: its view and its password, sealed to its node's id.
+pub struct NewMetalMachine {
+    /// The view as it starts (`enrolling`).
+    pub row: MetalMachineRow,
+    /// The password sealed to `row.node_id`.
+    pub password_sealed: String,
+    /// The pool's `maxMachines`, when its policy sets one.
+    pub max_machines: Option<i64>,
+}
+
+impl fmt::Debug for NewMetalMachine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NewMetalMachine").field("row", &self.row).finish_non_exhaustive()
+    }
+}
+
+/// A move of a machine from one provision state to another, as a verb records it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetalMove {
+    /// The state it must still be in (with the version read), or the move is lost to a race.
+    pub from: String,
+    /// The state it goes to.
+    pub to: String,
+    /// When `to` times out; `None` for a stable state.
+    pub deadline: Option<i64>,
+    /// The state `exitingRescue` returns to, when this move sets it.
+    pub rescued_from: Option<String>,
+    /// The image to deploy, when this move sets it.
+    pub image: Option<String>,
+    /// Whether the BMC credentials are wiped (retire).
+    pub wipe_credentials: bool,
+    /// Why, for the event: the verb and who asked.
+    pub reason: String,
+}
+
+/// What an update changes; `None` leaves a field alone.
+#[derive(Default)]
+pub struct MetalChange {
+    /// The new name.
+    pub name: Option<String>,
+    /// The new labels.
+    pub labels: Option<BTreeMap<String, String>>,
+    /// The BMC's new address.
+    pub address: Option<String>,
+    /// The new BMC user.
+    pub username: Option<String>,
+    /// The new password, sealed to the node's id.
+    pub password_sealed: Option<String>,
+    /// The new CA certificate.
+    pub ca_certificate: Option<String>,
+    /// Whether any certificate is accepted.
+    pub insecure: Option<bool>,
+}
+
+impl fmt::Debug for MetalChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetalChange")
+            .field("name", &self.name)
+            .field("address", &self.address)
+            .field("password", &self.password_sealed.as_ref().map(|_| "sealed"))
+            .finish_non_exhaustive()
+    }
+}
+
+const COLUMNS: &str = "m.node_id, m.pool_id, m.tenant_id, m.name, n.labels, m.driver, m.address, m.username, \
+                       m.password_sealed <> '' AS credentials_set, m.ca_certificate, m.insecure, m.power_state, \
+                       m.provision_state, m.previous_state, m.rescued_from, m.deadline, m.last_error, m.inventory, \
+                       m.image, m.created_by, m.idempotency_key, m.request_digest, m.version, m.created_at, \
+                       m.updated_at, m.deleted_at";
+
+const FROM: &str = "metal_machines m JOIN nodes n ON n.id = m.node_id";
+
+fn machine_from_row(row: &AnyRow) -> Result<MetalMachineRow> {
+    let inventory: Option<String> = row.try_get("inventory")?;
+    Ok(MetalMachineRow {
+        node_id: row.try_get("node_id")?,
+        pool_id: row.try_get("pool_id")?,
+        tenant_id: row.try_get("tenant_id")?,
+        name: row.try_get("name")?,
+        labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
+        driver: row.try_get("driver")?,
+        address: row.try_get("address")?,
+        username: row.try_get("username")?,
+        credentials_set: row.try_get::<bool, _>("credentials_set").or_else(|_| {
+            // SQLite answers a comparison as an integer.
+            row.try_get::<i64, _>("credentials_set").map(|set| set != 0)
+        })?,
+        ca_certificate: row.try_get("ca_certificate")?,
+        insecure: row.try_get::<i64, _>("insecure")? != 0,
+        power_state: row.try_get("power_state")?,
+        provision_state: row.try_get("provision_state")?,
+        previous_state: row.try_get("previous_state")?,
+        rescued_from: row.try_get("rescued_from")?,
+        deadline: row.try_get("deadline")?,
+        last_error: row.try_get("last_error")?,
+        inventory: inventory.as_deref().map(value_from_json).transpose()?,
+        image: row.try_get("image")?,
+        created_by: row.try_get("created_by")?,
+        idempotency_key: row.try_get("idempotency_key")?,
+        request_digest: row.try_get("request_digest")?,
+        version: row.try_get("version")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        deleted_at: row.try_get("deleted_at")?,
+    })
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("a machine's fields serialize")
+}
+
+fn name_taken(pool_id: &str, name: &str) -> Error {
+    Error::conflict(format!("pool {pool_id} has a machine named {name:?} already; choose another name"))
+        .with_detail("name", name)
+        .with_detail("poolId", pool_id)
+}
+
+impl Store {
+    async fn metal_fetch_in(&self, txn: &mut Transaction<'static, Any>, node_id: &str) -> Result<MetalMachineRow> {
+        let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE m.node_id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(node_id).fetch_optional(&mut **txn).await?;
+        row.as_ref().map(machine_from_row).transpose()?.ok_or_else(|| Error::not_found("machine", node_id))
+    }
+
+    /// Enrols a machine: its node (`enrolled`, no credential, its name as host name), its metal
+    /// view, the metal reconciler's work, its booking of the pool's `maxMachines` and its
+    /// `metal.machine.enrolled` event, in one transaction. Past `maxMachines` it is
+    /// `QUOTA_EXCEEDED`; a live machine of the pool with its name is `CONFLICT`.
+    pub async fn metal_enroll(&self, new: &NewMetalMachine, now: i64) -> Result<MetalMachineRow> {
+        crate::measured::store("metal_enroll", async {
+            let row = &new.row;
+            let mut txn = self.begin_write().await?;
+            // Writing the pool's row serialises the enrolments of one pool on every backend, so
+            // two of them cannot both take the last free machine.
+            sqlx::query("UPDATE pools SET version = version WHERE id = $1")
+                .bind(&row.pool_id)
+                .execute(&mut *txn)
+                .await?;
+            if let Some(limit) = new.max_machines {
+                let used: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM metal_machines WHERE pool_id = $1 AND deleted_at IS NULL")
+                        .bind(&row.pool_id)
+                        .fetch_one(&mut *txn)
+                        .await?;
+                if used >= limit {
+                    return Err(Error::new(
+                        Code::QuotaExceeded,
+                        format!(
+                            "pool {} allows {limit} machines (its policy's maxMachines) and has {used}; \
+                             delete a machine or raise maxMachines",
+                            row.pool_id
+                        ),
+                    )
+                    .with_detail("poolId", row.pool_id.as_str())
+                    .with_detail("limit", limit)
+                    .with_detail("used", used)
+                    .with_detail("resourceKind", "maxMachines"));
+                }
+            }
+            let empty = json(&NodeCapacityRow::default());
+            let node = sqlx::query(
+                "INSERT INTO nodes (id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, \
+                 bcd_version, capacity, allocatable, conditions, labels, taints, state, cordoned, join_token_id, \
+                 credential_sha256, address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at, left_at, \
+                 deleted_at, updated_at) VALUES ($1, $2, $3, $1, $4, '', '', '', '', $5, $5, '[]', $6, '[]', $7, 0, \
+                 '', '', '', 0, 1, $8, $8, NULL, NULL, $8)",
+            )
+            .bind(&row.node_id)
+            .bind(&row.pool_id)
+            .bind(&row.tenant_id)
+            .bind(&row.name)
+            .bind(&empty)
+            .bind(json(&row.labels))
+            .bind(ENROLLED_NODE_STATE)
+            .bind(now)
+            .execute(&mut *txn)
+            .await;
+            super::conflict_on_unique(node, || {
+                Error::conflict(format!("machine {} is being enrolled by another call", row.node_id))
+            })?;
+            let inserted = sqlx::query(
+                "INSERT INTO metal_machines (node_id, pool_id, tenant_id, name, driver, address, username, \
+                 password_sealed, ca_certificate, insecure, power_state, provision_state, previous_state, \
+                 rescued_from, deadline, last_error, inventory, image, created_by, idempotency_key, request_digest, \
+                 version, created_at, updated_at, deleted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+                 $12, $13, '', $14, '', NULL, '', $15, $16, $17, 1, $18, $18, NULL)",
+            )
+            .bind(&row.node_id)
+            .bind(&row.pool_id)
+            .bind(&row.tenant_id)
+            .bind(&row.name)
+            .bind(&row.driver)
+            .bind(&row.address)
+            .bind(&row.username)
+            .bind(&new.password_sealed)
+            .bind(&row.ca_certificate)
+            .bind(row.insecure as i64)
+            .bind(&row.power_state)
+            .bind(&row.provision_state)
+            .bind(&row.previous_state)
+            .bind(row.deadline)
+            .bind(&row.created_by)
+            .bind(&row.idempotency_key)
+            .bind(&row.request_digest)
+            .bind(now)
+            .execute(&mut *txn)
+            .await;
+            super::conflict_on_unique(inserted, || name_taken(&row.pool_id, &row.name))?;
+            self.work_enqueue_in(&mut txn, METAL_KIND, &row.node_id, &row.provision_state, row.deadline, now).await?;
+            let enrolled = self.metal_fetch_in(&mut txn, &row.node_id).await?;
+            self.event_append_in(&mut txn, &enrolled.event("enrolled", "enroll", now)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(enrolled)
+        })
+        .await
+    }
+
+    /// One machine, deleted or not, whatever its pool: callers check.
+    pub async fn metal_fetch(&self, node_id: &str) -> Result<Option<MetalMachineRow>> {
+        crate::measured::store("metal_fetch", async {
+            let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE m.node_id = $1");
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(node_id).fetch_optional(&self.pool).await?;
+            row.as_ref().map(machine_from_row).transpose()
+        })
+        .await
+    }
+
+    /// The pool's live machines, oldest first, at most `limit`.
+    pub async fn metal_list(&self, pool_id: &str, limit: i64) -> Result<Vec<MetalMachineRow>> {
+        crate::measured::store("metal_list", async {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM {FROM} WHERE m.pool_id = $1 AND m.deleted_at IS NULL \
+                 ORDER BY m.created_at, m.node_id LIMIT $2"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).bind(limit).fetch_all(&self.pool).await?;
+            rows.iter().map(machine_from_row).collect()
+        })
+        .await
+    }
+
+    /// The sealed BMC password of a machine (for the reconciler to open); `None` once wiped.
+    pub async fn metal_sealed_password(&self, node_id: &str) -> Result<Option<String>> {
+        crate::measured::store("metal_sealed_password", async {
+            let sealed: Option<String> =
+                sqlx::query_scalar("SELECT password_sealed FROM metal_machines WHERE node_id = $1")
+                    .bind(node_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            Ok(sealed.filter(|sealed| !sealed.is_empty()))
+        })
+        .await
+    }
+
+    /// Records a move of machine `node_id` read at `version`: its new state, the state it came
+    /// from, its deadline, its event (`metal.machine.<to>`) and, for a transient state, the
+    /// reconciler's work, in one transaction. `None` when the machine changed since it was read
+    /// (another verb won the race): nothing is written.
+    pub async fn metal_move(
+        &self,
+        node_id: &str,
+        version: i64,
+        mv: &MetalMove,
+        now: i64,
+    ) -> Result<Option<MetalMachineRow>> {
+        crate::measured::store("metal_move", async {
+            let mut txn = self.begin_write().await?;
+            let moved = sqlx::query(
+                "UPDATE metal_machines SET provision_state = $4, previous_state = $3, deadline = $5, \
+                 rescued_from = COALESCE($6, rescued_from), image = COALESCE($7, image), \
+                 password_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_sealed END, last_error = '', \
+                 version = version + 1, updated_at = $9 \
+                 WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(version)
+            .bind(&mv.from)
+            .bind(&mv.to)
+            .bind(mv.deadline)
+            .bind(&mv.rescued_from)
+            .bind(&mv.image)
+            .bind(mv.wipe_credentials as i64)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if moved.rows_affected() == 0 {
+                return Ok(None);
+            }
+            if mv.deadline.is_some() {
+                self.work_enqueue_in(&mut txn, METAL_KIND, node_id, &mv.to, mv.deadline, now).await?;
+            }
+            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
+            self.event_append_in(&mut txn, &machine.event(&mv.to, &mv.reason, now)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(Some(machine))
+        })
+        .await
+    }
+
+    /// Applies `change` to machine `node_id` read at `version` while it is in one of
+    /// `idle_states`, with its `metal.machine.updated` event. `None` when the machine changed
+    /// since it was read; a live machine of the pool with the new name is `CONFLICT`.
+    pub async fn metal_update(
+        &self,
+        node_id: &str,
+        version: i64,
+        change: &MetalChange,
+        now: i64,
+    ) -> Result<Option<MetalMachineRow>> {
+        crate::measured::store("metal_update", async {
+            let mut txn = self.begin_write().await?;
+            let updated = sqlx::query(
+                "UPDATE metal_machines SET name = COALESCE($3, name), address = COALESCE($4, address), \
+                 username = COALESCE($5, username), password_sealed = COALESCE($6, password_sealed), \
+                 ca_certificate = COALESCE($7, ca_certificate), insecure = COALESCE($8, insecure), \
+                 version = version + 1, updated_at = $9 WHERE node_id = $1 AND version = $2 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(version)
+            .bind(&change.name)
+            .bind(&change.address)
+            .bind(&change.username)
+            .bind(&change.password_sealed)
+            .bind(&change.ca_certificate)
+            .bind(change.insecure.map(i64::from))
+            .bind(now)
+            .execute(&mut *txn)
+            .await;
+            let updated = match updated {
+                Err(sqlx::Error::Database(db)) if db.is_unique_violation() => {
+                    let pool_id: String = sqlx::query_scalar("SELECT pool_id FROM metal_machines WHERE node_id = $1")
+                        .bind(node_id)
+                        .fetch_one(&self.pool)
+                        .await?;
+                    return Err(name_taken(&pool_id, change.name.as_deref().unwrap_or_default()));
+                }
+                other => other?,
+            };
+            if updated.rows_affected() == 0 {
+                return Ok(None);
+            }
+            sqlx::query(
+                "UPDATE nodes SET hostname = COALESCE($2, hostname), labels = COALESCE($3, labels), \
+                 version = version + 1, updated_at = $4 WHERE id = $1",
+            )
+            .bind(node_id)
+            .bind(&change.name)
+            .bind(change.labels.as_ref().map(json))
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
+            self.event_append_in(&mut txn, &machine.event("updated", "update", now)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(Some(machine))
+        })
+        .await
+    }
+
+    /// Deletes machine `node_id` read at `version` in state `from`: the view and its node are
+    /// marked deleted, the password wiped (freeing its booking of `maxMachines`), the
+    /// reconciler's work dropped, with its `metal.machine.deleted` event. `None` when the machine
+    /// changed since it was read.
+    pub async fn metal_delete(
+        &self,
+        node_id: &str,
+        version: i64,
+        from: &str,
+        now: i64,
+    ) -> Result<Option<MetalMachineRow>> {
+        crate::measured::store("metal_delete", async {
+            let mut txn = self.begin_write().await?;
+            let deleted = sqlx::query(
+                "UPDATE metal_machines SET deleted_at = $4, password_sealed = '', deadline = NULL, \
+                 version = version + 1, updated_at = $4 \
+                 WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(version)
+            .bind(from)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if deleted.rows_affected() == 0 {
+                return Ok(None);
+            }
+            sqlx::query(
+                "UPDATE nodes SET state = 'deleted', deleted_at = $2, version = version + 1, updated_at = $2 \
+                 WHERE id = $1",
+            )
+            .bind(node_id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            sqlx::query("DELETE FROM work_items WHERE kind = $1 AND object_id = $2")
+                .bind(METAL_KIND)
+                .bind(node_id)
+                .execute(&mut *txn)
+                .await?;
+            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
+            self.event_append_in(&mut txn, &machine.event("deleted", "delete", now)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(Some(machine))
+        })
+        .await
+    }
+}
