@@ -24,7 +24,7 @@ pub struct BootConfig {
     /// The SHA-256 of the API's CA public key, for bcd to pin; `None` for a public CA.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_sha256: Option<String>,
-    /// The machine's identity: its node's id, so the join lands on the enrolled node.
+    /// The machine's identity (its node id as a machine id), so the join lands on its node.
     pub machine_id: String,
     /// The pool it joins.
     pub pool_id: String,

@@ -1,7 +1,8 @@
 //! `bc dev`'s demo catalog: a GKE and a DigitalOcean account on the in-process fake cloud, a
 //! metered pool on each offered to both demo tenants (`acme` and `globex`, which
-//! [`crate::dev_seed`] makes first), and a `loadBalancers` quota of 5 per tenant on the
-//! DigitalOcean pool.
+//! [`crate::dev_seed`] makes first), a `loadBalancers` quota of 5 per tenant on the
+//! DigitalOcean pool, and the platform's bare-metal pool (`pools.metal`) for the fake cloud's
+//! BMCs, with a default image and room for 10 machines.
 //!
 //! It is made once: a restart finds the accounts by name and keeps everything, only pointing
 //! them at the fake cloud of this run (it listens on a new port and has forgotten the
@@ -34,8 +35,8 @@ struct Demo {
     price: i64,
 }
 
-/// Seeds the demo catalog (once) and returns `{gke: <pool id>, digitalocean: <pool id>}` for
-/// `dev.json`.
+/// Seeds the demo catalog (once) and returns `{gke: <pool id>, digitalocean: <pool id>,
+/// metal: <pool id>}` for `dev.json`.
 pub async fn seed(
     store: &Store,
     key: &SecretKey,
@@ -81,7 +82,41 @@ pub async fn seed(
         };
         pools.insert(demo.provider.to_owned(), pool_id.into());
     }
+    pools.insert("metal".to_owned(), seed_metal_pool(store, now).await?.into());
     Ok(pools)
+}
+
+/// The bare-metal pool's name.
+const METAL_POOL: &str = "demo-metal";
+
+/// The bare-metal pool, on the DigitalOcean demo account (a pool needs an account; its machines
+/// are driven through their BMCs, not the account): made once, found by name after.
+async fn seed_metal_pool(store: &Store, now: i64) -> Result<String> {
+    let accounts = store.account_list("", true, false).await?;
+    let account = accounts
+        .iter()
+        .find(|a| a.name == "demo-digitalocean")
+        .ok_or_else(|| Error::invalid_state("the demo DigitalOcean account is gone; remove the data directory"))?;
+    if let Some(pool) = store.pool_list(&account.id, "", false).await?.into_iter().find(|p| p.name == METAL_POOL) {
+        return Ok(pool.id);
+    }
+    let pool_id = PoolId::random().to_string();
+    store
+        .pool_create(&NewPool {
+            id: pool_id.clone(),
+            account_id: account.id.clone(),
+            name: METAL_POOL.to_owned(),
+            description: "bare-metal machines behind the fake cloud's Redfish BMCs".to_owned(),
+            billing_mode: "none".to_owned(),
+            policy: serde_json::json!({
+                "maxMachines": 10,
+                "metal": {"image": "https://images.better-compute.dev/node/latest.iso"},
+            }),
+            prices: BTreeMap::new(),
+            now,
+        })
+        .await?;
+    Ok(pool_id)
 }
 
 /// Makes one demo account, its pool, the offers and (DigitalOcean) the quotas.

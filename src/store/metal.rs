@@ -20,6 +20,12 @@ pub const METAL_KIND: &str = "metal.machines";
 /// The state of the node of a machine that is enrolled but has not joined through `bcd`.
 pub const ENROLLED_NODE_STATE: &str = "enrolled";
 
+/// The machine id an enrolled machine's node has, and its bcd joins with: its node id in the
+/// form machine ids take (`node-...`), so the join lands on the enrolled node.
+pub fn metal_machine_id(node_id: &str) -> String {
+    node_id.replace('_', "-")
+}
+
 /// A machine's metal view as stored (never its password).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetalMachineRow {
@@ -224,7 +230,11 @@ fn name_taken(pool_id: &str, name: &str) -> Error {
 }
 
 impl Store {
-    pub(super) async fn metal_fetch_in(&self, txn: &mut Transaction<'static, Any>, node_id: &str) -> Result<MetalMachineRow> {
+    pub(super) async fn metal_fetch_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        node_id: &str,
+    ) -> Result<MetalMachineRow> {
         let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE m.node_id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(node_id).fetch_optional(&mut **txn).await?;
         row.as_ref().map(machine_from_row).transpose()?.ok_or_else(|| Error::not_found("machine", node_id))
@@ -270,7 +280,7 @@ impl Store {
                 "INSERT INTO nodes (id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, \
                  bcd_version, capacity, allocatable, conditions, labels, taints, state, cordoned, join_token_id, \
                  credential_sha256, address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at, left_at, \
-                 deleted_at, updated_at) VALUES ($1, $2, $3, $1, $4, '', '', '', '', $5, $5, '[]', $6, '[]', $7, 0, \
+                 deleted_at, updated_at) VALUES ($1, $2, $3, $9, $4, '', '', '', '', $5, $5, '[]', $6, '[]', $7, 0, \
                  '', '', '', 0, 1, $8, $8, NULL, NULL, $8)",
             )
             .bind(&row.node_id)
@@ -281,6 +291,7 @@ impl Store {
             .bind(json(&row.labels))
             .bind(ENROLLED_NODE_STATE)
             .bind(now)
+            .bind(metal_machine_id(&row.node_id))
             .execute(&mut *txn)
             .await;
             super::conflict_on_unique(node, || {

@@ -78,7 +78,9 @@ pub use load_balancer_rows::{
 pub use load_balancers::{
     LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
 };
-pub use metal::{ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine};
+pub use metal::{
+    ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, metal_machine_id,
+};
 pub use metal_workflow::{BootConfigRow, MetalFinish};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
