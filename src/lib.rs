@@ -25,6 +25,7 @@
 pub mod api;
 pub mod authz;
 pub mod bearer;
+pub mod boot_config;
 pub mod channel;
 pub mod cidr;
 pub mod cli;

@@ -24,6 +24,7 @@ mod audit;
 mod budgets;
 mod compute_pools;
 mod console;
+mod metal_boot;
 mod events;
 pub mod gateway;
 mod gateway_stream;
@@ -206,7 +207,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
     let document = openapi::document(pool).map_err(Error::internal)?;
     let document = Arc::new(serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
 
-    let console = console::router(services.clone());
+    let console = console::router(services.clone()).merge(metal_boot::router(services.clone()));
     let shared = Shared { services, metrics, metrics_access };
     let probes = Router::new()
         .route("/healthz", get(|| async { "ok" }))

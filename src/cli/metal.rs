@@ -23,6 +23,10 @@ pub struct MachineArgs {
     pool: String,
     /// The machine's id (`node_...`).
     node_id: String,
+    /// Wait until the workflow the command started ends, showing each state it passes through;
+    /// fails when it ends in a failed state.
+    #[arg(long)]
+    wait: bool,
 }
 
 /// The metal commands.
@@ -61,6 +65,9 @@ pub enum MetalCommand {
         /// when not given.
         #[arg(long)]
         idempotency_key: Option<String>,
+        /// Wait until the BMC is reached (`manageable`) or enrolment fails, showing each state.
+        #[arg(long)]
+        wait: bool,
     },
     /// Lists a pool's machines, oldest first.
     List {
@@ -175,6 +182,7 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
             insecure,
             labels,
             idempotency_key,
+            wait: _,
         } => {
             let password = match password_file {
                 Some(path) => read_secret_file(path)?,
@@ -259,7 +267,58 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
             client.retire(RetireMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
         }
     };
-    output::print_one(cli.output, &answer(machine)?, "bettercompute.compute.v1.MetalMachine")
+    let mut machine = answer(machine)?;
+    if command.waits() {
+        machine = wait(&mut client, machine).await?;
+    }
+    output::print_one(cli.output, &machine, "bettercompute.compute.v1.MetalMachine")?;
+    match command.waits() && machine.provision_state.ends_with("Failed") {
+        true => Err(format!("machine {} is {}: {}", machine.id, machine.provision_state, machine.last_error)),
+        false => Ok(()),
+    }
+}
+
+impl MetalCommand {
+    /// Whether `--wait` was given.
+    fn waits(&self) -> bool {
+        match self {
+            MetalCommand::Enroll { wait, .. } => *wait,
+            MetalCommand::List { .. } => false,
+            MetalCommand::Get(m)
+            | MetalCommand::Delete(m)
+            | MetalCommand::Inspect(m)
+            | MetalCommand::Commission(m)
+            | MetalCommand::Release(m)
+            | MetalCommand::Retire(m) => m.wait,
+            MetalCommand::Update { machine: m, .. }
+            | MetalCommand::Deploy { machine: m, .. }
+            | MetalCommand::Rescue { machine: m, .. } => m.wait,
+        }
+    }
+}
+
+/// How often `--wait` reads the machine.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Reads the machine until no workflow runs on it, printing each state it passes through (and
+/// the power state while it changes) on standard error.
+async fn wait(
+    client: &mut MetalClient<super::AuthedChannel>,
+    mut machine: crate::proto::compute::MetalMachine,
+) -> Result<crate::proto::compute::MetalMachine, String> {
+    let request = GetMetalRequest { pool_id: machine.pool_id.clone(), node_id: machine.id.clone() };
+    eprintln!("{}: {} (power {})", machine.id, machine.provision_state, machine.power_state);
+    while crate::service::metal_states::transient(&machine.provision_state).is_some() {
+        tokio::time::sleep(WAIT_POLL).await;
+        let now = answer(client.get(request.clone()).await)?;
+        if now.provision_state != machine.provision_state {
+            eprintln!("{}: {} -> {}", now.id, machine.provision_state, now.provision_state);
+        } else if now.power_state != machine.power_state {
+            eprintln!("{}: {} (power {})", now.id, now.provision_state, now.power_state);
+        }
+        machine = now;
+    }
+    Ok(machine)
 }
 
 #[cfg(test)]

@@ -136,6 +136,8 @@ pub struct FakeCloud {
     ca_pem: String,
     /// The kubelets: aborting the task stops every daemon it runs.
     kubelets: JoinHandle<()>,
+    /// What the fake machines run (their bcd): aborting the task stops them.
+    machines: JoinHandle<()>,
     /// Where the daemons keep their state; removed last.
     _state: kubelet::StateRoot,
 }
@@ -145,6 +147,7 @@ impl Drop for FakeCloud {
         self.task.abort();
         self.https_task.abort();
         self.kubelets.abort();
+        self.machines.abort();
         self.shared.world().gke.stop_servers();
     }
 }
@@ -173,6 +176,7 @@ impl FakeCloud {
         });
         let state = kubelet::StateRoot::new()?;
         let kubelets = tokio::spawn(kubelet::run(shared.clone(), state.0.clone()));
+        let machines = tokio::spawn(redfish::os::run(shared.clone(), state.0.clone()));
         Ok(FakeCloud {
             shared,
             task,
@@ -180,6 +184,7 @@ impl FakeCloud {
             https_url: format!("https://{https_address}"),
             ca_pem: cloud_tls.ca_pem,
             kubelets,
+            machines,
             _state: state,
         })
     }

@@ -20,6 +20,7 @@
 mod error;
 pub mod kubernetes_clusters;
 pub mod kubernetes_substrates;
+mod metal;
 mod metering;
 mod node_liveness;
 mod node_pool_steps;
@@ -34,6 +35,7 @@ mod wake;
 pub use error::{Context, Failure, PassError, refusal};
 pub use kubernetes_clusters::KubernetesClusters;
 pub use kubernetes_substrates::{DaemonEndpoint, KubernetesSubstrates};
+pub use metal::MetalMachines;
 pub use metering::Metering;
 pub use node_liveness::NodeLiveness;
 pub use noop::Noop;

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use super::{KubernetesClusters, KubernetesSubstrates, ProviderResources, Reconciler};
+use super::{KubernetesClusters, KubernetesSubstrates, MetalMachines, ProviderResources, Reconciler};
 
-/// Every resource kind the worker converges at a provider: clusters, pool substrates, networks,
+/// Every resource kind the worker converges at a provider: clusters, pool substrates, bare-metal
+/// machines (through their BMCs), networks,
 /// instances, certificates and load balancers, with the accounts, key and timings of `resources` (the
 /// spec's backoffs from [`ProviderResources::new`]; tests set faster ones in its fields, and
 /// the intervals in the worker's configuration).
@@ -24,7 +25,11 @@ pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
             resources.daemon_endpoint.clone(),
         )
     };
-    let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters), Arc::new(substrates)];
+    let metal = MetalMachines {
+        backoff: resources.backoff,
+        ..MetalMachines::new(resources.secret_key.clone(), resources.daemon_endpoint.clone())
+    };
+    let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters), Arc::new(substrates), Arc::new(metal)];
     reconcilers.extend(resources.reconcilers());
     reconcilers
 }

@@ -174,6 +174,8 @@ impl Service {
             created_at: now,
             updated_at: now,
             deleted_at: None,
+            steps: Vec::new(),
+            deploy_token_id: String::new(),
         };
         let new = NewMetalMachine { row, password_sealed, max_machines: policy.max_machines };
         self.store.metal_enroll(&new, now).await

@@ -29,6 +29,7 @@ mod kubernetes_substrates;
 mod load_balancer_checks;
 mod load_balancers;
 mod metal;
+mod metal_boot;
 pub mod metal_states;
 mod networks;
 mod nodes;

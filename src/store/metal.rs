@@ -75,11 +75,20 @@ pub struct MetalMachineRow {
     pub updated_at: i64,
     /// When it was deleted.
     pub deleted_at: Option<i64>,
+    /// The steps of the current transient state that are done, in order (never in a view).
+    pub steps: Vec<String>,
+    /// The join token of the deploy under way or done; empty for none (never in a view).
+    pub deploy_token_id: String,
 }
 
 impl MetalMachineRow {
+    /// Whether `step` of the current transient state is done.
+    pub fn step_done(&self, step: &str) -> bool {
+        self.steps.iter().any(|done| done == step)
+    }
+
     /// An event (`metal.machine.<change>`) on the pool's subject. It never holds the password.
-    fn event(&self, change: &str, reason: &str, time: i64) -> NewEvent {
+    pub(super) fn event(&self, change: &str, reason: &str, time: i64) -> NewEvent {
         NewEvent {
             source: "/compute/metal".to_owned(),
             event_type: format!("metal.machine.{change}"),
@@ -163,7 +172,7 @@ const COLUMNS: &str = "m.node_id, m.pool_id, m.tenant_id, m.name, n.labels, m.dr
                        m.password_sealed <> '' AS credentials_set, m.ca_certificate, m.insecure, m.power_state, \
                        m.provision_state, m.previous_state, m.rescued_from, m.deadline, m.last_error, m.inventory, \
                        m.image, m.created_by, m.idempotency_key, m.request_digest, m.version, m.created_at, \
-                       m.updated_at, m.deleted_at";
+                       m.updated_at, m.deleted_at, m.steps, m.deploy_token_id";
 
 const FROM: &str = "metal_machines m JOIN nodes n ON n.id = m.node_id";
 
@@ -199,6 +208,8 @@ fn machine_from_row(row: &AnyRow) -> Result<MetalMachineRow> {
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         deleted_at: row.try_get("deleted_at")?,
+        steps: row.try_get::<String, _>("steps")?.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect(),
+        deploy_token_id: row.try_get("deploy_token_id")?,
     })
 }
 
@@ -213,7 +224,7 @@ fn name_taken(pool_id: &str, name: &str) -> Error {
 }
 
 impl Store {
-    async fn metal_fetch_in(&self, txn: &mut Transaction<'static, Any>, node_id: &str) -> Result<MetalMachineRow> {
+    pub(super) async fn metal_fetch_in(&self, txn: &mut Transaction<'static, Any>, node_id: &str) -> Result<MetalMachineRow> {
         let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE m.node_id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(node_id).fetch_optional(&mut **txn).await?;
         row.as_ref().map(machine_from_row).transpose()?.ok_or_else(|| Error::not_found("machine", node_id))
@@ -365,7 +376,7 @@ impl Store {
                 "UPDATE metal_machines SET provision_state = $4, previous_state = $3, deadline = $5, \
                  rescued_from = COALESCE($6, rescued_from), image = COALESCE($7, image), \
                  password_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_sealed END, last_error = '', \
-                 version = version + 1, updated_at = $9 \
+                 steps = '', version = version + 1, updated_at = $9 \
                  WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
             )
             .bind(node_id)

@@ -24,6 +24,7 @@ mod load_balancer_rows;
 mod load_balancer_targets;
 mod load_balancers;
 mod metal;
+mod metal_workflow;
 mod networks;
 mod nodes;
 mod offers;
@@ -78,6 +79,7 @@ pub use load_balancers::{
     LOAD_BALANCER_KIND, LOAD_BALANCER_METER, LOAD_BALANCER_QUOTA, LOAD_BALANCER_RESOURCE, load_balancer_event,
 };
 pub use metal::{ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine};
+pub use metal_workflow::{BootConfigRow, MetalFinish};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
@@ -160,6 +162,7 @@ migrations!(
     (18, "substrate_tokens", "0018_substrate_tokens"),
     (19, "metal", "0019_metal"),
     (20, "auth_generation", "0020_auth_generation.postgres" | "0020_auth_generation.sqlite"),
+    (21, "metal_workflow", "0021_metal_workflow"),
 );
 
 /// The store shared by every service and reconciler.

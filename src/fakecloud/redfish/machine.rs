@@ -27,6 +27,8 @@ pub struct Boot {
     pub device: String,
     /// The media's URL, when it booted from the virtual CD with media inserted.
     pub image: Option<String>,
+    /// The boot configuration's URL in the removable media, when it booted from the CD with one.
+    pub config: Option<String>,
 }
 
 /// A fake machine and its BMC.
@@ -46,6 +48,10 @@ pub struct Machine {
     pub boot_target: String,
     /// The virtual CD's image URL, empty when ejected.
     pub media_image: String,
+    /// The virtual removable media's image URL (a boot configuration), empty when ejected.
+    pub config_image: String,
+    /// Bumped by every erase: what an operating system installed before it is gone.
+    pub disk_generation: u64,
     /// Every boot, in order.
     pub boots: Vec<Boot>,
     /// How many times each drive (by id) was erased.
@@ -67,6 +73,8 @@ impl Machine {
             boot_enabled: "Disabled".into(),
             boot_target: "None".into(),
             media_image: String::new(),
+            config_image: String::new(),
+            disk_generation: 0,
             boots: Vec::new(),
             erased: BTreeMap::new(),
             unresponsive: false,
@@ -98,7 +106,24 @@ impl Machine {
             self.boot_target = "None".into();
         }
         let image = (device == "Cd" && !self.media_image.is_empty()).then(|| self.media_image.clone());
-        self.boots.push(Boot { device, image });
+        let config = (image.is_some() && !self.config_image.is_empty()).then(|| self.config_image.clone());
+        self.boots.push(Boot { device, image, config });
+    }
+
+    /// The image in virtual media device `device` (`Cd` or `Floppy`).
+    pub fn media(&self, device: &str) -> &str {
+        if device == "Cd" { &self.media_image } else { &self.config_image }
+    }
+
+    /// The image of virtual media device `device`, to change.
+    pub fn media_mut(&mut self, device: &str) -> &mut String {
+        if device == "Cd" { &mut self.media_image } else { &mut self.config_image }
+    }
+
+    /// Erases drive `drive`: counted, and what was installed on the machine is gone.
+    pub fn erase(&mut self, drive: &str) {
+        *self.erased.entry(drive.to_owned()).or_default() += 1;
+        self.disk_generation += 1;
     }
 
     /// Runs `ComputerSystem.Reset`; false for a reset type it does not know.
@@ -158,7 +183,9 @@ impl Machine {
             "powerState": self.power_state(),
             "bootOverride": {"enabled": self.boot_enabled, "target": self.boot_target},
             "media": {"image": self.media_image, "inserted": !self.media_image.is_empty()},
-            "boots": self.boots.iter().map(|b| json!({"device": b.device, "image": b.image})).collect::<Vec<_>>(),
+            "configMedia": {"image": self.config_image, "inserted": !self.config_image.is_empty()},
+            "boots": self.boots.iter().map(|b| json!({"device": b.device, "image": b.image, "config": b.config}))
+                .collect::<Vec<_>>(),
             "erased": self.erased,
             "unresponsive": self.unresponsive,
             "refusesLogin": self.refuses_login,
@@ -186,11 +213,14 @@ mod tests {
         assert_eq!(machine.power_state(), "PoweringOn");
         machine.advance(start + POWER_TRANSITION);
         assert_eq!(machine.power_state(), "On");
-        assert_eq!(machine.boots, vec![Boot { device: "Cd".into(), image: Some("http://images/deploy.iso".into()) }]);
+        assert_eq!(
+            machine.boots,
+            vec![Boot { device: "Cd".into(), image: Some("http://images/deploy.iso".into()), config: None }]
+        );
         assert_eq!(machine.boot_enabled, "Disabled");
         machine.reset("ForceRestart", start);
         machine.advance(start + POWER_TRANSITION);
-        assert_eq!(machine.boots[1], Boot { device: "Hdd".into(), image: None });
+        assert_eq!(machine.boots[1], Boot { device: "Hdd".into(), image: None, config: None });
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The fake cloud's Redfish BMC: a service at `/redfish/v1` with one ComputerSystem, one
-//! Manager (with a virtual CD) and one fake [`machine`] per system a test makes, shaped after
-//! the DMTF mockups and sushy-tools.
+//! Manager (with a virtual CD and virtual removable media) and one fake [`machine`] per system a
+//! test makes, shaped after the DMTF mockups and sushy-tools; [`os`] runs what the machines boot.
 //!
 //! Every resource but the service root asks for basic auth with its system's credentials (the
 //! Systems and Managers collections list the systems whose credentials were given). Fault
@@ -8,6 +8,7 @@
 //! refuses logins answers 401 to any credentials.
 
 mod machine;
+pub mod os;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -233,7 +234,7 @@ async fn resource(
             if !machine.drives().iter().any(|(id, _, _)| id == drive) {
                 return missing(&path);
             }
-            *machine.erased.entry(drive.to_string()).or_default() += 1;
+            machine.erase(drive);
             json_response(204, Value::Null)
         }
         (Method::GET, ["Managers", _]) => json_response(
@@ -242,21 +243,27 @@ async fn resource(
                    "VirtualMedia": {"@odata.id": format!("{base}/VirtualMedia")},
                    "Links": {"ManagerForServers": [{"@odata.id": format!("{ROOT}/Systems/{system}")}]}}),
         ),
-        (Method::GET, ["Managers", _, "VirtualMedia"]) => {
-            collection(&format!("{base}/VirtualMedia"), "Virtual Media Services", &["Cd".to_owned()])
+        (Method::GET, ["Managers", _, "VirtualMedia"]) => collection(
+            &format!("{base}/VirtualMedia"),
+            "Virtual Media Services",
+            &MEDIA_DEVICES.iter().map(|(id, _, _)| id.to_string()).collect::<Vec<_>>(),
+        ),
+        (Method::GET, ["Managers", _, "VirtualMedia", device]) if media_device(device).is_some() => {
+            json_response(200, media_view(machine, device, &path))
         }
-        (Method::GET, ["Managers", _, "VirtualMedia", "Cd"]) => json_response(200, media_view(machine, &path)),
-        (Method::PATCH, ["Managers", _, "VirtualMedia", "Cd"]) => {
-            machine.media_image = match body["Inserted"].as_bool() {
+        (Method::PATCH, ["Managers", _, "VirtualMedia", device]) if media_device(device).is_some() => {
+            *machine.media_mut(device) = match body["Inserted"].as_bool() {
                 Some(false) => String::new(),
                 _ => body["Image"].as_str().unwrap_or_default().to_owned(),
             };
             json_response(204, Value::Null)
         }
-        (Method::POST, ["Managers", _, "VirtualMedia", "Cd", "Actions", "VirtualMedia.InsertMedia"]) => {
+        (Method::POST, ["Managers", _, "VirtualMedia", device, "Actions", "VirtualMedia.InsertMedia"])
+            if media_device(device).is_some() =>
+        {
             match body["Image"].as_str().filter(|image| !image.is_empty()) {
                 Some(image) => {
-                    machine.media_image = image.to_owned();
+                    *machine.media_mut(device) = image.to_owned();
                     json_response(204, Value::Null)
                 }
                 None => error(
@@ -266,8 +273,10 @@ async fn resource(
                 ),
             }
         }
-        (Method::POST, ["Managers", _, "VirtualMedia", "Cd", "Actions", "VirtualMedia.EjectMedia"]) => {
-            machine.media_image.clear();
+        (Method::POST, ["Managers", _, "VirtualMedia", device, "Actions", "VirtualMedia.EjectMedia"])
+            if media_device(device).is_some() =>
+        {
+            machine.media_mut(device).clear();
             json_response(204, Value::Null)
         }
         (Method::GET, _) => missing(&path),
@@ -316,15 +325,25 @@ fn system_view(machine: &Machine, base: &str) -> Value {
     })
 }
 
-fn media_view(machine: &Machine, path: &str) -> Value {
-    let inserted = !machine.media_image.is_empty();
+/// The virtual media devices of every fake BMC, as sushy-tools has them: id, name, media types.
+const MEDIA_DEVICES: &[(&str, &str, &[&str])] =
+    &[("Cd", "Virtual CD", &["CD", "DVD"]), ("Floppy", "Virtual Removable Media", &["Floppy", "USBStick"])];
+
+fn media_device(id: &str) -> Option<&'static (&'static str, &'static str, &'static [&'static str])> {
+    MEDIA_DEVICES.iter().find(|(device, _, _)| *device == id)
+}
+
+fn media_view(machine: &Machine, device: &str, path: &str) -> Value {
+    let (id, name, types) = media_device(device).expect("a known device");
+    let image = machine.media(device);
+    let inserted = !image.is_empty();
     json!({
         "@odata.type": "#VirtualMedia.v1_3_0.VirtualMedia",
         "@odata.id": path,
-        "Id": "Cd",
-        "Name": "Virtual CD",
-        "MediaTypes": ["CD", "DVD"],
-        "Image": if inserted { Value::from(machine.media_image.clone()) } else { Value::Null },
+        "Id": id,
+        "Name": name,
+        "MediaTypes": types,
+        "Image": if inserted { Value::from(image.to_owned()) } else { Value::Null },
         "Inserted": inserted,
         "WriteProtected": true,
         "ConnectedVia": if inserted { "URI" } else { "NotConnected" },

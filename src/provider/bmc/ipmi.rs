@@ -154,6 +154,10 @@ impl super::Bmc for Ipmi {
         Err(unsupported("IPMI has no virtual media; boot the image from the network"))
     }
 
+    async fn insert_config(&self, _config_url: &str) -> ProviderResult<()> {
+        Err(unsupported("IPMI has no virtual media; the boot configuration is fetched over the network"))
+    }
+
     async fn eject_media(&self) -> ProviderResult<()> {
         Err(unsupported("IPMI has no virtual media"))
     }

@@ -15,9 +15,14 @@ use crate::secrets::Secret;
 /// The driver of `access`'s protocol, with the default deadline per call. Nothing is sent
 /// until the first call; an address the driver cannot use is a permanent error.
 pub fn connect(access: &BmcAccess) -> ProviderResult<Box<dyn Bmc>> {
+    connect_within(access, redfish::DEFAULT_TIMEOUT)
+}
+
+/// The driver of `access`'s protocol, each call given up after `timeout`.
+pub fn connect_within(access: &BmcAccess, timeout: std::time::Duration) -> ProviderResult<Box<dyn Bmc>> {
     Ok(match access.driver {
-        BmcDriver::Redfish => Box::new(redfish::Redfish::new(access, redfish::DEFAULT_TIMEOUT)?),
-        BmcDriver::Ipmi => Box::new(ipmi::Ipmi::new(access, ipmi::DEFAULT_TIMEOUT)?),
+        BmcDriver::Redfish => Box::new(redfish::Redfish::new(access, timeout)?),
+        BmcDriver::Ipmi => Box::new(ipmi::Ipmi::new(access, timeout)?),
     })
 }
 
@@ -125,7 +130,10 @@ pub trait Bmc: Send + Sync {
     /// Inserts the image at `image_url` in the virtual CD (ejecting what was there).
     /// IPMI has no virtual media: a permanent error.
     async fn insert_media(&self, image_url: &str) -> ProviderResult<()>;
-    /// Ejects the virtual CD; nothing inserted is not an error.
+    /// Inserts the boot configuration at `config_url` in the removable virtual media (a USB
+    /// stick or floppy, as a config drive), ejecting what was there. IPMI: a permanent error.
+    async fn insert_config(&self, config_url: &str) -> ProviderResult<()>;
+    /// Ejects every virtual media device; nothing inserted is not an error.
     async fn eject_media(&self) -> ProviderResult<()>;
     /// Reads the inventory.
     async fn inventory(&self) -> ProviderResult<Inventory>;

@@ -164,6 +164,17 @@ impl Redfish {
 
     /// The virtual CD: the system's own VirtualMedia (Redfish 1.12 and later) or its manager's.
     async fn virtual_cd(&self) -> ProviderResult<(String, Value)> {
+        self.virtual_media(&["CD", "DVD"]).await?.ok_or_else(|| unsupported("the BMC has no virtual CD"))
+    }
+
+    /// The removable virtual media a boot configuration goes in (a USB stick or a floppy, as
+    /// config drives are given).
+    async fn virtual_removable(&self) -> ProviderResult<Option<(String, Value)>> {
+        self.virtual_media(&["USBStick", "Floppy"]).await
+    }
+
+    /// The first virtual media device of one of `kinds` (`MediaTypes`), with its resource.
+    async fn virtual_media(&self, kinds: &[&str]) -> ProviderResult<Option<(String, Value)>> {
         let system = self.system().await?;
         let mut collections: Vec<String> = odata_id(&system["VirtualMedia"]).into_iter().collect();
         let mut managers: Vec<String> =
@@ -180,12 +191,12 @@ impl Redfish {
             for member in self.members(&collection).await? {
                 let media = self.get(&member).await?;
                 let types = media["MediaTypes"].as_array().into_iter().flatten().filter_map(Value::as_str);
-                if types.into_iter().any(|kind| kind == "CD" || kind == "DVD") {
-                    return Ok((member, media));
+                if types.into_iter().any(|kind| kinds.contains(&kind)) {
+                    return Ok(Some((member, media)));
                 }
             }
         }
-        Err(unsupported("the BMC has no virtual CD"))
+        Ok(None)
     }
 
     /// The drives of the system's Storage, with their resources.
@@ -324,22 +335,28 @@ impl super::Bmc for Redfish {
 
     async fn insert_media(&self, image_url: &str) -> ProviderResult<()> {
         let (path, media) = self.virtual_cd().await?;
-        if media["Inserted"].as_bool() == Some(true) || !media["Image"].as_str().unwrap_or_default().is_empty() {
-            eject(self, &path, &media).await?;
-        }
-        let inserted = json!({"Image": image_url, "Inserted": true, "WriteProtected": true});
-        match action_target(&media, "#VirtualMedia.InsertMedia") {
-            Some(target) => self.post(&target, inserted).await.map(drop),
-            None => self.patch(&path, inserted).await.map(drop),
-        }
+        insert(self, &path, &media, image_url).await
+    }
+
+    async fn insert_config(&self, config_url: &str) -> ProviderResult<()> {
+        let (path, media) = self
+            .virtual_removable()
+            .await?
+            .ok_or_else(|| unsupported("the BMC has no removable virtual media (USB stick or floppy)"))?;
+        insert(self, &path, &media, config_url).await
     }
 
     async fn eject_media(&self) -> ProviderResult<()> {
         let (path, media) = self.virtual_cd().await?;
-        if media["Inserted"].as_bool() == Some(false) && media["Image"].as_str().unwrap_or_default().is_empty() {
-            return Ok(());
+        if inserted(&media) {
+            eject(self, &path, &media).await?;
         }
-        eject(self, &path, &media).await
+        if let Some((path, media)) = self.virtual_removable().await?
+            && inserted(&media)
+        {
+            eject(self, &path, &media).await?;
+        }
+        Ok(())
     }
 
     async fn inventory(&self) -> ProviderResult<Inventory> {
@@ -379,6 +396,23 @@ impl super::Bmc for Redfish {
 }
 
 /// Ejects the virtual CD at `path`: its `EjectMedia` action, or a PATCH where it has none.
+/// Whether a virtual media device holds an image.
+fn inserted(media: &Value) -> bool {
+    media["Inserted"].as_bool() == Some(true) || !media["Image"].as_str().unwrap_or_default().is_empty()
+}
+
+/// Inserts `url` in a virtual media device, ejecting what it held.
+async fn insert(redfish: &Redfish, path: &str, media: &Value, url: &str) -> ProviderResult<()> {
+    if inserted(media) {
+        eject(redfish, path, media).await?;
+    }
+    let inserted = json!({"Image": url, "Inserted": true, "WriteProtected": true});
+    match action_target(media, "#VirtualMedia.InsertMedia") {
+        Some(target) => redfish.post(&target, inserted).await.map(drop),
+        None => redfish.patch(path, inserted).await.map(drop),
+    }
+}
+
 async fn eject(redfish: &Redfish, path: &str, media: &Value) -> ProviderResult<()> {
     match action_target(media, "#VirtualMedia.EjectMedia") {
         Some(target) => redfish.post(&target, json!({})).await.map(drop),

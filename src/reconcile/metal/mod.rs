@@ -1,0 +1,425 @@
+//! The metal reconciler: runs the workflow of a machine's transient provision state through its
+//! BMC (see [`steps`]), one recorded step after another, and ends the state in its success or
+//! its failure state with an event. A state past its deadline fails naming the step it was at;
+//! a BMC that refuses the request (wrong credentials, an action it does not have) fails the
+//! state at once; one that does not answer is retried until the deadline.
+//!
+//! A deploy makes a one-use join token for the machine (recorded sealed, expiring with the
+//! deadline), inserts the image and the URL of its boot configuration as virtual media, boots
+//! once from them and powers on; the machine is `deployed` when its bcd joins with that token
+//! as the machine's node. A release powers off, always erases the disks, ejects the media,
+//! clears the boot override, and takes the node out of the pool (credential gone, token revoked).
+
+mod steps;
+
+use std::time::Duration;
+
+use steps::{ERASE_STARTED, Step, workflow};
+
+use super::{Backoff, DaemonEndpoint, Outcome, Pass, PassError, ResourceReconciler, Schedule};
+use crate::bearer::Bearer;
+use crate::boot_config::{self, BootConfig};
+use crate::ids::JoinTokenId;
+use crate::provider::bmc::{self, Bmc, BmcAccess, BmcDriver, BootDevice, PowerAction, PowerState};
+use crate::provider::{ErrorKind, ProviderError};
+use crate::secrets::SecretKey;
+use crate::service::metal_states::{self, Transition};
+use crate::store::{JoinTokenRow, METAL_KIND, MetalFinish, MetalMachineRow, Store, now_micros};
+
+/// The image a rescue boots.
+pub const RESCUE_IMAGE: &str = "https://images.better-compute.dev/rescue/latest.iso";
+
+/// The metal reconciler.
+#[derive(Clone, Debug)]
+pub struct MetalMachines {
+    /// Opens BMC passwords and deploy tokens.
+    pub secret_key: SecretKey,
+    /// Where a deployed machine's bcd joins; `None` fails deploys, saying so.
+    pub endpoint: Option<DaemonEndpoint>,
+    /// Delays after transient failures.
+    pub backoff: Backoff,
+    /// How often a machine that is powering or booting is looked at.
+    pub poll: Duration,
+}
+
+impl MetalMachines {
+    /// The reconciler with the spec's backoff.
+    pub fn new(secret_key: SecretKey, endpoint: Option<DaemonEndpoint>) -> Self {
+        Self { secret_key, endpoint, backoff: Backoff::TRANSIENT, poll: Duration::from_secs(1) }
+    }
+}
+
+#[tonic::async_trait]
+impl ResourceReconciler for MetalMachines {
+    type Row = MetalMachineRow;
+
+    fn kind(&self) -> &'static str {
+        METAL_KIND
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule::with_backoff(self.backoff)
+    }
+
+    fn state_deadline(&self, state: &str) -> Option<Duration> {
+        metal_states::transient(state).and_then(|t| t.deadline)
+    }
+
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<MetalMachineRow>> {
+        Ok(store.metal_fetch(id).await?.filter(|machine| machine.deleted_at.is_none()))
+    }
+
+    async fn reconcile(&self, pass: &Pass, machine: MetalMachineRow) -> Result<Outcome, PassError> {
+        let Some(transition) = metal_states::transient(&machine.provision_state) else {
+            return Ok(Outcome::remove());
+        };
+        let run = Run { reconciler: self, pass, machine: &machine, transition };
+        run.run().await
+    }
+}
+
+/// What a step left to do.
+enum Progress {
+    /// Done: record it and go on.
+    Done,
+    /// Come back: the machine is powering or booting.
+    Wait,
+    /// Done and recorded by the step itself: the next pass goes on from a fresh read.
+    Recorded,
+}
+
+/// One pass over one machine in a transient state.
+struct Run<'a> {
+    reconciler: &'a MetalMachines,
+    pass: &'a Pass,
+    machine: &'a MetalMachineRow,
+    transition: &'static Transition,
+}
+
+impl Run<'_> {
+    fn store(&self) -> &Store {
+        &self.pass.store
+    }
+
+    fn state(&self) -> &str {
+        &self.machine.provision_state
+    }
+
+    /// The steps of the workflow not done yet, in order.
+    fn remaining(&self) -> Vec<Step> {
+        workflow(self.state())
+            .iter()
+            .copied()
+            .filter(|step| step.runs_on(&self.machine.driver) && !self.machine.step_done(step.name()))
+            .collect()
+    }
+
+    async fn run(&self) -> Result<Outcome, PassError> {
+        let now = now_micros();
+        let remaining = self.remaining();
+        let deadline = self.machine.deadline.unwrap_or(i64::MAX);
+        if now >= deadline {
+            let at = remaining.first().map_or("finishing".to_owned(), |step| format!("{} ({})", step.name(), step.doing()));
+            let last = self.pass.item.last_error.as_deref().map(|e| format!("; last error: {e}")).unwrap_or_default();
+            let verb = self.transition.verb;
+            return self.fail(format!("{verb} timed out at step {at}{last}"), "deadline").await;
+        }
+        let left = Duration::from_micros((deadline - now) as u64);
+        let bmc = match self.connect(left).await {
+            Ok(bmc) => bmc,
+            Err(error) if error.kind == ErrorKind::Permanent => return self.fail(error.to_string(), "bmc").await,
+            Err(error) => return Err(error.into()),
+        };
+        for step in remaining {
+            match self.step(step, bmc.as_ref()).await {
+                Ok(Progress::Done) => {
+                    if !self.store().metal_step_done(&self.machine.node_id, self.state(), step.name(), now_micros()).await?
+                    {
+                        return Ok(Outcome::converging());
+                    }
+                }
+                Ok(Progress::Wait) => {
+                    return Ok(Outcome::after(self.reconciler.poll.min(left)).in_state(self.state().to_owned()));
+                }
+                Ok(Progress::Recorded) => return Ok(Outcome::after(Duration::ZERO)),
+                Err(failure) => {
+                    let message = format!("{}: {}", step.name(), failure.message);
+                    return match failure.refused {
+                        true => self.fail(message, step.name()).await,
+                        false => Err(PassError::new(super::Failure::Unavailable, message)),
+                    };
+                }
+            }
+        }
+        self.succeed().await
+    }
+
+    /// The machine's BMC, each call given up after at most the time left before the deadline.
+    async fn connect(&self, left: Duration) -> Result<Box<dyn Bmc>, ProviderError> {
+        let m = self.machine;
+        let sealed = self.store().metal_sealed_password(&m.node_id).await.map_err(store_failure)?;
+        let Some(sealed) = sealed else {
+            return Err(ProviderError::new(ErrorKind::Permanent, "bmc", "the machine has no BMC credentials"));
+        };
+        let password = self.reconciler.secret_key.open(&sealed, &m.node_id).map_err(store_failure)?;
+        let driver = match m.driver.as_str() {
+            "ipmi" => BmcDriver::Ipmi,
+            _ => BmcDriver::Redfish,
+        };
+        let access = BmcAccess {
+            driver,
+            address: m.address.clone(),
+            username: m.username.clone(),
+            password,
+            ca_certificate: (!m.ca_certificate.is_empty()).then(|| m.ca_certificate.clone()),
+            insecure: m.insecure,
+        };
+        let timeout = bmc::redfish::DEFAULT_TIMEOUT.min(left + Duration::from_secs(1));
+        bmc::connect_within(&access, timeout)
+    }
+
+    /// Runs one step.
+    async fn step(&self, step: Step, bmc: &dyn Bmc) -> Result<Progress, StepFailure> {
+        let m = self.machine;
+        match step {
+            Step::ReadPower => {
+                let power = bmc.power_state().await?;
+                self.observe(power, None).await?;
+                Ok(Progress::Done)
+            }
+            Step::ReadInventory | Step::CheckInventory => {
+                let inventory = bmc.inventory().await?;
+                if step == Step::CheckInventory && inventory.disks.is_empty() {
+                    return Err(StepFailure::refused("the BMC reports no disks"));
+                }
+                let power = bmc.power_state().await?;
+                self.observe(power, Some(inventory_json(&inventory))).await?;
+                Ok(Progress::Done)
+            }
+            Step::PowerOff => {
+                let power = bmc.power_state().await?;
+                self.observe(power, None).await?;
+                match power {
+                    PowerState::Off => Ok(Progress::Done),
+                    PowerState::PoweringOff => Ok(Progress::Wait),
+                    PowerState::On | PowerState::PoweringOn => {
+                        bmc.power(PowerAction::ForceOff).await?;
+                        Ok(Progress::Wait)
+                    }
+                }
+            }
+            Step::PowerOn => {
+                let power = bmc.power_state().await?;
+                self.observe(power, None).await?;
+                match power {
+                    PowerState::On => Ok(Progress::Done),
+                    PowerState::PoweringOn => Ok(Progress::Wait),
+                    PowerState::Off | PowerState::PoweringOff => {
+                        bmc.power(PowerAction::On).await?;
+                        Ok(Progress::Wait)
+                    }
+                }
+            }
+            Step::ClearBoot => Ok(bmc.clear_boot_override().await.map(|()| Progress::Done)?),
+            Step::Erase => self.erase(bmc).await,
+            Step::IssueToken => self.issue_token().await,
+            Step::InsertImage => Ok(bmc.insert_media(&m.image).await.map(|()| Progress::Done)?),
+            Step::InsertConfig => {
+                let url = self.boot_config_url().await?;
+                Ok(bmc.insert_config(&url).await.map(|()| Progress::Done)?)
+            }
+            Step::InsertRescue => Ok(bmc.insert_media(RESCUE_IMAGE).await.map(|()| Progress::Done)?),
+            Step::BootFromMedia => {
+                let device = if m.driver == "ipmi" { BootDevice::Pxe } else { BootDevice::VirtualCd };
+                Ok(bmc.boot_once(device).await.map(|()| Progress::Done)?)
+            }
+            Step::Eject => Ok(bmc.eject_media().await.map(|()| Progress::Done)?),
+            Step::AwaitJoin => {
+                let node = self.store().node_fetch(&m.node_id).await.map_err(StepFailure::store)?;
+                let joined = node.is_some_and(|node| {
+                    !m.deploy_token_id.is_empty() && node.join_token_id == m.deploy_token_id && node.state == "ready"
+                });
+                Ok(if joined { Progress::Done } else { Progress::Wait })
+            }
+        }
+    }
+
+    /// Erases the disks once for this request: recorded as started first, so a pass that finds
+    /// it started but not done (a worker killed during the call, or a call that failed) does
+    /// not ask again and fails the state instead; the user's next request erases anew.
+    async fn erase(&self, bmc: &dyn Bmc) -> Result<Progress, StepFailure> {
+        let m = self.machine;
+        if m.step_done(ERASE_STARTED) {
+            let last = self.pass.item.last_error.as_deref().unwrap_or("the worker stopped during the call");
+            return Err(StepFailure::refused(format!(
+                "the erase of the disks did not finish ({last}); it is not asked twice for one request: \
+                 ask again to erase"
+            )));
+        }
+        let started =
+            self.store().metal_step_done(&m.node_id, self.state(), ERASE_STARTED, now_micros()).await.map_err(StepFailure::store)?;
+        if !started {
+            return Err(StepFailure::transient("the machine changed during the pass"));
+        }
+        bmc.erase_disks().await?;
+        tracing::info!(node = %m.node_id, pool = %m.pool_id, "metal machine's disks erased");
+        Ok(Progress::Done)
+    }
+
+    /// Makes the deploy's one-use join token (expiring with the deadline) and records its boot
+    /// configuration sealed, with the SHA-256 of the configuration URL's secret.
+    async fn issue_token(&self) -> Result<Progress, StepFailure> {
+        let m = self.machine;
+        let Some(endpoint) = &self.reconciler.endpoint else {
+            return Err(StepFailure::refused(
+                "the worker was started without --api-endpoint, so a deployed machine cannot reach the API",
+            ));
+        };
+        let now = now_micros();
+        let bearer: Bearer<JoinTokenId> = Bearer::generate();
+        let token = JoinTokenRow {
+            id: bearer.id.to_string(),
+            pool_id: m.pool_id.clone(),
+            tenant_id: m.tenant_id.clone(),
+            description: format!("deploy of machine {} ({})", m.node_id, m.name),
+            max_uses: 1,
+            uses: 0,
+            expires_at: m.deadline.unwrap_or(now + 3_600_000_000),
+            labels: m.labels.clone(),
+            taints: Vec::new(),
+            secret_sha256: bearer.secret_sha256(),
+            created_by: format!("reconciler:{METAL_KIND}"),
+            idempotency_key: String::new(),
+            request_digest: String::new(),
+            created_at: now,
+            revoked_at: None,
+            last_used_at: None,
+            joins: Vec::new(),
+        };
+        let config = BootConfig {
+            endpoint: endpoint.url.clone(),
+            join_token: bearer.reveal(),
+            ca_sha256: endpoint.ca_sha256.clone(),
+            machine_id: m.node_id.clone(),
+            pool_id: m.pool_id.clone(),
+            labels: m.labels.clone(),
+        };
+        let document = serde_json::to_string(&config).expect("a boot configuration serializes");
+        let sealed = self.reconciler.secret_key.seal(&document, &m.node_id).map_err(StepFailure::store)?;
+        let secret_sha256 = boot_config::secret_sha256(&boot_config::secret(&config.join_token));
+        self.store()
+            .metal_deploy_token_issue(&m.node_id, &token, &sealed, &secret_sha256, now)
+            .await
+            .map_err(StepFailure::store)?;
+        tracing::info!(node = %m.node_id, pool = %m.pool_id, join_token = %token.id, "metal deploy join token issued");
+        Ok(Progress::Recorded)
+    }
+
+    /// The deploy's boot configuration URL, rebuilt from its sealed configuration.
+    async fn boot_config_url(&self) -> Result<String, StepFailure> {
+        let m = self.machine;
+        let sealed = self.store().metal_deploy_token_sealed(&m.node_id).await.map_err(StepFailure::store)?;
+        let sealed = sealed.ok_or_else(|| StepFailure::refused("the deploy's boot configuration is not recorded"))?;
+        let document = self.reconciler.secret_key.open(&sealed, &m.node_id).map_err(StepFailure::store)?;
+        let config: BootConfig = serde_json::from_str(document.expose())
+            .map_err(|error| StepFailure::refused(format!("the recorded boot configuration is unreadable: {error}")))?;
+        Ok(boot_config::url(&config.endpoint, &boot_config::secret(&config.join_token)))
+    }
+
+    async fn observe(&self, power: PowerState, inventory: Option<serde_json::Value>) -> Result<(), StepFailure> {
+        let power = match power {
+            PowerState::On => "on",
+            PowerState::Off => "off",
+            PowerState::PoweringOn => "poweringOn",
+            PowerState::PoweringOff => "poweringOff",
+        };
+        let m = self.machine;
+        if power != m.power_state || inventory.is_some() {
+            self.store()
+                .metal_observe(&m.node_id, self.state(), power, inventory.as_ref(), now_micros())
+                .await
+                .map_err(StepFailure::store)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the state in its success state: the table's, or for `exitingRescue` the state the
+    /// machine was rescued from.
+    async fn succeed(&self) -> Result<Outcome, PassError> {
+        let to = match self.transition.success {
+            Some(to) => to.to_owned(),
+            None if self.machine.rescued_from.is_empty() => "ready".to_owned(),
+            None => self.machine.rescued_from.clone(),
+        };
+        let reason = format!("{} completed", self.transition.verb);
+        self.finish(to, String::new(), reason).await
+    }
+
+    /// Ends the state in its failure state with `message`.
+    async fn fail(&self, message: String, what: &str) -> Result<Outcome, PassError> {
+        let to = self.transition.failure.unwrap_or("ready").to_owned();
+        tracing::warn!(node = %self.machine.node_id, pool = %self.machine.pool_id, from = %self.state(), to = %to,
+            step = what, "metal workflow failed: {message}");
+        self.finish(to, message.clone(), message).await
+    }
+
+    async fn finish(&self, to: String, error: String, reason: String) -> Result<Outcome, PassError> {
+        let m = self.machine;
+        let finish = MetalFinish {
+            from: m.provision_state.clone(),
+            to: to.clone(),
+            error,
+            reason,
+            leave_pool: m.provision_state == "releasing" && to == "ready",
+        };
+        self.store().metal_finish(&m.node_id, &finish, now_micros()).await?;
+        tracing::info!(node = %m.node_id, pool = %m.pool_id, from = %m.provision_state, to = %to, "metal machine moved");
+        Ok(Outcome::remove().in_state(to))
+    }
+}
+
+/// Why a step did not get done.
+struct StepFailure {
+    /// Asking again will fail the same way: the state fails now.
+    refused: bool,
+    message: String,
+}
+
+impl StepFailure {
+    fn refused(message: impl Into<String>) -> Self {
+        Self { refused: true, message: message.into() }
+    }
+
+    fn transient(message: impl Into<String>) -> Self {
+        Self { refused: false, message: message.into() }
+    }
+
+    fn store(error: crate::error::Error) -> Self {
+        Self::transient(error.to_string())
+    }
+}
+
+impl From<ProviderError> for StepFailure {
+    fn from(error: ProviderError) -> Self {
+        let refused = matches!(error.kind, ErrorKind::Permanent | ErrorKind::NotFound);
+        Self { refused, message: error.to_string() }
+    }
+}
+
+fn store_failure(error: crate::error::Error) -> ProviderError {
+    ProviderError::new(ErrorKind::Transient, "store", error.to_string())
+}
+
+/// The inventory as the metal view shows it.
+fn inventory_json(inventory: &bmc::Inventory) -> serde_json::Value {
+    serde_json::json!({
+        "cpus": inventory.cpus,
+        "cpuModel": inventory.cpu_model,
+        "memoryMib": inventory.memory_mib,
+        "nics": inventory.nics.iter().map(|nic| serde_json::json!({"name": nic.name, "mac": nic.mac})).collect::<Vec<_>>(),
+        "disks": inventory.disks.iter().map(|disk| serde_json::json!({"name": disk.name, "sizeBytes": disk.size_bytes})).collect::<Vec<_>>(),
+        "vendor": inventory.vendor,
+        "model": inventory.model,
+        "serial": inventory.serial,
+    })
+}

@@ -1,0 +1,214 @@
+//! The metal reconciler's writes: the steps of a workflow as they are done, what it reads from
+//! the BMC, a deploy's one-use join token and boot configuration, and the end of a transient
+//! state (success, failure or deadline) with its event. Each is guarded by the provision state
+//! the reconciler read, so a write of a pass that lost its object to a verb or a delete is
+//! dropped.
+
+use sqlx::{Any, Transaction};
+
+use super::{JoinTokenRow, MetalMachineRow, Store};
+use crate::error::Result;
+
+/// How a transient state ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetalFinish {
+    /// The transient state it ends.
+    pub from: String,
+    /// The state it goes to.
+    pub to: String,
+    /// Why it failed; empty on success.
+    pub error: String,
+    /// Why, for the event.
+    pub reason: String,
+    /// The machine leaves its pool: its node goes back to `enrolled` without a credential and
+    /// the deploy's join token is revoked (a release).
+    pub leave_pool: bool,
+}
+
+/// What a deploy's boot configuration URL opens.
+#[derive(Clone, Debug)]
+pub struct BootConfigRow {
+    /// The machine, `deploying`.
+    pub machine: MetalMachineRow,
+    /// Its boot configuration (with the join token's bearer form), sealed to the node id.
+    pub config_sealed: String,
+}
+
+impl Store {
+    /// Records `step` of machine `node_id`'s transient `state` as done. False when the machine
+    /// is no longer in `state` (nothing is written).
+    pub async fn metal_step_done(&self, node_id: &str, state: &str, step: &str, now: i64) -> Result<bool> {
+        crate::measured::store("metal_step_done", async {
+            let done = sqlx::query(
+                "UPDATE metal_machines SET steps = CASE WHEN steps = '' THEN $3 ELSE steps || ',' || $3 END, \
+                 version = version + 1, updated_at = $4 \
+                 WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(state)
+            .bind(step)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            Ok(done.rows_affected() > 0)
+        })
+        .await
+    }
+
+    /// Records what the BMC said of machine `node_id` in `state`: its power, and the inventory
+    /// when inspection read one.
+    pub async fn metal_observe(
+        &self,
+        node_id: &str,
+        state: &str,
+        power_state: &str,
+        inventory: Option<&serde_json::Value>,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("metal_observe", async {
+            let observed = sqlx::query(
+                "UPDATE metal_machines SET power_state = $3, inventory = COALESCE($4, inventory), \
+                 version = version + 1, updated_at = $5 \
+                 WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL \
+                 AND (power_state <> $3 OR $4 IS NOT NULL)",
+            )
+            .bind(node_id)
+            .bind(state)
+            .bind(power_state)
+            .bind(inventory.map(|inventory| inventory.to_string()))
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            Ok(observed.rows_affected() > 0)
+        })
+        .await
+    }
+
+    /// Issues a deploy's join token: the token row, the boot configuration holding its bearer
+    /// form sealed to the node, and the
+    /// SHA-256 of the boot configuration's URL secret, with the step `token` done, in one
+    /// transaction. False when the machine is no longer `deploying` or the step is done.
+    pub async fn metal_deploy_token_issue(
+        &self,
+        node_id: &str,
+        token: &JoinTokenRow,
+        token_sealed: &str,
+        boot_config_sha256: &str,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("metal_deploy_token_issue", async {
+            let mut txn = self.begin_write().await?;
+            let recorded = sqlx::query(
+                "UPDATE metal_machines SET deploy_token_id = $2, deploy_token_sealed = $3, boot_config_sha256 = $4, \
+                 steps = CASE WHEN steps = '' THEN 'token' ELSE steps || ',token' END, \
+                 version = version + 1, updated_at = $5 \
+                 WHERE node_id = $1 AND provision_state = 'deploying' AND deleted_at IS NULL \
+                 AND ',' || steps || ',' NOT LIKE '%,token,%'",
+            )
+            .bind(node_id)
+            .bind(&token.id)
+            .bind(token_sealed)
+            .bind(boot_config_sha256)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if recorded.rows_affected() == 0 {
+                return Ok(false);
+            }
+            self.join_token_insert_in(&mut txn, token).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// The sealed boot configuration (with its join token) of machine `node_id`'s deploy under way.
+    pub async fn metal_deploy_token_sealed(&self, node_id: &str) -> Result<Option<String>> {
+        crate::measured::store("metal_deploy_token_sealed", async {
+            let sealed: Option<String> =
+                sqlx::query_scalar("SELECT deploy_token_sealed FROM metal_machines WHERE node_id = $1")
+                    .bind(node_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            Ok(sealed.filter(|sealed| !sealed.is_empty()))
+        })
+        .await
+    }
+
+    /// The deploying machine whose boot configuration URL secret hashes to `sha256`, with its
+    /// sealed join token; `None` for any other.
+    pub async fn metal_boot_config(&self, sha256: &str) -> Result<Option<BootConfigRow>> {
+        crate::measured::store("metal_boot_config", async {
+            let found: Option<(String, String)> = sqlx::query_as(
+                "SELECT node_id, deploy_token_sealed FROM metal_machines \
+                 WHERE boot_config_sha256 = $1 AND provision_state = 'deploying' AND deleted_at IS NULL",
+            )
+            .bind(sha256)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some((node_id, config_sealed)) = found else { return Ok(None) };
+            Ok(self.metal_fetch(&node_id).await?.map(|machine| BootConfigRow { machine, config_sealed }))
+        })
+        .await
+    }
+
+    /// Ends machine `node_id`'s transient state as `finish` says, with its event
+    /// (`metal.machine.<to>`, the previous state and the reason), in one transaction. The boot
+    /// configuration stops answering. `None` when the machine is no longer in `finish.from`.
+    pub async fn metal_finish(&self, node_id: &str, finish: &MetalFinish, now: i64) -> Result<Option<MetalMachineRow>> {
+        crate::measured::store("metal_finish", async {
+            let mut txn = self.begin_write().await?;
+            let ended = sqlx::query(
+                "UPDATE metal_machines SET provision_state = $3, previous_state = $2, deadline = NULL, steps = '', \
+                 last_error = $4, boot_config_sha256 = '', deploy_token_sealed = '', \
+                 version = version + 1, updated_at = $5 \
+                 WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(&finish.from)
+            .bind(&finish.to)
+            .bind(&finish.error)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if ended.rows_affected() == 0 {
+                return Ok(None);
+            }
+            if finish.leave_pool {
+                self.metal_leave_pool_in(&mut txn, node_id, now).await?;
+            }
+            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
+            self.event_append_in(&mut txn, &machine.event(&finish.to, &finish.reason, now)).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(Some(machine))
+        })
+        .await
+    }
+
+    /// The machine's node back to `enrolled` without a credential (its bcd can no longer speak
+    /// for it), and its deploy's join token revoked.
+    async fn metal_leave_pool_in(&self, txn: &mut Transaction<'static, Any>, node_id: &str, now: i64) -> Result<()> {
+        sqlx::query(
+            "UPDATE join_tokens SET revoked_at = $2 WHERE revoked_at IS NULL \
+             AND id = (SELECT deploy_token_id FROM metal_machines WHERE node_id = $1)",
+        )
+        .bind(node_id)
+        .bind(now)
+        .execute(&mut **txn)
+        .await?;
+        sqlx::query("UPDATE metal_machines SET deploy_token_id = '' WHERE node_id = $1")
+            .bind(node_id)
+            .execute(&mut **txn)
+            .await?;
+        sqlx::query(
+            "UPDATE nodes SET state = $2, credential_sha256 = '', join_token_id = '', version = version + 1, \
+             updated_at = $3 WHERE id = $1",
+        )
+        .bind(node_id)
+        .bind(super::ENROLLED_NODE_STATE)
+        .bind(now)
+        .execute(&mut **txn)
+        .await?;
+        Ok(())
+    }
+}
