@@ -32,8 +32,9 @@ impl Service {
             return Err(unknown());
         }
         let document = self.sealing_key()?.open(&found.config_sealed, &machine.node_id)?;
-        let config: BootConfig = serde_json::from_str(document.expose())
-            .map_err(|error| Error::internal(format!("the boot configuration of {} is unreadable: {error}", machine.node_id)))?;
+        let config: BootConfig = serde_json::from_str(document.expose()).map_err(|error| {
+            Error::internal(format!("the boot configuration of {} is unreadable: {error}", machine.node_id))
+        })?;
         tracing::info!(node = %machine.node_id, pool = %machine.pool_id, "metal boot configuration fetched");
         Ok(config)
     }

@@ -224,7 +224,11 @@ fn name_taken(pool_id: &str, name: &str) -> Error {
 }
 
 impl Store {
-    pub(super) async fn metal_fetch_in(&self, txn: &mut Transaction<'static, Any>, node_id: &str) -> Result<MetalMachineRow> {
+    pub(super) async fn metal_fetch_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        node_id: &str,
+    ) -> Result<MetalMachineRow> {
         let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE m.node_id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(node_id).fetch_optional(&mut **txn).await?;
         row.as_ref().map(machine_from_row).transpose()?.ok_or_else(|| Error::not_found("machine", node_id))

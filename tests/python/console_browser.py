@@ -7,8 +7,8 @@ reloading, downloads an admin kubeconfig that kubectl then uses, sees a load bal
 on its field, creates the load balancer and deletes it, and makes a network, an instance and a
 certificate through their forms, and on a pool of its own account enrolls a bare-metal machine
 from bc dev's first fake BMC through the metal form (a refusal first, on the field it names),
-sees it and one enrolled on the API appear live, and finds on its detail exactly the verb
-buttons its view's `allowedVerbs` lists. As acme's viewer: no create button anywhere, no
+sees it and one enrolled on the API appear live, follows it to `manageable` live with exactly the
+verb buttons its view's `allowedVerbs` lists, and inspects it from its button. As acme's viewer: no create button anywhere, no
 enrolment and no verb. As the operator:
 makes a join token (its bearer shown once with the `bcd join` line), picks acme and deletes its
 cluster, gives a pool a substrate and sees it reach `ready` live with its flavors, hosted join
@@ -34,6 +34,8 @@ CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 30_000
 # A substrate makes a cluster and two node pools, then waits for every node's daemon to join.
 SUBSTRATE_TIMEOUT_MS = 120_000
+# The metal reconciler reaches a fake BMC within seconds; inspecting boots nothing.
+METAL_TIMEOUT_MS = 60_000
 # `bc dev` meters once a minute.
 USAGE_TIMEOUT_S = 150
 
@@ -256,9 +258,25 @@ def metal_machine_enrolled_live(run: Run, dev: dict, pool: str) -> dict:
     expect(facts).to_contain_text("Credentials set")
     expect(facts.locator("dt:has-text('Credentials set') + dd")).to_have_text("yes")
     expect(facts.locator("dt:has-text('CA certificate') + dd")).to_have_text("given")
+    # The metal reconciler reaches the BMC (through the CA given): the machine goes from enrolling
+    # to manageable, and the page shows it, and the verbs manageable allows, without a reload.
+    page.evaluate("window.__notReloaded = true")
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "manageable", timeout=METAL_TIMEOUT_MS)
     state, buttons = buttons_match_the_view(run, dev, pool, node)
+    assert buttons == ["inspect", "commission", "retire", "delete"], f"manageable offers {buttons}"
+    expect(facts.locator("dt:has-text('Power') + dd")).not_to_have_text("unknown")
     assert first["password"] not in page.content(), "the BMC password is on the detail page"
     run.look("metal-detail")
+    # A verb through its button: inspection reads the inventory from the BMC and ends manageable.
+    page.get_by_role("button", name="Inspect").click()
+    expect(page.get_by_role("heading", name="Inventory")).to_be_visible(timeout=METAL_TIMEOUT_MS)
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "manageable", timeout=METAL_TIMEOUT_MS)
+    expect(page.get_by_role("table", name="NICs").get_by_role("row")).not_to_have_count(0)
+    assert buttons_match_the_view(run, dev, pool, node) == (state, buttons)
+    assert page.evaluate("window.__notReloaded") is True, "the page reloaded to follow the machine"
+    run.look("metal-inspected")
+    page.get_by_role("link", name="← Bare metal").click()
+    expect(machines.get_by_role("row", name=re.compile(r"rack4-1 .*manageable"))).to_be_visible()
     return {"node": node, "state": state, "buttons": buttons}
 
 

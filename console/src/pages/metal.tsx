@@ -5,6 +5,7 @@
 // key is offered no enrolment and no verb.
 
 import { useState } from "preact/hooks";
+import type { Client } from "../../../clients/typescript/src/index.js";
 import type { MetalInventory, MetalMachine } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/metal_pb.js";
 import type { Pool } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/pools_pb.js";
 import { type Watcher, useLive } from "../live.js";
@@ -124,7 +125,7 @@ function EnrollForm(props: { page: Page; pool: string; onEnrolled: () => void })
       <h2>Enroll a machine</h2>
       {enrolled && (
         <p role="status">
-          Enrolled {enrolled.name} (<code>{enrolled.id}</code>): it is <code>{enrolled.provisionState}</code> until its BMC is reached.
+          Enrolled {enrolled.name} (<code>{enrolled.id}</code>): the list above follows it from <code>enrolling</code> until its BMC is reached.
         </p>
       )}
       <form onSubmit={submit} noValidate aria-label="Enroll a machine">
@@ -158,16 +159,22 @@ function EnrollForm(props: { page: Page; pool: string; onEnrolled: () => void })
   );
 }
 
-/** A verb's button, by the name `allowedVerbs` gives it; `update` has its own form elsewhere. */
-const VERBS: Record<string, { label: string; confirm?: boolean }> = {
-  inspect: { label: "Inspect" },
-  commission: { label: "Commission" },
+/** The machine a verb is called on. */
+type Target = { poolId: string; nodeId: string };
+
+/**
+ * A verb's button, by the name `allowedVerbs` gives it, and its call; `deploy` asks for its image
+ * first, and `update` is no button.
+ */
+const VERBS: Record<string, { label: string; confirm?: boolean; call?: (metal: Client["metal"], target: Target) => Promise<unknown> }> = {
+  inspect: { label: "Inspect", call: (metal, t) => metal.inspect(t) },
+  commission: { label: "Commission", call: (metal, t) => metal.commission(t) },
   deploy: { label: "Deploy" },
-  rescue: { label: "Rescue" },
-  exitRescue: { label: "Exit rescue" },
-  release: { label: "Release", confirm: true },
-  retire: { label: "Retire", confirm: true },
-  delete: { label: "Delete", confirm: true },
+  rescue: { label: "Rescue", call: (metal, t) => metal.rescue(t) },
+  exitRescue: { label: "Exit rescue", call: (metal, t) => metal.rescue({ ...t, exit: true }) },
+  release: { label: "Release", confirm: true, call: (metal, t) => metal.release(t) },
+  retire: { label: "Retire", confirm: true, call: (metal, t) => metal.retire(t) },
+  delete: { label: "Delete", confirm: true, call: (metal, t) => metal.delete(t) },
 };
 
 function MachineDetail(props: { page: Page; pool: Pool; node: string; watcher: Watcher | null }) {
@@ -227,27 +234,9 @@ function Verbs(props: { page: Page; machine: MetalMachine; onDone: () => void })
   const [image, setImage] = useState("");
   const [problem, setProblem] = useState<Refusal>(NONE);
   const target = { poolId: m.poolId, nodeId: m.id };
-  const call = (verb: string): Promise<unknown> => {
-    switch (verb) {
-      case "inspect":
-        return metal.inspect(target);
-      case "commission":
-        return metal.commission(target);
-      case "rescue":
-        return metal.rescue(target);
-      case "exitRescue":
-        return metal.rescue({ ...target, exit: true });
-      case "release":
-        return metal.release(target);
-      case "retire":
-        return metal.retire(target);
-      case "delete":
-        return metal.delete(target);
-      default:
-        return Promise.reject(new Error(`no button calls ${verb}`));
-    }
-  };
-  const act = (verb: string) => call(verb).then(() => (setError(null), props.onDone()));
+  // A deleted machine is left out of the pool's list: its page goes back there.
+  const act = (verb: string) =>
+    VERBS[verb].call!(metal, target).then(() => (verb === "delete" ? (location.hash = `#/metal/${m.poolId}`) : (setError(null), props.onDone())));
   const deploy = (e: Event) => {
     e.preventDefault();
     metal.deploy({ ...target, image }).then(

@@ -78,7 +78,9 @@ fn wanted_system(machine: &Machine, dir: &Path) -> Option<((usize, u64), System,
     let since = (machine.boots.len() - 1, machine.disk_generation);
     let system = match (boot.device.as_str(), &boot.config) {
         ("Cd", Some(config_url)) => System::Installer { config_url: config_url.clone() },
-        ("Hdd", _) if NodeState::read(&disk_dir(dir, &machine.id, machine.disk_generation)).ok().flatten().is_some() => {
+        ("Hdd", _)
+            if NodeState::read(&disk_dir(dir, &machine.id, machine.disk_generation)).ok().flatten().is_some() =>
+        {
             System::Installed
         }
         _ => return None,

@@ -119,7 +119,8 @@ impl Run<'_> {
         let remaining = self.remaining();
         let deadline = self.machine.deadline.unwrap_or(i64::MAX);
         if now >= deadline {
-            let at = remaining.first().map_or("finishing".to_owned(), |step| format!("{} ({})", step.name(), step.doing()));
+            let at =
+                remaining.first().map_or("finishing".to_owned(), |step| format!("{} ({})", step.name(), step.doing()));
             let last = self.pass.item.last_error.as_deref().map(|e| format!("; last error: {e}")).unwrap_or_default();
             let verb = self.transition.verb;
             return self.fail(format!("{verb} timed out at step {at}{last}"), "deadline").await;
@@ -133,7 +134,10 @@ impl Run<'_> {
         for step in remaining {
             match self.step(step, bmc.as_ref()).await {
                 Ok(Progress::Done) => {
-                    if !self.store().metal_step_done(&self.machine.node_id, self.state(), step.name(), now_micros()).await?
+                    if !self
+                        .store()
+                        .metal_step_done(&self.machine.node_id, self.state(), step.name(), now_micros())
+                        .await?
                     {
                         return Ok(Outcome::converging());
                     }
@@ -256,8 +260,11 @@ impl Run<'_> {
                  ask again to erase"
             )));
         }
-        let started =
-            self.store().metal_step_done(&m.node_id, self.state(), ERASE_STARTED, now_micros()).await.map_err(StepFailure::store)?;
+        let started = self
+            .store()
+            .metal_step_done(&m.node_id, self.state(), ERASE_STARTED, now_micros())
+            .await
+            .map_err(StepFailure::store)?;
         if !started {
             return Err(StepFailure::transient("the machine changed during the pass"));
         }

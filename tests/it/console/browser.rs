@@ -24,6 +24,7 @@ fn in_chromium_a_tenant_makes_a_cluster_that_goes_ready_live_and_a_viewer_is_off
     // The script checked the buttons against the view's allowedVerbs; the state's own row of the
     // provision state table is checked here too (`update` has no button).
     let state = metal["state"].as_str().unwrap();
+    assert_eq!(state, "manageable", "the metal reconciler reached the BMC: {summary}");
     let allowed: Vec<&str> =
         better_compute::service::metal_states::allowed_from(state).into_iter().filter(|v| *v != "update").collect();
     assert_eq!(metal["buttons"], serde_json::json!(allowed), "the buttons of {state}: {summary}");
