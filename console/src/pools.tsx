@@ -1,4 +1,4 @@
-// The pool the machine pages (join tokens, nodes, substrates) are about: a picker whose choice
+// The pool the machine pages (join tokens, nodes, substrates, bare metal) are about: a picker whose choice
 // lives in the URL (`#/nodes/pool_...`), so that one page links to another's view of the same
 // pool, and the event stream that carries the pool's changes.
 

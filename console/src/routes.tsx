@@ -1,5 +1,5 @@
 // Which page a fragment shows (`#/clusters`, `#/clusters/new`, `#/clusters/kcl_...`,
-// `#/substrates/pool_...`), and the navigation between them.
+// `#/substrates/pool_...`, `#/metal/pool_.../node_...`), and the navigation between them.
 
 import type { ComponentChildren } from "preact";
 import type { Watcher } from "./live.js";
@@ -8,6 +8,7 @@ import { ClusterCreate, ClusterDetail, ClusterList } from "./pages/clusters.js";
 import { KINDS, ResourceCreate, ResourceDetail, ResourceList } from "./pages/resources.js";
 import { JoinTokens, Nodes } from "./pages/machines.js";
 import { Substrates } from "./pages/substrates.js";
+import { Metal } from "./pages/metal.js";
 import { Audit, Usage } from "./pages/operator.js";
 
 /** What every page is given. */
@@ -38,6 +39,7 @@ export function route(page: Page): ComponentChildren {
   if (section === "jointokens") return <JoinTokens page={page} />;
   if (section === "nodes") return <Nodes page={page} />;
   if (section === "substrates") return <Substrates page={page} />;
+  if (section === "metal") return <Metal page={page} />;
   if (section === "usage") return <Usage page={page} />;
   if (section === "audit") return <Audit page={page} />;
   return <p>Nothing here: {section}.</p>;
@@ -51,6 +53,7 @@ export function Nav(props: { operator: boolean; current: string }) {
     ["jointokens", "Join tokens"],
     ["nodes", "Nodes"],
     ["substrates", "Substrates"],
+    ["metal", "Bare metal"],
     ...(props.operator ? ([["usage", "Usage"], ["audit", "Audit"]] as [string, string][]) : []),
   ];
   return (

@@ -38,6 +38,16 @@ export function canWrite(identity: Identity, tenant: string): boolean {
   );
 }
 
+/**
+ * Whether the identity decides what only a tenant's admins decide in `tenant` (join tokens, bare
+ * metal) on a pool: operators on every pool, the tenant's admins on pools on its own accounts.
+ */
+export function canAdminister(identity: Identity, tenant: string, ownPool: boolean): boolean {
+  return identity.bindings.some(
+    (b) => b.role === "platform-admin" || (ownPool && b.role === "admin" && (b.scopeType !== "tenant" || b.scopeId === tenant)),
+  );
+}
+
 /** Whether the identity is an operator of the platform. */
 export function isOperator(identity: Identity): boolean {
   return identity.kind === "operator";

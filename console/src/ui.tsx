@@ -77,14 +77,13 @@ export function Table<T>(props: { label: string; columns: Column<T>[]; rows: T[]
 
 /** A resource's state, coloured by what it means. */
 export function State(props: { state: string; message?: string }) {
-  const tone =
-    props.state === "ready" || props.state === "active"
-      ? "good"
-      : props.state === "error"
-        ? "bad"
-        : props.state === "deleted" || props.state === "revoked"
-          ? "gone"
-          : "busy";
+  const tone = ["ready", "active", "manageable", "deployed"].includes(props.state)
+    ? "good"
+    : props.state === "error" || props.state.endsWith("Failed")
+      ? "bad"
+      : ["deleted", "revoked", "retired"].includes(props.state)
+        ? "gone"
+        : "busy";
   return (
     <span class={`state ${tone}`} title={props.message || undefined} data-state={props.state}>
       {props.state}

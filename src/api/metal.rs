@@ -1,5 +1,6 @@
 //! `bettercompute.compute.v1.Metal`: a machine's metal view (whether BMC credentials are set,
-//! never the credentials) and the table of its methods.
+//! never the credentials; the verbs its state allows, from the provision state table) and the
+//! table of its methods.
 
 use serde_json::Value;
 
@@ -10,6 +11,7 @@ use crate::proto::compute::{
     InspectMetalRequest, ListMetalRequest, ListMetalResponse, MetalDisk, MetalInventory, MetalMachine, MetalNic,
     ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest, UpdateMetalRequest, metal_server,
 };
+use crate::service::metal_states::allowed_from;
 use crate::store::MetalMachineRow;
 
 /// The inventory as the reconciler records it: `MetalInventory` in its JSON mapping.
@@ -35,7 +37,12 @@ fn inventory_view(inventory: &Value) -> MetalInventory {
 }
 
 fn metal_view(row: MetalMachineRow) -> MetalMachine {
+    let allowed_verbs = match row.deleted_at {
+        Some(_) => Vec::new(),
+        None => allowed_from(&row.provision_state).into_iter().map(str::to_owned).collect(),
+    };
     MetalMachine {
+        allowed_verbs,
         inventory: row.inventory.as_ref().map(inventory_view),
         id: row.node_id,
         pool_id: row.pool_id,

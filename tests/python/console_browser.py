@@ -5,7 +5,11 @@
 As acme's admin: signs in, creates a cluster and sees it reach `ready` without the page
 reloading, downloads an admin kubeconfig that kubectl then uses, sees a load balancer's refusal
 on its field, creates the load balancer and deletes it, and makes a network, an instance and a
-certificate through their forms. As acme's viewer: no create button anywhere. As the operator:
+certificate through their forms, and on a pool of its own account enrolls a bare-metal machine
+from bc dev's first fake BMC through the metal form (a refusal first, on the field it names),
+sees it and one enrolled on the API appear live, follows it to `manageable` live with exactly the
+verb buttons its view's `allowedVerbs` lists, and inspects it from its button. As acme's viewer: no create button anywhere, no
+enrolment and no verb. As the operator:
 makes a join token (its bearer shown once with the `bcd join` line), picks acme and deletes its
 cluster, gives a pool a substrate and sees it reach `ready` live with its flavors, hosted join
 token and messages, and the nodes it brought, and sees the audit trail and the usage chart (of
@@ -30,6 +34,8 @@ CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 30_000
 # A substrate makes a cluster and two node pools, then waits for every node's daemon to join.
 SUBSTRATE_TIMEOUT_MS = 120_000
+# The metal reconciler reaches a fake BMC within seconds; inspecting boots nothing.
+METAL_TIMEOUT_MS = 60_000
 # `bc dev` meters once a minute.
 USAGE_TIMEOUT_S = 150
 
@@ -172,6 +178,119 @@ def the_other_resources_made(run: Run) -> None:
         run.look(fragment)
 
 
+def a_metal_pool(dev: dict) -> str:
+    """A pool on an account of acme's own, made by the operator on the JSON API: bare metal is
+    decided by the admins of the tenant whose account the pool is on (and by operators)."""
+    account = as_operator(
+        dev,
+        "/api/platform/accounts/create",
+        {"tenantId": "acme", "provider": "digitalocean", "name": "acme-metal", "credentials": "fake-digitalocean-token",
+         "endpoint": dev["fakecloud"], "regions": ["nyc3"]},
+    )["id"]
+    return as_operator(dev, "/api/platform/pools/create", {"accountId": account, "name": "metal", "billingMode": "none", "policy": {}})["id"]
+
+
+def verb_buttons(page: Page) -> list[str]:
+    """The verbs the detail page offers a button for, in order."""
+    return page.locator("[data-verb]").evaluate_all("spans => spans.map((s) => s.dataset.verb)")
+
+
+def buttons_match_the_view(run: Run, dev: dict, pool: str, node: str) -> tuple[str, list[str]]:
+    """The state the detail page shows and its verb buttons, once they are exactly the view's
+    `allowedVerbs` (`update` has no button) for the same state; fails if they never are."""
+    page = run.page
+    token = dev["tenants"][0]["token"]
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        shown = page.locator("h1 [data-state]").get_attribute("data-state")
+        buttons = verb_buttons(page)
+        view = call(dev, token, "/api/compute/metal/get", {"poolId": pool, "nodeId": node})
+        allowed = [verb for verb in view["allowedVerbs"] if verb != "update"]
+        if view["provisionState"] == shown and buttons == allowed:
+            return shown, buttons
+        # The state moved between the page's read and this one: the page follows it live.
+        assert time.monotonic() < deadline, f"the page shows {shown} with {buttons}; the view is {view['provisionState']} allowing {allowed}"
+        page.wait_for_timeout(500)
+
+
+def metal_machine_enrolled_live(run: Run, dev: dict, pool: str) -> dict:
+    page = run.page
+    acme = dev["tenants"][0]
+    first, second = dev["bmcs"][0], dev["bmcs"][1]
+    ca = Path(dev["fakecloudTls"]["caFile"]).read_text()
+    run.go(f"metal/{pool}")
+    expect(page.get_by_role("heading", name="Bare metal")).to_be_visible()
+    expect(page.get_by_label("Pool")).to_have_value(pool)
+    expect(page.get_by_text("No machine is enrolled in this pool yet.")).to_be_visible()
+    page.evaluate("window.__notReloaded = true")
+    form = page.get_by_role("form", name="Enroll a machine")
+    form.get_by_label("Name", exact=True).fill("Rack 4 Slot 1")
+    form.get_by_label("Driver").select_option(first["driver"])
+    form.get_by_label("Address").fill(first["address"])
+    form.get_by_label("Username").fill(first["username"])
+    form.get_by_label("Password").fill(first["password"])
+    # The dev BMCs' certificates chain to the fake cloud's own CA.
+    form.get_by_label("CA certificate").fill(ca)
+    form.get_by_role("button", name="Enroll machine").click()
+    expect(page.locator('small.error[data-field="name"]')).to_be_visible()
+    expect(form.get_by_label("Password")).to_have_value("")
+    run.look("metal-refused")
+    form.get_by_label("Name", exact=True).fill("rack4-1")
+    form.get_by_label("Password").fill(first["password"])
+    form.get_by_role("button", name="Enroll machine").click()
+    machines = page.get_by_role("table", name="Machines")
+    expect(machines.get_by_role("row", name=re.compile(r"rack4-1 node_\w+ redfish"))).to_be_visible()
+    expect(page.get_by_role("status")).to_contain_text("Enrolled rack4-1")
+    expect(form.get_by_label("Password")).to_have_value("")
+    # Enrolled elsewhere (the JSON API, as `bc metal enroll` does): the page learns it from the
+    # pool's events.
+    bmc = {"driver": second["driver"], "address": second["address"], "username": second["username"],
+           "password": second["password"], "insecure": True}
+    call(dev, acme["token"], "/api/compute/metal/enroll", {"poolId": pool, "name": "rack4-2", "idempotencyKey": "rack4-2", "bmc": bmc})
+    expect(machines.get_by_role("row", name=re.compile("rack4-2"))).to_be_visible()
+    assert page.evaluate("window.__notReloaded") is True, "the page reloaded to show the machines"
+    assert first["password"] not in page.content() and second["password"] not in page.content(), "a BMC password is on the page"
+    run.look("metal")
+    page.get_by_role("link", name="rack4-1").click()
+    expect(page.get_by_role("heading", name=re.compile("Machine rack4-1"))).to_be_visible()
+    node = re.search(r"node_[0-9a-z]+", page.url).group(0)
+    facts = page.locator("main dl").first
+    expect(facts).to_contain_text("Credentials set")
+    expect(facts.locator("dt:has-text('Credentials set') + dd")).to_have_text("yes")
+    expect(facts.locator("dt:has-text('CA certificate') + dd")).to_have_text("given")
+    # The metal reconciler reaches the BMC (through the CA given): the machine goes from enrolling
+    # to manageable, and the page shows it, and the verbs manageable allows, without a reload.
+    page.evaluate("window.__notReloaded = true")
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "manageable", timeout=METAL_TIMEOUT_MS)
+    state, buttons = buttons_match_the_view(run, dev, pool, node)
+    assert buttons == ["inspect", "commission", "retire", "delete"], f"manageable offers {buttons}"
+    expect(facts.locator("dt:has-text('Power') + dd")).not_to_have_text("unknown")
+    assert first["password"] not in page.content(), "the BMC password is on the detail page"
+    run.look("metal-detail")
+    # A verb through its button: inspection reads the inventory from the BMC and ends manageable.
+    page.get_by_role("button", name="Inspect").click()
+    expect(page.get_by_role("heading", name="Inventory")).to_be_visible(timeout=METAL_TIMEOUT_MS)
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "manageable", timeout=METAL_TIMEOUT_MS)
+    expect(page.get_by_role("table", name="NICs").get_by_role("row")).not_to_have_count(0)
+    assert buttons_match_the_view(run, dev, pool, node) == (state, buttons)
+    assert page.evaluate("window.__notReloaded") is True, "the page reloaded to follow the machine"
+    run.look("metal-inspected")
+    page.get_by_role("link", name="← Bare metal").click()
+    expect(machines.get_by_role("row", name=re.compile(r"rack4-1 .*manageable"))).to_be_visible()
+    return {"node": node, "state": state, "buttons": buttons}
+
+
+def viewer_sees_no_metal_verbs(run: Run, pool: str, node: str) -> None:
+    """Bare metal is its tenant's admins' to decide: a viewer reads no machine and is offered nothing."""
+    page = run.page
+    for fragment in [f"metal/{pool}", f"metal/{pool}/{node}"]:
+        run.go(fragment)
+        expect(page.get_by_text(re.compile("may not see its machines"))).to_be_visible()
+        assert page.get_by_role("button", name=re.compile("Enroll")).count() == 0, f"a viewer is offered an enrolment on {fragment}"
+        assert page.locator("[data-verb]").count() == 0, f"a viewer is offered a verb on {fragment}"
+    run.look("viewer-metal")
+
+
 def viewer_sees_no_create_buttons(run: Run, key: str) -> None:
     run.sign_in(key)
     page = run.page
@@ -185,17 +304,21 @@ def viewer_sees_no_create_buttons(run: Run, key: str) -> None:
     expect(page.get_by_role("heading", name=re.compile("Cluster web"))).to_be_visible()
     assert page.get_by_role("button", name=re.compile("Delete|Add node pool|Resize")).count() == 0, "a viewer is offered a change"
     run.look("viewer-cluster")
-    run.sign_out()
 
 
-def as_operator(dev: dict, path: str, body: dict) -> dict:
-    """Calls the JSON API with the operator's key, as `bc` or a script would."""
+def call(dev: dict, token: str, path: str, body: dict) -> dict:
+    """Calls the JSON API with `token`, as `bc` or a script would."""
     request = urllib.request.Request(
         dev["endpoint"] + path,
         data=json.dumps(body).encode(),
-        headers={"authorization": f"Bearer {dev['adminToken']}", "content-type": "application/json"},
+        headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
     )
     return json.loads(urllib.request.urlopen(request).read())
+
+
+def as_operator(dev: dict, path: str, body: dict) -> dict:
+    """Calls the JSON API with the operator's key."""
+    return call(dev, dev["adminToken"], path, body)
 
 
 def give_acme_a_budget(dev: dict) -> None:
@@ -302,9 +425,13 @@ def main() -> None:
         nodes = kubeconfig_works(run, cluster_id, Path(workdir))
         refusal = load_balancer_refused_then_made_and_deleted(run)
         the_other_resources_made(run)
+        metal_pool = a_metal_pool(dev)
+        metal = metal_machine_enrolled_live(run, dev, metal_pool)
         run.sign_out()
 
         viewer_sees_no_create_buttons(run, acme["viewerToken"])
+        viewer_sees_no_metal_verbs(run, metal_pool, metal["node"])
+        run.sign_out()
 
         run.sign_in(dev["adminToken"])
         give_acme_a_budget(dev)
@@ -316,7 +443,7 @@ def main() -> None:
 
     assert not errors, f"the page threw: {errors}"
     assert not run.findings, "axe-core found serious violations:\n" + "\n".join(run.findings)
-    print(json.dumps({"cluster": cluster_id, "kubectlNodes": len(nodes.splitlines()) - 1, "refusal": refusal, "pages": run.pages}))
+    print(json.dumps({"cluster": cluster_id, "kubectlNodes": len(nodes.splitlines()) - 1, "refusal": refusal, "metal": metal, "pages": run.pages}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 //! The console in a real browser (tests/python/console_browser.py: Playwright driving Debian's
-//! chromium, axe-core on every page) against a real `bc dev`; its screenshots land in
-//! `target/console/`.
+//! chromium, axe-core on every page) against a real `bc dev`: clusters, the other resources,
+//! bare metal, a viewer's and an operator's pages. Its screenshots land in `target/console/`.
 
 use serde_json::Value;
 
@@ -19,6 +19,15 @@ fn in_chromium_a_tenant_makes_a_cluster_that_goes_ready_live_and_a_viewer_is_off
     assert!(summary["cluster"].as_str().unwrap().starts_with("kcl_"), "{summary}");
     assert!(summary["kubectlNodes"].as_u64().unwrap() >= 1, "kubectl listed the cluster's nodes: {summary}");
     assert!(summary["refusal"].as_str().unwrap().contains("must match"), "the name's refusal shows: {summary}");
+    let metal = &summary["metal"];
+    assert!(metal["node"].as_str().unwrap().starts_with("node_"), "a machine was enrolled through the form: {summary}");
+    // The script checked the buttons against the view's allowedVerbs; the state's own row of the
+    // provision state table is checked here too (`update` has no button).
+    let state = metal["state"].as_str().unwrap();
+    assert_eq!(state, "manageable", "the metal reconciler reached the BMC: {summary}");
+    let allowed: Vec<&str> =
+        better_compute::service::metal_states::allowed_from(state).into_iter().filter(|v| *v != "update").collect();
+    assert_eq!(metal["buttons"], serde_json::json!(allowed), "the buttons of {state}: {summary}");
     for page in summary["pages"].as_array().unwrap() {
         let shot = shots.join(format!("{}.png", page.as_str().unwrap()));
         assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 1000), "{} was saved", shot.display());

@@ -107,6 +107,7 @@ async fn every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allo
                 assert_eq!(answer["provisionState"], to, "{verb} from {state}");
                 assert_eq!(answer["previousState"], state, "{verb} from {state}");
                 assert_eq!(answer["deadline"].is_string(), verb != "retire", "{verb} from {state}: {answer}");
+                assert_eq!(answer["allowedVerbs"], json!(allowed_from(to)), "the view lists what {to} allows");
                 moved += 1;
             } else {
                 assert_eq!(status, 409, "{verb} from {state}: {answer}");
@@ -134,6 +135,7 @@ async fn an_enrolment_records_enrolling_with_its_deadline_and_queues_the_reconci
     let node = machine["id"].as_str().unwrap();
     assert!(node.starts_with("node_"), "{machine}");
     assert_eq!(machine["provisionState"], "enrolling");
+    assert_eq!(machine["allowedVerbs"], json!([]), "enrolling allows no verb: {machine}");
     assert_eq!(machine["powerState"], "unknown");
     assert_eq!(machine["credentialsSet"], true);
     assert_eq!((machine["driver"].as_str(), machine["username"].as_str()), (Some("redfish"), Some("admin")));

@@ -66,7 +66,7 @@ class MetalInventory(_message.Message):
     def __init__(self, cpus: _Optional[int] = ..., cpu_model: _Optional[str] = ..., memory_mib: _Optional[int] = ..., nics: _Optional[_Iterable[_Union[MetalNic, _Mapping]]] = ..., disks: _Optional[_Iterable[_Union[MetalDisk, _Mapping]]] = ..., vendor: _Optional[str] = ..., model: _Optional[str] = ..., serial: _Optional[str] = ...) -> None: ...
 
 class MetalMachine(_message.Message):
-    __slots__ = ("id", "pool_id", "name", "labels", "driver", "address", "username", "credentials_set", "ca_certificate", "insecure", "power_state", "provision_state", "previous_state", "deadline", "last_error", "inventory", "image", "created_by", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "pool_id", "name", "labels", "driver", "address", "username", "credentials_set", "ca_certificate", "insecure", "power_state", "provision_state", "previous_state", "deadline", "last_error", "inventory", "image", "created_by", "version", "created_at", "updated_at", "deleted_at", "allowed_verbs")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +96,7 @@ class MetalMachine(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_VERBS_FIELD_NUMBER: _ClassVar[int]
     id: str
     pool_id: str
     name: str
@@ -118,7 +119,8 @@ class MetalMachine(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., driver: _Optional[str] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., credentials_set: _Optional[bool] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., power_state: _Optional[str] = ..., provision_state: _Optional[str] = ..., previous_state: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., inventory: _Optional[_Union[MetalInventory, _Mapping]] = ..., image: _Optional[str] = ..., created_by: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    allowed_verbs: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., driver: _Optional[str] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., credentials_set: _Optional[bool] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., power_state: _Optional[str] = ..., provision_state: _Optional[str] = ..., previous_state: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., inventory: _Optional[_Union[MetalInventory, _Mapping]] = ..., image: _Optional[str] = ..., created_by: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., allowed_verbs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class EnrollMetalRequest(_message.Message):
     __slots__ = ("pool_id", "name", "bmc", "labels", "idempotency_key")
