@@ -64,3 +64,31 @@ async fn a_refused_enrolment_never_echoes_its_password() {
     assert!(!log.contains("hostile-s"), "the password is in the log");
     server.assert_up();
 }
+
+/// The boot configuration URL takes no key: its secret is the credential. Anything but a live
+/// deploy's secret (too long, not hex, escaping the path, well formed but unknown, a method
+/// it does not serve) answers alike without a configuration, and the server stays up.
+#[tokio::test]
+async fn a_forged_boot_configuration_url_opens_nothing() {
+    let server = ServerProcess::start(&[]).await;
+    let http = reqwest::Client::new();
+    let base = format!("{}/api/compute/metal/boot", server.endpoint);
+    let long = "a".repeat(60_000);
+    for secret in
+        [long.as_str(), "zz", "..%2F..%2Fetc%2Fpasswd", &"0".repeat(64), &"G".repeat(64), "%00", "'%20OR%201=1"]
+    {
+        let response = http.get(format!("{base}/{secret}")).send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert!(
+            [404, 414, 431].contains(&status),
+            "{}: {status} {}",
+            &secret[..secret.len().min(40)],
+            &text[..text.len().min(200)]
+        );
+        assert!(!text.contains("joinToken"), "{text}");
+    }
+    let posted = http.post(format!("{base}/{}", "0".repeat(64))).body("{}").send().await.unwrap();
+    assert_eq!(posted.status().as_u16(), 405, "only GET is served");
+    server.assert_up();
+}

@@ -4,6 +4,7 @@
 //! and delete only where allowed, two racing verbs, who may call, and the BMC password found
 //! nowhere but sealed in its column.
 
+mod dev;
 mod flow;
 mod secrets;
 mod states;
