@@ -84,6 +84,9 @@ async fn the_fake_machine_boots_the_inserted_media_once() {
     let machine = target.cloud.bmc_system(&system(&target)).unwrap();
     assert_eq!(
         machine["boots"],
-        serde_json::json!([{"device": "Cd", "image": target.image_url}, {"device": "Hdd", "image": null}])
+        serde_json::json!([
+            {"device": "Cd", "image": target.image_url, "config": null},
+            {"device": "Hdd", "image": null, "config": null},
+        ])
     );
 }
