@@ -1,10 +1,11 @@
 //! The event outbox: written in the same transaction as the change that causes it.
 //!
-//! Sequence numbers come from the one row of `event_head`, updated inside the writing
-//! transaction: its row lock makes writers of events commit in the order of their numbers, so a
-//! reader that has seen `n` will never later find a smaller number committed (no gaps behind a
-//! cursor, nothing delivered twice). Writers should append their event last, just before
-//! committing, to hold that lock briefly.
+//! Readers see events numbered 1..n with no gap, and never find a number committed behind a
+//! cursor they hold. On Postgres an event is numbered after its transaction commits: the writer
+//! inserts it unnumbered and takes no shared lock, and a reader first numbers what has committed
+//! ([`Store::event_number_committed`], one numbering at a time under the `event_head` row lock),
+//! so a late commit is numbered after everything already seen. On SQLite, whose writers take
+//! turns anyway, the writer takes the next number from `event_head` inside its transaction.
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
@@ -83,10 +84,9 @@ impl Store {
     /// Appends an event inside the caller's transaction and returns its sequence number; commit
     /// with `commit_and_signal` so that watchers hear of it at once.
     ///
-    /// It locks the one `event_head` row until the transaction ends: take every other row lock of
-    /// the transaction (quotas, held networks and certificates) before it, or two writers taking
-    /// the same two locks in opposite orders deadlock.
-    pub async fn event_append_in(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<i64> {
+    /// On Postgres the event is numbered once it has committed (its number is not known here);
+    /// on SQLite it takes the next number at once.
+    pub async fn event_append_in(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<()> {
         crate::measured::store("event_append_in", async {
             if self.backend == Backend::Postgres {
                 return self.event_append_postgres(txn, event).await;
@@ -110,23 +110,22 @@ impl Store {
             .execute(&mut **txn)
             .await?;
             self.work_notify_in(txn, "events").await?;
-            Ok(seq)
+            Ok(())
         })
         .await
     }
 
-    /// The append on Postgres in one round trip: the head's next number, the row and (when
-    /// other processes listen) the notification, as one statement.
-    async fn event_append_postgres(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<i64> {
-        const APPEND: &str = "WITH head AS (UPDATE event_head SET last_seq = last_seq + 1 WHERE id = 1 RETURNING last_seq), \
-             inserted AS (INSERT INTO events (seq, id, source, type, subject, tenant_id, time, data) \
-               SELECT last_seq, $1, $2, $3, $4, $5, $6, $7 FROM head RETURNING seq)";
+    /// The append on Postgres in one round trip: the unnumbered row and (when other processes
+    /// listen) the notification, as one statement.
+    async fn event_append_postgres(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<()> {
+        const APPEND: &str = "WITH inserted AS (INSERT INTO events (id, source, type, subject, tenant_id, time, data) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING 1)";
         let sql = if self.signals.notifies() {
-            format!("{APPEND} SELECT inserted.seq FROM inserted, (SELECT pg_notify($8, 'events')) AS notified")
+            format!("{APPEND} SELECT pg_notify($8, 'events') FROM inserted")
         } else {
-            format!("{APPEND} SELECT seq FROM inserted")
+            format!("{APPEND} SELECT 1 FROM inserted")
         };
-        let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(crate::ids::random("evt"))
             .bind(&event.source)
             .bind(&event.event_type)
@@ -137,13 +136,55 @@ impl Store {
         if self.signals.notifies() {
             query = query.bind(super::NOTIFY_CHANNEL);
         }
-        Ok(query.fetch_one(&mut **txn).await?)
+        query.execute(&mut **txn).await?;
+        Ok(())
+    }
+
+    /// Numbers the committed events that have no number yet (Postgres; SQLite numbers them as
+    /// they are written), in the order they were written, after the last number given.
+    ///
+    /// The `event_head` row lock makes numberings take turns, and each numbering's statement
+    /// runs after the lock is held, so it sees every numbering before it: numbers are never given
+    /// twice, and a numbering's numbers appear all at once when it commits. Rows of transactions
+    /// still open are not visible to it; they are numbered by a later one, after every number a
+    /// reader can have seen.
+    pub async fn event_number_committed(&self) -> Result<u64> {
+        if self.backend != Backend::Postgres {
+            return Ok(0);
+        }
+        crate::measured::store("event_number_committed", async {
+            let pending: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM events WHERE seq IS NULL)")
+                .fetch_one(&self.pool)
+                .await?;
+            if !pending {
+                return Ok(0);
+            }
+            let mut txn = self.pool.begin().await?;
+            let last: i64 = sqlx::query_scalar("SELECT last_seq FROM event_head WHERE id = 1 FOR UPDATE")
+                .fetch_one(&mut *txn)
+                .await?;
+            let numbered: i64 = sqlx::query_scalar(
+                "WITH pending AS (SELECT id, row_number() OVER (ORDER BY written) AS n FROM events \
+                   WHERE seq IS NULL ORDER BY written LIMIT 10000), \
+                 numbered AS (UPDATE events SET seq = $1 + pending.n FROM pending \
+                   WHERE events.id = pending.id RETURNING events.seq) \
+                 UPDATE event_head SET last_seq = last_seq + (SELECT count(*) FROM numbered) WHERE id = 1 \
+                 RETURNING last_seq - $1",
+            )
+            .bind(last)
+            .fetch_one(&mut *txn)
+            .await?;
+            txn.commit().await?;
+            Ok(numbered as u64)
+        })
+        .await
     }
 
     /// Events after a cursor, oldest first.
     pub async fn event_list_after(&self, filter: &EventFilter) -> Result<Vec<EventRow>> {
         crate::measured::store("event_list_after", async {
             self.event_read_counted();
+            self.event_number_committed().await?;
             let rows = sqlx::query(
                 "SELECT seq, id, source, type, subject, tenant_id, time, data FROM events \
                  WHERE seq > $1 AND ($2 = '' OR tenant_id = $2) \
@@ -166,6 +207,7 @@ impl Store {
     pub async fn event_last_seq(&self) -> Result<i64> {
         crate::measured::store("event_last_seq", async {
             self.event_read_counted();
+            self.event_number_committed().await?;
             let seq: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM events").fetch_one(&self.pool).await?;
             Ok(seq.unwrap_or(0))
         })

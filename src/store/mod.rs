@@ -165,6 +165,7 @@ migrations!(
     (19, "metal", "0019_metal"),
     (20, "auth_generation", "0020_auth_generation.postgres" | "0020_auth_generation.sqlite"),
     (21, "metal_workflow", "0021_metal_workflow"),
+    (22, "event_numbering", "0022_event_numbering.postgres" | "0022_event_numbering.sqlite"),
 );
 
 /// The store shared by every service and reconciler.

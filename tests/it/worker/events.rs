@@ -1,12 +1,13 @@
 //! Events: tenants' changes land in the outbox; `list` pages after a cursor with filters and
 //! tenant scoping; `watch` resumes from a cursor across a server restart, every event once; the
-//! JSON side streams server-sent events.
+//! JSON side streams server-sent events; on Postgres an event whose transaction commits late is
+//! read after the cursor, never skipped, and its writer held no one up.
 
 use std::time::Duration;
 
 use better_compute::proto::compute::events_client::EventsClient;
 use better_compute::proto::compute::{Event, WatchEventsRequest};
-use better_compute::store::{Backend, NewTenant, Store, now_micros};
+use better_compute::store::{Backend, EventFilter, NewEvent, NewTenant, Store, now_micros};
 use serde_json::json;
 use tonic::Streaming;
 use tonic::metadata::{Ascii, MetadataValue};
@@ -190,3 +191,44 @@ on_both_backends!(
     watch_resumes_across_a_restart_with_every_event_once,
     json_watch_is_server_sent_events
 );
+
+fn after(cursor: i64) -> EventFilter {
+    EventFilter { after: cursor, limit: 100, ..EventFilter::default() }
+}
+
+/// On Postgres events are numbered once their transaction has committed: an event appended by a
+/// transaction that stays open while a later one commits is neither numbered behind a reader's
+/// cursor (which would skip it) nor in the way of the later writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_whose_transaction_commits_late_is_read_after_the_cursor() {
+    let db = TestDb::new(Backend::Postgres).await;
+    let store = db.store().await;
+    let late_writer = sqlx::AnyPool::connect(&db.url).await.unwrap();
+    let mut late = late_writer.begin().await.unwrap();
+    let event = NewEvent {
+        source: "/test".to_owned(),
+        event_type: "test.late".to_owned(),
+        subject: "late".to_owned(),
+        tenant_id: "acme".to_owned(),
+        time: now_micros(),
+        data: json!({}),
+    };
+    store.event_append_in(&mut late, &event).await.unwrap();
+
+    tokio::time::timeout(Duration::from_secs(10), create_tenant_in_store(&store, "early"))
+        .await
+        .expect("a writer of events does not wait for another writer's open transaction");
+    let seen = store.event_list_after(&after(0)).await.unwrap();
+    let subjects: Vec<&str> = seen.iter().map(|e| e.subject.as_str()).collect();
+    assert_eq!(subjects, ["early"], "an event of a transaction still open is not read");
+    let cursor = seen[0].seq;
+    assert_eq!(cursor, 1);
+    assert_eq!(store.event_last_seq().await.unwrap(), 1);
+
+    late.commit().await.unwrap();
+    let next = store.event_list_after(&after(cursor)).await.unwrap();
+    assert_eq!(next.len(), 1, "the late event is read after the cursor: {next:?}");
+    assert_eq!((next[0].subject.as_str(), next[0].seq), ("late", 2));
+    let all: Vec<i64> = store.event_list_after(&after(0)).await.unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(all, [1, 2], "every event once, numbered without a gap");
+}
