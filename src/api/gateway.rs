@@ -123,13 +123,18 @@ where
         return Err(Error::internal(format!("{} answered without a message", method.name)));
     }
     bytes.advance(5);
+    let answer_bytes = bytes.len();
     let output = DynamicMessage::decode(method.descriptor.output(), bytes).map_err(|error| {
         Error::internal(format!("{} answered a message that does not decode: {error}", method.name))
     })?;
-    let json = output
-        .serialize_with_options(serde_json::value::Serializer, &SERIALIZE)
+    // Written straight to the body: a `serde_json::Value` in between cost a list of 500 a fifth of
+    // its time.
+    let mut json = Vec::with_capacity(answer_bytes * 3);
+    output
+        .serialize_with_options(&mut serde_json::Serializer::new(&mut json), &SERIALIZE)
         .map_err(|error| Error::internal(format!("cannot write {} as JSON: {error}", method.name)))?;
-    let mut response = (StatusCode::OK, axum::Json(json)).into_response();
+    let content_type = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+    let mut response = (StatusCode::OK, content_type, json).into_response();
     if let Some(id) = request_id {
         response.headers_mut().insert(REQUEST_ID_HEADER, id);
     }

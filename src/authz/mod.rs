@@ -78,8 +78,11 @@ pub struct Decision {
 /// Decides with the schema and policies it was built with.
 #[derive(Debug)]
 pub struct Authorizer {
-    /// The generated schema: entities are checked against it, and it carries the action groups.
-    schema: Schema,
+    /// Each action's entity with the entities of the groups it is in, taken from the generated
+    /// schema once: a decision adds its action's, and checks no entity against the schema (the
+    /// entities are built here, from the schema's own declarations), which cost more than the
+    /// decision itself.
+    actions: HashMap<EntityUid, Vec<Entity>>,
     /// The request attributes each resource entity type declares.
     declared: HashMap<String, HashSet<String>>,
     /// The generated schema's text, for operators writing policies.
@@ -123,7 +126,8 @@ impl Authorizer {
                 (policy.id().clone(), name)
             })
             .collect();
-        Ok(Self { schema, declared, schema_text, policies, names })
+        let actions = action_entities(&schema)?;
+        Ok(Self { actions, declared, schema_text, policies, names })
     }
 
     /// The generated schema, in Cedar's schema syntax.
@@ -161,8 +165,8 @@ impl Authorizer {
         targets: &[Target],
     ) -> Result<Vec<Decision>, String> {
         let principal = uid("Principal", subject.principal_id)?;
-        let (entities, resources) = self.entities(subject, &principal, targets)?;
         let action = uid("Action", permission)?;
+        let (entities, resources) = self.entities(subject, &principal, &action, targets)?;
         let authorizer = CedarAuthorizer::new();
         let mut decisions = Vec::with_capacity(targets.len());
         for resource in resources {
@@ -186,12 +190,14 @@ impl Authorizer {
         Ok(decisions)
     }
 
-    /// The entities of a decision: the platform, the caller, the tenants and projects in play,
-    /// and one resource entity per target (whose uids are returned in order).
+    /// The entities of a decision: the action with its groups, the platform, the caller, the
+    /// tenants and projects in play, and one resource entity per target (whose uids are returned
+    /// in order).
     fn entities(
         &self,
         subject: &Subject<'_>,
         principal: &EntityUid,
+        action: &EntityUid,
         targets: &[Target],
     ) -> Result<(Entities, Vec<EntityUid>), String> {
         let in_role = |role: &str, scope_type: &str, scope_id: &str| {
@@ -289,10 +295,25 @@ impl Authorizer {
             };
             entities.push(entity(uid("Project", project)?, roles_of("project", project), parents)?);
         }
-        // With the schema, the entities carry the action groups the policies grant.
-        let entities = Entities::from_entities(entities, Some(&self.schema)).map_err(|e| e.to_string())?;
+        // The action's groups are what the policies grant; an action the schema lacks is in none.
+        entities.extend(self.actions.get(action).into_iter().flatten().cloned());
+        let entities = Entities::from_entities(entities, None).map_err(|e| e.to_string())?;
         Ok((entities, resources))
     }
+}
+
+/// Each action of `schema` with the entities of every group it is in (itself first).
+fn action_entities(schema: &Schema) -> Result<HashMap<EntityUid, Vec<Entity>>, String> {
+    let all = schema.action_entities().map_err(|error| format!("the generated schema's actions: {error}"))?;
+    let mut actions = HashMap::new();
+    for action in all.iter() {
+        let mut with_groups = vec![action.clone()];
+        for group in all.ancestors(&action.uid()).into_iter().flatten() {
+            with_groups.extend(all.get(group).cloned());
+        }
+        actions.insert(action.uid(), with_groups);
+    }
+    Ok(actions)
 }
 
 /// The decision when none could be built: refused.
@@ -449,6 +470,7 @@ mod tests {
         let bindings = [binding("platform-admin", "platform", "platform")];
         let operator = Subject { principal_id: "prn_op", kind: "operator", tenant_id: None, bindings: &bindings };
         let principal = uid("Principal", operator.principal_id).unwrap();
+        let action = uid("Action", "platform:accounts:create").unwrap();
         let mut account = target("platform-account", "", None);
         account.attributes.insert("credentials".into(), "dop_v1_hunter2".into());
         account.attributes.insert("name".into(), "main".into());
@@ -456,7 +478,8 @@ mod tests {
         certificate.attributes.insert("privateKey".into(), "-----BEGIN PRIVATE KEY-----sekrit".into());
         certificate.attributes.insert("name".into(), "web".into());
         for target in [account, certificate] {
-            let (entities, _) = authorizer.entities(&operator, &principal, std::slice::from_ref(&target)).unwrap();
+            let (entities, _) =
+                authorizer.entities(&operator, &principal, &action, std::slice::from_ref(&target)).unwrap();
             let json = entities.to_json_value().unwrap().to_string();
             assert!(!json.contains("hunter2") && !json.contains("sekrit"), "{json}");
             assert!(!json.contains("credentials") && !json.contains("privateKey"), "{json}");

@@ -168,6 +168,9 @@ migrations!(
     (22, "event_numbering", "0022_event_numbering.postgres" | "0022_event_numbering.sqlite"),
 );
 
+/// How long a pooled connection may sit idle before it is pinged again as it is taken.
+const IDLE_BEFORE_PING: Duration = Duration::from_millis(500);
+
 /// The store shared by every service and reconciler.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -194,6 +197,18 @@ impl Store {
             let pool = AnyPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(10))
+                // The pool already pings every connection as it is released; pinging it again as
+                // it is taken cost a round trip per statement. A connection idle long enough to
+                // have outlived a database restart is still pinged before use.
+                .test_before_acquire(false)
+                .before_acquire(|connection, meta| {
+                    Box::pin(async move {
+                        if meta.idle_for >= IDLE_BEFORE_PING {
+                            sqlx::Connection::ping(connection).await?;
+                        }
+                        Ok(true)
+                    })
+                })
                 .connect(url)
                 .await
                 .map_err(|error| Error::unavailable(format!("cannot connect to the database: {}", redact(&error))))?;
