@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::node_pool_steps::{self, next_pool_step};
-use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, Timings, refusal};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
 use crate::provider::gke::Gke;
@@ -44,24 +44,8 @@ pub const CLUSTER_LABEL: &str = "better-compute-cluster";
 pub struct KubernetesClusters {
     /// Account id to GKE adapter.
     pub accounts: Arc<dyn GkeAccounts>,
-    /// Delays after transient failures.
-    pub backoff: Backoff,
-    /// Delays after the provider refused a delete (the spec's 5, 10, 20 minutes ... 6 hours).
-    pub delete_backoff: Backoff,
-    /// How long a cluster may stay in a transient state before it counts as stuck.
-    pub state_deadline: Duration,
-}
-
-impl KubernetesClusters {
-    /// The reconciler with the spec's intervals.
-    pub fn new(accounts: Arc<dyn GkeAccounts>) -> Self {
-        Self {
-            accounts,
-            backoff: Backoff::TRANSIENT,
-            delete_backoff: Backoff::DELETE,
-            state_deadline: Duration::from_secs(3600),
-        }
-    }
+    /// Its delays and stuck deadline.
+    pub timings: Timings,
 }
 
 #[tonic::async_trait]
@@ -73,11 +57,11 @@ impl ResourceReconciler for KubernetesClusters {
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.backoff)
+        Schedule::with_backoff(self.timings.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        state.parse::<ClusterState>().is_ok_and(ClusterState::is_transient).then_some(self.state_deadline)
+        self.timings.deadline_if(state.parse::<ClusterState>().is_ok_and(ClusterState::is_transient))
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<ClusterRow>> {
@@ -86,7 +70,7 @@ impl ResourceReconciler for KubernetesClusters {
 
     async fn reconcile(&self, pass: &Pass, cluster: ClusterRow) -> Result<Outcome, PassError> {
         let gke = self.accounts.gke(&cluster.account_id, &cluster.location).await?;
-        let step = Step { pass, cluster: &cluster, gke: &gke, delete_backoff: self.delete_backoff };
+        let step = Step { pass, cluster: &cluster, gke: &gke, delete_backoff: self.timings.delete_backoff };
         if cluster.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
 }
@@ -199,16 +183,7 @@ impl Step<'_> {
     /// `outcome` in the observed state.
     async fn record(&self, mut observed: ClusterObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = self.now();
-        if observed.state == "error" && (self.cluster.state != "error" || self.cluster.message != observed.message) {
-            let mut failed = self.cluster.clone();
-            failed.state = "error".into();
-            observed.events.push(cluster_event(
-                "error",
-                &failed,
-                now,
-                serde_json::json!({"message": observed.message}),
-            ));
-        }
+        observed.events.extend(self.cluster.failure_event(&observed.state, &observed.message, now));
         let state = observed.state.clone();
         // Not written: the tenant changed the cluster meanwhile and its write queued a pass.
         self.pass

@@ -39,7 +39,7 @@ pub use metal::MetalMachines;
 pub use metering::Metering;
 pub use node_liveness::NodeLiveness;
 pub use noop::Noop;
-pub use outcome::{Backoff, Next, Outcome, Schedule};
+pub use outcome::{Backoff, Next, Outcome, Schedule, Timings};
 pub use registry::registry;
 pub use runtime::{Worker, WorkerConfig, parse_kind_intervals};
 pub use vps::{ProviderLoadBalancers, ProviderResources};

@@ -127,6 +127,33 @@ impl Backoff {
     }
 }
 
+/// The delays of a reconciler that calls a provider: after transient failures, after the
+/// provider refused a delete, and how long an object may stay in a transient state before it
+/// counts as stuck.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timings {
+    /// Delays after transient failures.
+    pub backoff: Backoff,
+    /// Delays after the provider refused a delete.
+    pub delete_backoff: Backoff,
+    /// How long an object may stay in a transient state before it is reported stuck.
+    pub state_deadline: Duration,
+}
+
+impl Timings {
+    /// The spec's: [`Backoff::TRANSIENT`], [`Backoff::DELETE`], stuck after an hour.
+    pub const SPEC: Timings = Timings {
+        backoff: Backoff::TRANSIENT,
+        delete_backoff: Backoff::DELETE,
+        state_deadline: Duration::from_secs(3600),
+    };
+
+    /// `deadline` for an object in a state that `is_transient`.
+    pub fn deadline_if(&self, is_transient: bool) -> Option<Duration> {
+        is_transient.then_some(self.state_deadline)
+    }
+}
+
 /// A kind's intervals.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Schedule {

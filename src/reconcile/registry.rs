@@ -11,14 +11,9 @@ use super::{KubernetesClusters, KubernetesSubstrates, MetalMachines, ProviderRes
 /// spec's backoffs from [`ProviderResources::new`]; tests set faster ones in its fields, and
 /// the intervals in the worker's configuration).
 pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
-    let clusters = KubernetesClusters {
-        accounts: resources.gke.clone(),
-        backoff: resources.backoff,
-        delete_backoff: resources.delete_backoff,
-        state_deadline: resources.state_deadline,
-    };
+    let clusters = KubernetesClusters { accounts: resources.gke.clone(), timings: resources.timings };
     let substrates = KubernetesSubstrates {
-        backoff: resources.backoff,
+        backoff: resources.timings.backoff,
         ..KubernetesSubstrates::new(
             resources.gke.clone(),
             resources.secret_key.clone(),
@@ -26,7 +21,7 @@ pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
         )
     };
     let metal = MetalMachines {
-        backoff: resources.backoff,
+        backoff: resources.timings.backoff,
         ..MetalMachines::new(resources.secret_key.clone(), resources.daemon_endpoint.clone())
     };
     let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters), Arc::new(substrates), Arc::new(metal)];

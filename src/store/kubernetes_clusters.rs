@@ -332,6 +332,15 @@ impl Store {
         .await
     }
 
+    /// Locks cluster `id`'s row for the rest of `txn`. A writer of a cluster's node pools takes
+    /// it before theirs, the order of a reconciler's observation (the cluster, then its pools):
+    /// the other order deadlocked the two on Postgres.
+    pub(super) async fn cluster_lock_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<()> {
+        let lock = sqlx::query("UPDATE kubernetes_clusters SET updated_at = updated_at WHERE id = $1");
+        crate::measured::store("cluster_lock_in", lock.bind(id).execute(&mut **txn)).await?;
+        Ok(())
+    }
+
     /// A change to one of the cluster's pools: bumps the cluster's version, puts a ready or
     /// failed cluster `updating` and wakes the reconciler, inside the pool's transaction.
     pub(super) async fn cluster_touch_in(

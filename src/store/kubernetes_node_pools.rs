@@ -197,6 +197,7 @@ impl Store {
     ) -> Result<NodePoolRow> {
         crate::measured::store("node_pool_update", async {
             let mut txn = self.begin_write().await?;
+            self.cluster_lock_in(&mut txn, &pool.cluster_id).await?;
             let updated = sqlx::query(
                 "UPDATE kubernetes_node_pools SET spec = $2, state = 'updating', message = '', version = version + 1, \
                  updated_at = $3 WHERE id = $1 AND version = $4 AND deleted_at IS NULL AND state <> 'deleting'",
@@ -229,6 +230,7 @@ impl Store {
     ) -> Result<NodePoolRow> {
         crate::measured::store("node_pool_delete", async {
             let mut txn = self.begin_write().await?;
+            self.cluster_lock_in(&mut txn, &pool.cluster_id).await?;
             let updated = sqlx::query(
                 "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, \
                  updated_at = $2 WHERE id = $1 AND deleted_at IS NULL AND state <> 'deleting'",

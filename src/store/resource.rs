@@ -281,11 +281,30 @@ macro_rules! reads_meta {
             fn deref_mut(&mut self) -> &mut ResourceMeta {
                 &mut self.meta
             }
+        }
+
+        impl $row {
+            /// The `error` event to publish with an observation that leaves it in `state` with
+            /// `message`: `None` unless that is a new failure (it was not in `error`, or failed
+            /// for another reason).
+            pub fn failure_event(&self, state: &str, message: &str, now: i64) -> Option<NewEvent> {
+                failure_event(self, state, message, now)
+            }
         })*
     };
 }
 
 reads_meta!(super::ClusterRow, super::NetworkRow, super::InstanceRow, super::CertificateRow, super::LoadBalancerRow,);
+
+/// See the rows' `failure_event`.
+fn failure_event<R: Resource + Clone + DerefMut>(row: &R, state: &str, message: &str, now: i64) -> Option<NewEvent> {
+    if state != "error" || (row.state == "error" && row.message == message) {
+        return None;
+    }
+    let mut failed = row.clone();
+    failed.state = "error".into();
+    Some(failed.event("error", now, serde_json::json!({ "message": message })))
+}
 
 /// `NOT_FOUND` for resource `id` of kind `R`.
 pub(super) fn not_found<R: Resource>(id: &str) -> Error {

@@ -26,7 +26,7 @@ impl ResourceReconciler for CertificateReconciler {
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.0.backoff)
+        Schedule::with_backoff(self.0.timings.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
@@ -79,16 +79,7 @@ impl Step<'_> {
     async fn record(&self, mut observed: CertificateObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
         let c = self.certificate;
-        if observed.state == "error" && (c.state != "error" || c.message != observed.message) {
-            let mut failed = c.clone();
-            failed.state = "error".into();
-            observed.events.push(certificate_event(
-                "error",
-                &failed,
-                now,
-                serde_json::json!({"message": observed.message}),
-            ));
-        }
+        observed.events.extend(c.failure_event(&observed.state, &observed.message, now));
         let state = observed.state.clone();
         self.pass.store.certificate_observe(&c.id, &observed, now).await.context("recording the certificate failed")?;
         Ok(outcome.in_state(state))
@@ -184,7 +175,7 @@ impl Step<'_> {
             let error = refusal(error)?;
             let message = format!("the provider refused to delete the certificate: {}", error.message);
             return self
-                .record(self.failed(message), Outcome::retry(error.to_string(), self.shared.delete_backoff))
+                .record(self.failed(message), Outcome::retry(error.to_string(), self.shared.timings.delete_backoff))
                 .await;
         }
         self.pass.store.certificate_finish_delete(&self.certificate.id, now_micros()).await?;

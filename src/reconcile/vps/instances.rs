@@ -29,7 +29,7 @@ impl ResourceReconciler for InstanceReconciler {
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.0.backoff)
+        Schedule::with_backoff(self.0.timings.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
@@ -82,16 +82,7 @@ impl Step<'_> {
     /// Writes the observation (with an `error` event when the instance newly fails).
     async fn record(&self, mut observed: InstanceObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
-        if observed.state == "error" && (self.instance.state != "error" || self.instance.message != observed.message) {
-            let mut failed = self.instance.clone();
-            failed.state = "error".into();
-            observed.events.push(instance_event(
-                "error",
-                &failed,
-                now,
-                serde_json::json!({"message": observed.message}),
-            ));
-        }
+        observed.events.extend(self.instance.failure_event(&observed.state, &observed.message, now));
         let state = observed.state.clone();
         self.pass
             .store
@@ -205,7 +196,7 @@ impl Step<'_> {
             Err(error) => {
                 let error = refusal(error)?;
                 let message = format!("the provider refused to delete the instance: {}", error.message);
-                let retry = Outcome::retry(error.to_string(), self.shared.delete_backoff);
+                let retry = Outcome::retry(error.to_string(), self.shared.timings.delete_backoff);
                 self.record(self.failed(message), retry).await
             }
         }

@@ -20,7 +20,7 @@ use super::load_balancer_spec::{Desired, Resolved, desired, differences};
 use crate::provider::accounts::DigitalOceanAccounts;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, LoadBalancer, LoadBalancers, ProviderError};
-use crate::reconcile::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::reconcile::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, Timings, refusal};
 use crate::store::{LOAD_BALANCER_KIND, LoadBalancerObserved, LoadBalancerRow, Store, load_balancer_event, now_micros};
 
 /// The load balancers' reconciler.
@@ -28,24 +28,8 @@ use crate::store::{LOAD_BALANCER_KIND, LoadBalancerObserved, LoadBalancerRow, St
 pub struct ProviderLoadBalancers {
     /// Account id to DigitalOcean adapter.
     pub accounts: Arc<dyn DigitalOceanAccounts>,
-    /// Delays after transient failures.
-    pub backoff: Backoff,
-    /// Delays after the provider refused a delete (5, 10, 20 minutes ... 6 hours).
-    pub delete_backoff: Backoff,
-    /// How long a load balancer may stay in a transient state before it counts as stuck.
-    pub state_deadline: Duration,
-}
-
-impl ProviderLoadBalancers {
-    /// The reconciler with the spec's intervals.
-    pub fn new(accounts: Arc<dyn DigitalOceanAccounts>) -> Self {
-        Self {
-            accounts,
-            backoff: Backoff::TRANSIENT,
-            delete_backoff: Backoff::DELETE,
-            state_deadline: Duration::from_secs(3600),
-        }
-    }
+    /// Its delays (a refused delete: 5, 10, 20 minutes ... 6 hours) and stuck deadline.
+    pub timings: Timings,
 }
 
 #[tonic::async_trait]
@@ -57,11 +41,11 @@ impl ResourceReconciler for ProviderLoadBalancers {
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.backoff)
+        Schedule::with_backoff(self.timings.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        state.parse::<LoadBalancerState>().is_ok_and(LoadBalancerState::is_transient).then_some(self.state_deadline)
+        self.timings.deadline_if(state.parse::<LoadBalancerState>().is_ok_and(LoadBalancerState::is_transient))
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<LoadBalancerRow>> {
@@ -70,7 +54,7 @@ impl ResourceReconciler for ProviderLoadBalancers {
 
     async fn reconcile(&self, pass: &Pass, lb: LoadBalancerRow) -> Result<Outcome, PassError> {
         let provider = self.accounts.digitalocean(&lb.account_id).await?;
-        let step = Step { pass, lb: &lb, provider: &provider, delete_backoff: self.delete_backoff };
+        let step = Step { pass, lb: &lb, provider: &provider, delete_backoff: self.timings.delete_backoff };
         if lb.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
 }
@@ -111,16 +95,7 @@ impl Step<'_> {
     /// returns `outcome` in the observed state.
     async fn record(&self, mut observed: LoadBalancerObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
-        if observed.state == "error" && (self.lb.state != "error" || self.lb.message != observed.message) {
-            let mut failed = self.lb.clone();
-            failed.state = "error".into();
-            observed.events.push(load_balancer_event(
-                "error",
-                &failed,
-                now,
-                serde_json::json!({"message": observed.message}),
-            ));
-        }
+        observed.events.extend(self.lb.failure_event(&observed.state, &observed.message, now));
         let state = observed.state.clone();
         // Not written: the tenant changed it meanwhile and its write queued a pass.
         let observing = self.pass.store.load_balancer_observe(&self.lb.id, &observed, now);

@@ -25,7 +25,7 @@ pub use instances::InstanceReconciler;
 pub use load_balancers::ProviderLoadBalancers;
 pub use networks::{NetworkReconciler, cluster_network};
 
-use super::{Backoff, DaemonEndpoint, Reconciler};
+use super::{DaemonEndpoint, Reconciler, Timings};
 use crate::provider::accounts::{DigitalOceanAccounts, GkeAccounts};
 use crate::secrets::SecretKey;
 
@@ -39,12 +39,8 @@ pub struct ProviderResources {
     pub digitalocean: Arc<dyn DigitalOceanAccounts>,
     /// Opens custom certificates' private keys for their upload.
     pub secret_key: SecretKey,
-    /// Delays after transient failures.
-    pub backoff: Backoff,
-    /// Delays after the provider refused a delete.
-    pub delete_backoff: Backoff,
-    /// How long an object may stay in a transient state before it counts as stuck.
-    pub state_deadline: Duration,
+    /// The delays and stuck deadline of every provider-backed reconciler.
+    pub timings: Timings,
     /// Where node daemons reach the API (the substrates' DaemonSets join through it).
     pub daemon_endpoint: Option<DaemonEndpoint>,
 }
@@ -52,15 +48,7 @@ pub struct ProviderResources {
 impl ProviderResources {
     /// The reconcilers with the spec's intervals.
     pub fn new(gke: Arc<dyn GkeAccounts>, digitalocean: Arc<dyn DigitalOceanAccounts>, secret_key: SecretKey) -> Self {
-        Self {
-            gke,
-            digitalocean,
-            secret_key,
-            backoff: Backoff::TRANSIENT,
-            delete_backoff: Backoff::DELETE,
-            state_deadline: Duration::from_secs(3600),
-            daemon_endpoint: None,
-        }
+        Self { gke, digitalocean, secret_key, timings: Timings::SPEC, daemon_endpoint: None }
     }
 
     /// One reconciler per kind, to register with the worker.
@@ -70,17 +58,12 @@ impl ProviderResources {
             Arc::new(NetworkReconciler(shared.clone())),
             Arc::new(InstanceReconciler(shared.clone())),
             Arc::new(CertificateReconciler(shared.clone())),
-            Arc::new(ProviderLoadBalancers {
-                accounts: shared.digitalocean.clone(),
-                backoff: shared.backoff,
-                delete_backoff: shared.delete_backoff,
-                state_deadline: shared.state_deadline,
-            }),
+            Arc::new(ProviderLoadBalancers { accounts: shared.digitalocean.clone(), timings: shared.timings }),
         ]
     }
 
     fn transient_state(&self, state: &str) -> Option<Duration> {
-        state.parse::<ProvisionState>().is_ok_and(ProvisionState::is_transient).then_some(self.state_deadline)
+        self.timings.deadline_if(state.parse::<ProvisionState>().is_ok_and(ProvisionState::is_transient))
     }
 }
 

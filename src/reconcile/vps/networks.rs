@@ -32,7 +32,7 @@ impl ResourceReconciler for NetworkReconciler {
     }
 
     fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.0.backoff)
+        Schedule::with_backoff(self.0.timings.backoff)
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
@@ -147,9 +147,7 @@ impl Step<'_> {
         };
         let mut after = network.clone();
         after.state = observed.state.clone();
-        if observed.state == "error" && (network.state != "error" || network.message != observed.message) {
-            observed.events.push(network_event("error", &after, now, serde_json::json!({"message": observed.message})));
-        }
+        observed.events.extend(network.failure_event(&observed.state, &observed.message, now));
         if observed.state == "ready" && network.state != "ready" {
             let subnets: Vec<serde_json::Value> = observed
                 .subnets
@@ -183,7 +181,7 @@ impl Step<'_> {
         }
         let observing = self.pass.store.network_observe(&self.network.id, &observed, now);
         observing.await.context("recording the network failed")?;
-        Ok(Outcome::retry(error.to_string(), self.shared.delete_backoff).in_state("error"))
+        Ok(Outcome::retry(error.to_string(), self.shared.timings.delete_backoff).in_state("error"))
     }
 
     async fn finish_delete(&self) -> Result<Outcome, PassError> {

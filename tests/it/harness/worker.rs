@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use better_compute::provider::accounts::{DigitalOceanAccounts, GkeAccounts};
-use better_compute::reconcile::{Backoff, ProviderResources, Reconciler, Worker, WorkerConfig, registry};
+use better_compute::reconcile::{Backoff, ProviderResources, Reconciler, Timings, Worker, WorkerConfig, registry};
 use better_compute::secrets::SecretKey;
 use better_compute::store::Store;
 use tokio::task::{JoinError, JoinHandle};
@@ -21,11 +21,8 @@ pub fn fast_resources(
     digitalocean: Arc<dyn DigitalOceanAccounts>,
     secret_key: SecretKey,
 ) -> ProviderResources {
-    ProviderResources {
-        backoff: FAST_BACKOFF,
-        delete_backoff: FAST_BACKOFF,
-        ..ProviderResources::new(gke, digitalocean, secret_key)
-    }
+    let timings = Timings { backoff: FAST_BACKOFF, delete_backoff: FAST_BACKOFF, ..Timings::SPEC };
+    ProviderResources { timings, ..ProviderResources::new(gke, digitalocean, secret_key) }
 }
 
 /// A worker that ticks every 50 ms, holds leases for 2 s, passes converging objects every

@@ -49,7 +49,7 @@ async fn converging_clusters_are_seen_every_30_seconds_settled_ones_every_5_minu
         shutdown_grace: Duration::from_millis(100),
         ..WorkerConfig::default()
     };
-    // The spec's backoffs, as `KubernetesClusters::new` has them.
+    // The spec's backoffs (`Timings::SPEC`).
     let spec = ProviderResources::new(env.gke.clone(), env.digitalocean.clone(), env.key.clone());
     env.start_worker_with(config, spec);
 

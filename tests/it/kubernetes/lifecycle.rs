@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use better_compute::fakecloud::Failure;
-use better_compute::reconcile::{Backoff, ProviderResources};
+use better_compute::reconcile::Backoff;
 use better_compute::store::Backend;
 use serde_json::json;
 use sqlx::Connection;
@@ -34,7 +34,8 @@ async fn billables(env: &Env, id: &str) -> usize {
 async fn a_refused_delete_is_an_error_retried_later_or_at_once_on_a_new_delete(backend: Backend) {
     let mut env = super::start(backend).await;
     // The spec's delete backoff (5 minutes first): only a new delete call retries within the test.
-    let resources = ProviderResources { delete_backoff: Backoff::DELETE, ..env.resources() };
+    let mut resources = env.resources();
+    resources.timings.delete_backoff = Backoff::DELETE;
     env.start_worker_with(env.worker_config.clone(), resources);
     let created = env.ok(CREATE, standard("refuse", "r")).await;
     let id = created["id"].as_str().unwrap().to_owned();

@@ -11,6 +11,7 @@ mod hosting;
 mod idempotency;
 mod intervals;
 mod lifecycle;
+mod lock_order;
 mod masks;
 mod node_pool_keys;
 mod nodepools;

@@ -11,7 +11,7 @@ use sqlx::Connection;
 use super::fixtures::droplets;
 use super::{CREATE, DELETE, Env, GET, POOL, REGION, UPDATE, regional};
 use better_compute::fakecloud::Failure;
-use better_compute::reconcile::{ProviderLoadBalancers, Reconciler};
+use better_compute::reconcile::{ProviderLoadBalancers, Reconciler, Timings};
 use better_compute::store::{Backend, now_micros};
 
 const CERTIFICATE_DELETE: &str = "/api/compute/certificates/delete";
@@ -39,7 +39,8 @@ async fn record_machine_quietly(env: &Env, instance: &str, droplet: u64) {
 async fn an_instance_that_gains_a_machine_is_added_by_the_settled_pass(backend: Backend) {
     let mut env = super::start(backend).await;
     // The spec's settled interval is five minutes; the test's is one second.
-    let spec_intervals = ProviderLoadBalancers::new(env.digitalocean.clone()).schedule();
+    let spec_intervals =
+        ProviderLoadBalancers { accounts: env.digitalocean.clone(), timings: Timings::SPEC }.schedule();
     assert_eq!(spec_intervals.settled, Duration::from_secs(300));
     env.start_worker_settling(Duration::from_secs(1));
     let ready = env.instance("acme", POOL, REGION, None).await;

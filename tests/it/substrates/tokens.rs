@@ -19,7 +19,7 @@ async fn the_hosted_token_is_replaced_before_it_expires_and_the_old_one_revoked(
     let resources = env.resources();
     // A token lives 60 s and is replaced 50 s before it expires; the old one goes 1 s after.
     let substrates = KubernetesSubstrates {
-        backoff: resources.backoff,
+        backoff: resources.timings.backoff,
         token_lifetime: Duration::from_secs(60),
         token_renew_before: Duration::from_secs(50),
         token_grace: Duration::from_secs(1),
