@@ -9,6 +9,16 @@ use crate::proto::compute::{
     join_tokens_client::JoinTokensClient,
 };
 
+/// The pool and token that `get` and `revoke` name.
+#[derive(clap::Args, Debug)]
+pub struct TokenArgs {
+    /// The pool.
+    #[arg(long)]
+    pool: String,
+    /// The token's id (`jt_...`).
+    join_token_id: String,
+}
+
 /// The join token commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum JoinTokensCommand {
@@ -45,21 +55,9 @@ pub enum JoinTokensCommand {
         pool: String,
     },
     /// Shows a token and the nodes that joined with it.
-    Get {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The token's id (`jt_...`).
-        join_token_id: String,
-    },
+    Get(TokenArgs),
     /// Revokes a token: no node joins with it from now on.
-    Revoke {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The token's id (`jt_...`).
-        join_token_id: String,
-    },
+    Revoke(TokenArgs),
 }
 
 /// Runs a join token command.
@@ -88,10 +86,10 @@ pub async fn run(cli: &Cli, command: &JoinTokensCommand) -> Result<(), String> {
             let name = "bettercompute.compute.v1.ListJoinTokensResponse";
             return output::print_list(cli.output, &list, name, "joinTokens");
         }
-        JoinTokensCommand::Get { pool, join_token_id } => {
+        JoinTokensCommand::Get(TokenArgs { pool, join_token_id }) => {
             client.get(GetJoinTokenRequest { pool_id: pool.clone(), join_token_id: join_token_id.clone() }).await
         }
-        JoinTokensCommand::Revoke { pool, join_token_id } => {
+        JoinTokensCommand::Revoke(TokenArgs { pool, join_token_id }) => {
             client.revoke(RevokeJoinTokenRequest { pool_id: pool.clone(), join_token_id: join_token_id.clone() }).await
         }
     };

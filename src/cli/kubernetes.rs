@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::follow::{answer, field};
-use super::tracked::{DeleteCommand, GetCommand, Tracked, follow, print_list, show, tracked};
+use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, follow, print_list, show, tracked};
 use super::{Cli, connect, output};
 use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
 use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
@@ -18,52 +18,41 @@ use crate::proto::compute::{
     UpdateKubernetesNodePoolRequest,
 };
 
+/// A cluster's own `create` flags.
+#[derive(clap::Args, Debug)]
+pub struct ClusterSpec {
+    /// `standard` or `autopilot`.
+    #[arg(long, default_value = "standard")]
+    mode: String,
+    /// A zone of the pool's account, or the region of one.
+    #[arg(long)]
+    location: String,
+    /// `rapid`, `regular` (default), `stable` or `extended`.
+    #[arg(long, default_value = "")]
+    release_channel: String,
+    /// A version pin (`1.33` or a full version).
+    #[arg(long, default_value = "")]
+    version: String,
+    /// A node pool: `name=general,machine-type=e2-standard-4,count=2[,min=1,max=3][,zones=a;b][,spot]`;
+    /// repeat for more.
+    #[arg(long = "node-pool")]
+    node_pools: Vec<String>,
+    /// A CIDR that may reach the control plane; repeat for more.
+    #[arg(long = "authorized-network")]
+    authorized_networks: Vec<String>,
+    /// Nodes without public addresses.
+    #[arg(long)]
+    private_nodes: bool,
+    /// Free text.
+    #[arg(long, default_value = "")]
+    description: String,
+}
+
 /// The cluster commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum ClustersCommand {
     /// Creates a cluster; with `--wait`, follows it until it is ready.
-    Create {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The provider pool.
-        #[arg(long)]
-        pool: String,
-        /// The cluster's name.
-        #[arg(long)]
-        name: String,
-        /// `standard` or `autopilot`.
-        #[arg(long, default_value = "standard")]
-        mode: String,
-        /// A zone of the pool's account, or the region of one.
-        #[arg(long)]
-        location: String,
-        /// `rapid`, `regular` (default), `stable` or `extended`.
-        #[arg(long, default_value = "")]
-        release_channel: String,
-        /// A version pin (`1.33` or a full version).
-        #[arg(long, default_value = "")]
-        version: String,
-        /// A node pool: `name=general,machine-type=e2-standard-4,count=2[,min=1,max=3][,zones=a;b][,spot]`;
-        /// repeat for more.
-        #[arg(long = "node-pool")]
-        node_pools: Vec<String>,
-        /// A CIDR that may reach the control plane; repeat for more.
-        #[arg(long = "authorized-network")]
-        authorized_networks: Vec<String>,
-        /// Nodes without public addresses.
-        #[arg(long)]
-        private_nodes: bool,
-        /// Free text.
-        #[arg(long, default_value = "")]
-        description: String,
-        /// The idempotency key (defaults to the name: running the command again is a retry).
-        #[arg(long)]
-        idempotency_key: Option<String>,
-        /// Follow the cluster until it is ready.
-        #[arg(long)]
-        wait: bool,
-    },
+    Create(CreateCommand<KubernetesCluster, ClusterSpec>),
     /// Lists the tenant's clusters.
     List {
         /// The tenant.
@@ -315,7 +304,9 @@ tracked! {
     KubernetesCluster in KubernetesClustersClient: "cluster", progress progress;
     get(GetKubernetesClusterRequest), delete(DeleteKubernetesClusterRequest) { cluster_id };
     list(ListKubernetesClustersRequest) -> ListKubernetesClustersResponse { "clusters" };
-    help "CLUSTER_ID" "The cluster", deleted "Also list deleted clusters", wait "Follow the cluster until it is deleted";
+    create(CreateKubernetesClusterRequest) pool "The provider pool", name "The cluster's name",
+        key "The idempotency key (defaults to the name: running the command again is a retry)";
+    help "CLUSTER_ID" "The cluster", deleted "Also list deleted clusters", follow "the cluster";
 }
 
 /// Runs a cluster command.
@@ -324,37 +315,24 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
     let (cluster, tenant, until) = match command {
         ClustersCommand::Get(get) => return get.run(cli, &mut client).await,
         ClustersCommand::Delete(delete) => return delete.run(cli, &mut client).await,
-        ClustersCommand::Create {
-            tenant,
-            pool,
-            name,
-            mode,
-            location,
-            release_channel,
-            version,
-            node_pools,
-            authorized_networks,
-            private_nodes,
-            description,
-            idempotency_key,
-            wait,
-        } => {
+        ClustersCommand::Create(create) => {
+            let spec = &create.spec;
             let request = CreateKubernetesClusterRequest {
-                tenant_id: tenant.clone(),
-                pool_id: pool.clone(),
-                name: name.clone(),
-                mode: mode.clone(),
-                location: location.clone(),
-                release_channel: release_channel.clone(),
-                version: version.clone(),
-                authorized_networks: authorized_networks.clone(),
-                private_nodes: *private_nodes,
-                description: description.clone(),
-                node_pools: node_pools.iter().map(|p| parse_pool(p)).collect::<Result<_, _>>()?,
-                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+                tenant_id: create.tenant.clone(),
+                pool_id: create.pool.clone(),
+                name: create.name.clone(),
+                mode: spec.mode.clone(),
+                location: spec.location.clone(),
+                release_channel: spec.release_channel.clone(),
+                version: spec.version.clone(),
+                authorized_networks: spec.authorized_networks.clone(),
+                private_nodes: spec.private_nodes,
+                description: spec.description.clone(),
+                node_pools: spec.node_pools.iter().map(|p| parse_pool(p)).collect::<Result<_, _>>()?,
+                idempotency_key: create.idempotency_key(),
                 ..Default::default()
             };
-            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
+            return create.run(cli, &mut client, request).await;
         }
         ClustersCommand::Update {
             tenant,

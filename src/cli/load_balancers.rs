@@ -1,10 +1,11 @@
 //! `bc loadbalancers ...`: load balancers, with `--wait` that follows one until it is ready (or
 //! deleted), printing each new state.
 
+use prost_types::FieldMask;
 use serde_json::Value;
 
 use super::follow::{answer, field};
-use super::tracked::{DeleteCommand, GetCommand, ListCommand, show, tracked};
+use super::tracked::{CreateCommand, DeleteCommand, GetCommand, ListCommand, show, tracked};
 use super::{Cli, connect};
 use crate::proto::compute::load_balancers_client::LoadBalancersClient;
 use crate::proto::compute::{
@@ -12,6 +13,31 @@ use crate::proto::compute::{
     ListLoadBalancersResponse, LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck,
     LoadBalancerSourceRanges, LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
 };
+
+/// A load balancer's own `create` flags.
+#[derive(clap::Args, Debug)]
+pub struct LoadBalancerSpec {
+    /// `regional` (default) or `global`.
+    #[arg(long, default_value = "regional")]
+    scope: String,
+    /// The region (regional only).
+    #[arg(long, default_value = "")]
+    region: String,
+    /// A subnet of a tenant network to live on (regional only).
+    #[arg(long, default_value = "")]
+    subnet: String,
+    /// The project.
+    #[arg(long, default_value = "")]
+    project: String,
+    /// Free text.
+    #[arg(long, default_value = "")]
+    description: String,
+    /// Redirect HTTP to HTTPS.
+    #[arg(long)]
+    redirect_http_to_https: bool,
+    #[command(flatten)]
+    parts: Parts,
+}
 
 /// The parts of a load balancer that create and update both take.
 #[derive(clap::Args, Debug, Default)]
@@ -50,43 +76,7 @@ pub struct Parts {
 #[derive(clap::Subcommand, Debug)]
 pub enum LoadBalancersCommand {
     /// Creates a load balancer; with `--wait`, follows it until it is ready.
-    Create {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The provider pool.
-        #[arg(long)]
-        pool: String,
-        /// Its name.
-        #[arg(long)]
-        name: String,
-        /// `regional` (default) or `global`.
-        #[arg(long, default_value = "regional")]
-        scope: String,
-        /// The region (regional only).
-        #[arg(long, default_value = "")]
-        region: String,
-        /// A subnet of a tenant network to live on (regional only).
-        #[arg(long, default_value = "")]
-        subnet: String,
-        /// The project.
-        #[arg(long, default_value = "")]
-        project: String,
-        /// Free text.
-        #[arg(long, default_value = "")]
-        description: String,
-        /// Redirect HTTP to HTTPS.
-        #[arg(long)]
-        redirect_http_to_https: bool,
-        #[command(flatten)]
-        parts: Parts,
-        /// The idempotency key (defaults to the name: running the command again is a retry).
-        #[arg(long)]
-        idempotency_key: Option<String>,
-        /// Follow it until it is ready.
-        #[arg(long)]
-        wait: bool,
-    },
+    Create(CreateCommand<LoadBalancer, LoadBalancerSpec>),
     /// Lists the tenant's load balancers.
     List(ListCommand<LoadBalancer>),
     /// Shows one load balancer.
@@ -121,8 +111,10 @@ tracked! {
     LoadBalancer in LoadBalancersClient: "load balancer", progress progress;
     get(GetLoadBalancerRequest), delete(DeleteLoadBalancerRequest) { load_balancer_id };
     list(ListLoadBalancersRequest) -> ListLoadBalancersResponse { "loadBalancers" };
+    create(CreateLoadBalancerRequest) pool "The provider pool", name "Its name",
+        key "The idempotency key (defaults to the name: running the command again is a retry)";
     help "LOAD_BALANCER_ID" "The load balancer", pool "Only those of this pool",
-        deleted "Also list deleted ones", wait "Follow it until it is deleted";
+        deleted "Also list deleted ones", follow "it";
 }
 
 /// The line `--wait` prints: the state, the address once there is one, and the message.
@@ -208,20 +200,12 @@ fn parse_domain(text: &str) -> Result<LoadBalancerDomain, String> {
     Ok(domain)
 }
 
-/// The request parts the flags name.
-struct Parsed {
-    targets: Option<LoadBalancerTargets>,
-    forwarding: Vec<LoadBalancerForwardingRule>,
-    health_check: Option<LoadBalancerHealthCheck>,
-    sticky_sessions: Option<LoadBalancerStickySessions>,
-    source_ranges: Option<LoadBalancerSourceRanges>,
-    domains: Vec<LoadBalancerDomain>,
-}
-
 impl Parts {
-    fn parse(&self) -> Result<Parsed, String> {
+    /// The request parts the flags name, as an update carries them (a create copies them), and
+    /// without the deprecated flags.
+    fn parse(&self) -> Result<UpdateLoadBalancerRequest, String> {
         let targeted = self.pool_targets || !self.instances.is_empty() || !self.target_load_balancers.is_empty();
-        Ok(Parsed {
+        Ok(UpdateLoadBalancerRequest {
             targets: targeted.then(|| LoadBalancerTargets {
                 pool: self.pool_targets.then_some(true),
                 instance_ids: self.instances.clone(),
@@ -233,75 +217,57 @@ impl Parts {
             source_ranges: (!self.allow.is_empty() || !self.deny.is_empty())
                 .then(|| LoadBalancerSourceRanges { allow: self.allow.clone(), deny: self.deny.clone() }),
             domains: self.domains.iter().map(|d| parse_domain(d)).collect::<Result<_, _>>()?,
+            ..Default::default()
         })
     }
 }
 
-impl Parsed {
-    /// The update mask of an update with these parts: each part a flag gave, by proto name, and
-    /// those `clear_sticky_sessions` and `set_domains` name without a value (sticky sessions
-    /// off; the domains replaced, with none when no `--domain` is given).
-    fn update_mask(
-        &self,
-        redirect_http_to_https: Option<bool>,
-        clear_sticky_sessions: bool,
-        set_domains: bool,
-    ) -> prost_types::FieldMask {
-        let parts = [
-            ("targets", self.targets.is_some()),
-            ("forwarding", !self.forwarding.is_empty()),
-            ("health_check", self.health_check.is_some()),
-            ("sticky_sessions", self.sticky_sessions.is_some() || clear_sticky_sessions),
-            ("source_ranges", self.source_ranges.is_some()),
-            ("redirect_http_to_https", redirect_http_to_https.is_some()),
-            ("domains", !self.domains.is_empty() || set_domains),
-        ];
-        let paths = parts.into_iter().filter(|(_, named)| *named).map(|(part, _)| part.to_owned()).collect();
-        prost_types::FieldMask { paths }
-    }
+/// The update mask of an update with these parts: each part a flag gave, by proto name, and
+/// those `clear_sticky_sessions` and `set_domains` name without a value (sticky sessions off;
+/// the domains replaced, with none when no `--domain` is given).
+fn update_mask(parts: &UpdateLoadBalancerRequest, clear_sticky_sessions: bool, set_domains: bool) -> FieldMask {
+    let given = [
+        ("targets", parts.targets.is_some()),
+        ("forwarding", !parts.forwarding.is_empty()),
+        ("health_check", parts.health_check.is_some()),
+        ("sticky_sessions", parts.sticky_sessions.is_some() || clear_sticky_sessions),
+        ("source_ranges", parts.source_ranges.is_some()),
+        ("redirect_http_to_https", parts.redirect_http_to_https.is_some()),
+        ("domains", !parts.domains.is_empty() || set_domains),
+    ];
+    let paths = given.into_iter().filter(|(_, named)| *named).map(|(part, _)| part.to_owned()).collect();
+    FieldMask { paths }
 }
 
 /// Runs a load balancer command.
 pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String> {
     let mut client = LoadBalancersClient::new(connect(cli).await?);
-    let (load_balancer, tenant, until) = match command {
-        LoadBalancersCommand::List(list) => return list.run(cli, &mut client).await,
-        LoadBalancersCommand::Get(get) => return get.run(cli, &mut client).await,
-        LoadBalancersCommand::Delete(delete) => return delete.run(cli, &mut client).await,
-        LoadBalancersCommand::Create {
-            tenant,
-            pool,
-            name,
-            scope,
-            region,
-            subnet,
-            project,
-            description,
-            redirect_http_to_https,
-            parts,
-            idempotency_key,
-            wait,
-        } => {
-            let parsed = parts.parse()?;
+    match command {
+        LoadBalancersCommand::List(list) => list.run(cli, &mut client).await,
+        LoadBalancersCommand::Get(get) => get.run(cli, &mut client).await,
+        LoadBalancersCommand::Delete(delete) => delete.run(cli, &mut client).await,
+        LoadBalancersCommand::Create(create) => {
+            let spec = &create.spec;
+            let parts = spec.parts.parse()?;
             let request = CreateLoadBalancerRequest {
-                tenant_id: tenant.clone(),
-                project_id: project.clone(),
-                pool_id: pool.clone(),
-                name: name.clone(),
-                description: description.clone(),
-                scope: scope.clone(),
-                region: region.clone(),
-                subnet_id: subnet.clone(),
-                targets: Some(parsed.targets.unwrap_or_default()),
-                forwarding: parsed.forwarding,
-                health_check: parsed.health_check,
-                sticky_sessions: parsed.sticky_sessions,
-                source_ranges: parsed.source_ranges,
-                redirect_http_to_https: *redirect_http_to_https,
-                domains: parsed.domains,
-                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+                tenant_id: create.tenant.clone(),
+                project_id: spec.project.clone(),
+                pool_id: create.pool.clone(),
+                name: create.name.clone(),
+                description: spec.description.clone(),
+                scope: spec.scope.clone(),
+                region: spec.region.clone(),
+                subnet_id: spec.subnet.clone(),
+                targets: Some(parts.targets.unwrap_or_default()),
+                forwarding: parts.forwarding,
+                health_check: parts.health_check,
+                sticky_sessions: parts.sticky_sessions,
+                source_ranges: parts.source_ranges,
+                redirect_http_to_https: spec.redirect_http_to_https,
+                domains: parts.domains,
+                idempotency_key: create.idempotency_key(),
             };
-            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
+            create.run(cli, &mut client, request).await
         }
         LoadBalancersCommand::Update {
             tenant,
@@ -312,27 +278,18 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
             set_domains,
             wait,
         } => {
-            let parsed = parts.parse()?;
-            // The mask says what the flags change, empty lists and parts turned off included;
-            // the deprecated request flags are left unset.
-            let mask = parsed.update_mask(*redirect_http_to_https, *clear_sticky_sessions, *set_domains);
+            let parts = UpdateLoadBalancerRequest { redirect_http_to_https: *redirect_http_to_https, ..parts.parse()? };
+            // The mask says what the flags change, empty lists and parts turned off included.
             let request = UpdateLoadBalancerRequest {
-                update_mask: Some(mask),
+                update_mask: Some(update_mask(&parts, *clear_sticky_sessions, *set_domains)),
                 tenant_id: tenant.clone(),
                 load_balancer_id: load_balancer_id.clone(),
-                targets: parsed.targets,
-                forwarding: parsed.forwarding,
-                health_check: parsed.health_check,
-                sticky_sessions: parsed.sticky_sessions,
-                source_ranges: parsed.source_ranges,
-                redirect_http_to_https: *redirect_http_to_https,
-                domains: parsed.domains,
-                ..Default::default()
+                ..parts
             };
-            (answer(client.update(request).await)?, tenant, wait.then_some("ready"))
+            let load_balancer = answer(client.update(request).await)?;
+            show(cli, &client, tenant, load_balancer, wait.then_some("ready")).await
         }
-    };
-    show(cli, &client, tenant, load_balancer, until).await
+    }
 }
 
 #[cfg(test)]
@@ -361,13 +318,14 @@ mod tests {
     fn an_update_masks_the_parts_its_flags_give_and_what_they_turn_off() {
         let parts = Parts { forwarding: vec!["tcp:22:tcp:2222".into()], ..Default::default() };
         let parsed = parts.parse().unwrap();
-        assert_eq!(parsed.update_mask(None, false, false).paths, ["forwarding"]);
+        assert_eq!(update_mask(&parsed, false, false).paths, ["forwarding"]);
+        let redirect_off = UpdateLoadBalancerRequest { redirect_http_to_https: Some(false), ..parsed };
         assert_eq!(
-            parsed.update_mask(Some(false), true, true).paths,
+            update_mask(&redirect_off, true, true).paths,
             ["forwarding", "sticky_sessions", "redirect_http_to_https", "domains"],
             "--clear-sticky-sessions and --set-domains name their parts without a value"
         );
         let nothing = Parts::default().parse().unwrap();
-        assert!(nothing.update_mask(None, false, false).paths.is_empty());
+        assert!(update_mask(&nothing, false, false).paths.is_empty());
     }
 }

@@ -13,8 +13,8 @@
 //!   `check-placement`).
 //!
 //! [`follow`] is what the commands share (a call's answer, `--wait`); [`tracked`] the commands
-//! every asynchronous resource has alike (`list`, `get`, `delete`), written once; [`output`] is
-//! how results print.
+//! every asynchronous resource has alike (`list`, `get`, `delete` and the flags of `create`),
+//! written once; [`output`] is how results print.
 
 mod accounts;
 mod budgets;

@@ -7,6 +7,17 @@ use crate::proto::compute::{
     nodes_client::NodesClient,
 };
 
+/// The pool and node that `cordon`, `uncordon` and `delete` name (`get` names them itself, as its
+/// help shows the id's form).
+#[derive(clap::Args, Debug)]
+pub struct NodeArgs {
+    /// The pool.
+    #[arg(long)]
+    pool: String,
+    /// The node's id.
+    node_id: String,
+}
+
 /// The node commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum NodesCommand {
@@ -25,29 +36,11 @@ pub enum NodesCommand {
         node_id: String,
     },
     /// Marks a node unschedulable; its daemon learns it on its next heartbeat.
-    Cordon {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The node's id.
-        node_id: String,
-    },
+    Cordon(NodeArgs),
     /// Marks a node schedulable again.
-    Uncordon {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The node's id.
-        node_id: String,
-    },
+    Uncordon(NodeArgs),
     /// Deletes a node: its credential is void and its daemon stops.
-    Delete {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The node's id.
-        node_id: String,
-    },
+    Delete(NodeArgs),
 }
 
 /// Runs a node command.
@@ -62,13 +55,13 @@ pub async fn run(cli: &Cli, command: &NodesCommand) -> Result<(), String> {
         NodesCommand::Get { pool, node_id } => {
             client.get(GetNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
         }
-        NodesCommand::Cordon { pool, node_id } => {
+        NodesCommand::Cordon(NodeArgs { pool, node_id }) => {
             client.cordon(CordonNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
         }
-        NodesCommand::Uncordon { pool, node_id } => {
+        NodesCommand::Uncordon(NodeArgs { pool, node_id }) => {
             client.uncordon(UncordonNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
         }
-        NodesCommand::Delete { pool, node_id } => {
+        NodesCommand::Delete(NodeArgs { pool, node_id }) => {
             client.delete(DeleteNodeRequest { pool_id: pool.clone(), node_id: node_id.clone() }).await
         }
     };

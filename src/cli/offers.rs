@@ -7,17 +7,24 @@ use crate::proto::platform::{
     offers_client::OffersClient,
 };
 
+/// Which offer: its pool and tenant.
+#[derive(clap::Args, Debug)]
+pub struct OfferKey {
+    /// The pool.
+    #[arg(long)]
+    pool: String,
+    /// The tenant.
+    #[arg(long)]
+    tenant: String,
+}
+
 /// The offer commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum OffersCommand {
     /// Offers a platform pool to a tenant.
     Create {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
+        #[command(flatten)]
+        key: OfferKey,
         /// `active` (the default) or `suspended`.
         #[arg(long, default_value = "")]
         state: String,
@@ -26,14 +33,7 @@ pub enum OffersCommand {
         excluded_regions: Vec<String>,
     },
     /// Shows the offer of a pool to a tenant.
-    Get {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-    },
+    Get(OfferKey),
     /// Lists offers, oldest first.
     List {
         /// Only offers of this pool.
@@ -45,12 +45,8 @@ pub enum OffersCommand {
     },
     /// Suspends or resumes an offer, or changes its excluded regions.
     Update {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
+        #[command(flatten)]
+        key: OfferKey,
         /// `active` or `suspended`.
         #[arg(long)]
         state: Option<String>,
@@ -62,34 +58,27 @@ pub enum OffersCommand {
         clear_excluded_regions: bool,
     },
     /// Withdraws an offer.
-    Delete {
-        /// The pool.
-        #[arg(long)]
-        pool: String,
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-    },
+    Delete(OfferKey),
 }
 
 /// Runs an offer command.
 pub async fn run(cli: &Cli, command: &OffersCommand) -> Result<(), String> {
     let mut client = OffersClient::new(connect(cli).await?);
     let offer = match command {
-        OffersCommand::Create { pool, tenant, state, excluded_regions } => {
+        OffersCommand::Create { key, state, excluded_regions } => {
             client
                 .create(CreateOfferRequest {
-                    pool_id: pool.clone(),
-                    tenant_id: tenant.clone(),
+                    pool_id: key.pool.clone(),
+                    tenant_id: key.tenant.clone(),
                     state: state.clone(),
                     excluded_regions: excluded_regions.clone(),
                 })
                 .await
         }
-        OffersCommand::Get { pool, tenant } => {
-            client.get(GetOfferRequest { pool_id: pool.clone(), tenant_id: tenant.clone() }).await
+        OffersCommand::Get(key) => {
+            client.get(GetOfferRequest { pool_id: key.pool.clone(), tenant_id: key.tenant.clone() }).await
         }
-        OffersCommand::Update { pool, tenant, state, excluded_regions, clear_excluded_regions } => {
+        OffersCommand::Update { key, state, excluded_regions, clear_excluded_regions } => {
             // The mask says what changes, so that an empty list of regions clears them.
             let mut paths = Vec::new();
             if state.is_some() {
@@ -101,16 +90,16 @@ pub async fn run(cli: &Cli, command: &OffersCommand) -> Result<(), String> {
             client
                 .update(UpdateOfferRequest {
                     update_mask: Some(prost_types::FieldMask { paths }),
-                    pool_id: pool.clone(),
-                    tenant_id: tenant.clone(),
+                    pool_id: key.pool.clone(),
+                    tenant_id: key.tenant.clone(),
                     state: state.clone(),
                     excluded_regions: excluded_regions.clone(),
                     clear_excluded_regions: false,
                 })
                 .await
         }
-        OffersCommand::Delete { pool, tenant } => {
-            client.delete(DeleteOfferRequest { pool_id: pool.clone(), tenant_id: tenant.clone() }).await
+        OffersCommand::Delete(key) => {
+            client.delete(DeleteOfferRequest { pool_id: key.pool.clone(), tenant_id: key.tenant.clone() }).await
         }
         OffersCommand::List { pool, tenant } => {
             let request = ListOffersRequest { pool_id: pool.clone(), tenant_id: tenant.clone() };

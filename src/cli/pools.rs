@@ -1,6 +1,7 @@
 //! `bc pools ...`: the operator's pools, and (`visible`, `check-placement`) a tenant's view.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use super::follow::answer;
@@ -10,6 +11,70 @@ use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
     pools_client::PoolsClient,
 };
+
+/// The prices and policy, which a create sets and an update replaces; `W` words their help.
+#[derive(clap::Args, Debug)]
+pub struct Terms<W: TermsHelp> {
+    #[arg(long = "price", value_parser = parse_price, help = W::PRICE)]
+    prices: Vec<(String, i64)>,
+    #[arg(long, conflicts_with = "policy_file", help = W::POLICY)]
+    policy: Option<String>,
+    #[arg(long, help = W::POLICY_FILE)]
+    policy_file: Option<PathBuf>,
+    #[arg(skip)]
+    words: PhantomData<W>,
+}
+
+/// The help of [`Terms`]' flags, without the final period that clap drops from a one-line doc
+/// comment.
+pub trait TermsHelp {
+    /// `--price`.
+    const PRICE: &'static str;
+    /// `--policy`.
+    const POLICY: &'static str;
+    /// `--policy-file`.
+    const POLICY_FILE: &'static str;
+}
+
+/// The words of `create`.
+#[derive(Debug)]
+pub struct Set;
+
+impl TermsHelp for Set {
+    const PRICE: &'static str = "A price per meter as `meter=price`; repeat for several";
+    const POLICY: &'static str = "The policy document, a JSON object";
+    const POLICY_FILE: &'static str = "The policy document from a YAML or JSON file (a file holding only a \
+        substrate, `kind: kubernetes`, is the policy's `substrate`)";
+}
+
+/// The words of `update`.
+#[derive(Debug)]
+pub struct Replace;
+
+impl TermsHelp for Replace {
+    const PRICE: &'static str = "New prices as `meter=price`, replacing the old ones; repeat for several";
+    const POLICY: &'static str = "A new policy document, a JSON object";
+    const POLICY_FILE: &'static str = "A new policy document from a YAML or JSON file, as `create` reads it";
+}
+
+impl<W: TermsHelp> Terms<W> {
+    fn prices(&self) -> HashMap<String, i64> {
+        self.prices.iter().cloned().collect()
+    }
+
+    /// The policy given as `--policy` (a JSON object) or `--policy-file`, as a protobuf `Struct`.
+    fn policy(&self) -> Result<Option<prost_types::Struct>, String> {
+        let document = match (&self.policy, &self.policy_file) {
+            (Some(text), _) => match serde_json::from_str(text) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => return Err("--policy must be a JSON object".to_owned()),
+            },
+            (None, Some(path)) => read_policy_file(path)?,
+            (None, None) => return Ok(None),
+        };
+        Ok(Some(crate::error::json_to_struct(&document)))
+    }
+}
 
 /// The pool commands.
 #[derive(clap::Subcommand, Debug)]
@@ -25,16 +90,8 @@ pub enum PoolsCommand {
         /// `none`, `metered` or `platform-fee`.
         #[arg(long)]
         billing_mode: String,
-        /// A price per meter as `meter=price`; repeat for several.
-        #[arg(long = "price", value_parser = parse_price)]
-        prices: Vec<(String, i64)>,
-        /// The policy document, a JSON object.
-        #[arg(long, conflicts_with = "policy_file")]
-        policy: Option<String>,
-        /// The policy document from a YAML or JSON file (a file holding only a substrate,
-        /// `kind: kubernetes`, is the policy's `substrate`).
-        #[arg(long)]
-        policy_file: Option<PathBuf>,
+        #[command(flatten)]
+        terms: Terms<Set>,
         /// Free text.
         #[arg(long, default_value = "")]
         description: String,
@@ -72,15 +129,8 @@ pub enum PoolsCommand {
         /// `active` or `archived`.
         #[arg(long)]
         state: Option<String>,
-        /// New prices as `meter=price`, replacing the old ones; repeat for several.
-        #[arg(long = "price", value_parser = parse_price)]
-        prices: Vec<(String, i64)>,
-        /// A new policy document, a JSON object.
-        #[arg(long, conflicts_with = "policy_file")]
-        policy: Option<String>,
-        /// A new policy document from a YAML or JSON file, as `create` reads it.
-        #[arg(long)]
-        policy_file: Option<PathBuf>,
+        #[command(flatten)]
+        terms: Terms<Replace>,
     },
     /// Deletes a pool without bookings.
     Delete {
@@ -119,19 +169,6 @@ fn parse_price(text: &str) -> Result<(String, i64), String> {
     Ok((meter.to_owned(), price))
 }
 
-/// The policy given as `--policy` (a JSON object) or `--policy-file`, as a protobuf `Struct`.
-fn parse_policy(text: &Option<String>, file: &Option<PathBuf>) -> Result<Option<prost_types::Struct>, String> {
-    let document = match (text, file) {
-        (Some(text), _) => match serde_json::from_str(text) {
-            Ok(serde_json::Value::Object(map)) => map,
-            _ => return Err("--policy must be a JSON object".to_owned()),
-        },
-        (None, Some(path)) => read_policy_file(path)?,
-        (None, None) => return Ok(None),
-    };
-    Ok(Some(crate::error::json_to_struct(&document)))
-}
-
 /// A policy document from a YAML or JSON file; a substrate alone is wrapped as the policy's.
 fn read_policy_file(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, String> {
     let shown = path.display();
@@ -151,17 +188,16 @@ fn read_policy_file(path: &Path) -> Result<serde_json::Map<String, serde_json::V
 pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
     let channel = connect(cli).await?;
     let mut client = PoolsClient::new(channel.clone());
-    let prices = |prices: &[(String, i64)]| prices.iter().cloned().collect::<HashMap<_, _>>();
     let pool = match command {
-        PoolsCommand::Create { account, name, billing_mode, prices: given, policy, policy_file, description } => {
+        PoolsCommand::Create { account, name, billing_mode, terms, description } => {
             client
                 .create(CreatePoolRequest {
                     account_id: account.clone(),
                     name: name.clone(),
                     description: description.clone(),
                     billing_mode: billing_mode.clone(),
-                    policy: parse_policy(policy, policy_file)?,
-                    prices: prices(given),
+                    policy: terms.policy()?,
+                    prices: terms.prices(),
                 })
                 .await
         }
@@ -175,16 +211,7 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
             }
             return Ok(());
         }
-        PoolsCommand::Update {
-            pool_id,
-            name,
-            description,
-            billing_mode,
-            state,
-            prices: given,
-            policy,
-            policy_file,
-        } => {
+        PoolsCommand::Update { pool_id, name, description, billing_mode, state, terms } => {
             client
                 .update(UpdatePoolRequest {
                     update_mask: None,
@@ -193,8 +220,8 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
                     description: description.clone(),
                     billing_mode: billing_mode.clone(),
                     state: state.clone(),
-                    policy: parse_policy(policy, policy_file)?,
-                    prices: prices(given),
+                    policy: terms.policy()?,
+                    prices: terms.prices(),
                 })
                 .await
         }

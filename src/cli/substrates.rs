@@ -8,33 +8,33 @@ use crate::proto::compute::{
     kubernetes_substrates_client::KubernetesSubstratesClient,
 };
 
+/// The pool both commands name.
+#[derive(clap::Args, Debug)]
+pub struct PoolArgs {
+    /// The pool (`pool_...`).
+    #[arg(long)]
+    pool: String,
+}
+
 /// The substrate commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum SubstratesCommand {
     /// Lists the pool's substrate (none, or the one its policy made).
-    List {
-        /// The pool (`pool_...`).
-        #[arg(long)]
-        pool: String,
-    },
+    List(PoolArgs),
     /// Shows the pool's substrate: its cluster, flavors with their nodes, and applied objects.
-    Get {
-        /// The pool (`pool_...`).
-        #[arg(long)]
-        pool: String,
-    },
+    Get(PoolArgs),
 }
 
 /// Runs a substrate command.
 pub async fn run(cli: &Cli, command: &SubstratesCommand) -> Result<(), String> {
     let mut client = KubernetesSubstratesClient::new(connect(cli).await?);
     match command {
-        SubstratesCommand::List { pool } => {
+        SubstratesCommand::List(PoolArgs { pool }) => {
             let list = answer(client.list(ListKubernetesSubstratesRequest { pool_id: pool.clone() }).await)?;
             let name = "bettercompute.compute.v1.ListKubernetesSubstratesResponse";
             output::print_list(cli.output, &list, name, "substrates")
         }
-        SubstratesCommand::Get { pool } => {
+        SubstratesCommand::Get(PoolArgs { pool }) => {
             let substrate = answer(client.get(GetKubernetesSubstrateRequest { pool_id: pool.clone() }).await)?;
             output::print_one(cli.output, &substrate, "bettercompute.compute.v1.KubernetesSubstrate")?;
             if cli.output == output::OutputFormat::Table {

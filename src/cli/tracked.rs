@@ -1,8 +1,9 @@
 //! The commands every asynchronous resource has alike, written once for any kind: `list`,
-//! `get`, `delete` (with `--wait`), and the `--wait` of its create and update ([`show`]). A
-//! kind is its message with an `impl` of [`Tracked`]: its client, its three requests and the
-//! words of its help, which [`tracked!`] writes from a table. A kind's file keeps its own
-//! commands (create, update and the rest) and their help; its enum names these shared ones:
+//! `get`, `delete` (with `--wait`), the flags a create starts and ends with, and the `--wait` of
+//! its create and update ([`show`]). A kind is its message with an `impl` of [`Tracked`]: its
+//! client, its four requests and the words of its help, which [`tracked!`] writes from a table.
+//! A kind's file keeps its own commands (update and the rest), its create's own flags and their
+//! help; its enum names these shared ones:
 //!
 //! ```text
 //! /// Shows one network with its subnets.
@@ -29,12 +30,22 @@ pub struct Help {
     pub include_deleted: &'static str,
     /// `delete --wait` (`Follow the network until it is deleted`).
     pub wait_deleted: &'static str,
+    /// `create --pool` (`The provider pool`).
+    pub create_pool: &'static str,
+    /// `create --name` (`The network's name`).
+    pub create_name: &'static str,
+    /// `create --idempotency-key` (`The idempotency key (defaults to the name)`).
+    pub idempotency_key: &'static str,
+    /// `create --wait` (`Follow the network until it is ready`).
+    pub wait_ready: &'static str,
 }
 
 /// One kind of asynchronous resource, implemented on its message.
 pub trait Tracked: Message + Sized + 'static {
     /// Its service's client.
     type Client: Clone;
+    /// Its create request.
+    type Create;
     /// Its list response.
     type List: Message;
     /// How `--wait` follows it.
@@ -46,6 +57,9 @@ pub trait Tracked: Message + Sized + 'static {
 
     /// The resource `id` of `tenant_id`.
     fn get(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
+
+    /// Asks for the creation of a resource; answers it as it is now.
+    fn create(client: &mut Self::Client, request: Self::Create) -> impl Future<Output = Result<Self, String>>;
 
     /// Asks for the deletion of the resource `id`; answers it as it is now.
     fn delete(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
@@ -97,6 +111,41 @@ pub struct DeleteCommand<K: Tracked> {
     wait: bool,
     #[arg(skip)]
     kind: PhantomData<K>,
+}
+
+/// `create`: the flags every kind's create has, around `S`, the kind's own (flattened between
+/// the name and the idempotency key, where they stand in the help).
+#[derive(clap::Args, Debug)]
+pub struct CreateCommand<K: Tracked, S: clap::Args> {
+    /// The tenant.
+    #[arg(long)]
+    pub tenant: String,
+    #[arg(long, help = K::HELP.create_pool)]
+    pub pool: String,
+    #[arg(long, help = K::HELP.create_name)]
+    pub name: String,
+    #[command(flatten)]
+    pub spec: S,
+    #[arg(long, help = K::HELP.idempotency_key)]
+    idempotency_key: Option<String>,
+    #[arg(long, help = K::HELP.wait_ready)]
+    wait: bool,
+    #[arg(skip)]
+    kind: PhantomData<K>,
+}
+
+impl<K: Tracked, S: clap::Args> CreateCommand<K, S> {
+    /// The idempotency key given, else the name: running the command again is a retry.
+    pub fn idempotency_key(&self) -> String {
+        self.idempotency_key.clone().unwrap_or_else(|| self.name.clone())
+    }
+
+    /// Sends `request` (made from these flags) and prints the new resource, once ready with
+    /// `--wait`.
+    pub async fn run(&self, cli: &Cli, client: &mut K::Client, request: K::Create) -> Result<(), String> {
+        let resource = K::create(client, request).await?;
+        show(cli, client, &self.tenant, resource, self.wait.then_some("ready")).await
+    }
 }
 
 impl<K: Tracked> ListCommand<K> {
@@ -163,24 +212,31 @@ pub async fn follow<K: Tracked>(client: &K::Client, tenant: &str, id: &str, unti
 ///     Network in NetworksClient: "network", progress state_and_message;
 ///     get(GetNetworkRequest), delete(DeleteNetworkRequest) { network_id };
 ///     list(ListNetworksRequest) -> ListNetworksResponse { "networks" };
+///     create(CreateNetworkRequest) pool "The provider pool", name "The network's name",
+///         key "The idempotency key (defaults to the name)";
 ///     help "NETWORK_ID" "The network", pool "Only networks of this pool",
-///         deleted "Also list deleted networks", wait "Follow the network until it is deleted";
+///         deleted "Also list deleted networks", follow "the network";
 /// }
 /// ```
 ///
 /// The get and delete requests carry `tenant_id` and the id field named in braces; the list
-/// request `tenant_id`, `pool_id` and `include_deleted`. Without `pool`, the kind's `list` is
-/// its own command. The help strings have no final period, as clap shows a one-line doc comment.
+/// request `tenant_id`, `pool_id` and `include_deleted`; the create's `pool`, `name` and `key`
+/// are the help of its shared flags. Without `pool` in `help`, the kind's `list` is its own
+/// command. `follow` names the resource in the help of `--wait` (`Follow the network
+/// until it is ready`). The help strings have no final period, as clap shows a one-line doc
+/// comment.
 macro_rules! tracked {
     (
         $resource:ident in $client:ident: $what:literal, progress $progress:expr;
         get($get:ident), delete($delete:ident) { $id:ident };
         list($list:ident) -> $listed:ident { $items:literal };
+        create($create:ident) pool $create_pool:literal, name $create_name:literal, key $key:literal;
         help $id_name:literal $id_help:literal, $(pool $pool:literal,)?
-            deleted $deleted:literal, wait $wait:literal;
+            deleted $deleted:literal, follow $it:literal;
     ) => {
         impl $crate::cli::tracked::Tracked for $resource {
             type Client = $client<$crate::cli::AuthedChannel>;
+            type Create = $create;
             type List = $listed;
             const FOLLOWED: $crate::cli::follow::Followed = $crate::cli::follow::Followed {
                 what: $what,
@@ -192,11 +248,19 @@ macro_rules! tracked {
                 id: ($id_name, $id_help),
                 pool: $crate::cli::tracked::tracked!(@pool $($pool)?),
                 include_deleted: $deleted,
-                wait_deleted: $wait,
+                wait_deleted: concat!("Follow ", $it, " until it is deleted"),
+                create_pool: $create_pool,
+                create_name: $create_name,
+                idempotency_key: $key,
+                wait_ready: concat!("Follow ", $it, " until it is ready"),
             };
 
             async fn get(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {
                 $crate::cli::follow::answer(client.get($get { tenant_id, $id }).await)
+            }
+
+            async fn create(client: &mut Self::Client, request: $create) -> Result<Self, String> {
+                $crate::cli::follow::answer(client.create(request).await)
             }
 
             async fn delete(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {

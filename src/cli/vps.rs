@@ -3,7 +3,7 @@
 //! PEMs are read from files, so a private key never sits on a command line.
 
 use super::follow::{answer, state_and_message};
-use super::tracked::{DeleteCommand, GetCommand, ListCommand, show, tracked};
+use super::tracked::{CreateCommand, DeleteCommand, GetCommand, ListCommand, show, tracked};
 use super::{Cli, connect};
 use crate::proto::compute::certificates_client::CertificatesClient;
 use crate::proto::compute::instances_client::InstancesClient;
@@ -19,40 +19,32 @@ tracked! {
     Network in NetworksClient: "network", progress state_and_message;
     get(GetNetworkRequest), delete(DeleteNetworkRequest) { network_id };
     list(ListNetworksRequest) -> ListNetworksResponse { "networks" };
+    create(CreateNetworkRequest) pool "The provider pool whose account the network lives on",
+        name "The network's name",
+        key "The idempotency key (defaults to the name: running the command again is a retry)";
     help "NETWORK_ID" "The network", pool "Only networks of this pool",
-        deleted "Also list deleted networks", wait "Follow the network until it is deleted";
+        deleted "Also list deleted networks", follow "the network";
+}
+
+/// A network's own `create` flags.
+#[derive(clap::Args, Debug)]
+pub struct NetworkSpec {
+    /// A subnet: `name=web,region=nyc3,range=10.10.0.0/24`; repeat for more.
+    #[arg(long = "subnet", required = true)]
+    subnets: Vec<String>,
+    /// The project, if any.
+    #[arg(long, default_value = "")]
+    project: String,
+    /// Free text.
+    #[arg(long, default_value = "")]
+    description: String,
 }
 
 /// The network commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum NetworksCommand {
     /// Creates a network with its subnets; with `--wait`, follows it until it is ready.
-    Create {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The provider pool whose account the network lives on.
-        #[arg(long)]
-        pool: String,
-        /// The network's name.
-        #[arg(long)]
-        name: String,
-        /// A subnet: `name=web,region=nyc3,range=10.10.0.0/24`; repeat for more.
-        #[arg(long = "subnet", required = true)]
-        subnets: Vec<String>,
-        /// The project, if any.
-        #[arg(long, default_value = "")]
-        project: String,
-        /// Free text.
-        #[arg(long, default_value = "")]
-        description: String,
-        /// The idempotency key (defaults to the name: running the command again is a retry).
-        #[arg(long)]
-        idempotency_key: Option<String>,
-        /// Follow the network until it is ready.
-        #[arg(long)]
-        wait: bool,
-    },
+    Create(CreateCommand<Network, NetworkSpec>),
     /// Lists the tenant's networks.
     List(ListCommand<Network>),
     /// Shows one network with its subnets.
@@ -90,21 +82,22 @@ pub fn parse_subnet(text: &str) -> Result<SubnetSpec, String> {
 /// Runs a network command.
 pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String> {
     let mut client = NetworksClient::new(connect(cli).await?);
-    let (network, tenant, until) = match command {
-        NetworksCommand::List(list) => return list.run(cli, &mut client).await,
-        NetworksCommand::Get(get) => return get.run(cli, &mut client).await,
-        NetworksCommand::Delete(delete) => return delete.run(cli, &mut client).await,
-        NetworksCommand::Create { tenant, pool, name, subnets, project, description, idempotency_key, wait } => {
+    match command {
+        NetworksCommand::List(list) => list.run(cli, &mut client).await,
+        NetworksCommand::Get(get) => get.run(cli, &mut client).await,
+        NetworksCommand::Delete(delete) => delete.run(cli, &mut client).await,
+        NetworksCommand::Create(create) => {
+            let NetworkSpec { subnets, project, description } = &create.spec;
             let request = CreateNetworkRequest {
-                tenant_id: tenant.clone(),
+                tenant_id: create.tenant.clone(),
                 project_id: project.clone(),
-                pool_id: pool.clone(),
-                name: name.clone(),
+                pool_id: create.pool.clone(),
+                name: create.name.clone(),
                 description: description.clone(),
                 subnets: subnets.iter().map(|s| parse_subnet(s)).collect::<Result<_, _>>()?,
-                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+                idempotency_key: create.idempotency_key(),
             };
-            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
+            create.run(cli, &mut client, request).await
         }
         NetworksCommand::Update { tenant, network_id, description } => {
             let request = UpdateNetworkRequest {
@@ -113,56 +106,47 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
                 network_id: network_id.clone(),
                 description: Some(description.clone()),
             };
-            (answer(client.update(request).await)?, tenant, None)
+            let network = answer(client.update(request).await)?;
+            show(cli, &client, tenant, network, None).await
         }
-    };
-    show(cli, &client, tenant, network, until).await
+    }
 }
 
 tracked! {
     Instance in InstancesClient: "instance", progress state_and_message;
     get(GetInstanceRequest), delete(DeleteInstanceRequest) { instance_id };
     list(ListInstancesRequest) -> ListInstancesResponse { "instances" };
+    create(CreateInstanceRequest) pool "The provider pool", name "The instance's name (its host name)",
+        key "The idempotency key (defaults to the name)";
     help "INSTANCE_ID" "The instance", pool "Only instances of this pool",
-        deleted "Also list deleted instances", wait "Follow the instance until it is deleted";
+        deleted "Also list deleted instances", follow "the instance";
+}
+
+/// An instance's own `create` flags.
+#[derive(clap::Args, Debug)]
+pub struct InstanceSpec {
+    /// A region of the pool's account.
+    #[arg(long)]
+    region: String,
+    /// The size slug.
+    #[arg(long, default_value = "s-1vcpu-1gb")]
+    size: String,
+    /// The image slug.
+    #[arg(long, default_value = "ubuntu-24-04-x64")]
+    image: String,
+    /// A subnet of one of the tenant's networks, in the region.
+    #[arg(long, default_value = "")]
+    subnet: String,
+    /// The project, if any.
+    #[arg(long, default_value = "")]
+    project: String,
 }
 
 /// The instance commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum InstancesCommand {
     /// Creates an instance; with `--wait`, follows it until it is ready.
-    Create {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The provider pool.
-        #[arg(long)]
-        pool: String,
-        /// The instance's name (its host name).
-        #[arg(long)]
-        name: String,
-        /// A region of the pool's account.
-        #[arg(long)]
-        region: String,
-        /// The size slug.
-        #[arg(long, default_value = "s-1vcpu-1gb")]
-        size: String,
-        /// The image slug.
-        #[arg(long, default_value = "ubuntu-24-04-x64")]
-        image: String,
-        /// A subnet of one of the tenant's networks, in the region.
-        #[arg(long, default_value = "")]
-        subnet: String,
-        /// The project, if any.
-        #[arg(long, default_value = "")]
-        project: String,
-        /// The idempotency key (defaults to the name).
-        #[arg(long)]
-        idempotency_key: Option<String>,
-        /// Follow the instance until it is ready.
-        #[arg(long)]
-        wait: bool,
-    },
+    Create(CreateCommand<Instance, InstanceSpec>),
     /// Lists the tenant's instances.
     List(ListCommand<Instance>),
     /// Shows one instance.
@@ -174,45 +158,59 @@ pub enum InstancesCommand {
 /// Runs an instance command.
 pub async fn instances(cli: &Cli, command: &InstancesCommand) -> Result<(), String> {
     let mut client = InstancesClient::new(connect(cli).await?);
-    let (instance, tenant, until) = match command {
-        InstancesCommand::List(list) => return list.run(cli, &mut client).await,
-        InstancesCommand::Get(get) => return get.run(cli, &mut client).await,
-        InstancesCommand::Delete(delete) => return delete.run(cli, &mut client).await,
-        InstancesCommand::Create {
-            tenant,
-            pool,
-            name,
-            region,
-            size,
-            image,
-            subnet,
-            project,
-            idempotency_key,
-            wait,
-        } => {
+    match command {
+        InstancesCommand::List(list) => list.run(cli, &mut client).await,
+        InstancesCommand::Get(get) => get.run(cli, &mut client).await,
+        InstancesCommand::Delete(delete) => delete.run(cli, &mut client).await,
+        InstancesCommand::Create(create) => {
+            let InstanceSpec { region, size, image, subnet, project } = &create.spec;
             let request = CreateInstanceRequest {
-                tenant_id: tenant.clone(),
+                tenant_id: create.tenant.clone(),
                 project_id: project.clone(),
-                pool_id: pool.clone(),
-                name: name.clone(),
+                pool_id: create.pool.clone(),
+                name: create.name.clone(),
                 region: region.clone(),
                 size: size.clone(),
                 image: image.clone(),
                 subnet_id: subnet.clone(),
-                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+                idempotency_key: create.idempotency_key(),
             };
-            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
+            create.run(cli, &mut client, request).await
         }
-    };
-    show(cli, &client, tenant, instance, until).await
+    }
 }
 
 tracked! {
     Certificate in CertificatesClient: "certificate", progress state_and_message;
     get(GetCertificateRequest), delete(DeleteCertificateRequest) { certificate_id };
     list(ListCertificatesRequest) -> ListCertificatesResponse { "certificates" };
+    create(CreateCertificateRequest) pool "The provider pool whose account holds it",
+        name "The certificate's name", key "The idempotency key (defaults to the name)";
     help "CERTIFICATE_ID" "The certificate", pool "Only certificates of this pool",
-        deleted "Also list deleted certificates", wait "Follow the certificate until it is deleted";
+        deleted "Also list deleted certificates", follow "the certificate";
+}
+
+/// A certificate's own `create` flags.
+#[derive(clap::Args, Debug)]
+pub struct CertificateSpec {
+    /// `custom` or `letsEncrypt`.
+    #[arg(long = "type", default_value = "custom")]
+    kind: String,
+    /// Custom: the private key's PEM file.
+    #[arg(long)]
+    private_key_file: Option<std::path::PathBuf>,
+    /// Custom: the leaf certificate's PEM file.
+    #[arg(long)]
+    leaf_certificate_file: Option<std::path::PathBuf>,
+    /// Custom: the intermediates' PEM file.
+    #[arg(long)]
+    certificate_chain_file: Option<std::path::PathBuf>,
+    /// Let's Encrypt: a name to cover; repeat for more.
+    #[arg(long = "dns-name")]
+    dns_names: Vec<String>,
+    /// The project, if any.
+    #[arg(long, default_value = "")]
+    project: String,
 }
 
 /// The certificate commands.
@@ -220,41 +218,7 @@ tracked! {
 pub enum CertificatesCommand {
     /// Creates a certificate: custom from PEM files, or Let's Encrypt for DNS names; with
     /// `--wait`, follows it until the provider verified it.
-    Create {
-        /// The tenant.
-        #[arg(long)]
-        tenant: String,
-        /// The provider pool whose account holds it.
-        #[arg(long)]
-        pool: String,
-        /// The certificate's name.
-        #[arg(long)]
-        name: String,
-        /// `custom` or `letsEncrypt`.
-        #[arg(long = "type", default_value = "custom")]
-        kind: String,
-        /// Custom: the private key's PEM file.
-        #[arg(long)]
-        private_key_file: Option<std::path::PathBuf>,
-        /// Custom: the leaf certificate's PEM file.
-        #[arg(long)]
-        leaf_certificate_file: Option<std::path::PathBuf>,
-        /// Custom: the intermediates' PEM file.
-        #[arg(long)]
-        certificate_chain_file: Option<std::path::PathBuf>,
-        /// Let's Encrypt: a name to cover; repeat for more.
-        #[arg(long = "dns-name")]
-        dns_names: Vec<String>,
-        /// The project, if any.
-        #[arg(long, default_value = "")]
-        project: String,
-        /// The idempotency key (defaults to the name).
-        #[arg(long)]
-        idempotency_key: Option<String>,
-        /// Follow the certificate until it is ready.
-        #[arg(long)]
-        wait: bool,
-    },
+    Create(CreateCommand<Certificate, CertificateSpec>),
     /// Lists the tenant's certificates.
     List(ListCommand<Certificate>),
     /// Shows one certificate (never its private key).
@@ -273,39 +237,27 @@ fn read_pem(path: &Option<std::path::PathBuf>) -> Result<String, String> {
 /// Runs a certificate command.
 pub async fn certificates(cli: &Cli, command: &CertificatesCommand) -> Result<(), String> {
     let mut client = CertificatesClient::new(connect(cli).await?);
-    let (certificate, tenant, until) = match command {
-        CertificatesCommand::List(list) => return list.run(cli, &mut client).await,
-        CertificatesCommand::Get(get) => return get.run(cli, &mut client).await,
-        CertificatesCommand::Delete(delete) => return delete.run(cli, &mut client).await,
-        CertificatesCommand::Create {
-            tenant,
-            pool,
-            name,
-            kind,
-            private_key_file,
-            leaf_certificate_file,
-            certificate_chain_file,
-            dns_names,
-            project,
-            idempotency_key,
-            wait,
-        } => {
+    match command {
+        CertificatesCommand::List(list) => list.run(cli, &mut client).await,
+        CertificatesCommand::Get(get) => get.run(cli, &mut client).await,
+        CertificatesCommand::Delete(delete) => delete.run(cli, &mut client).await,
+        CertificatesCommand::Create(create) => {
+            let spec = &create.spec;
             let request = CreateCertificateRequest {
-                tenant_id: tenant.clone(),
-                project_id: project.clone(),
-                pool_id: pool.clone(),
-                name: name.clone(),
-                r#type: kind.clone(),
-                private_key: read_pem(private_key_file)?,
-                leaf_certificate: read_pem(leaf_certificate_file)?,
-                certificate_chain: read_pem(certificate_chain_file)?,
-                dns_names: dns_names.clone(),
-                idempotency_key: idempotency_key.clone().unwrap_or_else(|| name.clone()),
+                tenant_id: create.tenant.clone(),
+                project_id: spec.project.clone(),
+                pool_id: create.pool.clone(),
+                name: create.name.clone(),
+                r#type: spec.kind.clone(),
+                private_key: read_pem(&spec.private_key_file)?,
+                leaf_certificate: read_pem(&spec.leaf_certificate_file)?,
+                certificate_chain: read_pem(&spec.certificate_chain_file)?,
+                dns_names: spec.dns_names.clone(),
+                idempotency_key: create.idempotency_key(),
             };
-            (answer(client.create(request).await)?, tenant, wait.then_some("ready"))
+            create.run(cli, &mut client, request).await
         }
-    };
-    show(cli, &client, tenant, certificate, until).await
+    }
 }
 
 #[cfg(test)]

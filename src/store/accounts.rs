@@ -5,8 +5,11 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::Store;
-use super::catalog::{catalog_event, mark_deleted_in, strings_from_json, strings_to_json, tenant_require_active_in};
+use super::catalog::{
+    CatalogRow, authz_row, catalog_event, strings_from_json, strings_to_json, tenant_require_active_in,
+};
+use super::resource::AnyQuery;
+use super::{NewEvent, Store};
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
 
@@ -104,24 +107,40 @@ pub struct AccountCredentials {
     pub credentials: Secret,
 }
 
-const COLUMNS: &str = "id, tenant_id, provider, name, description, endpoint, locations, state, version, \
-                       created_at, updated_at, deleted_at";
+impl CatalogRow for AccountRow {
+    const SELECT: &'static str = "SELECT id, tenant_id, provider, name, description, endpoint, locations, state, \
+                                  version, created_at, updated_at, deleted_at FROM provider_accounts";
+    const TABLE: &'static str = "provider_accounts";
+    const NOUN: &'static str = "account";
 
-fn account_from_row(row: &AnyRow) -> Result<AccountRow> {
-    Ok(AccountRow {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        provider: row.try_get("provider")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        endpoint: row.try_get("endpoint")?,
-        locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
-        state: row.try_get("state")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
+    fn from_row(row: &AnyRow) -> Result<AccountRow> {
+        Ok(AccountRow {
+            id: row.try_get("id")?,
+            tenant_id: row.try_get("tenant_id")?,
+            provider: row.try_get("provider")?,
+            name: row.try_get("name")?,
+            description: row.try_get("description")?,
+            endpoint: row.try_get("endpoint")?,
+            locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
+            state: row.try_get("state")?,
+            version: row.try_get("version")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            deleted_at: row.try_get("deleted_at")?,
+        })
+    }
+
+    fn deleted_at(&self) -> Option<i64> {
+        self.deleted_at
+    }
+
+    /// Never with its credentials.
+    fn event(&self, change: &str) -> NewEvent {
+        let data = serde_json::json!({"id": self.id, "tenantId": self.tenant_id, "provider": self.provider,
+            "name": self.name, "endpoint": self.endpoint, "locations": self.locations, "state": self.state,
+            "version": self.version});
+        catalog_event("account", change, &self.id, self.tenant_id.as_deref(), self.updated_at, data)
+    }
 }
 
 impl Store {
@@ -132,11 +151,11 @@ impl Store {
             if let Some(tenant) = &new.tenant_id {
                 tenant_require_active_in(&mut txn, tenant).await?;
             }
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            sqlx::query(
                 "INSERT INTO provider_accounts (id, tenant_id, provider, name, description, endpoint, locations, \
                  credentials, state, version, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9) RETURNING {COLUMNS}"
-            )))
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9)",
+            )
             .bind(&new.id)
             .bind(&new.tenant_id)
             .bind(&new.provider)
@@ -146,19 +165,12 @@ impl Store {
             .bind(strings_to_json(&new.locations))
             .bind(&new.sealed_credentials)
             .bind(new.now)
-            .fetch_one(&mut *txn)
+            .execute(&mut *txn)
             .await?;
-            let account = account_from_row(&row)?;
-            let attributes = serde_json::Map::from_iter([("provider".to_owned(), account.provider.clone().into())]);
-            let authz = super::catalog::authz_row(
-                "platform-account",
-                &account.id,
-                account.tenant_id.as_deref(),
-                attributes,
-                account.created_at,
-            );
+            let attributes = serde_json::Map::from_iter([("provider".to_owned(), new.provider.clone().into())]);
+            let authz = authz_row("platform-account", &new.id, new.tenant_id.as_deref(), attributes, new.now);
             self.authz_resource_insert_in(&mut txn, &authz).await?;
-            self.event_append_in(&mut txn, &account_event("created", &account)).await?;
+            let account = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
             self.commit_and_signal(txn).await?;
             Ok(account)
         })
@@ -167,15 +179,7 @@ impl Store {
 
     /// The account with `id`, deleted or not.
     pub async fn account_fetch(&self, id: &str) -> Result<AccountRow> {
-        crate::measured::store("account_fetch", async {
-            let row =
-                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
-                    .bind(id)
-                    .fetch_optional(&self.pool)
-                    .await?;
-            row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))
-        })
-        .await
+        crate::measured::store("account_fetch", self.catalog_fetch(id)).await
     }
 
     /// Accounts, oldest first: of one tenant (`tenant` not empty), of the platform
@@ -186,40 +190,20 @@ impl Store {
         platform_only: bool,
         include_deleted: bool,
     ) -> Result<Vec<AccountRow>> {
-        crate::measured::store("account_list", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM provider_accounts WHERE ($1 = '' OR tenant_id = $1) \
-                 AND (NOT $2 OR tenant_id IS NULL) AND ($3 OR deleted_at IS NULL) ORDER BY created_at, id"
-            )))
-            .bind(tenant)
-            .bind(platform_only)
-            .bind(include_deleted)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(account_from_row).collect()
-        })
-        .await
+        let condition = "($1 = '' OR tenant_id = $1) AND (NOT $2 OR tenant_id IS NULL) AND ($3 OR deleted_at IS NULL)";
+        let bind = |q: AnyQuery<'static>| q.bind(tenant.to_owned()).bind(platform_only).bind(include_deleted);
+        crate::measured::store("account_list", self.catalog_list(condition, "created_at, id", bind)).await
     }
 
     /// Applies `change` to a live account and bumps its version.
     pub async fn account_update(&self, id: &str, change: &AccountChange, now: i64) -> Result<AccountRow> {
         crate::measured::store("account_update", async {
             let mut txn = self.begin_write().await?;
-            let current =
-                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
-                    .bind(id)
-                    .fetch_optional(&mut *txn)
-                    .await?;
-            let current =
-                current.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
-            if current.deleted_at.is_some() {
-                return Err(Error::invalid_state(format!("account {id:?} is deleted and cannot change")));
-            }
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            let current: AccountRow = self.catalog_live_in(&mut txn, id).await?;
+            sqlx::query(
                 "UPDATE provider_accounts SET name = $2, description = $3, endpoint = $4, locations = $5, \
-                 credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7 \
-                 WHERE id = $1 RETURNING {COLUMNS}"
-            )))
+                 credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7 WHERE id = $1",
+            )
             .bind(id)
             .bind(change.name.as_ref().unwrap_or(&current.name))
             .bind(change.description.as_ref().unwrap_or(&current.description))
@@ -227,10 +211,10 @@ impl Store {
             .bind(strings_to_json(change.locations.as_ref().unwrap_or(&current.locations)))
             .bind(&change.sealed_credentials)
             .bind(now)
-            .fetch_one(&mut *txn)
+            .execute(&mut *txn)
             .await?;
-            let account = account_from_row(&row)?;
-            let mut event = account_event("updated", &account);
+            let account: AccountRow = self.catalog_fetch_in(&mut txn, id).await?;
+            let mut event = account.event("updated");
             // Say that the credentials changed, never what they are.
             event.data["credentialsChanged"] = change.sealed_credentials.is_some().into();
             self.event_append_in(&mut txn, &event).await?;
@@ -256,19 +240,7 @@ impl Store {
                 ))
                 .with_detail("pools", pools));
             }
-            let updated = mark_deleted_in(&mut txn, "provider_accounts", id, now).await?;
-            let row =
-                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM provider_accounts WHERE id = $1")))
-                    .bind(id)
-                    .fetch_optional(&mut *txn)
-                    .await?;
-            let account =
-                row.as_ref().map(account_from_row).transpose()?.ok_or_else(|| Error::not_found("account", id))?;
-            if updated {
-                self.event_append_in(&mut txn, &account_event("deleted", &account)).await?;
-                self.commit_and_signal(txn).await?;
-            }
-            Ok(account)
+            self.catalog_delete(txn, id, now).await
         })
         .await
     }
@@ -293,17 +265,4 @@ impl Store {
         })
         .await
     }
-}
-
-fn account_event(change: &str, account: &AccountRow) -> super::NewEvent {
-    catalog_event(
-        "account",
-        change,
-        &account.id,
-        account.tenant_id.as_deref(),
-        account.updated_at,
-        serde_json::json!({"id": account.id, "tenantId": account.tenant_id, "provider": account.provider,
-            "name": account.name, "endpoint": account.endpoint, "locations": account.locations,
-            "state": account.state, "version": account.version}),
-    )
 }

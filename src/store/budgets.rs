@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::Store;
-use super::catalog::{catalog_event, tenant_require_active_in, value_from_json};
+use super::catalog::{CatalogRow, catalog_event, tenant_require_active_in, value_from_json};
+use super::resource::AnyQuery;
+use super::{NewEvent, Store};
 use crate::error::{Error, Result};
 
 /// A budget as stored.
@@ -54,18 +55,34 @@ pub struct BudgetChange {
     pub monthly_limit: Option<i64>,
 }
 
-const COLUMNS: &str = "id, tenant_id, name, monthly_limit, version, created_at, updated_at";
+impl CatalogRow for BudgetRow {
+    const SELECT: &'static str =
+        "SELECT id, tenant_id, name, monthly_limit, version, created_at, updated_at FROM budgets";
+    const TABLE: &'static str = "budgets";
+    const NOUN: &'static str = "budget";
 
-fn budget_from_row(row: &AnyRow) -> Result<BudgetRow> {
-    Ok(BudgetRow {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        monthly_limit: row.try_get("monthly_limit")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    fn from_row(row: &AnyRow) -> Result<BudgetRow> {
+        Ok(BudgetRow {
+            id: row.try_get("id")?,
+            tenant_id: row.try_get("tenant_id")?,
+            name: row.try_get("name")?,
+            monthly_limit: row.try_get("monthly_limit")?,
+            version: row.try_get("version")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+        })
+    }
+
+    /// Budgets are removed, not marked.
+    fn deleted_at(&self) -> Option<i64> {
+        None
+    }
+
+    fn event(&self, change: &str) -> NewEvent {
+        let data = serde_json::json!({"id": self.id, "tenantId": self.tenant_id, "name": self.name,
+            "monthlyLimit": self.monthly_limit, "version": self.version});
+        catalog_event("budget", change, &self.id, Some(&self.tenant_id), self.updated_at, data)
+    }
 }
 
 /// The start and end (µs, end excluded) of the calendar month (UTC) that `micros` falls in.
@@ -105,18 +122,13 @@ impl Store {
         crate::measured::store("budget_create", async {
             let mut txn = self.begin_write().await?;
             tenant_require_active_in(&mut txn, &new.tenant_id).await?;
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO budgets ({COLUMNS}) VALUES ($1, $2, $3, $4, 1, $5, $5) RETURNING {COLUMNS}"
-            )))
-            .bind(&new.id)
-            .bind(&new.tenant_id)
-            .bind(&new.name)
-            .bind(new.monthly_limit)
-            .bind(new.now)
-            .fetch_one(&mut *txn)
-            .await?;
-            let budget = budget_from_row(&row)?;
-            self.event_append_in(&mut txn, &budget_event("created", &budget)).await?;
+            let insert = sqlx::query(
+                "INSERT INTO budgets (id, tenant_id, name, monthly_limit, version, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, 1, $5, $5)",
+            );
+            let insert = insert.bind(&new.id).bind(&new.tenant_id).bind(&new.name).bind(new.monthly_limit);
+            insert.bind(new.now).execute(&mut *txn).await?;
+            let budget = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
             self.commit_and_signal(txn).await?;
             Ok(budget)
         })
@@ -125,47 +137,34 @@ impl Store {
 
     /// One budget.
     pub async fn budget_fetch(&self, id: &str) -> Result<BudgetRow> {
-        crate::measured::store("budget_fetch", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM budgets WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
-            row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))
-        })
-        .await
+        crate::measured::store("budget_fetch", self.catalog_fetch(id)).await
     }
 
     /// Budgets, oldest first, of one tenant (or all when `tenant` is empty).
     pub async fn budget_list(&self, tenant: &str) -> Result<Vec<BudgetRow>> {
-        crate::measured::store("budget_list", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM budgets WHERE ($1 = '' OR tenant_id = $1) ORDER BY created_at, id"
-            )))
-            .bind(tenant)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(budget_from_row).collect()
-        })
-        .await
+        let bind = |q: AnyQuery<'static>| q.bind(tenant.to_owned());
+        crate::measured::store("budget_list", self.catalog_list("($1 = '' OR tenant_id = $1)", "created_at, id", bind))
+            .await
     }
 
     /// Applies `change` to a budget and bumps its version.
     pub async fn budget_update(&self, id: &str, change: &BudgetChange, now: i64) -> Result<BudgetRow> {
         crate::measured::store("budget_update", async {
             let mut txn = self.begin_write().await?;
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            let updated = sqlx::query(
                 "UPDATE budgets SET name = COALESCE($2, name), monthly_limit = COALESCE($3, monthly_limit), \
-                 version = version + 1, updated_at = $4 WHERE id = $1 RETURNING {COLUMNS}"
-            )))
+                 version = version + 1, updated_at = $4 WHERE id = $1",
+            )
             .bind(id)
             .bind(&change.name)
             .bind(change.monthly_limit)
             .bind(now)
-            .fetch_optional(&mut *txn)
+            .execute(&mut *txn)
             .await?;
-            let budget =
-                row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
-            self.event_append_in(&mut txn, &budget_event("updated", &budget)).await?;
+            if updated.rows_affected() == 0 {
+                return Err(Error::not_found("budget", id));
+            }
+            let budget = self.catalog_changed_in(&mut txn, id, "updated").await?;
             self.commit_and_signal(txn).await?;
             Ok(budget)
         })
@@ -176,14 +175,13 @@ impl Store {
     pub async fn budget_delete(&self, id: &str, now: i64) -> Result<BudgetRow> {
         crate::measured::store("budget_delete", async {
             let mut txn = self.begin_write().await?;
-            let row =
-                sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM budgets WHERE id = $1 RETURNING {COLUMNS}")))
-                    .bind(id)
-                    .fetch_optional(&mut *txn)
-                    .await?;
-            let budget =
-                row.as_ref().map(budget_from_row).transpose()?.ok_or_else(|| Error::not_found("budget", id))?;
-            let mut event = budget_event("deleted", &budget);
+            let budget: BudgetRow = self.catalog_fetch_in(&mut txn, id).await?;
+            let removed = sqlx::query("DELETE FROM budgets WHERE id = $1").bind(id).execute(&mut *txn).await?;
+            if removed.rows_affected() == 0 {
+                // Another delete removed it meanwhile.
+                return Err(Error::not_found("budget", id));
+            }
+            let mut event = budget.event("deleted");
             event.time = now;
             self.event_append_in(&mut txn, &event).await?;
             self.commit_and_signal(txn).await?;
@@ -217,18 +215,6 @@ impl Store {
         })
         .await
     }
-}
-
-fn budget_event(change: &str, budget: &BudgetRow) -> super::NewEvent {
-    catalog_event(
-        "budget",
-        change,
-        &budget.id,
-        Some(&budget.tenant_id),
-        budget.updated_at,
-        serde_json::json!({"id": budget.id, "tenantId": budget.tenant_id, "name": budget.name,
-            "monthlyLimit": budget.monthly_limit, "version": budget.version}),
-    )
 }
 
 #[cfg(test)]

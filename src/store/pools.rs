@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::Store;
-use super::catalog::{catalog_event, mark_deleted_in, strings_from_json, value_from_json};
+use super::catalog::{CatalogRow, authz_row, catalog_event, strings_from_json, value_from_json};
+use super::resource::AnyQuery;
+use super::{NewEvent, Store};
 use crate::error::{Error, Result};
 
 /// A pool as stored, with what it takes of its account.
@@ -94,33 +95,48 @@ pub struct PoolChange {
     pub prices: Option<BTreeMap<String, i64>>,
 }
 
-const SELECT: &str = "SELECT p.id, p.account_id, a.tenant_id, a.provider, p.name, p.description, p.billing_mode, \
-                      p.policy, p.prices, p.state, p.version, p.created_at, p.updated_at, p.deleted_at \
-                      FROM pools p JOIN provider_accounts a ON a.id = p.account_id";
+impl CatalogRow for PoolRow {
+    const SELECT: &'static str = "SELECT p.id, p.account_id, a.tenant_id, a.provider, p.name, p.description, \
+                                  p.billing_mode, p.policy, p.prices, p.state, p.version, p.created_at, \
+                                  p.updated_at, p.deleted_at FROM pools p JOIN provider_accounts a ON a.id = p.account_id";
+    const TABLE: &'static str = "pools";
+    const ID: &'static str = "p.id";
+    const NOUN: &'static str = "pool";
 
-fn pool_from_row(row: &AnyRow) -> Result<PoolRow> {
-    Ok(PoolRow {
-        id: row.try_get("id")?,
-        account_id: row.try_get("account_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        provider: row.try_get("provider")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        billing_mode: row.try_get("billing_mode")?,
-        policy: value_from_json(&row.try_get::<String, _>("policy")?)?,
-        prices: value_from_json(&row.try_get::<String, _>("prices")?)?,
-        state: row.try_get("state")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
+    fn from_row(row: &AnyRow) -> Result<PoolRow> {
+        Ok(PoolRow {
+            id: row.try_get("id")?,
+            account_id: row.try_get("account_id")?,
+            tenant_id: row.try_get("tenant_id")?,
+            provider: row.try_get("provider")?,
+            name: row.try_get("name")?,
+            description: row.try_get("description")?,
+            billing_mode: row.try_get("billing_mode")?,
+            policy: value_from_json(&row.try_get::<String, _>("policy")?)?,
+            prices: value_from_json(&row.try_get::<String, _>("prices")?)?,
+            state: row.try_get("state")?,
+            version: row.try_get("version")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            deleted_at: row.try_get("deleted_at")?,
+        })
+    }
+
+    fn deleted_at(&self) -> Option<i64> {
+        self.deleted_at
+    }
+
+    fn event(&self, change: &str) -> NewEvent {
+        let data = serde_json::json!({"id": self.id, "accountId": self.account_id, "name": self.name,
+            "billingMode": self.billing_mode, "state": self.state, "version": self.version});
+        catalog_event("pool", change, &self.id, self.tenant_id.as_deref(), self.updated_at, data)
+    }
 }
 
 fn visible_from_row(row: &AnyRow) -> Result<VisiblePool> {
     let offer_state: Option<String> = row.try_get("offer_state")?;
     let excluded: Option<String> = row.try_get("excluded_regions")?;
-    let pool = pool_from_row(row)?;
+    let pool = PoolRow::from_row(row)?;
     let own = pool.tenant_id.is_some();
     Ok(VisiblePool {
         locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
@@ -175,20 +191,13 @@ impl Store {
             .bind(new.now)
             .execute(&mut *txn)
             .await?;
-            let pool = self.pool_fetch_in(&mut txn, &new.id).await?;
+            let pool: PoolRow = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
             let attributes = serde_json::Map::from_iter([
                 ("providerAccountId".to_owned(), pool.account_id.clone().into()),
                 ("billingMode".to_owned(), pool.billing_mode.clone().into()),
             ]);
-            let authz = super::catalog::authz_row(
-                "platform-pool",
-                &pool.id,
-                pool.tenant_id.as_deref(),
-                attributes,
-                pool.created_at,
-            );
+            let authz = authz_row("platform-pool", &pool.id, pool.tenant_id.as_deref(), attributes, pool.created_at);
             self.authz_resource_insert_in(&mut txn, &authz).await?;
-            self.event_append_in(&mut txn, &pool_event("created", &pool)).await?;
             self.substrate_follow_pool_in(&mut txn, &pool, new.now).await?;
             self.commit_and_signal(txn).await?;
             Ok(pool)
@@ -196,54 +205,24 @@ impl Store {
         .await
     }
 
-    async fn pool_fetch_in(&self, txn: &mut sqlx::Transaction<'static, sqlx::Any>, id: &str) -> Result<PoolRow> {
-        crate::measured::store("pool_fetch_in", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE p.id = $1")))
-                .bind(id)
-                .fetch_optional(&mut **txn)
-                .await?;
-            row.as_ref().map(pool_from_row).transpose()?.ok_or_else(|| Error::not_found("pool", id))
-        })
-        .await
-    }
-
     /// The pool with `id`, deleted or not.
     pub async fn pool_fetch(&self, id: &str) -> Result<PoolRow> {
-        crate::measured::store("pool_fetch", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("{SELECT} WHERE p.id = $1")))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
-            row.as_ref().map(pool_from_row).transpose()?.ok_or_else(|| Error::not_found("pool", id))
-        })
-        .await
+        crate::measured::store("pool_fetch", self.catalog_fetch(id)).await
     }
 
     /// Pools, oldest first, narrowed to an account and an owning tenant when those are not empty.
     pub async fn pool_list(&self, account: &str, tenant: &str, include_deleted: bool) -> Result<Vec<PoolRow>> {
-        crate::measured::store("pool_list", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "{SELECT} WHERE ($1 = '' OR p.account_id = $1) AND ($2 = '' OR a.tenant_id = $2) \
-                 AND ($3 OR p.deleted_at IS NULL) ORDER BY p.created_at, p.id"
-            )))
-            .bind(account)
-            .bind(tenant)
-            .bind(include_deleted)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(pool_from_row).collect()
-        })
-        .await
+        let condition =
+            "($1 = '' OR p.account_id = $1) AND ($2 = '' OR a.tenant_id = $2) AND ($3 OR p.deleted_at IS NULL)";
+        let bind = |q: AnyQuery<'static>| q.bind(account.to_owned()).bind(tenant.to_owned()).bind(include_deleted);
+        crate::measured::store("pool_list", self.catalog_list(condition, "p.created_at, p.id", bind)).await
     }
 
     /// Applies `change` to a live pool and bumps its version.
     pub async fn pool_update(&self, id: &str, change: &PoolChange, now: i64) -> Result<PoolRow> {
         crate::measured::store("pool_update", async {
             let mut txn = self.begin_write().await?;
-            let current = self.pool_fetch_in(&mut txn, id).await?;
-            if current.deleted_at.is_some() {
-                return Err(Error::invalid_state(format!("pool {id:?} is deleted and cannot change")));
-            }
+            let current: PoolRow = self.catalog_live_in(&mut txn, id).await?;
             sqlx::query(
                 "UPDATE pools SET name = $2, description = $3, billing_mode = $4, state = $5, policy = $6, \
                  prices = $7, version = version + 1, updated_at = $8 WHERE id = $1",
@@ -258,8 +237,7 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            let pool = self.pool_fetch_in(&mut txn, id).await?;
-            self.event_append_in(&mut txn, &pool_event("updated", &pool)).await?;
+            let pool = self.catalog_changed_in(&mut txn, id, "updated").await?;
             self.substrate_follow_pool_in(&mut txn, &pool, now).await?;
             self.commit_and_signal(txn).await?;
             Ok(pool)
@@ -283,10 +261,8 @@ impl Store {
                 ))
                 .with_detail("used", booked));
             }
-            let updated = mark_deleted_in(&mut txn, "pools", id, now).await?;
-            let pool = self.pool_fetch_in(&mut txn, id).await?;
-            if updated {
-                self.event_append_in(&mut txn, &pool_event("deleted", &pool)).await?;
+            let (pool, deleted) = self.catalog_mark_deleted_in(&mut txn, id, now).await?;
+            if deleted {
                 self.substrate_follow_pool_in(&mut txn, &pool, now).await?;
                 self.commit_and_signal(txn).await?;
             }
@@ -319,16 +295,4 @@ impl Store {
         })
         .await
     }
-}
-
-fn pool_event(change: &str, pool: &PoolRow) -> super::NewEvent {
-    catalog_event(
-        "pool",
-        change,
-        &pool.id,
-        pool.tenant_id.as_deref(),
-        pool.updated_at,
-        serde_json::json!({"id": pool.id, "accountId": pool.account_id, "name": pool.name,
-            "billingMode": pool.billing_mode, "state": pool.state, "version": pool.version}),
-    )
 }

@@ -3,8 +3,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::catalog::{catalog_event, mark_deleted_in, tenant_require_active_in};
-use super::{Store, conflict_on_unique};
+use super::catalog::{CatalogRow, authz_row, catalog_event, tenant_require_active_in};
+use super::{NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
 /// A project as stored.
@@ -54,20 +54,35 @@ pub struct ProjectChange {
     pub description: Option<String>,
 }
 
-const COLUMNS: &str = "id, tenant_id, name, description, state, version, created_at, updated_at, deleted_at";
+impl CatalogRow for ProjectRow {
+    const SELECT: &'static str =
+        "SELECT id, tenant_id, name, description, state, version, created_at, updated_at, deleted_at FROM projects";
+    const TABLE: &'static str = "projects";
+    const NOUN: &'static str = "project";
 
-fn project_from_row(row: &AnyRow) -> Result<ProjectRow> {
-    Ok(ProjectRow {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        description: row.try_get("description")?,
-        state: row.try_get("state")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
+    fn from_row(row: &AnyRow) -> Result<ProjectRow> {
+        Ok(ProjectRow {
+            id: row.try_get("id")?,
+            tenant_id: row.try_get("tenant_id")?,
+            name: row.try_get("name")?,
+            description: row.try_get("description")?,
+            state: row.try_get("state")?,
+            version: row.try_get("version")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            deleted_at: row.try_get("deleted_at")?,
+        })
+    }
+
+    fn deleted_at(&self) -> Option<i64> {
+        self.deleted_at
+    }
+
+    fn event(&self, change: &str) -> NewEvent {
+        let data = serde_json::json!({"id": self.id, "tenantId": self.tenant_id, "name": self.name,
+            "state": self.state, "version": self.version});
+        catalog_event("project", change, &self.id, Some(&self.tenant_id), self.updated_at, data)
+    }
 }
 
 fn name_taken(tenant: &str, name: &str) -> Error {
@@ -80,30 +95,17 @@ impl Store {
         crate::measured::store("project_create", async {
             let mut txn = self.begin_write().await?;
             tenant_require_active_in(&mut txn, &new.tenant_id).await?;
-            let row = conflict_on_unique(
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "INSERT INTO projects (id, tenant_id, name, description, state, version, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, 'active', 1, $5, $5) RETURNING {COLUMNS}"
-                )))
-                .bind(&new.id)
-                .bind(&new.tenant_id)
-                .bind(&new.name)
-                .bind(&new.description)
-                .bind(new.now)
-                .fetch_one(&mut *txn)
-                .await,
-                || name_taken(&new.tenant_id, &new.name),
-            )?;
-            let project = project_from_row(&row)?;
-            let authz = super::catalog::authz_row(
-                "platform-project",
-                &project.id,
-                Some(&project.tenant_id),
-                Default::default(),
-                new.now,
+            let insert = sqlx::query(
+                "INSERT INTO projects (id, tenant_id, name, description, state, version, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, 'active', 1, $5, $5)",
             );
+            let inserted = insert.bind(&new.id).bind(&new.tenant_id).bind(&new.name).bind(&new.description);
+            conflict_on_unique(inserted.bind(new.now).execute(&mut *txn).await, || {
+                name_taken(&new.tenant_id, &new.name)
+            })?;
+            let authz = authz_row("platform-project", &new.id, Some(&new.tenant_id), Default::default(), new.now);
             self.authz_resource_insert_in(&mut txn, &authz).await?;
-            self.event_append_in(&mut txn, &project_event("created", &project)).await?;
+            let project = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
             self.commit_and_signal(txn).await?;
             Ok(project)
         })
@@ -112,61 +114,28 @@ impl Store {
 
     /// The project with `id`, deleted or not.
     pub async fn project_fetch(&self, id: &str) -> Result<ProjectRow> {
-        crate::measured::store("project_fetch", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM projects WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
-            row.as_ref().map(project_from_row).transpose()?.ok_or_else(|| Error::not_found("project", id))
-        })
-        .await
+        crate::measured::store("project_fetch", self.catalog_fetch(id)).await
     }
 
     /// Projects, oldest first, of one tenant (or all when `tenant` is empty).
     pub async fn project_list(&self, tenant: &str, include_deleted: bool) -> Result<Vec<ProjectRow>> {
-        crate::measured::store("project_list", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM projects WHERE ($1 = '' OR tenant_id = $1) AND ($2 OR deleted_at IS NULL) \
-                 ORDER BY created_at, id"
-            )))
-            .bind(tenant)
-            .bind(include_deleted)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(project_from_row).collect()
-        })
-        .await
+        let condition = "($1 = '' OR tenant_id = $1) AND ($2 OR deleted_at IS NULL)";
+        let listed = self.catalog_list(condition, "created_at, id", |q| q.bind(tenant).bind(include_deleted));
+        crate::measured::store("project_list", listed).await
     }
 
     /// Applies `change` to a live project and bumps its version.
     pub async fn project_update(&self, id: &str, change: &ProjectChange, now: i64) -> Result<ProjectRow> {
         crate::measured::store("project_update", async {
             let mut txn = self.begin_write().await?;
-            let current = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM projects WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&mut *txn)
-                .await?;
-            let current =
-                current.as_ref().map(project_from_row).transpose()?.ok_or_else(|| Error::not_found("project", id))?;
-            if current.deleted_at.is_some() {
-                return Err(Error::invalid_state(format!("project {id:?} is deleted and cannot change")));
-            }
+            let current: ProjectRow = self.catalog_live_in(&mut txn, id).await?;
             let name = change.name.as_ref().unwrap_or(&current.name);
-            let row = conflict_on_unique(
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "UPDATE projects SET name = $2, description = $3, version = version + 1, updated_at = $4 \
-                     WHERE id = $1 RETURNING {COLUMNS}"
-                )))
-                .bind(id)
-                .bind(name)
-                .bind(change.description.as_ref().unwrap_or(&current.description))
-                .bind(now)
-                .fetch_one(&mut *txn)
-                .await,
-                || name_taken(&current.tenant_id, name),
-            )?;
-            let project = project_from_row(&row)?;
-            self.event_append_in(&mut txn, &project_event("updated", &project)).await?;
+            let update = sqlx::query(
+                "UPDATE projects SET name = $2, description = $3, version = version + 1, updated_at = $4 WHERE id = $1",
+            );
+            let updated = update.bind(id).bind(name).bind(change.description.as_ref().unwrap_or(&current.description));
+            conflict_on_unique(updated.bind(now).execute(&mut *txn).await, || name_taken(&current.tenant_id, name))?;
+            let project = self.catalog_changed_in(&mut txn, id, "updated").await?;
             self.commit_and_signal(txn).await?;
             Ok(project)
         })
@@ -176,32 +145,8 @@ impl Store {
     /// Marks a project deleted; a deleted one is returned unchanged.
     pub async fn project_delete(&self, id: &str, now: i64) -> Result<ProjectRow> {
         crate::measured::store("project_delete", async {
-            let mut txn = self.begin_write().await?;
-            let updated = mark_deleted_in(&mut txn, "projects", id, now).await?;
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM projects WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&mut *txn)
-                .await?;
-            let project =
-                row.as_ref().map(project_from_row).transpose()?.ok_or_else(|| Error::not_found("project", id))?;
-            if updated {
-                self.event_append_in(&mut txn, &project_event("deleted", &project)).await?;
-                self.commit_and_signal(txn).await?;
-            }
-            Ok(project)
+            self.catalog_delete(self.begin_write().await?, id, now).await
         })
         .await
     }
-}
-
-fn project_event(change: &str, project: &ProjectRow) -> super::NewEvent {
-    catalog_event(
-        "project",
-        change,
-        &project.id,
-        Some(&project.tenant_id),
-        project.updated_at,
-        serde_json::json!({"id": project.id, "tenantId": project.tenant_id, "name": project.name,
-            "state": project.state, "version": project.version}),
-    )
 }
