@@ -114,20 +114,10 @@ impl CatalogRow for AccountRow {
     const NOUN: &'static str = "account";
 
     fn from_row(row: &AnyRow) -> Result<AccountRow> {
-        Ok(AccountRow {
-            id: row.try_get("id")?,
-            tenant_id: row.try_get("tenant_id")?,
-            provider: row.try_get("provider")?,
-            name: row.try_get("name")?,
-            description: row.try_get("description")?,
-            endpoint: row.try_get("endpoint")?,
+        Ok(read_columns!(row, AccountRow {
+            id, tenant_id, provider, name, description, endpoint, state, version, created_at, updated_at, deleted_at;
             locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
-            state: row.try_get("state")?,
-            version: row.try_get("version")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            deleted_at: row.try_get("deleted_at")?,
-        })
+        }))
     }
 
     fn deleted_at(&self) -> Option<i64> {

@@ -59,26 +59,14 @@ const PRINCIPAL_COLUMNS: &str = "id, kind, tenant_id, name, created_at, deleted_
 const KEY_COLUMNS: &str = "id, principal_id, secret_sha256, description, created_at, expires_at, revoked_at";
 
 fn principal_from_row(row: &AnyRow) -> Result<PrincipalRow> {
-    Ok(PrincipalRow {
-        id: row.try_get("id")?,
-        kind: row.try_get("kind")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        created_at: row.try_get("created_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
+    Ok(read_columns!(row, PrincipalRow { id, kind, tenant_id, name, created_at, deleted_at }))
 }
 
 fn key_from_row(row: &AnyRow) -> Result<ApiKeyRow> {
-    Ok(ApiKeyRow {
-        id: row.try_get("id")?,
-        principal_id: row.try_get("principal_id")?,
-        secret_sha256: row.try_get("secret_sha256")?,
-        description: row.try_get("description")?,
-        created_at: row.try_get("created_at")?,
-        expires_at: row.try_get("expires_at")?,
-        revoked_at: row.try_get("revoked_at")?,
-    })
+    Ok(read_columns!(
+        row,
+        ApiKeyRow { id, principal_id, secret_sha256, description, created_at, expires_at, revoked_at }
+    ))
 }
 
 impl Store {

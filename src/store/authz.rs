@@ -39,15 +39,10 @@ macro_rules! authz_resource_select {
 
 fn authz_resource_row(row: &AnyRow) -> Result<AuthzResourceRow> {
     let attributes: String = row.try_get("attributes")?;
-    Ok(AuthzResourceRow {
-        resource_type: row.try_get("resource_type")?,
-        resource_id: row.try_get("resource_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        project_id: row.try_get("project_id")?,
-        owner_id: row.try_get("owner_id")?,
+    Ok(read_columns!(row, AuthzResourceRow {
+        resource_type, resource_id, tenant_id, project_id, owner_id, created_at;
         attributes: serde_json::from_str(&attributes).unwrap_or_default(),
-        created_at: row.try_get("created_at")?,
-    })
+    }))
 }
 
 /// One decision on a mutation.
@@ -237,20 +232,11 @@ impl Store {
 
 fn audit_from_row(row: &AnyRow) -> Result<AuditRow> {
     let policies: String = row.try_get("policies")?;
-    Ok(AuditRow {
-        seq: row.try_get("seq")?,
-        time: row.try_get("time")?,
-        principal_id: row.try_get("principal_id")?,
-        method: row.try_get("method")?,
-        permission: row.try_get("permission")?,
-        resource_type: row.try_get("resource_type")?,
-        resource_id: row.try_get("resource_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        requested_tenant_id: row.try_get("requested_tenant_id")?,
-        decision: row.try_get("decision")?,
+    Ok(read_columns!(row, AuditRow {
+        seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, requested_tenant_id,
+        decision, request_id;
         policies: serde_json::from_str(&policies).unwrap_or_default(),
-        request_id: row.try_get("request_id")?,
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -62,15 +62,7 @@ impl CatalogRow for BudgetRow {
     const NOUN: &'static str = "budget";
 
     fn from_row(row: &AnyRow) -> Result<BudgetRow> {
-        Ok(BudgetRow {
-            id: row.try_get("id")?,
-            tenant_id: row.try_get("tenant_id")?,
-            name: row.try_get("name")?,
-            monthly_limit: row.try_get("monthly_limit")?,
-            version: row.try_get("version")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-        })
+        Ok(read_columns!(row, BudgetRow { id, tenant_id, name, monthly_limit, version, created_at, updated_at }))
     }
 
     /// Budgets are removed, not marked.

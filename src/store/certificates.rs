@@ -56,16 +56,12 @@ impl Resource for CertificateRow {
     };
 
     fn from_row(row: &AnyRow) -> Result<CertificateRow> {
-        Ok(CertificateRow {
+        Ok(read_columns!(row, CertificateRow {
+            not_after, sha256_fingerprint, leaf_certificate, certificate_chain, provider_id;
             meta: ResourceMeta::from_row(row, &Self::TABLE)?,
             kind: row.try_get("type")?,
             dns_names: strings_from_json(&row.try_get::<String, _>("dns_names")?)?,
-            not_after: row.try_get("not_after")?,
-            sha256_fingerprint: row.try_get("sha256_fingerprint")?,
-            leaf_certificate: row.try_get("leaf_certificate")?,
-            certificate_chain: row.try_get("certificate_chain")?,
-            provider_id: row.try_get("provider_id")?,
-        })
+        }))
     }
 
     /// Its events say its type: names and expiry, never key material.

@@ -68,16 +68,11 @@ pub struct EventFilter {
 
 fn event_from_row(row: &AnyRow) -> Result<EventRow> {
     let data: String = row.try_get("data")?;
-    Ok(EventRow {
-        seq: row.try_get("seq")?,
-        id: row.try_get("id")?,
-        source: row.try_get("source")?,
+    Ok(read_columns!(row, EventRow {
+        seq, id, source, subject, tenant_id, time;
         event_type: row.try_get("type")?,
-        subject: row.try_get("subject")?,
-        tenant_id: row.try_get("tenant_id")?,
-        time: row.try_get("time")?,
         data: serde_json::from_str(&data).map_err(|e| Error::internal(format!("event data is not JSON: {e}")))?,
-    })
+    }))
 }
 
 impl Store {

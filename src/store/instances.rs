@@ -55,17 +55,10 @@ impl Resource for InstanceRow {
     };
 
     fn from_row(row: &AnyRow) -> Result<InstanceRow> {
-        Ok(InstanceRow {
+        Ok(read_columns!(row, InstanceRow {
+            region, size, image, subnet_id, network_id, machine_id, public_ipv4, private_ipv4;
             meta: ResourceMeta::from_row(row, &Self::TABLE)?,
-            region: row.try_get("region")?,
-            size: row.try_get("size")?,
-            image: row.try_get("image")?,
-            subnet_id: row.try_get("subnet_id")?,
-            network_id: row.try_get("network_id")?,
-            machine_id: row.try_get("machine_id")?,
-            public_ipv4: row.try_get("public_ipv4")?,
-            private_ipv4: row.try_get("private_ipv4")?,
-        })
+        }))
     }
 }
 

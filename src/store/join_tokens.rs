@@ -122,25 +122,13 @@ const COLUMNS: &str = "id, pool_id, tenant_id, description, max_uses, uses, expi
                        secret_sha256, created_by, idempotency_key, request_digest, created_at, revoked_at, last_used_at";
 
 fn token_from_row(row: &AnyRow) -> Result<JoinTokenRow> {
-    Ok(JoinTokenRow {
-        id: row.try_get("id")?,
-        pool_id: row.try_get("pool_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        description: row.try_get("description")?,
-        max_uses: row.try_get("max_uses")?,
-        uses: row.try_get("uses")?,
-        expires_at: row.try_get("expires_at")?,
+    Ok(read_columns!(row, JoinTokenRow {
+        id, pool_id, tenant_id, description, max_uses, uses, expires_at, secret_sha256, created_by, idempotency_key,
+        request_digest, created_at, revoked_at, last_used_at;
         labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
         taints: value_from_json(&row.try_get::<String, _>("taints")?)?,
-        secret_sha256: row.try_get("secret_sha256")?,
-        created_by: row.try_get("created_by")?,
-        idempotency_key: row.try_get("idempotency_key")?,
-        request_digest: row.try_get("request_digest")?,
-        created_at: row.try_get("created_at")?,
-        revoked_at: row.try_get("revoked_at")?,
-        last_used_at: row.try_get("last_used_at")?,
         joins: Vec::new(),
-    })
+    }))
 }
 
 impl Store {
@@ -213,13 +201,7 @@ impl Store {
             .await?;
             token.joins = uses
                 .iter()
-                .map(|row| {
-                    Ok(JoinTokenUseRow {
-                        node_id: row.try_get("node_id")?,
-                        used_at: row.try_get("used_at")?,
-                        address: row.try_get("address")?,
-                    })
-                })
+                .map(|row| Ok(read_columns!(row, JoinTokenUseRow { node_id, used_at, address })))
                 .collect::<Result<_>>()?;
             Ok(Some(token))
         })

@@ -85,27 +85,16 @@ impl Resource for ClusterRow {
 
     fn from_row(row: &AnyRow) -> Result<ClusterRow> {
         let networks: String = row.try_get("authorized_networks")?;
-        Ok(ClusterRow {
+        Ok(read_columns!(row, ClusterRow {
+            provider_project, billing_mode, description, mode, location, release_channel, requested_version,
+            network_id, endpoint, ca_certificate, kubernetes_version, node_version, accepted_at;
             meta: ResourceMeta::from_row(row, &Self::TABLE)?,
-            provider_project: row.try_get("provider_project")?,
-            billing_mode: row.try_get("billing_mode")?,
-            description: row.try_get("description")?,
-            mode: row.try_get("mode")?,
-            location: row.try_get("location")?,
-            release_channel: row.try_get("release_channel")?,
-            requested_version: row.try_get("requested_version")?,
             version_pending: row.try_get::<i64, _>("version_pending")? != 0,
-            network_id: row.try_get("network_id")?,
             authorized_networks: serde_json::from_str(&networks).unwrap_or_default(),
             private_nodes: row.try_get::<i64, _>("private_nodes")? != 0,
-            endpoint: row.try_get("endpoint")?,
-            ca_certificate: row.try_get("ca_certificate")?,
-            kubernetes_version: row.try_get("kubernetes_version")?,
-            node_version: row.try_get("node_version")?,
             ready_once: row.try_get::<i64, _>("ready_once")? != 0,
-            accepted_at: row.try_get("accepted_at")?,
             node_pools: Vec::new(),
-        })
+        }))
     }
 }
 

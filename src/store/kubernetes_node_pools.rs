@@ -92,22 +92,11 @@ pub(super) const POOL_COLUMNS: &str = "id, cluster_id, tenant_id, name, spec, st
 
 pub(super) fn pool_from_row(row: &AnyRow) -> Result<NodePoolRow> {
     let spec: String = row.try_get("spec")?;
-    Ok(NodePoolRow {
-        id: row.try_get("id")?,
-        cluster_id: row.try_get("cluster_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
+    Ok(read_columns!(row, NodePoolRow {
+        id, cluster_id, tenant_id, name, state, message, current_node_count, version, created_at, updated_at,
+        deleted_at, idempotency_key, request_digest;
         spec: serde_json::from_str(&spec).map_err(|e| Error::internal(format!("a node pool spec is not JSON: {e}")))?,
-        state: row.try_get("state")?,
-        message: row.try_get("message")?,
-        current_node_count: row.try_get("current_node_count")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-        idempotency_key: row.try_get("idempotency_key")?,
-        request_digest: row.try_get("request_digest")?,
-    })
+    }))
 }
 
 impl Store {

@@ -105,32 +105,16 @@ const COLUMNS: &str = "pool_id, tenant_id, account_id, mode, spec, cluster_name,
 
 fn substrate_from_row(row: &AnyRow) -> Result<SubstrateRow> {
     let json = |column: &str| row.try_get::<String, _>(column);
-    Ok(SubstrateRow {
-        pool_id: row.try_get("pool_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        account_id: row.try_get("account_id")?,
-        mode: row.try_get("mode")?,
+    Ok(read_columns!(row, SubstrateRow {
+        pool_id, tenant_id, account_id, mode, cluster_name, location, endpoint, master_version, node_version, state,
+        message, join_token_id, previous_join_token_id, join_token_rotated_at, version, teardown_requested_at,
+        created_at, updated_at, deleted_at;
         spec: value_from_json(&json("spec")?)?,
-        cluster_name: row.try_get("cluster_name")?,
-        location: row.try_get("location")?,
-        endpoint: row.try_get("endpoint")?,
-        master_version: row.try_get("master_version")?,
-        node_version: row.try_get("node_version")?,
-        state: row.try_get("state")?,
-        message: row.try_get("message")?,
         flavors: value_from_json(&json("flavors")?)?,
         objects: value_from_json(&json("objects")?)?,
-        join_token_id: row.try_get("join_token_id")?,
         join_token_sealed: SealedToken(row.try_get("join_token_sealed")?),
-        previous_join_token_id: row.try_get("previous_join_token_id")?,
-        join_token_rotated_at: row.try_get("join_token_rotated_at")?,
         ready_once: row.try_get::<i64, _>("ready_once")? != 0,
-        version: row.try_get("version")?,
-        teardown_requested_at: row.try_get("teardown_requested_at")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
+    }))
 }
 
 /// The name of the cluster a `create` substrate makes: `bc-s-` and 24 characters of the pool id.

@@ -12,16 +12,7 @@ use crate::error::Result;
 const INSTANCE_COLUMNS: &str = "id, tenant_id, pool_id, account_id, region, subnet_id, machine_id, state";
 
 fn instance_from_row(row: &AnyRow) -> Result<TargetInstance> {
-    Ok(TargetInstance {
-        id: row.try_get("id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        pool_id: row.try_get("pool_id")?,
-        account_id: row.try_get("account_id")?,
-        region: row.try_get("region")?,
-        subnet_id: row.try_get("subnet_id")?,
-        machine_id: row.try_get("machine_id")?,
-        state: row.try_get("state")?,
-    })
+    Ok(read_columns!(row, TargetInstance { id, tenant_id, pool_id, account_id, region, subnet_id, machine_id, state }))
 }
 
 impl Store {
@@ -87,14 +78,7 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
             row.map(|row| {
-                Ok(TargetSubnet {
-                    id: row.try_get("id")?,
-                    tenant_id: row.try_get("tenant_id")?,
-                    account_id: row.try_get("account_id")?,
-                    region: row.try_get("region")?,
-                    state: row.try_get("state")?,
-                    provider_id: row.try_get("provider_id")?,
-                })
+                Ok(read_columns!(row, TargetSubnet { id, tenant_id, account_id, region, state, provider_id }))
             })
             .transpose()
         })
@@ -111,16 +95,8 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-            row.map(|row| {
-                Ok(TargetCertificate {
-                    id: row.try_get("id")?,
-                    tenant_id: row.try_get("tenant_id")?,
-                    account_id: row.try_get("account_id")?,
-                    state: row.try_get("state")?,
-                    provider_id: row.try_get("provider_id")?,
-                })
-            })
-            .transpose()
+            row.map(|row| Ok(read_columns!(row, TargetCertificate { id, tenant_id, account_id, state, provider_id })))
+                .transpose()
         })
         .await
     }

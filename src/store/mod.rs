@@ -6,6 +6,15 @@
 //! types: text, integers, times as microseconds since the epoch). Migrations are embedded per
 //! backend because their DDL will differ as the schema grows.
 
+/// `Row { field: row.try_get("field")?, .. }` for each field named alone (read from the column of
+/// its name) and, after `;`, the fields whose value is written out: a row struct read from a
+/// query without naming each column twice.
+macro_rules! read_columns {
+    ($row:expr, $ty:ident { $($field:ident),* $(,)? $(; $($name:ident: $value:expr),* $(,)?)? }) => {
+        $ty { $($field: $row.try_get(stringify!($field))?,)* $($($name: $value,)*)? }
+    };
+}
+
 mod accounts;
 mod api_keys;
 mod authz;

@@ -57,13 +57,11 @@ impl Resource for NetworkRow {
     };
 
     fn from_row(row: &AnyRow) -> Result<NetworkRow> {
-        Ok(NetworkRow {
+        Ok(read_columns!(row, NetworkRow {
+            provider, description, provider_id;
             meta: ResourceMeta::from_row(row, &Self::TABLE)?,
-            provider: row.try_get("provider")?,
-            description: row.try_get("description")?,
-            provider_id: row.try_get("provider_id")?,
             subnets: Vec::new(),
-        })
+        }))
     }
 }
 
@@ -156,20 +154,23 @@ impl NetworkUsage {
 const SUBNET_COLUMNS: &str = "id, network_id, tenant_id, name, region, ip_range, state, message, provider_id, created_at, updated_at, deleted_at";
 
 fn subnet_from_row(row: &AnyRow) -> Result<SubnetRow> {
-    Ok(SubnetRow {
-        id: row.try_get("id")?,
-        network_id: row.try_get("network_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        region: row.try_get("region")?,
-        ip_range: row.try_get("ip_range")?,
-        state: row.try_get("state")?,
-        message: row.try_get("message")?,
-        provider_id: row.try_get("provider_id")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-    })
+    Ok(read_columns!(
+        row,
+        SubnetRow {
+            id,
+            network_id,
+            tenant_id,
+            name,
+            region,
+            ip_range,
+            state,
+            message,
+            provider_id,
+            created_at,
+            updated_at,
+            deleted_at,
+        }
+    ))
 }
 
 /// A network event (`network.<kind>`) on the network's subject.

@@ -154,34 +154,17 @@ fn json<T: Serialize>(value: &T) -> String {
 
 fn node_from_row(row: &AnyRow) -> Result<NodeRow> {
     let text = |column: &str| row.try_get::<String, _>(column);
-    Ok(NodeRow {
-        id: row.try_get("id")?,
-        pool_id: row.try_get("pool_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        machine_id: row.try_get("machine_id")?,
-        hostname: row.try_get("hostname")?,
-        architecture: row.try_get("architecture")?,
-        os: row.try_get("os")?,
-        kernel: row.try_get("kernel")?,
-        bcd_version: row.try_get("bcd_version")?,
+    Ok(read_columns!(row, NodeRow {
+        id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, bcd_version, state, join_token_id,
+        credential_sha256, address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at, left_at,
+        deleted_at, updated_at;
         capacity: value_from_json(&text("capacity")?)?,
         allocatable: value_from_json(&text("allocatable")?)?,
         conditions: value_from_json(&text("conditions")?)?,
         labels: value_from_json(&text("labels")?)?,
         taints: value_from_json(&text("taints")?)?,
-        state: row.try_get("state")?,
         cordoned: row.try_get::<i64, _>("cordoned")? != 0,
-        join_token_id: row.try_get("join_token_id")?,
-        credential_sha256: row.try_get("credential_sha256")?,
-        address: row.try_get("address")?,
-        heartbeat_interval_ms: row.try_get("heartbeat_interval_ms")?,
-        version: row.try_get("version")?,
-        joined_at: row.try_get("joined_at")?,
-        last_heartbeat_at: row.try_get("last_heartbeat_at")?,
-        left_at: row.try_get("left_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    }))
 }
 
 impl Store {

@@ -53,15 +53,10 @@ pub struct OfferChange {
 const COLUMNS: &str = "pool_id, tenant_id, state, excluded_regions, version, created_at, updated_at";
 
 fn offer_from_row(row: &AnyRow) -> Result<OfferRow> {
-    Ok(OfferRow {
-        pool_id: row.try_get("pool_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        state: row.try_get("state")?,
+    Ok(read_columns!(row, OfferRow {
+        pool_id, tenant_id, state, version, created_at, updated_at;
         excluded_regions: strings_from_json(&row.try_get::<String, _>("excluded_regions")?)?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    }))
 }
 
 fn offer_not_found(pool: &str, tenant: &str) -> Error {

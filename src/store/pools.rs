@@ -104,22 +104,12 @@ impl CatalogRow for PoolRow {
     const NOUN: &'static str = "pool";
 
     fn from_row(row: &AnyRow) -> Result<PoolRow> {
-        Ok(PoolRow {
-            id: row.try_get("id")?,
-            account_id: row.try_get("account_id")?,
-            tenant_id: row.try_get("tenant_id")?,
-            provider: row.try_get("provider")?,
-            name: row.try_get("name")?,
-            description: row.try_get("description")?,
-            billing_mode: row.try_get("billing_mode")?,
+        Ok(read_columns!(row, PoolRow {
+            id, account_id, tenant_id, provider, name, description, billing_mode, state, version, created_at,
+            updated_at, deleted_at;
             policy: value_from_json(&row.try_get::<String, _>("policy")?)?,
             prices: value_from_json(&row.try_get::<String, _>("prices")?)?,
-            state: row.try_get("state")?,
-            version: row.try_get("version")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            deleted_at: row.try_get("deleted_at")?,
-        })
+        }))
     }
 
     fn deleted_at(&self) -> Option<i64> {

@@ -61,17 +61,10 @@ impl CatalogRow for ProjectRow {
     const NOUN: &'static str = "project";
 
     fn from_row(row: &AnyRow) -> Result<ProjectRow> {
-        Ok(ProjectRow {
-            id: row.try_get("id")?,
-            tenant_id: row.try_get("tenant_id")?,
-            name: row.try_get("name")?,
-            description: row.try_get("description")?,
-            state: row.try_get("state")?,
-            version: row.try_get("version")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            deleted_at: row.try_get("deleted_at")?,
-        })
+        Ok(read_columns!(
+            row,
+            ProjectRow { id, tenant_id, name, description, state, version, created_at, updated_at, deleted_at }
+        ))
     }
 
     fn deleted_at(&self) -> Option<i64> {

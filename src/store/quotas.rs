@@ -52,16 +52,10 @@ const COLUMNS: &str = "pool_id, tenant_id, resource_kind, quota_limit, used, ver
 const KEY: &str = "pool_id = $1 AND tenant_id = $2 AND resource_kind = $3";
 
 fn quota_from_row(row: &AnyRow) -> Result<QuotaRow> {
-    Ok(QuotaRow {
-        pool_id: row.try_get("pool_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        resource_kind: row.try_get("resource_kind")?,
+    Ok(read_columns!(row, QuotaRow {
+        pool_id, tenant_id, resource_kind, used, version, created_at, updated_at;
         limit: row.try_get("quota_limit")?,
-        used: row.try_get("used")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    }))
 }
 
 fn quota_not_found(pool: &str, tenant: &str, kind: &str) -> Error {

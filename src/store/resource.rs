@@ -87,24 +87,11 @@ impl ResourceMeta {
 
     /// Reads the common fields of a row of `table`.
     pub(super) fn from_row(row: &AnyRow, table: &ResourceTable) -> Result<ResourceMeta> {
-        Ok(ResourceMeta {
-            id: row.try_get("id")?,
-            tenant_id: row.try_get("tenant_id")?,
-            project_id: row.try_get("project_id")?,
-            pool_id: row.try_get("pool_id")?,
-            account_id: row.try_get("account_id")?,
-            owner_id: row.try_get("owner_id")?,
-            name: row.try_get("name")?,
-            state: row.try_get("state")?,
-            message: row.try_get("message")?,
-            version: row.try_get("version")?,
+        Ok(read_columns!(row, ResourceMeta {
+            id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, request_digest,
+            delete_requested_at, created_at, updated_at, deleted_at;
             idempotency_key: if table.keeps_idempotency_key { row.try_get("idempotency_key")? } else { String::new() },
-            request_digest: row.try_get("request_digest")?,
-            delete_requested_at: row.try_get("delete_requested_at")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            deleted_at: row.try_get("deleted_at")?,
-        })
+        }))
     }
 }
 

@@ -28,15 +28,7 @@ pub struct RoleBindingRow {
 const COLUMNS: &str = "id, principal_id, role, scope_type, scope_id, tenant_id, created_at";
 
 fn binding_from_row(row: &AnyRow) -> Result<RoleBindingRow> {
-    Ok(RoleBindingRow {
-        id: row.try_get("id")?,
-        principal_id: row.try_get("principal_id")?,
-        role: row.try_get("role")?,
-        scope_type: row.try_get("scope_type")?,
-        scope_id: row.try_get("scope_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        created_at: row.try_get("created_at")?,
-    })
+    Ok(read_columns!(row, RoleBindingRow { id, principal_id, role, scope_type, scope_id, tenant_id, created_at }))
 }
 
 impl Store {

@@ -57,16 +57,10 @@ impl CatalogRow for TenantRow {
     const NOUN: &'static str = "tenant";
 
     fn from_row(row: &AnyRow) -> Result<TenantRow> {
-        Ok(TenantRow {
-            id: row.try_get("id")?,
-            display_name: row.try_get("display_name")?,
-            description: row.try_get("description")?,
-            state: row.try_get("state")?,
-            version: row.try_get("version")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-            deleted_at: row.try_get("deleted_at")?,
-        })
+        Ok(read_columns!(
+            row,
+            TenantRow { id, display_name, description, state, version, created_at, updated_at, deleted_at }
+        ))
     }
 
     fn deleted_at(&self) -> Option<i64> {

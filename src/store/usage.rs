@@ -211,15 +211,7 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
             rows.iter()
-                .map(|row| {
-                    Ok(UsageRow {
-                        meter: row.try_get("meter")?,
-                        resource_id: row.try_get("resource_id")?,
-                        tenant_id: row.try_get("tenant_id")?,
-                        hour: row.try_get("hour")?,
-                        quantity: row.try_get("quantity")?,
-                    })
-                })
+                .map(|row| Ok(read_columns!(row, UsageRow { meter, resource_id, tenant_id, hour, quantity })))
                 .collect()
         })
         .await

@@ -92,16 +92,10 @@ pub struct StuckItem {
 }
 
 fn item_from_row(kind: &str, row: &AnyRow) -> Result<WorkItem> {
-    Ok(WorkItem {
+    Ok(read_columns!(row, WorkItem {
+        object_id, generation, attempts, last_error, state, state_since, due_at;
         kind: kind.to_owned(),
-        object_id: row.try_get("object_id")?,
-        generation: row.try_get("generation")?,
-        attempts: row.try_get("attempts")?,
-        last_error: row.try_get("last_error")?,
-        state: row.try_get("state")?,
-        state_since: row.try_get("state_since")?,
-        due_at: row.try_get("due_at")?,
-    })
+    }))
 }
 
 impl Store {
@@ -383,15 +377,11 @@ impl Store {
             .await?;
             rows.iter()
                 .map(|row| {
-                    Ok(KindStatus {
-                        kind: row.try_get("kind")?,
-                        objects: row.try_get("objects")?,
-                        queue_depth: row.try_get("queue_depth")?,
-                        leased: row.try_get("leased")?,
-                        failing: row.try_get("failing")?,
+                    Ok(read_columns!(row, KindStatus {
+                        kind, objects, queue_depth, leased, failing;
                         pass_mean_micros: row.try_get("pass_mean")?,
                         pass_max_micros: row.try_get("pass_max")?,
-                    })
+                    }))
                 })
                 .collect()
         })
@@ -412,14 +402,10 @@ impl Store {
             .await?;
             rows.iter()
                 .map(|row| {
-                    Ok(StuckItem {
-                        kind: row.try_get("kind")?,
-                        object_id: row.try_get("object_id")?,
-                        state: row.try_get("state")?,
+                    Ok(read_columns!(row, StuckItem {
+                        kind, object_id, state, attempts, last_error;
                         since: row.try_get("state_since")?,
-                        attempts: row.try_get("attempts")?,
-                        last_error: row.try_get("last_error")?,
-                    })
+                    }))
                 })
                 .collect()
         })
