@@ -5,9 +5,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::catalog::{
-    CatalogRow, authz_row, catalog_event, strings_from_json, strings_to_json, tenant_require_active_in,
-};
+use super::catalog::{authz_row, catalog_event, strings_from_json, strings_to_json, tenant_require_active_in};
+use super::record::Record;
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
@@ -107,7 +106,7 @@ pub struct AccountCredentials {
     pub credentials: Secret,
 }
 
-impl CatalogRow for AccountRow {
+impl Record for AccountRow {
     const SELECT: &'static str = "SELECT id, tenant_id, provider, name, description, endpoint, locations, state, \
                                   version, created_at, updated_at, deleted_at FROM provider_accounts";
     const TABLE: &'static str = "provider_accounts";
@@ -160,7 +159,7 @@ impl Store {
             let attributes = serde_json::Map::from_iter([("provider".to_owned(), new.provider.clone().into())]);
             let authz = authz_row("platform-account", &new.id, new.tenant_id.as_deref(), attributes, new.now);
             self.authz_resource_insert_in(&mut txn, &authz).await?;
-            let account = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
+            let account = self.record_changed_in(&mut txn, &new.id, "created").await?;
             self.commit_and_signal(txn).await?;
             Ok(account)
         })
@@ -169,7 +168,7 @@ impl Store {
 
     /// The account with `id`, deleted or not.
     pub async fn account_fetch(&self, id: &str) -> Result<AccountRow> {
-        crate::measured::store("account_fetch", self.catalog_fetch(id)).await
+        crate::measured::store("account_fetch", self.record_fetch(id)).await
     }
 
     /// Accounts, oldest first: of one tenant (`tenant` not empty), of the platform
@@ -182,14 +181,14 @@ impl Store {
     ) -> Result<Vec<AccountRow>> {
         let condition = "($1 = '' OR tenant_id = $1) AND (NOT $2 OR tenant_id IS NULL) AND ($3 OR deleted_at IS NULL)";
         let bind = |q: AnyQuery<'static>| q.bind(tenant.to_owned()).bind(platform_only).bind(include_deleted);
-        crate::measured::store("account_list", self.catalog_list(condition, "created_at, id", bind)).await
+        crate::measured::store("account_list", self.record_list(condition, "created_at, id", bind)).await
     }
 
     /// Applies `change` to a live account and bumps its version.
     pub async fn account_update(&self, id: &str, change: &AccountChange, now: i64) -> Result<AccountRow> {
         crate::measured::store("account_update", async {
             let mut txn = self.begin_write().await?;
-            let current: AccountRow = self.catalog_live_in(&mut txn, id).await?;
+            let current: AccountRow = self.record_live_in(&mut txn, id).await?;
             sqlx::query(
                 "UPDATE provider_accounts SET name = $2, description = $3, endpoint = $4, locations = $5, \
                  credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7 WHERE id = $1",
@@ -203,7 +202,7 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            let account: AccountRow = self.catalog_fetch_in(&mut txn, id).await?;
+            let account: AccountRow = self.record_fetch_in(&mut txn, id).await?;
             let mut event = account.event("updated");
             // Say that the credentials changed, never what they are.
             event.data["credentialsChanged"] = change.sealed_credentials.is_some().into();
@@ -230,7 +229,7 @@ impl Store {
                 ))
                 .with_detail("pools", pools));
             }
-            self.catalog_delete(txn, id, now).await
+            self.record_delete(txn, id, now).await
         })
         .await
     }

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::catalog::{CatalogRow, catalog_event, tenant_require_active_in, value_from_json};
+use super::catalog::{catalog_event, tenant_require_active_in, value_from_json};
+use super::record::Record;
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
@@ -55,7 +56,7 @@ pub struct BudgetChange {
     pub monthly_limit: Option<i64>,
 }
 
-impl CatalogRow for BudgetRow {
+impl Record for BudgetRow {
     const SELECT: &'static str =
         "SELECT id, tenant_id, name, monthly_limit, version, created_at, updated_at FROM budgets";
     const TABLE: &'static str = "budgets";
@@ -120,7 +121,7 @@ impl Store {
             );
             let insert = insert.bind(&new.id).bind(&new.tenant_id).bind(&new.name).bind(new.monthly_limit);
             insert.bind(new.now).execute(&mut *txn).await?;
-            let budget = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
+            let budget = self.record_changed_in(&mut txn, &new.id, "created").await?;
             self.commit_and_signal(txn).await?;
             Ok(budget)
         })
@@ -129,13 +130,13 @@ impl Store {
 
     /// One budget.
     pub async fn budget_fetch(&self, id: &str) -> Result<BudgetRow> {
-        crate::measured::store("budget_fetch", self.catalog_fetch(id)).await
+        crate::measured::store("budget_fetch", self.record_fetch(id)).await
     }
 
     /// Budgets, oldest first, of one tenant (or all when `tenant` is empty).
     pub async fn budget_list(&self, tenant: &str) -> Result<Vec<BudgetRow>> {
         let bind = |q: AnyQuery<'static>| q.bind(tenant.to_owned());
-        crate::measured::store("budget_list", self.catalog_list("($1 = '' OR tenant_id = $1)", "created_at, id", bind))
+        crate::measured::store("budget_list", self.record_list("($1 = '' OR tenant_id = $1)", "created_at, id", bind))
             .await
     }
 
@@ -156,7 +157,7 @@ impl Store {
             if updated.rows_affected() == 0 {
                 return Err(Error::not_found("budget", id));
             }
-            let budget = self.catalog_changed_in(&mut txn, id, "updated").await?;
+            let budget = self.record_changed_in(&mut txn, id, "updated").await?;
             self.commit_and_signal(txn).await?;
             Ok(budget)
         })
@@ -167,7 +168,7 @@ impl Store {
     pub async fn budget_delete(&self, id: &str, now: i64) -> Result<BudgetRow> {
         crate::measured::store("budget_delete", async {
             let mut txn = self.begin_write().await?;
-            let budget: BudgetRow = self.catalog_fetch_in(&mut txn, id).await?;
+            let budget: BudgetRow = self.record_fetch_in(&mut txn, id).await?;
             let removed = sqlx::query("DELETE FROM budgets WHERE id = $1").bind(id).execute(&mut *txn).await?;
             if removed.rows_affected() == 0 {
                 // Another delete removed it meanwhile.

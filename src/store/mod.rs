@@ -40,6 +40,7 @@ mod offers;
 mod pools;
 mod projects;
 mod quotas;
+mod record;
 mod resource;
 mod role_bindings;
 mod signals;

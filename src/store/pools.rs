@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::catalog::{CatalogRow, authz_row, catalog_event, strings_from_json, value_from_json};
+use super::catalog::{authz_row, catalog_event, strings_from_json, value_from_json};
+use super::record::Record;
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
@@ -95,7 +96,7 @@ pub struct PoolChange {
     pub prices: Option<BTreeMap<String, i64>>,
 }
 
-impl CatalogRow for PoolRow {
+impl Record for PoolRow {
     const SELECT: &'static str = "SELECT p.id, p.account_id, a.tenant_id, a.provider, p.name, p.description, \
                                   p.billing_mode, p.policy, p.prices, p.state, p.version, p.created_at, \
                                   p.updated_at, p.deleted_at FROM pools p JOIN provider_accounts a ON a.id = p.account_id";
@@ -181,7 +182,7 @@ impl Store {
             .bind(new.now)
             .execute(&mut *txn)
             .await?;
-            let pool: PoolRow = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
+            let pool: PoolRow = self.record_changed_in(&mut txn, &new.id, "created").await?;
             let attributes = serde_json::Map::from_iter([
                 ("providerAccountId".to_owned(), pool.account_id.clone().into()),
                 ("billingMode".to_owned(), pool.billing_mode.clone().into()),
@@ -197,7 +198,7 @@ impl Store {
 
     /// The pool with `id`, deleted or not.
     pub async fn pool_fetch(&self, id: &str) -> Result<PoolRow> {
-        crate::measured::store("pool_fetch", self.catalog_fetch(id)).await
+        crate::measured::store("pool_fetch", self.record_fetch(id)).await
     }
 
     /// Pools, oldest first, narrowed to an account and an owning tenant when those are not empty.
@@ -205,14 +206,14 @@ impl Store {
         let condition =
             "($1 = '' OR p.account_id = $1) AND ($2 = '' OR a.tenant_id = $2) AND ($3 OR p.deleted_at IS NULL)";
         let bind = |q: AnyQuery<'static>| q.bind(account.to_owned()).bind(tenant.to_owned()).bind(include_deleted);
-        crate::measured::store("pool_list", self.catalog_list(condition, "p.created_at, p.id", bind)).await
+        crate::measured::store("pool_list", self.record_list(condition, "p.created_at, p.id", bind)).await
     }
 
     /// Applies `change` to a live pool and bumps its version.
     pub async fn pool_update(&self, id: &str, change: &PoolChange, now: i64) -> Result<PoolRow> {
         crate::measured::store("pool_update", async {
             let mut txn = self.begin_write().await?;
-            let current: PoolRow = self.catalog_live_in(&mut txn, id).await?;
+            let current: PoolRow = self.record_live_in(&mut txn, id).await?;
             sqlx::query(
                 "UPDATE pools SET name = $2, description = $3, billing_mode = $4, state = $5, policy = $6, \
                  prices = $7, version = version + 1, updated_at = $8 WHERE id = $1",
@@ -227,7 +228,7 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            let pool = self.catalog_changed_in(&mut txn, id, "updated").await?;
+            let pool = self.record_changed_in(&mut txn, id, "updated").await?;
             self.substrate_follow_pool_in(&mut txn, &pool, now).await?;
             self.commit_and_signal(txn).await?;
             Ok(pool)
@@ -251,7 +252,7 @@ impl Store {
                 ))
                 .with_detail("used", booked));
             }
-            let (pool, deleted) = self.catalog_mark_deleted_in(&mut txn, id, now).await?;
+            let (pool, deleted) = self.record_mark_deleted_in(&mut txn, id, now).await?;
             if deleted {
                 self.substrate_follow_pool_in(&mut txn, &pool, now).await?;
                 self.commit_and_signal(txn).await?;

@@ -3,7 +3,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::catalog::{CatalogRow, authz_row, catalog_event, tenant_require_active_in};
+use super::catalog::{authz_row, catalog_event, tenant_require_active_in};
+use super::record::Record;
 use super::{NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -54,7 +55,7 @@ pub struct ProjectChange {
     pub description: Option<String>,
 }
 
-impl CatalogRow for ProjectRow {
+impl Record for ProjectRow {
     const SELECT: &'static str =
         "SELECT id, tenant_id, name, description, state, version, created_at, updated_at, deleted_at FROM projects";
     const TABLE: &'static str = "projects";
@@ -98,7 +99,7 @@ impl Store {
             })?;
             let authz = authz_row("platform-project", &new.id, Some(&new.tenant_id), Default::default(), new.now);
             self.authz_resource_insert_in(&mut txn, &authz).await?;
-            let project = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
+            let project = self.record_changed_in(&mut txn, &new.id, "created").await?;
             self.commit_and_signal(txn).await?;
             Ok(project)
         })
@@ -107,13 +108,13 @@ impl Store {
 
     /// The project with `id`, deleted or not.
     pub async fn project_fetch(&self, id: &str) -> Result<ProjectRow> {
-        crate::measured::store("project_fetch", self.catalog_fetch(id)).await
+        crate::measured::store("project_fetch", self.record_fetch(id)).await
     }
 
     /// Projects, oldest first, of one tenant (or all when `tenant` is empty).
     pub async fn project_list(&self, tenant: &str, include_deleted: bool) -> Result<Vec<ProjectRow>> {
         let condition = "($1 = '' OR tenant_id = $1) AND ($2 OR deleted_at IS NULL)";
-        let listed = self.catalog_list(condition, "created_at, id", |q| q.bind(tenant).bind(include_deleted));
+        let listed = self.record_list(condition, "created_at, id", |q| q.bind(tenant).bind(include_deleted));
         crate::measured::store("project_list", listed).await
     }
 
@@ -121,14 +122,14 @@ impl Store {
     pub async fn project_update(&self, id: &str, change: &ProjectChange, now: i64) -> Result<ProjectRow> {
         crate::measured::store("project_update", async {
             let mut txn = self.begin_write().await?;
-            let current: ProjectRow = self.catalog_live_in(&mut txn, id).await?;
+            let current: ProjectRow = self.record_live_in(&mut txn, id).await?;
             let name = change.name.as_ref().unwrap_or(&current.name);
             let update = sqlx::query(
                 "UPDATE projects SET name = $2, description = $3, version = version + 1, updated_at = $4 WHERE id = $1",
             );
             let updated = update.bind(id).bind(name).bind(change.description.as_ref().unwrap_or(&current.description));
             conflict_on_unique(updated.bind(now).execute(&mut *txn).await, || name_taken(&current.tenant_id, name))?;
-            let project = self.catalog_changed_in(&mut txn, id, "updated").await?;
+            let project = self.record_changed_in(&mut txn, id, "updated").await?;
             self.commit_and_signal(txn).await?;
             Ok(project)
         })
@@ -137,9 +138,7 @@ impl Store {
 
     /// Marks a project deleted; a deleted one is returned unchanged.
     pub async fn project_delete(&self, id: &str, now: i64) -> Result<ProjectRow> {
-        crate::measured::store("project_delete", async {
-            self.catalog_delete(self.begin_write().await?, id, now).await
-        })
-        .await
+        crate::measured::store("project_delete", async { self.record_delete(self.begin_write().await?, id, now).await })
+            .await
     }
 }

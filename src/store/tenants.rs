@@ -3,7 +3,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::catalog::{CatalogRow, authz_row};
+use super::catalog::authz_row;
+use super::record::Record;
 use super::{NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -50,7 +51,7 @@ pub struct TenantChange {
     pub description: Option<String>,
 }
 
-impl CatalogRow for TenantRow {
+impl Record for TenantRow {
     const SELECT: &'static str =
         "SELECT id, display_name, description, state, version, created_at, updated_at, deleted_at FROM tenants";
     const TABLE: &'static str = "tenants";
@@ -100,7 +101,7 @@ impl Store {
             })?;
             let authz = authz_row("platform-tenant", &new.id, Some(&new.id), Default::default(), new.now);
             self.authz_resource_insert_in(&mut txn, &authz).await?;
-            let tenant = self.catalog_changed_in(&mut txn, &new.id, "created").await?;
+            let tenant = self.record_changed_in(&mut txn, &new.id, "created").await?;
             self.commit_and_signal(txn).await?;
             Ok(tenant)
         })
@@ -109,12 +110,12 @@ impl Store {
 
     /// The tenant with `id`, deleted or not.
     pub async fn tenant_fetch(&self, id: &str) -> Result<TenantRow> {
-        crate::measured::store("tenant_fetch", self.catalog_fetch(id)).await
+        crate::measured::store("tenant_fetch", self.record_fetch(id)).await
     }
 
     /// The tenants, oldest first.
     pub async fn tenant_list(&self, include_deleted: bool) -> Result<Vec<TenantRow>> {
-        let listed = self.catalog_list("($1 OR deleted_at IS NULL)", "created_at, id", |q| q.bind(include_deleted));
+        let listed = self.record_list("($1 OR deleted_at IS NULL)", "created_at, id", |q| q.bind(include_deleted));
         crate::measured::store("tenant_list", listed).await
     }
 
@@ -122,7 +123,7 @@ impl Store {
     pub async fn tenant_update(&self, id: &str, change: &TenantChange, now: i64) -> Result<TenantRow> {
         crate::measured::store("tenant_update", async {
             let mut txn = self.begin_write().await?;
-            let current: TenantRow = self.catalog_live_in(&mut txn, id).await?;
+            let current: TenantRow = self.record_live_in(&mut txn, id).await?;
             sqlx::query(
                 "UPDATE tenants SET display_name = $2, description = $3, version = version + 1, updated_at = $4 \
                  WHERE id = $1",
@@ -133,7 +134,7 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            let tenant = self.catalog_changed_in(&mut txn, id, "updated").await?;
+            let tenant = self.record_changed_in(&mut txn, id, "updated").await?;
             self.commit_and_signal(txn).await?;
             Ok(tenant)
         })
@@ -142,7 +143,7 @@ impl Store {
 
     /// Marks a tenant deleted; a deleted tenant is returned unchanged.
     pub async fn tenant_delete(&self, id: &str, now: i64) -> Result<TenantRow> {
-        crate::measured::store("tenant_delete", async { self.catalog_delete(self.begin_write().await?, id, now).await })
+        crate::measured::store("tenant_delete", async { self.record_delete(self.begin_write().await?, id, now).await })
             .await
     }
 }

@@ -1,0 +1,134 @@
+//! The statements every kind of [`Record`] runs alike: fetch by id, list, the live check before
+//! a change, the change and the deletion with their events. Asynchronous tenant resources have
+//! their own kit (`resource.rs`), which also keeps their common fields.
+
+use sqlx::any::AnyRow;
+use sqlx::{Any, Transaction};
+
+use super::resource::AnyQuery;
+use super::{NewEvent, Store};
+use crate::error::{Error, Result};
+
+/// A kind of row with an id that is not an asynchronous resource (a catalog row, a join token, a
+/// node, a machine): where it is read from and how its changes are announced. Each kind's file
+/// keeps its own inserts, updates and rules, and calls the statements here.
+pub(super) trait Record: Sized + Send {
+    /// `SELECT` of its columns `FROM` its table and what it joins, without a condition.
+    const SELECT: &'static str;
+    /// Its table, as a deletion marks it.
+    const TABLE: &'static str;
+    /// Its id column in [`Record::SELECT`]: `p.id` where tables are joined.
+    const ID: &'static str = "id";
+    /// The row in errors: `project`.
+    const NOUN: &'static str;
+
+    /// Reads a row that [`Record::SELECT`] selected.
+    fn from_row(row: &AnyRow) -> Result<Self>;
+
+    /// When it was deleted.
+    fn deleted_at(&self) -> Option<i64>;
+
+    /// The outbox event of `change` (`created`, `updated`, `deleted`) as the row is now.
+    fn event(&self, change: &str) -> NewEvent;
+}
+
+/// `SELECT` of row `$1` of kind `R`.
+fn select_by_id<R: Record>() -> String {
+    format!("{} WHERE {} = $1", R::SELECT, R::ID)
+}
+
+/// The row read, or `NOT_FOUND` naming `id`.
+fn found<R: Record>(row: Option<AnyRow>, id: &str) -> Result<R> {
+    row.as_ref().map(R::from_row).transpose()?.ok_or_else(|| Error::not_found(R::NOUN, id))
+}
+
+impl Store {
+    /// Row `id` of kind `R`, deleted or not.
+    pub(super) async fn record_fetch<R: Record>(&self, id: &str) -> Result<R> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(select_by_id::<R>())).bind(id).fetch_optional(&self.pool).await?;
+        found(row, id)
+    }
+
+    /// Row `id` of kind `R` inside `txn`, deleted or not.
+    pub(super) async fn record_fetch_in<R: Record>(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<R> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(select_by_id::<R>())).bind(id).fetch_optional(&mut **txn).await?;
+        found(row, id)
+    }
+
+    /// Row `id` of kind `R` inside `txn`, to change: `INVALID_STATE` once it is deleted.
+    pub(super) async fn record_live_in<R: Record>(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<R> {
+        let row: R = self.record_fetch_in(txn, id).await?;
+        if row.deleted_at().is_some() {
+            return Err(Error::invalid_state(format!("{} {id:?} is deleted and cannot change", R::NOUN)));
+        }
+        Ok(row)
+    }
+
+    /// The rows of kind `R` that `condition` picks (its arguments bound by `bind`), in `order`.
+    pub(super) async fn record_list<R: Record>(
+        &self,
+        condition: &str,
+        order: &str,
+        bind: impl FnOnce(AnyQuery<'static>) -> AnyQuery<'static>,
+    ) -> Result<Vec<R>> {
+        let sql = format!("{} WHERE {condition} ORDER BY {order}", R::SELECT);
+        let rows = bind(sqlx::query(sqlx::AssertSqlSafe(sql))).fetch_all(&self.pool).await?;
+        rows.iter().map(R::from_row).collect()
+    }
+
+    /// Row `id` as a change inside `txn` left it, with its `change` event appended; the caller
+    /// commits.
+    pub(super) async fn record_changed_in<R: Record>(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        change: &str,
+    ) -> Result<R> {
+        let row: R = self.record_fetch_in(txn, id).await?;
+        self.event_append_in(txn, &row.event(change)).await?;
+        Ok(row)
+    }
+
+    /// Marks row `id` deleted at `now` inside `txn` and appends its `deleted` event. Returns the
+    /// row and whether this call deleted it; a deleted row is left as it is (nothing to commit).
+    pub(super) async fn record_mark_deleted_in<R: Record>(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<(R, bool)> {
+        if !mark_deleted_in(txn, R::TABLE, id, now).await? {
+            return Ok((self.record_fetch_in(txn, id).await?, false));
+        }
+        Ok((self.record_changed_in(txn, id, "deleted").await?, true))
+    }
+
+    /// [`Store::record_mark_deleted_in`] and the commit, in `txn` (begun by a caller that may
+    /// have checked what the deletion needs): the row as it is now.
+    pub(super) async fn record_delete<R: Record>(
+        &self,
+        mut txn: Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<R> {
+        let (row, deleted) = self.record_mark_deleted_in(&mut txn, id, now).await?;
+        if deleted {
+            self.commit_and_signal(txn).await?;
+        }
+        Ok(row)
+    }
+}
+
+/// Marks row `id` of `table` (a catalog table with `state`, `version` and the times) deleted at
+/// `now`, inside `txn`: whether it was live. A deleted row is left as it is.
+async fn mark_deleted_in(txn: &mut Transaction<'static, Any>, table: &'static str, id: &str, now: i64) -> Result<bool> {
+    let updated = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE {table} SET state = 'deleted', deleted_at = $2, updated_at = $2, version = version + 1 \
+         WHERE id = $1 AND deleted_at IS NULL"
+    )))
+    .bind(id)
+    .bind(now)
+    .execute(&mut **txn)
+    .await?;
+    Ok(updated.rows_affected() > 0)
+}
