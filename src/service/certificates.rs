@@ -89,12 +89,7 @@ impl Service {
         let key = CreateKey { what: "certificate", id_field: "certificateId", id: &id, digest: &digest };
         let fetch = || self.store.certificate_fetch(&id);
         let create = self.certificate_create_new(ctx, request, &id, &digest.current);
-        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            tracing::info!(certificate = %created_row.id, tenant = %created_row.tenant_id, r#type = %created_row.kind,
-                by = %ctx.caller.principal_id, "certificate created");
-        }
-        Ok(created_row)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the insert of a certificate no earlier call with its key made.

@@ -54,9 +54,9 @@ pub struct CreateKey<'a> {
 impl CreateKey<'_> {
     /// `existing` as the answer to this request: the same request made it (a retry), or the
     /// key was reused for another request (`CONFLICT`).
-    fn answer<R: Created>(&self, existing: R) -> Result<(R, bool)> {
+    fn answer<R: Created>(&self, existing: R) -> Result<R> {
         if self.digest.recognises(existing.stored_digest()) {
-            return Ok((existing, false));
+            return Ok(existing);
         }
         Err(Error::conflict(format!(
             "idempotency key already used for {} {:?} with a different request; use a new key for a new request",
@@ -69,15 +69,15 @@ impl CreateKey<'_> {
 
 impl Service {
     /// Creates the object `key` names unless it exists: `fetch` reads it by id, `create` (not
-    /// started unless it is needed) checks the request and inserts it. Returns the object and
-    /// whether this call made it.
+    /// started unless it is needed) checks the request and inserts it, and says whether it made
+    /// the object. Returns the object; one this call made is logged (`<what> created`).
     pub(super) async fn create_once<R, Fetched>(
         &self,
         ctx: &Context,
         key: CreateKey<'_>,
         fetch: impl Fn() -> Fetched,
         create: impl Future<Output = Result<(R, bool)>>,
-    ) -> Result<(R, bool)>
+    ) -> Result<R>
     where
         R: Created,
         Fetched: Future<Output = Result<Option<R>>>,
@@ -89,12 +89,17 @@ impl Service {
             return key.answer(existing);
         }
         match create.await {
+            Ok((made, true)) => {
+                tracing::info!(id = %key.id, by = %ctx.caller.principal_id, "{} created", key.what);
+                Ok(made)
+            }
+            Ok((existing, false)) => Ok(existing),
             Err(error) if error.code == Code::Conflict => match fetch().await? {
                 // Another create with this key committed first.
                 Some(existing) => key.answer(existing),
                 None => Err(error),
             },
-            other => other,
+            Err(error) => Err(error),
         }
     }
 }

@@ -84,11 +84,7 @@ impl Service {
         let key = CreateKey { what: "instance", id_field: "instanceId", id: &id, digest: &digest };
         let fetch = || self.store.instance_fetch(&id);
         let create = self.instance_create_new(ctx, request, &id, &digest.current);
-        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            tracing::info!(instance = %created_row.id, tenant = %created_row.tenant_id, by = %ctx.caller.principal_id, "instance created");
-        }
-        Ok(created_row)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the insert of a instance no earlier call with its key made.

@@ -65,12 +65,7 @@ impl Service {
             Ok(self.store.join_token_fetch(id.as_str()).await?.map(|token| IssuedJoinToken { token, bearer: None }))
         };
         let create = self.join_token_create_new(ctx, &request, id.clone(), &digest.current);
-        let (issued, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            tracing::info!(join_token = %issued.token.id, pool = %issued.token.pool_id, max_uses = issued.token.max_uses,
-                by = %ctx.caller.principal_id, "join token created");
-        }
-        Ok(issued)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the insert of a token no earlier call with its key made.

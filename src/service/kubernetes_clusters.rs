@@ -198,12 +198,7 @@ impl Service {
         let key = CreateKey { what: "cluster", id_field: "clusterId", id: &id, digest: &digest };
         let fetch = || self.store.cluster_fetch(&id);
         let create = self.cluster_create_new(ctx, request, &id, &digest.current);
-        let (cluster, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            tracing::info!(cluster = %cluster.id, tenant = %cluster.tenant_id, by = %ctx.caller.principal_id,
-                "cluster created");
-        }
-        Ok(cluster)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the insert of a cluster no earlier call with its key made.

@@ -69,12 +69,7 @@ impl Service {
         let key = CreateKey { what: "node pool", id_field: "nodePoolId", id: &id, digest: &digest };
         let fetch = || self.store.node_pool_fetch(&id);
         let create = async { Ok((self.node_pool_create_new(ctx, request, &id, &digest.current).await?, true)) };
-        let (pool, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            tracing::info!(cluster = %pool.cluster_id, pool = %pool.id, by = %ctx.caller.principal_id,
-                "node pool created");
-        }
-        Ok(pool)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the insert of a node pool no earlier call with its key made. Every violated

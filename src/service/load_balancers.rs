@@ -142,12 +142,7 @@ impl Service {
         let key = CreateKey { what: "load balancer", id_field: "loadBalancerId", id: &id, digest: &digest };
         let fetch = || self.store.load_balancer_fetch(&id);
         let create = self.load_balancer_create_new(ctx, request, &id, &digest.current);
-        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            let by = &ctx.caller.principal_id;
-            tracing::info!(load_balancer = %created_row.id, tenant = %created_row.tenant_id, by = %by, "load balancer created");
-        }
-        Ok(created_row)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the insert of a load balancer no earlier call with its key made.

@@ -120,12 +120,7 @@ impl Service {
             let machine = self.metal_enroll_new(ctx, &request, &id, &digest.current).await?;
             Ok((machine, true))
         };
-        let (machine, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            tracing::info!(node = %machine.node_id, pool = %machine.pool_id, driver = %machine.driver,
-                by = %ctx.caller.principal_id, "metal machine enrolled");
-        }
-        Ok(machine)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the records of an enrolment no earlier call with its key made.

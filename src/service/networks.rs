@@ -121,11 +121,7 @@ impl Service {
         let key = CreateKey { what: "network", id_field: "networkId", id: &id, digest: &digest };
         let fetch = || self.store.network_fetch(&id);
         let create = self.network_create_new(ctx, request, &id, &digest.current);
-        let (created_row, created) = self.create_once(ctx, key, fetch, create).await?;
-        if created {
-            tracing::info!(network = %created_row.id, tenant = %created_row.tenant_id, by = %ctx.caller.principal_id, "network created");
-        }
-        Ok(created_row)
+        self.create_once(ctx, key, fetch, create).await
     }
 
     /// The checks and the insert of a network no earlier call with its key made.
