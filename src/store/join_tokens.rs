@@ -7,6 +7,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::value_from_json;
+use super::record::{Record, pool_event};
+use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
 
@@ -99,36 +101,50 @@ impl JoinTokenRow {
             JoinTokenState::Active
         }
     }
-
-    /// An event (`compute.joinToken.<change>`) on the pool's subject. It names the token, never
-    /// its secret.
-    pub(super) fn event(&self, change: &str, time: i64) -> NewEvent {
-        NewEvent {
-            source: "/compute/joinTokens".to_owned(),
-            event_type: format!("compute.joinToken.{change}"),
-            subject: self.pool_id.clone(),
-            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
-            time,
-            data: serde_json::json!({
-                "joinTokenId": self.id, "poolId": self.pool_id, "description": self.description,
-                "maxUses": self.max_uses, "uses": self.uses, "expiresAt": self.expires_at,
-                "state": self.state_at(time).as_str(), "createdBy": self.created_by,
-            }),
-        }
-    }
 }
 
-const COLUMNS: &str = "id, pool_id, tenant_id, description, max_uses, uses, expires_at, labels, taints, \
-                       secret_sha256, created_by, idempotency_key, request_digest, created_at, revoked_at, last_used_at";
+/// A token's columns, as its row is read and as it is inserted.
+macro_rules! columns {
+    () => {
+        "id, pool_id, tenant_id, description, max_uses, uses, expires_at, labels, taints, secret_sha256, created_by, \
+         idempotency_key, request_digest, created_at, revoked_at, last_used_at"
+    };
+}
 
-fn token_from_row(row: &AnyRow) -> Result<JoinTokenRow> {
-    Ok(read_columns!(row, JoinTokenRow {
-        id, pool_id, tenant_id, description, max_uses, uses, expires_at, secret_sha256, created_by, idempotency_key,
-        request_digest, created_at, revoked_at, last_used_at;
-        labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
-        taints: value_from_json(&row.try_get::<String, _>("taints")?)?,
-        joins: Vec::new(),
-    }))
+impl Record for JoinTokenRow {
+    const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM join_tokens");
+    const TABLE: &'static str = "join_tokens";
+    const NOUN: &'static str = "joinToken";
+
+    /// Without its joins, which only [`Store::join_token_fetch`] reads.
+    fn from_row(row: &AnyRow) -> Result<JoinTokenRow> {
+        Ok(read_columns!(row, JoinTokenRow {
+            id, pool_id, tenant_id, description, max_uses, uses, expires_at, secret_sha256, created_by,
+            idempotency_key, request_digest, created_at, revoked_at, last_used_at;
+            labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
+            taints: value_from_json(&row.try_get::<String, _>("taints")?)?,
+            joins: Vec::new(),
+        }))
+    }
+
+    /// Tokens are revoked, never deleted.
+    fn deleted_at(&self) -> Option<i64> {
+        None
+    }
+
+    /// `compute.joinToken.<change>` on the pool's subject, at the token's last change (its
+    /// revocation, else its last use, else its making: a revoked token is used no more). It names
+    /// the token, never its secret.
+    fn event(&self, change: &str) -> NewEvent {
+        let time = self.revoked_at.or(self.last_used_at).unwrap_or(self.created_at);
+        let data = serde_json::json!({
+            "joinTokenId": self.id, "poolId": self.pool_id, "description": self.description,
+            "maxUses": self.max_uses, "uses": self.uses, "expiresAt": self.expires_at,
+            "state": self.state_at(time).as_str(), "createdBy": self.created_by,
+        });
+        let tenant = self.tenant_id.as_deref();
+        pool_event("/compute/joinTokens", "compute.joinToken", change, &self.pool_id, tenant, time, data)
+    }
 }
 
 impl Store {
@@ -150,10 +166,11 @@ impl Store {
         txn: &mut sqlx::Transaction<'static, sqlx::Any>,
         token: &JoinTokenRow,
     ) -> Result<JoinTokenRow> {
-        let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO join_tokens ({COLUMNS}) \
-             VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)"
-        )))
+        let inserted = sqlx::query(concat!(
+            "INSERT INTO join_tokens (",
+            columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)"
+        ))
         .bind(&token.id)
         .bind(&token.pool_id)
         .bind(&token.tenant_id)
@@ -172,27 +189,13 @@ impl Store {
         super::conflict_on_unique(inserted, || {
             Error::conflict(format!("join token {:?} was made by another call", token.id))
         })?;
-        let created = self.join_token_fetch_in(txn, &token.id).await?.expect("just inserted");
-        self.event_append_in(txn, &created.event("created", created.created_at)).await?;
-        Ok(created)
-    }
-
-    pub(super) async fn join_token_fetch_in(
-        &self,
-        txn: &mut sqlx::Transaction<'static, sqlx::Any>,
-        id: &str,
-    ) -> Result<Option<JoinTokenRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM join_tokens WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-        row.as_ref().map(token_from_row).transpose()
+        self.record_changed_in(txn, &token.id, "created").await
     }
 
     /// One token with its joins, whatever its pool: callers check.
     pub async fn join_token_fetch(&self, id: &str) -> Result<Option<JoinTokenRow>> {
         crate::measured::store("join_token_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM join_tokens WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-            let Some(mut token) = row.as_ref().map(token_from_row).transpose()? else { return Ok(None) };
+            let Some(mut token): Option<JoinTokenRow> = self.record_find(id).await? else { return Ok(None) };
             let uses = sqlx::query(
                 "SELECT node_id, used_at, address FROM join_token_uses WHERE token_id = $1 ORDER BY used_at, node_id",
             )
@@ -210,13 +213,9 @@ impl Store {
 
     /// The pool's tokens, newest first, at most `limit` (their joins not filled in).
     pub async fn join_token_list(&self, pool_id: &str, limit: i64) -> Result<Vec<JoinTokenRow>> {
-        crate::measured::store("join_token_list", async {
-            let sql =
-                format!("SELECT {COLUMNS} FROM join_tokens WHERE pool_id = $1 ORDER BY created_at DESC, id LIMIT $2");
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).bind(limit).fetch_all(&self.pool).await?;
-            rows.iter().map(token_from_row).collect()
-        })
-        .await
+        let bind = |q: AnyQuery<'static>| q.bind(pool_id.to_owned()).bind(limit);
+        let listed = self.record_list("pool_id = $1", "created_at DESC, id LIMIT $2", bind);
+        crate::measured::store("join_token_list", listed).await
     }
 
     /// Revokes a token at `now` and appends its `revoked` event; one already revoked is returned
@@ -229,12 +228,11 @@ impl Store {
                 .bind(now)
                 .execute(&mut *txn)
                 .await?;
-            let token =
-                self.join_token_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("joinToken", id))?;
-            if updated.rows_affected() > 0 {
-                self.event_append_in(&mut txn, &token.event("revoked", now)).await?;
-                self.commit_and_signal(txn).await?;
+            if updated.rows_affected() == 0 {
+                return self.record_fetch_in(&mut txn, id).await;
             }
+            let token = self.record_changed_in(&mut txn, id, "revoked").await?;
+            self.commit_and_signal(txn).await?;
             Ok(token)
         })
         .await
@@ -277,7 +275,7 @@ mod tests {
 
     #[test]
     fn an_event_never_carries_the_secret_digest() {
-        let event = token(1, 0, None).event("created", 5);
+        let event = token(1, 0, None).event("created");
         assert_eq!(event.event_type, "compute.joinToken.created");
         assert_eq!(event.subject, "pool_0000000000000000000000000a");
         assert_eq!(event.tenant_id, "platform");

@@ -6,6 +6,8 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::catalog::value_from_json;
+use super::record::{Record, pool_event};
+use super::resource::AnyQuery;
 use super::{NewEvent, PoolRow, Store};
 use crate::error::{Error, Result};
 use crate::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
@@ -98,23 +100,49 @@ impl std::fmt::Debug for SealedToken {
     }
 }
 
-const COLUMNS: &str = "pool_id, tenant_id, account_id, mode, spec, cluster_name, location, endpoint, master_version, \
-                       node_version, state, message, flavors, objects, join_token_id, version, teardown_requested_at, \
-                       created_at, updated_at, deleted_at, join_token_sealed, previous_join_token_id, \
-                       join_token_rotated_at, ready_once";
+/// A substrate's columns, as its row is read; its insert gives the first twenty.
+macro_rules! columns {
+    () => {
+        "pool_id, tenant_id, account_id, mode, spec, cluster_name, location, endpoint, master_version, node_version, \
+         state, message, flavors, objects, join_token_id, version, teardown_requested_at, created_at, updated_at, \
+         deleted_at, join_token_sealed, previous_join_token_id, join_token_rotated_at, ready_once"
+    };
+}
 
-fn substrate_from_row(row: &AnyRow) -> Result<SubstrateRow> {
-    let json = |column: &str| row.try_get::<String, _>(column);
-    Ok(read_columns!(row, SubstrateRow {
-        pool_id, tenant_id, account_id, mode, cluster_name, location, endpoint, master_version, node_version, state,
-        message, join_token_id, previous_join_token_id, join_token_rotated_at, version, teardown_requested_at,
-        created_at, updated_at, deleted_at;
-        spec: value_from_json(&json("spec")?)?,
-        flavors: value_from_json(&json("flavors")?)?,
-        objects: value_from_json(&json("objects")?)?,
-        join_token_sealed: SealedToken(row.try_get("join_token_sealed")?),
-        ready_once: row.try_get::<i64, _>("ready_once")? != 0,
-    }))
+impl Record for SubstrateRow {
+    const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM kubernetes_substrates");
+    const TABLE: &'static str = "kubernetes_substrates";
+    const ID: &'static str = "pool_id";
+    const NOUN: &'static str = "substrate";
+
+    fn from_row(row: &AnyRow) -> Result<SubstrateRow> {
+        let json = |column: &str| row.try_get::<String, _>(column);
+        Ok(read_columns!(row, SubstrateRow {
+            pool_id, tenant_id, account_id, mode, cluster_name, location, endpoint, master_version, node_version,
+            state, message, join_token_id, previous_join_token_id, join_token_rotated_at, version,
+            teardown_requested_at, created_at, updated_at, deleted_at;
+            spec: value_from_json(&json("spec")?)?,
+            flavors: value_from_json(&json("flavors")?)?,
+            objects: value_from_json(&json("objects")?)?,
+            join_token_sealed: SealedToken(row.try_get("join_token_sealed")?),
+            ready_once: row.try_get::<i64, _>("ready_once")? != 0,
+        }))
+    }
+
+    fn deleted_at(&self) -> Option<i64> {
+        self.deleted_at
+    }
+
+    /// `kubernetes.substrate.<change>` on the pool's subject.
+    fn event(&self, change: &str) -> NewEvent {
+        let data = serde_json::json!({
+            "poolId": self.pool_id, "mode": self.mode, "clusterName": self.cluster_name, "location": self.location,
+            "state": self.state, "message": self.message, "version": self.version,
+        });
+        let tenant = self.tenant_id.as_deref();
+        let source = "/compute/kubernetesSubstrates";
+        pool_event(source, "kubernetes.substrate", change, &self.pool_id, tenant, self.updated_at, data)
+    }
 }
 
 /// The name of the cluster a `create` substrate makes: `bc-s-` and 24 characters of the pool id.
@@ -182,23 +210,6 @@ fn new_substrate(pool: &PoolRow, spec: SubstratePolicy, now: i64) -> SubstrateRo
     }
 }
 
-impl SubstrateRow {
-    /// An event (`kubernetes.substrate.<change>`) on the pool's subject, as the row is.
-    pub fn event(&self, change: &str, time: i64) -> NewEvent {
-        NewEvent {
-            source: "/compute/kubernetesSubstrates".to_owned(),
-            event_type: format!("kubernetes.substrate.{change}"),
-            subject: self.pool_id.clone(),
-            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
-            time,
-            data: serde_json::json!({
-                "poolId": self.pool_id, "mode": self.mode, "clusterName": self.cluster_name,
-                "location": self.location, "state": self.state, "message": self.message, "version": self.version,
-            }),
-        }
-    }
-}
-
 impl Store {
     /// Follows the pool's policy in the pool's own transaction: a substrate appears `pending`
     /// with its spec, a changed spec is recorded (version bumped), and an archived pool (or one
@@ -210,7 +221,7 @@ impl Store {
         now: i64,
     ) -> Result<()> {
         let wanted = substrate_policy::read(&pool.policy)?.filter(|_| pool.state == "active");
-        let mut current = self.substrate_fetch_in(txn, &pool.id).await?;
+        let mut current: Option<SubstrateRow> = self.record_find_in(txn, &pool.id).await?;
         if wanted.is_some() && current.as_ref().is_some_and(|row| row.deleted_at.is_some()) {
             // A pool made active again after its substrate was torn down gets one anew.
             sqlx::query("DELETE FROM kubernetes_substrates WHERE pool_id = $1")
@@ -259,58 +270,47 @@ impl Store {
             }
         };
         if let Some(change) = change {
-            self.event_append_in(txn, &row.event(change, now)).await?;
+            self.event_append_in(txn, &row.event(change)).await?;
         }
         self.work_enqueue_in(txn, SUBSTRATE_KIND, &row.pool_id, &row.state, None, now).await
     }
 
     async fn substrate_insert_in(&self, txn: &mut Transaction<'static, Any>, row: &SubstrateRow) -> Result<()> {
-        let sql = format!(
-            "INSERT INTO kubernetes_substrates ({COLUMNS}) VALUES \
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, '', '', NULL, 0)"
-        );
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(&row.pool_id)
-            .bind(&row.tenant_id)
-            .bind(&row.account_id)
-            .bind(&row.mode)
-            .bind(serde_json::to_string(&row.spec).expect("a spec serializes"))
-            .bind(&row.cluster_name)
-            .bind(&row.location)
-            .bind(&row.endpoint)
-            .bind(&row.master_version)
-            .bind(&row.node_version)
-            .bind(&row.state)
-            .bind(&row.message)
-            .bind(serde_json::to_string(&row.flavors).expect("flavors serialize"))
-            .bind(serde_json::to_string(&row.objects).expect("objects serialize"))
-            .bind(&row.join_token_id)
-            .bind(row.version)
-            .bind(row.teardown_requested_at)
-            .bind(row.created_at)
-            .bind(row.updated_at)
-            .bind(row.deleted_at)
-            .execute(&mut **txn)
-            .await?;
+        sqlx::query(concat!(
+            "INSERT INTO kubernetes_substrates (",
+            columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+             '', '', NULL, 0)"
+        ))
+        .bind(&row.pool_id)
+        .bind(&row.tenant_id)
+        .bind(&row.account_id)
+        .bind(&row.mode)
+        .bind(serde_json::to_string(&row.spec).expect("a spec serializes"))
+        .bind(&row.cluster_name)
+        .bind(&row.location)
+        .bind(&row.endpoint)
+        .bind(&row.master_version)
+        .bind(&row.node_version)
+        .bind(&row.state)
+        .bind(&row.message)
+        .bind(serde_json::to_string(&row.flavors).expect("flavors serialize"))
+        .bind(serde_json::to_string(&row.objects).expect("objects serialize"))
+        .bind(&row.join_token_id)
+        .bind(row.version)
+        .bind(row.teardown_requested_at)
+        .bind(row.created_at)
+        .bind(row.updated_at)
+        .bind(row.deleted_at)
+        .execute(&mut **txn)
+        .await?;
         Ok(())
-    }
-
-    async fn substrate_fetch_in(
-        &self,
-        txn: &mut Transaction<'static, Any>,
-        pool_id: &str,
-    ) -> Result<Option<SubstrateRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM kubernetes_substrates WHERE pool_id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).fetch_optional(&mut **txn).await?;
-        row.as_ref().map(substrate_from_row).transpose()
     }
 
     /// The pool's substrate; `NOT_FOUND` when its policy never had one.
     pub async fn substrate_fetch(&self, pool_id: &str) -> Result<SubstrateRow> {
         crate::measured::store("substrate_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM kubernetes_substrates WHERE pool_id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).fetch_optional(&self.pool).await?;
-            row.as_ref().map(substrate_from_row).transpose()?.ok_or_else(|| {
+            self.record_find(pool_id).await?.ok_or_else(|| {
                 Error::not_found("substrate", pool_id).with_detail(
                     "hint",
                     "a pool has a substrate once its policy has one (policy.substrate); see pools.update",
@@ -322,19 +322,9 @@ impl Store {
 
     /// Substrates, oldest first (at most `limit`), those of `tenant`'s pools when it is given.
     pub async fn substrate_list(&self, tenant: Option<&str>, limit: i64) -> Result<Vec<SubstrateRow>> {
-        crate::measured::store("substrate_list", async {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM kubernetes_substrates WHERE ($1 = '' OR tenant_id = $1) \
-                 ORDER BY created_at, pool_id LIMIT $2"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(tenant.unwrap_or_default())
-                .bind(limit)
-                .fetch_all(&self.pool)
-                .await?;
-            rows.iter().map(substrate_from_row).collect()
-        })
-        .await
+        let bind = |q: AnyQuery<'static>| q.bind(tenant.unwrap_or_default().to_owned()).bind(limit);
+        let listed = self.record_list("($1 = '' OR tenant_id = $1)", "created_at, pool_id LIMIT $2", bind);
+        crate::measured::store("substrate_list", listed).await
     }
 }
 
@@ -390,9 +380,9 @@ impl Store {
             if updated.rows_affected() == 0 {
                 return Ok(false);
             }
-            let row = self.substrate_fetch_in(&mut txn, &current.pool_id).await?.expect("just updated");
+            let row: SubstrateRow = self.record_fetch_in(&mut txn, &current.pool_id).await?;
             for change in &observed.changes {
-                self.event_append_in(&mut txn, &row.event(change, now)).await?;
+                self.event_append_in(&mut txn, &row.event(change)).await?;
             }
             self.commit_and_signal(txn).await?;
             Ok(true)
@@ -480,8 +470,7 @@ impl Store {
             .execute(&mut *txn)
             .await?;
             if updated.rows_affected() > 0 {
-                let row = self.substrate_fetch_in(&mut txn, &current.pool_id).await?.expect("just updated");
-                self.event_append_in(&mut txn, &row.event("deleted", now)).await?;
+                self.record_changed_in::<SubstrateRow>(&mut txn, &current.pool_id, "deleted").await?;
                 self.commit_and_signal(txn).await?;
             }
             Ok(())
@@ -491,12 +480,8 @@ impl Store {
 
     /// The substrate the reconciler works on: `None` once it is gone or torn down.
     pub async fn substrate_for_reconcile(&self, pool_id: &str) -> Result<Option<SubstrateRow>> {
-        crate::measured::store("substrate_for_reconcile", async {
-            let sql = format!("SELECT {COLUMNS} FROM kubernetes_substrates WHERE pool_id = $1 AND deleted_at IS NULL");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).fetch_optional(&self.pool).await?;
-            row.as_ref().map(substrate_from_row).transpose()
-        })
-        .await
+        let live = async { Ok(self.record_find(pool_id).await?.filter(|row: &SubstrateRow| row.deleted_at.is_none())) };
+        crate::measured::store("substrate_for_reconcile", live).await
     }
 }
 

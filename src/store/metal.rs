@@ -11,6 +11,8 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::catalog::value_from_json;
+use super::record::{Record, pool_event};
+use super::resource::AnyQuery;
 use super::{NewEvent, NodeCapacityRow, Store};
 use crate::error::{Code, Error, Result};
 
@@ -92,22 +94,6 @@ impl MetalMachineRow {
     pub fn step_done(&self, step: &str) -> bool {
         self.steps.iter().any(|done| done == step)
     }
-
-    /// An event (`metal.machine.<change>`) on the pool's subject. It never holds the password.
-    pub(super) fn event(&self, change: &str, reason: &str, time: i64) -> NewEvent {
-        NewEvent {
-            source: "/compute/metal".to_owned(),
-            event_type: format!("metal.machine.{change}"),
-            subject: self.pool_id.clone(),
-            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
-            time,
-            data: serde_json::json!({
-                "nodeId": self.node_id, "poolId": self.pool_id, "name": self.name,
-                "provisionState": self.provision_state, "previousState": self.previous_state,
-                "reason": reason, "version": self.version,
-            }),
-        }
-    }
 }
 
 /// A machine to enrol: its view and its password, sealed to its node's id.
@@ -174,49 +160,50 @@ impl fmt::Debug for MetalChange {
     }
 }
 
-const COLUMNS: &str = "m.node_id, m.pool_id, m.tenant_id, m.name, n.labels, m.driver, m.address, m.username, \
-                       m.password_sealed <> '' AS credentials_set, m.ca_certificate, m.insecure, m.power_state, \
-                       m.provision_state, m.previous_state, m.rescued_from, m.deadline, m.last_error, m.inventory, \
-                       m.image, m.created_by, m.idempotency_key, m.request_digest, m.version, m.created_at, \
-                       m.updated_at, m.deleted_at, m.steps, m.deploy_token_id";
+impl Record for MetalMachineRow {
+    const SELECT: &'static str = "SELECT m.node_id, m.pool_id, m.tenant_id, m.name, n.labels, m.driver, m.address, \
+                                  m.username, m.password_sealed <> '' AS credentials_set, m.ca_certificate, \
+                                  m.insecure, m.power_state, m.provision_state, m.previous_state, m.rescued_from, \
+                                  m.deadline, m.last_error, m.inventory, m.image, m.created_by, m.idempotency_key, \
+                                  m.request_digest, m.version, m.created_at, m.updated_at, m.deleted_at, m.steps, \
+                                  m.deploy_token_id FROM metal_machines m JOIN nodes n ON n.id = m.node_id";
+    const TABLE: &'static str = "metal_machines";
+    const ID: &'static str = "m.node_id";
+    const NOUN: &'static str = "machine";
 
-const FROM: &str = "metal_machines m JOIN nodes n ON n.id = m.node_id";
+    fn from_row(row: &AnyRow) -> Result<MetalMachineRow> {
+        let inventory: Option<String> = row.try_get("inventory")?;
+        let steps: String = row.try_get("steps")?;
+        Ok(read_columns!(row, MetalMachineRow {
+            node_id, pool_id, tenant_id, name, driver, address, username, ca_certificate, power_state,
+            provision_state, previous_state, rescued_from, deadline, last_error, image, created_by, idempotency_key,
+            request_digest, version, created_at, updated_at, deleted_at, deploy_token_id;
+            labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
+            credentials_set: row.try_get::<bool, _>("credentials_set").or_else(|_| {
+                // SQLite answers a comparison as an integer.
+                row.try_get::<i64, _>("credentials_set").map(|set| set != 0)
+            })?,
+            insecure: row.try_get::<i64, _>("insecure")? != 0,
+            inventory: inventory.as_deref().map(value_from_json).transpose()?,
+            steps: steps.split(',').filter(|step| !step.is_empty()).map(str::to_owned).collect(),
+        }))
+    }
 
-fn machine_from_row(row: &AnyRow) -> Result<MetalMachineRow> {
-    let inventory: Option<String> = row.try_get("inventory")?;
-    Ok(MetalMachineRow {
-        node_id: row.try_get("node_id")?,
-        pool_id: row.try_get("pool_id")?,
-        tenant_id: row.try_get("tenant_id")?,
-        name: row.try_get("name")?,
-        labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
-        driver: row.try_get("driver")?,
-        address: row.try_get("address")?,
-        username: row.try_get("username")?,
-        credentials_set: row.try_get::<bool, _>("credentials_set").or_else(|_| {
-            // SQLite answers a comparison as an integer.
-            row.try_get::<i64, _>("credentials_set").map(|set| set != 0)
-        })?,
-        ca_certificate: row.try_get("ca_certificate")?,
-        insecure: row.try_get::<i64, _>("insecure")? != 0,
-        power_state: row.try_get("power_state")?,
-        provision_state: row.try_get("provision_state")?,
-        previous_state: row.try_get("previous_state")?,
-        rescued_from: row.try_get("rescued_from")?,
-        deadline: row.try_get("deadline")?,
-        last_error: row.try_get("last_error")?,
-        inventory: inventory.as_deref().map(value_from_json).transpose()?,
-        image: row.try_get("image")?,
-        created_by: row.try_get("created_by")?,
-        idempotency_key: row.try_get("idempotency_key")?,
-        request_digest: row.try_get("request_digest")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        deleted_at: row.try_get("deleted_at")?,
-        steps: row.try_get::<String, _>("steps")?.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect(),
-        deploy_token_id: row.try_get("deploy_token_id")?,
-    })
+    fn deleted_at(&self) -> Option<i64> {
+        self.deleted_at
+    }
+
+    /// `metal.machine.<change>` on the pool's subject, with no reason yet:
+    /// [`Store::metal_changed_in`] gives it the verb's. It never holds the password.
+    fn event(&self, change: &str) -> NewEvent {
+        let data = serde_json::json!({
+            "nodeId": self.node_id, "poolId": self.pool_id, "name": self.name,
+            "provisionState": self.provision_state, "previousState": self.previous_state, "reason": "",
+            "version": self.version,
+        });
+        let tenant = self.tenant_id.as_deref();
+        pool_event("/compute/metal", "metal.machine", change, &self.pool_id, tenant, self.updated_at, data)
+    }
 }
 
 fn json<T: serde::Serialize>(value: &T) -> String {
@@ -230,14 +217,21 @@ fn name_taken(pool_id: &str, name: &str) -> Error {
 }
 
 impl Store {
-    pub(super) async fn metal_fetch_in(
+    /// Machine `node_id` as a change inside `txn` left it, with its `change` event for `reason`
+    /// appended; the caller commits.
+    pub(super) async fn metal_changed_in(
         &self,
         txn: &mut Transaction<'static, Any>,
         node_id: &str,
+        change: &str,
+        reason: &str,
     ) -> Result<MetalMachineRow> {
-        let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE m.node_id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(node_id).fetch_optional(&mut **txn).await?;
-        row.as_ref().map(machine_from_row).transpose()?.ok_or_else(|| Error::not_found("machine", node_id))
+        let machine: MetalMachineRow = self.record_fetch_in(txn, node_id).await?;
+        let mut event = machine.event(change);
+        // Overwriting keeps the key where the builder put it: the event's JSON keeps its order.
+        event.data["reason"] = reason.into();
+        self.event_append_in(txn, &event).await?;
+        Ok(machine)
     }
 
     /// Enrols a machine: its node (`enrolled`, no credential, its name as host name), its metal
@@ -326,8 +320,7 @@ impl Store {
             .await;
             super::conflict_on_unique(inserted, || name_taken(&row.pool_id, &row.name))?;
             self.work_enqueue_in(&mut txn, METAL_KIND, &row.node_id, &row.provision_state, row.deadline, now).await?;
-            let enrolled = self.metal_fetch_in(&mut txn, &row.node_id).await?;
-            self.event_append_in(&mut txn, &enrolled.event("enrolled", "enroll", now)).await?;
+            let enrolled = self.metal_changed_in(&mut txn, &row.node_id, "enrolled", "enroll").await?;
             self.commit_and_signal(txn).await?;
             Ok(enrolled)
         })
@@ -336,38 +329,29 @@ impl Store {
 
     /// One machine, deleted or not, whatever its pool: callers check.
     pub async fn metal_fetch(&self, node_id: &str) -> Result<Option<MetalMachineRow>> {
-        crate::measured::store("metal_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE m.node_id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(node_id).fetch_optional(&self.pool).await?;
-            row.as_ref().map(machine_from_row).transpose()
-        })
-        .await
+        crate::measured::store("metal_fetch", self.record_find(node_id)).await
     }
 
     /// The pool's live machines, oldest first, at most `limit`.
     pub async fn metal_list(&self, pool_id: &str, limit: i64) -> Result<Vec<MetalMachineRow>> {
-        crate::measured::store("metal_list", async {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM {FROM} WHERE m.pool_id = $1 AND m.deleted_at IS NULL \
-                 ORDER BY m.created_at, m.node_id LIMIT $2"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).bind(limit).fetch_all(&self.pool).await?;
-            rows.iter().map(machine_from_row).collect()
-        })
-        .await
+        let live = "m.pool_id = $1 AND m.deleted_at IS NULL";
+        let bind = |q: AnyQuery<'static>| q.bind(pool_id.to_owned()).bind(limit);
+        crate::measured::store("metal_list", self.record_list(live, "m.created_at, m.node_id LIMIT $2", bind)).await
     }
 
     /// The sealed BMC password of a machine (for the reconciler to open); `None` once wiped.
     pub async fn metal_sealed_password(&self, node_id: &str) -> Result<Option<String>> {
-        crate::measured::store("metal_sealed_password", async {
-            let sealed: Option<String> =
-                sqlx::query_scalar("SELECT password_sealed FROM metal_machines WHERE node_id = $1")
-                    .bind(node_id)
-                    .fetch_optional(&self.pool)
-                    .await?;
-            Ok(sealed.filter(|sealed| !sealed.is_empty()))
-        })
-        .await
+        crate::measured::store("metal_sealed_password", self.metal_sealed(node_id, "password_sealed")).await
+    }
+
+    /// What machine `node_id` keeps sealed in `column`; `None` when it keeps nothing there.
+    pub(super) async fn metal_sealed(&self, node_id: &str, column: &'static str) -> Result<Option<String>> {
+        let sealed: Option<String> =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT {column} FROM metal_machines WHERE node_id = $1")))
+                .bind(node_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(sealed.filter(|sealed| !sealed.is_empty()))
     }
 
     /// Records a move of machine `node_id` read at `version`: its new state, the state it came
@@ -407,8 +391,7 @@ impl Store {
             if mv.deadline.is_some() {
                 self.work_enqueue_in(&mut txn, METAL_KIND, node_id, &mv.to, mv.deadline, now).await?;
             }
-            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
-            self.event_append_in(&mut txn, &machine.event(&mv.to, &mv.reason, now)).await?;
+            let machine = self.metal_changed_in(&mut txn, node_id, &mv.to, &mv.reason).await?;
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })
@@ -467,8 +450,7 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
-            self.event_append_in(&mut txn, &machine.event("updated", "update", now)).await?;
+            let machine = self.metal_changed_in(&mut txn, node_id, "updated", "update").await?;
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })
@@ -515,8 +497,7 @@ impl Store {
                 .bind(node_id)
                 .execute(&mut *txn)
                 .await?;
-            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
-            self.event_append_in(&mut txn, &machine.event("deleted", "delete", now)).await?;
+            let machine = self.metal_changed_in(&mut txn, node_id, "deleted", "delete").await?;
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })

@@ -124,15 +124,7 @@ impl Store {
 
     /// The sealed boot configuration (with its join token) of machine `node_id`'s deploy under way.
     pub async fn metal_deploy_token_sealed(&self, node_id: &str) -> Result<Option<String>> {
-        crate::measured::store("metal_deploy_token_sealed", async {
-            let sealed: Option<String> =
-                sqlx::query_scalar("SELECT deploy_token_sealed FROM metal_machines WHERE node_id = $1")
-                    .bind(node_id)
-                    .fetch_optional(&self.pool)
-                    .await?;
-            Ok(sealed.filter(|sealed| !sealed.is_empty()))
-        })
-        .await
+        crate::measured::store("metal_deploy_token_sealed", self.metal_sealed(node_id, "deploy_token_sealed")).await
     }
 
     /// The deploying machine whose boot configuration URL secret hashes to `sha256`, with its
@@ -177,8 +169,7 @@ impl Store {
             if finish.leave_pool {
                 self.metal_leave_pool_in(&mut txn, node_id, now).await?;
             }
-            let machine = self.metal_fetch_in(&mut txn, node_id).await?;
-            self.event_append_in(&mut txn, &machine.event(&finish.to, &finish.reason, now)).await?;
+            let machine = self.metal_changed_in(&mut txn, node_id, &finish.to, &finish.reason).await?;
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })

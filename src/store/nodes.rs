@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use sqlx::Row;
 use sqlx::any::AnyRow;
-use sqlx::{Any, Row, Transaction};
 
 use super::catalog::value_from_json;
+use super::record::{Record, pool_event};
+use super::resource::AnyQuery;
 use super::{JoinTokenRow, NewEvent, Store};
 use crate::error::{Error, Result};
 
@@ -111,24 +113,6 @@ pub struct NodeRow {
     pub updated_at: i64,
 }
 
-impl NodeRow {
-    /// An event (`compute.node.<change>`) on the pool's subject. It never holds the credential.
-    fn event(&self, change: &str, time: i64) -> NewEvent {
-        NewEvent {
-            source: "/compute/nodes".to_owned(),
-            event_type: format!("compute.node.{change}"),
-            subject: self.pool_id.clone(),
-            tenant_id: self.tenant_id.clone().unwrap_or_else(|| "platform".to_owned()),
-            time,
-            data: serde_json::json!({
-                "nodeId": self.id, "poolId": self.pool_id, "machineId": self.machine_id, "hostname": self.hostname,
-                "state": self.state, "cordoned": self.cordoned, "joinTokenId": self.join_token_id,
-                "version": self.version,
-            }),
-        }
-    }
-}
-
 /// The answer of a join: the node, or the token as it was when it could not be used.
 #[derive(Clone, Debug)]
 pub enum JoinOutcome {
@@ -143,37 +127,55 @@ pub enum JoinOutcome {
     Refused(Box<JoinTokenRow>),
 }
 
-const COLUMNS: &str = "id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, bcd_version, capacity, \
-                       allocatable, conditions, labels, taints, state, cordoned, join_token_id, credential_sha256, \
-                       address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at, left_at, deleted_at, \
-                       updated_at";
-
 fn json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("a node's fields serialize")
 }
 
-fn node_from_row(row: &AnyRow) -> Result<NodeRow> {
-    let text = |column: &str| row.try_get::<String, _>(column);
-    Ok(read_columns!(row, NodeRow {
-        id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, bcd_version, state, join_token_id,
-        credential_sha256, address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at, left_at,
-        deleted_at, updated_at;
-        capacity: value_from_json(&text("capacity")?)?,
-        allocatable: value_from_json(&text("allocatable")?)?,
-        conditions: value_from_json(&text("conditions")?)?,
-        labels: value_from_json(&text("labels")?)?,
-        taints: value_from_json(&text("taints")?)?,
-        cordoned: row.try_get::<i64, _>("cordoned")? != 0,
-    }))
+/// A node's columns, as its row is read and as the join inserts it.
+macro_rules! columns {
+    () => {
+        "id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, bcd_version, capacity, allocatable, \
+         conditions, labels, taints, state, cordoned, join_token_id, credential_sha256, address, \
+         heartbeat_interval_ms, version, joined_at, last_heartbeat_at, left_at, deleted_at, updated_at"
+    };
+}
+
+impl Record for NodeRow {
+    const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM nodes");
+    const TABLE: &'static str = "nodes";
+    const NOUN: &'static str = "node";
+
+    fn from_row(row: &AnyRow) -> Result<NodeRow> {
+        let text = |column: &str| row.try_get::<String, _>(column);
+        Ok(read_columns!(row, NodeRow {
+            id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, bcd_version, state,
+            join_token_id, credential_sha256, address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at,
+            left_at, deleted_at, updated_at;
+            capacity: value_from_json(&text("capacity")?)?,
+            allocatable: value_from_json(&text("allocatable")?)?,
+            conditions: value_from_json(&text("conditions")?)?,
+            labels: value_from_json(&text("labels")?)?,
+            taints: value_from_json(&text("taints")?)?,
+            cordoned: row.try_get::<i64, _>("cordoned")? != 0,
+        }))
+    }
+
+    fn deleted_at(&self) -> Option<i64> {
+        self.deleted_at
+    }
+
+    /// `compute.node.<change>` on the pool's subject. It never holds the credential.
+    fn event(&self, change: &str) -> NewEvent {
+        let data = serde_json::json!({
+            "nodeId": self.id, "poolId": self.pool_id, "machineId": self.machine_id, "hostname": self.hostname,
+            "state": self.state, "cordoned": self.cordoned, "joinTokenId": self.join_token_id, "version": self.version,
+        });
+        let tenant = self.tenant_id.as_deref();
+        pool_event("/compute/nodes", "compute.node", change, &self.pool_id, tenant, self.updated_at, data)
+    }
 }
 
 impl Store {
-    async fn node_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<NodeRow> {
-        let sql = format!("SELECT {COLUMNS} FROM nodes WHERE id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
-        row.as_ref().map(node_from_row).transpose()?.ok_or_else(|| Error::not_found("node", id))
-    }
-
     /// Joins `node` (its id, pool, machine, credential and the rest as the join gives them) with
     /// token `token_id` at `now`: consumes one use of the token, records the node (or joins the
     /// machine's live node in the pool again, under its old id, with the new credential), the use
@@ -235,10 +237,12 @@ impl Store {
                 .execute(&mut *txn)
                 .await?;
             } else {
-                let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "INSERT INTO nodes ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, '[]', $11, \
+                let inserted = sqlx::query(concat!(
+                    "INSERT INTO nodes (",
+                    columns!(),
+                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, '[]', $11, \
                      $12, 'ready', 0, $13, $14, $15, $16, 1, $17, $17, NULL, NULL, $17)"
-                )))
+                ))
                 .bind(&id)
                 .bind(&node.pool_id)
                 .bind(&node.tenant_id)
@@ -270,8 +274,8 @@ impl Store {
                 .bind(&node.address)
                 .execute(&mut *txn)
                 .await?;
-            let joined = self.node_fetch_in(&mut txn, &id).await?;
-            let mut event = joined.event("joined", now);
+            let joined: NodeRow = self.record_fetch_in(&mut txn, &id).await?;
+            let mut event = joined.event("joined");
             event.data["rejoined"] = live.is_some().into();
             self.event_append_in(&mut txn, &event).await?;
             let (uses, max_uses): (i64, i64) = sqlx::query_as("SELECT uses, max_uses FROM join_tokens WHERE id = $1")
@@ -279,8 +283,7 @@ impl Store {
                 .fetch_one(&mut *txn)
                 .await?;
             if uses >= max_uses {
-                let token = self.join_token_fetch_in(&mut txn, token_id).await?.expect("the token was just used");
-                self.event_append_in(&mut txn, &token.event("exhausted", now)).await?;
+                self.record_changed_in::<JoinTokenRow>(&mut txn, token_id, "exhausted").await?;
             }
             self.commit_and_signal(txn).await?;
             Ok(JoinOutcome::Joined { node: Box::new(joined), rejoined: live.is_some() })
@@ -302,22 +305,13 @@ impl Store {
 
     /// One node, whatever its pool: callers check.
     pub async fn node_fetch(&self, id: &str) -> Result<Option<NodeRow>> {
-        crate::measured::store("node_fetch", async {
-            let sql = format!("SELECT {COLUMNS} FROM nodes WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-            row.as_ref().map(node_from_row).transpose()
-        })
-        .await
+        crate::measured::store("node_fetch", self.record_find(id)).await
     }
 
     /// The pool's nodes, oldest first, at most `limit`.
     pub async fn node_list(&self, pool_id: &str, limit: i64) -> Result<Vec<NodeRow>> {
-        crate::measured::store("node_list", async {
-            let sql = format!("SELECT {COLUMNS} FROM nodes WHERE pool_id = $1 ORDER BY joined_at, id LIMIT $2");
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(pool_id).bind(limit).fetch_all(&self.pool).await?;
-            rows.iter().map(node_from_row).collect()
-        })
-        .await
+        let bind = |q: AnyQuery<'static>| q.bind(pool_id.to_owned()).bind(limit);
+        crate::measured::store("node_list", self.record_list("pool_id = $1", "joined_at, id LIMIT $2", bind)).await
     }
 
     /// The pool's nodes counted by state, with the live ones' summed capacity.
@@ -354,7 +348,7 @@ impl Store {
     ) -> Result<NodeRow> {
         crate::measured::store("node_heartbeat", async {
             let mut txn = self.begin_write().await?;
-            let before = self.node_fetch_in(&mut txn, id).await?;
+            let before: NodeRow = self.record_fetch_in(&mut txn, id).await?;
             let back = before.state == "notReady";
             sqlx::query(
                 "UPDATE nodes SET capacity = $2, allocatable = $3, conditions = $4, last_heartbeat_at = $5, \
@@ -369,9 +363,9 @@ impl Store {
             .bind(back as i64)
             .execute(&mut *txn)
             .await?;
-            let node = self.node_fetch_in(&mut txn, id).await?;
+            let node: NodeRow = self.record_fetch_in(&mut txn, id).await?;
             if back {
-                self.event_append_in(&mut txn, &node.event("ready", now)).await?;
+                self.event_append_in(&mut txn, &node.event("ready")).await?;
             }
             self.commit_and_signal(txn).await?;
             Ok(node)
@@ -395,9 +389,9 @@ impl Store {
              WHERE id = $1 AND deleted_at IS NULL AND {condition}"
         );
         let updated = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).bind(now).execute(&mut *txn).await?;
-        let node = self.node_fetch_in(&mut txn, id).await?;
+        let node: NodeRow = self.record_fetch_in(&mut txn, id).await?;
         if updated.rows_affected() > 0 {
-            self.event_append_in(&mut txn, &node.event(change, now)).await?;
+            self.event_append_in(&mut txn, &node.event(change)).await?;
             self.commit_and_signal(txn).await?;
         }
         Ok(node)
@@ -423,10 +417,8 @@ impl Store {
 
     /// Deletes a node: `deleted`, its credential kept only to tell its daemon why it is void.
     pub async fn node_delete(&self, id: &str, now: i64) -> Result<NodeRow> {
-        crate::measured::store("node_delete", async {
-            self.node_change(id, "state = 'deleted', deleted_at = $2", "TRUE", "deleted", now).await
-        })
-        .await
+        crate::measured::store("node_delete", async { self.record_delete(self.begin_write().await?, id, now).await })
+            .await
     }
 
     /// Marks `notReady` every `ready` node whose last heartbeat is older than three of its
@@ -445,8 +437,7 @@ impl Store {
             for id in &ids {
                 let sql = format!("UPDATE nodes SET state = 'notReady', version = version + 1, updated_at = $1 WHERE id = $2 AND {silent}");
                 sqlx::query(sqlx::AssertSqlSafe(sql)).bind(now).bind(id).execute(&mut *txn).await?;
-                let node = self.node_fetch_in(&mut txn, id).await?;
-                self.event_append_in(&mut txn, &node.event("notReady", now)).await?;
+                self.record_changed_in::<NodeRow>(&mut txn, id, "notReady").await?;
             }
             self.commit_and_signal(txn).await?;
             Ok(ids.len())

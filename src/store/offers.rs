@@ -66,6 +66,17 @@ fn offer_not_found(pool: &str, tenant: &str) -> Error {
         .with_detail("tenantId", tenant)
 }
 
+/// The offer of `pool` to `tenant`, read through `db` (the pool or a transaction).
+async fn offer_find<'c>(
+    db: impl sqlx::Executor<'c, Database = sqlx::Any>,
+    pool: &str,
+    tenant: &str,
+) -> Result<OfferRow> {
+    let select = format!("SELECT {COLUMNS} FROM offers WHERE pool_id = $1 AND tenant_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(select)).bind(pool).bind(tenant).fetch_optional(db).await?;
+    row.as_ref().map(offer_from_row).transpose()?.ok_or_else(|| offer_not_found(pool, tenant))
+}
+
 impl Store {
     /// Offers a pool to a live tenant. The service has checked that the pool is a live platform
     /// pool; `CONFLICT` when the offer exists.
@@ -101,17 +112,7 @@ impl Store {
 
     /// The offer of `pool` to `tenant`.
     pub async fn offer_fetch(&self, pool: &str, tenant: &str) -> Result<OfferRow> {
-        crate::measured::store("offer_fetch", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM offers WHERE pool_id = $1 AND tenant_id = $2"
-            )))
-            .bind(pool)
-            .bind(tenant)
-            .fetch_optional(&self.pool)
-            .await?;
-            row.as_ref().map(offer_from_row).transpose()?.ok_or_else(|| offer_not_found(pool, tenant))
-        })
-        .await
+        crate::measured::store("offer_fetch", offer_find(&self.pool, pool, tenant)).await
     }
 
     /// Offers, oldest first, narrowed to a pool and a tenant when those are not empty.
@@ -134,15 +135,7 @@ impl Store {
     pub async fn offer_update(&self, pool: &str, tenant: &str, change: &OfferChange, now: i64) -> Result<OfferRow> {
         crate::measured::store("offer_update", async {
             let mut txn = self.begin_write().await?;
-            let current = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM offers WHERE pool_id = $1 AND tenant_id = $2"
-            )))
-            .bind(pool)
-            .bind(tenant)
-            .fetch_optional(&mut *txn)
-            .await?;
-            let current =
-                current.as_ref().map(offer_from_row).transpose()?.ok_or_else(|| offer_not_found(pool, tenant))?;
+            let current = offer_find(&mut *txn, pool, tenant).await?;
             let row = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "UPDATE offers SET state = $3, excluded_regions = $4, version = version + 1, updated_at = $5 \
                  WHERE pool_id = $1 AND tenant_id = $2 RETURNING {COLUMNS}"

@@ -83,6 +83,18 @@ pub fn quota_exceeded(pool: &str, tenant: &str, kind: &str, n: i64, quota: Optio
         .with_detail("resourceKind", kind)
 }
 
+/// The `kind` quota of `tenant` on `pool`, read through `db` (the pool or a transaction).
+async fn quota_find<'c>(
+    db: impl sqlx::Executor<'c, Database = Any>,
+    pool: &str,
+    tenant: &str,
+    kind: &str,
+) -> Result<Option<QuotaRow>> {
+    let select = format!("SELECT {COLUMNS} FROM quotas WHERE {KEY}");
+    let row = sqlx::query(sqlx::AssertSqlSafe(select)).bind(pool).bind(tenant).bind(kind).fetch_optional(db).await?;
+    row.as_ref().map(quota_from_row).transpose()
+}
+
 impl Store {
     /// Creates a quota; `CONFLICT` when one of the same pool, tenant and kind exists.
     pub async fn quota_create(&self, new: &NewQuota) -> Result<QuotaRow> {
@@ -119,13 +131,7 @@ impl Store {
     /// One quota.
     pub async fn quota_fetch(&self, pool: &str, tenant: &str, kind: &str) -> Result<QuotaRow> {
         crate::measured::store("quota_fetch", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM quotas WHERE {KEY}")))
-                .bind(pool)
-                .bind(tenant)
-                .bind(kind)
-                .fetch_optional(&self.pool)
-                .await?;
-            row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))
+            quota_find(&self.pool, pool, tenant, kind).await?.ok_or_else(|| quota_not_found(pool, tenant, kind))
         })
         .await
     }
@@ -175,14 +181,8 @@ impl Store {
     pub async fn quota_delete(&self, pool: &str, tenant: &str, kind: &str, now: i64) -> Result<QuotaRow> {
         crate::measured::store("quota_delete", async {
             let mut txn = self.begin_write().await?;
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM quotas WHERE {KEY}")))
-                .bind(pool)
-                .bind(tenant)
-                .bind(kind)
-                .fetch_optional(&mut *txn)
-                .await?;
             let quota =
-                row.as_ref().map(quota_from_row).transpose()?.ok_or_else(|| quota_not_found(pool, tenant, kind))?;
+                quota_find(&mut *txn, pool, tenant, kind).await?.ok_or_else(|| quota_not_found(pool, tenant, kind))?;
             if quota.used > 0 {
                 return Err(Error::invalid_state(format!(
                     "the {kind} quota of tenant {tenant:?} on pool {pool:?} has {} booking(s); \
@@ -229,15 +229,8 @@ impl Store {
             if booked.rows_affected() == 1 {
                 return Ok(());
             }
-            let quota = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT quota_limit, used FROM quotas WHERE {KEY}")))
-                .bind(pool)
-                .bind(tenant)
-                .bind(kind)
-                .fetch_optional(&mut **txn)
-                .await?
-                .map(|row| Ok::<_, sqlx::Error>((row.try_get("quota_limit")?, row.try_get("used")?)))
-                .transpose()?;
-            Err(quota_exceeded(pool, tenant, kind, n, quota))
+            let quota = quota_find(&mut **txn, pool, tenant, kind).await?;
+            Err(quota_exceeded(pool, tenant, kind, n, quota.map(|quota| (quota.limit, quota.used))))
         })
         .await
     }
@@ -293,15 +286,8 @@ impl Store {
     /// Whether `n` more of `kind` would fit now, booking nothing (`checkPlacement`).
     pub async fn quota_check(&self, pool: &str, tenant: &str, kind: &str, n: i64) -> Result<()> {
         crate::measured::store("quota_check", async {
-            let quota = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT quota_limit, used FROM quotas WHERE {KEY}")))
-                .bind(pool)
-                .bind(tenant)
-                .bind(kind)
-                .fetch_optional(&self.pool)
-                .await?
-                .map(|row| Ok::<(i64, i64), sqlx::Error>((row.try_get("quota_limit")?, row.try_get("used")?)))
-                .transpose()?;
-            match quota {
+            let quota = quota_find(&self.pool, pool, tenant, kind).await?;
+            match quota.map(|quota| (quota.limit, quota.used)) {
                 Some((limit, used)) if used + n <= limit => Ok(()),
                 other => Err(quota_exceeded(pool, tenant, kind, n, other)),
             }

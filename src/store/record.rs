@@ -1,6 +1,7 @@
 //! The statements every kind of [`Record`] runs alike: fetch by id, list, the live check before
-//! a change, the change and the deletion with their events. Asynchronous tenant resources have
-//! their own kit (`resource.rs`), which also keeps their common fields.
+//! a change, the change and the deletion with their events; and the event of a row that belongs
+//! to a pool. Asynchronous tenant resources have their own kit (`resource.rs`), which also keeps
+//! their common fields.
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, Transaction};
@@ -32,27 +33,61 @@ pub(super) trait Record: Sized + Send {
     fn event(&self, change: &str) -> NewEvent;
 }
 
+/// The outbox event `<kind>.<change>` of a row that belongs to a pool (a node, a join token, a
+/// machine, a substrate): filed under the pool, so that a pool's watchers see it, and under the
+/// pool's tenant or, for a platform pool, under `platform`.
+pub(super) fn pool_event(
+    source: &str,
+    kind: &str,
+    change: &str,
+    pool_id: &str,
+    tenant: Option<&str>,
+    time: i64,
+    data: serde_json::Value,
+) -> NewEvent {
+    NewEvent {
+        source: source.to_owned(),
+        event_type: format!("{kind}.{change}"),
+        subject: pool_id.to_owned(),
+        tenant_id: tenant.unwrap_or("platform").to_owned(),
+        time,
+        data,
+    }
+}
+
 /// `SELECT` of row `$1` of kind `R`.
 fn select_by_id<R: Record>() -> String {
     format!("{} WHERE {} = $1", R::SELECT, R::ID)
 }
 
-/// The row read, or `NOT_FOUND` naming `id`.
-fn found<R: Record>(row: Option<AnyRow>, id: &str) -> Result<R> {
-    row.as_ref().map(R::from_row).transpose()?.ok_or_else(|| Error::not_found(R::NOUN, id))
+/// The row read, if there is one.
+fn read<R: Record>(row: Option<AnyRow>) -> Result<Option<R>> {
+    row.as_ref().map(R::from_row).transpose()
 }
 
 impl Store {
+    /// Row `id` of kind `R`, deleted or not; `None` when there is none.
+    pub(super) async fn record_find<R: Record>(&self, id: &str) -> Result<Option<R>> {
+        read(sqlx::query(sqlx::AssertSqlSafe(select_by_id::<R>())).bind(id).fetch_optional(&self.pool).await?)
+    }
+
+    /// Row `id` of kind `R` inside `txn`, deleted or not; `None` when there is none.
+    pub(super) async fn record_find_in<R: Record>(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+    ) -> Result<Option<R>> {
+        read(sqlx::query(sqlx::AssertSqlSafe(select_by_id::<R>())).bind(id).fetch_optional(&mut **txn).await?)
+    }
+
     /// Row `id` of kind `R`, deleted or not.
     pub(super) async fn record_fetch<R: Record>(&self, id: &str) -> Result<R> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(select_by_id::<R>())).bind(id).fetch_optional(&self.pool).await?;
-        found(row, id)
+        self.record_find(id).await?.ok_or_else(|| Error::not_found(R::NOUN, id))
     }
 
     /// Row `id` of kind `R` inside `txn`, deleted or not.
     pub(super) async fn record_fetch_in<R: Record>(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<R> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(select_by_id::<R>())).bind(id).fetch_optional(&mut **txn).await?;
-        found(row, id)
+        self.record_find_in(txn, id).await?.ok_or_else(|| Error::not_found(R::NOUN, id))
     }
 
     /// Row `id` of kind `R` inside `txn`, to change: `INVALID_STATE` once it is deleted.
@@ -64,7 +99,8 @@ impl Store {
         Ok(row)
     }
 
-    /// The rows of kind `R` that `condition` picks (its arguments bound by `bind`), in `order`.
+    /// The rows of kind `R` that `condition` picks (its arguments bound by `bind`), in `order`
+    /// (which may end in a `LIMIT` bound by `bind` too).
     pub(super) async fn record_list<R: Record>(
         &self,
         condition: &str,
