@@ -416,9 +416,28 @@ impl Store {
     }
 
     /// Deletes a node: `deleted`, its credential kept only to tell its daemon why it is void.
+    /// `INVALID_STATE` for the node of a live bare-metal machine: a machine and its node are one
+    /// record, ended by the machine's own delete, from the states that allow it.
     pub async fn node_delete(&self, id: &str, now: i64) -> Result<NodeRow> {
-        crate::measured::store("node_delete", async { self.record_delete(self.begin_write().await?, id, now).await })
-            .await
+        crate::measured::store("node_delete", async {
+            let mut txn = self.begin_write().await?;
+            let machine: Option<String> = sqlx::query_scalar(
+                "SELECT provision_state FROM metal_machines WHERE node_id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .fetch_optional(&mut *txn)
+            .await?;
+            if let Some(state) = machine {
+                return Err(Error::invalid_state(format!(
+                    "node {id} is bare-metal machine {id} ({state}): delete it with metal delete, which is \
+                     allowed from manageable, enrollFailed or retired"
+                ))
+                .with_detail("nodeId", id)
+                .with_detail("state", state));
+            }
+            self.record_delete(txn, id, now).await
+        })
+        .await
     }
 
     /// Marks `notReady` every `ready` node whose last heartbeat is older than three of its

@@ -15,6 +15,7 @@ crate::on_both_backends!(
     the_pools_max_machines_is_booked_at_enrolment,
     update_changes_an_idle_machine_only,
     delete_is_allowed_from_manageable_enroll_failed_and_retired_only,
+    a_machines_node_is_deleted_only_with_the_machine,
     of_two_racing_verbs_one_wins_and_the_other_sees_the_new_state,
     tenants_without_a_say_over_the_pool_are_refused_on_every_method,
     deadlines_come_from_the_pools_policy,
@@ -344,6 +345,29 @@ async fn delete_is_allowed_from_manageable_enroll_failed_and_retired_only(backen
     assert_eq!(listed["machines"].as_array().unwrap().len(), 1, "deleted machines are left out: {listed}");
     let (status, _) = s.call("get", "node_0000000000000000000000000a", json!({})).await;
     assert_eq!(status, 404);
+}
+
+async fn a_machines_node_is_deleted_only_with_the_machine(backend: Backend) {
+    let s = setup(backend).await;
+    let node = s.enroll("m1").await["id"].as_str().unwrap().to_owned();
+    let by_node = json!({"poolId": s.pool, "nodeId": node});
+    // Deleting the node alone would leave a live machine without its node.
+    for state in ["deployed", "manageable"] {
+        s.put_in_state(&node, state).await;
+        let (status, refused) = s.as_admin("/api/compute/nodes/delete", by_node.clone()).await;
+        assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("INVALID_STATE")), "{state}: {refused}");
+        assert_eq!(refused["error"]["details"]["state"], state);
+        assert!(refused["error"]["message"].as_str().unwrap().contains("metal delete"), "{refused}");
+        let (_, machine) = s.call("get", &node, json!({})).await;
+        assert!(machine["deletedAt"].is_null(), "{machine}");
+        let (_, node_view) = s.as_admin("/api/compute/nodes/get", by_node.clone()).await;
+        assert_ne!(node_view["state"], "deleted", "{node_view}");
+    }
+    // The machine's own delete ends both; deleting the node then answers it as it is.
+    let (status, deleted) = s.call("delete", &node, json!({})).await;
+    assert_eq!(status, 200, "{deleted}");
+    let (status, node_view) = s.as_admin("/api/compute/nodes/delete", by_node).await;
+    assert_eq!((status, node_view["state"].as_str()), (200, Some("deleted")), "{node_view}");
 }
 
 async fn of_two_racing_verbs_one_wins_and_the_other_sees_the_new_state(backend: Backend) {
