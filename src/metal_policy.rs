@@ -1,7 +1,8 @@
 //! A pool's bare-metal policy: `policy.maxMachines` (how many machines may be enrolled in the
 //! pool, booked at enrolment) and `policy.metal` (`deadlines`: seconds per transient provision
 //! state, overriding the table's defaults; `image`: the image a deploy boots when it names
-//! none). Read from the policy document with every fault named by its path
+//! none; `rescueImage`: the image a rescue boots, instead of [`RESCUE_IMAGE`]). Read from the
+//! policy document with every fault named by its path
 //! (`policy.metal.deadlines.deploying`), checked at the pool's create and update.
 
 use std::collections::BTreeMap;
@@ -11,6 +12,12 @@ use serde_json::Value;
 
 use crate::error::{FieldViolation, Result, Violations};
 use crate::service::metal_states;
+
+/// The image a rescue boots when the pool's policy names none.
+pub const RESCUE_IMAGE: &str = "https://images.better-compute.dev/rescue/latest.iso";
+
+/// The fields of `policy.metal`.
+const FIELDS: [&str; 3] = ["deadlines", "image", "rescueImage"];
 
 /// The longest deadline a policy may set: a day.
 const MAX_DEADLINE_SECONDS: u64 = 86_400;
@@ -24,12 +31,19 @@ pub struct MetalPolicy {
     pub deadlines: BTreeMap<String, Duration>,
     /// The image a deploy boots when it names none; empty for none.
     pub image: String,
+    /// The image a rescue boots; empty for [`RESCUE_IMAGE`].
+    pub rescue_image: String,
 }
 
 impl MetalPolicy {
     /// How long `state` may last: the policy's deadline, else the table's default.
     pub fn deadline(&self, state: &str) -> Option<Duration> {
         self.deadlines.get(state).copied().or_else(|| metal_states::transient(state).and_then(|t| t.deadline))
+    }
+
+    /// The image a rescue boots: the policy's, else [`RESCUE_IMAGE`].
+    pub fn rescue_image(&self) -> &str {
+        if self.rescue_image.is_empty() { RESCUE_IMAGE } else { &self.rescue_image }
     }
 }
 
@@ -47,19 +61,21 @@ pub fn read(policy: &Value) -> Result<MetalPolicy> {
     }
     if let Some(metal) = policy.get("metal") {
         let Some(metal) = metal.as_object() else {
-            fault("policy.metal".into(), "must be an object with the fields deadlines, image".into());
+            fault("policy.metal".into(), format!("must be an object with the fields {}", FIELDS.join(", ")));
             return Err(faults.into_error());
         };
-        for key in metal.keys().filter(|key| !["deadlines", "image"].contains(&key.as_str())) {
-            fault(format!("policy.metal.{key}"), "is not a field of policy.metal (deadlines, image)".into());
+        for key in metal.keys().filter(|key| !FIELDS.contains(&key.as_str())) {
+            fault(format!("policy.metal.{key}"), format!("is not a field of policy.metal ({})", FIELDS.join(", ")));
         }
-        match metal.get("image") {
-            None => {}
-            Some(Value::String(url)) if url.starts_with("https://") || url.starts_with("http://") => {
-                read.image = url.clone()
-            }
-            Some(other) => {
-                fault("policy.metal.image".into(), format!("must be an http(s) URL of an image; got {other}"))
+        for (field, read_into) in [("image", &mut read.image), ("rescueImage", &mut read.rescue_image)] {
+            match metal.get(field) {
+                None => {}
+                Some(Value::String(url)) if url.starts_with("https://") || url.starts_with("http://") => {
+                    *read_into = url.clone()
+                }
+                Some(other) => {
+                    fault(format!("policy.metal.{field}"), format!("must be an http(s) URL of an image; got {other}"))
+                }
             }
         }
         if let Some(deadlines) = metal.get("deadlines") {
@@ -111,6 +127,15 @@ mod tests {
         assert_eq!(policy.max_machines, Some(2));
         assert_eq!(policy.deadline("deploying"), Some(Duration::from_secs(60)));
         assert_eq!(policy.deadline("inspecting"), Some(Duration::from_secs(1200)));
+    }
+
+    #[test]
+    fn a_rescue_boots_the_policys_image_or_the_default() {
+        assert_eq!(read(&json!({})).unwrap().rescue_image(), RESCUE_IMAGE);
+        let policy = read(&json!({"metal": {"rescueImage": "https://images.example/rescue.iso"}})).unwrap();
+        assert_eq!(policy.rescue_image(), "https://images.example/rescue.iso");
+        let error = read(&json!({"metal": {"rescueImage": "ftp://x"}})).unwrap_err();
+        assert!(format!("{error:?}").contains("policy.metal.rescueImage"), "{error:?}");
     }
 
     #[test]

@@ -20,14 +20,12 @@ use super::{Backoff, DaemonEndpoint, Outcome, Pass, PassError, ResourceReconcile
 use crate::bearer::Bearer;
 use crate::boot_config::{self, BootConfig};
 use crate::ids::JoinTokenId;
+use crate::metal_policy;
 use crate::provider::bmc::{self, Bmc, BmcAccess, BmcDriver, BootDevice, PowerAction, PowerState};
 use crate::provider::{ErrorKind, ProviderError};
 use crate::secrets::SecretKey;
 use crate::service::metal_states::{self, Transition};
 use crate::store::{JoinTokenRow, METAL_KIND, MetalFinish, MetalMachineRow, Store, metal_machine_id, now_micros};
-
-/// The image a rescue boots.
-pub const RESCUE_IMAGE: &str = "https://images.better-compute.dev/rescue/latest.iso";
 
 /// The metal reconciler.
 #[derive(Clone, Debug)]
@@ -232,7 +230,10 @@ impl Run<'_> {
                 let url = self.boot_config_url().await?;
                 Ok(bmc.insert_config(&url).await.map(|()| Progress::Done)?)
             }
-            Step::InsertRescue => Ok(bmc.insert_media(RESCUE_IMAGE).await.map(|()| Progress::Done)?),
+            Step::InsertRescue => {
+                let image = self.rescue_image().await?;
+                Ok(bmc.insert_media(&image).await.map(|()| Progress::Done)?)
+            }
             Step::BootFromMedia => {
                 let device = if m.driver == "ipmi" { BootDevice::Pxe } else { BootDevice::VirtualCd };
                 Ok(bmc.boot_once(device).await.map(|()| Progress::Done)?)
@@ -320,6 +321,14 @@ impl Run<'_> {
             .map_err(StepFailure::store)?;
         tracing::info!(node = %m.node_id, pool = %m.pool_id, join_token = %token.id, "metal deploy join token issued");
         Ok(Progress::Recorded)
+    }
+
+    /// The image a rescue boots, as the pool's policy says now.
+    async fn rescue_image(&self) -> Result<String, StepFailure> {
+        let pool = self.store().pool_fetch(&self.machine.pool_id).await.map_err(StepFailure::store)?;
+        let policy = metal_policy::read(&pool.policy)
+            .map_err(|error| StepFailure::refused(format!("the pool's metal policy is not valid: {error}")))?;
+        Ok(policy.rescue_image().to_owned())
     }
 
     /// The deploy's boot configuration URL, rebuilt from its sealed configuration.

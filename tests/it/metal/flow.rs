@@ -15,6 +15,8 @@ use crate::catalog::DO_TOKEN;
 use crate::harness::{Catalog, Env, Setup, fast_config, poll, reconcilers, worker};
 
 const IMAGE: &str = "https://images.example/node-2026.12.iso";
+/// The rescue image the pool's policy names.
+const RESCUE: &str = "https://images.example/rescue-2026.12.iso";
 
 /// An environment with acme's metal pool (with `policy`) and a running worker.
 async fn metal_env(policy: Value) -> (Env, String) {
@@ -97,7 +99,7 @@ async fn events(env: &Env, pool: &str, node: &str) -> Vec<(String, String, Strin
 
 #[tokio::test]
 async fn a_machine_goes_through_every_verb_and_its_deploy_joins_through_bcd() {
-    let (env, pool) = metal_env(json!({})).await;
+    let (env, pool) = metal_env(json!({"metal": {"rescueImage": RESCUE}})).await;
     let (system, enrolment) = machine(&env, &pool, "m1");
     let node = env.ok("/api/compute/metal/enroll", enrolment).await["id"].as_str().unwrap().to_owned();
 
@@ -138,7 +140,7 @@ async fn a_machine_goes_through_every_verb_and_its_deploy_joins_through_bcd() {
     let bmc = env.cloud.bmc_system(&system).unwrap();
     let boot = bmc["boots"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(boot["device"], "Cd", "{bmc}");
-    assert!(boot["image"].as_str().unwrap().contains("rescue"), "{bmc}");
+    assert_eq!(boot["image"], RESCUE, "the pool's rescue image: {bmc}");
     let back = run(&env, &pool, &node, "rescue", json!({"exit": true}), "deployed").await;
     assert_eq!(back["previousState"], "exitingRescue");
     let bmc = env.cloud.bmc_system(&system).unwrap();
