@@ -6,7 +6,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::{authz_row, catalog_event, strings_from_json, strings_to_json, tenant_require_active_in};
-use super::record::Record;
+use super::record::{Announced, Record};
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
@@ -109,7 +109,6 @@ pub struct AccountCredentials {
 impl Record for AccountRow {
     const SELECT: &'static str = "SELECT id, tenant_id, provider, name, description, endpoint, locations, state, \
                                   version, created_at, updated_at, deleted_at FROM provider_accounts";
-    const TABLE: &'static str = "provider_accounts";
     const NOUN: &'static str = "account";
 
     fn from_row(row: &AnyRow) -> Result<AccountRow> {
@@ -118,6 +117,10 @@ impl Record for AccountRow {
             locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
         }))
     }
+}
+
+impl Announced for AccountRow {
+    const TABLE: &'static str = "provider_accounts";
 
     fn deleted_at(&self) -> Option<i64> {
         self.deleted_at

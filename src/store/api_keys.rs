@@ -3,6 +3,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::record::Record;
+use super::resource::AnyQuery;
 use super::{AccessRevocation, RoleBindingRow, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -55,18 +57,26 @@ pub struct NewApiKey {
     pub expires_at: Option<i64>,
 }
 
-const PRINCIPAL_COLUMNS: &str = "id, kind, tenant_id, name, created_at, deleted_at";
-const KEY_COLUMNS: &str = "id, principal_id, secret_sha256, description, created_at, expires_at, revoked_at";
+impl Record for PrincipalRow {
+    const SELECT: &'static str = "SELECT id, kind, tenant_id, name, created_at, deleted_at FROM principals";
+    const NOUN: &'static str = "principal";
 
-fn principal_from_row(row: &AnyRow) -> Result<PrincipalRow> {
-    Ok(read_columns!(row, PrincipalRow { id, kind, tenant_id, name, created_at, deleted_at }))
+    fn from_row(row: &AnyRow) -> Result<PrincipalRow> {
+        Ok(read_columns!(row, PrincipalRow { id, kind, tenant_id, name, created_at, deleted_at }))
+    }
 }
 
-fn key_from_row(row: &AnyRow) -> Result<ApiKeyRow> {
-    Ok(read_columns!(
-        row,
-        ApiKeyRow { id, principal_id, secret_sha256, description, created_at, expires_at, revoked_at }
-    ))
+impl Record for ApiKeyRow {
+    const SELECT: &'static str =
+        "SELECT id, principal_id, secret_sha256, description, created_at, expires_at, revoked_at FROM api_keys";
+    const NOUN: &'static str = "apiKey";
+
+    fn from_row(row: &AnyRow) -> Result<ApiKeyRow> {
+        Ok(read_columns!(
+            row,
+            ApiKeyRow { id, principal_id, secret_sha256, description, created_at, expires_at, revoked_at }
+        ))
+    }
 }
 
 impl Store {
@@ -151,15 +161,7 @@ impl Store {
 
     /// The principal with `id`, deleted or not.
     pub async fn principal_fetch(&self, id: &str) -> Result<Option<PrincipalRow>> {
-        crate::measured::store("principal_fetch", async {
-            let row =
-                sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {PRINCIPAL_COLUMNS} FROM principals WHERE id = $1")))
-                    .bind(id)
-                    .fetch_optional(&self.pool)
-                    .await?;
-            row.as_ref().map(principal_from_row).transpose()
-        })
-        .await
+        crate::measured::store("principal_fetch", self.record_find(id)).await
     }
 
     /// The principals of `tenant` (operators when none), oldest first: at most `limit` after
@@ -171,22 +173,11 @@ impl Store {
         after: (i64, &str),
         limit: i64,
     ) -> Result<Vec<PrincipalRow>> {
-        crate::measured::store("principal_list", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {PRINCIPAL_COLUMNS} FROM principals \
-                 WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 OR deleted_at IS NULL) \
-                 AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
-            )))
-            .bind(tenant)
-            .bind(include_deleted)
-            .bind(after.0)
-            .bind(after.1)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(principal_from_row).collect()
-        })
-        .await
+        let condition = "(tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 OR deleted_at IS NULL) \
+                         AND (created_at > $3 OR (created_at = $3 AND id > $4))";
+        let (tenant, after_id) = (tenant.map(str::to_owned), after.1.to_owned());
+        let bind = |q: AnyQuery<'static>| q.bind(tenant).bind(include_deleted).bind(after.0).bind(after_id).bind(limit);
+        crate::measured::store("principal_list", self.record_list(condition, "created_at, id LIMIT $5", bind)).await
     }
 
     /// Marks a principal deleted, revokes its keys, removes its role bindings and revokes its
@@ -228,32 +219,15 @@ impl Store {
 
     /// The key with `id`.
     pub async fn api_key_fetch(&self, id: &str) -> Result<Option<ApiKeyRow>> {
-        crate::measured::store("api_key_fetch", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
-            row.as_ref().map(key_from_row).transpose()
-        })
-        .await
+        crate::measured::store("api_key_fetch", self.record_find(id)).await
     }
 
     /// A principal's keys, oldest first: at most `limit` after the key `after` (created at, id).
     pub async fn api_key_list(&self, principal_id: &str, after: (i64, &str), limit: i64) -> Result<Vec<ApiKeyRow>> {
-        crate::measured::store("api_key_list", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {KEY_COLUMNS} FROM api_keys WHERE principal_id = $1 \
-                 AND (created_at > $2 OR (created_at = $2 AND id > $3)) ORDER BY created_at, id LIMIT $4"
-            )))
-            .bind(principal_id)
-            .bind(after.0)
-            .bind(after.1)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(key_from_row).collect()
-        })
-        .await
+        let condition = "principal_id = $1 AND (created_at > $2 OR (created_at = $2 AND id > $3))";
+        let bind =
+            |q: AnyQuery<'static>| q.bind(principal_id.to_owned()).bind(after.0).bind(after.1.to_owned()).bind(limit);
+        crate::measured::store("api_key_list", self.record_list(condition, "created_at, id LIMIT $4", bind)).await
     }
 
     /// Revokes a key; a revoked key is left as it is.
@@ -314,7 +288,7 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
             let Some(row) = row else { return Ok(None) };
-            let key = key_from_row(&row)?;
+            let key = ApiKeyRow::from_row(&row)?;
             let principal = PrincipalRow {
                 id: key.principal_id.clone(),
                 kind: row.try_get("kind")?,

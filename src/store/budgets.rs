@@ -8,7 +8,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::{catalog_event, tenant_require_active_in, value_from_json};
-use super::record::Record;
+use super::record::{Announced, Record};
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
@@ -59,12 +59,15 @@ pub struct BudgetChange {
 impl Record for BudgetRow {
     const SELECT: &'static str =
         "SELECT id, tenant_id, name, monthly_limit, version, created_at, updated_at FROM budgets";
-    const TABLE: &'static str = "budgets";
     const NOUN: &'static str = "budget";
 
     fn from_row(row: &AnyRow) -> Result<BudgetRow> {
         Ok(read_columns!(row, BudgetRow { id, tenant_id, name, monthly_limit, version, created_at, updated_at }))
     }
+}
+
+impl Announced for BudgetRow {
+    const TABLE: &'static str = "budgets";
 
     /// Budgets are removed, not marked.
     fn deleted_at(&self) -> Option<i64> {

@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::value_from_json;
-use super::record::{Record, pool_event};
+use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
@@ -113,7 +113,6 @@ macro_rules! columns {
 
 impl Record for JoinTokenRow {
     const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM join_tokens");
-    const TABLE: &'static str = "join_tokens";
     const NOUN: &'static str = "joinToken";
 
     /// Without its joins, which only [`Store::join_token_fetch`] reads.
@@ -126,6 +125,10 @@ impl Record for JoinTokenRow {
             joins: Vec::new(),
         }))
     }
+}
+
+impl Announced for JoinTokenRow {
+    const TABLE: &'static str = "join_tokens";
 
     /// Tokens are revoked, never deleted.
     fn deleted_at(&self) -> Option<i64> {

@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::catalog::value_from_json;
-use super::record::{Record, pool_event};
+use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
 use super::{NewEvent, PoolRow, Store};
 use crate::error::{Error, Result};
@@ -111,7 +111,6 @@ macro_rules! columns {
 
 impl Record for SubstrateRow {
     const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM kubernetes_substrates");
-    const TABLE: &'static str = "kubernetes_substrates";
     const ID: &'static str = "pool_id";
     const NOUN: &'static str = "substrate";
 
@@ -128,6 +127,10 @@ impl Record for SubstrateRow {
             ready_once: row.try_get::<i64, _>("ready_once")? != 0,
         }))
     }
+}
+
+impl Announced for SubstrateRow {
+    const TABLE: &'static str = "kubernetes_substrates";
 
     fn deleted_at(&self) -> Option<i64> {
         self.deleted_at

@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::catalog::value_from_json;
-use super::record::{Record, pool_event};
+use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
 use super::{NewEvent, NodeCapacityRow, Store};
 use crate::error::{Code, Error, Result};
@@ -167,7 +167,6 @@ impl Record for MetalMachineRow {
                                   m.deadline, m.last_error, m.inventory, m.image, m.created_by, m.idempotency_key, \
                                   m.request_digest, m.version, m.created_at, m.updated_at, m.deleted_at, m.steps, \
                                   m.deploy_token_id FROM metal_machines m JOIN nodes n ON n.id = m.node_id";
-    const TABLE: &'static str = "metal_machines";
     const ID: &'static str = "m.node_id";
     const NOUN: &'static str = "machine";
 
@@ -188,6 +187,10 @@ impl Record for MetalMachineRow {
             steps: steps.split(',').filter(|step| !step.is_empty()).map(str::to_owned).collect(),
         }))
     }
+}
+
+impl Announced for MetalMachineRow {
+    const TABLE: &'static str = "metal_machines";
 
     fn deleted_at(&self) -> Option<i64> {
         self.deleted_at

@@ -10,7 +10,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::value_from_json;
-use super::record::{Record, pool_event};
+use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
 use super::{JoinTokenRow, NewEvent, Store};
 use crate::error::{Error, Result};
@@ -142,7 +142,6 @@ macro_rules! columns {
 
 impl Record for NodeRow {
     const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM nodes");
-    const TABLE: &'static str = "nodes";
     const NOUN: &'static str = "node";
 
     fn from_row(row: &AnyRow) -> Result<NodeRow> {
@@ -159,6 +158,10 @@ impl Record for NodeRow {
             cordoned: row.try_get::<i64, _>("cordoned")? != 0,
         }))
     }
+}
+
+impl Announced for NodeRow {
+    const TABLE: &'static str = "nodes";
 
     fn deleted_at(&self) -> Option<i64> {
         self.deleted_at

@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::{authz_row, catalog_event, strings_from_json, value_from_json};
-use super::record::Record;
+use super::record::{Announced, Record};
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
 use crate::error::{Error, Result};
@@ -100,7 +100,6 @@ impl Record for PoolRow {
     const SELECT: &'static str = "SELECT p.id, p.account_id, a.tenant_id, a.provider, p.name, p.description, \
                                   p.billing_mode, p.policy, p.prices, p.state, p.version, p.created_at, \
                                   p.updated_at, p.deleted_at FROM pools p JOIN provider_accounts a ON a.id = p.account_id";
-    const TABLE: &'static str = "pools";
     const ID: &'static str = "p.id";
     const NOUN: &'static str = "pool";
 
@@ -112,6 +111,10 @@ impl Record for PoolRow {
             prices: value_from_json(&row.try_get::<String, _>("prices")?)?,
         }))
     }
+}
+
+impl Announced for PoolRow {
+    const TABLE: &'static str = "pools";
 
     fn deleted_at(&self) -> Option<i64> {
         self.deleted_at

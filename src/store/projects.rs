@@ -4,7 +4,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::{authz_row, catalog_event, tenant_require_active_in};
-use super::record::Record;
+use super::record::{Announced, Record};
 use super::{NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -58,7 +58,6 @@ pub struct ProjectChange {
 impl Record for ProjectRow {
     const SELECT: &'static str =
         "SELECT id, tenant_id, name, description, state, version, created_at, updated_at, deleted_at FROM projects";
-    const TABLE: &'static str = "projects";
     const NOUN: &'static str = "project";
 
     fn from_row(row: &AnyRow) -> Result<ProjectRow> {
@@ -67,6 +66,10 @@ impl Record for ProjectRow {
             ProjectRow { id, tenant_id, name, description, state, version, created_at, updated_at, deleted_at }
         ))
     }
+}
+
+impl Announced for ProjectRow {
+    const TABLE: &'static str = "projects";
 
     fn deleted_at(&self) -> Option<i64> {
         self.deleted_at

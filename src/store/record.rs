@@ -1,6 +1,6 @@
-//! The statements every kind of [`Record`] runs alike: fetch by id, list, the live check before
-//! a change, the change and the deletion with their events; and the event of a row that belongs
-//! to a pool. Asynchronous tenant resources have their own kit (`resource.rs`), which also keeps
+//! The statements every kind of [`Record`] runs alike: fetch by id and list; for an
+//! [`Announced`] kind, the live check before a change, the change and the deletion with their
+//! events; and the event of a row that belongs to a pool. Asynchronous tenant resources have their own kit (`resource.rs`), which also keeps
 //! their common fields.
 
 use sqlx::any::AnyRow;
@@ -11,13 +11,11 @@ use super::{NewEvent, Store};
 use crate::error::{Error, Result};
 
 /// A kind of row with an id that is not an asynchronous resource (a catalog row, a join token, a
-/// node, a machine): where it is read from and how its changes are announced. Each kind's file
-/// keeps its own inserts, updates and rules, and calls the statements here.
+/// node, a machine, a principal, a key): where it is read from. Each kind's file keeps its own
+/// inserts, updates and rules, and calls the statements here.
 pub(super) trait Record: Sized + Send {
     /// `SELECT` of its columns `FROM` its table and what it joins, without a condition.
     const SELECT: &'static str;
-    /// Its table, as a deletion marks it.
-    const TABLE: &'static str;
     /// Its id column in [`Record::SELECT`]: `p.id` where tables are joined.
     const ID: &'static str = "id";
     /// The row in errors: `project`.
@@ -25,6 +23,12 @@ pub(super) trait Record: Sized + Send {
 
     /// Reads a row that [`Record::SELECT`] selected.
     fn from_row(row: &AnyRow) -> Result<Self>;
+}
+
+/// A kind of [`Record`] whose changes are announced in the outbox.
+pub(super) trait Announced: Record {
+    /// Its table, as a deletion marks it.
+    const TABLE: &'static str;
 
     /// When it was deleted.
     fn deleted_at(&self) -> Option<i64>;
@@ -91,7 +95,11 @@ impl Store {
     }
 
     /// Row `id` of kind `R` inside `txn`, to change: `INVALID_STATE` once it is deleted.
-    pub(super) async fn record_live_in<R: Record>(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<R> {
+    pub(super) async fn record_live_in<R: Announced>(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+    ) -> Result<R> {
         let row: R = self.record_fetch_in(txn, id).await?;
         if row.deleted_at().is_some() {
             return Err(Error::invalid_state(format!("{} {id:?} is deleted and cannot change", R::NOUN)));
@@ -114,7 +122,7 @@ impl Store {
 
     /// Row `id` as a change inside `txn` left it, with its `change` event appended; the caller
     /// commits.
-    pub(super) async fn record_changed_in<R: Record>(
+    pub(super) async fn record_changed_in<R: Announced>(
         &self,
         txn: &mut Transaction<'static, Any>,
         id: &str,
@@ -127,7 +135,7 @@ impl Store {
 
     /// Marks row `id` deleted at `now` inside `txn` and appends its `deleted` event. Returns the
     /// row and whether this call deleted it; a deleted row is left as it is (nothing to commit).
-    pub(super) async fn record_mark_deleted_in<R: Record>(
+    pub(super) async fn record_mark_deleted_in<R: Announced>(
         &self,
         txn: &mut Transaction<'static, Any>,
         id: &str,
@@ -141,7 +149,7 @@ impl Store {
 
     /// [`Store::record_mark_deleted_in`] and the commit, in `txn` (begun by a caller that may
     /// have checked what the deletion needs): the row as it is now.
-    pub(super) async fn record_delete<R: Record>(
+    pub(super) async fn record_delete<R: Announced>(
         &self,
         mut txn: Transaction<'static, Any>,
         id: &str,

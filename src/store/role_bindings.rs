@@ -3,6 +3,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::record::Record;
+use super::resource::AnyQuery;
 use super::{AccessRevocation, Backend, Store, conflict_on_unique};
 use crate::error::{Code, Error, Result};
 
@@ -25,10 +27,17 @@ pub struct RoleBindingRow {
     pub created_at: i64,
 }
 
+/// A binding's columns, as its row is read and as it is inserted.
 const COLUMNS: &str = "id, principal_id, role, scope_type, scope_id, tenant_id, created_at";
 
-fn binding_from_row(row: &AnyRow) -> Result<RoleBindingRow> {
-    Ok(read_columns!(row, RoleBindingRow { id, principal_id, role, scope_type, scope_id, tenant_id, created_at }))
+impl Record for RoleBindingRow {
+    const SELECT: &'static str =
+        "SELECT id, principal_id, role, scope_type, scope_id, tenant_id, created_at FROM role_bindings";
+    const NOUN: &'static str = "roleBinding";
+
+    fn from_row(row: &AnyRow) -> Result<RoleBindingRow> {
+        Ok(read_columns!(row, RoleBindingRow { id, principal_id, role, scope_type, scope_id, tenant_id, created_at }))
+    }
 }
 
 impl Store {
@@ -99,28 +108,14 @@ impl Store {
 
     /// The binding with `id`.
     pub async fn role_binding_fetch(&self, id: &str) -> Result<Option<RoleBindingRow>> {
-        crate::measured::store("role_binding_fetch", async {
-            let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM role_bindings WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&self.pool)
-                .await?;
-            row.as_ref().map(binding_from_row).transpose()
-        })
-        .await
+        crate::measured::store("role_binding_fetch", self.record_find(id)).await
     }
 
     /// Every binding of one principal: what a decision on its calls needs.
     pub async fn role_binding_list_for_principal(&self, principal_id: &str) -> Result<Vec<RoleBindingRow>> {
-        crate::measured::store("role_binding_list_for_principal", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM role_bindings WHERE principal_id = $1 ORDER BY created_at, id"
-            )))
-            .bind(principal_id)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(binding_from_row).collect()
-        })
-        .await
+        let bind = |q: AnyQuery<'static>| q.bind(principal_id.to_owned());
+        let listed = self.record_list("principal_id = $1", "created_at, id", bind);
+        crate::measured::store("role_binding_list_for_principal", listed).await
     }
 
     /// The bindings under `tenant` (the platform's when none), of one principal when named,
@@ -132,22 +127,12 @@ impl Store {
         after: (i64, &str),
         limit: i64,
     ) -> Result<Vec<RoleBindingRow>> {
-        crate::measured::store("role_binding_list", async {
-            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM role_bindings \
-                 WHERE (tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 = '' OR principal_id = $2) \
-                 AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id LIMIT $5"
-            )))
-            .bind(tenant)
-            .bind(principal.unwrap_or_default())
-            .bind(after.0)
-            .bind(after.1)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-            rows.iter().map(binding_from_row).collect()
-        })
-        .await
+        let condition = "(tenant_id = $1 OR ($1 IS NULL AND tenant_id IS NULL)) AND ($2 = '' OR principal_id = $2) \
+                         AND (created_at > $3 OR (created_at = $3 AND id > $4))";
+        let (tenant, principal) = (tenant.map(str::to_owned), principal.unwrap_or_default().to_owned());
+        let bind =
+            |q: AnyQuery<'static>| q.bind(tenant).bind(principal).bind(after.0).bind(after.1.to_owned()).bind(limit);
+        crate::measured::store("role_binding_list", self.record_list(condition, "created_at, id LIMIT $5", bind)).await
     }
 
     /// Whether a resource of `tenant` has the id `id` (the scope of a binding at a resource).

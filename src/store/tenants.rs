@@ -4,7 +4,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalog::authz_row;
-use super::record::Record;
+use super::record::{Announced, Record};
 use super::{NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -54,7 +54,6 @@ pub struct TenantChange {
 impl Record for TenantRow {
     const SELECT: &'static str =
         "SELECT id, display_name, description, state, version, created_at, updated_at, deleted_at FROM tenants";
-    const TABLE: &'static str = "tenants";
     const NOUN: &'static str = "tenant";
 
     fn from_row(row: &AnyRow) -> Result<TenantRow> {
@@ -63,6 +62,10 @@ impl Record for TenantRow {
             TenantRow { id, display_name, description, state, version, created_at, updated_at, deleted_at }
         ))
     }
+}
+
+impl Announced for TenantRow {
+    const TABLE: &'static str = "tenants";
 
     fn deleted_at(&self) -> Option<i64> {
         self.deleted_at
