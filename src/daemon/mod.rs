@@ -157,6 +157,8 @@ struct Join {
 pub async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Join(args) => {
+            // Listening from the start: a stop asked for during the join is honoured once it is done.
+            let stop = crate::shutdown::signal();
             let machine = Machine::host();
             let identity = host::Identity::read(args.machine_id.as_deref())?;
             let join = Join {
@@ -167,7 +169,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
                 machine_id: args.machine_id,
             };
             join_as(&cli.state_dir, join, identity, &machine).await?;
-            heartbeat_until(&cli.state_dir, &machine, crate::shutdown::signal()).await
+            heartbeat_until(&cli.state_dir, &machine, stop).await
         }
         Command::Run => heartbeat_until(&cli.state_dir, &Machine::host(), crate::shutdown::signal()).await,
         Command::Leave => leave(&cli.state_dir).await,

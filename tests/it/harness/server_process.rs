@@ -83,7 +83,7 @@ impl ServerProcess {
             process: None,
             log: tempfile::NamedTempFile::new().unwrap(),
         };
-        server.spawn().await;
+        server.spawn_on_a_free_port().await;
         server
     }
 
@@ -108,7 +108,7 @@ impl ServerProcess {
             process: None,
             log: tempfile::NamedTempFile::new().unwrap(),
         };
-        server.spawn().await;
+        server.spawn_on_a_free_port().await;
         server
     }
 
@@ -122,8 +122,32 @@ impl ServerProcess {
         self.process.as_mut().expect("running").wait_exit(limit).await
     }
 
+    /// The first start: the port was free when it was chosen, but another process may take it
+    /// before the server binds it; then the server is started on another one.
+    async fn spawn_on_a_free_port(&mut self) {
+        for _ in 0..4 {
+            self.spawn_until_ready_or_exit().await;
+            if self.is_alive() || !self.log_text().contains("Address already in use") {
+                break;
+            }
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let listen = self.args.iter().position(|arg| arg == "--listen").expect("--listen") + 1;
+            self.args[listen] = format!("127.0.0.1:{port}");
+            let scheme = if self.ca.is_some() { "https" } else { "http" };
+            self.endpoint = format!("{scheme}://127.0.0.1:{port}");
+            std::fs::write(self.log.path(), "").unwrap();
+        }
+        assert!(self.is_alive(), "bc-server exited at start: {}", self.log_text());
+    }
+
     /// Starts the process (again, after [`ServerProcess::kill`]) and waits for `/readyz`.
     pub async fn spawn(&mut self) {
+        self.spawn_until_ready_or_exit().await;
+        assert!(self.is_alive(), "bc-server exited at start: {}", self.log_text());
+    }
+
+    /// Starts the process and waits for `/readyz`, or for the process to exit.
+    async fn spawn_until_ready_or_exit(&mut self) {
         let child = Command::new(BC_SERVER)
             .args(&self.args)
             .env("BC_BOOTSTRAP_TOKEN", &self.admin_token)
@@ -135,7 +159,9 @@ impl ServerProcess {
         self.process = Some(Running(child));
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", "/readyz"]) != "200" {
-            assert!(self.is_alive(), "bc-server exited at start: {}", self.log_text());
+            if !self.is_alive() {
+                return;
+            }
             assert!(Instant::now() < deadline, "bc-server did not come up: {}", self.log_text());
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
