@@ -41,7 +41,7 @@ fn node_pool_view(row: NodePoolRow) -> KubernetesNodePool {
         labels: spec.labels.into_iter().collect(),
         taints: spec.taints.into_iter().map(|(key, value, effect)| KubernetesTaint { key, value, effect }).collect(),
         current_node_count: row.current_node_count as i32,
-        state: row.state,
+        state: row.state.into(),
         message: row.message,
         ..stamps(row.version, row.created_at, row.updated_at, row.deleted_at)
     }

@@ -18,7 +18,7 @@ fn substrate_view(row: SubstrateRow) -> KubernetesSubstrate {
         endpoint: row.endpoint,
         master_version: row.master_version,
         node_version: row.node_version,
-        state: row.state,
+        state: row.state.into(),
         message: row.message,
         flavors: row
             .flavors
@@ -26,7 +26,7 @@ fn substrate_view(row: SubstrateRow) -> KubernetesSubstrate {
             .map(|flavor| KubernetesSubstrateFlavor {
                 name: flavor.name,
                 node_pool: flavor.node_pool,
-                state: flavor.state,
+                state: flavor.state.into(),
                 desired_nodes: flavor.desired_nodes,
                 provider_nodes: flavor.provider_nodes,
                 joined_nodes: flavor.joined_nodes,

@@ -15,6 +15,7 @@ use crate::proto::compute::{
 };
 use crate::proto::platform::{Account, Pool, Project, Tenant};
 use crate::store::ResourceMeta;
+use crate::store::states::LifecycleState;
 
 /// A message that shows a row's version, creation, last change and deletion.
 pub(super) trait Stamped: Default {
@@ -27,7 +28,7 @@ pub(super) trait Stamped: Default {
 /// deletion request).
 pub(super) trait ResourceView: Stamped {
     /// The message with the common fields set and the rest empty.
-    fn from_meta(meta: ResourceMeta) -> Self;
+    fn from_meta<S: LifecycleState>(meta: ResourceMeta<S>) -> Self;
 }
 
 /// The version and times of a row, for the rest of its view (`..stamps(..)`).
@@ -36,7 +37,7 @@ pub(super) fn stamps<M: Stamped>(version: i64, created_at: i64, updated_at: i64,
 }
 
 /// The common fields of an asynchronous resource, for the rest of its view (`..meta_view(..)`).
-pub(super) fn meta_view<M: ResourceView>(meta: ResourceMeta) -> M {
+pub(super) fn meta_view<M: ResourceView, S: LifecycleState>(meta: ResourceMeta<S>) -> M {
     M::from_meta(meta)
 }
 
@@ -64,14 +65,14 @@ macro_rules! resource_view {
         stamped!($($message),*);
         $(
             impl ResourceView for $message {
-                fn from_meta(meta: ResourceMeta) -> Self {
+                fn from_meta<S: LifecycleState>(meta: ResourceMeta<S>) -> Self {
                     Self {
                         id: meta.id,
                         tenant_id: meta.tenant_id,
                         project_id: meta.project_id.unwrap_or_default(),
                         pool_id: meta.pool_id,
                         name: meta.name,
-                        state: meta.state,
+                        state: meta.state.as_str().to_owned(),
                         message: meta.message,
                         ..stamps(meta.version, meta.created_at, meta.updated_at, meta.deleted_at)
                     }
@@ -87,6 +88,7 @@ resource_view!(Network, Instance, Certificate, LoadBalancer, KubernetesCluster);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::states::ProvisionState;
 
     #[test]
     fn a_resource_view_shows_the_common_fields_and_leaves_its_own_empty() {
@@ -97,7 +99,7 @@ mod tests {
             owner_id: "usr_1".into(),
             name: "web".into(),
             deleted_at: Some(3_000_001),
-            ..ResourceMeta::pending(1_500_000)
+            ..ResourceMeta::<ProvisionState>::pending(1_500_000)
         };
         let network: Network = meta_view(meta);
         assert_eq!(

@@ -20,7 +20,7 @@ fn subnet_view(row: SubnetRow) -> Subnet {
         name: row.name,
         region: row.region,
         ip_range: row.ip_range,
-        state: row.state,
+        state: row.state.into(),
         message: row.message,
     }
 }

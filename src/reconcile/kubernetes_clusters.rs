@@ -17,7 +17,7 @@
 //! principal deleted or no longer allowed the role) or expired are removed from the cluster's
 //! own API, so the cluster refuses their tokens.
 
-use crate::store::states::ClusterState;
+use crate::store::states::{ClusterState, LifecycleState, NodePoolState};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -144,7 +144,7 @@ fn cluster_spec(cluster: &ClusterRow) -> ClusterSpec {
         node_pools: if autopilot {
             Vec::new()
         } else {
-            cluster.node_pools.iter().filter(|p| p.state != "deleting").map(pool_spec).collect()
+            cluster.node_pools.iter().filter(|p| p.state != NodePoolState::Deleting).map(pool_spec).collect()
         },
         autopilot,
         authorized_networks: cluster.authorized_networks.clone(),
@@ -163,7 +163,7 @@ impl Step<'_> {
         let c = self.cluster;
         ClusterObserved {
             version: c.version,
-            state: c.state.clone(),
+            state: c.state,
             message: c.message.clone(),
             endpoint: c.endpoint.clone(),
             ca_certificate: c.ca_certificate.clone(),
@@ -183,8 +183,8 @@ impl Step<'_> {
     /// `outcome` in the observed state.
     async fn record(&self, mut observed: ClusterObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = self.now();
-        observed.events.extend(self.cluster.failure_event(&observed.state, &observed.message, now));
-        let state = observed.state.clone();
+        observed.events.extend(self.cluster.failure_event(observed.state, &observed.message, now));
+        let state = observed.state;
         // Not written: the tenant changed the cluster meanwhile and its write queued a pass.
         self.pass
             .store
@@ -198,18 +198,20 @@ impl Step<'_> {
         let name = self.cluster.provider_name();
         let Some(remote) = self.gke.cluster_get(&name).await.found()? else { return self.finish_delete().await };
         if remote.status == "STOPPING" {
-            return Ok(Outcome::converging().in_state("deleting"));
+            return Ok(Outcome::converging().in_state(ClusterState::Deleting));
         }
         match self.gke.cluster_delete(&name).await {
-            Ok(_) => Ok(Outcome::converging().in_state("deleting")),
+            Ok(_) => Ok(Outcome::converging().in_state(ClusterState::Deleting)),
             Err(error) if error.is_not_found() => self.finish_delete().await,
-            Err(error) if error.kind == ErrorKind::ConflictInProgress => Ok(Outcome::converging().in_state("deleting")),
+            Err(error) if error.kind == ErrorKind::ConflictInProgress => {
+                Ok(Outcome::converging().in_state(ClusterState::Deleting))
+            }
             Err(error) => {
                 // Refused: `error` with the provider's words, retried on the delete backoff (a
                 // new delete call retries at once).
                 let error = refusal(error)?;
                 let observed = ClusterObserved {
-                    state: "error".into(),
+                    state: ClusterState::Error,
                     message: format!("the provider refused to delete the cluster: {}", error.message),
                     ..self.unchanged()
                 };
@@ -235,11 +237,11 @@ impl Step<'_> {
             accepted_at: Some(self.cluster.accepted_at.unwrap_or_else(now_micros)),
             ..self.unchanged()
         };
-        let busy_state = if self.cluster.ready_once { "updating" } else { "provisioning" };
+        let busy_state = if self.cluster.ready_once { ClusterState::Updating } else { ClusterState::Provisioning };
         match remote.status.as_str() {
             "RUNNING" | "RECONCILING" => {}
             "ERROR" | "DEGRADED" => {
-                observed.state = "error".into();
+                observed.state = ClusterState::Error;
                 observed.message = if remote.status_message.is_empty() {
                     format!("the provider reports the cluster {}", remote.status)
                 } else {
@@ -248,13 +250,13 @@ impl Step<'_> {
                 return self.record(observed, Outcome::permanent(format!("cluster is {}", remote.status))).await;
             }
             _ => {
-                observed.state = busy_state.into();
+                observed.state = busy_state;
                 return self.record(observed, Outcome::converging()).await;
             }
         }
         self.sweep_access(&remote).await?;
         if remote.status == "RECONCILING" {
-            observed.state = busy_state.into();
+            observed.state = busy_state;
             return self.record(observed, Outcome::converging()).await;
         }
         if let Some(outcome) = self.change_cluster(&remote, &mut observed, busy_state).await? {
@@ -313,13 +315,13 @@ impl Step<'_> {
             Err(error) if error.status == Some(409) => {}
             Err(error) if error.kind == ErrorKind::ConflictInProgress => return Ok(Outcome::converging()),
             Err(error) if error.kind == ErrorKind::Permanent => {
-                observed.state = "error".into();
+                observed.state = ClusterState::Error;
                 observed.message = format!("the provider refused the cluster: {}", error.message);
                 return self.record(observed, Outcome::permanent(error.to_string())).await;
             }
             Err(error) => return Err(error.into()),
         }
-        observed.state = "provisioning".into();
+        observed.state = ClusterState::Provisioning;
         observed.message = String::new();
         observed.accepted_at = Some(self.cluster.accepted_at.unwrap_or_else(now_micros));
         self.record(observed, Outcome::converging()).await
@@ -331,7 +333,7 @@ impl Step<'_> {
         &self,
         remote: &Cluster,
         observed: &mut ClusterObserved,
-        busy: &str,
+        busy: ClusterState,
     ) -> Result<Option<Outcome>, PassError> {
         let cluster = self.cluster;
         // The control plane moves only for a version the tenant asked for and the provider was not
@@ -352,7 +354,7 @@ impl Step<'_> {
         }
         let Some(change) = changes.into_iter().next() else { return Ok(None) };
         let mut next = observed.clone();
-        next.state = busy.into();
+        next.state = busy;
         let outcome = match self.gke.cluster_update(&remote.name, &change).await {
             Ok(_) => {
                 if matches!(change, ClusterChange::MasterVersion(_)) {
@@ -363,7 +365,7 @@ impl Step<'_> {
             }
             Err(error) if error.kind == ErrorKind::ConflictInProgress => Outcome::converging(),
             Err(error) if error.kind == ErrorKind::Permanent => {
-                next.state = "error".into();
+                next.state = ClusterState::Error;
                 next.message = format!("the provider refused the change: {}", error.message);
                 Outcome::permanent(error.to_string())
             }
@@ -378,7 +380,7 @@ impl Step<'_> {
         &self,
         remote: &Cluster,
         observed: &mut ClusterObserved,
-        busy: &str,
+        busy: ClusterState,
     ) -> Result<Option<Outcome>, PassError> {
         let name = remote.name.as_str();
         let mut pending = false;
@@ -389,32 +391,32 @@ impl Step<'_> {
             let mut seen = NodePoolObserved {
                 id: pool.id.clone(),
                 version: pool.version,
-                state: pool.state.clone(),
+                state: pool.state,
                 message: pool.message.clone(),
                 current_node_count: found.map_or(0, |p| i64::from(p.node_count)),
                 deleted: false,
             };
             // Whether this pool is still on its way: a change issued, or the provider busy.
             let mut busy_pool = false;
-            let issued: Option<Result<(), ProviderError>> = match (pool.state.as_str(), found) {
-                ("deleting", None) => {
+            let issued: Option<Result<(), ProviderError>> = match (pool.state, found) {
+                (NodePoolState::Deleting, None) => {
                     seen.deleted = true;
-                    seen.state = "deleted".into();
+                    seen.state = NodePoolState::Deleted;
                     observed.events.push(node_pool_event("deleted", pool, now, ""));
                     None
                 }
-                ("deleting", Some(p)) if p.status == "STOPPING" => {
+                (NodePoolState::Deleting, Some(p)) if p.status == "STOPPING" => {
                     busy_pool = true;
                     None
                 }
-                ("deleting", Some(_)) => Some(self.gke.node_pool_delete(name, &pool.name).await.map(drop)),
+                (NodePoolState::Deleting, Some(_)) => Some(self.gke.node_pool_delete(name, &pool.name).await.map(drop)),
                 (_, None) => Some(self.gke.node_pool_create(name, &pool_spec(pool)).await.map(drop)),
                 (_, Some(p)) if p.status == "ERROR" => {
-                    if pool.state == "updating" {
+                    if pool.state == NodePoolState::Updating {
                         // Changed after it failed: start it over.
                         Some(self.gke.node_pool_delete(name, &pool.name).await.map(drop))
                     } else {
-                        seen.state = "error".into();
+                        seen.state = NodePoolState::Error;
                         seen.message = if p.status_message.is_empty() {
                             "the provider reports the node pool ERROR".into()
                         } else {
@@ -435,32 +437,32 @@ impl Step<'_> {
                 Some(Err(error)) => match error.kind {
                     ErrorKind::ConflictInProgress => busy_pool = true,
                     ErrorKind::Permanent | ErrorKind::NotFound => {
-                        seen.state = "error".into();
+                        seen.state = NodePoolState::Error;
                         seen.message = error.message.clone();
                     }
                     ErrorKind::Transient => {
-                        observed.state = busy.into();
+                        observed.state = busy;
                         let outcome = Outcome::transient(error.to_string());
                         return self.record(observed.clone(), outcome).await.map(Some);
                     }
                 },
             }
-            if seen.state == "error" {
-                if pool.state != "error" || pool.message != seen.message {
+            if seen.state == NodePoolState::Error {
+                if pool.state != NodePoolState::Error || pool.message != seen.message {
                     observed.events.push(node_pool_event("error", pool, now, &seen.message));
                 }
                 failed.get_or_insert_with(|| format!("node pool {:?}: {}", pool.name, seen.message));
             } else if seen.deleted {
-            } else if busy_pool || pool.state == "deleting" {
+            } else if busy_pool || pool.state == NodePoolState::Deleting {
                 pending = true;
-                if pool.state == "ready" || pool.state == "error" {
-                    seen.state = "updating".into();
+                if pool.state == NodePoolState::Ready || pool.state == NodePoolState::Error {
+                    seen.state = NodePoolState::Updating;
                 }
             } else {
-                if pool.state != "ready" {
+                if pool.state != NodePoolState::Ready {
                     observed.events.push(node_pool_event("ready", pool, now, ""));
                 }
-                seen.state = "ready".into();
+                seen.state = NodePoolState::Ready;
                 seen.message = String::new();
             }
             observed.pools.push(seen);
@@ -470,12 +472,12 @@ impl Step<'_> {
             }
         }
         if let Some(message) = failed {
-            observed.state = "error".into();
+            observed.state = ClusterState::Error;
             observed.message = message.clone();
             return self.record(observed.clone(), Outcome::permanent(message)).await.map(Some);
         }
         if pending {
-            observed.state = busy.into();
+            observed.state = busy;
             return self.record(observed.clone(), Outcome::converging()).await.map(Some);
         }
         Ok(None)
@@ -497,10 +499,10 @@ impl Step<'_> {
     async fn ready(&self, remote: &Cluster, mut observed: ClusterObserved) -> Result<Outcome, PassError> {
         let cluster = self.cluster;
         let now = self.now();
-        observed.state = "ready".into();
+        observed.state = ClusterState::Ready;
         observed.message = String::new();
         let mut ready = cluster.clone();
-        ready.state = "ready".into();
+        ready.state = ClusterState::Ready;
         let versions = serde_json::json!({
             "kubernetesVersion": remote.master_version, "nodeVersion": remote.node_version,
             "endpoint": remote.endpoint,
@@ -508,7 +510,7 @@ impl Step<'_> {
         if !cluster.ready_once {
             observed.ready_once = true;
             observed.events.push(cluster_event("ready", &ready, now, versions));
-        } else if cluster.state != "ready" {
+        } else if cluster.state != ClusterState::Ready {
             observed.events.push(cluster_event("updated", &ready, now, versions));
         } else if cluster.kubernetes_version != remote.master_version || cluster.node_version != remote.node_version {
             let mut data = versions;

@@ -11,6 +11,7 @@ use super::join_tokens::IssuedJoinToken;
 use super::request_digest::RequestDigest;
 use super::{Context, Service};
 use crate::error::{Code, Error, Result};
+use crate::store::states::LifecycleState;
 use crate::store::{NodePoolRow, ResourceMeta};
 
 /// An object a create makes, which keeps the digest of the request that made it.
@@ -20,7 +21,7 @@ pub trait Created {
 }
 
 /// Every asynchronous resource keeps it in its common fields.
-impl<R: Deref<Target = ResourceMeta>> Created for R {
+impl<R: Deref<Target = ResourceMeta<S>>, S: LifecycleState> Created for R {
     fn stored_digest(&self) -> &str {
         &self.request_digest
     }

@@ -24,6 +24,7 @@ use crate::proto::compute::{
 use crate::provider::cluster_api::MIN_TOKEN_SECONDS;
 use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
+use crate::store::states::{ClusterState, NodePoolState};
 use crate::store::{
     AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, cluster_event, now_micros,
 };
@@ -240,7 +241,7 @@ impl Service {
                 tenant_id: tenant.clone(),
                 name: spec.name.clone(),
                 spec: pool_spec(spec),
-                state: "pending".to_owned(),
+                state: NodePoolState::Pending,
                 message: String::new(),
                 current_node_count: 0,
                 version: 1,
@@ -385,7 +386,8 @@ impl Service {
             self.authorize(ctx, METHOD, permission, target).await?;
         }
         let cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
-        let usable = cluster.state == "ready" || (cluster.state == "updating" && cluster.ready_once);
+        let usable =
+            cluster.state == ClusterState::Ready || (cluster.state == ClusterState::Updating && cluster.ready_once);
         if !usable || cluster.endpoint.is_empty() {
             return Err(Error::invalid_state(format!(
                 "cluster {:?} is {}; credentials are issued once it is ready",

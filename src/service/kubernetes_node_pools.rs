@@ -15,6 +15,7 @@ use crate::proto::compute::{
     CreateKubernetesNodePoolRequest, DeleteKubernetesNodePoolRequest, GetKubernetesNodePoolRequest,
     KubernetesNodePoolSpec, ListKubernetesNodePoolsRequest, UpdateKubernetesNodePoolRequest,
 };
+use crate::store::states::NodePoolState;
 use crate::store::{ClusterRow, NodePoolRow, NodePoolSpecRow, now_micros};
 
 /// The create request's message, whose canonical form is the digest.
@@ -119,7 +120,7 @@ impl Service {
             tenant_id: cluster.tenant_id.clone(),
             name: request.name,
             spec,
-            state: "pending".to_owned(),
+            state: NodePoolState::Pending,
             message: String::new(),
             current_node_count: 0,
             version: 1,
@@ -254,7 +255,7 @@ impl Service {
         let found = async {
             let cluster = self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;
             let pool = self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await?;
-            if pool.deleted_at.is_some() || pool.state == "deleting" {
+            if pool.deleted_at.is_some() || pool.state == NodePoolState::Deleting {
                 return Err(Error::invalid_state(format!(
                     "node pool {:?} is {} and cannot change",
                     pool.id, pool.state
@@ -321,7 +322,7 @@ impl Service {
         request: DeleteKubernetesNodePoolRequest,
     ) -> Result<NodePoolRow> {
         let pool = self.pool_of_cluster(&request.tenant_id, &request.cluster_id, &request.node_pool_id).await?;
-        if pool.deleted_at.is_some() || pool.state == "deleting" {
+        if pool.deleted_at.is_some() || pool.state == NodePoolState::Deleting {
             return Ok(pool);
         }
         self.cluster_for_pools(&request.tenant_id, &request.cluster_id).await?;

@@ -14,6 +14,7 @@ use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offe
 use super::findings::Findings;
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Result};
+use crate::store::states::ProvisionState;
 use crate::store::{LoadBalancerSettings, TargetInstance, TargetsRow, VisiblePool};
 
 /// The authorization resource type of an instance (the vps module's).
@@ -269,7 +270,7 @@ impl Service {
         let mut violations = Vec::new();
         for (i, instance) in instances.iter().enumerate() {
             let path = format!("targets.instanceIds[{i}]");
-            if matches!(instance.state.as_str(), "deleting" | "deleted") {
+            if matches!(instance.state, ProvisionState::Deleting | ProvisionState::Deleted) {
                 return Err(Error::invalid_state(format!("instance {:?} is being deleted", instance.id))
                     .with_detail("instanceId", instance.id.as_str())
                     .with_detail("state", instance.state.as_str()));
@@ -412,7 +413,7 @@ impl Service {
             let found = self.store.load_balancer_certificate(id).await?;
             let certificate =
                 of_tenant(tenant, "certificate", id, found, |c| &c.tenant_id).map_err(|e| findings.refuse(e))?;
-            if matches!(certificate.state.as_str(), "deleting" | "deleted") {
+            if matches!(certificate.state, ProvisionState::Deleting | ProvisionState::Deleted) {
                 return Err(findings.refuse(
                     Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
                         .with_detail("certificateId", id.as_str())

@@ -17,6 +17,7 @@ use crate::ids::{NetworkId, SubnetId};
 use crate::proto::compute::{
     CreateNetworkRequest, DeleteNetworkRequest, GetNetworkRequest, ListNetworksRequest, UpdateNetworkRequest,
 };
+use crate::store::states::ProvisionState;
 use crate::store::{NETWORK_RESOURCE, NetworkRow, NewNetwork, SubnetRow, now_micros};
 
 /// A subnet's range as (first address, last address, prefix length).
@@ -159,7 +160,7 @@ impl Service {
                 name: spec.name.clone(),
                 region: spec.region.clone(),
                 ip_range: spec.ip_range.clone(),
-                state: "pending".to_owned(),
+                state: ProvisionState::Pending,
                 message: String::new(),
                 provider_id: String::new(),
                 created_at: now + i,
@@ -240,7 +241,7 @@ impl Service {
                 )));
             }
         };
-        if network.state != "ready" {
+        if network.state != ProvisionState::Ready {
             return Err(Error::invalid_state(format!(
                 "network {network_id:?} is {}: a cluster can use it once it is provisioned (ready)",
                 network.state
@@ -249,7 +250,7 @@ impl Service {
             .with_detail("state", network.state.as_str()));
         }
         let mut in_region: Vec<&SubnetRow> =
-            network.subnets.iter().filter(|s| s.region == region && s.state == "ready").collect();
+            network.subnets.iter().filter(|s| s.region == region && s.state == ProvisionState::Ready).collect();
         in_region.sort_by(|a, b| a.name.cmp(&b.name));
         let Some(subnet) = in_region.first().map(|s| (*s).clone()) else {
             let regions: Vec<String> = network.subnets.iter().map(|s| s.region.clone()).collect();

@@ -8,6 +8,7 @@ use std::ops::Deref;
 
 use super::{Context, Service};
 use crate::error::Result;
+use crate::store::states::LifecycleState;
 use crate::store::{ResourceFilter, ResourceMeta, now_micros};
 
 /// A list request of a tenant's resources of one kind.
@@ -21,7 +22,14 @@ pub trait ListRequest {
 pub trait CreateRequest {
     /// The common fields of the resource it asks for, `pending` at `now`: its `id`, on
     /// `account_id`, owned by the caller, made by the request of digest `digest`.
-    fn meta(&self, ctx: &Context, id: &str, account_id: &str, digest: &str, now: i64) -> ResourceMeta;
+    fn meta<S: LifecycleState>(
+        &self,
+        ctx: &Context,
+        id: &str,
+        account_id: &str,
+        digest: &str,
+        now: i64,
+    ) -> ResourceMeta<S>;
 
     /// The attributes the authorization row of every kind records: the provider account on
     /// `account_id`, the pool and the project. A kind adds its own after them.
@@ -34,14 +42,14 @@ pub trait CreateRequest {
 macro_rules! resource_requests {
     (create: $create:ty, list: $list:ty $(,)?) => {
         impl $crate::service::resource_calls::CreateRequest for $create {
-            fn meta(
+            fn meta<S: $crate::store::states::LifecycleState>(
                 &self,
                 ctx: &$crate::service::Context,
                 id: &str,
                 account_id: &str,
                 digest: &str,
                 now: i64,
-            ) -> $crate::store::ResourceMeta {
+            ) -> $crate::store::ResourceMeta<S> {
                 $crate::store::ResourceMeta {
                     id: id.to_owned(),
                     tenant_id: self.tenant_id.clone(),
@@ -85,7 +93,7 @@ impl Service {
     /// The resources of `tenant` in `rows` the caller may read (`permission`), each decided as
     /// `get` decides it: with what its authorization row of `resource_type` records (the
     /// attributes of its create), so an operator's policy on them filters the list alike.
-    pub(super) async fn readable_resources<R: Deref<Target = ResourceMeta>>(
+    pub(super) async fn readable_resources<R: Deref<Target = ResourceMeta<S>>, S: LifecycleState>(
         &self,
         ctx: &Context,
         permission: &str,
@@ -98,7 +106,7 @@ impl Service {
 
     /// Deletes `row` with `delete` (the store's, given its id and the time), logged as
     /// `<what> deleting`; one already deleted is the answer as it is.
-    pub(super) async fn delete_unless_deleted<R, Deleting>(
+    pub(super) async fn delete_unless_deleted<R, S, Deleting>(
         &self,
         ctx: &Context,
         what: &str,
@@ -106,7 +114,8 @@ impl Service {
         delete: impl FnOnce(String, i64) -> Deleting,
     ) -> Result<R>
     where
-        R: Deref<Target = ResourceMeta>,
+        R: Deref<Target = ResourceMeta<S>>,
+        S: LifecycleState,
         Deleting: Future<Output = Result<R>>,
     {
         if row.deleted_at.is_some() {

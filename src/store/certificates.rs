@@ -9,6 +9,7 @@ use sqlx::{Any, Row, Transaction};
 use super::catalog::{strings_from_json, strings_to_json};
 use super::networks::VPS_EVENT_SOURCE;
 use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
+use super::states::ProvisionState;
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
@@ -24,7 +25,7 @@ pub const CERTIFICATE_RESOURCE: &str = "compute-certificate";
 pub struct CertificateRow {
     /// Its common fields (`id` is `pcert_...`; `state` is `pending`, `ready`, `deleting`,
     /// `deleted` or `error`).
-    pub meta: ResourceMeta,
+    pub meta: ResourceMeta<ProvisionState>,
     /// `custom` or `letsEncrypt`.
     pub kind: String,
     /// The names it covers.
@@ -42,6 +43,8 @@ pub struct CertificateRow {
 }
 
 impl Resource for CertificateRow {
+    type State = ProvisionState;
+
     const TABLE: ResourceTable = ResourceTable {
         table: "certificates",
         columns: "type, dns_names, not_after, sha256_fingerprint, leaf_certificate, certificate_chain, provider_id",
@@ -93,7 +96,7 @@ pub struct CertificateObserved {
     /// The certificate's version the observation was made against.
     pub version: i64,
     /// Its new state.
-    pub state: String,
+    pub state: ProvisionState,
     /// Its message.
     pub message: String,
     /// The provider's id.
@@ -227,7 +230,7 @@ impl Store {
             if !hold_live_row_in(txn, "certificates", id).await? {
                 return Err(Error::invalid_state(format!("certificate {id:?} is being deleted; name another one"))
                     .with_detail("certificateId", id)
-                    .with_detail("state", "deleting"));
+                    .with_detail("state", ProvisionState::Deleting.as_str()));
             }
             Ok(())
         })
@@ -239,7 +242,7 @@ impl Store {
     pub async fn certificate_observe(&self, id: &str, observed: &CertificateObserved, now: i64) -> Result<bool> {
         crate::measured::store("certificate_observe", async {
             let dns_names = (!observed.dns_names.is_empty()).then(|| strings_to_json(&observed.dns_names));
-            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let common = (observed.version, observed.state, observed.message.as_str());
             let set = "provider_id = ?, dns_names = COALESCE(?, dns_names), not_after = COALESCE(?, not_after)";
             let bind =
                 |query: AnyQuery<'static>| query.bind(&observed.provider_id).bind(dns_names).bind(observed.not_after);

@@ -7,6 +7,7 @@ use sqlx::{Any, Row, Transaction};
 
 use super::networks::VPS_EVENT_SOURCE;
 use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
+use super::states::ProvisionState;
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -21,7 +22,7 @@ pub const INSTANCE_RESOURCE: &str = "compute-instance";
 pub struct InstanceRow {
     /// Its common fields (`id` is `inst_...`, the name is the machine's host name; `state` is
     /// `pending`, `provisioning`, `ready`, `deleting`, `deleted` or `error`).
-    pub meta: ResourceMeta,
+    pub meta: ResourceMeta<ProvisionState>,
     /// Its region.
     pub region: String,
     /// The size slug.
@@ -41,6 +42,8 @@ pub struct InstanceRow {
 }
 
 impl Resource for InstanceRow {
+    type State = ProvisionState;
+
     const TABLE: ResourceTable = ResourceTable {
         table: "instances",
         columns: "region, size, image, subnet_id, network_id, machine_id, public_ipv4, private_ipv4",
@@ -84,7 +87,7 @@ pub struct InstanceObserved {
     /// The instance's version the observation was made against.
     pub version: i64,
     /// Its new state.
-    pub state: String,
+    pub state: ProvisionState,
     /// Its message.
     pub message: String,
     /// The machine, once assigned.
@@ -204,7 +207,7 @@ impl Store {
     /// instance meanwhile (then nothing is written and `false` is returned).
     pub async fn instance_observe(&self, id: &str, observed: &InstanceObserved, now: i64) -> Result<bool> {
         crate::measured::store("instance_observe", async {
-            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let common = (observed.version, observed.state, observed.message.as_str());
             let set = "machine_id = COALESCE(?, machine_id), public_ipv4 = ?, private_ipv4 = ?";
             let bind = |query: AnyQuery<'static>| {
                 query.bind(&observed.machine_id).bind(&observed.public_ipv4).bind(&observed.private_ipv4)

@@ -10,6 +10,7 @@ use super::kubernetes_node_pools::{NodePoolObserved, POOL_COLUMNS, pool_from_row
 use super::resource::{
     Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
 };
+use super::states::ClusterState;
 use super::{AuthzResourceRow, Backend, NewEvent, NodePoolRow, Store, conflict_on_unique};
 use crate::error::{Code, Error, Result};
 
@@ -26,7 +27,7 @@ pub const CLUSTER_RESOURCE: &str = "compute-kubernetes-cluster";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterRow {
     /// Its common fields (`id` is `kcl_...`).
-    pub meta: ResourceMeta,
+    pub meta: ResourceMeta<ClusterState>,
     /// The cloud project it lives in.
     pub provider_project: String,
     /// The pool's billing mode at creation.
@@ -68,6 +69,8 @@ pub struct ClusterRow {
 }
 
 impl Resource for ClusterRow {
+    type State = ClusterState;
+
     const TABLE: ResourceTable = ResourceTable {
         table: "kubernetes_clusters",
         columns: "provider_project, billing_mode, description, mode, location, release_channel, requested_version, \
@@ -128,7 +131,7 @@ pub struct ClusterObserved {
     /// The cluster's version the observation was made against.
     pub version: i64,
     /// Its new state.
-    pub state: String,
+    pub state: ClusterState,
     /// Its message.
     pub message: String,
     /// Endpoint, CA and versions, as reported.
@@ -284,10 +287,10 @@ impl Store {
     ) -> Result<ClusterRow> {
         crate::measured::store("cluster_update", async {
             let mut txn = self.begin_write().await?;
-            let state = if provider_change && matches!(cluster.state.as_str(), "ready" | "error") {
-                "updating"
+            let state = if provider_change && matches!(cluster.state, ClusterState::Ready | ClusterState::Error) {
+                ClusterState::Updating
             } else {
-                cluster.state.as_str()
+                cluster.state
             };
             let updated = sqlx::query(
                 "UPDATE kubernetes_clusters SET description = $2, release_channel = $3, requested_version = $4, \
@@ -313,7 +316,7 @@ impl Store {
                 .with_detail("clusterId", cluster.id.as_str()));
             }
             if provider_change {
-                self.work_enqueue_in(&mut txn, CLUSTER_KIND, &cluster.id, state, deadline, now).await?;
+                self.work_enqueue_in(&mut txn, CLUSTER_KIND, &cluster.id, state.as_str(), deadline, now).await?;
             }
             self.commit_and_signal(txn).await?;
             self.cluster_fetch(&cluster.id).await?.ok_or_else(|| Error::not_found("cluster", &cluster.id))
@@ -397,7 +400,7 @@ impl Store {
     pub async fn cluster_observe(&self, id: &str, observed: &ClusterObserved, now: i64) -> Result<bool> {
         crate::measured::store("cluster_observe", async {
             let mut txn = self.begin_write().await?;
-            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let common = (observed.version, observed.state, observed.message.as_str());
             let set = "endpoint = ?, ca_certificate = ?, kubernetes_version = ?, node_version = ?, ready_once = ?, \
                        accepted_at = COALESCE(accepted_at, ?), version_pending = ?";
             let written = self

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
+use super::states::NodePoolState;
 use super::{NewEvent, Store, conflict_on_unique};
 use crate::error::{Error, Result};
 
@@ -51,7 +52,7 @@ pub struct NodePoolRow {
     /// What the tenant asked for.
     pub spec: NodePoolSpecRow,
     /// `pending`, `ready`, `updating`, `deleting`, `deleted` or `error`.
-    pub state: String,
+    pub state: NodePoolState,
     /// Why it is in `error`.
     pub message: String,
     /// The live node count last reported.
@@ -78,7 +79,7 @@ pub struct NodePoolObserved {
     /// The pool's version the observation was made against: a newer one is left alone.
     pub version: i64,
     /// Its new state.
-    pub state: String,
+    pub state: NodePoolState,
     /// Its message.
     pub message: String,
     /// The live node count.
@@ -120,7 +121,7 @@ impl Store {
                 .bind(&pool.tenant_id)
                 .bind(&pool.name)
                 .bind(spec)
-                .bind(&pool.state)
+                .bind(pool.state)
                 .bind(pool.created_at)
                 .bind(&pool.idempotency_key)
                 .bind(&pool.request_digest)
@@ -252,7 +253,7 @@ impl Store {
             )
             .bind(&observed.id)
             .bind(observed.version)
-            .bind(&observed.state)
+            .bind(observed.state)
             .bind(&observed.message)
             .bind(observed.current_node_count)
             .bind(now)

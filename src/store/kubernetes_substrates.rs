@@ -8,6 +8,7 @@ use sqlx::{Any, Row, Transaction};
 use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
+use super::states::SubstrateState;
 use super::{NewEvent, PoolRow, Store};
 use crate::error::{Error, Result};
 use crate::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
@@ -24,7 +25,7 @@ pub struct SubstrateFlavorRow {
     /// Its node pool's name at the provider (`bc-<pool>-<flavor>`).
     pub node_pool: String,
     /// `pending`, `provisioning`, `ready`, `updating`, `deleting` or `error`.
-    pub state: String,
+    pub state: SubstrateState,
     /// Nodes asked for (the fixed size, or the autoscaling minimum).
     pub desired_nodes: i64,
     /// Nodes the provider reports.
@@ -64,7 +65,7 @@ pub struct SubstrateRow {
     pub master_version: String,
     pub node_version: String,
     /// `pending`, `provisioning`, `ready`, `updating`, `deleting`, `deleted` or `error`.
-    pub state: String,
+    pub state: SubstrateState,
     /// Why it is in `error`.
     pub message: String,
     /// Its flavors' node pools.
@@ -170,7 +171,7 @@ fn pending_flavors(pool_id: &str, spec: &SubstratePolicy, current: &[SubstrateFl
             SubstrateFlavorRow {
                 name: flavor.name.clone(),
                 node_pool: flavor_node_pool_name(pool_id, &flavor.name),
-                state: seen.map_or_else(|| "pending".to_owned(), |row| row.state.clone()),
+                state: seen.map_or(SubstrateState::Pending, |row| row.state),
                 desired_nodes: flavor.node_count.or(flavor.autoscaling.map(|bounds| bounds.min)).unwrap_or(0),
                 provider_nodes: seen.map_or(0, |row| row.provider_nodes),
                 joined_nodes: seen.map_or(0, |row| row.joined_nodes),
@@ -197,7 +198,7 @@ fn new_substrate(pool: &PoolRow, spec: SubstratePolicy, now: i64) -> SubstrateRo
         endpoint: String::new(),
         master_version: String::new(),
         node_version: String::new(),
-        state: "pending".to_owned(),
+        state: SubstrateState::Pending,
         message: String::new(),
         objects: Vec::new(),
         join_token_id: String::new(),
@@ -275,7 +276,7 @@ impl Store {
         if let Some(change) = change {
             self.event_append_in(txn, &row.event(change)).await?;
         }
-        self.work_enqueue_in(txn, SUBSTRATE_KIND, &row.pool_id, &row.state, None, now).await
+        self.work_enqueue_in(txn, SUBSTRATE_KIND, &row.pool_id, row.state.as_str(), None, now).await
     }
 
     async fn substrate_insert_in(&self, txn: &mut Transaction<'static, Any>, row: &SubstrateRow) -> Result<()> {
@@ -295,7 +296,7 @@ impl Store {
         .bind(&row.endpoint)
         .bind(&row.master_version)
         .bind(&row.node_version)
-        .bind(&row.state)
+        .bind(row.state)
         .bind(&row.message)
         .bind(serde_json::to_string(&row.flavors).expect("flavors serialize"))
         .bind(serde_json::to_string(&row.objects).expect("objects serialize"))
@@ -335,7 +336,7 @@ impl Store {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubstrateObserved {
     /// `provisioning`, `ready`, `updating`, `deleting` or `error`.
-    pub state: String,
+    pub state: SubstrateState,
     /// Why it is in `error`, or what it waits for.
     pub message: String,
     pub endpoint: String,
@@ -360,7 +361,7 @@ impl Store {
         crate::measured::store("substrate_observe", async {
             let mut txn = self.begin_write().await?;
             let bump = i64::from(observed.state != current.state || observed.message != current.message);
-            let ready_once = i64::from(current.ready_once || observed.state == "ready");
+            let ready_once = i64::from(current.ready_once || observed.state == SubstrateState::Ready);
             let updated = sqlx::query(
                 "UPDATE kubernetes_substrates SET state = $3, message = $4, endpoint = $5, master_version = $6, \
                  node_version = $7, flavors = $8, objects = $9, ready_once = $10, version = version + $11, \
@@ -368,7 +369,7 @@ impl Store {
             )
             .bind(&current.pool_id)
             .bind(current.version)
-            .bind(&observed.state)
+            .bind(observed.state)
             .bind(&observed.message)
             .bind(&observed.endpoint)
             .bind(&observed.master_version)

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::NewEvent;
 use super::resource::ResourceMeta;
+use super::states::{LoadBalancerState, ProvisionState};
 
 /// One forwarding rule as stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +125,7 @@ pub struct TargetsRow {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadBalancerRow {
     /// Its common fields (`id` is `plb_...`).
-    pub meta: ResourceMeta,
+    pub meta: ResourceMeta<LoadBalancerState>,
     /// The pool's billing mode at creation.
     pub billing_mode: String,
     /// Free text.
@@ -184,7 +185,7 @@ pub struct LoadBalancerObserved {
     /// The version the observation was made against.
     pub version: i64,
     /// Its new state.
-    pub state: String,
+    pub state: LoadBalancerState,
     /// Its message.
     pub message: String,
     /// The provider's id.
@@ -219,14 +220,14 @@ pub struct TargetInstance {
     /// The droplet id, once the provider assigned one.
     pub machine_id: Option<String>,
     /// Its state (`deleting` from the delete call on).
-    pub state: String,
+    pub state: ProvisionState,
 }
 
 impl TargetInstance {
     /// Whether a load balancer reaches it: it has a machine and is not being deleted.
     pub fn counts(&self) -> bool {
         self.machine_id.as_deref().is_some_and(|m| !m.is_empty())
-            && !matches!(self.state.as_str(), "deleting" | "deleted")
+            && !matches!(self.state, ProvisionState::Deleting | ProvisionState::Deleted)
     }
 }
 
@@ -242,7 +243,7 @@ pub struct TargetSubnet {
     /// Its region.
     pub region: String,
     /// Its state.
-    pub state: String,
+    pub state: ProvisionState,
     /// The VPC uuid, once made.
     pub provider_id: String,
 }
@@ -257,7 +258,7 @@ pub struct TargetCertificate {
     /// Its pool's account.
     pub account_id: String,
     /// Its state (`ready` once verified).
-    pub state: String,
+    pub state: ProvisionState,
     /// The provider's id, once uploaded.
     pub provider_id: String,
 }

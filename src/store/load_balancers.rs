@@ -15,6 +15,7 @@ use super::load_balancer_rows::{
     HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer, TargetsRow,
 };
 use super::resource::{Resource, ResourceFilter, ResourceMeta, ResourceTable, not_found, retried};
+use super::states::LoadBalancerState;
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::error::{Error, Result};
 
@@ -31,6 +32,8 @@ pub const LOAD_BALANCER_RESOURCE: &str = "compute-provider-load-balancer";
 pub const LOAD_BALANCER_QUOTA: &str = "loadBalancers";
 
 impl Resource for LoadBalancerRow {
+    type State = LoadBalancerState;
+
     const TABLE: ResourceTable = ResourceTable {
         table: "load_balancers",
         columns: "billing_mode, description, scope, region, subnet_id, target_pool, settings, provider_id, address, \
@@ -318,7 +321,7 @@ impl Store {
             }
             self.load_balancer_members_replace_in(&mut txn, lb).await?;
             let updated = self.load_balancer_fetch_in(&mut txn, &lb.id).await?.expect("just updated");
-            self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &lb.id, &updated.state, deadline, now).await?;
+            self.work_enqueue_in(&mut txn, LOAD_BALANCER_KIND, &lb.id, updated.state.as_str(), deadline, now).await?;
             self.commit_and_signal(txn).await?;
             Ok(updated)
         })
@@ -413,7 +416,7 @@ impl Store {
             }
             let before =
                 self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
-            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let common = (observed.version, observed.state, observed.message.as_str());
             let set = "address = ?, address_v6 = ?, reached_ids = ?, ready_once = ?";
             let written = self
                 .resource_observe_in::<LoadBalancerRow>(&mut txn, id, common, now, set, |query| {

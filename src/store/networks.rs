@@ -14,6 +14,7 @@ use sqlx::{Any, Row, Transaction};
 use super::resource::{
     Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
 };
+use super::states::ProvisionState;
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
 use crate::error::{Error, Result};
 
@@ -31,7 +32,7 @@ pub const VPS_EVENT_SOURCE: &str = "/compute/vps";
 pub struct NetworkRow {
     /// Its common fields (`id` is `net_...`; `state` is `pending`, `provisioning`, `ready`,
     /// `deleting`, `deleted` or `error`).
-    pub meta: ResourceMeta,
+    pub meta: ResourceMeta<ProvisionState>,
     /// The account's provider at creation: `gke` or `digitalocean`.
     pub provider: String,
     /// Free text.
@@ -43,6 +44,8 @@ pub struct NetworkRow {
 }
 
 impl Resource for NetworkRow {
+    type State = ProvisionState;
+
     const TABLE: ResourceTable = ResourceTable {
         table: "networks",
         columns: "provider, description, provider_id",
@@ -81,7 +84,7 @@ pub struct SubnetRow {
     /// Its IPv4 range (CIDR).
     pub ip_range: String,
     /// `pending`, `ready`, `deleting`, `deleted` or `error`.
-    pub state: String,
+    pub state: ProvisionState,
     /// Why it is in `error`.
     pub message: String,
     /// DigitalOcean: the VPC's uuid; GKE: the subnetwork's name. Empty until made.
@@ -109,7 +112,7 @@ pub struct SubnetObserved {
     /// The subnet.
     pub id: String,
     /// Its new state.
-    pub state: String,
+    pub state: ProvisionState,
     /// Its message.
     pub message: String,
     /// Its provider id.
@@ -122,7 +125,7 @@ pub struct NetworkObserved {
     /// The network's version the observation was made against.
     pub version: i64,
     /// Its new state.
-    pub state: String,
+    pub state: ProvisionState,
     /// Its message.
     pub message: String,
     /// Its provider id.
@@ -319,7 +322,7 @@ impl Store {
                     .with_detail("networkId", id));
             }
             let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
-            self.work_enqueue_in(&mut txn, NETWORK_KIND, id, &network.state, None, now).await?;
+            self.work_enqueue_in(&mut txn, NETWORK_KIND, id, network.state.as_str(), None, now).await?;
             let event = network_event("updated", &network, now, serde_json::json!({"changed": ["description"]}));
             self.event_append_in(&mut txn, &event).await?;
             self.commit_and_signal(txn).await?;
@@ -421,7 +424,7 @@ impl Store {
     pub async fn network_observe(&self, id: &str, observed: &NetworkObserved, now: i64) -> Result<bool> {
         crate::measured::store("network_observe", async {
             let mut txn = self.begin_write().await?;
-            let common = (observed.version, observed.state.as_str(), observed.message.as_str());
+            let common = (observed.version, observed.state, observed.message.as_str());
             let written = self
                 .resource_observe_in::<NetworkRow>(&mut txn, id, common, now, "provider_id = ?", |query| {
                     query.bind(&observed.provider_id)
@@ -437,7 +440,7 @@ impl Store {
                 )
                 .bind(&subnet.id)
                 .bind(id)
-                .bind(&subnet.state)
+                .bind(subnet.state)
                 .bind(&subnet.message)
                 .bind(&subnet.provider_id)
                 .bind(now)

@@ -11,15 +11,16 @@ use sqlx::any::{AnyArguments, AnyQueryResult, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, Row, Transaction};
 
+use super::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState};
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::error::{Error, Result};
 
 /// A statement with its arguments bound so far.
 pub(super) type AnyQuery<'q> = Query<'q, Any, AnyArguments>;
 
-/// The fields every asynchronous tenant resource has, as stored.
+/// The fields every asynchronous tenant resource has, as stored; `S` is its kind's state enum.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ResourceMeta {
+pub struct ResourceMeta<S> {
     /// Its id: a prefix and the body derived from the tenant, the caller and the idempotency key.
     pub id: String,
     /// Its tenant.
@@ -35,7 +36,7 @@ pub struct ResourceMeta {
     /// Its name, unique among the tenant's live resources of its kind.
     pub name: String,
     /// Its lifecycle state: `pending`, `ready`, `deleting`, `deleted`, `error`, and the kind's own.
-    pub state: String,
+    pub state: S,
     /// Why it is in `error`.
     pub message: String,
     /// Bumped by every tenant change.
@@ -55,17 +56,11 @@ pub struct ResourceMeta {
     pub deleted_at: Option<i64>,
 }
 
-impl ResourceMeta {
+impl<S: LifecycleState> ResourceMeta<S> {
     /// The fields of a resource about to be created at `now`: `pending`, version 1, no message.
     /// The identity fields are the caller's to fill in (`..ResourceMeta::pending(now)`).
-    pub fn pending(now: i64) -> ResourceMeta {
-        ResourceMeta {
-            state: "pending".to_owned(),
-            version: 1,
-            created_at: now,
-            updated_at: now,
-            ..ResourceMeta::default()
-        }
+    pub fn pending(now: i64) -> ResourceMeta<S> {
+        ResourceMeta { state: S::PENDING, version: 1, created_at: now, updated_at: now, ..ResourceMeta::default() }
     }
 
     /// Its authorization row: of `resource_type`, with `attributes`.
@@ -86,7 +81,7 @@ impl ResourceMeta {
     }
 
     /// Reads the common fields of a row of `table`.
-    pub(super) fn from_row(row: &AnyRow, table: &ResourceTable) -> Result<ResourceMeta> {
+    pub(super) fn from_row(row: &AnyRow, table: &ResourceTable) -> Result<ResourceMeta<S>> {
         Ok(read_columns!(row, ResourceMeta {
             id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, request_digest,
             delete_requested_at, created_at, updated_at, deleted_at;
@@ -112,14 +107,14 @@ pub struct ResourceFilter<'a> {
 
 /// Hands each child in `children` (read in one query for a whole list) to its parent among
 /// `parents`, keeping their order; a child of a parent not listed is passed over.
-pub(super) fn attach_children<P, C>(
+pub(super) fn attach_children<P, C, S>(
     parents: &mut [P],
     children: impl IntoIterator<Item = Result<C>>,
     parent_of: impl Fn(&C) -> &str,
     attach: impl Fn(&mut P, C),
 ) -> Result<()>
 where
-    P: Deref<Target = ResourceMeta>,
+    P: Deref<Target = ResourceMeta<S>>,
 {
     let position: std::collections::HashMap<String, usize> =
         parents.iter().enumerate().map(|(i, parent)| (parent.id.clone(), i)).collect();
@@ -185,7 +180,7 @@ impl ResourceTable {
 }
 
 /// Binds the common fields of an insert (see [`ResourceTable::insert`]).
-fn bind_meta(query: AnyQuery<'static>, meta: &ResourceMeta, table: &ResourceTable) -> AnyQuery<'static> {
+fn bind_meta<S>(query: AnyQuery<'static>, meta: &ResourceMeta<S>, table: &ResourceTable) -> AnyQuery<'static> {
     let query = query
         .bind(&meta.id)
         .bind(&meta.tenant_id)
@@ -215,7 +210,10 @@ fn numbered(sql: &str, first: usize) -> String {
 }
 
 /// A row of one kind of resource: its common fields and its own.
-pub(super) trait Resource: Deref<Target = ResourceMeta> + Sized + Send {
+pub(super) trait Resource: Deref<Target = ResourceMeta<<Self as Resource>::State>> + Sized + Send {
+    /// Its kind's states.
+    type State: LifecycleState;
+
     /// Where the kind is stored.
     const TABLE: ResourceTable;
 
@@ -237,7 +235,7 @@ pub(super) trait Resource: Deref<Target = ResourceMeta> + Sized + Send {
         for (field, value) in self.event_fields() {
             data.insert(field.to_owned(), value);
         }
-        data.insert("state".to_owned(), self.state.clone().into());
+        data.insert("state".to_owned(), self.state.as_str().into());
         data.insert("version".to_owned(), self.version.into());
         if let serde_json::Value::Object(extra) = extra {
             data.extend(extra);
@@ -255,17 +253,17 @@ pub(super) trait Resource: Deref<Target = ResourceMeta> + Sized + Send {
 
 /// Makes each row read and write its common fields as its own (`row.id`, `row.state = ..`).
 macro_rules! reads_meta {
-    ($($row:ty),* $(,)?) => {
+    ($($row:ty: $state:ty),* $(,)?) => {
         $(impl Deref for $row {
-            type Target = ResourceMeta;
+            type Target = ResourceMeta<$state>;
 
-            fn deref(&self) -> &ResourceMeta {
+            fn deref(&self) -> &Self::Target {
                 &self.meta
             }
         }
 
         impl DerefMut for $row {
-            fn deref_mut(&mut self) -> &mut ResourceMeta {
+            fn deref_mut(&mut self) -> &mut Self::Target {
                 &mut self.meta
             }
         }
@@ -274,22 +272,34 @@ macro_rules! reads_meta {
             /// The `error` event to publish with an observation that leaves it in `state` with
             /// `message`: `None` unless that is a new failure (it was not in `error`, or failed
             /// for another reason).
-            pub fn failure_event(&self, state: &str, message: &str, now: i64) -> Option<NewEvent> {
+            pub fn failure_event(&self, state: $state, message: &str, now: i64) -> Option<NewEvent> {
                 failure_event(self, state, message, now)
             }
         })*
     };
 }
 
-reads_meta!(super::ClusterRow, super::NetworkRow, super::InstanceRow, super::CertificateRow, super::LoadBalancerRow,);
+reads_meta!(
+    super::ClusterRow: ClusterState,
+    super::NetworkRow: ProvisionState,
+    super::InstanceRow: ProvisionState,
+    super::CertificateRow: ProvisionState,
+    super::LoadBalancerRow: LoadBalancerState,
+);
 
 /// See the rows' `failure_event`.
-fn failure_event<R: Resource + Clone + DerefMut>(row: &R, state: &str, message: &str, now: i64) -> Option<NewEvent> {
-    if state != "error" || (row.state == "error" && row.message == message) {
+fn failure_event<R: Resource + Clone + DerefMut>(
+    row: &R,
+    state: R::State,
+    message: &str,
+    now: i64,
+) -> Option<NewEvent> {
+    let error = R::State::ERROR;
+    if state != error || (row.state == error && row.message == message) {
         return None;
     }
     let mut failed = row.clone();
-    failed.state = "error".into();
+    failed.state = error;
     Some(failed.event("error", now, serde_json::json!({ "message": message })))
 }
 
@@ -384,7 +394,15 @@ impl Store {
         extra: serde_json::Value,
     ) -> Result<R> {
         self.authz_resource_insert_in(&mut txn, authz).await?;
-        self.work_enqueue_in(&mut txn, R::TABLE.work_kind, &row.id, "pending", deadline, row.created_at).await?;
+        self.work_enqueue_in(
+            &mut txn,
+            R::TABLE.work_kind,
+            &row.id,
+            R::State::PENDING.as_str(),
+            deadline,
+            row.created_at,
+        )
+        .await?;
         let created: R = self.resource_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
         self.event_append_in(&mut txn, &created.event("created", row.created_at, extra)).await?;
         self.commit_and_signal(txn).await?;
@@ -429,7 +447,7 @@ impl Store {
         &self,
         txn: &mut Transaction<'static, Any>,
         id: &str,
-        (version, state, message): (i64, &str, &str),
+        (version, state, message): (i64, R::State, &str),
         now: i64,
         own_set: &str,
         bind_own: impl FnOnce(AnyQuery<'static>) -> AnyQuery<'static>,
@@ -483,7 +501,7 @@ impl Store {
     pub(super) async fn resource_observe<R: Resource>(
         &self,
         id: &str,
-        common: (i64, &str, &str),
+        common: (i64, R::State, &str),
         now: i64,
         (own_set, bind_own): (&str, impl FnOnce(AnyQuery<'static>) -> AnyQuery<'static>),
         events: &[NewEvent],

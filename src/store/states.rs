@@ -5,10 +5,49 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// Declares a state enum with its spelling in the API and the store, and the conversions every
-/// state enum has.
+use sqlx::any::{Any, AnyValueRef};
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::{Database, Decode, Encode, Type};
+
+/// What the resource kit needs of every state enum: the states all kinds share, the spelling,
+/// and which states the reconciler is still working in.
+pub trait LifecycleState:
+    Copy
+    + Eq
+    + Default
+    + fmt::Debug
+    + fmt::Display
+    + FromStr<Err = UnknownState>
+    + Type<Any>
+    + for<'r> Decode<'r, Any>
+    + for<'q> Encode<'q, Any>
+    + Send
+    + Sync
+    + Unpin
+    + 'static
+{
+    /// Recorded and not asked of the provider yet: where every resource starts.
+    const PENDING: Self;
+    /// Being deleted at the provider.
+    const DELETING: Self;
+    /// Gone; the row is kept.
+    const DELETED: Self;
+    /// The provider refused; the row's `message` says why.
+    const ERROR: Self;
+
+    /// The state as the API and the store spell it.
+    fn as_str(self) -> &'static str;
+
+    /// Whether the reconciler is still working on it (a deadline applies).
+    fn is_transient(self) -> bool;
+}
+
+/// Declares a state enum with its spelling in the API and the store, the conversions every
+/// state enum has, and its column type (a row reads and binds it as its text). The first state
+/// is its `Default`; `transient` are those the reconciler is still working in.
 macro_rules! states {
-    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)+ }) => {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)+ } transient: $($transient:ident)|+) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $name {
@@ -24,6 +63,57 @@ macro_rules! states {
                 match self {
                     $($name::$variant => $text,)+
                 }
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name::ALL[0]
+            }
+        }
+
+        impl LifecycleState for $name {
+            const PENDING: Self = $name::Pending;
+            const DELETING: Self = $name::Deleting;
+            const DELETED: Self = $name::Deleted;
+            const ERROR: Self = $name::Error;
+
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+
+            fn is_transient(self) -> bool {
+                matches!(self, $($name::$transient)|+)
+            }
+        }
+
+        impl Type<Any> for $name {
+            fn type_info() -> sqlx::any::AnyTypeInfo {
+                <str as Type<Any>>::type_info()
+            }
+        }
+
+        impl<'r> Decode<'r, Any> for $name {
+            fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
+                Ok(<&str as Decode<'r, Any>>::decode(value)?.parse::<$name>()?)
+            }
+        }
+
+        impl Encode<'_, Any> for $name {
+            fn encode_by_ref(&self, buf: &mut <Any as Database>::ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+                <&str as Encode<'_, Any>>::encode(self.as_str(), buf)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<Z: serde::Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
             }
         }
 
@@ -102,12 +192,14 @@ states!(
     /// A Kubernetes cluster's state.
     ClusterState { Pending = "pending", Provisioning = "provisioning", Ready = "ready", Updating = "updating",
         Deleting = "deleting", Deleted = "deleted", Error = "error", }
+    transient: Pending | Provisioning | Updating | Deleting
 );
 
 states!(
     /// A node pool's state: made with its cluster or by its own create, never `provisioning`.
     NodePoolState { Pending = "pending", Ready = "ready", Updating = "updating", Deleting = "deleting",
         Deleted = "deleted", Error = "error", }
+    transient: Pending | Updating | Deleting
 );
 
 states!(
@@ -115,34 +207,23 @@ states!(
     /// subnet, a certificate.
     ProvisionState { Pending = "pending", Provisioning = "provisioning", Ready = "ready", Deleting = "deleting",
         Deleted = "deleted", Error = "error", }
+    transient: Pending | Provisioning | Deleting
+);
+
+states!(
+    /// A pool substrate's state, and each of its flavors': `provisioning` until it was first
+    /// ready, `updating` after.
+    SubstrateState { Pending = "pending", Provisioning = "provisioning", Ready = "ready", Updating = "updating",
+        Deleting = "deleting", Deleted = "deleted", Error = "error", }
+    transient: Pending | Provisioning | Updating | Deleting
 );
 
 states!(
     /// A load balancer's state: `pending` until the provider has made it, never `provisioning`.
     LoadBalancerState { Pending = "pending", Ready = "ready", Updating = "updating", Deleting = "deleting",
         Deleted = "deleted", Error = "error", }
+    transient: Pending | Updating | Deleting
 );
-
-impl ClusterState {
-    /// Whether the reconciler is still working on it (a deadline applies).
-    pub fn is_transient(self) -> bool {
-        matches!(self, Self::Pending | Self::Provisioning | Self::Updating | Self::Deleting)
-    }
-}
-
-impl ProvisionState {
-    /// Whether the reconciler is still working on it (a deadline applies).
-    pub fn is_transient(self) -> bool {
-        matches!(self, Self::Pending | Self::Provisioning | Self::Deleting)
-    }
-}
-
-impl LoadBalancerState {
-    /// Whether the reconciler is still working on it (a deadline applies).
-    pub fn is_transient(self) -> bool {
-        matches!(self, Self::Pending | Self::Updating | Self::Deleting)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -160,5 +241,23 @@ mod tests {
         assert_eq!(unknown.to_string(), "\"paused\" is not a ProvisionState");
         assert!(ClusterState::Ready == "ready" && "deleting" == ClusterState::Deleting);
         assert!(!NodePoolState::ALL.iter().any(|s| s.as_str() == "provisioning"));
+    }
+
+    #[test]
+    fn a_state_in_json_is_its_spelling_and_an_unknown_one_is_refused() {
+        let json = serde_json::to_string(&[SubstrateState::Provisioning, SubstrateState::Ready]).unwrap();
+        assert_eq!(json, r#"["provisioning","ready"]"#);
+        assert_eq!(serde_json::from_str::<SubstrateState>(r#""updating""#).unwrap(), SubstrateState::Updating);
+        let refused = serde_json::from_str::<SubstrateState>(r#""paused""#).unwrap_err();
+        assert!(refused.to_string().contains("\"paused\" is not a SubstrateState"), "{refused}");
+    }
+
+    #[test]
+    fn every_kind_starts_pending_and_knows_where_its_deadline_applies() {
+        assert_eq!(ClusterState::default(), ClusterState::PENDING);
+        assert!(ClusterState::Provisioning.is_transient() && !ClusterState::Ready.is_transient());
+        assert!(!ProvisionState::Error.is_transient() && ProvisionState::Deleting.is_transient());
+        assert!(LoadBalancerState::Updating.is_transient() && !LoadBalancerState::Deleted.is_transient());
+        assert_eq!(NodePoolState::ERROR.as_str(), "error");
     }
 }

@@ -33,6 +33,7 @@ use crate::provider::{
     ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Force, Found, ManagedKubernetes, ProviderError,
 };
 use crate::secrets::SecretKey;
+use crate::store::states::SubstrateState;
 use crate::store::{
     JoinTokenRow, SUBSTRATE_KIND, Store, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved, SubstrateRow,
     now_micros,
@@ -127,15 +128,15 @@ impl Step<'_> {
     }
 
     /// The state of a substrate on its way: `provisioning` until it was first ready.
-    fn busy(&self) -> &'static str {
-        if self.substrate.ready_once { "updating" } else { "provisioning" }
+    fn busy(&self) -> SubstrateState {
+        if self.substrate.ready_once { SubstrateState::Updating } else { SubstrateState::Provisioning }
     }
 
     /// An observation that keeps everything as it was.
     fn unchanged(&self) -> SubstrateObserved {
         let s = self.substrate;
         SubstrateObserved {
-            state: s.state.clone(),
+            state: s.state,
             message: s.message.clone(),
             endpoint: s.endpoint.clone(),
             master_version: s.master_version.clone(),
@@ -149,10 +150,12 @@ impl Step<'_> {
     /// Writes the observation (with `error` when it newly fails) and returns `outcome`.
     async fn record(&self, mut observed: SubstrateObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let s = self.substrate;
-        if observed.state == "error" && (s.state != "error" || s.message != observed.message) {
+        if observed.state == SubstrateState::Error
+            && (s.state != SubstrateState::Error || s.message != observed.message)
+        {
             observed.changes.push("error");
         }
-        let state = observed.state.clone();
+        let state = observed.state;
         // Not written: the pool's policy changed meanwhile and its write queued another pass.
         self.pass.store.substrate_observe(s, &observed, now_micros()).await.context("recording the substrate")?;
         Ok(outcome.in_state(state))
@@ -160,13 +163,13 @@ impl Step<'_> {
 
     /// `error` with `message`, retried when something changes (or on the settled interval).
     async fn fail(&self, mut observed: SubstrateObserved, message: String) -> Result<Outcome, PassError> {
-        observed.state = "error".into();
+        observed.state = SubstrateState::Error;
         observed.message = message.clone();
         self.record(observed, Outcome::permanent(message)).await
     }
 
     async fn waiting(&self, mut observed: SubstrateObserved, message: String) -> Result<Outcome, PassError> {
-        observed.state = self.busy().into();
+        observed.state = self.busy();
         observed.message = message;
         self.record(observed, Outcome::converging()).await
     }
@@ -224,7 +227,7 @@ impl Step<'_> {
         }
         let token = match self.hosted_token().await? {
             HostedToken::Ready(token) => token,
-            HostedToken::Again => return Ok(Outcome::converging().in_state(self.substrate.state.clone())),
+            HostedToken::Again => return Ok(Outcome::converging().in_state(self.substrate.state)),
         };
         let api =
             KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, KubeAuth::Google(self.gke.tokens().clone()))
@@ -300,7 +303,7 @@ impl Step<'_> {
             let mut row = SubstrateFlavorRow {
                 name: flavor.name.clone(),
                 node_pool: spec.name.clone(),
-                state: "ready".into(),
+                state: SubstrateState::Ready,
                 desired_nodes: i64::from(spec.node_count),
                 provider_nodes: found.map_or(0, provider_nodes),
                 joined_nodes: self
@@ -321,24 +324,28 @@ impl Step<'_> {
                 }
                 _ if step.is_some() => row.state = self.substrate_flavor_state(&flavor.name),
                 None => {
-                    row.state = "provisioning".into();
+                    row.state = SubstrateState::Provisioning;
                     step = Some(self.gke.node_pool_create(cluster, &spec).await.map(drop));
                 }
                 Some(p) if p.status == "ERROR" => {
                     let said = if p.status_message.is_empty() { "ERROR".to_owned() } else { p.status_message.clone() };
-                    row.state = "error".into();
+                    row.state = SubstrateState::Error;
                     flavors.push(row);
                     observed.flavors = flavors;
                     let message = format!("node pool {:?} of flavor {:?}: {said}", spec.name, flavor.name);
                     return self.fail(observed.clone(), message).await.map(Some);
                 }
                 Some(p) if p.status != "RUNNING" => {
-                    row.state = if p.status == "PROVISIONING" { "provisioning" } else { "updating" }.into();
+                    row.state = if p.status == "PROVISIONING" {
+                        SubstrateState::Provisioning
+                    } else {
+                        SubstrateState::Updating
+                    };
                     waiting_on.get_or_insert_with(|| format!("node pool {:?} is {}", spec.name, p.status));
                 }
                 Some(p) => {
                     if let Some(next) = next_pool_step(&spec, remote, p) {
-                        row.state = "updating".into();
+                        row.state = SubstrateState::Updating;
                         step = Some(node_pool_steps::take(self.gke, cluster, &spec.name, &next).await);
                     }
                 }
@@ -369,8 +376,8 @@ impl Step<'_> {
         }
     }
 
-    fn substrate_flavor_state(&self, name: &str) -> String {
-        self.substrate.flavors.iter().find(|f| f.name == name).map_or_else(|| "pending".into(), |f| f.state.clone())
+    fn substrate_flavor_state(&self, name: &str) -> SubstrateState {
+        self.substrate.flavors.iter().find(|f| f.name == name).map_or(SubstrateState::Pending, |f| f.state)
     }
 
     /// Marks `deleted` the pool's live nodes of `flavor` (their node pool is going away).
@@ -509,11 +516,11 @@ impl Step<'_> {
     /// ready again after a change.
     async fn ready(&self, mut observed: SubstrateObserved) -> Result<Outcome, PassError> {
         let s = self.substrate;
-        observed.state = "ready".into();
+        observed.state = SubstrateState::Ready;
         observed.message = String::new();
         if !s.ready_once {
             observed.changes.push("ready");
-        } else if s.state != "ready" {
+        } else if s.state != SubstrateState::Ready {
             observed.changes.push("updated");
         }
         // Settled, but back soon enough to renew the token and count nodes that come and go.
@@ -523,7 +530,7 @@ impl Step<'_> {
     /// Tears the substrate down, one step per pass, then ends it.
     async fn teardown(&self) -> Result<Outcome, PassError> {
         let mut observed = self.unchanged();
-        observed.state = "deleting".into();
+        observed.state = SubstrateState::Deleting;
         observed.message = String::new();
         let name = &self.substrate.cluster_name;
         let Some(remote) = self.gke.cluster_get(name).await.found()? else { return self.finish().await };

@@ -11,6 +11,7 @@ use super::{ProviderResources, provider_name, rfc3339_micros};
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Certificate, CertificateSpec, Certificates, Found, ProviderError};
 use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::store::states::ProvisionState;
 use crate::store::{CERTIFICATE_KIND, CertificateObserved, CertificateRow, Store, certificate_event, now_micros};
 
 /// The certificates' reconciler.
@@ -61,7 +62,7 @@ impl Step<'_> {
         let c = self.certificate;
         CertificateObserved {
             version: c.version,
-            state: c.state.clone(),
+            state: c.state,
             message: c.message.clone(),
             provider_id: c.provider_id.clone(),
             dns_names: Vec::new(),
@@ -72,15 +73,15 @@ impl Step<'_> {
 
     /// The certificate in `error` with `message`.
     fn failed(&self, message: String) -> CertificateObserved {
-        CertificateObserved { state: "error".into(), message, ..self.unchanged() }
+        CertificateObserved { state: ProvisionState::Error, message, ..self.unchanged() }
     }
 
     /// Writes the observation (with an `error` event when the certificate newly fails).
     async fn record(&self, mut observed: CertificateObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
         let c = self.certificate;
-        observed.events.extend(c.failure_event(&observed.state, &observed.message, now));
-        let state = observed.state.clone();
+        observed.events.extend(c.failure_event(observed.state, &observed.message, now));
+        let state = observed.state;
         self.pass.store.certificate_observe(&c.id, &observed, now).await.context("recording the certificate failed")?;
         Ok(outcome.in_state(state))
     }
@@ -104,10 +105,10 @@ impl Step<'_> {
         }
         match found.state.as_str() {
             "verified" => {
-                observed.state = "ready".into();
-                if c.state != "ready" {
+                observed.state = ProvisionState::Ready;
+                if c.state != ProvisionState::Ready {
                     let mut ready = c.clone();
-                    ready.state = "ready".into();
+                    ready.state = ProvisionState::Ready;
                     let not_after = observed.not_after.or(c.not_after);
                     let names = if observed.dns_names.is_empty() { &c.dns_names } else { &observed.dns_names };
                     observed.events.push(certificate_event(
@@ -120,12 +121,12 @@ impl Step<'_> {
                 self.record(observed, Outcome::settled()).await
             }
             "error" => {
-                observed.state = "error".into();
+                observed.state = ProvisionState::Error;
                 observed.message = "the provider could not verify the certificate".into();
                 self.record(observed, Outcome::permanent("the certificate is in error at the provider")).await
             }
             _ => {
-                observed.state = "pending".into();
+                observed.state = ProvisionState::Pending;
                 self.record(observed, Outcome::converging()).await
             }
         }
@@ -154,7 +155,7 @@ impl Step<'_> {
             Ok(created) => {
                 let observed = CertificateObserved {
                     provider_id: created.id,
-                    state: "pending".into(),
+                    state: ProvisionState::Pending,
                     message: String::new(),
                     ..self.unchanged()
                 };

@@ -11,6 +11,7 @@ use super::{ProviderResources, provider_name};
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, Instance, InstanceSpec, Instances, ProviderError};
 use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::store::states::ProvisionState;
 use crate::store::{INSTANCE_KIND, InstanceObserved, InstanceRow, Store, instance_event, now_micros};
 
 /// The tag every droplet of better-compute carries.
@@ -65,7 +66,7 @@ impl Step<'_> {
         let i = self.instance;
         InstanceObserved {
             version: i.version,
-            state: i.state.clone(),
+            state: i.state,
             message: i.message.clone(),
             machine_id: i.machine_id.clone(),
             public_ipv4: i.public_ipv4.clone(),
@@ -76,14 +77,14 @@ impl Step<'_> {
 
     /// The instance in `error` with `message`.
     fn failed(&self, message: String) -> InstanceObserved {
-        InstanceObserved { state: "error".into(), message, ..self.unchanged() }
+        InstanceObserved { state: ProvisionState::Error, message, ..self.unchanged() }
     }
 
     /// Writes the observation (with an `error` event when the instance newly fails).
     async fn record(&self, mut observed: InstanceObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
-        observed.events.extend(self.instance.failure_event(&observed.state, &observed.message, now));
-        let state = observed.state.clone();
+        observed.events.extend(self.instance.failure_event(observed.state, &observed.message, now));
+        let state = observed.state;
         self.pass
             .store
             .instance_observe(&self.instance.id, &observed, now)
@@ -120,13 +121,13 @@ impl Step<'_> {
             ..self.unchanged()
         };
         if droplet.status != "active" {
-            observed.state = "provisioning".into();
+            observed.state = ProvisionState::Provisioning;
             return self.record(observed, Outcome::converging()).await;
         }
-        observed.state = "ready".into();
-        if self.instance.state != "ready" {
+        observed.state = ProvisionState::Ready;
+        if self.instance.state != ProvisionState::Ready {
             let mut ready = self.instance.clone();
-            ready.state = "ready".into();
+            ready.state = ProvisionState::Ready;
             observed.events.push(instance_event(
                 "ready",
                 &ready,
@@ -146,13 +147,13 @@ impl Step<'_> {
             let Some(subnet) = self.pass.store.subnet_fetch(subnet_id).await? else {
                 return Err(PassError::not_found(format!("subnet {subnet_id} is gone")));
             };
-            if subnet.state == "error" {
+            if subnet.state == ProvisionState::Error {
                 let message = format!("subnet {:?} is in error: {}", subnet.id, subnet.message);
                 return self.record(self.failed(message), Outcome::permanent("the subnet is in error")).await;
             }
             if subnet.provider_id.is_empty() {
                 // The subnet's VPC is still being made: the instance waits for it.
-                return Ok(Outcome::converging().in_state("pending"));
+                return Ok(Outcome::converging().in_state(ProvisionState::Pending));
             }
             vpc_uuid = subnet.provider_id;
         }
@@ -171,7 +172,7 @@ impl Step<'_> {
                 let machine = droplet.id.to_string();
                 self.pass.store.instance_set_machine(&i.id, &machine, now_micros()).await?;
                 let observed = InstanceObserved {
-                    state: "provisioning".into(),
+                    state: ProvisionState::Provisioning,
                     message: String::new(),
                     machine_id: Some(machine),
                     ..self.unchanged()
@@ -192,7 +193,7 @@ impl Step<'_> {
             return Ok(Outcome::remove());
         };
         match self.adapter.instance_delete(droplet.id).await.found() {
-            Ok(_) => Ok(Outcome::converging().in_state("deleting")),
+            Ok(_) => Ok(Outcome::converging().in_state(ProvisionState::Deleting)),
             Err(error) => {
                 let error = refusal(error)?;
                 let message = format!("the provider refused to delete the instance: {}", error.message);

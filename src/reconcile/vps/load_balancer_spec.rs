@@ -7,6 +7,7 @@
 use crate::provider::{
     Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck, LoadBalancerSpec, StickySessions,
 };
+use crate::store::states::ProvisionState;
 use crate::store::{LoadBalancerRow, Store, TargetInstance};
 
 /// The provider-side representation and what it reaches.
@@ -68,12 +69,12 @@ async fn certificates(
             Some(c) if c.tenant_id == lb.tenant_id => c,
             _ => return Ok(Err(Resolved::Fail(format!("certificate {id:?} was deleted; name another one")))),
         };
-        match certificate.state.as_str() {
-            "ready" if !certificate.provider_id.is_empty() => ids.push((id, certificate.provider_id)),
-            "deleting" | "deleted" => {
+        match certificate.state {
+            ProvisionState::Ready if !certificate.provider_id.is_empty() => ids.push((id, certificate.provider_id)),
+            ProvisionState::Deleting | ProvisionState::Deleted => {
                 return Ok(Err(Resolved::Fail(format!("certificate {id:?} is being deleted; name another one"))));
             }
-            "error" => {
+            ProvisionState::Error => {
                 return Ok(Err(Resolved::Fail(format!(
                     "certificate {id:?} failed at the provider; fix it or name another one"
                 ))));

@@ -12,7 +12,7 @@
 //! five minutes; an instance's delete wakes its load balancers at once. Deletion deletes at the
 //! provider, then finishes the row (quota refunded, billing ended).
 
-use crate::store::states::LoadBalancerState;
+use crate::store::states::{LifecycleState, LoadBalancerState};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,7 +73,7 @@ impl Step<'_> {
         let lb = self.lb;
         LoadBalancerObserved {
             version: lb.version,
-            state: lb.state.clone(),
+            state: lb.state,
             message: lb.message.clone(),
             provider_id: lb.provider_id.clone(),
             address: lb.address.clone(),
@@ -87,16 +87,17 @@ impl Step<'_> {
     /// The state while the provider is not done: `updating` once it was ready, and for a
     /// change the tenant made (the update answered `updating`: it stays so until the provider
     /// applied it, even on a load balancer the provider has not yet activated); else `pending`.
-    fn busy(&self) -> &'static str {
-        if self.lb.ready_once || self.lb.state == "updating" { "updating" } else { "pending" }
+    fn busy(&self) -> LoadBalancerState {
+        let updating = self.lb.ready_once || self.lb.state == LoadBalancerState::Updating;
+        if updating { LoadBalancerState::Updating } else { LoadBalancerState::Pending }
     }
 
     /// Writes the observation (with an `error` event when the load balancer newly fails) and
     /// returns `outcome` in the observed state.
     async fn record(&self, mut observed: LoadBalancerObserved, outcome: Outcome) -> Result<Outcome, PassError> {
         let now = now_micros();
-        observed.events.extend(self.lb.failure_event(&observed.state, &observed.message, now));
-        let state = observed.state.clone();
+        observed.events.extend(self.lb.failure_event(observed.state, &observed.message, now));
+        let state = observed.state;
         // Not written: the tenant changed it meanwhile and its write queued a pass.
         let observing = self.pass.store.load_balancer_observe(&self.lb.id, &observed, now);
         observing.await.context("recording the load balancer failed")?;
@@ -105,7 +106,8 @@ impl Step<'_> {
 
     /// Fails the load balancer with `message` until something changes.
     async fn fail(&self, message: String) -> Result<Outcome, PassError> {
-        let observed = LoadBalancerObserved { state: "error".into(), message: message.clone(), ..self.unchanged() };
+        let observed =
+            LoadBalancerObserved { state: LoadBalancerState::Error, message: message.clone(), ..self.unchanged() };
         self.record(observed, Outcome::permanent(message)).await
     }
 
@@ -127,7 +129,7 @@ impl Step<'_> {
             // delete call retries at once).
             let error = refusal(error)?;
             let observed = LoadBalancerObserved {
-                state: "error".into(),
+                state: LoadBalancerState::Error,
                 message: format!("the provider refused to delete the load balancer: {}", error.message),
                 ..self.unchanged()
             };
@@ -149,8 +151,7 @@ impl Step<'_> {
             Resolved::Ready(wanted) => wanted,
             Resolved::Wait(why) => {
                 tracing::debug!(load_balancer = %self.lb.id, why, "waiting before asking the provider");
-                let observed =
-                    LoadBalancerObserved { state: self.busy().into(), message: String::new(), ..self.unchanged() };
+                let observed = LoadBalancerObserved { state: self.busy(), message: String::new(), ..self.unchanged() };
                 return self.record(observed, Outcome::converging()).await;
             }
             Resolved::Fail(why) => return self.fail(why).await,
@@ -172,7 +173,7 @@ impl Step<'_> {
         match self.provider.load_balancer_create(&wanted.spec).await {
             Ok(remote) => {
                 let observed = LoadBalancerObserved {
-                    state: self.busy().into(),
+                    state: self.busy(),
                     message: String::new(),
                     provider_id: remote.id.clone(),
                     reached_ids: wanted.reached_ids.clone(),
@@ -203,18 +204,18 @@ impl Step<'_> {
                 return self.fail("the provider reports the load balancer errored".to_owned()).await;
             }
             _ => {
-                observed.state = self.busy().into();
+                observed.state = self.busy();
                 return self.record(observed, Outcome::converging()).await;
             }
         }
-        observed.state = "ready".into();
+        observed.state = LoadBalancerState::Ready;
         let mut ready = lb.clone();
-        ready.state = "ready".into();
+        ready.state = LoadBalancerState::Ready;
         let addresses = serde_json::json!({"address": remote.ip, "addressV6": remote.ipv6});
         if !lb.ready_once {
             observed.ready_once = true;
             observed.events.push(load_balancer_event("ready", &ready, now, addresses));
-        } else if !changed.is_empty() || lb.state != "ready" {
+        } else if !changed.is_empty() || lb.state != LoadBalancerState::Ready {
             let mut data = addresses;
             data["changed"] = serde_json::json!(changed);
             data["reachedIds"] = serde_json::json!(wanted.reached_ids);

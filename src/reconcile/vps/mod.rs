@@ -16,7 +16,7 @@ mod load_balancer_spec;
 mod load_balancers;
 mod networks;
 
-use crate::store::states::ProvisionState;
+use crate::store::states::{LifecycleState, ProvisionState};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -15,6 +15,7 @@ use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::gce::Gce;
 use crate::provider::{ErrorKind, Found, NetworkSpec, Networks, ProviderError};
 use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
+use crate::store::states::ProvisionState;
 use crate::store::{
     NETWORK_KIND, NetworkObserved, NetworkRow, Store, SubnetObserved, SubnetRow, network_event, now_micros,
 };
@@ -94,14 +95,14 @@ impl Step<'_> {
     async fn record(
         &self,
         seen: Vec<(&SubnetRow, Seen)>,
-        busy: &str,
+        busy: ProvisionState,
         outcome: Option<Outcome>,
     ) -> Result<Outcome, PassError> {
         let network = self.network;
         let now = now_micros();
         let mut observed = NetworkObserved {
             version: network.version,
-            state: network.state.clone(),
+            state: network.state,
             message: String::new(),
             provider_id: if network.provider == "gke" { self.network_name() } else { String::new() },
             subnets: Vec::new(),
@@ -111,11 +112,15 @@ impl Step<'_> {
         let mut all_ready = true;
         for (subnet, seen) in seen {
             let (state, message, provider_id) = match seen {
-                Seen::Ready(id) => ("ready", String::new(), id),
+                Seen::Ready(id) => (ProvisionState::Ready, String::new(), id),
                 Seen::Busy => {
                     all_ready = false;
                     (
-                        if subnet.state == "deleting" { "deleting" } else { "pending" },
+                        if subnet.state == ProvisionState::Deleting {
+                            ProvisionState::Deleting
+                        } else {
+                            ProvisionState::Pending
+                        },
                         String::new(),
                         subnet.provider_id.clone(),
                     )
@@ -123,32 +128,27 @@ impl Step<'_> {
                 Seen::Failed(message) => {
                     all_ready = false;
                     failed.push(format!("subnet {:?}: {message}", subnet.name));
-                    ("error", message, subnet.provider_id.clone())
+                    (ProvisionState::Error, message, subnet.provider_id.clone())
                 }
-                Seen::Gone => ("deleting", String::new(), String::new()),
+                Seen::Gone => (ProvisionState::Deleting, String::new(), String::new()),
             };
-            observed.subnets.push(SubnetObserved {
-                id: subnet.id.clone(),
-                state: state.to_owned(),
-                message,
-                provider_id,
-            });
+            observed.subnets.push(SubnetObserved { id: subnet.id.clone(), state, message, provider_id });
         }
         let outcome = if !failed.is_empty() {
-            observed.state = "error".into();
+            observed.state = ProvisionState::Error;
             observed.message = failed.join("; ");
             outcome.unwrap_or_else(|| Outcome::permanent(observed.message.clone()))
-        } else if all_ready && busy != "deleting" {
-            observed.state = "ready".into();
+        } else if all_ready && busy != ProvisionState::Deleting {
+            observed.state = ProvisionState::Ready;
             outcome.unwrap_or_else(Outcome::settled)
         } else {
-            observed.state = busy.into();
+            observed.state = busy;
             outcome.unwrap_or_else(Outcome::converging)
         };
         let mut after = network.clone();
-        after.state = observed.state.clone();
-        observed.events.extend(network.failure_event(&observed.state, &observed.message, now));
-        if observed.state == "ready" && network.state != "ready" {
+        after.state = observed.state;
+        observed.events.extend(network.failure_event(observed.state, &observed.message, now));
+        if observed.state == ProvisionState::Ready && network.state != ProvisionState::Ready {
             let subnets: Vec<serde_json::Value> = observed
                 .subnets
                 .iter()
@@ -156,7 +156,7 @@ impl Step<'_> {
                 .collect();
             observed.events.push(network_event("ready", &after, now, serde_json::json!({"subnets": subnets})));
         }
-        let state = observed.state.clone();
+        let state = observed.state;
         self.pass.store.network_observe(&network.id, &observed, now).await.context("recording the network failed")?;
         Ok(outcome.in_state(state))
     }
@@ -167,21 +167,21 @@ impl Step<'_> {
         let now = now_micros();
         let message = format!("the provider refused to delete the network: {}", error.message);
         let mut after = self.network.clone();
-        after.state = "error".into();
+        after.state = ProvisionState::Error;
         let mut observed = NetworkObserved {
             version: self.network.version,
-            state: "error".into(),
+            state: ProvisionState::Error,
             message: message.clone(),
             provider_id: self.network.provider_id.clone(),
             subnets: Vec::new(),
             events: Vec::new(),
         };
-        if self.network.state != "error" || self.network.message != message {
+        if self.network.state != ProvisionState::Error || self.network.message != message {
             observed.events.push(network_event("error", &after, now, serde_json::json!({"message": message})));
         }
         let observing = self.pass.store.network_observe(&self.network.id, &observed, now);
         observing.await.context("recording the network failed")?;
-        Ok(Outcome::retry(error.to_string(), self.shared.timings.delete_backoff).in_state("error"))
+        Ok(Outcome::retry(error.to_string(), self.shared.timings.delete_backoff).in_state(ProvisionState::Error))
     }
 
     async fn finish_delete(&self) -> Result<Outcome, PassError> {
@@ -198,10 +198,10 @@ impl Step<'_> {
                 Ok(op) if op.error.is_some() => {
                     let message = op.error.unwrap_or_default();
                     let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(message.clone()))).collect();
-                    self.record(seen, "provisioning", None).await
+                    self.record(seen, ProvisionState::Provisioning, None).await
                 }
-                Ok(_) => self.record(seen, "provisioning", None).await,
-                Err(error) if error.status == Some(409) => self.record(seen, "provisioning", None).await,
+                Ok(_) => self.record(seen, ProvisionState::Provisioning, None).await,
+                Err(error) if error.status == Some(409) => self.record(seen, ProvisionState::Provisioning, None).await,
                 Err(error) => self.create_failed(error).await,
             };
         }
@@ -219,17 +219,17 @@ impl Step<'_> {
             };
             seen.push((subnet, state));
         }
-        self.record(seen, "provisioning", None).await
+        self.record(seen, ProvisionState::Provisioning, None).await
     }
 
     /// The network's create was refused: `error` (permanent), or wait for the operation that runs.
     async fn create_failed(&self, error: ProviderError) -> Result<Outcome, PassError> {
         if error.kind == ErrorKind::ConflictInProgress {
-            return Ok(Outcome::converging().in_state("provisioning"));
+            return Ok(Outcome::converging().in_state(ProvisionState::Provisioning));
         }
         let error = refusal(error)?;
         let seen = self.network.subnets.iter().map(|s| (s, Seen::Failed(error.message.clone()))).collect();
-        self.record(seen, "provisioning", Some(Outcome::permanent(error.to_string()))).await
+        self.record(seen, ProvisionState::Provisioning, Some(Outcome::permanent(error.to_string()))).await
     }
 
     /// GKE: each subnetwork, then the network, then the row.
@@ -250,7 +250,7 @@ impl Step<'_> {
             seen.push((subnet, state));
         }
         if seen.iter().any(|(_, s)| !matches!(s, Seen::Gone)) {
-            return self.record(seen, "deleting", None).await;
+            return self.record(seen, ProvisionState::Deleting, None).await;
         }
         let name = self.network_name();
         if gce.network_get(&name).await.found()?.is_none() {
@@ -258,8 +258,10 @@ impl Step<'_> {
         }
         match gce.network_delete(&name).await.found() {
             Ok(None) => self.finish_delete().await,
-            Ok(Some(_)) => self.record(seen, "deleting", None).await,
-            Err(error) if error.kind == ErrorKind::ConflictInProgress => self.record(seen, "deleting", None).await,
+            Ok(Some(_)) => self.record(seen, ProvisionState::Deleting, None).await,
+            Err(error) if error.kind == ErrorKind::ConflictInProgress => {
+                self.record(seen, ProvisionState::Deleting, None).await
+            }
             Err(error) => self.refused(error).await,
         }
     }
@@ -287,7 +289,7 @@ impl Step<'_> {
             };
             seen.push((subnet, state));
         }
-        self.record(seen, "provisioning", None).await
+        self.record(seen, ProvisionState::Provisioning, None).await
     }
 
     /// DigitalOcean: deletes each subnet's VPC (refused while members remain), then the row.
@@ -329,7 +331,7 @@ pub async fn cluster_network(store: &Store, network_id: &str, location: &str) ->
     };
     let in_location = |s: &&SubnetRow| location == s.region || location.starts_with(&format!("{}-", s.region));
     let mut subnets: Vec<&SubnetRow> =
-        network.subnets.iter().filter(in_location).filter(|s| s.state == "ready").collect();
+        network.subnets.iter().filter(in_location).filter(|s| s.state == ProvisionState::Ready).collect();
     subnets.sort_by(|a, b| a.name.cmp(&b.name));
     match subnets.first() {
         Some(subnet) => Ok((provider_name("bc-n", &network.id), subnet_name(subnet))),

@@ -5,6 +5,7 @@
 
 use better_compute::ids::{CertificateId, InstanceId, NetworkId, SubnetId};
 use better_compute::provider::{CertificateSpec, Certificates, InstanceSpec, Instances, NetworkSpec, Networks};
+use better_compute::store::states::ProvisionState;
 use better_compute::store::{
     AuthzResourceRow, CertificateObserved, CertificateRow, InstanceRow, NetworkObserved, NetworkRow, NewCertificate,
     NewInstance, NewNetwork, ResourceMeta, SubnetObserved, SubnetRow, now_micros,
@@ -81,7 +82,7 @@ impl Env {
                 name: "main".into(),
                 region: region.into(),
                 ip_range: ip_range.into(),
-                state: "pending".into(),
+                state: ProvisionState::Pending,
                 message: String::new(),
                 provider_id: String::new(),
                 created_at: now,
@@ -96,10 +97,10 @@ impl Env {
             .unwrap();
         let observed = NetworkObserved {
             version: created.version,
-            state: "ready".into(),
+            state: ProvisionState::Ready,
             subnets: vec![SubnetObserved {
                 id: subnet_id.clone(),
-                state: "ready".into(),
+                state: ProvisionState::Ready,
                 message: String::new(),
                 provider_id: vpc.id,
             }],
@@ -227,7 +228,7 @@ impl Env {
         }
         let observed = CertificateObserved {
             version: row.version,
-            state: "ready".into(),
+            state: ProvisionState::Ready,
             provider_id: uploaded.id,
             ..Default::default()
         };
