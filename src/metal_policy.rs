@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::error::{FieldViolation, Result, Violations};
 use crate::service::metal_states;
+use crate::store::states::MachineState;
 
 /// The image a rescue boots when the pool's policy names none.
 pub const RESCUE_IMAGE: &str = "https://images.better-compute.dev/rescue/latest.iso";
@@ -28,7 +29,7 @@ pub struct MetalPolicy {
     /// How many live machines the pool may hold; `None` for no limit.
     pub max_machines: Option<i64>,
     /// Deadlines of transient states that override the defaults.
-    pub deadlines: BTreeMap<String, Duration>,
+    pub deadlines: BTreeMap<MachineState, Duration>,
     /// The image a deploy boots when it names none; empty for none.
     pub image: String,
     /// The image a rescue boots; empty for [`RESCUE_IMAGE`].
@@ -37,8 +38,8 @@ pub struct MetalPolicy {
 
 impl MetalPolicy {
     /// How long `state` may last: the policy's deadline, else the table's default.
-    pub fn deadline(&self, state: &str) -> Option<Duration> {
-        self.deadlines.get(state).copied().or_else(|| metal_states::transient(state).and_then(|t| t.deadline))
+    pub fn deadline(&self, state: MachineState) -> Option<Duration> {
+        self.deadlines.get(&state).copied().or_else(|| metal_states::transient(state).and_then(|t| t.deadline))
     }
 
     /// The image a rescue boots: the policy's, else [`RESCUE_IMAGE`].
@@ -80,7 +81,7 @@ pub fn read(policy: &Value) -> Result<MetalPolicy> {
         }
         if let Some(deadlines) = metal.get("deadlines") {
             let transient: Vec<&str> =
-                metal_states::TRANSITIONS.iter().filter(|t| t.deadline.is_some()).map(|t| t.to).collect();
+                metal_states::TRANSITIONS.iter().filter(|t| t.deadline.is_some()).map(|t| t.to.as_str()).collect();
             match deadlines.as_object() {
                 None => fault(
                     "policy.metal.deadlines".into(),
@@ -89,13 +90,13 @@ pub fn read(policy: &Value) -> Result<MetalPolicy> {
                 Some(deadlines) => {
                     for (state, seconds) in deadlines {
                         let path = format!("policy.metal.deadlines.{state}");
-                        if !transient.contains(&state.as_str()) {
+                        let Some(state) = state.parse().ok().filter(|s| metal_states::transient(*s).is_some()) else {
                             fault(path, format!("is not a transient state; one of {}", transient.join(", ")));
                             continue;
-                        }
+                        };
                         match seconds.as_u64().filter(|s| (1..=MAX_DEADLINE_SECONDS).contains(s)) {
                             Some(s) => {
-                                read.deadlines.insert(state.clone(), Duration::from_secs(s));
+                                read.deadlines.insert(state, Duration::from_secs(s));
                             }
                             None => fault(path, format!("must be 1 to 86400 seconds; got {seconds}")),
                         }
@@ -117,16 +118,16 @@ mod tests {
     fn an_empty_policy_keeps_the_tables_deadlines_and_no_limit() {
         let policy = read(&json!({})).unwrap();
         assert_eq!(policy.max_machines, None);
-        assert_eq!(policy.deadline("deploying"), Some(Duration::from_secs(2400)));
-        assert_eq!(policy.deadline("ready"), None);
+        assert_eq!(policy.deadline(MachineState::Deploying), Some(Duration::from_secs(2400)));
+        assert_eq!(policy.deadline(MachineState::Ready), None);
     }
 
     #[test]
     fn a_policy_overrides_deadlines_and_sets_the_limit() {
         let policy = read(&json!({"maxMachines": 2, "metal": {"deadlines": {"deploying": 60}}})).unwrap();
         assert_eq!(policy.max_machines, Some(2));
-        assert_eq!(policy.deadline("deploying"), Some(Duration::from_secs(60)));
-        assert_eq!(policy.deadline("inspecting"), Some(Duration::from_secs(1200)));
+        assert_eq!(policy.deadline(MachineState::Deploying), Some(Duration::from_secs(60)));
+        assert_eq!(policy.deadline(MachineState::Inspecting), Some(Duration::from_secs(1200)));
     }
 
     #[test]

@@ -39,7 +39,7 @@ fn inventory_view(inventory: &Value) -> MetalInventory {
 fn metal_view(row: MetalMachineRow) -> MetalMachine {
     let allowed_verbs = match row.deleted_at {
         Some(_) => Vec::new(),
-        None => allowed_from(&row.provision_state).into_iter().map(str::to_owned).collect(),
+        None => allowed_from(row.provision_state).into_iter().map(str::to_owned).collect(),
     };
     MetalMachine {
         allowed_verbs,
@@ -55,8 +55,8 @@ fn metal_view(row: MetalMachineRow) -> MetalMachine {
         ca_certificate: row.ca_certificate,
         insecure: row.insecure,
         power_state: row.power_state,
-        provision_state: row.provision_state,
-        previous_state: row.previous_state,
+        provision_state: row.provision_state.into(),
+        previous_state: row.previous_state.map(String::from).unwrap_or_default(),
         deadline: row.deadline.map(timestamp),
         last_error: row.last_error,
         image: row.image,

@@ -20,6 +20,7 @@ use crate::proto::compute::{
     InspectMetalRequest, ListMetalRequest, MetalBmc, ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest,
     UpdateMetalRequest,
 };
+use crate::store::states::MachineState;
 use crate::store::{MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, PoolRow, now_micros};
 
 /// How many times a verb re-reads a machine that changed under it before it gives up.
@@ -65,14 +66,15 @@ fn check_bmc(prefix: &str, driver: &str, address: &str, ca_certificate: &str, in
 }
 
 /// `INVALID_STATE` for `verb` on a machine in `state`, listing what `state` allows.
-fn not_allowed(machine: &MetalMachineRow, verb: &str, allowed_for_verb: &[&str]) -> Error {
-    let state = if machine.deleted_at.is_some() { "deleted" } else { machine.provision_state.as_str() };
-    let allowed = if machine.deleted_at.is_some() { Vec::new() } else { metal_states::allowed_from(state) };
+fn not_allowed(machine: &MetalMachineRow, verb: &str, allowed_for_verb: &[MachineState]) -> Error {
+    let deleted = machine.deleted_at.is_some();
+    let state = if deleted { "deleted" } else { machine.provision_state.as_str() };
+    let allowed = if deleted { Vec::new() } else { metal_states::allowed_from(machine.provision_state) };
     let from_there = if allowed.is_empty() { "nothing".to_owned() } else { allowed.join(", ") };
     Error::invalid_state(format!(
         "machine {} is {state}: {verb} is allowed from {}; from {state}: {from_there}",
         machine.node_id,
-        allowed_for_verb.join(", ")
+        allowed_for_verb.iter().map(|state| state.as_str()).collect::<Vec<_>>().join(", ")
     ))
     .with_detail("state", state)
     .with_detail("allowed", allowed)
@@ -141,7 +143,7 @@ impl Service {
         let policy = metal_policy::read(&pool.policy)?;
         let password_sealed = self.sealing_key()?.seal(&bmc.password, id.as_str())?;
         let now = now_micros();
-        let deadline = self.metal_deadline(&policy, "enrolling", now);
+        let deadline = self.metal_deadline(&policy, MachineState::Enrolling, now);
         let row = MetalMachineRow {
             node_id: id.to_string(),
             pool_id: pool.id,
@@ -155,9 +157,9 @@ impl Service {
             ca_certificate: bmc.ca_certificate.clone(),
             insecure: bmc.insecure,
             power_state: "unknown".to_owned(),
-            provision_state: "enrolling".to_owned(),
-            previous_state: String::new(),
-            rescued_from: String::new(),
+            provision_state: MachineState::Enrolling,
+            previous_state: None,
+            rescued_from: None,
             deadline,
             last_error: String::new(),
             inventory: None,
@@ -177,7 +179,7 @@ impl Service {
     }
 
     /// When `state`, entered at `now`, times out under the pool's policy.
-    fn metal_deadline(&self, policy: &MetalPolicy, state: &str, now: i64) -> Option<i64> {
+    fn metal_deadline(&self, policy: &MetalPolicy, state: MachineState, now: i64) -> Option<i64> {
         policy.deadline(state).map(|d| now + d.as_micros() as i64)
     }
 
@@ -206,7 +208,7 @@ impl Service {
             named.list("labels", request.labels).map(|labels| labels.into_iter().collect());
         for _ in 0..RACE_RETRIES {
             let machine = self.metal_of_pool(&request.pool_id, &request.node_id).await?;
-            if machine.deleted_at.is_some() || !IDLE.contains(&machine.provision_state.as_str()) {
+            if machine.deleted_at.is_some() || !IDLE.contains(&machine.provision_state) {
                 return Err(not_allowed(&machine, "update", IDLE));
             }
             let faults = check_bmc(
@@ -251,12 +253,12 @@ impl Service {
             if machine.deleted_at.is_some() {
                 return Ok(machine);
             }
-            if !DELETABLE.contains(&machine.provision_state.as_str()) {
+            if !DELETABLE.contains(&machine.provision_state) {
                 return Err(not_allowed(&machine, "delete", DELETABLE));
             }
             let deleted = self
                 .store
-                .metal_delete(&machine.node_id, machine.version, &machine.provision_state, now_micros())
+                .metal_delete(&machine.node_id, machine.version, machine.provision_state, now_micros())
                 .await?;
             if let Some(deleted) = deleted {
                 tracing::info!(node = %deleted.node_id, pool = %deleted.pool_id, by = %ctx.caller.principal_id,
@@ -280,7 +282,7 @@ impl Service {
         let transition = metal_states::transition(verb);
         for _ in 0..RACE_RETRIES {
             let machine = self.metal_of_pool(pool_id, node_id).await?;
-            let state = machine.provision_state.as_str();
+            let state = machine.provision_state;
             if machine.deleted_at.is_some() || !transition.from.contains(&state) {
                 return Err(not_allowed(&machine, verb, transition.from));
             }
@@ -299,10 +301,10 @@ impl Service {
             };
             let now = now_micros();
             let mv = MetalMove {
-                from: state.to_owned(),
-                to: transition.to.to_owned(),
+                from: state,
+                to: transition.to,
                 deadline: self.metal_deadline(&policy, transition.to, now),
-                rescued_from: (verb == "rescue").then(|| state.to_owned()),
+                rescued_from: (verb == "rescue").then_some(state),
                 image,
                 wipe_credentials: verb == "retire",
                 reason: format!("{verb} requested by {}", ctx.caller.principal_id),

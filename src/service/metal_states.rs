@@ -6,20 +6,22 @@
 
 use std::time::Duration;
 
+use crate::store::states::MachineState::{self, *};
+
 /// One verb's row of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transition {
     /// The verb, as `details.allowed` names it (`exitRescue` is `rescue` with `exit: true`).
     pub verb: &'static str,
     /// The states it is allowed from.
-    pub from: &'static [&'static str],
+    pub from: &'static [MachineState],
     /// The state it records: transient, but `retired` for `retire`.
-    pub to: &'static str,
+    pub to: MachineState,
     /// Where `to` ends when its workflow succeeds; `None` when `to` is stable, and for
     /// `exitingRescue`, which returns to the state the machine was rescued from.
-    pub success: Option<&'static str>,
+    pub success: Option<MachineState>,
     /// Where `to` ends when its workflow fails or its deadline passes.
-    pub failure: Option<&'static str>,
+    pub failure: Option<MachineState>,
     /// How long `to` may last unless the pool's policy says otherwise; `None` when stable.
     pub deadline: Option<Duration>,
 }
@@ -33,63 +35,63 @@ pub const TRANSITIONS: &[Transition] = &[
     Transition {
         verb: "enroll",
         from: &[],
-        to: "enrolling",
-        success: Some("manageable"),
-        failure: Some("enrollFailed"),
+        to: Enrolling,
+        success: Some(Manageable),
+        failure: Some(EnrollFailed),
         deadline: minutes(5),
     },
     Transition {
         verb: "inspect",
-        from: &["manageable", "inspectFailed"],
-        to: "inspecting",
-        success: Some("manageable"),
-        failure: Some("inspectFailed"),
+        from: &[Manageable, InspectFailed],
+        to: Inspecting,
+        success: Some(Manageable),
+        failure: Some(InspectFailed),
         deadline: minutes(20),
     },
     Transition {
         verb: "commission",
-        from: &["manageable", "commissionFailed"],
-        to: "commissioning",
-        success: Some("ready"),
-        failure: Some("commissionFailed"),
+        from: &[Manageable, CommissionFailed],
+        to: Commissioning,
+        success: Some(Ready),
+        failure: Some(CommissionFailed),
         deadline: minutes(60),
     },
     Transition {
         verb: "deploy",
-        from: &["ready", "deployFailed"],
-        to: "deploying",
-        success: Some("deployed"),
-        failure: Some("deployFailed"),
+        from: &[Ready, DeployFailed],
+        to: Deploying,
+        success: Some(Deployed),
+        failure: Some(DeployFailed),
         deadline: minutes(40),
     },
     Transition {
         verb: "rescue",
-        from: &["deployed", "deployFailed", "ready"],
-        to: "rescuing",
-        success: Some("rescue"),
-        failure: Some("rescueFailed"),
+        from: &[Deployed, DeployFailed, Ready],
+        to: Rescuing,
+        success: Some(Rescue),
+        failure: Some(RescueFailed),
         deadline: minutes(20),
     },
     Transition {
         verb: "exitRescue",
-        from: &["rescue"],
-        to: "exitingRescue",
+        from: &[Rescue],
+        to: ExitingRescue,
         success: None,
-        failure: Some("rescueFailed"),
+        failure: Some(RescueFailed),
         deadline: minutes(20),
     },
     Transition {
         verb: "release",
-        from: &["deployed", "deployFailed", "rescue", "rescueFailed", "releaseFailed"],
-        to: "releasing",
-        success: Some("ready"),
-        failure: Some("releaseFailed"),
+        from: &[Deployed, DeployFailed, Rescue, RescueFailed, ReleaseFailed],
+        to: Releasing,
+        success: Some(Ready),
+        failure: Some(ReleaseFailed),
         deadline: minutes(60),
     },
     Transition {
         verb: "retire",
-        from: &["manageable", "ready", "enrollFailed", "inspectFailed", "commissionFailed"],
-        to: "retired",
+        from: &[Manageable, Ready, EnrollFailed, InspectFailed, CommissionFailed],
+        to: Retired,
         success: None,
         failure: None,
         deadline: None,
@@ -97,30 +99,21 @@ pub const TRANSITIONS: &[Transition] = &[
 ];
 
 /// The states `delete` is allowed from.
-pub const DELETABLE: &[&str] = &["manageable", "enrollFailed", "retired"];
+pub const DELETABLE: &[MachineState] = &[Manageable, EnrollFailed, Retired];
 
 /// The states `update` is allowed from: every state no workflow runs in, but `retired`.
-pub const IDLE: &[&str] = &[
-    "manageable",
-    "ready",
-    "deployed",
-    "rescue",
-    "enrollFailed",
-    "inspectFailed",
-    "commissionFailed",
-    "deployFailed",
-    "rescueFailed",
-    "releaseFailed",
+pub const IDLE: &[MachineState] = &[
+    Manageable,
+    Ready,
+    Deployed,
+    Rescue,
+    EnrollFailed,
+    InspectFailed,
+    CommissionFailed,
+    DeployFailed,
+    RescueFailed,
+    ReleaseFailed,
 ];
-
-/// Every provision state, transient ones included.
-pub fn all_states() -> Vec<&'static str> {
-    let mut states: Vec<&'static str> = IDLE.to_vec();
-    states.extend(TRANSITIONS.iter().map(|t| t.to));
-    states.sort_unstable();
-    states.dedup();
-    states
-}
 
 /// The row of `verb`.
 pub fn transition(verb: &str) -> &'static Transition {
@@ -128,12 +121,12 @@ pub fn transition(verb: &str) -> &'static Transition {
 }
 
 /// The transient states, each with its row.
-pub fn transient(state: &str) -> Option<&'static Transition> {
+pub fn transient(state: MachineState) -> Option<&'static Transition> {
     TRANSITIONS.iter().find(|t| t.to == state && t.deadline.is_some())
 }
 
 /// The verbs allowed from `state`: the table's, then `update` and `delete` where they are.
-pub fn allowed_from(state: &str) -> Vec<&'static str> {
+pub fn allowed_from(state: MachineState) -> Vec<&'static str> {
     let mut verbs: Vec<&'static str> = TRANSITIONS.iter().filter(|t| t.from.contains(&state)).map(|t| t.verb).collect();
     if IDLE.contains(&state) {
         verbs.push("update");
@@ -152,28 +145,29 @@ mod tests {
     fn every_transient_state_has_its_outcomes_and_a_deadline() {
         for t in TRANSITIONS.iter().filter(|t| t.verb != "retire") {
             assert!(t.deadline.is_some() && t.failure.is_some(), "{t:?}");
-            assert!(t.success.is_some() || t.to == "exitingRescue", "{t:?}");
+            assert!(t.success.is_some() || t.to == ExitingRescue, "{t:?}");
         }
-        assert_eq!(transient("retired"), None, "retired is terminal");
-        assert_eq!(transient("deploying").map(|t| t.failure), Some(Some("deployFailed")));
+        assert_eq!(transient(Retired), None, "retired is terminal");
+        assert_eq!(transient(Deploying).map(|t| t.failure), Some(Some(DeployFailed)));
     }
 
     #[test]
     fn a_state_allows_the_verbs_of_the_table() {
-        assert_eq!(allowed_from("manageable"), ["inspect", "commission", "retire", "update", "delete"]);
-        assert_eq!(allowed_from("rescue"), ["exitRescue", "release", "update"]);
-        assert_eq!(allowed_from("deploying"), Vec::<&str>::new(), "nothing while a workflow runs");
-        assert_eq!(allowed_from("retired"), ["delete"]);
+        assert_eq!(allowed_from(Manageable), ["inspect", "commission", "retire", "update", "delete"]);
+        assert_eq!(allowed_from(Rescue), ["exitRescue", "release", "update"]);
+        assert_eq!(allowed_from(Deploying), Vec::<&str>::new(), "nothing while a workflow runs");
+        assert_eq!(allowed_from(Retired), ["delete"]);
     }
 
     #[test]
-    fn every_state_the_table_names_is_a_state() {
-        let states = all_states();
-        for t in TRANSITIONS {
-            for s in t.from.iter().chain(t.success.iter()).chain(t.failure.iter()) {
-                assert!(states.contains(s), "{s}");
-            }
+    fn every_state_is_reached_by_the_table() {
+        let reached: Vec<MachineState> = TRANSITIONS
+            .iter()
+            .flat_map(|t| t.success.into_iter().chain(t.failure).chain([t.to]))
+            .chain(IDLE.iter().copied())
+            .collect();
+        for state in MachineState::ALL {
+            assert!(reached.contains(state), "{state} is in no row of the table");
         }
-        assert_eq!(states.len(), 18);
     }
 }

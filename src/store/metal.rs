@@ -13,6 +13,7 @@ use sqlx::{Any, Row, Transaction};
 use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
+use super::states::{MachineState, state_or_none};
 use super::{NewEvent, NodeCapacityRow, Store};
 use crate::error::{Code, Error, Result};
 
@@ -56,11 +57,11 @@ pub struct MetalMachineRow {
     /// `unknown` until the BMC is read, then `on`, `off`, ...
     pub power_state: String,
     /// Its provision state.
-    pub provision_state: String,
+    pub provision_state: MachineState,
     /// The state it came from.
-    pub previous_state: String,
+    pub previous_state: Option<MachineState>,
     /// The state `exitingRescue` returns to.
-    pub rescued_from: String,
+    pub rescued_from: Option<MachineState>,
     /// When its transient state times out (µs).
     pub deadline: Option<i64>,
     /// Why the last workflow failed.
@@ -116,13 +117,13 @@ impl fmt::Debug for NewMetalMachine {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetalMove {
     /// The state it must still be in (with the version read), or the move is lost to a race.
-    pub from: String,
+    pub from: MachineState,
     /// The state it goes to.
-    pub to: String,
+    pub to: MachineState,
     /// When `to` times out; `None` for a stable state.
     pub deadline: Option<i64>,
     /// The state `exitingRescue` returns to, when this move sets it.
-    pub rescued_from: Option<String>,
+    pub rescued_from: Option<MachineState>,
     /// The image to deploy, when this move sets it.
     pub image: Option<String>,
     /// Whether the BMC credentials are wiped (retire).
@@ -175,8 +176,10 @@ impl Record for MetalMachineRow {
         let steps: String = row.try_get("steps")?;
         Ok(read_columns!(row, MetalMachineRow {
             node_id, pool_id, tenant_id, name, driver, address, username, ca_certificate, power_state,
-            provision_state, previous_state, rescued_from, deadline, last_error, image, created_by, idempotency_key,
-            request_digest, version, created_at, updated_at, deleted_at, deploy_token_id;
+            provision_state, deadline, last_error, image, created_by, idempotency_key, request_digest, version,
+            created_at, updated_at, deleted_at, deploy_token_id;
+            previous_state: state_or_none(&row.try_get::<String, _>("previous_state")?)?,
+            rescued_from: state_or_none(&row.try_get::<String, _>("rescued_from")?)?,
             labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
             credentials_set: row.try_get::<bool, _>("credentials_set").or_else(|_| {
                 // SQLite answers a comparison as an integer.
@@ -201,7 +204,8 @@ impl Announced for MetalMachineRow {
     fn event(&self, change: &str) -> NewEvent {
         let data = serde_json::json!({
             "nodeId": self.node_id, "poolId": self.pool_id, "name": self.name,
-            "provisionState": self.provision_state, "previousState": self.previous_state, "reason": "",
+            "provisionState": self.provision_state, "reason": "",
+            "previousState": self.previous_state.map_or("", MachineState::as_str),
             "version": self.version,
         });
         let tenant = self.tenant_id.as_deref();
@@ -312,8 +316,8 @@ impl Store {
             .bind(&row.ca_certificate)
             .bind(row.insecure as i64)
             .bind(&row.power_state)
-            .bind(&row.provision_state)
-            .bind(&row.previous_state)
+            .bind(row.provision_state)
+            .bind(row.previous_state.map_or("", MachineState::as_str))
             .bind(row.deadline)
             .bind(&row.created_by)
             .bind(&row.idempotency_key)
@@ -322,7 +326,8 @@ impl Store {
             .execute(&mut *txn)
             .await;
             super::conflict_on_unique(inserted, || name_taken(&row.pool_id, &row.name))?;
-            self.work_enqueue_in(&mut txn, METAL_KIND, &row.node_id, &row.provision_state, row.deadline, now).await?;
+            self.work_enqueue_in(&mut txn, METAL_KIND, &row.node_id, row.provision_state.as_str(), row.deadline, now)
+                .await?;
             let enrolled = self.metal_changed_in(&mut txn, &row.node_id, "enrolled", "enroll").await?;
             self.commit_and_signal(txn).await?;
             Ok(enrolled)
@@ -379,10 +384,10 @@ impl Store {
             )
             .bind(node_id)
             .bind(version)
-            .bind(&mv.from)
-            .bind(&mv.to)
+            .bind(mv.from)
+            .bind(mv.to)
             .bind(mv.deadline)
-            .bind(&mv.rescued_from)
+            .bind(mv.rescued_from)
             .bind(&mv.image)
             .bind(mv.wipe_credentials as i64)
             .bind(now)
@@ -392,9 +397,9 @@ impl Store {
                 return Ok(None);
             }
             if mv.deadline.is_some() {
-                self.work_enqueue_in(&mut txn, METAL_KIND, node_id, &mv.to, mv.deadline, now).await?;
+                self.work_enqueue_in(&mut txn, METAL_KIND, node_id, mv.to.as_str(), mv.deadline, now).await?;
             }
-            let machine = self.metal_changed_in(&mut txn, node_id, &mv.to, &mv.reason).await?;
+            let machine = self.metal_changed_in(&mut txn, node_id, mv.to.as_str(), &mv.reason).await?;
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })
@@ -468,7 +473,7 @@ impl Store {
         &self,
         node_id: &str,
         version: i64,
-        from: &str,
+        from: MachineState,
         now: i64,
     ) -> Result<Option<MetalMachineRow>> {
         crate::measured::store("metal_delete", async {

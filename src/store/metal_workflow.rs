@@ -6,6 +6,7 @@
 
 use sqlx::{Any, Transaction};
 
+use super::states::MachineState;
 use super::{JoinTokenRow, MetalMachineRow, Store};
 use crate::error::Result;
 
@@ -13,9 +14,9 @@ use crate::error::Result;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MetalFinish {
     /// The transient state it ends.
-    pub from: String,
+    pub from: MachineState,
     /// The state it goes to.
-    pub to: String,
+    pub to: MachineState,
     /// Why it failed; empty on success.
     pub error: String,
     /// Why, for the event.
@@ -37,7 +38,7 @@ pub struct BootConfigRow {
 impl Store {
     /// Records `step` of machine `node_id`'s transient `state` as done. False when the machine
     /// is no longer in `state` (nothing is written).
-    pub async fn metal_step_done(&self, node_id: &str, state: &str, step: &str, now: i64) -> Result<bool> {
+    pub async fn metal_step_done(&self, node_id: &str, state: MachineState, step: &str, now: i64) -> Result<bool> {
         crate::measured::store("metal_step_done", async {
             let done = sqlx::query(
                 "UPDATE metal_machines SET steps = CASE WHEN steps = '' THEN $3 ELSE steps || ',' || $3 END, \
@@ -60,7 +61,7 @@ impl Store {
     pub async fn metal_observe(
         &self,
         node_id: &str,
-        state: &str,
+        state: MachineState,
         power_state: &str,
         inventory: Option<&serde_json::Value>,
         now: i64,
@@ -157,8 +158,8 @@ impl Store {
                  WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
             )
             .bind(node_id)
-            .bind(&finish.from)
-            .bind(&finish.to)
+            .bind(finish.from)
+            .bind(finish.to)
             .bind(&finish.error)
             .bind(now)
             .execute(&mut *txn)
@@ -169,7 +170,7 @@ impl Store {
             if finish.leave_pool {
                 self.metal_leave_pool_in(&mut txn, node_id, now).await?;
             }
-            let machine = self.metal_changed_in(&mut txn, node_id, &finish.to, &finish.reason).await?;
+            let machine = self.metal_changed_in(&mut txn, node_id, finish.to.as_str(), &finish.reason).await?;
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })

@@ -44,12 +44,31 @@ pub trait LifecycleState:
 }
 
 /// Declares a state enum with its spelling in the API and the store, the conversions every
-/// state enum has, and its column type (a row reads and binds it as its text). The first state
-/// is its `Default`; `transient` are those the reconciler is still working in.
+/// state enum has, and its column type (a row reads and binds it as its text, JSON as its
+/// spelling). The first state is its `Default`. A kind of the resource kit also names its
+/// `transient` states, those the reconciler is still working in, and is a [`LifecycleState`].
 macro_rules! states {
     ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)+ } transient: $($transient:ident)|+) => {
+        states!($(#[$doc])* $name { $($variant = $text,)+ });
+
+        impl LifecycleState for $name {
+            const PENDING: Self = $name::Pending;
+            const DELETING: Self = $name::Deleting;
+            const DELETED: Self = $name::Deleted;
+            const ERROR: Self = $name::Error;
+
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+
+            fn is_transient(self) -> bool {
+                matches!(self, $($name::$transient)|+)
+            }
+        }
+    };
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)+ }) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name {
             $(#[doc = $text] $variant,)+
         }
@@ -69,21 +88,6 @@ macro_rules! states {
         impl Default for $name {
             fn default() -> Self {
                 $name::ALL[0]
-            }
-        }
-
-        impl LifecycleState for $name {
-            const PENDING: Self = $name::Pending;
-            const DELETING: Self = $name::Deleting;
-            const DELETED: Self = $name::Deleted;
-            const ERROR: Self = $name::Error;
-
-            fn as_str(self) -> &'static str {
-                $name::as_str(self)
-            }
-
-            fn is_transient(self) -> bool {
-                matches!(self, $($name::$transient)|+)
             }
         }
 
@@ -166,6 +170,11 @@ macro_rules! states {
     };
 }
 
+/// A state column where the empty text means none (a machine's state before its first move).
+pub fn state_or_none<S: FromStr<Err = UnknownState>>(text: &str) -> Result<Option<S>, UnknownState> {
+    if text.is_empty() { Ok(None) } else { text.parse().map(Some) }
+}
+
 /// A stored state no enum of its kind spells: a row written by a newer release, or damage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownState {
@@ -182,6 +191,13 @@ impl fmt::Display for UnknownState {
 }
 
 impl std::error::Error for UnknownState {}
+
+/// A stored state the code does not know is damage, or a row of a newer release: internal.
+impl From<UnknownState> for crate::error::Error {
+    fn from(unknown: UnknownState) -> Self {
+        crate::error::Error::internal(unknown.to_string())
+    }
+}
 
 // What each state means: `pending`, recorded and not asked of the provider yet; `provisioning`,
 // the provider is making it; `ready`, converged; `updating`, a change is converging; `deleting`,
@@ -216,6 +232,17 @@ states!(
     SubstrateState { Pending = "pending", Provisioning = "provisioning", Ready = "ready", Updating = "updating",
         Deleting = "deleting", Deleted = "deleted", Error = "error", }
     transient: Pending | Provisioning | Updating | Deleting
+);
+
+states!(
+    /// A bare-metal machine's provision state (`src/service/metal_states.rs` has the table of
+    /// its moves).
+    MachineState { Enrolling = "enrolling", EnrollFailed = "enrollFailed", Manageable = "manageable",
+        Inspecting = "inspecting", InspectFailed = "inspectFailed", Commissioning = "commissioning",
+        CommissionFailed = "commissionFailed", Ready = "ready", Deploying = "deploying", Deployed = "deployed",
+        DeployFailed = "deployFailed", Rescuing = "rescuing", Rescue = "rescue", RescueFailed = "rescueFailed",
+        ExitingRescue = "exitingRescue", Releasing = "releasing", ReleaseFailed = "releaseFailed",
+        Retired = "retired", }
 );
 
 states!(

@@ -25,6 +25,7 @@ use crate::provider::bmc::{self, Bmc, BmcAccess, BmcDriver, BootDevice, PowerAct
 use crate::provider::{ErrorKind, ProviderError};
 use crate::secrets::SecretKey;
 use crate::service::metal_states::{self, Transition};
+use crate::store::states::MachineState;
 use crate::store::{JoinTokenRow, METAL_KIND, MetalFinish, MetalMachineRow, Store, metal_machine_id, now_micros};
 
 /// The metal reconciler.
@@ -60,7 +61,7 @@ impl ResourceReconciler for MetalMachines {
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        metal_states::transient(state).and_then(|t| t.deadline)
+        metal_states::transient(state.parse().ok()?).and_then(|t| t.deadline)
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<MetalMachineRow>> {
@@ -68,7 +69,7 @@ impl ResourceReconciler for MetalMachines {
     }
 
     async fn reconcile(&self, pass: &Pass, machine: MetalMachineRow) -> Result<Outcome, PassError> {
-        let Some(transition) = metal_states::transient(&machine.provision_state) else {
+        let Some(transition) = metal_states::transient(machine.provision_state) else {
             return Ok(Outcome::remove());
         };
         let run = Run { reconciler: self, pass, machine: &machine, transition };
@@ -99,8 +100,8 @@ impl Run<'_> {
         &self.pass.store
     }
 
-    fn state(&self) -> &str {
-        &self.machine.provision_state
+    fn state(&self) -> MachineState {
+        self.machine.provision_state
     }
 
     /// The steps of the workflow not done yet, in order.
@@ -362,31 +363,27 @@ impl Run<'_> {
     /// Ends the state in its success state: the table's, or for `exitingRescue` the state the
     /// machine was rescued from.
     async fn succeed(&self) -> Result<Outcome, PassError> {
-        let to = match self.transition.success {
-            Some(to) => to.to_owned(),
-            None if self.machine.rescued_from.is_empty() => "ready".to_owned(),
-            None => self.machine.rescued_from.clone(),
-        };
+        let to = self.transition.success.or(self.machine.rescued_from).unwrap_or(MachineState::Ready);
         let reason = format!("{} completed", self.transition.verb);
         self.finish(to, String::new(), reason).await
     }
 
     /// Ends the state in its failure state with `message`.
     async fn fail(&self, message: String, what: &str) -> Result<Outcome, PassError> {
-        let to = self.transition.failure.unwrap_or("ready").to_owned();
+        let to = self.transition.failure.unwrap_or(MachineState::Ready);
         tracing::warn!(node = %self.machine.node_id, pool = %self.machine.pool_id, from = %self.state(), to = %to,
             step = what, "metal workflow failed: {message}");
         self.finish(to, message.clone(), message).await
     }
 
-    async fn finish(&self, to: String, error: String, reason: String) -> Result<Outcome, PassError> {
+    async fn finish(&self, to: MachineState, error: String, reason: String) -> Result<Outcome, PassError> {
         let m = self.machine;
         let finish = MetalFinish {
-            from: m.provision_state.clone(),
-            to: to.clone(),
+            from: m.provision_state,
+            to,
             error,
             reason,
-            leave_pool: m.provision_state == "releasing" && to == "ready",
+            leave_pool: m.provision_state == MachineState::Releasing && to == MachineState::Ready,
         };
         self.store().metal_finish(&m.node_id, &finish, now_micros()).await?;
         tracing::info!(node = %m.node_id, pool = %m.pool_id, from = %m.provision_state, to = %to, "metal machine moved");

@@ -3,6 +3,8 @@
 //! done; the one destructive step, the erase, is recorded as started before it is asked of the
 //! BMC, so a worker killed during it never erases twice for one request.
 
+use crate::store::states::MachineState;
+
 /// One step of a workflow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -83,16 +85,18 @@ impl Step {
 }
 
 /// The steps of transient `state`, in order; empty for a state no workflow runs in.
-pub fn workflow(state: &str) -> &'static [Step] {
+pub fn workflow(state: MachineState) -> &'static [Step] {
     use Step::*;
     match state {
-        "enrolling" => &[ReadPower],
-        "inspecting" => &[ReadInventory],
-        "commissioning" => &[PowerOff, ClearBoot, Erase, CheckInventory],
-        "deploying" => &[IssueToken, PowerOff, InsertImage, InsertConfig, BootFromMedia, PowerOn, AwaitJoin],
-        "rescuing" => &[PowerOff, InsertRescue, BootFromMedia, PowerOn],
-        "exitingRescue" => &[PowerOff, Eject, ClearBoot, PowerOn],
-        "releasing" => &[PowerOff, Erase, Eject, ClearBoot],
+        MachineState::Enrolling => &[ReadPower],
+        MachineState::Inspecting => &[ReadInventory],
+        MachineState::Commissioning => &[PowerOff, ClearBoot, Erase, CheckInventory],
+        MachineState::Deploying => {
+            &[IssueToken, PowerOff, InsertImage, InsertConfig, BootFromMedia, PowerOn, AwaitJoin]
+        }
+        MachineState::Rescuing => &[PowerOff, InsertRescue, BootFromMedia, PowerOn],
+        MachineState::ExitingRescue => &[PowerOff, Eject, ClearBoot, PowerOn],
+        MachineState::Releasing => &[PowerOff, Erase, Eject, ClearBoot],
         _ => &[],
     }
 }
@@ -110,8 +114,8 @@ mod tests {
         for t in TRANSITIONS.iter().filter(|t| t.deadline.is_some()) {
             assert!(!workflow(t.to).is_empty(), "{}", t.to);
         }
-        assert!(workflow("releasing").contains(&Step::Erase));
-        assert!(workflow("ready").is_empty());
+        assert!(workflow(MachineState::Releasing).contains(&Step::Erase));
+        assert!(workflow(MachineState::Ready).is_empty());
     }
 
     #[test]

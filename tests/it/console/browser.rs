@@ -2,6 +2,8 @@
 //! chromium, axe-core on every page) against a real `bc dev`: clusters, the other resources,
 //! bare metal, a viewer's and an operator's pages. Its screenshots land in `target/console/`.
 
+use better_compute::service::metal_states;
+use better_compute::store::states::MachineState;
 use serde_json::Value;
 
 use crate::harness::{python, repo_root, run_ok, start_dev};
@@ -25,8 +27,8 @@ fn in_chromium_a_tenant_makes_a_cluster_that_goes_ready_live_and_a_viewer_is_off
     // provision state table is checked here too (`update` has no button).
     let state = metal["state"].as_str().unwrap();
     assert_eq!(state, "manageable", "the metal reconciler reached the BMC: {summary}");
-    let allowed: Vec<&str> =
-        better_compute::service::metal_states::allowed_from(state).into_iter().filter(|v| *v != "update").collect();
+    let state: MachineState = state.parse().unwrap();
+    let allowed: Vec<&str> = metal_states::allowed_from(state).into_iter().filter(|v| *v != "update").collect();
     assert_eq!(metal["buttons"], serde_json::json!(allowed), "the buttons of {state}: {summary}");
     for page in summary["pages"].as_array().unwrap() {
         let shot = shots.join(format!("{}.png", page.as_str().unwrap()));
