@@ -10,6 +10,7 @@ use crate::proto::compute::{
     ListNodesRequest, ListNodesResponse, Node, NodeCapacity, NodeCondition, NodeGpus, NodeHeartbeatRequest,
     NodeHeartbeatResponse, NodeTaint, PoolNodeSummary, UncordonNodeRequest, nodes_server,
 };
+use crate::store::states::PoolNodeState;
 use crate::store::{NodeCapacityRow, NodeRow, NodeSummaryRow};
 
 fn capacity_view(row: NodeCapacityRow) -> NodeCapacity {
@@ -23,12 +24,12 @@ fn capacity_view(row: NodeCapacityRow) -> NodeCapacity {
 
 /// The pool's nodes as `pools.get` shows them.
 pub(super) fn pool_node_summary_view(row: NodeSummaryRow) -> PoolNodeSummary {
-    let count = |state: &str| row.states.get(state).copied().unwrap_or(0) as i32;
+    let count = |state| row.states.get(&state).copied().unwrap_or(0) as i32;
     PoolNodeSummary {
-        ready: count("ready"),
-        not_ready: count("notReady"),
-        left: count("left"),
-        deleted: count("deleted"),
+        ready: count(PoolNodeState::Ready),
+        not_ready: count(PoolNodeState::NotReady),
+        left: count(PoolNodeState::Left),
+        deleted: count(PoolNodeState::Deleted),
         cordoned: row.cordoned as i32,
         capacity: Some(capacity_view(row.capacity)),
         allocatable: Some(capacity_view(row.allocatable)),
@@ -59,7 +60,7 @@ fn node_view(row: NodeRow) -> Node {
             .collect(),
         labels: row.labels.into_iter().collect(),
         taints: row.taints.into_iter().map(|(key, value, effect)| NodeTaint { key, value, effect }).collect(),
-        state: row.state,
+        state: row.state.into(),
         cordoned: row.cordoned,
         join_token_id: row.join_token_id,
         address: row.address,
@@ -97,7 +98,7 @@ thin_service! {
             Ok(Response::new(NodeHeartbeatResponse {
                 cordoned: node.cordoned,
                 heartbeat_interval_seconds: interval_seconds(node.heartbeat_interval_ms),
-                state: node.state,
+                state: node.state.into(),
             }))
         }
 

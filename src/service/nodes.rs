@@ -14,6 +14,7 @@ use crate::proto::compute::{
     CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, JoinNodeRequest, LeaveNodeRequest, ListNodesRequest,
     NodeCapacity, NodeHeartbeatRequest, UncordonNodeRequest,
 };
+use crate::store::states::PoolNodeState;
 use crate::store::{JoinOutcome, JoinTokenRow, JoinTokenState, NodeCapacityRow, NodeRow, NodeSummaryRow, now_micros};
 
 /// How often a node heartbeats unless the server is told otherwise.
@@ -171,7 +172,7 @@ impl Service {
             conditions: Vec::new(),
             labels,
             taints: token.taints.clone(),
-            state: "ready".to_owned(),
+            state: PoolNodeState::Ready,
             cordoned: false,
             join_token_id: token.id.clone(),
             credential_sha256: credential.secret_sha256(),
@@ -197,7 +198,7 @@ impl Service {
     /// Records a heartbeat; see `Nodes.Heartbeat`.
     pub async fn node_heartbeat(&self, call: &DaemonCall, request: NodeHeartbeatRequest) -> Result<NodeRow> {
         let node = Self::calling_node(call, &request.node_id)?;
-        if node.state == "left" {
+        if node.state == PoolNodeState::Left {
             return Err(invalid_node_credential());
         }
         let conditions: Vec<(String, String, String)> =

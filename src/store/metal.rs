@@ -13,7 +13,7 @@ use sqlx::{Any, Row, Transaction};
 use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
-use super::states::{MachineState, state_or_none};
+use super::states::{MachineState, PoolNodeState, state_or_none};
 use super::{NewEvent, NodeCapacityRow, Store};
 use crate::error::{Code, Error, Result};
 
@@ -21,7 +21,7 @@ use crate::error::{Code, Error, Result};
 pub const METAL_KIND: &str = "metal.machines";
 
 /// The state of the node of a machine that is enrolled but has not joined through `bcd`.
-pub const ENROLLED_NODE_STATE: &str = "enrolled";
+pub const ENROLLED_NODE_STATE: PoolNodeState = PoolNodeState::Enrolled;
 
 /// The machine id an enrolled machine's node has, and its bcd joins with: its node id in the
 /// form machine ids take (`node-...`), so the join lands on the enrolled node.

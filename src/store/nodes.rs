@@ -12,6 +12,7 @@ use sqlx::any::AnyRow;
 use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
+use super::states::PoolNodeState;
 use super::{JoinTokenRow, NewEvent, Store};
 use crate::error::{Error, Result};
 
@@ -47,7 +48,7 @@ impl NodeCapacityRow {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeSummaryRow {
     /// Nodes by state.
-    pub states: BTreeMap<String, i64>,
+    pub states: BTreeMap<PoolNodeState, i64>,
     /// Live nodes that are cordoned.
     pub cordoned: i64,
     /// The live nodes' summed capacity.
@@ -87,8 +88,8 @@ pub struct NodeRow {
     pub labels: BTreeMap<String, String>,
     /// The token's taints: key, value, effect.
     pub taints: Vec<(String, String, String)>,
-    /// `ready`, `notReady`, `left` or `deleted`.
-    pub state: String,
+    /// `ready`, `notReady`, `left` or `deleted` (`enrolled` for a machine's node).
+    pub state: PoolNodeState,
     /// Whether nothing new may be scheduled on it.
     pub cordoned: bool,
     /// The token it last joined with.
@@ -326,9 +327,9 @@ impl Store {
                 .await?;
             let mut summary = NodeSummaryRow::default();
             for row in &rows {
-                let state: String = row.try_get("state")?;
-                *summary.states.entry(state.clone()).or_default() += 1;
-                if state == "ready" || state == "notReady" {
+                let state: PoolNodeState = row.try_get("state")?;
+                *summary.states.entry(state).or_default() += 1;
+                if matches!(state, PoolNodeState::Ready | PoolNodeState::NotReady) {
                     summary.cordoned += i64::from(row.try_get::<i64, _>("cordoned")? != 0);
                     summary.capacity.add(&value_from_json(&row.try_get::<String, _>("capacity")?)?);
                     summary.allocatable.add(&value_from_json(&row.try_get::<String, _>("allocatable")?)?);
@@ -352,7 +353,7 @@ impl Store {
         crate::measured::store("node_heartbeat", async {
             let mut txn = self.begin_write().await?;
             let before: NodeRow = self.record_fetch_in(&mut txn, id).await?;
-            let back = before.state == "notReady";
+            let back = before.state == PoolNodeState::NotReady;
             sqlx::query(
                 "UPDATE nodes SET capacity = $2, allocatable = $3, conditions = $4, last_heartbeat_at = $5, \
                  state = 'ready', version = version + $6, updated_at = $5 \

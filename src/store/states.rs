@@ -235,6 +235,12 @@ states!(
 );
 
 states!(
+    /// A pool node's state: `enrolled` for a bare-metal machine's node before its deploy joins
+    /// it, `notReady` once its heartbeats stop, `left` once its daemon left.
+    PoolNodeState { Enrolled = "enrolled", Ready = "ready", NotReady = "notReady", Left = "left", Deleted = "deleted", }
+);
+
+states!(
     /// A bare-metal machine's provision state (`src/service/metal_states.rs` has the table of
     /// its moves).
     MachineState { Enrolling = "enrolling", EnrollFailed = "enrollFailed", Manageable = "manageable",

@@ -33,7 +33,7 @@ use crate::provider::{
     ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Force, Found, ManagedKubernetes, ProviderError,
 };
 use crate::secrets::SecretKey;
-use crate::store::states::SubstrateState;
+use crate::store::states::{PoolNodeState, SubstrateState};
 use crate::store::{
     JoinTokenRow, SUBSTRATE_KIND, Store, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved, SubstrateRow,
     now_micros,
@@ -505,9 +505,10 @@ impl Step<'_> {
     async fn count_joined(&self, observed: &mut SubstrateObserved) -> Result<(), PassError> {
         let nodes = self.pass.store.node_list(self.pool_id(), i64::MAX).await?;
         for flavor in &mut observed.flavors {
-            flavor.joined_nodes =
-                nodes.iter().filter(|n| n.state == "ready" && n.labels.get(FLAVOR_LABEL) == Some(&flavor.name)).count()
-                    as i64;
+            flavor.joined_nodes = nodes
+                .iter()
+                .filter(|n| n.state == PoolNodeState::Ready && n.labels.get(FLAVOR_LABEL) == Some(&flavor.name))
+                .count() as i64;
         }
         Ok(())
     }

@@ -25,7 +25,7 @@ use crate::provider::bmc::{self, Bmc, BmcAccess, BmcDriver, BootDevice, PowerAct
 use crate::provider::{ErrorKind, ProviderError};
 use crate::secrets::SecretKey;
 use crate::service::metal_states::{self, Transition};
-use crate::store::states::MachineState;
+use crate::store::states::{MachineState, PoolNodeState};
 use crate::store::{JoinTokenRow, METAL_KIND, MetalFinish, MetalMachineRow, Store, metal_machine_id, now_micros};
 
 /// The metal reconciler.
@@ -243,7 +243,9 @@ impl Run<'_> {
             Step::AwaitJoin => {
                 let node = self.store().node_fetch(&m.node_id).await.map_err(StepFailure::store)?;
                 let joined = node.is_some_and(|node| {
-                    !m.deploy_token_id.is_empty() && node.join_token_id == m.deploy_token_id && node.state == "ready"
+                    !m.deploy_token_id.is_empty()
+                        && node.join_token_id == m.deploy_token_id
+                        && node.state == PoolNodeState::Ready
                 });
                 Ok(if joined { Progress::Done } else { Progress::Wait })
             }
