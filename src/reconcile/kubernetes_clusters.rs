@@ -17,7 +17,7 @@
 //! principal deleted or no longer allowed the role) or expired are removed from the cluster's
 //! own API, so the cluster refuses their tokens.
 
-use crate::store::states::{ClusterState, LifecycleState, NodePoolState};
+use crate::store::states::{ClusterState, NodePoolState};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,7 +61,7 @@ impl ResourceReconciler for KubernetesClusters {
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.timings.deadline_if(state.parse::<ClusterState>().is_ok_and(ClusterState::is_transient))
+        self.timings.deadline_in::<ClusterState>(state)
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<ClusterRow>> {

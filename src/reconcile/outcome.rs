@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::store::states::LifecycleState;
 use rand::Rng;
 
 /// When to run the next pass.
@@ -148,9 +149,10 @@ impl Timings {
         state_deadline: Duration::from_secs(3600),
     };
 
-    /// `deadline` for an object in a state that `is_transient`.
-    pub fn deadline_if(&self, is_transient: bool) -> Option<Duration> {
-        is_transient.then_some(self.state_deadline)
+    /// The stuck deadline of an object of a kind whose states are `S`, in `state`: only where
+    /// the reconciler is still working (an unknown state has none).
+    pub fn deadline_in<S: LifecycleState>(&self, state: &str) -> Option<Duration> {
+        state.parse::<S>().is_ok_and(S::is_transient).then_some(self.state_deadline)
     }
 }
 
@@ -181,6 +183,16 @@ impl Default for Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::states::{ClusterState, LoadBalancerState};
+
+    #[test]
+    fn only_a_state_the_reconciler_works_in_has_a_stuck_deadline() {
+        let hour = Some(Duration::from_secs(3600));
+        assert_eq!(Timings::SPEC.deadline_in::<ClusterState>("provisioning"), hour);
+        assert_eq!(Timings::SPEC.deadline_in::<ClusterState>("ready"), None);
+        assert_eq!(Timings::SPEC.deadline_in::<LoadBalancerState>("provisioning"), None, "not a load balancer's");
+        assert_eq!(Timings::SPEC.deadline_in::<LoadBalancerState>("updating"), hour);
+    }
 
     #[test]
     fn delete_backoff_doubles_from_five_minutes_up_to_six_hours() {

@@ -12,7 +12,7 @@
 //! five minutes; an instance's delete wakes its load balancers at once. Deletion deletes at the
 //! provider, then finishes the row (quota refunded, billing ended).
 
-use crate::store::states::{LifecycleState, LoadBalancerState};
+use crate::store::states::LoadBalancerState;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,7 +45,7 @@ impl ResourceReconciler for ProviderLoadBalancers {
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.timings.deadline_if(state.parse::<LoadBalancerState>().is_ok_and(LoadBalancerState::is_transient))
+        self.timings.deadline_in::<LoadBalancerState>(state)
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<LoadBalancerRow>> {

@@ -16,9 +16,7 @@ mod load_balancer_spec;
 mod load_balancers;
 mod networks;
 
-use crate::store::states::{LifecycleState, ProvisionState};
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use certificates::CertificateReconciler;
 pub use instances::InstanceReconciler;
@@ -60,10 +58,6 @@ impl ProviderResources {
             Arc::new(CertificateReconciler(shared.clone())),
             Arc::new(ProviderLoadBalancers { accounts: shared.digitalocean.clone(), timings: shared.timings }),
         ]
-    }
-
-    fn transient_state(&self, state: &str) -> Option<Duration> {
-        self.timings.deadline_if(state.parse::<ProvisionState>().is_ok_and(ProvisionState::is_transient))
     }
 }
 

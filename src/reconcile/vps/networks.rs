@@ -37,7 +37,7 @@ impl ResourceReconciler for NetworkReconciler {
     }
 
     fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.0.transient_state(state)
+        self.0.timings.deadline_in::<ProvisionState>(state)
     }
 
     async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<NetworkRow>> {
