@@ -1,6 +1,7 @@
-//! The states of the asynchronous resources, one enum per kind: the store writes and reads them
-//! as their API spelling (`"pending"`), the services and reconcilers name them as variants, so a
-//! misspelt state is a compile error rather than a row no query finds.
+//! The states of the resources the worker converges (and of pool nodes), one enum per kind: the
+//! store writes and reads them as their API spelling (`"pending"`), the services and reconcilers
+//! name them as variants, so a misspelt state is a compile error rather than a row no query
+//! finds.
 
 use std::fmt;
 use std::str::FromStr;
