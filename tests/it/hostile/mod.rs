@@ -10,9 +10,15 @@ pub use crate::harness::ServerProcess;
 
 mod accounts;
 mod authorization;
+mod bmc_addresses;
+mod clients;
 mod daemons;
 mod decoders;
+mod http2;
 mod identity;
 mod listener;
 mod metal;
+mod node_identity;
+mod substrate_adoption;
+mod tenant_boundaries;
 mod watches;
