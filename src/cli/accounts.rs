@@ -28,9 +28,11 @@ pub enum AccountsCommand {
         /// The tenant that owns the account; without it the account is the platform's.
         #[arg(long, default_value = "")]
         tenant: String,
-        /// The provider API's base URL, when it is not the provider's own.
-        #[arg(long, default_value = "")]
-        endpoint: String,
+        /// The provider API's base URL, when it is not the provider's own. Its own flag: the
+        /// global `--endpoint` (and `BC_ENDPOINT`) is the better-compute API's address, never the
+        /// provider's.
+        #[arg(long = "provider-endpoint", default_value = "")]
+        provider_endpoint: String,
         /// A zone of a GKE account; repeat for several.
         #[arg(long = "zone")]
         zones: Vec<String>,
@@ -71,9 +73,11 @@ pub enum AccountsCommand {
         /// A file with new credentials; `-` reads stdin.
         #[arg(long)]
         credentials_file: Option<PathBuf>,
-        /// The new endpoint.
-        #[arg(long)]
-        endpoint: Option<String>,
+        /// The provider API's new base URL (empty: the provider's own); it needs
+        /// `--credentials-file` too. Its own flag: the global `--endpoint` (and `BC_ENDPOINT`) is
+        /// the better-compute API's address, never the provider's.
+        #[arg(long = "provider-endpoint")]
+        provider_endpoint: Option<String>,
         /// The new zones (GKE), replacing the old ones; repeat for several.
         #[arg(long = "zone")]
         zones: Vec<String>,
@@ -102,7 +106,16 @@ fn read_credentials(path: &PathBuf) -> Result<String, String> {
 pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
     let mut client = AccountsClient::new(connect(cli).await?);
     let account = match command {
-        AccountsCommand::Create { provider, name, credentials_file, tenant, endpoint, zones, regions, description } => {
+        AccountsCommand::Create {
+            provider,
+            name,
+            credentials_file,
+            tenant,
+            provider_endpoint,
+            zones,
+            regions,
+            description,
+        } => {
             client
                 .create(CreateAccountRequest {
                     tenant_id: tenant.clone(),
@@ -110,14 +123,22 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
                     name: name.clone(),
                     description: description.clone(),
                     credentials: read_credentials(credentials_file)?,
-                    endpoint: endpoint.clone(),
+                    endpoint: provider_endpoint.clone(),
                     zones: zones.clone(),
                     regions: regions.clone(),
                 })
                 .await
         }
         AccountsCommand::Get { account_id } => client.get(GetAccountRequest { account_id: account_id.clone() }).await,
-        AccountsCommand::Update { account_id, name, description, credentials_file, endpoint, zones, regions } => {
+        AccountsCommand::Update {
+            account_id,
+            name,
+            description,
+            credentials_file,
+            provider_endpoint,
+            zones,
+            regions,
+        } => {
             client
                 .update(UpdateAccountRequest {
                     update_mask: None,
@@ -125,7 +146,7 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
                     name: name.clone(),
                     description: description.clone(),
                     credentials: credentials_file.as_ref().map(read_credentials).transpose()?,
-                    endpoint: endpoint.clone(),
+                    endpoint: provider_endpoint.clone(),
                     zones: zones.clone(),
                     regions: regions.clone(),
                 })

@@ -284,3 +284,37 @@ pub fn describe_status(status: &tonic::Status) -> String {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// A subcommand's own argument named like a global one takes the global's value, and its
+    /// environment variable: an account's provider endpoint read `BC_ENDPOINT`, the API's address.
+    #[test]
+    fn no_subcommand_argument_shares_a_global_arguments_name() {
+        let cli = Cli::command();
+        let globals: Vec<(String, Option<String>)> = cli
+            .get_arguments()
+            .filter(|arg| arg.is_global_set())
+            .map(|arg| (arg.get_id().to_string(), arg.get_long().map(str::to_owned)))
+            .collect();
+        let mut pending: Vec<(String, &clap::Command)> =
+            cli.get_subcommands().map(|command| (command.get_name().to_owned(), command)).collect();
+        let mut clashes = Vec::new();
+        while let Some((path, command)) = pending.pop() {
+            for arg in command.get_arguments().filter(|arg| !arg.is_global_set()) {
+                let clash = globals.iter().any(|(id, long)| {
+                    arg.get_id().as_str() == id || (long.is_some() && arg.get_long() == long.as_deref())
+                });
+                if clash {
+                    clashes.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            pending.extend(command.get_subcommands().map(|sub| (format!("{path} {}", sub.get_name()), sub)));
+        }
+        assert!(clashes.is_empty(), "arguments named like a global one: {clashes:?}");
+    }
+}
