@@ -164,6 +164,14 @@ const TENANT_RESOURCE: &str = "compute-tenant";
 /// The resource type of decisions on a pool.
 const POOL_RESOURCE: &str = "compute-pool";
 
+/// The methods whose request without a tenant reads the caller's own tenant (an operator's:
+/// every tenant's), as their pages say: the decision is on that tenant, as the service's read is.
+const OWN_TENANT_BY_DEFAULT: [&str; 3] = [
+    "bettercompute.compute.v1.Events/List",
+    "bettercompute.compute.v1.Events/Watch",
+    "bettercompute.compute.v1.Usage/List",
+];
+
 /// The attribute naming the provider account a resource is on.
 const ACCOUNT_ATTRIBUTE: &str = "providerAccountId";
 
@@ -187,9 +195,13 @@ impl Service {
     /// The resource's authorization row, when it is under the tenant the request names, adds its
     /// project, owner and attributes; a row under another tenant says nothing of this request
     /// (the service will answer `NOT_FOUND`). A malformed id, tenant or project is refused
-    /// first (`INVALID_INPUT`, not audited).
+    /// first (`INVALID_INPUT`, not audited). A read that defaults to the caller's own tenant
+    /// ([`OWN_TENANT_BY_DEFAULT`]) and names none is decided on that tenant.
     pub async fn authorize(&self, ctx: &Context, method: &str, permission: &str, mut target: Target) -> Result<()> {
         check_target(method, &target)?;
+        if target.tenant_id.is_none() && OWN_TENANT_BY_DEFAULT.contains(&method) {
+            target.tenant_id.clone_from(&ctx.caller.tenant_id);
+        }
         if !target.id.is_empty()
             && let Some(row) = self.store.authz_resource_fetch(&target.resource_type, &target.id).await?
             && row.tenant_id == target.tenant_id
