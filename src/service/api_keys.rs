@@ -55,11 +55,13 @@ impl Service {
     }
 
     /// The key of `token` with its principal and bindings, read from the store; a key that is
-    /// unknown, does not match, was revoked or whose principal was deleted is `UNAUTHENTICATED`
-    /// (the secret is checked first, so only its holder learns the rest).
+    /// unknown, does not match, was revoked, whose principal was deleted or whose principal's
+    /// tenant was deleted is `UNAUTHENTICATED` (the secret is checked first, so only its holder
+    /// learns the rest).
     async fn authenticated_in_store(&self, token: &ApiKeyToken) -> Result<Authenticated> {
         let invalid = || Error::unauthenticated("invalid API key");
-        let (key, principal) = self.store.api_key_fetch_with_principal(token.id.as_str()).await?.ok_or_else(invalid)?;
+        let holder = self.store.api_key_fetch_for_call(token.id.as_str()).await?.ok_or_else(invalid)?;
+        let (key, principal) = (holder.key, holder.principal);
         if !token.matches(&key.secret_sha256) {
             return Err(invalid());
         }
@@ -68,6 +70,9 @@ impl Service {
         }
         if principal.deleted_at.is_some() {
             return Err(Error::unauthenticated("the principal of this API key was deleted"));
+        }
+        if holder.tenant_deleted_at.is_some() {
+            return Err(Error::unauthenticated("the tenant of this API key was deleted"));
         }
         let kind = PrincipalKind::parse(&principal.kind).ok_or_else(|| {
             Error::internal(format!("principal {} has unknown kind {:?}", principal.id, principal.kind))

@@ -2,10 +2,11 @@
 //! generation is the one they were read at.
 //!
 //! Every write to keys, principals or role bindings bumps the generation (a trigger on each of
-//! those tables, so no writer can forget), and every call reads it: one small read instead of
-//! the key, its principal and its bindings. A key revoked, a binding removed or a principal
-//! deleted through any server is refused on the very next call to every server, because the
-//! generation that call reads is already the new one.
+//! those tables, so no writer can forget), and so does a tenant's deletion (in its transaction),
+//! and every call reads it: one small read instead of the key, its principal and its bindings. A
+//! key revoked, a binding removed, a principal deleted or a tenant deleted through any server is
+//! refused on the very next call to every server, because the generation that call reads is
+//! already the new one.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

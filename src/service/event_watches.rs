@@ -1,7 +1,8 @@
 //! Open event watches: each takes a slot in the hub (capped per principal and per tenant),
 //! follows the hub's batches from its cursor, reads from the store only what it missed, and ends
 //! as soon as its caller may no longer read: at a revocation's signal (a key revoked, a principal
-//! deleted, a binding removed) or, failing that, at the periodic check (`WATCH_RECHECK`).
+//! or its tenant deleted, a binding removed) or, failing that, at the periodic check
+//! (`WATCH_RECHECK`).
 
 use std::sync::Arc;
 

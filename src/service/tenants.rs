@@ -48,9 +48,11 @@ impl Service {
         Ok(tenant)
     }
 
-    /// Marks a tenant deleted; deleting it again returns it unchanged.
+    /// Marks a tenant deleted; deleting it again returns it unchanged. Its principals' keys stop
+    /// working on their next call, and their open watches end at once, on every server process.
     pub async fn tenant_delete(&self, ctx: &Context, request: DeleteTenantRequest) -> Result<TenantRow> {
         let tenant = self.store.tenant_delete(&request.tenant_id, now_micros()).await?;
+        self.store.access_revoked().await;
         tracing::info!(tenant = %tenant.id, by = %ctx.caller.principal_id, "tenant deleted");
         Ok(tenant)
     }

@@ -44,6 +44,18 @@ pub struct ApiKeyRow {
     pub revoked_at: Option<i64>,
 }
 
+/// A key as a call authenticates it: the key, its principal, and when the principal's tenant
+/// was deleted (its keys then stop working).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyHolder {
+    /// The key.
+    pub key: ApiKeyRow,
+    /// The principal it acts as.
+    pub principal: PrincipalRow,
+    /// When the principal's tenant was deleted, if it was.
+    pub tenant_deleted_at: Option<i64>,
+}
+
 /// A key to create.
 #[derive(Clone, Debug)]
 pub struct NewApiKey {
@@ -275,14 +287,21 @@ impl Store {
         .await
     }
 
-    /// The key with `id` and its principal, if the key exists: one query, as a call makes it
-    /// when its caller is not cached.
+    /// The key with `id` and its principal, if the key exists.
     pub async fn api_key_fetch_with_principal(&self, id: &str) -> Result<Option<(ApiKeyRow, PrincipalRow)>> {
-        crate::measured::store("api_key_fetch_with_principal", async {
+        Ok(self.api_key_fetch_for_call(id).await?.map(|holder| (holder.key, holder.principal)))
+    }
+
+    /// The key with `id`, its principal and whether the principal's tenant was deleted, if the
+    /// key exists: one query, as a call makes it when its caller is not cached.
+    pub async fn api_key_fetch_for_call(&self, id: &str) -> Result<Option<KeyHolder>> {
+        crate::measured::store("api_key_fetch_for_call", async {
             let row = sqlx::query(
                 "SELECT k.id, k.principal_id, k.secret_sha256, k.description, k.created_at, k.expires_at, \
-                        k.revoked_at, p.kind, p.tenant_id, p.name, p.created_at AS principal_created_at, p.deleted_at \
-                 FROM api_keys k JOIN principals p ON p.id = k.principal_id WHERE k.id = $1",
+                        k.revoked_at, p.kind, p.tenant_id, p.name, p.created_at AS principal_created_at, p.deleted_at, \
+                        t.deleted_at AS tenant_deleted_at \
+                 FROM api_keys k JOIN principals p ON p.id = k.principal_id \
+                 LEFT JOIN tenants t ON t.id = p.tenant_id WHERE k.id = $1",
             )
             .bind(id)
             .fetch_optional(&self.pool)
@@ -297,8 +316,15 @@ impl Store {
                 created_at: row.try_get("principal_created_at")?,
                 deleted_at: row.try_get("deleted_at")?,
             };
-            Ok(Some((key, principal)))
+            Ok(Some(KeyHolder { key, principal, tenant_deleted_at: row.try_get("tenant_deleted_at")? }))
         })
         .await
+    }
+
+    /// Bumps the authentication generation inside `txn`, for a write that ends access without
+    /// touching keys, principals or bindings (whose triggers bump it): a tenant's deletion.
+    pub(super) async fn auth_generation_bump_in(&self, txn: &mut sqlx::AnyConnection) -> Result<()> {
+        sqlx::query("UPDATE auth_generation SET generation = generation + 1 WHERE id = 1").execute(&mut *txn).await?;
+        Ok(())
     }
 }

@@ -144,9 +144,19 @@ impl Store {
         .await
     }
 
-    /// Marks a tenant deleted; a deleted tenant is returned unchanged.
+    /// Marks a tenant deleted and, in the same transaction, bumps the authentication generation,
+    /// so that every server's cached callers of the tenant are read again (and refused) on their
+    /// next call; a deleted tenant is returned unchanged.
     pub async fn tenant_delete(&self, id: &str, now: i64) -> Result<TenantRow> {
-        crate::measured::store("tenant_delete", async { self.record_delete(self.begin_write().await?, id, now).await })
-            .await
+        crate::measured::store("tenant_delete", async {
+            let mut txn = self.begin_write().await?;
+            let (tenant, deleted) = self.record_mark_deleted_in(&mut txn, id, now).await?;
+            if deleted {
+                self.auth_generation_bump_in(&mut txn).await?;
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(tenant)
+        })
+        .await
     }
 }
