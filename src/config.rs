@@ -45,9 +45,15 @@ pub struct ServerOptions {
     pub listen: SocketAddr,
 
     /// The operator API key to create on first start against an empty store, as
-    /// `bck_<id>.<secret>`. Without it a new key is made and printed once.
+    /// `bck_<id>.<secret>`. Without it a new key is made and shown once: on the terminal when
+    /// standard error is one, else written to `--operator-key-file`; never to the log.
     #[arg(long, env = "BC_BOOTSTRAP_TOKEN", hide_env_values = true)]
     pub bootstrap_token: Option<String>,
+
+    /// Where a new operator key made on first start is written (readable by its owner only) when
+    /// standard error is not a terminal; one log line says where, without the key.
+    #[arg(long, env = "BC_OPERATOR_KEY_FILE", default_value = "bc-operator-key")]
+    pub operator_key_file: std::path::PathBuf,
 
     /// Cedar policy files to add to the built-in ones (repeat the flag, or separate paths with
     /// commas in `BC_POLICY_FILES`). Each must validate against the schema the server derives
@@ -80,9 +86,29 @@ pub struct ServerOptions {
     #[arg(long, env = "BC_IDLE_TIMEOUT_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,
 
-    /// The most connections open at once; one more is answered `503` and closed.
+    /// The most connections open at once; one more is answered `503` and closed. A sixteenth of
+    /// them is kept for callers who prove themselves (health probes and authenticated calls).
     #[arg(long, env = "BC_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
+
+    /// The most connections open at once from one peer address (an IPv6 peer counts by its /64);
+    /// one more is answered `503` and closed. Behind a proxy, raise it to the proxy's share.
+    #[arg(long, env = "BC_MAX_CONNECTIONS_PER_PEER", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_peer: u64,
+
+    /// The most calls in flight at once on one HTTP/2 connection.
+    #[arg(long, env = "BC_HTTP2_MAX_STREAMS", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub http2_max_streams: u32,
+
+    /// MiB of unfinished request bodies one connection may hold; a call whose body would go past
+    /// it is answered `QUOTA_EXCEEDED`.
+    #[arg(long, env = "BC_CONNECTION_BODY_MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(4..=4096))]
+    pub connection_body_mib: u64,
+
+    /// MiB of unfinished request bodies the server may hold in all; a call whose body would go
+    /// past it is answered `UNAVAILABLE`.
+    #[arg(long, env = "BC_SERVER_BODY_MIB", default_value_t = 128, value_parser = clap::value_parser!(u64).range(4..=65536))]
+    pub server_body_mib: u64,
 
     /// A token that `/metrics` requires as `Authorization: Bearer <token>`. Without it and without
     /// `--metrics-listen`, `/metrics` is not served: a scrape queries the store and counts the
@@ -137,6 +163,10 @@ impl ServerOptions {
             request_timeout: Duration::from_secs(self.request_timeout_secs),
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
             max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+            max_connections_per_peer: usize::try_from(self.max_connections_per_peer).unwrap_or(usize::MAX),
+            http2_max_streams: self.http2_max_streams,
+            connection_body_bytes: mib(self.connection_body_mib),
+            server_body_bytes: mib(self.server_body_mib),
         }
     }
 
@@ -219,4 +249,9 @@ pub struct ConfigFileOption {
     /// nor a `BC_*` variable gives.
     #[arg(long, env = "BC_CONFIG")]
     pub config: Option<std::path::PathBuf>,
+}
+
+/// `mib` mebibytes in bytes, saturating on a machine whose `usize` is narrower.
+fn mib(mib: u64) -> usize {
+    usize::try_from(mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
 }

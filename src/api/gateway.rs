@@ -15,6 +15,7 @@ use std::sync::Arc;
 use tonic::body::Body;
 use tower::{Service, ServiceExt};
 
+use super::connection::Connection;
 use super::layer::{JsonBody, MAX_REQUEST_BYTES, PeerAddress, REQUEST_ID_HEADER};
 use super::validate::Validator;
 use crate::error::{Error, FieldViolation, Violations};
@@ -95,6 +96,9 @@ where
     grpc_request.extensions_mut().insert(JsonBody);
     if let Some(peer) = parts.extensions.get::<PeerAddress>() {
         grpc_request.extensions_mut().insert(*peer);
+    }
+    if let Some(connection) = parts.extensions.get::<Connection>() {
+        grpc_request.extensions_mut().insert(connection.clone());
     }
     if let Some(value) = parts.headers.get(header::AUTHORIZATION) {
         grpc_request.headers_mut().insert(header::AUTHORIZATION, value.clone());

@@ -11,12 +11,13 @@ use std::time::Instant;
 
 use bytes::{Buf, Bytes};
 use http_body::{Body as HttpBody, Frame};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use prost_reflect::DynamicMessage;
 use tonic::body::Body;
 use tower::{Layer, Service, ServiceExt};
 use tracing::Instrument;
 
+use super::connection::{BodyHold, Connection};
 use super::validate::Validator;
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Violations};
@@ -160,8 +161,10 @@ where
     let id_header = http::HeaderValue::from_str(&request_id).expect("request ids are visible ASCII");
     let prepared = prepare(&state, &method, request_id, request).await;
     let mut response = match prepared {
-        Ok(request) => {
+        Ok((request, held)) => {
             let response = inner.oneshot(request).await?;
+            // The body's bytes are decoded by now (a stream's answer has begun): give them back.
+            drop(held);
             let (parts, body) = response.into_parts();
             // A trailers-only response (an error) carries its status in the headers.
             let header_status = parts.headers.contains_key("grpc-status").then(|| parts.headers.clone());
@@ -193,13 +196,14 @@ where
 }
 
 /// Authenticates, checks the method's class, and validates the message; returns the request to
-/// pass on with its body buffered. Nothing of the body is read before the caller is known.
+/// pass on with its body buffered, and the hold on the connection's budget that the buffered
+/// body takes. Nothing of the body is read before the caller is known.
 async fn prepare<B>(
     state: &LayerState,
     method: &Method,
     request_id: String,
     request: http::Request<B>,
-) -> Result<http::Request<Body>, Error>
+) -> Result<(http::Request<Body>, BodyHold), Error>
 where
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -218,17 +222,22 @@ where
             None
         }
     };
+    let connection = parts.extensions.get::<Connection>().cloned();
+    if let Some(connection) = &connection {
+        connection.prove();
+    }
+    let mut held = connection.as_ref().map_or_else(BodyHold::unbounded, Connection::hold);
     if method.descriptor.is_client_streaming() {
         // The decision reads the request; no method of the API streams requests.
         return Err(Error::new(Code::Unsupported, format!("{} streams requests, which is not served", method.name)));
     }
     let input = method.descriptor.input();
     let (mut bytes, mut decoded) = if parts.extensions.remove::<JsonBody>().is_some() {
-        let body = read_body(body, MAX_REQUEST_BYTES).await?;
+        let body = read_body(body, MAX_REQUEST_BYTES, &mut held).await?;
         let decoded = super::gateway::decode_json(&input, &body, &state.validator)?;
         (encode_frame(&decoded), decoded)
     } else {
-        let bytes = read_body(body, MAX_REQUEST_BYTES + 5).await?;
+        let bytes = read_body(body, MAX_REQUEST_BYTES + 5, &mut held).await?;
         let message = decode_frame(&bytes)?;
         // Unknown and mistyped fields are refused before the decoder would keep them.
         let found = super::wire::scan(&input, &message);
@@ -265,7 +274,7 @@ where
         parts.extensions.insert(ctx.caller);
     }
     parts.extensions.insert(RequestId(request_id));
-    Ok(http::Request::from_parts(parts, Body::new(Full::new(bytes))))
+    Ok((http::Request::from_parts(parts, Body::new(Full::new(bytes))), held))
 }
 
 /// Decides the method's permission on the resource the request names: its type from the
@@ -317,19 +326,45 @@ async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: 
     state.services.authorize(ctx, &method.name, &authorization.permission, target).await
 }
 
-/// Reads a request body of at most `limit` bytes.
-async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Error>
+/// Reads a request body of at most `limit` bytes, each chunk taken from `held`'s budgets as it
+/// arrives (so that unfinished bodies cannot hold more than the connection and the server
+/// allow), and refused when it stops arriving for the connection's stall timeout.
+async fn read_body<B>(body: B, limit: usize, held: &mut BodyHold) -> Result<Bytes, Error>
 where
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
-            Err(Error::request_too_large(MAX_REQUEST_BYTES))
+    let mut body = std::pin::pin!(body);
+    let stall = held.stall_timeout();
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut total = 0usize;
+    loop {
+        let next = body.frame();
+        let frame = match stall {
+            Some(stall) => tokio::time::timeout(stall, next).await.map_err(|_| {
+                Error::unavailable(format!(
+                    "the request body stopped arriving for {} s; send it whole and retry",
+                    stall.as_secs()
+                ))
+            })?,
+            None => next.await,
+        };
+        let Some(frame) = frame else { break };
+        let frame =
+            frame.map_err(|error| Error::invalid_input(format!("cannot read the request: {}", error.into())))?;
+        let Ok(data) = frame.into_data() else { continue };
+        total = total.saturating_add(data.len());
+        if total > limit {
+            return Err(Error::request_too_large(MAX_REQUEST_BYTES));
         }
-        Err(error) => Err(Error::invalid_input(format!("cannot read the request: {error}"))),
+        held.take(data.len())?;
+        chunks.push(data);
     }
+    Ok(match chunks.len() {
+        0 => Bytes::new(),
+        1 => chunks.pop().expect("one chunk"),
+        _ => chunks.concat().into(),
+    })
 }
 
 /// `message` as the one gRPC frame of a request body.

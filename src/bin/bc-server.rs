@@ -84,7 +84,13 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .with_secret_key(secret_key)
                 .with_kubernetes(kubernetes)
                 .with_node_heartbeat_interval(std::time::Duration::from_secs(cli.server.node_heartbeat_interval_secs));
-            server::bootstrap(&services, cli.server.bootstrap_token.as_deref()).await.map_err(|e| e.to_string())?;
+            server::bootstrap_and_hand_over(
+                &services,
+                cli.server.bootstrap_token.as_deref(),
+                &cli.server.operator_key_file,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
             let listener = tokio::net::TcpListener::bind(cli.server.listen)
                 .await
                 .map_err(|error| format!("cannot listen on {}: {error}", cli.server.listen))?;

@@ -19,6 +19,7 @@ mod identity;
 mod listener;
 mod metal;
 mod node_identity;
+mod operator_key;
 mod substrate_adoption;
 mod tenant_boundaries;
 mod watches;

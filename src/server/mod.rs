@@ -1,12 +1,19 @@
 //! The API server as a value: what `bc-server serve` and `bc dev` both run.
 //!
 //! The listener is driven here rather than by `axum::serve`, for the limits a hostile client
-//! meets: a deadline on request headers, a deadline on each call until its answer begins (a
-//! watch answers at once and then streams, so it is not cut), an idle deadline per connection,
-//! and a cap on open connections past which a new one is refused and closed at once.
+//! meets: a deadline on request headers and on a connection's first call (HTTP/1 and HTTP/2),
+//! a deadline on each call until its answer begins (a watch answers at once and then streams,
+//! so it is not cut), an idle deadline per connection, caps on open connections in all and per
+//! peer with a reserve for callers who prove themselves (`admission`), and budgets on the
+//! request bytes unfinished bodies may hold, per connection and in all (`api::Connection`).
+
+mod admission;
+mod memory;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,15 +30,16 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
-use crate::api::{self, MetricsAccess};
+use crate::api::{self, ByteBudget, Connection, MetricsAccess};
 use crate::error::{Error, Result};
 use crate::service::{BootstrapOutcome, Service};
 use crate::telemetry::Metrics;
+use admission::{Admission, ConnectionCaps, Refusal};
 
 /// How long an idle connection told to close may take before it is dropped.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
@@ -41,6 +49,13 @@ const HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(20);
 /// What a connection past the cap reads before it is closed.
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain\r\n\
 content-length: 57\r\n\r\nthe server has too many open connections; retry shortly.\n";
+/// What a connection past its peer's cap reads before it is closed.
+const PEER_REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain\r\n\
+content-length: 74\r\n\r\nthis address has too many open connections; close some or retry shortly.\n";
+/// HTTP/2 flow control windows: what a connection, and one stream of it, may send before the
+/// server has read it. The connection's window bounds what the HTTP/2 layer buffers per connection.
+const HTTP2_CONNECTION_WINDOW: u32 = 1024 * 1024;
+const HTTP2_STREAM_WINDOW: u32 = 256 * 1024;
 
 /// The listener's limits; `bc-server` takes each from a flag (see `config::ServerOptions`).
 #[derive(Clone, Debug)]
@@ -54,6 +69,14 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// The most connections open at once.
     pub max_connections: usize,
+    /// The most connections open at once from one peer address (an IPv6 peer by its /64).
+    pub max_connections_per_peer: usize,
+    /// The most calls in flight on one HTTP/2 connection.
+    pub http2_max_streams: u32,
+    /// The most bytes of unfinished request bodies one connection may hold.
+    pub connection_body_bytes: usize,
+    /// The most bytes of unfinished request bodies the server may hold in all.
+    pub server_body_bytes: usize,
 }
 
 impl Default for Limits {
@@ -63,6 +86,10 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(120),
             max_connections: 1024,
+            max_connections_per_peer: 256,
+            http2_max_streams: 100,
+            connection_body_bytes: 16 * 1024 * 1024,
+            server_body_bytes: 128 * 1024 * 1024,
         }
     }
 }
@@ -107,9 +134,21 @@ pub async fn serve_with(
     let signals = services.store().signals().clone();
     let metrics = Metrics::new();
     let limits = Arc::new(options.limits);
+    let bodies = Arc::new(ByteBudget::new(limits.server_body_bytes));
     let (stop_tx, stop_rx) = watch::channel(false);
     // Every connection holds a receiver; the sender sees them all gone when the last closes.
     let (open_tx, open_rx) = watch::channel(());
+    let listening = |router: TrackedRouter| Listening {
+        router,
+        limits: limits.clone(),
+        admission: Admission::new(ConnectionCaps {
+            total: limits.max_connections,
+            per_peer: limits.max_connections_per_peer,
+        }),
+        bodies: bodies.clone(),
+        stop: stop_rx.clone(),
+        _open: open_rx.clone(),
+    };
     let mut loops = Vec::new();
     if let Some(metrics_listener) = options.metrics_listener {
         let access = match &options.metrics {
@@ -119,15 +158,17 @@ pub async fn serve_with(
         let router = api::metrics_router(services.clone(), metrics.clone(), access);
         // The metrics listener has no /readyz: it never drains.
         let router = TrackedRouter { router, draining: Arc::new(AtomicBool::new(false)) };
-        let accepting = accept(metrics_listener, None, router, limits.clone(), stop_rx.clone(), open_rx.clone());
-        loops.push(tokio::spawn(accepting));
+        loops.push(tokio::spawn(accept(metrics_listener, None, listening(router))));
     }
     let main_access = if loops.is_empty() { options.metrics } else { MetricsAccess::Off };
     let router = api::router(services, metrics, main_access)?;
     let tls = options.tls.map(TlsAcceptor::from);
     let draining = Arc::new(AtomicBool::new(false));
     let tracked = TrackedRouter { router, draining: draining.clone() };
-    loops.push(tokio::spawn(accept(listener, tls, tracked, limits, stop_rx, open_rx)));
+    loops.push(tokio::spawn(accept(listener, tls, listening(tracked))));
+    // Only the connections (and the accepting loops) may hold the receiver from here on.
+    drop(open_rx);
+    let trimming = tokio::spawn(memory::trim_after_bursts(bodies, stop_rx.clone()));
 
     shutdown.await;
     if !options.drain.is_zero() {
@@ -144,28 +185,35 @@ pub async fn serve_with(
     for accepting in loops {
         accepting.await.map_err(|error| Error::internal(format!("the listener stopped: {error}")))?;
     }
+    let _ = trimming.await;
     open_tx.closed().await;
     Ok(())
 }
 
-/// Accepts connections until `stop`, each served in a task of its own (after its TLS handshake,
-/// when `tls` is given).
-async fn accept(
-    listener: TcpListener,
-    tls: Option<TlsAcceptor>,
+/// What one listener's connections share.
+#[derive(Clone)]
+struct Listening {
     router: TrackedRouter,
     limits: Arc<Limits>,
-    mut stop: watch::Receiver<bool>,
-    open: watch::Receiver<()>,
-) {
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    admission: Arc<Admission>,
+    /// The server's budget for unfinished request bodies, shared by every listener.
+    bodies: Arc<ByteBudget>,
+    stop: watch::Receiver<bool>,
+    /// Held by every connection's task: the server waits for all of them to be dropped.
+    _open: watch::Receiver<()>,
+}
+
+/// Accepts connections until `stop`, each served in a task of its own (after its TLS handshake,
+/// when `tls` is given).
+async fn accept(listener: TcpListener, tls: Option<TlsAcceptor>, listening: Listening) {
+    let mut stop = listening.stop.clone();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = stop.wait_for(|stop| *stop) => return,
         };
-        let tcp = match accepted {
-            Ok((tcp, _)) => tcp,
+        let (tcp, peer) = match accepted {
+            Ok((tcp, peer)) => (tcp, peer),
             Err(error) => {
                 // Out of descriptors or the like: pause rather than spin.
                 tracing::warn!(%error, "accepting a connection failed");
@@ -173,67 +221,92 @@ async fn accept(
                 continue;
             }
         };
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            // A refusal the client can read, written without waiting; then the socket closes.
-            let _ = tcp.try_write(REFUSAL);
-            tracing::debug!(limit = limits.max_connections, "refused a connection past the cap");
-            continue;
+        let ticket = match listening.admission.admit(Some(peer.ip())) {
+            Ok(ticket) => ticket,
+            Err(refusal) => {
+                // A refusal the client can read, written without waiting; then the socket closes.
+                let (text, cap) = match refusal {
+                    Refusal::Full => (REFUSAL, listening.limits.max_connections),
+                    Refusal::PeerFull => (PEER_REFUSAL, listening.limits.max_connections_per_peer),
+                };
+                let _ = tcp.try_write(text);
+                tracing::debug!(?refusal, limit = cap, "refused a connection past a cap");
+                continue;
+            }
         };
         // TCP_NODELAY: a gRPC answer is several small writes (headers, message, trailers); with
         // Nagle's algorithm the later ones wait for the client's delayed ACK, some 40 ms a call.
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
         }
-        let peer = tcp.peer_addr().ok();
-        let (tls, router, limits, stop, open) =
-            (tls.clone(), router.clone(), limits.clone(), stop.clone(), open.clone());
+        let (tls, listening) = (tls.clone(), listening.clone());
         tokio::spawn(async move {
+            let header_read_timeout = listening.limits.header_read_timeout;
             match tls {
-                None => serve_connection(tcp, peer, router, &limits, stop).await,
+                None => serve_connection(tcp, peer, &listening, &ticket).await,
                 // The handshake is held to the header deadline: a client that connects and says
-                // nothing keeps its permit no longer than one that sends no headers.
-                Some(tls) => match tokio::time::timeout(limits.header_read_timeout, tls.accept(tcp)).await {
-                    Ok(Ok(stream)) => serve_connection(stream, peer, router, &limits, stop).await,
+                // nothing keeps its slot no longer than one that sends no headers.
+                Some(tls) => match tokio::time::timeout(header_read_timeout, tls.accept(tcp)).await {
+                    Ok(Ok(stream)) => serve_connection(stream, peer, &listening, &ticket).await,
                     Ok(Err(error)) => tracing::debug!(%error, "a TLS handshake failed"),
                     Err(_) => tracing::debug!("a TLS handshake did not finish within the header deadline"),
                 },
             }
-            drop((permit, open));
+            drop((ticket, listening));
         });
     }
 }
 
-/// Serves one connection (plain or TLS) until it ends, it has been idle too long, or the server stops.
-async fn serve_connection<Io>(
-    io: Io,
-    peer: Option<std::net::SocketAddr>,
-    router: TrackedRouter,
-    limits: &Limits,
-    mut stop: watch::Receiver<bool>,
-) where
+/// Serves one connection (plain or TLS) until it ends, it begins no call within the header
+/// deadline, it has been idle too long, it is evicted from the reserve, or the server stops.
+async fn serve_connection<Io>(io: Io, peer: std::net::SocketAddr, listening: &Listening, ticket: &admission::Ticket)
+where
     Io: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let limits = &listening.limits;
     let activity = Arc::new(Activity::new());
+    let on_probation = ticket.eviction.is_some();
+    let proof = Connection::new(limits.connection_body_bytes, listening.bodies.clone(), limits.header_read_timeout);
     let service = Tracked {
-        router: router.router,
-        draining: router.draining,
+        router: listening.router.router.clone(),
+        draining: listening.router.draining.clone(),
         activity: activity.clone(),
         request_timeout: limits.request_timeout,
         peer,
+        connection: proof.clone(),
+        on_probation,
     };
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout);
     builder
         .http2()
         .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.http2_max_streams)
+        .initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
+        .initial_stream_window_size(HTTP2_STREAM_WINDOW)
         .keep_alive_interval(HTTP2_PING_INTERVAL)
         .keep_alive_timeout(HTTP2_PING_TIMEOUT);
     let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(service));
     tokio::pin!(connection);
+    let evicted = async {
+        match &ticket.eviction {
+            Some(eviction) => eviction.notified().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(evicted);
+    let first_call_by = Instant::now() + limits.header_read_timeout;
+    let mut stop = listening.stop.clone();
     let mut closing = false;
     let mut drop_at: Option<Instant> = None;
     loop {
-        let wake = drop_at.unwrap_or_else(|| activity.idle_deadline(limits.idle_timeout));
+        let wake = match drop_at {
+            Some(at) => at,
+            // Until its first call, a connection is held to the header deadline (an HTTP/2 client
+            // that sends only its preface sends no headers for HTTP/1's deadline to catch).
+            None if !activity.has_begun() => first_call_by,
+            None => activity.idle_deadline(limits.idle_timeout),
+        };
         tokio::select! {
             result = connection.as_mut() => {
                 if let Err(error) = result {
@@ -245,8 +318,25 @@ async fn serve_connection<Io>(
                 closing = true;
                 connection.as_mut().graceful_shutdown();
             }
+            _ = &mut evicted => {
+                tracing::debug!(%peer, "evicted an unproven connection from the reserve");
+                return;
+            }
+            _ = activity.began.notified(), if on_probation => ticket.began_call(),
+            _ = activity.settled.notified(), if on_probation && !closing => {
+                if !proof.is_proven() {
+                    // On probation and its first call proved nothing: it gives its slot back.
+                    closing = true;
+                    connection.as_mut().graceful_shutdown();
+                    drop_at = Some(Instant::now() + CLOSE_GRACE);
+                }
+            }
             _ = tokio::time::sleep_until(wake) => {
                 if drop_at.is_some() {
+                    return;
+                }
+                if !activity.has_begun() {
+                    tracing::debug!(%peer, "closed a connection that began no call within the header deadline");
                     return;
                 }
                 if activity.idle_for(limits.idle_timeout) {
@@ -264,12 +354,28 @@ async fn serve_connection<Io>(
 /// The calls in flight on a connection, and when the last one ended.
 struct Activity {
     in_flight: AtomicUsize,
+    begun: AtomicBool,
     last_ended: Mutex<Instant>,
+    /// Notified when a call begins.
+    began: Notify,
+    /// Notified when a call's answer has begun, for a connection on probation.
+    settled: Notify,
 }
 
 impl Activity {
     fn new() -> Self {
-        Activity { in_flight: AtomicUsize::new(0), last_ended: Mutex::new(Instant::now()) }
+        Activity {
+            in_flight: AtomicUsize::new(0),
+            begun: AtomicBool::new(false),
+            last_ended: Mutex::new(Instant::now()),
+            began: Notify::new(),
+            settled: Notify::new(),
+        }
+    }
+
+    /// Whether any call has begun on the connection.
+    fn has_begun(&self) -> bool {
+        self.begun.load(Ordering::Acquire)
     }
 
     /// When the connection will have been idle for `timeout`, as far as is known now.
@@ -292,6 +398,8 @@ struct InFlight(Arc<Activity>);
 
 impl InFlight {
     fn start(activity: Arc<Activity>) -> Self {
+        activity.begun.store(true, Ordering::Release);
+        activity.began.notify_one();
         activity.in_flight.fetch_add(1, Ordering::AcqRel);
         InFlight(activity)
     }
@@ -320,7 +428,11 @@ struct Tracked {
     activity: Arc<Activity>,
     request_timeout: Duration,
     /// The connection's peer, which each call carries (a join records its address).
-    peer: Option<std::net::SocketAddr>,
+    peer: std::net::SocketAddr,
+    /// The connection's body budget and proof, which each call carries.
+    connection: Connection,
+    /// Whether the connection holds a reserve slot it must prove itself for.
+    on_probation: bool,
 }
 
 impl tower::Service<http::Request<Incoming>> for Tracked {
@@ -333,16 +445,21 @@ impl tower::Service<http::Request<Incoming>> for Tracked {
     }
 
     fn call(&mut self, mut request: http::Request<Incoming>) -> Self::Future {
-        if let Some(peer) = self.peer {
-            request.extensions_mut().insert(api::PeerAddress(peer));
+        request.extensions_mut().insert(api::PeerAddress(self.peer));
+        request.extensions_mut().insert(self.connection.clone());
+        let path = request.uri().path();
+        if matches!(path, "/healthz" | "/readyz") {
+            self.connection.prove();
         }
-        if request.uri().path() == "/readyz" && self.draining.load(Ordering::Acquire) {
+        if path == "/readyz" && self.draining.load(Ordering::Acquire) {
             let draining = (http::StatusCode::SERVICE_UNAVAILABLE, "draining: the server is stopping").into_response();
             let in_flight = InFlight::start(self.activity.clone());
+            self.settle();
             return Box::pin(async move { Ok(draining.map(|body| TrackedBody { body, _in_flight: in_flight })) });
         }
         let in_flight = InFlight::start(self.activity.clone());
         let (router, timeout) = (self.router.clone(), self.request_timeout);
+        let this = self.clone();
         Box::pin(async move {
             let grpc = request
                 .headers()
@@ -353,8 +470,18 @@ impl tower::Service<http::Request<Incoming>> for Tracked {
                 Ok(Err(never)) => match never {},
                 Err(_) => timed_out(grpc, timeout),
             };
+            this.settle();
             Ok(response.map(|body| TrackedBody { body, _in_flight: in_flight }))
         })
+    }
+}
+
+impl Tracked {
+    /// Tells a connection on probation that a call's answer has begun (its caller proven or not).
+    fn settle(&self) {
+        if self.on_probation {
+            self.activity.settled.notify_one();
+        }
     }
 }
 
@@ -397,15 +524,85 @@ impl http_body::Body for TrackedBody {
     }
 }
 
-/// Makes the operator key on a store that has none, and prints it this once.
+/// Makes the operator key on a store that has none: `Some` with the key when this call made it.
 pub async fn bootstrap(services: &Service, token: Option<&str>) -> Result<Option<String>> {
     match services.bootstrap_operator(token).await? {
         BootstrapOutcome::AlreadyBootstrapped => Ok(None),
-        BootstrapOutcome::Created(token) => {
-            let token = token.reveal();
-            // Printed, not logged: log collectors keep what they see.
-            println!("Created the operator API key. It is shown this once; keep it:\n\n    {token}\n");
-            Ok(Some(token))
+        BootstrapOutcome::Created(token) => Ok(Some(token.reveal())),
+    }
+}
+
+/// Makes the operator key on first start and hands a key this server made to the person
+/// starting it, never to the log stream (collectors keep what they see): on the terminal when
+/// standard error is one, else in `key_file`, readable by its owner only, with one log line
+/// saying where. A key given (`given`) is the operator's own and is not shown again.
+pub async fn bootstrap_and_hand_over(services: &Service, given: Option<&str>, key_file: &Path) -> Result<()> {
+    let on_terminal = std::io::stderr().is_terminal();
+    // The file is made before the key, so that a key is never made that nobody can be given.
+    let file = match (given, on_terminal) {
+        (None, false) => Some(KeyFile::open(key_file)?),
+        _ => None,
+    };
+    let made = bootstrap(services, given).await?;
+    match (made, file) {
+        (Some(_), _) if given.is_some() => tracing::info!("created the operator API key given at start"),
+        (Some(token), None) => {
+            eprintln!("Created the operator API key. It is shown this once; keep it:\n\n    {token}\n");
+            tracing::info!("created the operator API key and showed it on the terminal");
+        }
+        (Some(token), Some(file)) => {
+            file.write(&token)?;
+            tracing::info!(file = %key_file.display(), "created the operator API key and wrote it to a file readable by its owner only");
+        }
+        (None, Some(file)) => file.discard(),
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// The file a new operator key goes to, made (mode 0600) before the key is.
+struct KeyFile {
+    path: PathBuf,
+    file: std::fs::File,
+    made_now: bool,
+}
+
+impl KeyFile {
+    fn open(path: &Path) -> Result<KeyFile> {
+        let existed = path.exists();
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path).map_err(|error| {
+            Error::invalid_input(format!(
+                "cannot open {} for the operator key (--operator-key-file): {error}",
+                path.display()
+            ))
+        })?;
+        Ok(KeyFile { path: path.to_owned(), file, made_now: !existed })
+    }
+
+    fn write(mut self, token: &str) -> Result<()> {
+        use std::io::Write;
+        let failed = |error: std::io::Error| {
+            Error::internal(format!("cannot write the operator key to {}: {error}", self.path.display()))
+        };
+        #[cfg(unix)]
+        {
+            // A file that was there keeps its mode on open: narrow it before the key goes in.
+            use std::os::unix::fs::PermissionsExt;
+            self.file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(failed)?;
+        }
+        self.file.set_len(0).map_err(failed)?;
+        writeln!(self.file, "{token}").map_err(failed)?;
+        self.file.sync_all().map_err(failed)
+    }
+
+    /// No key was made: a file made for it goes again.
+    fn discard(self) {
+        if self.made_now {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }
