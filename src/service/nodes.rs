@@ -143,6 +143,7 @@ impl Service {
     /// Joins the machine to the token's pool; see `Nodes.Join`.
     pub async fn node_join(&self, call: &DaemonCall, request: JoinNodeRequest) -> Result<JoinedNode> {
         let DaemonCredential::JoinToken(token) = &call.credential else { return Err(invalid_join_token()) };
+        self.substrate_check_join(token, &request.machine_id).await?;
         let now = now_micros();
         if token.state_at(now) != JoinTokenState::Active {
             return Err(unusable(token, now));

@@ -110,7 +110,7 @@ impl Service {
             let owner = owner.map_or("the platform".to_owned(), |tenant| format!("tenant {tenant}"));
             return refuse(format!("account {} is not one of {owner}, whose pool this is", account.id));
         }
-        Ok(())
+        self.check_substrate_adoption(owner, substrate).await
     }
 
     /// A changed policy's substrate: checked as at create; on a live pool, a substrate keeps its

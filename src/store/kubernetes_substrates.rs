@@ -32,6 +32,10 @@ pub struct SubstrateFlavorRow {
     pub provider_nodes: i64,
     /// Nodes joined to the pool.
     pub joined_nodes: i64,
+    /// The names of the Nodes the cluster's API lists in its node pool, as the reconciler last
+    /// saw them: the only machine ids that join with the hosted token.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
 }
 
 /// An object applied to the substrate's cluster.
@@ -175,6 +179,7 @@ fn pending_flavors(pool_id: &str, spec: &SubstratePolicy, current: &[SubstrateFl
                 desired_nodes: flavor.node_count.or(flavor.autoscaling.map(|bounds| bounds.min)).unwrap_or(0),
                 provider_nodes: seen.map_or(0, |row| row.provider_nodes),
                 joined_nodes: seen.map_or(0, |row| row.joined_nodes),
+                nodes: seen.map_or_else(Vec::new, |row| row.nodes.clone()),
             }
         })
         .collect()
@@ -329,6 +334,141 @@ impl Store {
         let bind = |q: AnyQuery<'static>| q.bind(tenant.unwrap_or_default().to_owned()).bind(limit);
         let listed = self.record_list("($1 = '' OR tenant_id = $1)", "created_at, pool_id LIMIT $2", bind);
         crate::measured::store("substrate_list", listed).await
+    }
+}
+
+/// Whom a cluster the system manages is managed for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClusterOwner {
+    /// A tenant's (a cluster of the clusters API, or one a tenant pool's substrate made).
+    Tenant(String),
+    /// The platform's (one a platform pool's substrate made).
+    Platform,
+    /// It carries the system's label but no row says whose it is: nobody's to adopt.
+    Unknown,
+}
+
+/// A cluster the system manages, and what manages it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManagedCluster {
+    pub owner: ClusterOwner,
+    /// `kubernetes cluster kcl_...` or `the substrate of pool pool_...`.
+    pub managed_as: String,
+}
+
+impl ManagedCluster {
+    /// Whether a pool of `tenant` (`None`: a platform pool) may adopt it.
+    pub fn adoptable_by(&self, tenant: Option<&str>) -> bool {
+        match (&self.owner, tenant) {
+            (ClusterOwner::Tenant(owner), Some(tenant)) => owner == tenant,
+            (ClusterOwner::Platform, None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// What marks a cluster at the provider as the system's: its name, and the labels the
+/// clusters' and the substrates' reconcilers put on the clusters they make.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClusterMarks<'a> {
+    pub name: &'a str,
+    /// The `better-compute-cluster` label: a clusters-API cluster's id.
+    pub cluster_id: Option<&'a str>,
+    /// The `better-compute-substrate-pool` label: the pool whose substrate made it.
+    pub substrate_pool: Option<&'a str>,
+}
+
+impl Store {
+    /// Whether the cluster `marks` describe is one the system manages, other than the one
+    /// `pool_id`'s own substrate made: a live clusters-API cluster of that provider name or
+    /// label, or a live made substrate cluster of that name or label.
+    pub async fn substrate_managed_cluster(
+        &self,
+        marks: ClusterMarks<'_>,
+        pool_id: &str,
+    ) -> Result<Option<ManagedCluster>> {
+        crate::measured::store("substrate_managed_cluster", async {
+            let tenant_of = |tenant: Option<String>| tenant.map_or(ClusterOwner::Platform, ClusterOwner::Tenant);
+            let mut cluster_ids: Vec<String> = marks.cluster_id.map(str::to_owned).into_iter().collect();
+            // `bc-k-` and 24 characters of the id: the clusters whose id starts with them.
+            if let Some(body) = marks.name.strip_prefix("bc-k-")
+                && body.len() == 24
+                && body.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+            {
+                let named: Vec<String> =
+                    sqlx::query_scalar("SELECT id FROM kubernetes_clusters WHERE id LIKE $1 AND deleted_at IS NULL")
+                        .bind(format!("kcl_{body}%"))
+                        .fetch_all(&self.pool)
+                        .await?;
+                cluster_ids.extend(named);
+            }
+            let mut unknown = None;
+            for id in &cluster_ids {
+                let tenant: Option<String> = sqlx::query_scalar(
+                    "SELECT tenant_id FROM kubernetes_clusters WHERE id = $1 AND deleted_at IS NULL",
+                )
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+                let managed_as = format!("kubernetes cluster {id}");
+                match tenant {
+                    Some(tenant) => {
+                        return Ok(Some(ManagedCluster { owner: ClusterOwner::Tenant(tenant), managed_as }));
+                    }
+                    // Labelled as one of the system's, but no live row says whose.
+                    None => unknown = unknown.or(Some(ManagedCluster { owner: ClusterOwner::Unknown, managed_as })),
+                }
+            }
+            let made: Option<SubstrateRow> = self
+                .record_list(
+                    "mode = 'create' AND deleted_at IS NULL AND pool_id <> $2 AND (cluster_name = $1 OR pool_id = $3)",
+                    "created_at, pool_id LIMIT 1",
+                    |q| {
+                        q.bind(marks.name.to_owned())
+                            .bind(pool_id.to_owned())
+                            .bind(marks.substrate_pool.unwrap_or_default().to_owned())
+                    },
+                )
+                .await?
+                .into_iter()
+                .next();
+            if let Some(made) = made {
+                let managed_as = format!("the substrate of pool {}", made.pool_id);
+                return Ok(Some(ManagedCluster { owner: tenant_of(made.tenant_id), managed_as }));
+            }
+            if let Some(pool) = marks.substrate_pool.filter(|pool| *pool != pool_id) {
+                let managed_as = format!("the substrate of pool {pool}");
+                return Ok(Some(ManagedCluster { owner: ClusterOwner::Unknown, managed_as }));
+            }
+            Ok(unknown)
+        })
+        .await
+    }
+
+    /// The substrate whose hosted join token (current, or the one it is replacing) is `token_id`.
+    pub async fn substrate_hosting(&self, token_id: &str) -> Result<Option<SubstrateRow>> {
+        crate::measured::store("substrate_hosting", async {
+            let condition = "join_token_id = $1 OR previous_join_token_id = $1";
+            let found: Vec<SubstrateRow> =
+                self.record_list(condition, "created_at, pool_id", |q| q.bind(token_id.to_owned())).await?;
+            Ok(found.into_iter().next())
+        })
+        .await
+    }
+
+    /// Records the Nodes the cluster's API lists in each flavor's node pool, before the objects
+    /// that make them join are applied (the join admits only those); the rest of the
+    /// observation is written with the pass's.
+    pub async fn substrate_record_nodes(&self, current: &SubstrateRow, flavors: &[SubstrateFlavorRow]) -> Result<()> {
+        crate::measured::store("substrate_record_nodes", async {
+            sqlx::query("UPDATE kubernetes_substrates SET flavors = $2 WHERE pool_id = $1 AND deleted_at IS NULL")
+                .bind(&current.pool_id)
+                .bind(serde_json::to_string(flavors).expect("flavors serialize"))
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+        .await
     }
 }
 

@@ -77,8 +77,8 @@ pub use kubernetes_clusters::{
 };
 pub use kubernetes_node_pools::{NodePoolObserved, NodePoolRow, NodePoolSpecRow, node_pool_event};
 pub use kubernetes_substrates::{
-    SUBSTRATE_KIND, SealedToken, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved, SubstrateRow,
-    created_cluster_name, flavor_node_pool_name,
+    ClusterMarks, ClusterOwner, ManagedCluster, SUBSTRATE_KIND, SealedToken, SubstrateFlavorRow, SubstrateObjectRow,
+    SubstrateObserved, SubstrateRow, created_cluster_name, flavor_node_pool_name,
 };
 pub use load_balancer_rows::{
     DomainRow, ForwardingRow, HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings,

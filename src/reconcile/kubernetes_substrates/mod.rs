@@ -22,6 +22,7 @@ use std::time::Duration;
 use self::flavors::{node_pool_spec, own_flavor, provider_nodes};
 pub use self::objects::{DEFAULT_BCD_IMAGE, DaemonEndpoint, FLAVOR_LABEL, SUBSTRATE_LABEL};
 use self::objects::{FIELD_MANAGER, Inputs, KINDS, is_applied, is_ours, reference};
+use super::kubernetes_clusters::CLUSTER_LABEL as MANAGED_CLUSTER_LABEL;
 use super::node_pool_steps::{self, next_pool_step};
 use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule};
 use crate::bearer::Bearer;
@@ -35,13 +36,15 @@ use crate::provider::{
 use crate::secrets::SecretKey;
 use crate::store::states::{PoolNodeState, SubstrateState};
 use crate::store::{
-    JoinTokenRow, SUBSTRATE_KIND, Store, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved, SubstrateRow,
-    now_micros,
+    ClusterMarks, JoinTokenRow, SUBSTRATE_KIND, Store, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved,
+    SubstrateRow, now_micros,
 };
 use crate::substrate_policy::SubstrateCluster;
 
 /// The GKE label (keys take no `/`) on a cluster a substrate made: its pool's id.
 pub const CLUSTER_LABEL: &str = "better-compute-substrate-pool";
+/// The label GKE puts on a Node: the node pool it belongs to.
+const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
 
 /// The substrates' reconciler.
 #[derive(Debug, Clone)]
@@ -201,6 +204,12 @@ impl Step<'_> {
             );
             return self.fail(observed, message).await;
         }
+        if !self.created()
+            && let Some(message) = self.managed_elsewhere(&remote).await?
+        {
+            self.withdraw_from_cluster().await?;
+            return self.fail(observed, message).await;
+        }
         observed.endpoint = remote.endpoint.clone();
         observed.master_version = remote.master_version.clone();
         observed.node_version = remote.node_version.clone();
@@ -225,13 +234,14 @@ impl Step<'_> {
         if let Some(outcome) = self.converge_flavors(&remote, &mut observed).await? {
             return Ok(outcome);
         }
-        let token = match self.hosted_token().await? {
+        let token = match self.hosted_token(&remote).await? {
             HostedToken::Ready(token) => token,
             HostedToken::Again => return Ok(Outcome::converging().in_state(self.substrate.state)),
         };
         let api =
             KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, KubeAuth::Google(self.gke.tokens().clone()))
                 .context("reaching the cluster's API")?;
+        self.record_nodes(&api, &mut observed).await?;
         if let Some(outcome) = self.converge_objects(&api, endpoint, token.expose(), &mut observed).await? {
             return Ok(outcome);
         }
@@ -312,6 +322,12 @@ impl Step<'_> {
                     .iter()
                     .find(|f| f.name == flavor.name)
                     .map_or(0, |f| f.joined_nodes),
+                nodes: self
+                    .substrate
+                    .flavors
+                    .iter()
+                    .find(|f| f.name == flavor.name)
+                    .map_or_else(Vec::new, |f| f.nodes.clone()),
             };
             match found {
                 Some(p) if own_flavor(pool_id, p).is_none() => {
@@ -393,7 +409,7 @@ impl Step<'_> {
 
     /// The hosted join token's bearer form: made (and recorded sealed) when there is none or it
     /// is due for renewal; the one it replaced revoked once the grace has passed.
-    async fn hosted_token(&self) -> Result<HostedToken, PassError> {
+    async fn hosted_token(&self, remote: &crate::provider::Cluster) -> Result<HostedToken, PassError> {
         let s = self.substrate;
         let store = &self.pass.store;
         let now = now_micros();
@@ -408,9 +424,15 @@ impl Step<'_> {
             "" => None,
             id => store.join_token_fetch(id).await?,
         };
-        let due = current
-            .as_ref()
-            .is_none_or(|t| t.revoked_at.is_some() || t.expires_at - micros(reconciler.token_renew_before) <= now);
+        let max_uses = hosted_token_uses(&s.spec.flavors, s.pool_id.as_str(), remote);
+        // Replaced too when it has other uses than the node pools now need, or ran out of them
+        // (replacement machines used what was left).
+        let due = current.as_ref().is_none_or(|t| {
+            t.revoked_at.is_some()
+                || t.expires_at - micros(reconciler.token_renew_before) <= now
+                || t.max_uses != max_uses
+                || t.uses >= t.max_uses
+        });
         if !due {
             let sealed = &s.join_token_sealed.0;
             return Ok(HostedToken::Ready(self.reconciler.secret_key.open(sealed, &s.pool_id)?));
@@ -428,7 +450,7 @@ impl Step<'_> {
             pool_id: s.pool_id.clone(),
             tenant_id: s.tenant_id.clone(),
             description: format!("hosted by the pool's substrate (cluster {})", s.cluster_name),
-            max_uses: 100_000,
+            max_uses,
             uses: 0,
             expires_at: now + micros(reconciler.token_lifetime),
             labels: Default::default(),
@@ -447,6 +469,68 @@ impl Step<'_> {
         store.substrate_token_issue(s, &token, &sealed, now).await?;
         tracing::info!(pool = %s.pool_id, join_token = %token.id, "substrate join token issued");
         Ok(HostedToken::Again)
+    }
+
+    /// Why an adopted cluster is not this pool's to adopt: the system manages it (its labels or
+    /// a row say so) for another tenant than the pool's. Asked on every pass, before anything
+    /// is written into the cluster, because a cluster can become managed after the call.
+    async fn managed_elsewhere(&self, remote: &crate::provider::Cluster) -> Result<Option<String>, PassError> {
+        let marks = ClusterMarks {
+            name: &remote.name,
+            cluster_id: remote.labels.get(MANAGED_CLUSTER_LABEL).map(String::as_str),
+            substrate_pool: remote.labels.get(CLUSTER_LABEL).map(String::as_str),
+        };
+        let Some(managed) = self.pass.store.substrate_managed_cluster(marks, self.pool_id()).await? else {
+            return Ok(None);
+        };
+        if managed.adoptable_by(self.substrate.tenant_id.as_deref()) {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "cluster {:?} is one better-compute manages ({}), not for this pool's own tenant: a substrate adopts \
+             only clusters of its pool's own tenant or clusters better-compute does not manage; nothing more is \
+             applied to it and the substrate's join tokens are revoked",
+            remote.name, managed.managed_as
+        )))
+    }
+
+    /// Takes back what an adoption refused afterwards had given the cluster: the hosted tokens
+    /// are revoked (the cluster's admins can read their Secret) and the pool's nodes of its
+    /// flavors are deleted (the cluster's admins control those machines).
+    async fn withdraw_from_cluster(&self) -> Result<(), PassError> {
+        let s = self.substrate;
+        let now = now_micros();
+        for token in [&s.join_token_id, &s.previous_join_token_id] {
+            if !token.is_empty() {
+                self.pass.store.join_token_revoke(token, now).await?;
+            }
+        }
+        for node in self.pass.store.node_list(self.pool_id(), i64::MAX).await? {
+            if node.deleted_at.is_none() && node.labels.contains_key(FLAVOR_LABEL) {
+                self.pass.store.node_delete(&node.id, now).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The Nodes the cluster's API lists in each flavor's node pool, recorded before the
+    /// objects are applied: the join with the hosted token admits those machine ids only.
+    async fn record_nodes(&self, api: &KubeClient, observed: &mut SubstrateObserved) -> Result<(), PassError> {
+        let listed = api.nodes_list().await.context("listing the cluster's nodes")?;
+        for flavor in &mut observed.flavors {
+            let mut names: Vec<String> = listed
+                .iter()
+                .filter(|node| node.labels.get(NODE_POOL_LABEL) == Some(&flavor.node_pool))
+                .map(|node| node.name.clone())
+                .collect();
+            names.sort();
+            flavor.nodes = names;
+        }
+        let recorded = |name: &str| self.substrate.flavors.iter().find(|f| f.name == name).map(|f| &f.nodes);
+        if observed.flavors.iter().any(|f| recorded(&f.name) != Some(&f.nodes)) {
+            self.pass.store.substrate_record_nodes(self.substrate, &observed.flavors).await?;
+        }
+        Ok(())
     }
 
     /// Applies the objects that are missing or changed, and deletes the DaemonSets of removed
@@ -587,6 +671,26 @@ impl Step<'_> {
         tracing::info!(pool = %self.pool_id(), "substrate torn down");
         Ok(Outcome::remove())
     }
+}
+
+/// The joins a hosted token allows: every node the flavors' node pools may have at once (the
+/// fixed size or the autoscaling maximum, per zone, times the node pool's zones), and a quarter
+/// more (at least one) for machines that replace them; a token that runs out is replaced.
+fn hosted_token_uses(
+    flavors: &[crate::substrate_policy::Flavor],
+    pool_id: &str,
+    remote: &crate::provider::Cluster,
+) -> i64 {
+    let nodes: i64 = flavors
+        .iter()
+        .map(|flavor| {
+            let per_zone = flavor.autoscaling.map_or(flavor.node_count.unwrap_or(0), |bounds| bounds.max).max(0);
+            let node_pool = crate::store::flavor_node_pool_name(pool_id, &flavor.name);
+            let zones = remote.node_pools.iter().find(|p| p.name == node_pool).map_or(1, |p| p.locations.len().max(1));
+            per_zone * zones as i64
+        })
+        .sum();
+    nodes + ((nodes + 3) / 4).max(1)
 }
 
 /// The hosted token, or "come back": one was just made (the next pass reads it back).

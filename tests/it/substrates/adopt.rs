@@ -1,5 +1,6 @@
-//! Adopting a tenant's cluster: the substrate adds its flavors' node pools and objects to a
-//! cluster made through the clusters API, never takes over an object it did not make (a
+//! Adopting a tenant's cluster: the substrate of a pool on the tenant's own account adds its
+//! flavors' node pools and objects to the tenant's cluster made through the clusters API (a
+//! platform pool may not adopt it: see the hostile suite), never takes over an object it did not make (a
 //! namespace and DaemonSet made beforehand with kubectl put it in `error`, untouched), and its
 //! teardown removes only what carries its pool's label: the cluster, the tenant's node pool and
 //! the kubectl-made objects are all still there afterwards. kubectl sees the DaemonSet it
@@ -10,13 +11,22 @@ use std::process::Command;
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use super::{GKE_ACCOUNT, flavor, substrate_policy};
+use super::flavor;
 use crate::harness::{Catalog, Env, poll};
 
 crate::on_both_backends!(an_adopted_cluster_keeps_everything_the_substrate_did_not_make);
 
-/// The pool the tenant's cluster is made on.
+/// acme's own GKE account, and the pool on it the tenant's cluster is made on.
+const TENANT_ACCOUNT: &str = "acct_0000000000000000000000gke2";
 const TENANT_POOL: &str = "pool_0000000000000000000000gke1";
+
+/// A pool on acme's own account whose substrate adopts `cluster` with `flavors`; its id.
+async fn tenant_substrate_pool(env: &Env, name: &str, cluster: &Value, flavors: Vec<Value>) -> String {
+    let policy = json!({"substrate": {"kind": "kubernetes", "account": TENANT_ACCOUNT, "cluster": cluster,
+        "flavors": flavors}});
+    let body = json!({"accountId": TENANT_ACCOUNT, "name": name, "billingMode": "none", "policy": policy});
+    env.server.admin_ok("/api/platform/pools/create", body).await["id"].as_str().unwrap().to_owned()
+}
 
 fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
     tokio::task::block_in_place(|| {
@@ -73,10 +83,12 @@ fn foreign_daemon_set(namespace: &str) -> Value {
 }
 
 async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend: Backend) {
-    let catalog = Catalog::new()
-        .gke_account(GKE_ACCOUNT, None, &[super::ZONE])
-        .pool(TENANT_POOL, GKE_ACCOUNT, "none", &[])
-        .offer(TENANT_POOL, "acme");
+    let catalog = Catalog::new().gke_account(TENANT_ACCOUNT, Some("acme"), &[super::ZONE]).pool(
+        TENANT_POOL,
+        TENANT_ACCOUNT,
+        "none",
+        &[],
+    );
     let mut env = super::setup_with(backend, catalog).start().await;
     env.start_worker();
 
@@ -104,8 +116,7 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     // A substrate whose namespace and DaemonSet someone made first with kubectl: it fails on
     // the first, naming it, and changes neither.
     env.stop_worker().await;
-    let blocked =
-        env.substrate_pool("blocked", substrate_policy(adopt.clone(), vec![flavor("general", "e2-medium", 1)])).await;
+    let blocked = tenant_substrate_pool(&env, "blocked", &adopt, vec![flavor("general", "e2-medium", 1)]).await;
     let namespace = substrate_namespace(&blocked);
     kubectl_create(&kubeconfig, &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
     kubectl_create(&kubeconfig, &foreign_daemon_set(&namespace));
@@ -118,7 +129,7 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     assert!(!before.contains("better-compute.dev/substrate-pool"), "not labelled: {before}");
 
     // Another substrate on the same cluster converges beside the tenant's pool.
-    let joined = env.substrate_pool("joined", substrate_policy(adopt, vec![flavor("general", "e2-medium", 2)])).await;
+    let joined = tenant_substrate_pool(&env, "joined", &adopt, vec![flavor("general", "e2-medium", 2)]).await;
     let substrate = env
         .substrate_until(&joined, "ready with its nodes", |s| {
             s["state"] == "ready" && s["flavors"][0]["joinedNodes"] == 2
