@@ -39,6 +39,9 @@ enum Command {
     Migrate,
     /// Prints the Cedar schema that policy files are validated against, then exits.
     AuthzSchema,
+    /// Prints a new operator key (`bck_<id>.<secret>`) to give `--bootstrap-token` on the first
+    /// start, e.g. from a Secret; it is made here and kept nowhere.
+    NewOperatorKey,
     /// GETs `url` and exits 0 on a 200 answer, 1 otherwise: the health check of an image that
     /// has no shell and no curl (`bc-server probe http://127.0.0.1:8080/readyz`).
     Probe {
@@ -56,6 +59,10 @@ async fn run(cli: Cli) -> Result<(), String> {
     if let Some(Command::Probe { url }) = &cli.command {
         return probe(url).await;
     }
+    if let Some(Command::NewOperatorKey) = cli.command {
+        println!("{}", better_compute::service::ApiKeyToken::generate().reveal());
+        return Ok(());
+    }
     if let Some(Command::AuthzSchema) = cli.command {
         let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
         let authorizer = Authorizer::new(&actions, &cli.server.read_policies()?)?;
@@ -70,7 +77,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             println!("migrations applied");
             Ok(())
         }
-        Command::AuthzSchema | Command::Probe { .. } => unreachable!("handled before connecting"),
+        Command::AuthzSchema | Command::NewOperatorKey | Command::Probe { .. } => {
+            unreachable!("handled before connecting")
+        }
         Command::Serve => {
             let pending = store.pending_migrations().await.map_err(|e| e.to_string())?;
             if !pending.is_empty() {
