@@ -698,3 +698,32 @@ enum HostedToken {
     Ready(crate::secrets::Secret),
     Again,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::NodePool;
+    use crate::substrate_policy::Flavor;
+
+    const POOL: &str = "pool_0123456789abcdefghjkmnpqrs";
+
+    #[test]
+    fn a_hosted_token_has_the_uses_of_the_node_pools_at_their_largest_and_a_quarter_more() {
+        let flavors: Vec<Flavor> = serde_json::from_value(serde_json::json!([
+            {"name": "cpu", "machineType": "e2-standard-4", "nodeCount": 2, "diskGiB": 50},
+            {"name": "gpu", "machineType": "g2-standard-8", "autoscaling": {"min": 0, "max": 3}, "diskGiB": 50},
+        ]))
+        .unwrap();
+        let zonal = crate::provider::Cluster::default();
+        assert_eq!(hosted_token_uses(&flavors, POOL, &zonal), 5 + 2);
+        // A node pool in three zones has its size in each.
+        let gpu = NodePool {
+            name: crate::store::flavor_node_pool_name(POOL, "gpu"),
+            locations: vec!["us-central1-a".into(), "us-central1-b".into(), "us-central1-c".into()],
+            ..NodePool::default()
+        };
+        let regional = crate::provider::Cluster { node_pools: vec![gpu], ..Default::default() };
+        assert_eq!(hosted_token_uses(&flavors, POOL, &regional), 11 + 3);
+        assert_eq!(hosted_token_uses(&flavors[..1], POOL, &zonal), 3, "never fewer than one spare");
+    }
+}
