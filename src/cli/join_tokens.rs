@@ -114,11 +114,13 @@ fn print_created(cli: &Cli, token: &JoinToken) -> Result<(), String> {
         return Ok(());
     }
     println!("The token, shown this once:\n  {}\n", token.token);
-    let pin = super::ca_pin(cli)?.map(|pin| format!(" --ca-sha256 {pin}")).unwrap_or_default();
-    println!(
-        "On each machine to join (as root), run:\n  bcd join --endpoint {}{pin} --token {}",
-        endpoint(cli),
-        token.token
-    );
+    let api = endpoint(cli);
+    // bcd sends a token over plain HTTP only when told to: the line says so where it must.
+    let transport = if api.starts_with("http://") {
+        " --insecure-plaintext".to_owned()
+    } else {
+        super::ca_pin(cli)?.map(|pin| format!(" --ca-sha256 {pin}")).unwrap_or_default()
+    };
+    println!("On each machine to join (as root), run:\n  bcd join --endpoint {api}{transport} --token {}", token.token);
     Ok(())
 }

@@ -1,6 +1,9 @@
 //! `bcd`, the node daemon: joins a pool with a join token, then keeps the node's record alive with
 //! heartbeats that carry the machine's resources and answer what is asked of it (the cordon).
-//! Quiet by design: it logs a change, the first of a run of failures, and the end.
+//! Quiet by design: it logs a change, the first of a run of failures, and the end. It sends a
+//! join token over plain HTTP only when told to (`--insecure-plaintext`), never pairs a CA pin
+//! with a plain endpoint, and, joining again as the node its state directory holds, proves it
+//! is that node with the node's credential.
 
 pub mod host;
 pub mod state;
@@ -57,9 +60,13 @@ pub enum Command {
 /// What `bcd join` takes.
 #[derive(clap::Args)]
 pub struct JoinArgs {
-    /// The API (`https://...`, or `http://` on a trusted network).
+    /// The API (`https://...`; `http://` only with `--insecure-plaintext`).
     #[arg(long, env = "BCD_ENDPOINT")]
     pub endpoint: String,
+    /// Send the join token, and then the node's credential, over a plain `http://` endpoint, in
+    /// clear: only on a network where no one else can read or answer the traffic.
+    #[arg(long, env = "BCD_INSECURE_PLAINTEXT")]
+    pub insecure_plaintext: bool,
     /// The join token `bcjt_...` (from `BCD_TOKEN` it stays out of the process list).
     #[arg(long, env = "BCD_TOKEN", hide_env_values = true)]
     pub token: Redacted,
@@ -157,6 +164,7 @@ struct Join {
 pub async fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Join(args) => {
+            plaintext_allowed(&args.endpoint, args.ca_sha256.is_some(), args.insecure_plaintext)?;
             // Listening from the start: a stop asked for during the join is honoured once it is done.
             let stop = crate::shutdown::signal();
             let machine = Machine::host();
@@ -177,9 +185,47 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// Whether `endpoint` is plain `http://`.
+fn is_plaintext(endpoint: &str) -> bool {
+    endpoint.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+}
+
+/// `bcd join`'s rule: a join token goes over plain HTTP only when `--insecure-plaintext` says so,
+/// and never with a CA pin, which only a TLS server could be checked against.
+fn plaintext_allowed(endpoint: &str, pinned: bool, insecure_plaintext: bool) -> Result<(), String> {
+    if pinned && is_plaintext(endpoint) {
+        return Err(pin_without_tls(endpoint));
+    }
+    if is_plaintext(endpoint) && !insecure_plaintext {
+        return Err(format!(
+            "{endpoint} is plain http://: the join token and then the node's credential would travel in clear, \
+             for anyone on the way to read or answer. Use the server's https:// endpoint (with --ca-sha256 for a \
+             private CA), or, on a network you trust, add --insecure-plaintext"
+        ));
+    }
+    Ok(())
+}
+
+fn pin_without_tls(endpoint: &str) -> String {
+    format!(
+        "--ca-sha256 pins the CA of a TLS server, but {endpoint} is plain http://: the pin could not be checked \
+         and the credentials would travel in clear. Give the server's https:// endpoint with the pin"
+    )
+}
+
+/// The credential of the node `state_dir` holds, when it joined through `endpoint`: a machine
+/// joining again proves with it that it is that node. Never sent to another endpoint.
+fn credential_to_present(state_dir: &Path, endpoint: &str) -> Result<String, String> {
+    Ok(NodeState::read(state_dir)?
+        .filter(|node| node.endpoint == endpoint)
+        .map(|node| node.credential)
+        .unwrap_or_default())
+}
+
 /// Joins with the token and keeps the node in the state directory.
 async fn join_as(state_dir: &Path, args: Join, identity: host::Identity, machine: &Machine) -> Result<(), String> {
     let resources = machine.resources(state_dir);
+    let node_credential = credential_to_present(state_dir, &args.endpoint)?;
     let mut client = connect(&args.endpoint, args.ca_sha256, &args.token).await?;
     let request = JoinNodeRequest {
         machine_id: identity.machine_id,
@@ -190,6 +236,7 @@ async fn join_as(state_dir: &Path, args: Join, identity: host::Identity, machine
         bcd_version: env!("CARGO_PKG_VERSION").to_owned(),
         capacity: Some(resources.capacity),
         labels: args.labels.into_iter().collect(),
+        node_credential,
     };
     let joined = client.join(call(request)).await.map_err(|status| refused("the join", &status))?.into_inner();
     let node = NodeState {
@@ -349,8 +396,12 @@ async fn status(state_dir: &Path) -> Result<(), String> {
     }
 }
 
-/// A channel to `endpoint` whose calls carry `bearer`.
+/// A channel to `endpoint` whose calls carry `bearer`. A CA pin with a plain `http://` endpoint
+/// is refused before anything is sent: there is no certificate to check it against.
 async fn connect(endpoint: &str, pin: Option<CaPin>, bearer: &str) -> Result<Client, String> {
+    if pin.is_some() && is_plaintext(endpoint) {
+        return Err(pin_without_tls(endpoint));
+    }
     let channel = crate::channel::connect(endpoint, pin).await?;
     Ok(NodesClient::new(InterceptedService::new(channel, BearerToken::new(Some(bearer))?)))
 }
@@ -375,4 +426,36 @@ fn jittered(wait: Duration) -> Duration {
 /// The state directory if it exists (pods' disk is usually on its filesystem), else `/`.
 fn state_dir_or_root(state_dir: &Path) -> &Path {
     if state_dir.exists() { state_dir } else { Path::new("/") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_goes_in_clear_only_when_asked_and_never_with_a_pin() {
+        assert!(plaintext_allowed("https://api.example", true, false).is_ok());
+        assert!(plaintext_allowed("https://api.example", false, false).is_ok());
+        assert!(plaintext_allowed("http://10.0.0.1:8080", false, false).unwrap_err().contains("--insecure-plaintext"));
+        assert!(plaintext_allowed("HTTP://10.0.0.1:8080", false, false).is_err(), "the scheme in any case");
+        assert!(plaintext_allowed("http://10.0.0.1:8080", false, true).is_ok());
+        assert!(plaintext_allowed("http://10.0.0.1:8080", true, true).unwrap_err().contains("--ca-sha256"));
+    }
+
+    #[test]
+    fn the_nodes_credential_is_presented_only_to_the_endpoint_it_joined_through() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(credential_to_present(dir.path(), "https://a.example").unwrap(), "", "no state, nothing");
+        let node = NodeState {
+            endpoint: "https://a.example".into(),
+            ca_sha256: None,
+            machine_id: None,
+            node_id: "node_x".into(),
+            pool_id: "pool_y".into(),
+            credential: "bcn_secret".into(),
+        };
+        node.write(dir.path()).unwrap();
+        assert_eq!(credential_to_present(dir.path(), "https://a.example").unwrap(), "bcn_secret");
+        assert_eq!(credential_to_present(dir.path(), "https://b.example").unwrap(), "");
+    }
 }

@@ -111,6 +111,7 @@ impl Service {
             revoked_at: None,
             last_used_at: None,
             joins: Vec::new(),
+            machine_id: None,
         };
         let token = self.store.join_token_create(&token).await?;
         Ok((IssuedJoinToken { token, bearer: Some(bearer.reveal()) }, true))

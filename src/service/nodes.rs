@@ -1,24 +1,40 @@
 //! Nodes: the daemon's credentials (a join token to join, the node's own credential after),
 //! the join, heartbeats and leaving, and what the pool's people do to nodes (list, get, cordon,
 //! uncordon, delete). A refused join says exactly why the token cannot be used, once its secret
-//! matched; an unknown token or a wrong secret learns nothing.
+//! matched; an unknown token or a wrong secret learns nothing. A machine id that is already a
+//! node of the pool joins that node again only with proof that it is that machine, so that no
+//! other holder of a token of the pool can take a live node over; what a node reports of its
+//! hardware is held to what hardware has.
 
 use std::time::Duration;
 
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
 use crate::bearer::Bearer;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::{JoinTokenId, NodeId};
 use crate::proto::compute::{
     CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, JoinNodeRequest, LeaveNodeRequest, ListNodesRequest,
     NodeCapacity, NodeHeartbeatRequest, UncordonNodeRequest,
 };
 use crate::store::states::PoolNodeState;
-use crate::store::{JoinOutcome, JoinTokenRow, JoinTokenState, NodeCapacityRow, NodeRow, NodeSummaryRow, now_micros};
+use crate::store::{
+    JoinOutcome, JoinOver, JoinTokenRow, JoinTokenState, NodeCapacityRow, NodeRow, NodeSummaryRow, now_micros,
+};
 
 /// How often a node heartbeats unless the server is told otherwise.
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The most CPU a node may report: 1,048,576 CPUs, in thousandths. Each bound is far past any
+/// one machine, so a report past it is a bug or a lie; and a pool of a million such nodes sums
+/// without nearing the end of an `i64`.
+pub const MAX_NODE_CPU_MILLIS: i64 = 1_048_576 * 1_000;
+/// The most memory a node may report: 4 PiB.
+pub const MAX_NODE_MEMORY_BYTES: i64 = 1 << 52;
+/// The most disk for pods a node may report: 1 EiB.
+pub const MAX_NODE_EPHEMERAL_STORAGE_BYTES: i64 = 1 << 60;
+/// The most GPUs of one model a node may report (as `NodeGpus.count` is validated too).
+pub const MAX_NODE_GPUS_PER_MODEL: i32 = 64;
 
 /// The credential kinds of the daemon's methods, as the methods' `credential` option names them.
 pub const JOIN_TOKEN_CREDENTIAL: &str = "join-token";
@@ -80,13 +96,74 @@ fn unusable(token: &JoinTokenRow, now: i64) -> Error {
         .with_detail("joinTokenId", token.id.as_str())
 }
 
-fn capacity_row(capacity: Option<&NodeCapacity>) -> NodeCapacityRow {
-    capacity.map_or_else(NodeCapacityRow::default, |c| NodeCapacityRow {
+/// What a node reported as `field` (`capacity` or `allocatable`): `INVALID_INPUT` naming each
+/// quantity past what hardware has (or below zero), with its bound.
+fn capacity_row(field: &str, capacity: Option<&NodeCapacity>) -> Result<NodeCapacityRow> {
+    let Some(c) = capacity else { return Ok(NodeCapacityRow::default()) };
+    let mut violations = Vec::new();
+    let mut bounded = |name: &str, value: i64, max: i64, what: &str| {
+        if !(0..=max).contains(&value) {
+            violations.push(FieldViolation::new(
+                format!("{field}.{name}"),
+                format!("must be 0 to at most {max} ({what}; no machine has more); got {value}"),
+            ));
+        }
+    };
+    bounded("cpuMillis", c.cpu_millis, MAX_NODE_CPU_MILLIS, "1048576 CPUs");
+    bounded("memoryBytes", c.memory_bytes, MAX_NODE_MEMORY_BYTES, "4 PiB");
+    bounded("ephemeralStorageBytes", c.ephemeral_storage_bytes, MAX_NODE_EPHEMERAL_STORAGE_BYTES, "1 EiB");
+    for (i, gpus) in c.gpus.iter().enumerate() {
+        if !(1..=MAX_NODE_GPUS_PER_MODEL).contains(&gpus.count) {
+            violations.push(FieldViolation::new(
+                format!("{field}.gpus[{i}].count"),
+                format!("must be 1 to at most {MAX_NODE_GPUS_PER_MODEL}; got {}", gpus.count),
+            ));
+        }
+    }
+    if !violations.is_empty() {
+        return Err(Error::fields(violations));
+    }
+    Ok(NodeCapacityRow {
         cpu_millis: c.cpu_millis,
         memory_bytes: c.memory_bytes,
         ephemeral_storage_bytes: c.ephemeral_storage_bytes,
         gpus: c.gpus.iter().map(|g| (g.model.clone(), g.count)).collect(),
     })
+}
+
+/// Whether a join proves it is the machine of `node`: with a token made for its machine id
+/// (a bare-metal deploy's), or with the node's own credential. A node without a credential
+/// (enrolled, or left) is proven only by a token made for its machine id.
+fn proves_it_is(node: &NodeRow, token: &JoinTokenRow, presented: &str) -> bool {
+    if token.machine_id.as_deref() == Some(node.machine_id.as_str()) {
+        return true;
+    }
+    !node.credential_sha256.is_empty()
+        && Bearer::<NodeId>::parse(presented)
+            .is_some_and(|credential| credential.id.as_str() == node.id && credential.matches(&node.credential_sha256))
+}
+
+/// The refusal of a join whose machine id is already `node` of the pool, without the proof.
+fn already_a_node(node: &NodeRow, metal: bool) -> Error {
+    let how = if metal {
+        format!(
+            "it is bare-metal machine {}: only its deploy's join token or the node's credential joins it again \
+             (bc metal deploy, or bcd from the machine's --state-dir)",
+            node.id
+        )
+    } else {
+        format!(
+            "only that node's credential joins it again (bcd presents it from its --state-dir, at the endpoint \
+             it joined through); to join this machine as a new node, delete node {} first (bc nodes delete)",
+            node.id
+        )
+    };
+    Error::access_denied(format!(
+        "machine id {:?} is already node {} of pool {} ({}): {how}",
+        node.machine_id, node.id, node.pool_id, node.state
+    ))
+    .with_detail("machineId", node.machine_id.as_str())
+    .with_detail("nodeId", node.id.as_str())
 }
 
 impl Service {
@@ -148,12 +225,31 @@ impl Service {
         if token.state_at(now) != JoinTokenState::Active {
             return Err(unusable(token, now));
         }
-        // A machine that joins again keeps its node, so its new credential names that node.
-        let id = match self.store.node_live_id(&token.pool_id, &request.machine_id).await? {
-            Some(id) => {
-                NodeId::parse(&id).ok_or_else(|| Error::internal(format!("stored node id {id:?} is malformed")))?
+        if let Some(bound) = token.machine_id.as_deref().filter(|bound| *bound != request.machine_id) {
+            return Err(Error::access_denied(format!(
+                "join token {} was made for machine id {bound:?} only, not {:?}",
+                token.id, request.machine_id
+            ))
+            .with_detail("machineId", request.machine_id.as_str())
+            .with_detail("joinTokenId", token.id.as_str()));
+        }
+        let capacity = capacity_row("capacity", request.capacity.as_ref())?;
+        // A machine that joins again as the node it proves it is keeps that node, so its new
+        // credential names it; one that left (no daemon speaks for it) is replaced by a new node.
+        let (id, over) = match self.store.node_live(&token.pool_id, &request.machine_id).await? {
+            None => (NodeId::random(), JoinOver::Nothing),
+            Some(live) if proves_it_is(&live, token, &request.node_credential) => {
+                let id = NodeId::parse(&live.id)
+                    .ok_or_else(|| Error::internal(format!("stored node id {:?} is malformed", live.id)))?;
+                (id, JoinOver::Rejoin { credential_sha256: live.credential_sha256 })
             }
-            None => NodeId::random(),
+            Some(live) => {
+                let metal = self.store.metal_fetch(&live.id).await?.is_some_and(|m| m.deleted_at.is_none());
+                if live.state != PoolNodeState::Left || metal {
+                    return Err(already_a_node(&live, metal));
+                }
+                (NodeId::random(), JoinOver::ReplaceLeft { node_id: live.id })
+            }
         };
         let credential = Bearer::for_id(id);
         let mut labels = token.labels.clone();
@@ -168,8 +264,8 @@ impl Service {
             os: request.os,
             kernel: request.kernel,
             bcd_version: request.bcd_version,
-            capacity: capacity_row(request.capacity.as_ref()),
-            allocatable: capacity_row(request.capacity.as_ref()),
+            allocatable: capacity.clone(),
+            capacity,
             conditions: Vec::new(),
             labels,
             taints: token.taints.clone(),
@@ -186,7 +282,7 @@ impl Service {
             deleted_at: None,
             updated_at: now,
         };
-        match self.store.node_join(&node, &token.id, now).await? {
+        match self.store.node_join(&node, &token.id, &over, now).await? {
             JoinOutcome::Refused(token) => Err(unusable(&token, now)),
             JoinOutcome::Joined { node, rejoined } => {
                 tracing::info!(node = %node.id, pool = %node.pool_id, machine = %node.machine_id, join_token = %token.id,
@@ -204,9 +300,11 @@ impl Service {
         }
         let conditions: Vec<(String, String, String)> =
             request.conditions.into_iter().map(|c| (c.r#type, c.status, c.message)).collect();
-        let capacity = capacity_row(request.capacity.as_ref());
-        let allocatable =
-            if request.allocatable.is_some() { capacity_row(request.allocatable.as_ref()) } else { capacity.clone() };
+        let capacity = capacity_row("capacity", request.capacity.as_ref())?;
+        let allocatable = match request.allocatable.as_ref() {
+            Some(allocatable) => capacity_row("allocatable", Some(allocatable))?,
+            None => capacity.clone(),
+        };
         self.store.node_heartbeat(&node.id, &capacity, &allocatable, &conditions, now_micros()).await
     }
 
@@ -287,5 +385,47 @@ impl Service {
         };
         tracing::info!(node = %changed.id, pool = %changed.pool_id, by = %ctx.caller.principal_id, "{what}");
         Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::compute::NodeGpus;
+
+    fn reported(cpu_millis: i64, memory_bytes: i64, ephemeral_storage_bytes: i64, gpus: i32) -> NodeCapacity {
+        NodeCapacity {
+            cpu_millis,
+            memory_bytes,
+            ephemeral_storage_bytes,
+            gpus: vec![NodeGpus { model: "NVIDIA L4".into(), count: gpus }],
+        }
+    }
+
+    #[test]
+    fn a_report_at_the_bounds_is_taken_and_one_past_them_is_refused_naming_each_field() {
+        let most = reported(MAX_NODE_CPU_MILLIS, MAX_NODE_MEMORY_BYTES, MAX_NODE_EPHEMERAL_STORAGE_BYTES, 64);
+        assert_eq!(capacity_row("capacity", Some(&most)).unwrap().cpu_millis, MAX_NODE_CPU_MILLIS);
+        let past =
+            reported(MAX_NODE_CPU_MILLIS + 1, MAX_NODE_MEMORY_BYTES + 1, MAX_NODE_EPHEMERAL_STORAGE_BYTES + 1, 65);
+        let error = capacity_row("allocatable", Some(&past)).unwrap_err();
+        assert_eq!(error.code, Code::InvalidInput);
+        assert!(
+            error.message.contains("allocatable.cpuMillis: must be 0 to at most 1048576000 (1048576 CPUs"),
+            "{}",
+            error.message
+        );
+        let named: Vec<&str> =
+            error.details["fields"].as_array().unwrap().iter().filter_map(|f| f["field"].as_str()).collect();
+        assert_eq!(
+            named,
+            [
+                "allocatable.cpuMillis",
+                "allocatable.memoryBytes",
+                "allocatable.ephemeralStorageBytes",
+                "allocatable.gpus[0].count"
+            ]
+        );
+        assert!(capacity_row("capacity", Some(&reported(-1, 0, 0, 1))).is_err(), "below zero");
     }
 }

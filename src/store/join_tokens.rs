@@ -49,6 +49,9 @@ pub struct JoinTokenRow {
     pub last_used_at: Option<i64>,
     /// Each join made with it, oldest first (filled by fetch, empty in lists).
     pub joins: Vec<JoinTokenUseRow>,
+    /// The one machine id that may join with it (a bare-metal deploy's token), which then joins
+    /// the node recorded for that id; `None` for any machine of the pool.
+    pub machine_id: Option<String>,
 }
 
 /// One join made with a token.
@@ -107,7 +110,7 @@ impl JoinTokenRow {
 macro_rules! columns {
     () => {
         "id, pool_id, tenant_id, description, max_uses, uses, expires_at, labels, taints, secret_sha256, created_by, \
-         idempotency_key, request_digest, created_at, revoked_at, last_used_at"
+         idempotency_key, request_digest, created_at, revoked_at, last_used_at, machine_id"
     };
 }
 
@@ -119,7 +122,7 @@ impl Record for JoinTokenRow {
     fn from_row(row: &AnyRow) -> Result<JoinTokenRow> {
         Ok(read_columns!(row, JoinTokenRow {
             id, pool_id, tenant_id, description, max_uses, uses, expires_at, secret_sha256, created_by,
-            idempotency_key, request_digest, created_at, revoked_at, last_used_at;
+            idempotency_key, request_digest, created_at, revoked_at, last_used_at, machine_id;
             labels: value_from_json(&row.try_get::<String, _>("labels")?)?,
             taints: value_from_json(&row.try_get::<String, _>("taints")?)?,
             joins: Vec::new(),
@@ -172,7 +175,7 @@ impl Store {
         let inserted = sqlx::query(concat!(
             "INSERT INTO join_tokens (",
             columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)"
+            ") VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL, $14)"
         ))
         .bind(&token.id)
         .bind(&token.pool_id)
@@ -187,6 +190,7 @@ impl Store {
         .bind(&token.idempotency_key)
         .bind(&token.request_digest)
         .bind(token.created_at)
+        .bind(&token.machine_id)
         .execute(&mut **txn)
         .await;
         super::conflict_on_unique(inserted, || {
@@ -265,6 +269,7 @@ mod tests {
             revoked_at,
             last_used_at: None,
             joins: Vec::new(),
+            machine_id: None,
         }
     }
 

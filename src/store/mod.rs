@@ -96,7 +96,7 @@ pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
 };
-pub use nodes::{JoinOutcome, NodeCapacityRow, NodeRow, NodeSummaryRow};
+pub use nodes::{JoinOutcome, JoinOver, NodeCapacityRow, NodeRow, NodeSummaryRow};
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
@@ -176,6 +176,7 @@ migrations!(
     (20, "auth_generation", "0020_auth_generation.postgres" | "0020_auth_generation.sqlite"),
     (21, "metal_workflow", "0021_metal_workflow"),
     (22, "event_numbering", "0022_event_numbering.postgres" | "0022_event_numbering.sqlite"),
+    (23, "join_token_machine", "0023_join_token_machine"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

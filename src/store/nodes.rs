@@ -1,7 +1,8 @@
 //! Nodes in the store: the join (one use of the token consumed in the transaction that records
-//! the node), heartbeats, cordons, leaving and deletion, the worker's sweep that finds silent
-//! nodes, and their events on the pool's subject. Only the SHA-256 of a node's credential is
-//! kept.
+//! the node, which joins a machine's node again only as the service decided from the node it
+//! read), heartbeats, cordons, leaving and deletion, the worker's sweep that finds silent nodes,
+//! the pool's summed capacity (saturating, never wrapping) and their events on the pool's
+//! subject. Only the SHA-256 of a node's credential is kept.
 
 use std::collections::BTreeMap;
 
@@ -31,14 +32,17 @@ pub struct NodeCapacityRow {
 }
 
 impl NodeCapacityRow {
-    /// Adds `other` to this sum (GPUs by model, in model order).
+    /// Adds `other` to this sum (GPUs by model, in model order). The sum stops at the largest
+    /// figure rather than wrapping: rows recorded before reports were bounded may hold anything.
     fn add(&mut self, other: &NodeCapacityRow) {
-        self.cpu_millis += other.cpu_millis;
-        self.memory_bytes += other.memory_bytes;
-        self.ephemeral_storage_bytes += other.ephemeral_storage_bytes;
+        self.cpu_millis = self.cpu_millis.saturating_add(other.cpu_millis.max(0));
+        self.memory_bytes = self.memory_bytes.saturating_add(other.memory_bytes.max(0));
+        self.ephemeral_storage_bytes =
+            self.ephemeral_storage_bytes.saturating_add(other.ephemeral_storage_bytes.max(0));
         let mut gpus: BTreeMap<String, i32> = self.gpus.drain(..).collect();
         for (model, count) in &other.gpus {
-            *gpus.entry(model.clone()).or_default() += count;
+            let sum = gpus.entry(model.clone()).or_default();
+            *sum = sum.saturating_add((*count).max(0));
         }
         self.gpus = gpus.into_iter().collect();
     }
@@ -114,6 +118,26 @@ pub struct NodeRow {
     pub updated_at: i64,
 }
 
+/// What a join does to the node its machine id has in the pool, as the service decided from the
+/// node it read; the join's transaction reads it again and answers `CONFLICT` when it changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JoinOver {
+    /// The machine id has no node in the pool: a new one.
+    Nothing,
+    /// The machine proved it is its node, read with this credential digest: that node joins
+    /// again, under its id.
+    Rejoin {
+        /// The node's credential digest as read (empty for an enrolled machine's node).
+        credential_sha256: String,
+    },
+    /// The machine's node left (no daemon speaks for it): kept as it is but taken out of the
+    /// pool's live nodes (`deletedAt`), and a new node joins.
+    ReplaceLeft {
+        /// The node that left.
+        node_id: String,
+    },
+}
+
 /// The answer of a join: the node, or the token as it was when it could not be used.
 #[derive(Clone, Debug)]
 pub enum JoinOutcome {
@@ -181,11 +205,12 @@ impl Announced for NodeRow {
 
 impl Store {
     /// Joins `node` (its id, pool, machine, credential and the rest as the join gives them) with
-    /// token `token_id` at `now`: consumes one use of the token, records the node (or joins the
-    /// machine's live node in the pool again, under its old id, with the new credential), the use
-    /// and the events (`node.joined`, and `joinToken.exhausted` with the last use), in one
-    /// transaction. A token that is expired, revoked or exhausted by then refuses the join.
-    pub async fn node_join(&self, node: &NodeRow, token_id: &str, now: i64) -> Result<JoinOutcome> {
+    /// token `token_id` at `now`: consumes one use of the token, records the node (or, as `over`
+    /// says, joins the machine's node again under its old id with the new credential, or replaces
+    /// its node that left), the use and the events (`node.joined`, and `joinToken.exhausted` with
+    /// the last use), in one transaction. A token that is expired, revoked or exhausted by then
+    /// refuses the join; a machine's node that changed since the service read it is `CONFLICT`.
+    pub async fn node_join(&self, node: &NodeRow, token_id: &str, over: &JoinOver, now: i64) -> Result<JoinOutcome> {
         crate::measured::store("node_join", async {
             let mut txn = self.begin_write().await?;
             let used = sqlx::query(
@@ -202,22 +227,42 @@ impl Store {
                     self.join_token_fetch(token_id).await?.ok_or_else(|| Error::not_found("joinToken", token_id))?;
                 return Ok(JoinOutcome::Refused(Box::new(token)));
             }
-            let live: Option<String> = sqlx::query_scalar(
-                "SELECT id FROM nodes WHERE pool_id = $1 AND machine_id = $2 AND deleted_at IS NULL",
+            let live: Option<(String, String, String)> = sqlx::query_as(
+                "SELECT id, credential_sha256, state FROM nodes \
+                 WHERE pool_id = $1 AND machine_id = $2 AND deleted_at IS NULL",
             )
             .bind(&node.pool_id)
             .bind(&node.machine_id)
             .fetch_optional(&mut *txn)
             .await?;
-            if live.as_ref().is_some_and(|live| *live != node.id) {
+            let as_read = match (over, &live) {
+                (JoinOver::Nothing, None) => true,
+                (JoinOver::Rejoin { credential_sha256 }, Some((id, digest, _))) => {
+                    *id == node.id && digest == credential_sha256
+                }
+                (JoinOver::ReplaceLeft { node_id }, Some((id, _, state))) => id == node_id && state == "left",
+                _ => false,
+            };
+            if !as_read {
                 return Err(Error::conflict(format!(
-                    "machine {:?} is joining the pool in another call",
+                    "machine {:?} is joining the pool in another call; try again",
                     node.machine_id
                 ))
                 .with_detail("machineId", node.machine_id.as_str()));
             }
+            if let JoinOver::ReplaceLeft { node_id } = over {
+                sqlx::query(
+                    "UPDATE nodes SET deleted_at = $2, version = version + 1, updated_at = $2 \
+                     WHERE id = $1 AND state = 'left' AND deleted_at IS NULL",
+                )
+                .bind(node_id)
+                .bind(now)
+                .execute(&mut *txn)
+                .await?;
+            }
+            let rejoined = matches!(over, JoinOver::Rejoin { .. });
             let id = node.id.clone();
-            if live.is_some() {
+            if rejoined {
                 sqlx::query(
                     "UPDATE nodes SET hostname = $2, architecture = $3, os = $4, kernel = $5, bcd_version = $6, \
                      capacity = $7, allocatable = $7, labels = $8, taints = $9, state = 'ready', join_token_id = $10, \
@@ -280,7 +325,7 @@ impl Store {
                 .await?;
             let joined: NodeRow = self.record_fetch_in(&mut txn, &id).await?;
             let mut event = joined.event("joined");
-            event.data["rejoined"] = live.is_some().into();
+            event.data["rejoined"] = rejoined.into();
             self.event_append_in(&mut txn, &event).await?;
             let (uses, max_uses): (i64, i64) = sqlx::query_as("SELECT uses, max_uses FROM join_tokens WHERE id = $1")
                 .bind(token_id)
@@ -290,21 +335,17 @@ impl Store {
                 self.record_changed_in::<JoinTokenRow>(&mut txn, token_id, "exhausted").await?;
             }
             self.commit_and_signal(txn).await?;
-            Ok(JoinOutcome::Joined { node: Box::new(joined), rejoined: live.is_some() })
+            Ok(JoinOutcome::Joined { node: Box::new(joined), rejoined })
         })
         .await
     }
 
-    /// The id of the node of `machine_id` in the pool that is not deleted, if there is one.
-    pub async fn node_live_id(&self, pool_id: &str, machine_id: &str) -> Result<Option<String>> {
-        crate::measured::store("node_live_id", async {
-            Ok(sqlx::query_scalar("SELECT id FROM nodes WHERE pool_id = $1 AND machine_id = $2 AND deleted_at IS NULL")
-                .bind(pool_id)
-                .bind(machine_id)
-                .fetch_optional(&self.pool)
-                .await?)
-        })
-        .await
+    /// The node of `machine_id` in the pool that is not deleted, if there is one.
+    pub async fn node_live(&self, pool_id: &str, machine_id: &str) -> Result<Option<NodeRow>> {
+        let bind = |q: AnyQuery<'static>| q.bind(pool_id.to_owned()).bind(machine_id.to_owned());
+        let live = "pool_id = $1 AND machine_id = $2 AND deleted_at IS NULL";
+        let found = crate::measured::store("node_live", self.record_list(live, "id LIMIT 1", bind)).await?;
+        Ok(found.into_iter().next())
     }
 
     /// One node, whatever its pool: callers check.
@@ -466,5 +507,26 @@ impl Store {
             Ok(ids.len())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sum_of_capacities_stops_at_the_largest_figure_rather_than_wrapping() {
+        let huge = NodeCapacityRow {
+            cpu_millis: 1 << 62,
+            memory_bytes: i64::MAX,
+            ephemeral_storage_bytes: -5,
+            gpus: vec![("NVIDIA L4".into(), i32::MAX)],
+        };
+        let mut sum = NodeCapacityRow::default();
+        for _ in 0..3 {
+            sum.add(&huge);
+        }
+        assert_eq!((sum.cpu_millis, sum.memory_bytes, sum.ephemeral_storage_bytes), (i64::MAX, i64::MAX, 0));
+        assert_eq!(sum.gpus, vec![("NVIDIA L4".to_owned(), i32::MAX)]);
     }
 }

@@ -70,6 +70,13 @@ impl Setup {
         command
     }
 
+    /// `bcd join`, its output to `log`: over plain HTTP, saying so (`--insecure-plaintext`).
+    fn join_plaintext(&self, state_dir: &Path, log: &Path) -> Command {
+        let mut command = self.join_unpinned(state_dir, log);
+        command.arg("--insecure-plaintext");
+        command
+    }
+
     /// `bcd join`, its output to `log`.
     fn join_unpinned(&self, state_dir: &Path, log: &Path) -> Command {
         let log = std::fs::File::create(log).unwrap();
@@ -254,13 +261,14 @@ async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
 }
 
 /// `bcd run` resumes from the state `bcd join` kept, `bcd status` shows the node, and `bcd leave`
-/// leaves the pool and forgets the node (over plain HTTP, as on a trusted network).
+/// leaves the pool and forgets the node (over plain HTTP, as on a trusted network, which bcd
+/// is told with `--insecure-plaintext`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bcd_run_resumes_status_shows_the_node_and_leave_leaves() {
     let setup = setup_on(ServerProcess::start(&["--node-heartbeat-interval-secs", "1"]).await).await;
     let dir = tempfile::tempdir().unwrap();
     let (state_dir, log) = (dir.path().join("state"), dir.path().join("bcd.log"));
-    let joined = Running(setup.join_unpinned(&state_dir, &log).spawn().unwrap());
+    let joined = Running(setup.join_plaintext(&state_dir, &log).spawn().unwrap());
     let node = eventually(Duration::from_secs(30), "the node to join", || async {
         setup.nodes().await.into_iter().find(|node| node["state"] == "ready")
     })

@@ -1,7 +1,7 @@
 //! Nodes through `POST /api/compute/nodes/...`: a join consumes one use of its token in the
 //! transaction that records the node (50 racing joins on 5 uses make 5 nodes), a refused join
 //! says why once the secret matched (and nothing when it did not), a machine joins its node
-//! again, heartbeats carry the cordon, a deleted node's credential is void, the worker (not a
+//! again with the node's credential, heartbeats carry the cordon, a deleted node's credential is void, the worker (not a
 //! reader) finds a silent node, and only the pool's people steer its nodes.
 
 use std::time::Duration;
@@ -122,8 +122,11 @@ async fn a_join_makes_a_ready_node_and_a_machine_joins_its_node_again(backend: B
     assert_eq!(used["joins"][0]["nodeId"], json!(node));
     assert_eq!(used["joins"][0]["address"], "127.0.0.1");
 
-    // The machine, reinstalled, joins its node again: a new credential, the old one void.
-    let (status, again) = s.server.post(JOIN, Some(&bearer), machine("0123456789abcdef")).await;
+    // The machine joins its node again, proving it is that node with the node's credential (as
+    // bcd does from its state directory): a new credential, the old one void.
+    let mut rejoin = machine("0123456789abcdef");
+    rejoin["nodeCredential"] = json!(credential);
+    let (status, again) = s.server.post(JOIN, Some(&bearer), rejoin).await;
     assert_eq!(status, 200, "{again}");
     assert_eq!(again["nodeId"], json!(node));
     assert_ne!(again["credential"], json!(credential));

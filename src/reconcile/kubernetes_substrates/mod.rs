@@ -463,6 +463,7 @@ impl Step<'_> {
             revoked_at: None,
             last_used_at: None,
             joins: Vec::new(),
+            machine_id: None,
         };
         let sealed = self.reconciler.secret_key.seal(&bearer.reveal(), &s.pool_id)?;
         // Not written when the policy changed meanwhile: the next pass makes it.

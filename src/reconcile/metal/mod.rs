@@ -306,6 +306,7 @@ impl Run<'_> {
             revoked_at: None,
             last_used_at: None,
             joins: Vec::new(),
+            machine_id: Some(metal_machine_id(&m.node_id)),
         };
         let config = BootConfig {
             endpoint: endpoint.url.clone(),

@@ -119,7 +119,7 @@ class Node(_message.Message):
     def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., machine_id: _Optional[str] = ..., hostname: _Optional[str] = ..., architecture: _Optional[str] = ..., os: _Optional[str] = ..., kernel: _Optional[str] = ..., bcd_version: _Optional[str] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., allocatable: _Optional[_Union[NodeCapacity, _Mapping]] = ..., conditions: _Optional[_Iterable[_Union[NodeCondition, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[_join_tokens_pb2.NodeTaint, _Mapping]]] = ..., state: _Optional[str] = ..., cordoned: _Optional[bool] = ..., join_token_id: _Optional[str] = ..., address: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[int] = ..., joined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_heartbeat_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., left_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class JoinNodeRequest(_message.Message):
-    __slots__ = ("machine_id", "hostname", "architecture", "os", "kernel", "bcd_version", "capacity", "labels")
+    __slots__ = ("machine_id", "hostname", "architecture", "os", "kernel", "bcd_version", "capacity", "labels", "node_credential")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -135,6 +135,7 @@ class JoinNodeRequest(_message.Message):
     BCD_VERSION_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    NODE_CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     machine_id: str
     hostname: str
     architecture: str
@@ -143,7 +144,8 @@ class JoinNodeRequest(_message.Message):
     bcd_version: str
     capacity: NodeCapacity
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, machine_id: _Optional[str] = ..., hostname: _Optional[str] = ..., architecture: _Optional[str] = ..., os: _Optional[str] = ..., kernel: _Optional[str] = ..., bcd_version: _Optional[str] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    node_credential: str
+    def __init__(self, machine_id: _Optional[str] = ..., hostname: _Optional[str] = ..., architecture: _Optional[str] = ..., os: _Optional[str] = ..., kernel: _Optional[str] = ..., bcd_version: _Optional[str] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., node_credential: _Optional[str] = ...) -> None: ...
 
 class JoinNodeResponse(_message.Message):
     __slots__ = ("node_id", "pool_id", "heartbeat_interval_seconds", "credential")

@@ -93,10 +93,16 @@ class NodesServicer:
 
     def Join(self, request, context):
         """Joins the machine to the token's pool, consuming one use of the token in the same
-        transaction that records the node. A machine id already joined to the pool re-joins its
-        node with a new credential (the old one is void). An unknown token or a wrong secret is
-        `UNAUTHENTICATED` "invalid join token"; a token that cannot be used is `UNAUTHENTICATED`
-        saying why, with `details.reason` `expired`, `revoked` or `exhausted`.
+        transaction that records the node. A machine id that is already a node of the pool joins
+        that node again (with a new credential; the old one is void) only when the machine proves
+        it is that node: with the node's credential in `node_credential`, or with a token made for
+        that machine id (a bare-metal deploy's); otherwise the join is `ACCESS_DENIED` naming
+        `details.machineId` and uses nothing of the token. A node that left has no credential: its
+        machine joins as a new node. A token made for one machine id refuses any other
+        (`ACCESS_DENIED`). A capacity past what hardware has (see `NodeCapacity`) is
+        `INVALID_INPUT` naming the field. An unknown token or a wrong secret is `UNAUTHENTICATED`
+        "invalid join token"; a token that cannot be used is `UNAUTHENTICATED` saying why, with
+        `details.reason` `expired`, `revoked` or `exhausted`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -105,7 +111,8 @@ class NodesServicer:
     def Heartbeat(self, request, context):
         """Reports the node's capacity and conditions, and answers what is asked of it: cordoned or
         not, and the next interval. A deleted node's credential is void: `UNAUTHENTICATED`, reason
-        `deleted`.
+        `deleted`. A capacity or allocatable past what hardware has (see `NodeCapacity`) is
+        `INVALID_INPUT` naming the field.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
