@@ -2,7 +2,9 @@
 //! metered pool on each offered to both demo tenants (`acme` and `globex`, which
 //! [`crate::dev_seed`] makes first), a `loadBalancers` quota of 5 per tenant on the
 //! DigitalOcean pool, and the platform's bare-metal pool (`pools.metal`) for the fake cloud's
-//! BMCs, with a default image and room for 10 machines.
+//! BMCs, with a default image, room for 10 machines, and the loopback network allowed for BMC
+//! addresses (the fake cloud's BMCs listen on 127.0.0.1, which a pool refuses unless its policy
+//! allows it).
 //!
 //! It is made once: a restart finds the accounts by name and keeps everything, only pointing
 //! them at the fake cloud of this run (it listens on a new port and has forgotten the
@@ -15,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::fakecloud::FakeCloud;
 use crate::ids::{AccountId, PoolId};
 use crate::secrets::SecretKey;
-use crate::store::{AccountChange, NewAccount, NewOffer, NewPool, NewQuota, Store, now_micros};
+use crate::store::{AccountChange, NewAccount, NewOffer, NewPool, NewQuota, PoolChange, Store, now_micros};
 
 /// The GKE account's zones.
 pub const GKE_ZONES: [&str; 4] = ["us-central1-a", "us-central1-b", "us-central1-c", "europe-west1-b"];
@@ -89,6 +91,11 @@ pub async fn seed(
 /// The bare-metal pool's name.
 const METAL_POOL: &str = "demo-metal";
 
+/// The networks the bare-metal pool allows BMC addresses on: the fake cloud's loopback.
+fn metal_bmc_networks() -> serde_json::Value {
+    serde_json::json!(["127.0.0.0/8"])
+}
+
 /// The bare-metal pool, on the DigitalOcean demo account (a pool needs an account; its machines
 /// are driven through their BMCs, not the account): made once, found by name after.
 async fn seed_metal_pool(store: &Store, now: i64) -> Result<String> {
@@ -98,6 +105,16 @@ async fn seed_metal_pool(store: &Store, now: i64) -> Result<String> {
         .find(|a| a.name == "demo-digitalocean")
         .ok_or_else(|| Error::invalid_state("the demo DigitalOcean account is gone; remove the data directory"))?;
     if let Some(pool) = store.pool_list(&account.id, "", false).await?.into_iter().find(|p| p.name == METAL_POOL) {
+        // A data directory made before BMC addresses were checked gets the allowance too.
+        if pool.policy.pointer("/metal/bmcAllowedNetworks").is_none() {
+            let mut policy = pool.policy.clone();
+            let metal = policy.as_object_mut().map(|p| p.entry("metal").or_insert_with(|| serde_json::json!({})));
+            if let Some(metal) = metal.and_then(serde_json::Value::as_object_mut) {
+                metal.insert("bmcAllowedNetworks".to_owned(), metal_bmc_networks());
+            }
+            let change = PoolChange { policy: Some(policy), ..PoolChange::default() };
+            store.pool_update(&pool.id, &change, now).await?;
+        }
         return Ok(pool.id);
     }
     let pool_id = PoolId::random().to_string();
@@ -110,7 +127,10 @@ async fn seed_metal_pool(store: &Store, now: i64) -> Result<String> {
             billing_mode: "none".to_owned(),
             policy: serde_json::json!({
                 "maxMachines": 10,
-                "metal": {"image": "https://images.better-compute.dev/node/latest.iso"},
+                "metal": {
+                    "image": "https://images.better-compute.dev/node/latest.iso",
+                    "bmcAllowedNetworks": metal_bmc_networks(),
+                },
             }),
             prices: BTreeMap::new(),
             now,

@@ -1,7 +1,10 @@
 //! A pool's bare-metal policy: `policy.maxMachines` (how many machines may be enrolled in the
 //! pool, booked at enrolment) and `policy.metal` (`deadlines`: seconds per transient provision
 //! state, overriding the table's defaults; `image`: the image a deploy boots when it names
-//! none; `rescueImage`: the image a rescue boots, instead of [`RESCUE_IMAGE`]). Read from the
+//! none; `rescueImage`: the image a rescue boots, instead of [`RESCUE_IMAGE`];
+//! `bmcAllowedNetworks`: the networks, as CIDRs, whose BMC addresses are enrolled and reached
+//! although they are on loopback, link-local or the control plane's own hosts, which only an
+//! operator says, since only an operator sets a pool's policy). Read from the
 //! policy document with every fault named by its path
 //! (`policy.metal.deadlines.deploying`), checked at the pool's create and update.
 
@@ -11,6 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::{FieldViolation, Result, Violations};
+use crate::provider::bmc::address::Network;
 use crate::service::metal_states;
 use crate::store::states::MachineState;
 
@@ -18,7 +22,10 @@ use crate::store::states::MachineState;
 pub const RESCUE_IMAGE: &str = "https://images.better-compute.dev/rescue/latest.iso";
 
 /// The fields of `policy.metal`.
-const FIELDS: [&str; 3] = ["deadlines", "image", "rescueImage"];
+const FIELDS: [&str; 4] = ["deadlines", "image", "rescueImage", "bmcAllowedNetworks"];
+
+/// The most networks `bmcAllowedNetworks` may list.
+const MAX_ALLOWED_NETWORKS: usize = 32;
 
 /// The longest deadline a policy may set: a day.
 const MAX_DEADLINE_SECONDS: u64 = 86_400;
@@ -34,6 +41,8 @@ pub struct MetalPolicy {
     pub image: String,
     /// The image a rescue boots; empty for [`RESCUE_IMAGE`].
     pub rescue_image: String,
+    /// Networks whose BMC addresses are allowed although of a kind refused by default.
+    pub bmc_allowed_networks: Vec<Network>,
 }
 
 impl MetalPolicy {
@@ -78,6 +87,29 @@ pub fn read(policy: &Value) -> Result<MetalPolicy> {
                     fault(format!("policy.metal.{field}"), format!("must be an http(s) URL of an image; got {other}"))
                 }
             }
+        }
+        match metal.get("bmcAllowedNetworks") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(networks)) if networks.len() > MAX_ALLOWED_NETWORKS => fault(
+                "policy.metal.bmcAllowedNetworks".into(),
+                format!("lists {} networks; at most {MAX_ALLOWED_NETWORKS}", networks.len()),
+            ),
+            Some(Value::Array(networks)) => {
+                for (n, network) in networks.iter().enumerate() {
+                    let path = format!("policy.metal.bmcAllowedNetworks[{n}]");
+                    match network.as_str().map(Network::parse) {
+                        Some(Ok(network)) => read.bmc_allowed_networks.push(network),
+                        Some(Err(why)) => fault(path, why),
+                        None => {
+                            fault(path, format!("must be a network as address/length (127.0.0.0/8); got {network}"))
+                        }
+                    }
+                }
+            }
+            Some(other) => fault(
+                "policy.metal.bmcAllowedNetworks".into(),
+                format!("must be a list of networks as address/length ([\"127.0.0.0/8\"]); got {other}"),
+            ),
         }
         if let Some(deadlines) = metal.get("deadlines") {
             let transient: Vec<&str> =
@@ -137,6 +169,18 @@ mod tests {
         assert_eq!(policy.rescue_image(), "https://images.example/rescue.iso");
         let error = read(&json!({"metal": {"rescueImage": "ftp://x"}})).unwrap_err();
         assert!(format!("{error:?}").contains("policy.metal.rescueImage"), "{error:?}");
+    }
+
+    #[test]
+    fn bmc_allowed_networks_are_cidrs_and_bounded() {
+        let policy = read(&json!({"metal": {"bmcAllowedNetworks": ["127.0.0.0/8", "::1/128"]}})).unwrap();
+        assert_eq!(policy.bmc_allowed_networks.len(), 2);
+        let error = read(&json!({"metal": {"bmcAllowedNetworks": ["127.0.0.1", 5]}})).unwrap_err();
+        let text = format!("{error:?}");
+        assert!(text.contains("bmcAllowedNetworks[0]") && text.contains("bmcAllowedNetworks[1]"), "{text}");
+        let many: Vec<String> = (0..33).map(|n| format!("10.{n}.0.0/16")).collect();
+        assert!(read(&json!({"metal": {"bmcAllowedNetworks": many}})).is_err());
+        assert!(read(&json!({"metal": {"bmcAllowedNetworks": "127.0.0.0/8"}})).is_err());
     }
 
     #[test]

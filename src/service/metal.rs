@@ -20,6 +20,7 @@ use crate::proto::compute::{
     InspectMetalRequest, ListMetalRequest, MetalBmc, ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest,
     UpdateMetalRequest,
 };
+use crate::provider::bmc::address::{self as bmc_address, Checked};
 use crate::store::states::MachineState;
 use crate::store::{MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, PoolRow, now_micros};
 
@@ -63,6 +64,16 @@ fn check_bmc(prefix: &str, driver: &str, address: &str, ca_certificate: &str, in
         }
     }
     faults
+}
+
+/// `INVALID_INPUT` naming `field` when the BMC address resolves to an address the pool's
+/// policy does not allow (loopback, link-local, the control plane's own hosts...). A host that
+/// does not resolve here passes: the worker checks again, resolving, before every connection.
+async fn check_bmc_reach(field: &str, driver: &str, address: &str, policy: &MetalPolicy) -> Result<()> {
+    match bmc_address::check(driver, address, &policy.bmc_allowed_networks, &[]).await {
+        Checked::Refused(why) => Err(Error::fields(vec![FieldViolation::new(field, why)])),
+        Checked::Allowed(_) | Checked::Unresolved(_) | Checked::Malformed => Ok(()),
+    }
 }
 
 /// `INVALID_STATE` for `verb` on a machine in `state`, listing what `state` allows.
@@ -141,6 +152,7 @@ impl Service {
         }
         let pool = self.metal_pool(&request.pool_id).await?;
         let policy = metal_policy::read(&pool.policy)?;
+        check_bmc_reach("bmc.address", &bmc.driver, &bmc.address, &policy).await?;
         let password_sealed = self.sealing_key()?.seal(&bmc.password, id.as_str())?;
         let now = now_micros();
         let deadline = self.metal_deadline(&policy, MachineState::Enrolling, now);
@@ -220,6 +232,11 @@ impl Service {
             );
             if !faults.is_empty() {
                 return Err(faults.into_error());
+            }
+            if let Some(address) = &address {
+                let pool = self.store.pool_fetch(&machine.pool_id).await?;
+                let policy = metal_policy::read(&pool.policy)?;
+                check_bmc_reach("address", &machine.driver, address, &policy).await?;
             }
             let password_sealed = match &password {
                 Some(password) => Some(self.sealing_key()?.seal(password, &machine.node_id)?),

@@ -5,10 +5,15 @@
 //! its argument list, where any user of the host could read it from `/proc`. IPMI has no virtual
 //! media and no disk erase: those are permanent `unsupported` errors, and the reconciler boots
 //! from the network and its erase image instead.
+//!
+//! What ipmitool prints of the BMC's answers reaches a view bounded and printable only.
 
+use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::Duration;
 
+use super::address::printable;
+use super::redfish::MAX_INVENTORY_TEXT;
 use super::{BmcAccess, BootDevice, Inventory, PowerAction, PowerState};
 use crate::provider::{ErrorKind, ProviderError, ProviderResult};
 use crate::secrets::Secret;
@@ -51,6 +56,16 @@ impl Ipmi {
             timeout,
             program: "ipmitool".to_owned(),
         })
+    }
+
+    /// A driver for `access` that sends to the first of `addresses` (checked, and resolved
+    /// from its host) rather than let ipmitool resolve the host again; empty to let it.
+    pub fn pinned(access: &BmcAccess, timeout: Duration, addresses: &[SocketAddr]) -> ProviderResult<Ipmi> {
+        let mut ipmi = Self::new(access, timeout)?;
+        if let Some(address) = addresses.first() {
+            ipmi.host = address.ip().to_string();
+        }
+        Ok(ipmi)
     }
 
     /// Runs `program` instead of `ipmitool` (tests record what it is given).
@@ -119,7 +134,7 @@ impl super::Bmc for Ipmi {
             _ => Err(ProviderError::new(
                 ErrorKind::Transient,
                 PROVIDER,
-                format!("ipmitool gave no power state: {}", said.trim()),
+                format!("ipmitool gave no power state: {}", printable(&said, 80)),
             )),
         }
     }
@@ -184,7 +199,7 @@ fn fru_field(fru: &str, names: &[&str]) -> String {
         .find_map(|name| {
             fru.lines().find_map(|line| {
                 let (key, value) = line.split_once(':')?;
-                (key.trim() == *name).then(|| value.trim().to_owned())
+                (key.trim() == *name).then(|| printable(value, MAX_INVENTORY_TEXT))
             })
         })
         .unwrap_or_default()
@@ -239,6 +254,7 @@ fn failure(stderr: &str, command: &str) -> ProviderError {
         true => stderr.lines().map(str::trim).rfind(|line| !line.is_empty()).unwrap_or_default().to_owned(),
         false => said,
     };
+    let said = printable(&said, 160);
     let lower = said.to_ascii_lowercase();
     // A BMC that answered the channel's capabilities but not RAKP 1 turned the user away
     // (pyghmi stays silent where others say "unauthorized name").

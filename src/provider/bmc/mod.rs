@@ -6,6 +6,7 @@
 //! are [`ProviderError`]s classified as the cloud adapters' are: an unreachable BMC or a 5xx is
 //! transient, refused credentials or an unsupported action permanent.
 
+pub mod address;
 pub mod ipmi;
 pub mod redfish;
 
@@ -20,9 +21,20 @@ pub fn connect(access: &BmcAccess) -> ProviderResult<Box<dyn Bmc>> {
 
 /// The driver of `access`'s protocol, each call given up after `timeout`.
 pub fn connect_within(access: &BmcAccess, timeout: std::time::Duration) -> ProviderResult<Box<dyn Bmc>> {
+    connect_to(access, timeout, &[])
+}
+
+/// The driver of `access`'s protocol that connects to `addresses` (the ones its host resolved
+/// to, checked by [`address::check`]) and never resolves the host again; each call given up
+/// after `timeout`.
+pub fn connect_to(
+    access: &BmcAccess,
+    timeout: std::time::Duration,
+    addresses: &[std::net::SocketAddr],
+) -> ProviderResult<Box<dyn Bmc>> {
     Ok(match access.driver {
-        BmcDriver::Redfish => Box::new(redfish::Redfish::new(access, timeout)?),
-        BmcDriver::Ipmi => Box::new(ipmi::Ipmi::new(access, timeout)?),
+        BmcDriver::Redfish => Box::new(redfish::Redfish::pinned(access, timeout, addresses)?),
+        BmcDriver::Ipmi => Box::new(ipmi::Ipmi::pinned(access, timeout, addresses)?),
     })
 }
 

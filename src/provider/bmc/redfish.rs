@@ -5,13 +5,21 @@
 //! It signs in with HTTP basic auth on every request (sessions save a BMC little and leave
 //! tokens behind on failure). Paths are never built from guesses where the service says them:
 //! the system, its manager, the virtual CD and each action's target are followed from
-//! `@odata.id` links and `Actions` blocks.
+//! `@odata.id` links and `Actions` blocks, but only within the BMC: a link or a redirect to
+//! another origin is refused, never followed, and the client connects to the addresses the
+//! worker checked (see [`super::address`]) rather than resolving the host again.
+//!
+//! What the BMC answers reaches a view only bounded: an error names the HTTP status with at
+//! most a short, printable reason (Redfish's `error.message`, cut), never the body; inventory
+//! texts are printable and cut; an answer larger than [`MAX_ANSWER_BYTES`] is refused unread.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
+use super::address::printable;
 use super::{BmcAccess, BootDevice, Disk, Inventory, Nic, PowerAction, PowerState};
 use crate::provider::{ErrorKind, ProviderError, ProviderResult};
 use crate::secrets::Secret;
@@ -20,6 +28,18 @@ const PROVIDER: &str = "redfish";
 
 /// How long one request may take before the BMC counts as not answering.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The largest answer read from a BMC: its resources are a few kilobytes each.
+pub const MAX_ANSWER_BYTES: usize = 4 << 20;
+
+/// The longest reason a BMC's error gives a view.
+const MAX_REASON_CHARS: usize = 120;
+
+/// The longest inventory text (a model, a serial, a NIC's name).
+pub const MAX_INVENTORY_TEXT: usize = 64;
+
+/// The most members of one collection followed, and the most NICs and disks in an inventory.
+const MAX_MEMBERS: usize = 64;
 
 /// One machine's Redfish BMC.
 pub struct Redfish {
@@ -41,8 +61,15 @@ impl std::fmt::Debug for Redfish {
 }
 
 impl Redfish {
-    /// A driver for `access` whose requests give up after `timeout`.
+    /// A driver for `access` whose requests give up after `timeout`, resolving its host as
+    /// the system does (the driver tests'; the worker pins the addresses it checked).
     pub fn new(access: &BmcAccess, timeout: Duration) -> ProviderResult<Redfish> {
+        Self::pinned(access, timeout, &[])
+    }
+
+    /// A driver for `access` that connects to `addresses` (checked, and resolved from its
+    /// host) instead of resolving the host again; empty to resolve it.
+    pub fn pinned(access: &BmcAccess, timeout: Duration, addresses: &[SocketAddr]) -> ProviderResult<Redfish> {
         let url = reqwest::Url::parse(access.address.trim()).map_err(|error| {
             ProviderError::new(
                 ErrorKind::Permanent,
@@ -60,7 +87,19 @@ impl Redfish {
         let origin = url.origin().ascii_serialization();
         let path = url.path().trim_end_matches('/');
         let given_system = path.contains("/Systems/").then(|| path.to_owned());
-        let mut builder = reqwest::Client::builder().timeout(timeout).connect_timeout(timeout);
+        // No redirect is followed (it could lead anywhere the BMC likes, with the password) and
+        // no proxy from the environment is used (it would resolve the host itself).
+        let mut builder = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy();
+        if let Some(host) =
+            url.host_str().filter(|host| !host.starts_with('[') && host.parse::<std::net::IpAddr>().is_err())
+            && !addresses.is_empty()
+        {
+            builder = builder.resolve_to_addrs(host, addresses);
+        }
         if let Some(pem) = &access.ca_certificate {
             let certificates = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).unwrap_or_default();
             if certificates.is_empty() {
@@ -88,19 +127,46 @@ impl Redfish {
         })
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.origin)
+    /// The URL of `path` (a path, or a URL of the BMC's own origin, as links give it): a
+    /// link the BMC gives to anywhere else is refused, never followed.
+    fn url(&self, path: &str) -> ProviderResult<reqwest::Url> {
+        let joined = if path.starts_with('/') && !path.starts_with("//") {
+            reqwest::Url::parse(&format!("{}{path}", self.origin)).ok()
+        } else {
+            reqwest::Url::parse(path).ok()
+        };
+        match joined {
+            Some(url) if url.origin().ascii_serialization() == self.origin && url.username().is_empty() => Ok(url),
+            _ => Err(ProviderError::new(
+                ErrorKind::Permanent,
+                PROVIDER,
+                "the BMC linked to a resource outside itself, which is not followed",
+            )),
+        }
     }
 
     async fn send(&self, request: reqwest::RequestBuilder) -> ProviderResult<Value> {
-        let response = request
+        let mut response = request
             .basic_auth(&self.username, Some(self.password.expose()))
             .header("accept", "application/json")
             .send()
             .await
             .map_err(transport)?;
         let status = response.status().as_u16();
-        let text = response.text().await.map_err(transport)?;
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+                let mut error = ProviderError::new(
+                    ErrorKind::Permanent,
+                    PROVIDER,
+                    format!("the BMC's answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20),
+                );
+                error.status = Some(status);
+                return Err(error);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body);
         if (200..300).contains(&status) {
             if text.trim().is_empty() {
                 return Ok(Value::Null);
@@ -111,21 +177,21 @@ impl Redfish {
     }
 
     async fn get(&self, path: &str) -> ProviderResult<Value> {
-        self.send(self.http.get(self.url(path))).await
+        self.send(self.http.get(self.url(path)?)).await
     }
 
     async fn post(&self, path: &str, body: Value) -> ProviderResult<Value> {
-        self.send(self.http.post(self.url(path)).json(&body)).await
+        self.send(self.http.post(self.url(path)?).json(&body)).await
     }
 
     async fn patch(&self, path: &str, body: Value) -> ProviderResult<Value> {
-        self.send(self.http.patch(self.url(path)).json(&body)).await
+        self.send(self.http.patch(self.url(path)?).json(&body)).await
     }
 
-    /// The members' paths of the collection at `path`.
+    /// The members' paths of the collection at `path` (the first [`MAX_MEMBERS`]).
     async fn members(&self, path: &str) -> ProviderResult<Vec<String>> {
         let collection = self.get(path).await?;
-        Ok(collection["Members"].as_array().into_iter().flatten().filter_map(odata_id).collect())
+        Ok(collection["Members"].as_array().into_iter().flatten().filter_map(odata_id).take(MAX_MEMBERS).collect())
     }
 
     /// The system's path: the address's, or the one system of the service root's collection.
@@ -148,7 +214,7 @@ impl Redfish {
                         format!(
                             "the BMC has {} systems; give the address of one ({})",
                             members.len(),
-                            members.join(", ")
+                            members.iter().take(4).map(|m| printable(m, 80)).collect::<Vec<_>>().join(", ")
                         ),
                     )),
                 }
@@ -240,7 +306,7 @@ impl Redfish {
     async fn processors(&self, system: &Value) -> ProviderResult<(u32, String)> {
         let summary = &system["ProcessorSummary"];
         let mut cpus = summary["LogicalProcessorCount"].as_u64().or(summary["Count"].as_u64()).unwrap_or(0) as u32;
-        let mut model = summary["Model"].as_str().unwrap_or_default().to_owned();
+        let mut model = text_of(&summary["Model"]);
         if (cpus == 0 || model.is_empty())
             && let Some(processors) = odata_id(&system["Processors"])
         {
@@ -249,7 +315,7 @@ impl Redfish {
                 let processor = self.get(&member).await?;
                 threads += processor["TotalThreads"].as_u64().or(processor["TotalCores"].as_u64()).unwrap_or(1) as u32;
                 if model.is_empty() {
-                    model = processor["Model"].as_str().unwrap_or_default().to_owned();
+                    model = text_of(&processor["Model"]);
                 }
             }
             if cpus == 0 {
@@ -265,8 +331,8 @@ impl Redfish {
             for member in self.members(&interfaces).await? {
                 let interface = self.get(&member).await?;
                 let mac = interface["MACAddress"].as_str().or(interface["PermanentMACAddress"].as_str());
-                if let Some(mac) = mac.filter(|mac| !mac.is_empty()) {
-                    nics.push(Nic { name: name_of(&interface), mac: mac.to_ascii_lowercase().replace('-', ":") });
+                if let Some(mac) = mac.and_then(mac_of) {
+                    nics.push(Nic { name: name_of(&interface), mac });
                 }
             }
         }
@@ -286,7 +352,7 @@ impl super::Bmc for Redfish {
             other => Err(ProviderError::new(
                 ErrorKind::Transient,
                 PROVIDER,
-                format!("the BMC reports no known power state ({})", other.unwrap_or("none")),
+                format!("the BMC reports no known power state ({})", printable(other.unwrap_or("none"), 20)),
             )),
         }
     }
@@ -369,9 +435,9 @@ impl super::Bmc for Redfish {
             memory_mib: (memory_gib * 1024.0).round() as u64,
             nics: self.nics(&system).await?,
             disks: self.disks(&system).await?,
-            vendor: system["Manufacturer"].as_str().unwrap_or_default().to_owned(),
-            model: system["Model"].as_str().unwrap_or_default().to_owned(),
-            serial: system["SerialNumber"].as_str().unwrap_or_default().to_owned(),
+            vendor: text_of(&system["Manufacturer"]),
+            model: text_of(&system["Model"]),
+            serial: text_of(&system["SerialNumber"]),
         })
     }
 
@@ -425,9 +491,23 @@ fn odata_id(link: &Value) -> Option<String> {
     link["@odata.id"].as_str().map(|id| id.trim_end_matches('/').to_owned())
 }
 
-/// A resource's name for the inventory: its Name, else its Id.
+/// A resource's name for the inventory: its Name, else its Id, bounded and printable.
 fn name_of(resource: &Value) -> String {
-    resource["Name"].as_str().or(resource["Id"].as_str()).unwrap_or_default().to_owned()
+    printable(resource["Name"].as_str().or(resource["Id"].as_str()).unwrap_or_default(), MAX_INVENTORY_TEXT)
+}
+
+/// An inventory text the BMC gives, bounded and printable.
+fn text_of(value: &Value) -> String {
+    printable(value.as_str().unwrap_or_default(), MAX_INVENTORY_TEXT)
+}
+
+/// A MAC address as `aa:bb:cc:dd:ee:ff` (from colons or dashes); `None` for anything else.
+fn mac_of(text: &str) -> Option<String> {
+    let mac = text.trim().to_ascii_lowercase().replace('-', ":");
+    let octets: Vec<&str> = mac.split(':').collect();
+    let well_formed = matches!(octets.len(), 6 | 8 | 20)
+        && octets.iter().all(|octet| octet.len() == 2 && octet.bytes().all(|b| b.is_ascii_hexdigit()));
+    well_formed.then_some(mac)
 }
 
 /// The target of the action `name` (`#ComputerSystem.Reset`) of a resource.
@@ -452,7 +532,9 @@ fn transport(error: reqwest::Error) -> ProviderError {
     converted
 }
 
-/// A refusal, classified, with the message of Redfish's error body when it has one.
+/// A refusal, classified, with the message of Redfish's error body when it has one: cut to
+/// [`MAX_REASON_CHARS`] printable characters, and its code kept only when it is a plain word.
+/// Nothing else of the body is kept.
 fn refusal(status: u16, body: &str) -> ProviderError {
     let parsed: Value = serde_json::from_str(body).unwrap_or_default();
     let error = &parsed["error"];
@@ -464,8 +546,10 @@ fn refusal(status: u16, body: &str) -> ProviderError {
         .collect::<Vec<_>>()
         .join("; ");
     let said = if extended.is_empty() { error["message"].as_str().unwrap_or_default().to_owned() } else { extended };
+    let said = printable(&said, MAX_REASON_CHARS);
     let (kind, message) = match status {
         401 | 403 => (ErrorKind::Permanent, "the BMC refused the credentials".to_owned()),
+        300..=399 => (ErrorKind::Permanent, "a redirect, which is not followed".to_owned()),
         _ => (ProviderError::kind_of_status(status), String::new()),
     };
     let message = match (message.is_empty(), said.is_empty()) {
@@ -476,7 +560,10 @@ fn refusal(status: u16, body: &str) -> ProviderError {
     };
     let mut converted = ProviderError::new(kind, PROVIDER, message);
     converted.status = Some(status);
-    converted.reason = error["code"].as_str().unwrap_or_default().rsplit('.').next().unwrap_or_default().to_owned();
+    let code = error["code"].as_str().unwrap_or_default().rsplit('.').next().unwrap_or_default();
+    if code.len() <= 40 && code.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        converted.reason = code.to_owned();
+    }
     converted
 }
 
@@ -500,6 +587,40 @@ mod tests {
         assert_eq!(error.kind, ErrorKind::Permanent);
         assert_eq!(error.message, "the BMC refused the credentials");
         assert_eq!(refusal(404, "").kind, ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_refusal_keeps_a_short_printable_reason_and_nothing_else_of_the_body() {
+        let body =
+            serde_json::json!({"error": {"code": "Base.1.8.Not-A-Word", "message": format!("{}tail", "m".repeat(500))},
+            "Other": "kept-out"})
+            .to_string();
+        let error = refusal(400, &body);
+        assert_eq!(error.status, Some(400));
+        assert_eq!(error.reason, "", "a code that is not a plain word is dropped");
+        assert_eq!(error.message.chars().count(), MAX_REASON_CHARS);
+        assert!(!error.to_string().contains("tail") && !error.to_string().contains("kept-out"), "{error}");
+        assert!(refusal(307, "").message.contains("redirect"));
+    }
+
+    #[test]
+    fn links_and_macs_from_the_bmc_are_checked() {
+        let access = BmcAccess {
+            driver: super::super::BmcDriver::Redfish,
+            address: "https://10.0.0.5:8000".into(),
+            username: "admin".into(),
+            password: Secret::new("hunter2"),
+            ca_certificate: None,
+            insecure: false,
+        };
+        let redfish = Redfish::new(&access, DEFAULT_TIMEOUT).unwrap();
+        assert!(redfish.url("/redfish/v1/Systems/1").is_ok());
+        assert!(redfish.url("https://10.0.0.5:8000/redfish/v1").is_ok(), "its own origin, absolute");
+        for elsewhere in ["@127.0.0.1/x", "//127.0.0.1/x", "https://127.0.0.1/x", "https://10.0.0.5:9000/x", "x"] {
+            assert!(redfish.url(elsewhere).is_err(), "{elsewhere}");
+        }
+        assert_eq!(mac_of("AA-BB-CC-DD-EE-FF").as_deref(), Some("aa:bb:cc:dd:ee:ff"));
+        assert_eq!(mac_of("AA:BB:CC:DD:EE:FF secret"), None);
     }
 
     #[test]

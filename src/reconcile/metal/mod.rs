@@ -21,6 +21,7 @@ use crate::bearer::Bearer;
 use crate::boot_config::{self, BootConfig};
 use crate::ids::JoinTokenId;
 use crate::metal_policy;
+use crate::provider::bmc::address::{self as bmc_address, Checked};
 use crate::provider::bmc::{self, Bmc, BmcAccess, BmcDriver, BootDevice, PowerAction, PowerState};
 use crate::provider::{ErrorKind, ProviderError};
 use crate::secrets::SecretKey;
@@ -158,8 +159,11 @@ impl Run<'_> {
     }
 
     /// The machine's BMC, each call given up after at most the time left before the deadline.
+    /// Its address is checked first, as the pool's policy says now, and the driver connects to
+    /// the addresses checked: a name that resolves elsewhere now than at enrolment is caught.
     async fn connect(&self, left: Duration) -> Result<Box<dyn Bmc>, ProviderError> {
         let m = self.machine;
+        let checked = self.check_address().await?;
         let sealed = self.store().metal_sealed_password(&m.node_id).await.map_err(store_failure)?;
         let Some(sealed) = sealed else {
             return Err(ProviderError::new(ErrorKind::Permanent, "bmc", "the machine has no BMC credentials"));
@@ -178,7 +182,31 @@ impl Run<'_> {
             insecure: m.insecure,
         };
         let timeout = bmc::redfish::DEFAULT_TIMEOUT.min(left + Duration::from_secs(1));
-        bmc::connect_within(&access, timeout)
+        bmc::connect_to(&access, timeout, &checked)
+    }
+
+    /// The addresses the machine's BMC address resolves to, each one allowed by the pool's
+    /// policy or of no refused kind; a refused one fails the state.
+    async fn check_address(&self) -> Result<Vec<std::net::SocketAddr>, ProviderError> {
+        let m = self.machine;
+        let pool = self.store().pool_fetch(&m.pool_id).await.map_err(store_failure)?;
+        let policy = metal_policy::read(&pool.policy).map_err(|error| {
+            ProviderError::new(ErrorKind::Permanent, "bmc", format!("the pool's metal policy is not valid: {error}"))
+        })?;
+        let own = match &self.reconciler.endpoint {
+            Some(endpoint) => bmc_address::resolve_own(&endpoint.url).await,
+            None => Vec::new(),
+        };
+        match bmc_address::check(&m.driver, &m.address, &policy.bmc_allowed_networks, &own).await {
+            Checked::Allowed(addresses) => Ok(addresses),
+            Checked::Refused(why) => {
+                Err(ProviderError::new(ErrorKind::Permanent, "bmc", format!("the BMC address {why}")))
+            }
+            Checked::Unresolved(why) => Err(ProviderError::new(ErrorKind::Transient, "bmc", why)),
+            Checked::Malformed => {
+                Err(ProviderError::new(ErrorKind::Permanent, "bmc", "the BMC address names no host and port"))
+            }
+        }
     }
 
     /// Runs one step.

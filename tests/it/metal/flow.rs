@@ -18,8 +18,11 @@ const IMAGE: &str = "https://images.example/node-2026.12.iso";
 /// The rescue image the pool's policy names.
 const RESCUE: &str = "https://images.example/rescue-2026.12.iso";
 
-/// An environment with acme's metal pool (with `policy`) and a running worker.
-async fn metal_env(policy: Value) -> (Env, String) {
+/// An environment with acme's metal pool (with `policy`, plus the loopback network allowed for
+/// BMC addresses: the fake cloud's BMCs listen on 127.0.0.1) and a running worker.
+async fn metal_env(mut policy: Value) -> (Env, String) {
+    let metal = policy.as_object_mut().unwrap().entry("metal").or_insert_with(|| json!({}));
+    metal["bmcAllowedNetworks"] = json!(["127.0.0.0/8"]);
     let mut env = Setup::new(Backend::Postgres, Catalog::new()).start().await;
     let account = env
         .server
