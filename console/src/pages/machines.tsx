@@ -13,7 +13,9 @@ import { DeleteButton, Failure, Field, NONE, type Refusal, State, Table, Unplace
 /** A new token's bearer form, shown this once, and the line that joins a machine with it. */
 function Issued(props: { token: JoinToken }) {
   if (!props.token.token) return <p role="status">{props.token.tokenNotice}</p>;
-  const line = `bcd join --endpoint ${location.origin} --token ${props.token.token}`;
+  // Over plain HTTP bcd sends the token only when told it is plaintext.
+  const plaintext = location.protocol === "http:" ? " --insecure-plaintext" : "";
+  const line = `bcd join --endpoint ${location.origin}${plaintext} --token ${props.token.token}`;
   return (
     <div class="issued" role="status">
       <p>The token, shown this once (copy it now):</p>
