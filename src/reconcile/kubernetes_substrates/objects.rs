@@ -105,6 +105,10 @@ fn daemon_set(inputs: &Inputs<'_>, namespace: &str, flavor: &str) -> Value {
     if let Some(pin) = &inputs.endpoint.ca_sha256 {
         env.push(json!({"name": "BCD_CA_SHA256", "value": pin}));
     }
+    if inputs.endpoint.url.starts_with("http://") {
+        // bcd sends its token over plain HTTP only when told so; the worker was given this endpoint.
+        env.push(json!({"name": "BCD_INSECURE_PLAINTEXT", "value": "true"}));
+    }
     json!({
         "apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": format!("bcd-{flavor}"), "namespace": namespace, "labels": labels},
@@ -178,6 +182,11 @@ mod tests {
         );
         let env = gpu["spec"]["template"]["spec"]["containers"][0]["env"].as_array().unwrap();
         assert!(env.iter().any(|e| e["name"] == "BCD_CA_SHA256" && e["value"] == "ab"));
+        assert!(!env.iter().any(|e| e["name"] == "BCD_INSECURE_PLAINTEXT"), "not over https");
+        let plain = DaemonEndpoint { url: "http://10.0.0.1:8080".into(), ca_sha256: None };
+        let plain = desired(&inputs(&flavors, &plain));
+        let env = plain[4]["spec"]["template"]["spec"]["containers"][0]["env"].as_array().unwrap();
+        assert!(env.iter().any(|e| e["name"] == "BCD_INSECURE_PLAINTEXT" && e["value"] == "true"));
         // The token is in the Secret only, never in the DaemonSet.
         assert!(!gpu.to_string().contains("bcjt_"));
     }
