@@ -4,8 +4,8 @@
 //! A connection that arrives when the regular slots are taken is let into the reserve on
 //! probation: it must prove itself on its first call (ask for health, or be authenticated), or
 //! it is closed after that call. When the reserve is full too, the oldest connection on
-//! probation that has begun no call is evicted to make room, so a flood of silent connections
-//! cannot keep a probe out.
+//! probation that has begun no call is evicted to make room (while at most a reserve's worth of
+//! evicted ones are still closing), so a flood of silent connections cannot keep a probe out.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -111,8 +111,12 @@ impl Admission {
             None
         } else if table.open < self.caps.total {
             Some(Arc::new(Notify::new()))
-        } else if let Some((_, evicted)) = table.probation.pop_front() {
-            // The evicted connection gives its slot back as it closes, a moment from now.
+        } else if table.open < self.caps.total + self.caps.reserve()
+            && let Some((_, evicted)) = table.probation.pop_front()
+        {
+            // The evicted connection gives its slot back as it closes, a moment from now; until
+            // then the table holds at most a reserve's worth more than the cap, so a flood that
+            // outruns the closing cannot pile up sockets.
             evicted.notify_one();
             Some(Arc::new(Notify::new()))
         } else {
@@ -212,7 +216,11 @@ mod tests {
         // the next one evicts the newcomer.
         let fourth = admission.admit(ip("10.0.0.4")).unwrap();
         assert!(futures_now(third.eviction.clone().unwrap().notified()));
-        drop((third, fourth));
+        // Two evicted and not yet closed: the table is a reserve over its cap and refuses.
+        let fifth = admission.admit(ip("10.0.0.5"));
+        assert!(fifth.is_ok(), "one over the cap: the newcomer evicts the fourth");
+        assert_eq!(admission.admit(ip("10.0.0.6")).unwrap_err(), Refusal::Full, "a reserve over the cap");
+        drop((third, fourth, fifth));
         assert_eq!(admission.open(), 31);
     }
 

@@ -180,14 +180,16 @@ def the_other_resources_made(run: Run) -> None:
 
 def a_metal_pool(dev: dict) -> str:
     """A pool on an account of acme's own, made by the operator on the JSON API: bare metal is
-    decided by the admins of the tenant whose account the pool is on (and by operators)."""
+    decided by the admins of the tenant whose account the pool is on (and by operators). The
+    fake BMCs are on loopback, which the operator's policy must allow."""
     account = as_operator(
         dev,
         "/api/platform/accounts/create",
         {"tenantId": "acme", "provider": "digitalocean", "name": "acme-metal", "credentials": "fake-digitalocean-token",
          "endpoint": dev["fakecloud"], "regions": ["nyc3"]},
     )["id"]
-    return as_operator(dev, "/api/platform/pools/create", {"accountId": account, "name": "metal", "billingMode": "none", "policy": {}})["id"]
+    return as_operator(dev, "/api/platform/pools/create", {"accountId": account, "name": "metal", "billingMode": "none",
+                                                           "policy": {"metal": {"bmcAllowedNetworks": ["127.0.0.0/8"]}}})["id"]
 
 
 def verb_buttons(page: Page) -> list[str]:
