@@ -15,7 +15,8 @@ use crate::tls::{CaPin, Trust};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Connects to `endpoint`; on `https://`, only to a server whose chain holds the CA `pin` names
-/// (or, without one, that the system's roots vouch for).
+/// (or, without one, that the system's roots vouch for). A pin with an `http://` endpoint is
+/// refused before anything is sent.
 pub async fn connect(endpoint: &str, pin: Option<CaPin>) -> Result<Channel, String> {
     let uri: http::Uri = endpoint.parse().map_err(|error| format!("{endpoint} is not a URL: {error}"))?;
     let builder = Endpoint::from_shared(endpoint.to_owned())
@@ -39,6 +40,11 @@ pub async fn connect(endpoint: &str, pin: Option<CaPin>) -> Result<Channel, Stri
         text
     };
     match uri.scheme_str() {
+        // A pin says the caller wants only that CA's server: over plain HTTP nothing is checked
+        // and the credential would go in clear, so the two together are a mistake, not a choice.
+        Some("http") if pin.is_some() => Err(format!(
+            "{endpoint}: a CA pin (--ca-sha256) needs an https:// endpoint; over http:// nothing is verified"
+        )),
         Some("http") => builder.connect().await.map_err(unreachable),
         Some("https") => {
             let trust = pin.map(Trust::Pinned).unwrap_or(Trust::SystemRoots);
@@ -60,5 +66,22 @@ pub async fn connect(endpoint: &str, pin: Option<CaPin>) -> Result<Channel, Stri
             builder.connect_with_connector(connector).await.map_err(unreachable)
         }
         _ => Err(format!("{endpoint}: the endpoint's scheme is http:// or https://")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_pin_with_a_plain_endpoint_is_refused_before_connecting() {
+        // Something listens, so that a connection attempt would succeed were one made.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let pin: CaPin = "ab".repeat(32).parse().unwrap();
+        let refused = connect(&endpoint, Some(pin)).await.unwrap_err();
+        assert!(refused.contains("needs an https:// endpoint"), "{refused}");
+        listener.set_nonblocking(true).unwrap();
+        assert!(listener.accept().is_err(), "nothing connected");
     }
 }
