@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::ServerProcess;
+use super::listener::read_until_closed;
 use crate::harness::{curl, eventually};
 
 /// What a client writes first on an HTTP/2 connection: the preface and an empty SETTINGS frame.
@@ -239,37 +240,11 @@ async fn connect_from(server: &ServerProcess, source: &str) -> TcpStream {
     stream
 }
 
-/// Reads `stream` until the server closes it or `within` passes: whether it closed, and what
-/// the server sent.
-fn closed_within(stream: &mut TcpStream, within: Duration) -> (bool, String) {
-    use std::io::{ErrorKind, Read};
-    let deadline = Instant::now() + within;
-    let mut received = Vec::new();
-    let mut buffer = [0u8; 4096];
-    let text = |received: &[u8]| String::from_utf8_lossy(received).into_owned();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return (false, text(&received));
-        }
-        stream.set_read_timeout(Some(left)).unwrap();
-        match stream.read(&mut buffer) {
-            Ok(0) => return (true, text(&received)),
-            Ok(n) => received.extend_from_slice(&buffer[..n]),
-            Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                return (false, text(&received));
-            }
-            Err(error) if error.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return (true, text(&received)),
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http2_connection_that_sends_only_the_preface_is_closed_within_the_header_deadline() {
     let server = ServerProcess::start(&["--header-read-timeout-secs", "1", "--idle-timeout-secs", "120"]).await;
     let mut silent = preface_only(&server, "127.0.0.1").await;
-    let (closed, _) = closed_within(&mut silent, Duration::from_secs(10));
+    let (_, closed) = read_until_closed(&mut silent, Duration::from_secs(10));
     assert!(closed, "a connection that sent only the HTTP/2 preface is still held after 10 s");
     server.assert_up();
 }
@@ -284,7 +259,7 @@ async fn one_address_past_its_connection_cap_is_refused_while_another_address_is
     // The 257th connection and after are answered 503 and closed at once.
     let mut refused = 0;
     for stream in held.iter_mut().skip(256) {
-        let (closed, text) = closed_within(stream, Duration::from_secs(5));
+        let (text, closed) = read_until_closed(stream, Duration::from_secs(5));
         if closed && text.contains("503") && text.contains("this address has too many open connections") {
             refused += 1;
         }
@@ -341,7 +316,7 @@ async fn while_silent_connections_fill_the_server_health_probes_and_authenticate
     // A newcomer that proves nothing on probation is closed after its call.
     let mut anonymous = connect_from(&server, "127.0.0.1").await;
     anonymous.write_all(b"GET /openapi.json HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-    let (closed, text) = closed_within(&mut anonymous, Duration::from_secs(15));
+    let (text, closed) = read_until_closed(&mut anonymous, Duration::from_secs(15));
     assert!(text.starts_with("HTTP/1.1 200"), "{}", &text[..text.len().min(200)]);
     assert!(closed, "an unproven connection in the reserve is closed after its call");
     drop(held);

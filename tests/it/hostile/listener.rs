@@ -18,7 +18,7 @@ fn connect_and_send(endpoint: &str, bytes: &[u8]) -> TcpStream {
 
 /// Reads until the server closes the connection or `within` passes: what it sent, and whether
 /// it closed.
-fn read_until_closed(stream: &mut TcpStream, within: Duration) -> (String, bool) {
+pub(super) fn read_until_closed(stream: &mut TcpStream, within: Duration) -> (String, bool) {
     let deadline = Instant::now() + within;
     let mut received = Vec::new();
     let mut buffer = [0u8; 4096];
