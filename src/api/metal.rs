@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::handlers::thin_service;
 use super::timestamp;
+use crate::domain::metal_states::allowed_from;
 use crate::proto::compute::{
     CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
     InspectMetalRequest, ListMetalRequest, ListMetalResponse, MetalDisk, MetalInventory, MetalMachine, MetalNic,
     ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest, UpdateMetalRequest, metal_server,
 };
-use crate::service::metal_states::allowed_from;
 use crate::store::MetalMachineRow;
 
 /// The inventory as the reconciler records it: `MetalInventory` in its JSON mapping.

@@ -5,12 +5,12 @@ use tonic::{Request, Response, Status};
 
 use super::handlers::thin_service;
 use super::{daemon_call, timestamp};
+use crate::domain::states::PoolNodeState;
 use crate::proto::compute::{
     CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, JoinNodeRequest, JoinNodeResponse, LeaveNodeRequest,
     ListNodesRequest, ListNodesResponse, Node, NodeCapacity, NodeCondition, NodeGpus, NodeHeartbeatRequest,
     NodeHeartbeatResponse, NodeTaint, PoolNodeSummary, UncordonNodeRequest, nodes_server,
 };
-use crate::store::states::PoolNodeState;
 use crate::store::{NodeCapacityRow, NodeRow, NodeSummaryRow};
 
 fn capacity_view(row: NodeCapacityRow) -> NodeCapacity {

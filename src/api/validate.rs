@@ -421,7 +421,7 @@ impl Format {
             Format::IpPrefix => parse_prefix(text).is_some(),
             Format::Ipv4Prefix => parse_prefix(text).is_some_and(|ip| ip.is_ipv4()),
             Format::Ipv6Prefix => parse_prefix(text).is_some_and(|ip| ip.is_ipv6()),
-            Format::Ipv4WithPrefixLen => crate::cidr::mask_ipv4_prefix(text).is_some(),
+            Format::Ipv4WithPrefixLen => crate::domain::cidr::mask_ipv4_prefix(text).is_some(),
         }
     }
 

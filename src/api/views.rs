@@ -10,12 +10,12 @@
 //! A message gets them by its line in the `impl` lists at the bottom.
 
 use super::timestamp;
+use crate::domain::states::LifecycleState;
 use crate::proto::compute::{
     Certificate, Instance, KubernetesCluster, KubernetesNodePool, KubernetesSubstrate, LoadBalancer, Network,
 };
 use crate::proto::platform::{Account, Pool, Project, Tenant};
 use crate::store::ResourceMeta;
-use crate::store::states::LifecycleState;
 
 /// A message that shows a row's version, creation, last change and deletion.
 pub(super) trait Stamped: Default {
@@ -88,7 +88,7 @@ resource_view!(Network, Instance, Certificate, LoadBalancer, KubernetesCluster);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::states::ProvisionState;
+    use crate::domain::states::ProvisionState;
 
     #[test]
     fn a_resource_view_shows_the_common_fields_and_leaves_its_own_empty() {

@@ -308,7 +308,7 @@ async fn wait(
 ) -> Result<crate::proto::compute::MetalMachine, String> {
     let request = GetMetalRequest { pool_id: machine.pool_id.clone(), node_id: machine.id.clone() };
     eprintln!("{}: {} (power {})", machine.id, machine.provision_state, machine.power_state);
-    while machine.provision_state.parse().ok().and_then(crate::service::metal_states::transient).is_some() {
+    while machine.provision_state.parse().ok().and_then(crate::domain::metal_states::transient).is_some() {
         tokio::time::sleep(WAIT_POLL).await;
         let now = answer(client.get(request.clone()).await)?;
         if now.provision_state != machine.provision_state {

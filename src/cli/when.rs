@@ -8,28 +8,7 @@ use serde_json::Value;
 /// Seconds since the epoch of an RFC 3339 time in UTC (`2026-12-01T08:42:20.5Z`), as the JSON
 /// mapping writes timestamps; `None` for anything else.
 pub fn parse(value: &Value) -> Option<i64> {
-    let text = value.as_str()?;
-    let (date, time) = text.split_once('T')?;
-    let mut ymd = date.splitn(3, '-').map(str::parse::<i64>);
-    let (year, month, day) = (ymd.next()?.ok()?, ymd.next()?.ok()?, ymd.next()?.ok()?);
-    let time = time.strip_suffix('Z')?;
-    let whole = time.split('.').next()?;
-    let mut hms = whole.splitn(3, ':').map(str::parse::<i64>);
-    let (hour, minute, second) = (hms.next()?.ok()?, hms.next()?.ok()?, hms.next()?.ok()?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
-}
-
-/// Howard Hinnant's civil-to-days algorithm: the day count of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let yoe = year.rem_euclid(400);
-    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    crate::domain::dates::rfc3339_seconds(value.as_str()?)
 }
 
 fn now() -> i64 {

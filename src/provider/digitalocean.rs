@@ -18,26 +18,24 @@ use super::cloud::{
     StickySessions,
 };
 use super::error::{ProviderError, ProviderResult};
+use crate::domain::health_check;
 
 const PROVIDER: &str = "digitalocean";
 
 /// The page size of list calls (DigitalOcean's maximum is 200).
 const PER_PAGE: usize = 100;
 
-/// The health check DigitalOcean gives a load balancer sent none, and the value of each setting
-/// a health check is sent without, as its API reference documents them
-/// (`resources/load_balancers/models/health_check.yml`): `http` on port 80, path `/`, every 10
-/// seconds, failing after 5, 3 passes to be in and 5 failures to be out. The path applies to
-/// `http` and `https` checks only.
+/// The health check DigitalOcean gives a load balancer sent none ([`health_check::DEFAULTS`]).
 pub fn load_balancer_health_check_defaults() -> HealthCheck {
+    let defaults = health_check::DEFAULTS;
     HealthCheck {
-        protocol: "http".to_owned(),
-        port: 80,
-        path: "/".to_owned(),
-        check_interval_seconds: 10,
-        response_timeout_seconds: 5,
-        unhealthy_threshold: 5,
-        healthy_threshold: 3,
+        protocol: defaults.protocol.to_owned(),
+        port: defaults.port,
+        path: defaults.path.to_owned(),
+        check_interval_seconds: defaults.interval_seconds,
+        response_timeout_seconds: defaults.timeout_seconds,
+        unhealthy_threshold: defaults.unhealthy_threshold,
+        healthy_threshold: defaults.healthy_threshold,
     }
 }
 

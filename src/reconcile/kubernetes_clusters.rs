@@ -17,7 +17,7 @@
 //! principal deleted or no longer allowed the role) or expired are removed from the cluster's
 //! own API, so the cluster refuses their tokens.
 
-use crate::store::states::{ClusterState, NodePoolState};
+use crate::domain::states::{ClusterState, NodePoolState};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::store::states::LifecycleState;
+use crate::domain::states::LifecycleState;
 use rand::Rng;
 
 /// When to run the next pass.
@@ -183,7 +183,7 @@ impl Default for Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::states::{ClusterState, LoadBalancerState};
+    use crate::domain::states::{ClusterState, LoadBalancerState};
 
     #[test]
     fn only_a_state_the_reconciler_works_in_has_a_stuck_deadline() {

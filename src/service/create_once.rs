@@ -10,8 +10,8 @@ use std::ops::Deref;
 use super::join_tokens::IssuedJoinToken;
 use super::request_digest::RequestDigest;
 use super::{Context, Service};
+use crate::domain::states::LifecycleState;
 use crate::error::{Code, Error, Result};
-use crate::store::states::LifecycleState;
 use crate::store::{NodePoolRow, ResourceMeta};
 
 /// An object a create makes, which keeps the digest of the request that made it.

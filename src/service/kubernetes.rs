@@ -146,7 +146,7 @@ pub fn authorized_networks(given: &[String]) -> (Vec<String>, Vec<FieldViolation
     let mut networks: Vec<String> = Vec::new();
     let mut violations = Vec::new();
     for (i, text) in given.iter().enumerate() {
-        match crate::cidr::mask_ipv4_prefix(text) {
+        match crate::domain::cidr::mask_ipv4_prefix(text) {
             Some(network) if !networks.contains(&network) => networks.push(network),
             Some(_) => {}
             None => violations.push(FieldViolation::new(

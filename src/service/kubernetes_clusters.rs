@@ -14,6 +14,7 @@ use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::authz::Target;
+use crate::domain::states::{ClusterState, NodePoolState};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::{KubernetesClusterId, KubernetesNodePoolId};
 use crate::proto::compute::{
@@ -24,7 +25,6 @@ use crate::proto::compute::{
 use crate::provider::cluster_api::MIN_TOKEN_SECONDS;
 use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
-use crate::store::states::{ClusterState, NodePoolState};
 use crate::store::{
     AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, cluster_event, now_micros,
 };

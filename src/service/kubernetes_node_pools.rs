@@ -9,13 +9,13 @@ use super::kubernetes_clusters::{check_pool_bounds, check_pool_zones, pool_spec}
 use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::{Context, Service};
+use crate::domain::states::NodePoolState;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::KubernetesNodePoolId;
 use crate::proto::compute::{
     CreateKubernetesNodePoolRequest, DeleteKubernetesNodePoolRequest, GetKubernetesNodePoolRequest,
     KubernetesNodePoolSpec, ListKubernetesNodePoolsRequest, UpdateKubernetesNodePoolRequest,
 };
-use crate::store::states::NodePoolState;
 use crate::store::{ClusterRow, NodePoolRow, NodePoolSpecRow, now_micros};
 
 /// The create request's message, whose canonical form is the digest.

@@ -4,10 +4,10 @@
 //! and whether a machine may join with a substrate's hosted token.
 
 use super::{Context, Service};
+use crate::domain::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
 use crate::error::{Error, Result};
 use crate::proto::compute::{GetKubernetesSubstrateRequest, ListKubernetesSubstratesRequest};
 use crate::store::{ClusterMarks, JoinTokenRow, JoinTokenState, SUBSTRATE_KIND, SubstrateRow, now_micros};
-use crate::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
 
 impl Service {
     /// The pool's substrate, in a list: none, or the one its policy made.

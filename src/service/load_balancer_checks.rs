@@ -13,8 +13,8 @@ use super::Service;
 use super::checks::{LOAD_BALANCERS, check_capability, check_location, check_offer, check_pool_active, of_tenant};
 use super::findings::Findings;
 use crate::authz::Target;
+use crate::domain::states::ProvisionState;
 use crate::error::{Code, Error, FieldViolation, Result};
-use crate::store::states::ProvisionState;
 use crate::store::{LoadBalancerSettings, TargetInstance, TargetsRow, VisiblePool};
 
 /// The authorization resource type of an instance (the vps module's).

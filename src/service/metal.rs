@@ -7,21 +7,21 @@
 use std::collections::BTreeMap;
 
 use super::create_once::{CreateKey, Created};
-use super::metal_states::{self, DELETABLE, IDLE};
 use super::request_digest::{self, RequestDigest};
 use super::update_mask::Named;
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
+use crate::domain::metal_policy::{self, MetalPolicy};
+use crate::domain::metal_states::{self, DELETABLE, IDLE};
+use crate::domain::states::MachineState;
 use crate::error::{Error, FieldViolation, Result, Violations};
 use crate::ids::NodeId;
-use crate::metal_policy::{self, MetalPolicy};
 use crate::proto::compute::{
     CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
     InspectMetalRequest, ListMetalRequest, MetalBmc, ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest,
     UpdateMetalRequest,
 };
 use crate::provider::bmc::address::{self as bmc_address, Checked};
-use crate::store::states::MachineState;
 use crate::store::{MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, PoolRow, now_micros};
 
 /// How many times a verb re-reads a machine that changed under it before it gives up.

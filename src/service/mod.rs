@@ -30,7 +30,6 @@ mod load_balancer_checks;
 mod load_balancers;
 mod metal;
 mod metal_boot;
-pub mod metal_states;
 mod networks;
 mod nodes;
 mod offers;
@@ -54,7 +53,7 @@ pub use certificate_pem::{ParsedCertificate, parse_custom};
 pub use join_tokens::IssuedJoinToken;
 pub use kubernetes::{ClusterPlacement, KubernetesModule};
 pub use kubernetes_clusters::{credential_account, legacy_request_digest};
-pub use networks::{check_subnets, ipv4_range};
+pub use networks::check_subnets;
 pub use nodes::{DEFAULT_HEARTBEAT_INTERVAL, DaemonCall, JOIN_TOKEN_CREDENTIAL, JoinedNode, NODE_CREDENTIAL};
 
 use std::sync::{Arc, OnceLock};

@@ -3,8 +3,6 @@
 //! compute-network`) was taken by the API layer; what is here are the checks no annotation can
 //! express, one transaction per change.
 
-use std::net::Ipv4Addr;
-
 use super::checks::NETWORKS;
 use super::create_once::CreateKey;
 use super::request_digest::{self, RequestDigest};
@@ -12,23 +10,14 @@ use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest};
 use super::{Context, Service};
+use crate::domain::cidr::ipv4_range;
+use crate::domain::states::ProvisionState;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::{NetworkId, SubnetId};
 use crate::proto::compute::{
     CreateNetworkRequest, DeleteNetworkRequest, GetNetworkRequest, ListNetworksRequest, UpdateNetworkRequest,
 };
-use crate::store::states::ProvisionState;
 use crate::store::{NETWORK_RESOURCE, NetworkRow, NewNetwork, SubnetRow, now_micros};
-
-/// A subnet's range as (first address, last address, prefix length).
-pub fn ipv4_range(cidr: &str) -> Option<(u32, u32, u32)> {
-    let (address, length) = cidr.split_once('/')?;
-    let address: Ipv4Addr = address.parse().ok()?;
-    let length: u32 = length.parse().ok().filter(|l| *l <= 32)?;
-    let mask = if length == 0 { 0 } else { u32::MAX << (32 - length) };
-    let first = u32::from(address) & mask;
-    Some((first, first | !mask, length))
-}
 
 /// Whether a range lies within the private ranges of RFC 1918.
 fn is_private(first: u32, last: u32) -> bool {

@@ -11,13 +11,13 @@ use std::time::Duration;
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
 use crate::bearer::Bearer;
+use crate::domain::states::PoolNodeState;
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::{JoinTokenId, NodeId};
 use crate::proto::compute::{
     CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, JoinNodeRequest, LeaveNodeRequest, ListNodesRequest,
     NodeCapacity, NodeHeartbeatRequest, UncordonNodeRequest,
 };
-use crate::store::states::PoolNodeState;
 use crate::store::{
     JoinOutcome, JoinOver, JoinTokenRow, JoinTokenState, NodeCapacityRow, NodeRow, NodeSummaryRow, now_micros,
 };

@@ -4,15 +4,15 @@ use super::checks::{check_capability, check_location, check_offer, check_pool_ac
 use super::update_mask::Named;
 use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
+use crate::domain::metal_policy;
+use crate::domain::substrate_policy::{self, SubstratePolicy};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
-use crate::metal_policy;
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
 };
 use crate::store::{NewPool, PoolChange, PoolRow, VisiblePool, now_micros};
-use crate::substrate_policy::{self, SubstratePolicy};
 
 /// A protobuf `Struct` as a JSON object.
 pub fn struct_to_json(value: &prost_types::Struct) -> serde_json::Value {

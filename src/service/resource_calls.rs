@@ -7,8 +7,8 @@
 use std::ops::Deref;
 
 use super::{Context, Service};
+use crate::domain::states::LifecycleState;
 use crate::error::Result;
-use crate::store::states::LifecycleState;
 use crate::store::{ResourceFilter, ResourceMeta, now_micros};
 
 /// A list request of a tenant's resources of one kind.
@@ -42,7 +42,7 @@ pub trait CreateRequest {
 macro_rules! resource_requests {
     (create: $create:ty, list: $list:ty $(,)?) => {
         impl $crate::service::resource_calls::CreateRequest for $create {
-            fn meta<S: $crate::store::states::LifecycleState>(
+            fn meta<S: $crate::domain::states::LifecycleState>(
                 &self,
                 ctx: &$crate::service::Context,
                 id: &str,

@@ -9,8 +9,8 @@ use sqlx::{Any, Row, Transaction};
 use super::catalog::{strings_from_json, strings_to_json};
 use super::networks::VPS_EVENT_SOURCE;
 use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
-use super::states::ProvisionState;
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
+use crate::domain::states::ProvisionState;
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
 
@@ -193,30 +193,28 @@ impl Store {
         crate::measured::store("certificate_list", self.resource_list(filter)).await
     }
 
-    /// Marks a certificate for deletion and wakes the reconciler. One already `deleting` is
-    /// returned unchanged; one whose delete failed is retried at once.
+    /// Marks a certificate for deletion and wakes the reconciler, through the shared delete
+    /// ([`Store::resource_delete`]); `INVALID_STATE` while a load balancer names it.
     pub async fn certificate_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<CertificateRow> {
         crate::measured::store("certificate_delete", async {
-            let mut txn = self.begin_write().await?;
-            if !self.resource_mark_deleting_in::<CertificateRow>(&mut txn, id, now).await? {
-                drop(txn);
-                return self.certificate_fetch(id).await?.ok_or_else(|| Error::not_found("certificate", id));
-            }
-            // The update holds the row lock: a load balancer naming it now either committed before
-            // (and is counted here) or waits and is refused (`certificate_hold_in`).
-            let users = self.load_balancers_naming_certificate_in(&mut txn, id).await?;
-            if !users.is_empty() {
-                return Err(Error::invalid_state(format!(
-                    "certificate {id:?} is used by load balancer(s) {}; delete them or have them name another \
-                     certificate first",
-                    users.join(", ")
-                ))
-                .with_detail("reason", "inUse")
-                .with_detail("loadBalancers", users));
-            }
-            let certificate: CertificateRow = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(certificate)
+            self.resource_delete(id, now, deadline, |store, txn, id| {
+                Box::pin(async move {
+                    // The row lock is held: a load balancer naming it now either committed before
+                    // (and is counted here) or waits and is refused (`certificate_hold_in`).
+                    let users = store.load_balancers_naming_certificate_in(txn, id).await?;
+                    if users.is_empty() {
+                        return Ok(());
+                    }
+                    Err(Error::invalid_state(format!(
+                        "certificate {id:?} is used by load balancer(s) {}; delete them or have them name \
+                         another certificate first",
+                        users.join(", ")
+                    ))
+                    .with_detail("reason", "inUse")
+                    .with_detail("loadBalancers", users))
+                })
+            })
+            .await
         })
         .await
     }

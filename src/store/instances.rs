@@ -7,9 +7,9 @@ use sqlx::{Any, Row, Transaction};
 
 use super::networks::VPS_EVENT_SOURCE;
 use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
-use super::states::ProvisionState;
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
-use crate::error::{Error, Result};
+use crate::domain::states::ProvisionState;
+use crate::error::Result;
 
 /// The work kind of instances in the `vps.provider-resources` reconciler.
 pub const INSTANCE_KIND: &str = "instance";
@@ -162,24 +162,17 @@ impl Store {
         crate::measured::store("instance_list", self.resource_list(filter)).await
     }
 
-    /// Marks an instance for deletion (`deleting` from now on) and wakes the reconciler;
-    /// publishes `deleting`. One already `deleting` is returned unchanged; one whose delete
-    /// failed is retried at once.
+    /// Marks an instance for deletion (`deleting` from now on) and wakes the reconciler, through
+    /// the shared delete ([`Store::resource_delete`]).
     ///
     /// Load balancers hook in here: whatever targets the instance is updated in this same
     /// transaction, so it stops targeting it at once.
     pub async fn instance_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<InstanceRow> {
         crate::measured::store("instance_delete", async {
-            let mut txn = self.begin_write().await?;
-            if !self.resource_mark_deleting_in::<InstanceRow>(&mut txn, id, now).await? {
-                drop(txn);
-                return self.instance_fetch(id).await?.ok_or_else(|| Error::not_found("instance", id));
-            }
-            let instance: InstanceRow = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
-            self.load_balancers_wake_for_instance_in(&mut txn, id, now).await?;
-            self.event_append_in(&mut txn, &instance_event("deleting", &instance, now, serde_json::json!({}))).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(instance)
+            self.resource_delete(id, now, deadline, |store, txn, id| {
+                Box::pin(async move { store.load_balancers_wake_for_instance_in(txn, id, now).await })
+            })
+            .await
         })
         .await
     }

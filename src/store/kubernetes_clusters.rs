@@ -10,8 +10,8 @@ use super::kubernetes_node_pools::{NodePoolObserved, POOL_COLUMNS, pool_from_row
 use super::resource::{
     Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
 };
-use super::states::ClusterState;
 use super::{AuthzResourceRow, Backend, NewEvent, NodePoolRow, Store, conflict_on_unique};
+use crate::domain::states::ClusterState;
 use crate::error::{Code, Error, Result};
 
 /// The work kind of the clusters' reconciler.
@@ -367,28 +367,24 @@ impl Store {
         .await
     }
 
-    /// Marks the cluster and its pools for deletion and wakes the reconciler; publishes
-    /// `deleting`. A cluster already `deleting` is returned unchanged; one whose delete failed
-    /// (`error` after a delete) is retried at once.
+    /// Marks the cluster and its pools for deletion and wakes the reconciler, through the shared
+    /// delete ([`Store::resource_delete`]).
     pub async fn cluster_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<ClusterRow> {
         crate::measured::store("cluster_delete", async {
-            let mut txn = self.begin_write().await?;
-            if self.resource_mark_deleting_in::<ClusterRow>(&mut txn, id, now).await? {
-                sqlx::query(
-                    "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, \
-                     updated_at = $2 WHERE cluster_id = $1 AND deleted_at IS NULL",
-                )
-                .bind(id)
-                .bind(now)
-                .execute(&mut *txn)
-                .await?;
-                let cluster: ClusterRow = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
-                self.event_append_in(&mut txn, &cluster_event("deleting", &cluster, now, serde_json::json!({})))
+            self.resource_delete::<ClusterRow>(id, now, deadline, |_, txn, id| {
+                Box::pin(async move {
+                    sqlx::query(
+                        "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, \
+                         updated_at = $2 WHERE cluster_id = $1 AND deleted_at IS NULL",
+                    )
+                    .bind(id)
+                    .bind(now)
+                    .execute(&mut **txn)
                     .await?;
-                self.commit_and_signal(txn).await?;
-            } else {
-                drop(txn);
-            }
+                    Ok(())
+                })
+            })
+            .await?;
             self.cluster_fetch(id).await?.ok_or_else(|| Error::not_found("cluster", id))
         })
         .await

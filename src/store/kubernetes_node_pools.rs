@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
-use super::states::NodePoolState;
 use super::{NewEvent, Store, conflict_on_unique};
+use crate::domain::states::NodePoolState;
 use crate::error::{Error, Result};
 
 /// What the tenant asked for of a node pool (the `spec` column).
@@ -101,8 +101,8 @@ pub(super) fn pool_from_row(row: &AnyRow) -> Result<NodePoolRow> {
 }
 
 impl Store {
-    /// Inserts a node pool inside the caller's transaction; `CONFLICT` if the cluster already has
-    /// a live pool of that name.
+    /// Inserts a node pool inside the caller's transaction with its `kubernetes.nodepool.created`
+    /// event; `CONFLICT` if the cluster already has a live pool of that name.
     pub(super) async fn node_pool_insert_in(
         &self,
         txn: &mut Transaction<'static, Any>,
@@ -132,7 +132,7 @@ impl Store {
                         .with_detail("name", pool.name.as_str())
                 },
             )?;
-            Ok(())
+            self.event_append_in(txn, &node_pool_event("created", pool, pool.created_at, "")).await
         })
         .await
     }
@@ -211,7 +211,8 @@ impl Store {
         .await
     }
 
-    /// Marks a pool for deletion (a pool being deleted is left as it is).
+    /// Marks a pool for deletion and publishes `kubernetes.nodepool.deleting` (a pool being
+    /// deleted is left as it is).
     pub async fn node_pool_delete(
         &self,
         pool: &NodePoolRow,
@@ -231,6 +232,7 @@ impl Store {
             .await?;
             if updated.rows_affected() > 0 {
                 self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
+                self.event_append_in(&mut txn, &node_pool_event("deleting", pool, now, "")).await?;
                 self.commit_and_signal(txn).await?;
             }
             self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))

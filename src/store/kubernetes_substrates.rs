@@ -8,10 +8,10 @@ use sqlx::{Any, Row, Transaction};
 use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
-use super::states::SubstrateState;
 use super::{NewEvent, PoolRow, Store};
+use crate::domain::states::SubstrateState;
+use crate::domain::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
 use crate::error::{Error, Result};
-use crate::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
 
 /// The work kind of the `kubernetes.substrates` reconciler.
 pub const SUBSTRATE_KIND: &str = "kubernetes-substrate";

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::NewEvent;
 use super::resource::ResourceMeta;
-use super::states::{LoadBalancerState, ProvisionState};
+use crate::domain::states::{LoadBalancerState, ProvisionState};
 
 /// One forwarding rule as stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,8 +15,8 @@ use super::load_balancer_rows::{
     HealthCheckRow, LoadBalancerObserved, LoadBalancerRow, LoadBalancerSettings, NewLoadBalancer, TargetsRow,
 };
 use super::resource::{Resource, ResourceFilter, ResourceMeta, ResourceTable, not_found, retried};
-use super::states::LoadBalancerState;
 use super::{AuthzResourceRow, NewEvent, Store};
+use crate::domain::states::LoadBalancerState;
 use crate::error::{Error, Result};
 
 /// The work kind of the load balancers' reconciler.
@@ -80,22 +80,22 @@ impl LoadBalancerSettings {
     /// setting it left out (stored as zero or empty), or the provider's default check when it set
     /// none. What the answers show and what the provider is sent, so that the two never differ.
     pub fn health_check_in_force(&self) -> HealthCheckRow {
-        let defaults = crate::provider::digitalocean::load_balancer_health_check_defaults();
+        let defaults = crate::domain::health_check::DEFAULTS;
         let given = self.health_check.clone().unwrap_or_default();
         let or = |value: i32, default: u32| if value > 0 { value } else { default as i32 };
-        let protocol = if given.protocol.is_empty() { defaults.protocol } else { given.protocol };
+        let protocol = if given.protocol.is_empty() { defaults.protocol.to_owned() } else { given.protocol };
         // A tcp check opens a connection and requests no path.
         let path = match protocol.as_str() {
             "tcp" => String::new(),
-            _ if given.path.is_empty() => defaults.path,
+            _ if given.path.is_empty() => defaults.path.to_owned(),
             _ => given.path,
         };
         HealthCheckRow {
             protocol,
             port: or(given.port, u32::from(defaults.port)),
             path,
-            interval_seconds: or(given.interval_seconds, defaults.check_interval_seconds),
-            timeout_seconds: or(given.timeout_seconds, defaults.response_timeout_seconds),
+            interval_seconds: or(given.interval_seconds, defaults.interval_seconds),
+            timeout_seconds: or(given.timeout_seconds, defaults.timeout_seconds),
             healthy_threshold: or(given.healthy_threshold, defaults.healthy_threshold),
             unhealthy_threshold: or(given.unhealthy_threshold, defaults.unhealthy_threshold),
         }
@@ -359,41 +359,37 @@ impl Store {
         .await
     }
 
-    /// Marks the load balancer for deletion and wakes the reconciler. A regional one that a live
-    /// global one of the tenant targets is `INVALID_STATE` (reason `inUse`), checked in the same
-    /// transaction. One already `deleting` is returned unchanged; one whose delete failed is
-    /// retried at once.
+    /// Marks the load balancer for deletion and wakes the reconciler, through the shared delete
+    /// ([`Store::resource_delete`]). A regional one that a live global one of the tenant
+    /// targets is `INVALID_STATE` (reason `inUse`), checked in the same transaction.
     pub async fn load_balancer_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<LoadBalancerRow> {
         crate::measured::store("load_balancer_delete", async {
-            let mut txn = self.begin_write().await?;
-            let Some(lb) = self.load_balancer_fetch_in(&mut txn, id).await? else {
-                return Err(Error::not_found("loadBalancer", id));
-            };
-            let users: Vec<String> = sqlx::query_scalar(
-                "SELECT lb.id FROM load_balancer_members m JOIN load_balancers lb ON lb.id = m.load_balancer_id \
-                 WHERE m.member_kind = $1 AND m.member_id = $2 AND lb.tenant_id = $3 AND lb.deleted_at IS NULL \
-                 ORDER BY lb.created_at, lb.id",
-            )
-            .bind(MEMBER_LOAD_BALANCER)
-            .bind(id)
-            .bind(&lb.tenant_id)
-            .fetch_all(&mut *txn)
+            self.resource_delete::<LoadBalancerRow>(id, now, deadline, |_, txn, id| {
+                Box::pin(async move {
+                    let users: Vec<String> = sqlx::query_scalar(
+                        "SELECT lb.id FROM load_balancer_members m \
+                         JOIN load_balancers lb ON lb.id = m.load_balancer_id \
+                         JOIN load_balancers target ON target.id = m.member_id \
+                         WHERE m.member_kind = $1 AND m.member_id = $2 AND lb.tenant_id = target.tenant_id \
+                         AND lb.deleted_at IS NULL ORDER BY lb.created_at, lb.id",
+                    )
+                    .bind(MEMBER_LOAD_BALANCER)
+                    .bind(id)
+                    .fetch_all(&mut **txn)
+                    .await?;
+                    if users.is_empty() {
+                        return Ok(());
+                    }
+                    Err(Error::invalid_state(format!(
+                        "load balancer {id:?} is the target of global load balancer(s) {}; \
+                         delete them or retarget them first",
+                        users.join(", ")
+                    ))
+                    .with_detail("reason", "inUse")
+                    .with_detail("targetedBy", users))
+                })
+            })
             .await?;
-            if !users.is_empty() {
-                return Err(Error::invalid_state(format!(
-                    "load balancer {id:?} is the target of global load balancer(s) {}; \
-                     delete them or retarget them first",
-                    users.join(", ")
-                ))
-                .with_detail("reason", "inUse")
-                .with_detail("targetedBy", users));
-            }
-            if self.resource_mark_deleting_in::<LoadBalancerRow>(&mut txn, id, now).await? {
-                self.work_restart_delete_in(&mut txn, LOAD_BALANCER_KIND, id, deadline, now).await?;
-                self.commit_and_signal(txn).await?;
-            } else {
-                drop(txn);
-            }
             self.load_balancer_fetch(id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))
         })
         .await

@@ -13,8 +13,8 @@ use sqlx::{Any, Row, Transaction};
 use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
-use super::states::{MachineState, PoolNodeState, state_or_none};
 use super::{NewEvent, NodeCapacityRow, Store};
+use crate::domain::states::{MachineState, PoolNodeState, state_or_none};
 use crate::error::{Code, Error, Result};
 
 /// The work kind of the metal reconciler, which runs the workflow of a transient state.

@@ -6,8 +6,8 @@
 
 use sqlx::{Any, Transaction};
 
-use super::states::MachineState;
 use super::{JoinTokenRow, MetalMachineRow, Store};
+use crate::domain::states::MachineState;
 use crate::error::Result;
 
 /// How a transient state ends.

@@ -44,7 +44,6 @@ mod record;
 mod resource;
 mod role_bindings;
 mod signals;
-pub mod states;
 mod tenants;
 mod usage;
 mod work;

@@ -14,8 +14,8 @@ use sqlx::{Any, Row, Transaction};
 use super::resource::{
     Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
 };
-use super::states::ProvisionState;
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
+use crate::domain::states::ProvisionState;
 use crate::error::{Error, Result};
 
 /// The work kind of networks in the `vps.provider-resources` reconciler.
@@ -368,51 +368,48 @@ impl Store {
         .await
     }
 
-    /// Marks a network and its subnets for deletion and wakes the reconciler; publishes
-    /// `deleting`. `INVALID_STATE` naming what rests on it while anything does. A network already
-    /// `deleting` is returned unchanged; one whose delete failed is retried at once.
+    /// Marks a network and its subnets for deletion and wakes the reconciler, through the shared
+    /// delete ([`Store::resource_delete`]); `INVALID_STATE` naming what rests on it while
+    /// anything does (the mark takes the row lock first, so writers that hold the network are
+    /// counted).
     pub async fn network_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<NetworkRow> {
         crate::measured::store("network_delete", async {
-            let mut txn = self.begin_write().await?;
-            // The update takes the row lock first, so writers that hold the network are counted.
-            if !self.resource_mark_deleting_in::<NetworkRow>(&mut txn, id, now).await? {
-                drop(txn);
-                return self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id));
-            }
-            let usage = self.network_usage_in(&mut txn, id).await?;
-            if !usage.is_empty() {
-                drop(txn);
-                let mut what = Vec::new();
-                if !usage.instances.is_empty() {
-                    what.push(format!("instances {}", usage.instances.join(", ")));
-                }
-                if !usage.clusters.is_empty() {
-                    what.push(format!("clusters {}", usage.clusters.join(", ")));
-                }
-                if !usage.load_balancers.is_empty() {
-                    what.push(format!("load balancers {}", usage.load_balancers.join(", ")));
-                }
-                return Err(Error::invalid_state(format!(
-                    "network {id:?} cannot be deleted while {} rest on it; delete them first",
-                    what.join(" and ")
-                ))
-                .with_detail("reason", "inUse")
-                .with_detail("networkId", id)
-                .with_detail("instances", usage.instances)
-                .with_detail("clusters", usage.clusters)
-                .with_detail("loadBalancers", usage.load_balancers));
-            }
-            sqlx::query(
-                "UPDATE subnets SET state = 'deleting', message = '', updated_at = $2 \
-                 WHERE network_id = $1 AND deleted_at IS NULL",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
+            self.resource_delete::<NetworkRow>(id, now, deadline, |store, txn, id| {
+                Box::pin(async move {
+                    let usage = store.network_usage_in(txn, id).await?;
+                    if !usage.is_empty() {
+                        let mut what = Vec::new();
+                        if !usage.instances.is_empty() {
+                            what.push(format!("instances {}", usage.instances.join(", ")));
+                        }
+                        if !usage.clusters.is_empty() {
+                            what.push(format!("clusters {}", usage.clusters.join(", ")));
+                        }
+                        if !usage.load_balancers.is_empty() {
+                            what.push(format!("load balancers {}", usage.load_balancers.join(", ")));
+                        }
+                        return Err(Error::invalid_state(format!(
+                            "network {id:?} cannot be deleted while {} rest on it; delete them first",
+                            what.join(" and ")
+                        ))
+                        .with_detail("reason", "inUse")
+                        .with_detail("networkId", id)
+                        .with_detail("instances", usage.instances)
+                        .with_detail("clusters", usage.clusters)
+                        .with_detail("loadBalancers", usage.load_balancers));
+                    }
+                    sqlx::query(
+                        "UPDATE subnets SET state = 'deleting', message = '', updated_at = $2 \
+                         WHERE network_id = $1 AND deleted_at IS NULL",
+                    )
+                    .bind(id)
+                    .bind(now)
+                    .execute(&mut **txn)
+                    .await?;
+                    Ok(())
+                })
+            })
             .await?;
-            let network: NetworkRow = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
-            self.event_append_in(&mut txn, &network_event("deleting", &network, now, serde_json::json!({}))).await?;
-            self.commit_and_signal(txn).await?;
             self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
         })
         .await

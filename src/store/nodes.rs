@@ -13,8 +13,8 @@ use sqlx::any::AnyRow;
 use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
-use super::states::PoolNodeState;
 use super::{JoinTokenRow, NewEvent, Store};
+use crate::domain::states::PoolNodeState;
 use crate::error::{Error, Result};
 
 /// What a machine has, or what of it pods may use.

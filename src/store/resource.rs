@@ -11,12 +11,17 @@ use sqlx::any::{AnyArguments, AnyQueryResult, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, Row, Transaction};
 
-use super::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState};
 use super::{AuthzResourceRow, NewEvent, Store};
+use crate::domain::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState};
 use crate::error::{Error, Result};
 
 /// A statement with its arguments bound so far.
 pub(super) type AnyQuery<'q> = Query<'q, Any, AnyArguments>;
+
+/// What a kind does inside its delete's transaction once the row is marked `deleting` and
+/// locked (given the store, the transaction and the id): refuse while something rests on it
+/// (an `Err` undoes the whole delete), or carry the delete to what hangs from it.
+pub(super) type DeleteHook<'t> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + 't>>;
 
 /// The fields every asynchronous tenant resource has, as stored; `S` is its kind's state enum.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -411,7 +416,7 @@ impl Store {
 
     /// Marks resource `id` `deleting` (version bumped, the time of the first request kept),
     /// unless it is deleted or already `deleting` (then `false`). Takes the row lock.
-    pub(super) async fn resource_mark_deleting_in<R: Resource>(
+    async fn resource_mark_deleting_in<R: Resource>(
         &self,
         txn: &mut Transaction<'static, Any>,
         id: &str,
@@ -427,9 +432,32 @@ impl Store {
         Ok(updated.rows_affected() > 0)
     }
 
+    /// The delete of every kind, in one transaction: marks resource `id` `deleting` (taking its
+    /// row lock), runs the kind's `hook`, queues the reconciler's delete due now (within
+    /// `deadline`), and appends the `deleting` event. One already `deleting` is returned
+    /// unchanged; one whose delete failed is retried at once. Returns the row without children.
+    pub(super) async fn resource_delete<R: Resource>(
+        &self,
+        id: &str,
+        now: i64,
+        deadline: Option<i64>,
+        hook: impl for<'t> FnOnce(&'t Store, &'t mut Transaction<'static, Any>, &'t str) -> DeleteHook<'t> + Send,
+    ) -> Result<R> {
+        let mut txn = self.begin_write().await?;
+        if !self.resource_mark_deleting_in::<R>(&mut txn, id, now).await? {
+            drop(txn);
+            return self.resource_fetch::<R>(id).await?.ok_or_else(|| not_found::<R>(id));
+        }
+        hook(self, &mut txn, id).await?;
+        let row: R = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
+        self.event_append_in(&mut txn, &row.event("deleting", now, serde_json::json!({}))).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(row)
+    }
+
     /// After [`Store::resource_mark_deleting_in`]: a fresh work item in `deleting` due now, and
     /// the row as it is now.
-    pub(super) async fn resource_deleting_in<R: Resource>(
+    async fn resource_deleting_in<R: Resource>(
         &self,
         txn: &mut Transaction<'static, Any>,
         id: &str,

@@ -14,85 +14,14 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
+pub use crate::domain::cidr::Network;
+use crate::domain::cidr::embedded_ipv4;
+
 /// The policy key an operator allows networks with.
 pub const POLICY_KEY: &str = "policy.metal.bmcAllowedNetworks";
 
 /// How long a BMC's hostname may take to resolve.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// An IP network: an address and a prefix length, its host bits clear.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Network {
-    address: IpAddr,
-    length: u8,
-}
-
-impl Network {
-    /// `address/length`: IPv4 or IPv6, with the host bits clear. The error says what is wrong.
-    pub fn parse(text: &str) -> Result<Network, String> {
-        let shape = || format!("must be a network as address/length (127.0.0.0/8, fd00::/8); got {text:?}");
-        let (address, length) = text.split_once('/').ok_or_else(shape)?;
-        let address: IpAddr = address.parse().map_err(|_| shape())?;
-        let max = if address.is_ipv4() { 32 } else { 128 };
-        let digits = length.bytes().all(|b| b.is_ascii_digit()) && !(length.len() > 1 && length.starts_with('0'));
-        let length: u8 = match length.parse() {
-            Ok(length) if digits && length <= max => length,
-            _ => return Err(format!("the length of {text:?} must be 0 to {max}")),
-        };
-        let network = Network { address, length };
-        let masked = network.masked(address);
-        if masked != address {
-            return Err(format!("{text:?} has host bits set; give {masked}/{length}"));
-        }
-        Ok(network)
-    }
-
-    /// `address` with the bits past this network's length cleared.
-    fn masked(&self, address: IpAddr) -> IpAddr {
-        match address {
-            IpAddr::V4(v4) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.length)).unwrap_or(0);
-                IpAddr::V4(Ipv4Addr::from(u32::from(v4) & mask))
-            }
-            IpAddr::V6(v6) => {
-                let mask = u128::MAX.checked_shl(128 - u32::from(self.length)).unwrap_or(0);
-                IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask))
-            }
-        }
-    }
-
-    /// Whether `address` is in the network; an IPv4 address written as IPv6 is in the IPv4
-    /// networks that hold it.
-    pub fn contains(&self, address: IpAddr) -> bool {
-        let candidates = [Some(address), embedded_ipv4(address).map(IpAddr::V4)];
-        candidates
-            .into_iter()
-            .flatten()
-            .any(|candidate| candidate.is_ipv4() == self.address.is_ipv4() && self.masked(candidate) == self.address)
-    }
-}
-
-impl std::fmt::Display for Network {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.address, self.length)
-    }
-}
-
-/// The IPv4 address an IPv6 address carries: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
-/// (`::a.b.c.d`, but not `::` or `::1`) and NAT64 (`64:ff9b::a.b.c.d`).
-fn embedded_ipv4(address: IpAddr) -> Option<Ipv4Addr> {
-    let IpAddr::V6(v6) = address else { return None };
-    if let Some(v4) = v6.to_ipv4_mapped() {
-        return Some(v4);
-    }
-    let bits = u128::from(v6);
-    let low = Ipv4Addr::from(bits as u32);
-    match bits >> 32 {
-        0 if bits > 1 => Some(low),
-        0x0064_ff9b_0000_0000_0000_0000 => Some(low),
-        _ => None,
-    }
-}
 
 /// What kind of address the worker may not reach by default, or `None` for one it may.
 fn refused_kind(address: IpAddr) -> Option<&'static str> {

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::objects::{FLAVOR_LABEL, SUBSTRATE_LABEL};
+use crate::domain::substrate_policy::Flavor;
 use crate::provider::{Autoscaling, NodePool, NodePoolSpec};
 use crate::store::flavor_node_pool_name;
-use crate::substrate_policy::Flavor;
 
 /// The node pool of `flavor`: its machines, and the pool's and flavor's labels on its nodes.
 pub fn node_pool_spec(pool_id: &str, flavor: &Flavor) -> NodePoolSpec {

@@ -26,6 +26,8 @@ use super::kubernetes_clusters::CLUSTER_LABEL as MANAGED_CLUSTER_LABEL;
 use super::node_pool_steps::{self, next_pool_step};
 use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule};
 use crate::bearer::Bearer;
+use crate::domain::states::{PoolNodeState, SubstrateState};
+use crate::domain::substrate_policy::SubstrateCluster;
 use crate::ids::JoinTokenId;
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::gke::Gke;
@@ -34,12 +36,10 @@ use crate::provider::{
     ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Force, Found, ManagedKubernetes, ProviderError,
 };
 use crate::secrets::SecretKey;
-use crate::store::states::{PoolNodeState, SubstrateState};
 use crate::store::{
     ClusterMarks, JoinTokenRow, SUBSTRATE_KIND, Store, SubstrateFlavorRow, SubstrateObjectRow, SubstrateObserved,
     SubstrateRow, now_micros,
 };
-use crate::substrate_policy::SubstrateCluster;
 
 /// The GKE label (keys take no `/`) on a cluster a substrate made: its pool's id.
 pub const CLUSTER_LABEL: &str = "better-compute-substrate-pool";
@@ -678,7 +678,7 @@ impl Step<'_> {
 /// fixed size or the autoscaling maximum, per zone, times the node pool's zones), and a quarter
 /// more (at least one) for machines that replace them; a token that runs out is replaced.
 fn hosted_token_uses(
-    flavors: &[crate::substrate_policy::Flavor],
+    flavors: &[crate::domain::substrate_policy::Flavor],
     pool_id: &str,
     remote: &crate::provider::Cluster,
 ) -> i64 {
@@ -703,8 +703,8 @@ enum HostedToken {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::substrate_policy::Flavor;
     use crate::provider::NodePool;
-    use crate::substrate_policy::Flavor;
 
     const POOL: &str = "pool_0123456789abcdefghjkmnpqrs";
 

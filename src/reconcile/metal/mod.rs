@@ -19,14 +19,14 @@ use steps::{ERASE_STARTED, Step, workflow};
 use super::{Backoff, DaemonEndpoint, Outcome, Pass, PassError, ResourceReconciler, Schedule};
 use crate::bearer::Bearer;
 use crate::boot_config::{self, BootConfig};
+use crate::domain::metal_policy;
+use crate::domain::metal_states::{self, Transition};
+use crate::domain::states::{MachineState, PoolNodeState};
 use crate::ids::JoinTokenId;
-use crate::metal_policy;
 use crate::provider::bmc::address::{self as bmc_address, Checked};
 use crate::provider::bmc::{self, Bmc, BmcAccess, BmcDriver, BootDevice, PowerAction, PowerState};
 use crate::provider::{ErrorKind, ProviderError};
 use crate::secrets::SecretKey;
-use crate::service::metal_states::{self, Transition};
-use crate::store::states::{MachineState, PoolNodeState};
 use crate::store::{JoinTokenRow, METAL_KIND, MetalFinish, MetalMachineRow, Store, metal_machine_id, now_micros};
 
 /// The metal reconciler.

@@ -3,7 +3,7 @@
 //! done; the one destructive step, the erase, is recorded as started before it is asked of the
 //! BMC, so a worker killed during it never erases twice for one request.
 
-use crate::store::states::MachineState;
+use crate::domain::states::MachineState;
 
 /// One step of a workflow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,7 +107,7 @@ pub const ERASE_STARTED: &str = "eraseDisksStarted";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::metal_states::TRANSITIONS;
+    use crate::domain::metal_states::TRANSITIONS;
 
     #[test]
     fn every_transient_state_has_a_workflow_and_release_always_erases() {

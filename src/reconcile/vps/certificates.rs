@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ProviderResources, provider_name, rfc3339_micros};
+use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Certificate, CertificateSpec, Certificates, Found, ProviderError};
 use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
-use crate::store::states::ProvisionState;
 use crate::store::{CERTIFICATE_KIND, CertificateObserved, CertificateRow, Store, certificate_event, now_micros};
 
 /// The certificates' reconciler.

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ProviderResources, provider_name};
+use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, Instance, InstanceSpec, Instances, ProviderError};
 use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
-use crate::store::states::ProvisionState;
 use crate::store::{INSTANCE_KIND, InstanceObserved, InstanceRow, Store, instance_event, now_micros};
 
 /// The tag every droplet of better-compute carries.

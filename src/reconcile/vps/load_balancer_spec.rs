@@ -4,10 +4,10 @@
 //! load balancers a global one targets, and the provider ids of its certificates once they are
 //! ready. And which parts of it differ from what the provider reports.
 
+use crate::domain::states::ProvisionState;
 use crate::provider::{
     Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck, LoadBalancerSpec, StickySessions,
 };
-use crate::store::states::ProvisionState;
 use crate::store::{LoadBalancerRow, Store, TargetInstance};
 
 /// The provider-side representation and what it reaches.

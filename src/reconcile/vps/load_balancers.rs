@@ -12,7 +12,7 @@
 //! five minutes; an instance's delete wakes its load balancers at once. Deletion deletes at the
 //! provider, then finishes the row (quota refunded, billing ended).
 
-use crate::store::states::LoadBalancerState;
+use crate::domain::states::LoadBalancerState;
 use std::sync::Arc;
 use std::time::Duration;
 

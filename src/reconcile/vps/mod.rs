@@ -70,22 +70,7 @@ pub fn provider_name(prefix: &str, id: &str) -> String {
 /// Microseconds since the epoch of an RFC 3339 time in UTC (`2027-11-29T00:00:00Z`, fractions
 /// ignored), as DigitalOcean reports times.
 pub fn rfc3339_micros(text: &str) -> Option<i64> {
-    let (date, time) = text.split_once('T')?;
-    let mut date = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (year, month, day) = (date.next()??, date.next()??, date.next()??);
-    let time = time.trim_end_matches('Z');
-    let time = time.split(['.', '+']).next()?;
-    let mut time = time.split(':').map(|p| p.parse::<i64>().ok());
-    let (hour, minute, second) = (time.next()??, time.next()??, time.next()??);
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400) + hour * 3600 + minute * 60 + second) * 1_000_000)
+    crate::domain::dates::rfc3339_seconds(text).map(|seconds| seconds * 1_000_000)
 }
 
 #[cfg(test)]

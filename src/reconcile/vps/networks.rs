@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{ProviderResources, provider_name};
+use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::gce::Gce;
 use crate::provider::{ErrorKind, Found, NetworkSpec, Networks, ProviderError};
 use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
-use crate::store::states::ProvisionState;
 use crate::store::{
     NETWORK_KIND, NetworkObserved, NetworkRow, Store, SubnetObserved, SubnetRow, network_event, now_micros,
 };

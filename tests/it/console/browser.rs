@@ -2,8 +2,8 @@
 //! chromium, axe-core on every page) against a real `bc dev`: clusters, the other resources,
 //! bare metal, a viewer's and an operator's pages. Its screenshots land in `target/console/`.
 
-use better_compute::service::metal_states;
-use better_compute::store::states::MachineState;
+use better_compute::domain::metal_states;
+use better_compute::domain::states::MachineState;
 use serde_json::Value;
 
 use crate::harness::{python, repo_root, run_ok, start_dev};

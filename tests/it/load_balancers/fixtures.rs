@@ -3,9 +3,9 @@
 //! subnet, instance or certificate row that names it, in the vps module's own tables (through
 //! its store). Each is its tenant's, with its authorization row.
 
+use better_compute::domain::states::ProvisionState;
 use better_compute::ids::{CertificateId, InstanceId, NetworkId, SubnetId};
 use better_compute::provider::{CertificateSpec, Certificates, InstanceSpec, Instances, NetworkSpec, Networks};
-use better_compute::store::states::ProvisionState;
 use better_compute::store::{
     AuthzResourceRow, CertificateObserved, CertificateRow, InstanceRow, NetworkObserved, NetworkRow, NewCertificate,
     NewInstance, NewNetwork, ResourceMeta, SubnetObserved, SubnetRow, now_micros,

@@ -67,7 +67,10 @@ async fn a_custom_certificate_shows_its_names_and_expiry_and_is_ready_once_verif
     assert_eq!(deleting["state"], "deleting");
     env.wait_state("certificates", "certificateId", &id, "deleted").await;
     assert!(provider_certificates(&env).is_empty());
-    assert_eq!(env.event_types(&id).await, ["certificate.created", "certificate.ready", "certificate.deleted"]);
+    assert_eq!(
+        env.event_types(&id).await,
+        ["certificate.created", "certificate.ready", "certificate.deleting", "certificate.deleted"]
+    );
 }
 
 async fn a_lets_encrypt_certificate_is_ordered_for_its_names(backend: Backend) {

@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::domain::cidr::Network;
+use crate::domain::metal_states;
+use crate::domain::states::MachineState;
 use crate::error::{FieldViolation, Result, Violations};
-use crate::provider::bmc::address::Network;
-use crate::service::metal_states;
-use crate::store::states::MachineState;
 
 /// The image a rescue boots when the pool's policy names none.
 pub const RESCUE_IMAGE: &str = "https://images.better-compute.dev/rescue/latest.iso";

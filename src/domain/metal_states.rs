@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::store::states::MachineState::{self, *};
+use crate::domain::states::MachineState::{self, *};
 
 /// One verb's row of the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
