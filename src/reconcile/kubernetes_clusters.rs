@@ -19,10 +19,9 @@
 
 use crate::domain::states::{ClusterState, NodePoolState};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::node_pool_steps::{self, next_pool_step};
-use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, Timings, refusal};
+use super::{Backoff, Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
 use crate::provider::gke::Gke;
@@ -32,8 +31,7 @@ use crate::provider::{
     NodePoolSpec, ProviderError,
 };
 use crate::store::{
-    CLUSTER_KIND, ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, Store, cluster_event, node_pool_event,
-    now_micros,
+    ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, cluster_event, node_pool_event, now_micros,
 };
 
 /// The label every cluster carries with its id.
@@ -49,23 +47,11 @@ pub struct KubernetesClusters {
 }
 
 #[tonic::async_trait]
-impl ResourceReconciler for KubernetesClusters {
+impl KitReconciler for KubernetesClusters {
     type Row = ClusterRow;
 
-    fn kind(&self) -> &'static str {
-        CLUSTER_KIND
-    }
-
-    fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.timings.backoff)
-    }
-
-    fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.timings.deadline_in::<ClusterState>(state)
-    }
-
-    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<ClusterRow>> {
-        Ok(store.cluster_fetch(id).await?.filter(|cluster| cluster.deleted_at.is_none()))
+    fn timings(&self) -> Timings {
+        self.timings
     }
 
     async fn reconcile(&self, pass: &Pass, cluster: ClusterRow) -> Result<Outcome, PassError> {

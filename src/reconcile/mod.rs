@@ -46,7 +46,7 @@ pub use vps::{ProviderLoadBalancers, ProviderResources};
 
 use std::time::Duration;
 
-use crate::store::{Store, WorkItem};
+use crate::store::{ConvergedRow, Store, WorkItem};
 
 /// What a pass gets: its object's work item and the store.
 #[derive(Clone, Debug)]
@@ -106,6 +106,47 @@ pub trait ResourceReconciler: Send + Sync + 'static {
 
     /// Takes the next idempotent step for the object and says what to do next.
     async fn reconcile(&self, pass: &Pass, row: Self::Row) -> Result<Outcome, PassError>;
+}
+
+/// The reconciler of a kind the kit's lifecycle owns: it names its row and its timings and
+/// writes its steps; the kind, the schedule, the stuck deadlines (from the row's state enum)
+/// and the fetch come from the row ([`ConvergedRow`]). Every such kind is a
+/// [`ResourceReconciler`].
+#[tonic::async_trait]
+pub trait KitReconciler: Send + Sync + 'static {
+    /// The resource's row.
+    type Row: ConvergedRow;
+
+    /// Its backoffs and stuck deadline.
+    fn timings(&self) -> Timings;
+
+    /// Takes the next idempotent step for the object and says what to do next.
+    async fn reconcile(&self, pass: &Pass, row: Self::Row) -> Result<Outcome, PassError>;
+}
+
+#[tonic::async_trait]
+impl<K: KitReconciler> ResourceReconciler for K {
+    type Row = K::Row;
+
+    fn kind(&self) -> &'static str {
+        K::Row::KIND
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule::with_backoff(self.timings().backoff)
+    }
+
+    fn state_deadline(&self, state: &str) -> Option<Duration> {
+        self.timings().deadline_in::<<K::Row as ConvergedRow>::State>(state)
+    }
+
+    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<K::Row>> {
+        K::Row::fetch_live(store, id).await
+    }
+
+    async fn reconcile(&self, pass: &Pass, row: K::Row) -> Result<Outcome, PassError> {
+        KitReconciler::reconcile(self, pass, row).await
+    }
 }
 
 #[tonic::async_trait]

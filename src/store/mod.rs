@@ -100,7 +100,7 @@ pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
 pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
-pub use resource::{ResourceFilter, ResourceMeta};
+pub use resource::{CONVERGED_KINDS, ConvergedRow, ResourceFilter, ResourceMeta};
 pub use role_bindings::RoleBindingRow;
 pub use signals::{ACCESS_CHANNEL, NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};

@@ -256,6 +256,51 @@ pub(super) trait Resource: Deref<Target = ResourceMeta<<Self as Resource>::State
     }
 }
 
+/// A row the worker converges, as its reconciler needs it: its kind's states (their stuck
+/// deadlines apply where the reconciler is still working), its work kind, and the live row
+/// with its children. [`converged_kinds!`] implements it for every kind of the kit.
+#[async_trait::async_trait]
+pub trait ConvergedRow: Send + Sync + Sized + 'static {
+    /// Its kind's states.
+    type State: LifecycleState;
+    /// The work kind of its reconciler (`kubernetes-cluster`).
+    const KIND: &'static str;
+    /// The row with its children, `None` once it is deleted or was never there.
+    async fn fetch_live(store: &Store, id: &str) -> Result<Option<Self>>;
+}
+
+/// The one list of the kinds the kit's lifecycle owns, each with the fetch that reads a row with
+/// its children: implements [`ConvergedRow`] for each and lists their work kinds in
+/// [`CONVERGED_KINDS`], which the lifecycle tests iterate over.
+macro_rules! converged_kinds {
+    ($($row:ty : $state:ty => $fetch:ident),* $(,)?) => {
+        $(
+            // The state named here is the row's own (this does not compile otherwise).
+            const _: fn(&$row) -> $state = |row| row.state;
+
+            #[async_trait::async_trait]
+            impl ConvergedRow for $row {
+                type State = $state;
+                const KIND: &'static str = <$row as Resource>::TABLE.work_kind;
+                async fn fetch_live(store: &Store, id: &str) -> Result<Option<Self>> {
+                    Ok(store.$fetch(id).await?.filter(|row| row.deleted_at.is_none()))
+                }
+            }
+        )*
+
+        /// The work kinds of every kind the kit's lifecycle owns.
+        pub const CONVERGED_KINDS: &[&str] = &[$(<$row as Resource>::TABLE.work_kind),*];
+    };
+}
+
+converged_kinds! {
+    super::ClusterRow: ClusterState => cluster_fetch,
+    super::NetworkRow: ProvisionState => network_fetch,
+    super::InstanceRow: ProvisionState => instance_fetch,
+    super::CertificateRow: ProvisionState => certificate_fetch,
+    super::LoadBalancerRow: LoadBalancerState => load_balancer_fetch,
+}
+
 /// Makes each row read and write its common fields as its own (`row.id`, `row.state = ..`).
 macro_rules! reads_meta {
     ($($row:ty: $state:ty),* $(,)?) => {

@@ -5,37 +5,24 @@
 //! Deletion removes it at the provider, then finishes the row (which forgets the sealed key).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::{ProviderResources, provider_name, rfc3339_micros};
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Certificate, CertificateSpec, Certificates, Found, ProviderError};
-use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
-use crate::store::{CERTIFICATE_KIND, CertificateObserved, CertificateRow, Store, certificate_event, now_micros};
+use crate::reconcile::{Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
+use crate::store::{CertificateObserved, CertificateRow, certificate_event, now_micros};
 
 /// The certificates' reconciler.
 #[derive(Debug, Clone)]
 pub struct CertificateReconciler(pub(super) Arc<ProviderResources>);
 
 #[tonic::async_trait]
-impl ResourceReconciler for CertificateReconciler {
+impl KitReconciler for CertificateReconciler {
     type Row = CertificateRow;
 
-    fn kind(&self) -> &'static str {
-        CERTIFICATE_KIND
-    }
-
-    fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.0.timings.backoff)
-    }
-
-    fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.0.timings.deadline_in::<ProvisionState>(state)
-    }
-
-    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<CertificateRow>> {
-        Ok(store.certificate_fetch(id).await?.filter(|certificate| certificate.deleted_at.is_none()))
+    fn timings(&self) -> Timings {
+        self.0.timings
     }
 
     async fn reconcile(&self, pass: &Pass, certificate: CertificateRow) -> Result<Outcome, PassError> {

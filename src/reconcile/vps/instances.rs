@@ -5,14 +5,13 @@
 //! addresses. Deletion destroys the droplet, waits until it is gone, then finishes the row.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::{ProviderResources, provider_name};
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, Instance, InstanceSpec, Instances, ProviderError};
-use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
-use crate::store::{INSTANCE_KIND, InstanceObserved, InstanceRow, Store, instance_event, now_micros};
+use crate::reconcile::{Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
+use crate::store::{InstanceObserved, InstanceRow, instance_event, now_micros};
 
 /// The tag every droplet of better-compute carries.
 pub const INSTANCE_TAG: &str = "better-compute";
@@ -22,23 +21,11 @@ pub const INSTANCE_TAG: &str = "better-compute";
 pub struct InstanceReconciler(pub(super) Arc<ProviderResources>);
 
 #[tonic::async_trait]
-impl ResourceReconciler for InstanceReconciler {
+impl KitReconciler for InstanceReconciler {
     type Row = InstanceRow;
 
-    fn kind(&self) -> &'static str {
-        INSTANCE_KIND
-    }
-
-    fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.0.timings.backoff)
-    }
-
-    fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.0.timings.deadline_in::<ProvisionState>(state)
-    }
-
-    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<InstanceRow>> {
-        Ok(store.instance_fetch(id).await?.filter(|instance| instance.deleted_at.is_none()))
+    fn timings(&self) -> Timings {
+        self.0.timings
     }
 
     async fn reconcile(&self, pass: &Pass, instance: InstanceRow) -> Result<Outcome, PassError> {

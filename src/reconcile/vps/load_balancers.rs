@@ -14,14 +14,13 @@
 
 use crate::domain::states::LoadBalancerState;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::load_balancer_spec::{Desired, Resolved, desired, differences};
 use crate::provider::accounts::DigitalOceanAccounts;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, LoadBalancer, LoadBalancers, ProviderError};
-use crate::reconcile::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, Timings, refusal};
-use crate::store::{LOAD_BALANCER_KIND, LoadBalancerObserved, LoadBalancerRow, Store, load_balancer_event, now_micros};
+use crate::reconcile::{Backoff, Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
+use crate::store::{LoadBalancerObserved, LoadBalancerRow, load_balancer_event, now_micros};
 
 /// The load balancers' reconciler.
 #[derive(Debug, Clone)]
@@ -33,23 +32,11 @@ pub struct ProviderLoadBalancers {
 }
 
 #[tonic::async_trait]
-impl ResourceReconciler for ProviderLoadBalancers {
+impl KitReconciler for ProviderLoadBalancers {
     type Row = LoadBalancerRow;
 
-    fn kind(&self) -> &'static str {
-        LOAD_BALANCER_KIND
-    }
-
-    fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.timings.backoff)
-    }
-
-    fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.timings.deadline_in::<LoadBalancerState>(state)
-    }
-
-    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<LoadBalancerRow>> {
-        Ok(store.load_balancer_fetch(id).await?.filter(|lb| lb.deleted_at.is_none()))
+    fn timings(&self) -> Timings {
+        self.timings
     }
 
     async fn reconcile(&self, pass: &Pass, lb: LoadBalancerRow) -> Result<Outcome, PassError> {

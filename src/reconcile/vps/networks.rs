@@ -8,40 +8,25 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::{ProviderResources, provider_name};
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::gce::Gce;
 use crate::provider::{ErrorKind, Found, NetworkSpec, Networks, ProviderError};
-use crate::reconcile::{Context, Outcome, Pass, PassError, ResourceReconciler, Schedule, refusal};
-use crate::store::{
-    NETWORK_KIND, NetworkObserved, NetworkRow, Store, SubnetObserved, SubnetRow, network_event, now_micros,
-};
+use crate::reconcile::{Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
+use crate::store::{NetworkObserved, NetworkRow, Store, SubnetObserved, SubnetRow, network_event, now_micros};
 
 /// The networks' reconciler.
 #[derive(Debug, Clone)]
 pub struct NetworkReconciler(pub(super) Arc<ProviderResources>);
 
 #[tonic::async_trait]
-impl ResourceReconciler for NetworkReconciler {
+impl KitReconciler for NetworkReconciler {
     type Row = NetworkRow;
 
-    fn kind(&self) -> &'static str {
-        NETWORK_KIND
-    }
-
-    fn schedule(&self) -> Schedule {
-        Schedule::with_backoff(self.0.timings.backoff)
-    }
-
-    fn state_deadline(&self, state: &str) -> Option<Duration> {
-        self.0.timings.deadline_in::<ProvisionState>(state)
-    }
-
-    async fn fetch(&self, store: &Store, id: &str) -> crate::error::Result<Option<NetworkRow>> {
-        Ok(store.network_fetch(id).await?.filter(|network| network.deleted_at.is_none()))
+    fn timings(&self) -> Timings {
+        self.0.timings
     }
 
     async fn reconcile(&self, pass: &Pass, network: NetworkRow) -> Result<Outcome, PassError> {

@@ -7,6 +7,7 @@ mod clusters;
 mod decisions;
 mod grpc;
 mod instances;
+mod lifecycle_events;
 mod networks;
 mod secrets;
 
@@ -34,7 +35,7 @@ pub const ZONES: [&str; 3] = ["europe-west1-b", "europe-west1-c", "us-central1-a
 
 /// The catalog: a platform GKE account and a platform DigitalOcean account, each with a pool
 /// offered to acme and globex; a second DigitalOcean pool whose offer to acme is suspended; and
-/// acme's own DigitalOcean account with a pool.
+/// acme's own DigitalOcean account with a pool; acme may have 5 load balancers on the first.
 fn catalog() -> Catalog {
     let gke_account = "acct_0000000000000000000000gke1";
     let own_account = "acct_0000000000000000000000dg03";
@@ -52,6 +53,7 @@ fn catalog() -> Catalog {
         .offer_in(DO_POOL, "acme", "active", &["sfo3"])
         .offer(DO_POOL, "globex")
         .offer_in(SUSPENDED_POOL, "acme", "suspended", &[])
+        .quota(DO_POOL, "acme", "loadBalancers", 5)
 }
 
 /// The suite's setup: its catalog, and a worker of every reconciler with settled objects
