@@ -5,13 +5,10 @@
 
 use super::certificate_pem::parse_custom;
 use super::checks::CERTIFICATES;
-use super::create_once::CreateKey;
-use super::request_digest::{self, RequestDigest};
 use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::vps::{LIST_LIMIT, deadline, legacy_digest};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
-use crate::ids::CertificateId;
 use crate::proto::compute::{
     CreateCertificateRequest, DeleteCertificateRequest, GetCertificateRequest, ListCertificatesRequest,
 };
@@ -80,16 +77,10 @@ impl Service {
 
     /// Reads, seals and records a certificate and returns it `pending`.
     pub async fn certificate_create(&self, ctx: &Context, request: CreateCertificateRequest) -> Result<CertificateRow> {
-        let id =
-            CertificateId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
-        let digest = RequestDigest {
-            current: request_digest::of("bettercompute.compute.v1.CreateCertificateRequest", &request),
-            legacy: Some(legacy_request_digest(&request)),
-        };
-        let key = CreateKey { what: "certificate", id_field: "certificateId", id: &id, digest: &digest };
-        let fetch = || self.store.certificate_fetch(&id);
-        let create = self.certificate_create_new(ctx, request, &id, &digest.current);
-        self.create_once(ctx, key, fetch, create).await
+        self.create_resource(ctx, request, legacy_request_digest, |request, id, digest| async move {
+            self.certificate_create_new(ctx, request, &id, &digest).await
+        })
+        .await
     }
 
     /// The checks and the insert of a certificate no earlier call with its key made.

@@ -8,11 +8,12 @@
 use std::ops::Deref;
 
 use super::join_tokens::IssuedJoinToken;
-use super::request_digest::RequestDigest;
+use super::request_digest::{self, RequestDigest};
+use super::resource_calls::CreateRequest;
 use super::{Context, Service};
 use crate::domain::states::LifecycleState;
 use crate::error::{Code, Error, Result};
-use crate::store::{NodePoolRow, ResourceMeta};
+use crate::store::{ConvergedRow, NodePoolRow, ResourceMeta};
 
 /// An object a create makes, which keeps the digest of the request that made it.
 pub trait Created {
@@ -69,6 +70,34 @@ impl CreateKey<'_> {
 }
 
 impl Service {
+    /// The idempotent create of a kind the kit's lifecycle owns: the id derived from the
+    /// tenant, the caller and the idempotency key, the request's digest (and `legacy_digest`, the
+    /// one its requests had before digests were read from the descriptors, so that a retry of an
+    /// older request recognises its object), then [`Service::create_once`] with the kind's fetch
+    /// and `create_new`, which is given the request, the id and the digest to check and insert it.
+    pub(super) async fn create_resource<Req, R, Made>(
+        &self,
+        ctx: &Context,
+        request: Req,
+        legacy_digest: impl FnOnce(&Req) -> String,
+        create_new: impl FnOnce(Req, String, String) -> Made,
+    ) -> Result<R>
+    where
+        Req: CreateRequest + prost::Message,
+        R: ConvergedRow + Created,
+        Made: Future<Output = Result<(R, bool)>>,
+    {
+        let (tenant, idempotency_key) = request.key_parts();
+        let id = crate::ids::derived(R::ID_PREFIX, tenant, &ctx.caller.principal_id, idempotency_key);
+        let digest = RequestDigest {
+            current: request_digest::of(Req::MESSAGE, &request),
+            legacy: Some(legacy_digest(&request)),
+        };
+        let key = CreateKey { what: R::NOUN, id_field: R::ID_FIELD, id: &id, digest: &digest };
+        let made = create_new(request, id.clone(), digest.current.clone());
+        self.create_once(ctx, key, || R::fetch(&self.store, &id), made).await
+    }
+
     /// Creates the object `key` names unless it exists: `fetch` reads it by id, `create` (not
     /// started unless it is needed) checks the request and inserts it, and says whether it made
     /// the object. Returns the object; one this call made is logged (`<what> created`).

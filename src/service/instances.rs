@@ -4,13 +4,10 @@
 //! same way), then the subnet's: the tenant's own, on the pool's account, in the region.
 
 use super::checks::INSTANCES;
-use super::create_once::CreateKey;
-use super::request_digest::{self, RequestDigest};
 use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest, optional};
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
-use crate::ids::InstanceId;
 use crate::proto::compute::{CreateInstanceRequest, DeleteInstanceRequest, GetInstanceRequest, ListInstancesRequest};
 use crate::store::{INSTANCE_RESOURCE, InstanceRow, NewInstance, VisiblePool, now_micros};
 
@@ -75,16 +72,10 @@ impl Service {
 
     /// Records an instance and returns it `pending`.
     pub async fn instance_create(&self, ctx: &Context, request: CreateInstanceRequest) -> Result<InstanceRow> {
-        let id =
-            InstanceId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
-        let digest = RequestDigest {
-            current: request_digest::of("bettercompute.compute.v1.CreateInstanceRequest", &request),
-            legacy: Some(legacy_request_digest(&request)),
-        };
-        let key = CreateKey { what: "instance", id_field: "instanceId", id: &id, digest: &digest };
-        let fetch = || self.store.instance_fetch(&id);
-        let create = self.instance_create_new(ctx, request, &id, &digest.current);
-        self.create_once(ctx, key, fetch, create).await
+        self.create_resource(ctx, request, legacy_request_digest, |request, id, digest| async move {
+            self.instance_create_new(ctx, request, &id, &digest).await
+        })
+        .await
     }
 
     /// The checks and the insert of a instance no earlier call with its key made.

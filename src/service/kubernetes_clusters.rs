@@ -6,17 +6,15 @@
 
 use sha2::{Digest, Sha256};
 
-use super::create_once::CreateKey;
 use super::findings::{beside_schema, refusal};
 use super::kubernetes::{authorized_networks, provider_failure, region_of_zone};
-use super::request_digest::{self, RequestDigest};
 use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::authz::Target;
 use crate::domain::states::{ClusterState, NodePoolState};
 use crate::error::{Error, FieldViolation, Result};
-use crate::ids::{KubernetesClusterId, KubernetesNodePoolId};
+use crate::ids::KubernetesNodePoolId;
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, DeleteKubernetesClusterRequest, GetKubernetesClusterRequest,
     KubernetesCredentialsRequest, KubernetesNodePoolSpec, KubernetesVersionsRequest, ListKubernetesClustersRequest,
@@ -121,9 +119,6 @@ pub(super) fn check_pool_zones(
     violations
 }
 
-/// The create request's message type, whose digest tells a retry from a reused key.
-const CREATE_CLUSTER_REQUEST: &str = "bettercompute.compute.v1.CreateKubernetesClusterRequest";
-
 /// The digest earlier releases kept of a create request (its fields listed by hand), with
 /// which the clusters they made are still recognised on a retry.
 pub fn legacy_request_digest(request: &CreateKubernetesClusterRequest) -> String {
@@ -188,18 +183,16 @@ impl Service {
     /// by mode, unique pool names, autoscaling bounds, authorized networks) and, once the pool
     /// and location are known, the pools' zones; nothing is written while there is one.
     pub async fn cluster_create(&self, ctx: &Context, request: CreateKubernetesClusterRequest) -> Result<ClusterRow> {
-        let id = KubernetesClusterId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key);
-        let id = id.to_string();
-        let mut legacy = request.clone();
-        legacy.authorized_networks = cluster_request_rules(&request).0;
-        let digest = RequestDigest {
-            current: request_digest::of(CREATE_CLUSTER_REQUEST, &request),
-            legacy: Some(legacy_request_digest(&legacy)),
+        // The older digest read the authorized networks as the request's rules wrote them.
+        let legacy_digest = |request: &CreateKubernetesClusterRequest| {
+            let mut legacy = request.clone();
+            legacy.authorized_networks = cluster_request_rules(request).0;
+            legacy_request_digest(&legacy)
         };
-        let key = CreateKey { what: "cluster", id_field: "clusterId", id: &id, digest: &digest };
-        let fetch = || self.store.cluster_fetch(&id);
-        let create = self.cluster_create_new(ctx, request, &id, &digest.current);
-        self.create_once(ctx, key, fetch, create).await
+        self.create_resource(ctx, request, legacy_digest, |request, id, digest| async move {
+            self.cluster_create_new(ctx, request, &id, &digest).await
+        })
+        .await
     }
 
     /// The checks and the insert of a cluster no earlier call with its key made.

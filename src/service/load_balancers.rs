@@ -7,15 +7,12 @@
 
 use sha2::{Digest, Sha256};
 
-use super::create_once::CreateKey;
 use super::findings::Findings;
 use super::load_balancer_checks::{Placed, check_shape, lists_within_bounds};
-use super::request_digest::{self, RequestDigest};
 use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
-use crate::ids::LoadBalancerId;
 use crate::proto::compute::{
     CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
     LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck, LoadBalancerSourceRanges,
@@ -133,16 +130,10 @@ impl Service {
         ctx: &Context,
         request: CreateLoadBalancerRequest,
     ) -> Result<LoadBalancerRow> {
-        let id =
-            LoadBalancerId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
-        let digest = RequestDigest {
-            current: request_digest::of("bettercompute.compute.v1.CreateLoadBalancerRequest", &request),
-            legacy: Some(legacy_request_digest(&request)),
-        };
-        let key = CreateKey { what: "load balancer", id_field: "loadBalancerId", id: &id, digest: &digest };
-        let fetch = || self.store.load_balancer_fetch(&id);
-        let create = self.load_balancer_create_new(ctx, request, &id, &digest.current);
-        self.create_once(ctx, key, fetch, create).await
+        self.create_resource(ctx, request, legacy_request_digest, |request, id, digest| async move {
+            self.load_balancer_create_new(ctx, request, &id, &digest).await
+        })
+        .await
     }
 
     /// The checks and the insert of a load balancer no earlier call with its key made.

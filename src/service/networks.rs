@@ -4,8 +4,6 @@
 //! express, one transaction per change.
 
 use super::checks::NETWORKS;
-use super::create_once::CreateKey;
-use super::request_digest::{self, RequestDigest};
 use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::vps::{LIST_LIMIT, check_region, deadline, legacy_digest};
@@ -13,7 +11,7 @@ use super::{Context, Service};
 use crate::domain::cidr::ipv4_range;
 use crate::domain::states::ProvisionState;
 use crate::error::{Error, FieldViolation, Result};
-use crate::ids::{NetworkId, SubnetId};
+use crate::ids::SubnetId;
 use crate::proto::compute::{
     CreateNetworkRequest, DeleteNetworkRequest, GetNetworkRequest, ListNetworksRequest, UpdateNetworkRequest,
 };
@@ -103,15 +101,10 @@ impl Service {
 
     /// Records a network and its subnets and returns it `pending`.
     pub async fn network_create(&self, ctx: &Context, request: CreateNetworkRequest) -> Result<NetworkRow> {
-        let id = NetworkId::derived(&request.tenant_id, &ctx.caller.principal_id, &request.idempotency_key).to_string();
-        let digest = RequestDigest {
-            current: request_digest::of("bettercompute.compute.v1.CreateNetworkRequest", &request),
-            legacy: Some(legacy_request_digest(&request)),
-        };
-        let key = CreateKey { what: "network", id_field: "networkId", id: &id, digest: &digest };
-        let fetch = || self.store.network_fetch(&id);
-        let create = self.network_create_new(ctx, request, &id, &digest.current);
-        self.create_once(ctx, key, fetch, create).await
+        self.create_resource(ctx, request, legacy_request_digest, |request, id, digest| async move {
+            self.network_create_new(ctx, request, &id, &digest).await
+        })
+        .await
     }
 
     /// The checks and the insert of a network no earlier call with its key made.

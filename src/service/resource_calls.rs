@@ -20,6 +20,12 @@ pub trait ListRequest {
 
 /// A create request of a tenant's resource of one kind.
 pub trait CreateRequest {
+    /// The request's full name in the API (`bettercompute.compute.v1.CreateNetworkRequest`).
+    const MESSAGE: &'static str;
+
+    /// Its tenant and its idempotency key, which its object's id derives from.
+    fn key_parts(&self) -> (&str, &str);
+
     /// The common fields of the resource it asks for, `pending` at `now`: its `id`, on
     /// `account_id`, owned by the caller, made by the request of digest `digest`.
     fn meta<S: LifecycleState>(
@@ -42,6 +48,12 @@ pub trait CreateRequest {
 macro_rules! resource_requests {
     (create: $create:ty, list: $list:ty $(,)?) => {
         impl $crate::service::resource_calls::CreateRequest for $create {
+            const MESSAGE: &'static str = concat!("bettercompute.compute.v1.", stringify!($create));
+
+            fn key_parts(&self) -> (&str, &str) {
+                (&self.tenant_id, &self.idempotency_key)
+            }
+
             fn meta<S: $crate::domain::states::LifecycleState>(
                 &self,
                 ctx: &$crate::service::Context,

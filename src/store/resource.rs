@@ -256,24 +256,33 @@ pub(super) trait Resource: Deref<Target = ResourceMeta<<Self as Resource>::State
     }
 }
 
-/// A row the worker converges, as its reconciler needs it: its kind's states (their stuck
-/// deadlines apply where the reconciler is still working), its work kind, and the live row
-/// with its children. [`converged_kinds!`] implements it for every kind of the kit.
+/// A row of a kind the kit's lifecycle owns, as the services and the reconcilers need it: its
+/// kind's states (their stuck deadlines apply where the reconciler is still working), its work
+/// kind, how errors name it, and the row with its children. [`converged_kinds!`] implements it
+/// for every kind of the kit.
 #[async_trait::async_trait]
 pub trait ConvergedRow: Send + Sync + Sized + 'static {
     /// Its kind's states.
     type State: LifecycleState;
-    /// The work kind of its reconciler (`kubernetes-cluster`).
+    /// The work kind of its reconciler (`kubernetes.clusters`).
     const KIND: &'static str;
+    /// The resource in prose: `load balancer`.
+    const NOUN: &'static str;
+    /// Its id field in the API: `loadBalancerId`.
+    const ID_FIELD: &'static str;
+    /// The prefix of its ids: `plb`.
+    const ID_PREFIX: &'static str;
+    /// The row with its children, deleted or not; `None` if it was never there.
+    async fn fetch(store: &Store, id: &str) -> Result<Option<Self>>;
     /// The row with its children, `None` once it is deleted or was never there.
     async fn fetch_live(store: &Store, id: &str) -> Result<Option<Self>>;
 }
 
 /// The one list of the kinds the kit's lifecycle owns, each with the fetch that reads a row with
-/// its children: implements [`ConvergedRow`] for each and lists their work kinds in
+/// its children (each with its state enum and id type): implements [`ConvergedRow`] for each and lists their work kinds in
 /// [`CONVERGED_KINDS`], which the lifecycle tests iterate over.
 macro_rules! converged_kinds {
-    ($($row:ty : $state:ty => $fetch:ident),* $(,)?) => {
+    ($($row:ty : $state:ty, $id:ty => $fetch:ident),* $(,)?) => {
         $(
             // The state named here is the row's own (this does not compile otherwise).
             const _: fn(&$row) -> $state = |row| row.state;
@@ -282,6 +291,12 @@ macro_rules! converged_kinds {
             impl ConvergedRow for $row {
                 type State = $state;
                 const KIND: &'static str = <$row as Resource>::TABLE.work_kind;
+                const NOUN: &'static str = <$row as Resource>::TABLE.noun;
+                const ID_FIELD: &'static str = <$row as Resource>::TABLE.id_field;
+                const ID_PREFIX: &'static str = <$id>::PREFIX;
+                async fn fetch(store: &Store, id: &str) -> Result<Option<Self>> {
+                    store.$fetch(id).await
+                }
                 async fn fetch_live(store: &Store, id: &str) -> Result<Option<Self>> {
                     Ok(store.$fetch(id).await?.filter(|row| row.deleted_at.is_none()))
                 }
@@ -294,11 +309,11 @@ macro_rules! converged_kinds {
 }
 
 converged_kinds! {
-    super::ClusterRow: ClusterState => cluster_fetch,
-    super::NetworkRow: ProvisionState => network_fetch,
-    super::InstanceRow: ProvisionState => instance_fetch,
-    super::CertificateRow: ProvisionState => certificate_fetch,
-    super::LoadBalancerRow: LoadBalancerState => load_balancer_fetch,
+    super::ClusterRow: ClusterState, crate::ids::KubernetesClusterId => cluster_fetch,
+    super::NetworkRow: ProvisionState, crate::ids::NetworkId => network_fetch,
+    super::InstanceRow: ProvisionState, crate::ids::InstanceId => instance_fetch,
+    super::CertificateRow: ProvisionState, crate::ids::CertificateId => certificate_fetch,
+    super::LoadBalancerRow: LoadBalancerState, crate::ids::LoadBalancerId => load_balancer_fetch,
 }
 
 /// Makes each row read and write its common fields as its own (`row.id`, `row.state = ..`).
