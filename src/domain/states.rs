@@ -139,30 +139,6 @@ macro_rules! states {
             }
         }
 
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.as_str() == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
-            }
-        }
-
-        impl PartialEq<$name> for &str {
-            fn eq(&self, other: &$name) -> bool {
-                *self == other.as_str()
-            }
-        }
-
-        impl PartialEq<$name> for String {
-            fn eq(&self, other: &$name) -> bool {
-                self.as_str() == other.as_str()
-            }
-        }
-
         impl From<$name> for String {
             fn from(state: $name) -> String {
                 state.as_str().to_owned()
@@ -273,7 +249,7 @@ mod tests {
         }
         let unknown = "paused".parse::<ProvisionState>().unwrap_err();
         assert_eq!(unknown.to_string(), "\"paused\" is not a ProvisionState");
-        assert!(ClusterState::Ready == "ready" && "deleting" == ClusterState::Deleting);
+        assert_eq!((ClusterState::Ready.as_str(), ClusterState::Deleting.as_str()), ("ready", "deleting"));
         assert!(!NodePoolState::ALL.iter().any(|s| s.as_str() == "provisioning"));
     }
 
