@@ -25,11 +25,8 @@
 pub mod api;
 pub mod authz;
 pub mod bearer;
-pub mod boot_config;
-pub mod channel;
 pub mod cli;
 pub mod config;
-pub mod daemon;
 pub mod dev;
 pub mod dev_catalog;
 pub mod dev_seed;
@@ -48,7 +45,9 @@ pub mod reconcile;
 pub mod secrets;
 pub mod server;
 pub mod service;
-pub mod shutdown;
 pub mod store;
 pub mod telemetry;
-pub mod tls;
+
+// The wire every program shares lives in the node daemon's crate, the lowest of the workspace;
+// the control plane names it as its own.
+pub use bcd::{boot_config, channel, shutdown, tls};
