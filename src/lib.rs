@@ -32,7 +32,6 @@ pub mod dev_catalog;
 pub mod dev_seed;
 pub mod domain;
 pub mod error;
-pub mod fakecloud;
 pub mod ids;
 #[cfg(test)]
 mod layers;

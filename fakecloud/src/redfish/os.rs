@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 
 use super::super::Shared;
 use super::machine::Machine;
-use crate::boot_config::BootConfig;
+use bcd::boot_config::BootConfig;
 use bcd::daemon::{EmbeddedDaemon, Machine as DaemonMachine, host, run_embedded, state::NodeState};
 use bcd::proto::bettercompute::compute::v1::NodeCapacity;
 
