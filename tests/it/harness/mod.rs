@@ -36,7 +36,7 @@ pub use server::{Serving, TestServer};
 pub use server_process::ServerProcess;
 pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, worker};
 pub use worker_process::{FAST_WORKER_ARGS, WorkerProcess};
-pub use workspace::bcd_binary;
+pub use workspace::{bcd_binary, cargo};
 
 /// The secret key of test servers: fixed, so a restarted server opens what it sealed.
 pub fn test_secret_key() -> better_compute::secrets::SecretKey {

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use super::repo_root;
 
 /// `cargo` (the one running the tests, when there is one) in the workspace's root.
-fn cargo() -> Command {
+pub fn cargo() -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     command.current_dir(repo_root());
     command
