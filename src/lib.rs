@@ -18,9 +18,15 @@
 //! - [`service`]: business rules;
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
-//! - [`server`], [`dev`], [`cli`]: what the binaries run;
-//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing;
+//! - [`server`], [`dev`] (with [`dev_catalog`] and [`dev_seed`]), [`cli`]: what the binaries run;
+//! - [`cidr`], [`metal_policy`], [`substrate_policy`]: rules that requests and services both read;
+//! - [`config`], [`error`], [`ids`], [`telemetry`], [`measured`], [`process`]: shared plumbing;
 //! - [`secrets`]: credentials sealed at rest; [`bearer`]: the bearer form of keys and tokens.
+//!
+//! The node daemon ([`bcd`]) and the provider emulators ([`fakecloud`], which only `bc dev` and
+//! the tests use) are crates of their own. The wire every program shares lives in `bcd`, the
+//! lowest crate, and is named here as the control plane's own: [`tls`], [`channel`],
+//! [`boot_config`], [`shutdown`].
 
 pub mod api;
 pub mod authz;
@@ -47,6 +53,4 @@ pub mod service;
 pub mod store;
 pub mod telemetry;
 
-// The wire every program shares lives in the node daemon's crate, the lowest of the workspace;
-// the control plane names it as its own.
 pub use bcd::{boot_config, channel, shutdown, tls};
