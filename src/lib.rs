@@ -19,7 +19,7 @@
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
 //! - [`server`], [`dev`] (with [`dev_catalog`] and [`dev_seed`]), [`cli`]: what the binaries run;
-//! - [`cidr`], [`metal_policy`], [`substrate_policy`]: rules that requests and services both read;
+//! - [`domain`]: rules with no I/O that several layers read (state tables, policies, CIDR, dates);
 //! - [`config`], [`error`], [`ids`], [`telemetry`], [`measured`], [`process`]: shared plumbing;
 //! - [`secrets`]: credentials sealed at rest; [`bearer`]: the bearer form of keys and tokens.
 //!
