@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
+use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 use sqlx::Row as _;
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
+use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 use sqlx::Row;
 

@@ -27,7 +27,7 @@ mod load_balancers;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
+use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::json;
 
 use chaos::{Sightings, WorkerRecipe, Workers};

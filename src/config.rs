@@ -3,6 +3,8 @@
 
 use std::net::SocketAddr;
 
+pub use bcd::redacted::Redacted;
+
 use crate::telemetry::LogFormat;
 
 /// Options of the database connection.
@@ -134,24 +136,6 @@ pub struct ServerOptions {
     /// The PEM private key of `--tls-cert`.
     #[arg(long, env = "BC_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
-}
-
-/// A secret option's text: `Debug` (and so any log of the options) shows `<redacted>`.
-#[derive(Clone)]
-pub struct Redacted(pub String);
-
-impl std::str::FromStr for Redacted {
-    type Err = std::convert::Infallible;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Ok(Redacted(text.to_owned()))
-    }
-}
-
-impl std::fmt::Debug for Redacted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
 }
 
 impl ServerOptions {

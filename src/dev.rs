@@ -86,11 +86,11 @@ pub struct DevBmc {
 const DEV_MACHINES: usize = 3;
 
 /// Makes the fake machines and lists their BMCs.
-fn dev_bmcs(fakecloud: &crate::fakecloud::FakeCloud) -> Vec<DevBmc> {
+fn dev_bmcs(fakecloud: &fakecloud::FakeCloud) -> Vec<DevBmc> {
     (1..=DEV_MACHINES)
         .map(|number| {
             let password = format!("{:032x}", rand::random::<u128>());
-            let spec = crate::fakecloud::BmcSystemSpec {
+            let spec = fakecloud::BmcSystemSpec {
                 name: format!("metal-{number}"),
                 username: "admin".into(),
                 password: password.clone(),
@@ -177,9 +177,9 @@ pub async fn run(options: DevOptions) -> Result<()> {
             .await?;
     // The fake cloud runs in this process; the worker's adapters, and the seeded accounts, point
     // at it.
-    let fakecloud_config = crate::fakecloud::FakeCloudConfig::default();
+    let fakecloud_config = fakecloud::FakeCloudConfig::default();
     let digitalocean_token = fakecloud_config.digitalocean_token.clone();
-    let fakecloud = crate::fakecloud::FakeCloud::start(fakecloud_config)
+    let fakecloud = fakecloud::FakeCloud::start(fakecloud_config)
         .await
         .map_err(|error| Error::unavailable(format!("cannot start the fake cloud: {error}")))?;
     let pools = crate::dev_catalog::seed(&store, &secret_key, &fakecloud, &digitalocean_token).await?;

@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 
 use crate::dev_seed::DEMO_TENANTS;
 use crate::error::{Error, Result};
-use crate::fakecloud::FakeCloud;
 use crate::ids::{AccountId, PoolId};
 use crate::secrets::SecretKey;
 use crate::store::{AccountChange, NewAccount, NewOffer, NewPool, NewQuota, PoolChange, Store, now_micros};
+use fakecloud::FakeCloud;
 
 /// The GKE account's zones.
 pub const GKE_ZONES: [&str; 4] = ["us-central1-a", "us-central1-b", "us-central1-c", "europe-west1-b"];

@@ -1,126 +1,22 @@
 //! The one error type of the crate, and its mapping to gRPC and to JSON (each in one place).
 //!
 //! A user sees a code string (`INVALID_INPUT`), a message that names the field or resource, and
-//! structured details. Internal context (a database error, say) is logged, never sent.
+//! structured details. Internal context (a database error, say) is logged, never sent. The codes
+//! and the reading of a status back are the client's side of the wire, in
+//! [`bcd::api_error`], which `bc` and `bcd` share.
 
 use std::fmt;
 
 use prost::Message;
 use serde_json::{Map, Value, json};
 
+pub use bcd::api_error::{Code, ERROR_DOMAIN, struct_to_json};
+
 use crate::proto::google::rpc;
 
 /// The detail naming the size limit a request body went over (it survives a gRPC status, so the
 /// JSON gateway can answer 413 for a body the API layer measured).
 const REQUEST_LIMIT_DETAIL: &str = "limitBytes";
-
-/// The domain of our `google.rpc.ErrorInfo`.
-pub const ERROR_DOMAIN: &str = "bettercompute.io";
-
-/// The documented error codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Code {
-    InvalidInput,
-    Unauthenticated,
-    AccessDenied,
-    NotFound,
-    Conflict,
-    InvalidState,
-    Unsupported,
-    QuotaExceeded,
-    Unavailable,
-    Internal,
-}
-
-impl Code {
-    /// Every code, for lookups and tests.
-    pub const ALL: [Code; 10] = [
-        Code::InvalidInput,
-        Code::Unauthenticated,
-        Code::AccessDenied,
-        Code::NotFound,
-        Code::Conflict,
-        Code::InvalidState,
-        Code::Unsupported,
-        Code::QuotaExceeded,
-        Code::Unavailable,
-        Code::Internal,
-    ];
-
-    /// The code string users see.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::InvalidInput => "INVALID_INPUT",
-            Code::Unauthenticated => "UNAUTHENTICATED",
-            Code::AccessDenied => "ACCESS_DENIED",
-            Code::NotFound => "NOT_FOUND",
-            Code::Conflict => "CONFLICT",
-            Code::InvalidState => "INVALID_STATE",
-            Code::Unsupported => "UNSUPPORTED",
-            Code::QuotaExceeded => "QUOTA_EXCEEDED",
-            Code::Unavailable => "UNAVAILABLE",
-            Code::Internal => "INTERNAL",
-        }
-    }
-
-    /// Parses a code string.
-    pub fn parse(text: &str) -> Option<Code> {
-        Code::ALL.into_iter().find(|code| code.as_str() == text)
-    }
-
-    /// The gRPC status code of this code.
-    pub fn grpc(self) -> tonic::Code {
-        match self {
-            Code::InvalidInput => tonic::Code::InvalidArgument,
-            Code::Unauthenticated => tonic::Code::Unauthenticated,
-            Code::AccessDenied => tonic::Code::PermissionDenied,
-            Code::NotFound => tonic::Code::NotFound,
-            Code::Conflict => tonic::Code::AlreadyExists,
-            Code::InvalidState | Code::Unsupported => tonic::Code::FailedPrecondition,
-            Code::QuotaExceeded => tonic::Code::ResourceExhausted,
-            Code::Unavailable => tonic::Code::Unavailable,
-            Code::Internal => tonic::Code::Internal,
-        }
-    }
-
-    /// The HTTP status of this code on the JSON paths.
-    pub fn http(self) -> http::StatusCode {
-        use http::StatusCode as S;
-        match self {
-            Code::InvalidInput => S::BAD_REQUEST,
-            Code::Unauthenticated => S::UNAUTHORIZED,
-            Code::AccessDenied => S::FORBIDDEN,
-            Code::NotFound => S::NOT_FOUND,
-            Code::Conflict | Code::InvalidState => S::CONFLICT,
-            Code::Unsupported => S::UNPROCESSABLE_ENTITY,
-            Code::QuotaExceeded => S::TOO_MANY_REQUESTS,
-            Code::Unavailable => S::SERVICE_UNAVAILABLE,
-            Code::Internal => S::INTERNAL_SERVER_ERROR,
-        }
-    }
-
-    /// Our code for a gRPC status that carries none of ours (one tonic made itself).
-    fn from_grpc(code: tonic::Code) -> Code {
-        use tonic::Code as G;
-        match code {
-            G::InvalidArgument | G::OutOfRange => Code::InvalidInput,
-            G::Unauthenticated => Code::Unauthenticated,
-            G::PermissionDenied => Code::AccessDenied,
-            G::NotFound | G::Unimplemented => Code::NotFound,
-            G::AlreadyExists | G::Aborted => Code::Conflict,
-            G::FailedPrecondition => Code::InvalidState,
-            G::ResourceExhausted => Code::QuotaExceeded,
-            G::Unavailable | G::DeadlineExceeded | G::Cancelled => Code::Unavailable,
-            _ => Code::Internal,
-        }
-    }
-}
-
-impl fmt::Display for Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One offending field of a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -404,31 +300,10 @@ impl Error {
         tonic::Status::with_details(self.code.grpc(), self.message.clone(), status.encode_to_vec().into())
     }
 
-    /// Reads an error back from a gRPC status: ours with its code string and details, or one
-    /// tonic made (a malformed frame, an unknown method) mapped by its gRPC code.
+    /// Reads an error back from a gRPC status, as a client reads it.
     pub fn from_status(status: &tonic::Status) -> Self {
-        let mut error = Error::new(Code::from_grpc(status.code()), status.message());
-        if let Ok(rpc_status) = rpc::Status::decode(status.details()) {
-            for detail in rpc_status.details {
-                match detail.type_url.rsplit('/').next() {
-                    Some("google.rpc.ErrorInfo") => {
-                        if let Some(code) = rpc::ErrorInfo::decode(detail.value.as_slice())
-                            .ok()
-                            .and_then(|info| Code::parse(&info.reason))
-                        {
-                            error.code = code;
-                        }
-                    }
-                    Some("google.protobuf.Struct") => {
-                        if let Ok(details) = prost_types::Struct::decode(detail.value.as_slice()) {
-                            error.details = Box::new(struct_to_json(&details));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        error
+        let read = bcd::api_error::ApiError::from_status(status);
+        Self { code: read.code, message: read.message, details: Box::new(read.details), internal: None }
     }
 
     /// The JSON body of this error: `{"error": {"code", "message", "details"}}`.
@@ -480,6 +355,17 @@ impl From<sqlx::Error> for Error {
     }
 }
 
+impl From<bcd::tls::TlsError> for Error {
+    fn from(error: bcd::tls::TlsError) -> Self {
+        use bcd::tls::TlsError;
+        match error {
+            TlsError::Invalid(message) => Error::invalid_state(message),
+            TlsError::NoTrustedRoots => Error::unavailable(error.to_string()),
+            TlsError::Internal(context) => Error::internal(context),
+        }
+    }
+}
+
 /// Whether a database error's SQLSTATE says the database, not the statement, failed: a
 /// connection problem (class 08), the server shutting down or starting up (57P01 to 57P03, as in
 /// a restart or a failover) or out of connections (53300). A retry can succeed.
@@ -509,25 +395,6 @@ fn json_to_value(value: &Value) -> prost_types::Value {
         Value::Object(map) => Kind::StructValue(json_to_struct(map)),
     };
     prost_types::Value { kind: Some(kind) }
-}
-
-/// A protobuf `Struct` as a JSON object (integral numbers as integers).
-pub fn struct_to_json(value: &prost_types::Struct) -> Map<String, Value> {
-    value.fields.iter().map(|(k, v)| (k.clone(), value_to_json(v))).collect()
-}
-
-fn value_to_json(value: &prost_types::Value) -> Value {
-    use prost_types::value::Kind;
-    match &value.kind {
-        None | Some(Kind::NullValue(_)) => Value::Null,
-        Some(Kind::BoolValue(b)) => Value::Bool(*b),
-        // Struct numbers are doubles; integers come back as integers.
-        Some(Kind::NumberValue(n)) if n.fract() == 0.0 && n.abs() < 9.0e15 => json!(*n as i64),
-        Some(Kind::NumberValue(n)) => json!(n),
-        Some(Kind::StringValue(s)) => Value::String(s.clone()),
-        Some(Kind::ListValue(list)) => Value::Array(list.values.iter().map(value_to_json).collect()),
-        Some(Kind::StructValue(s)) => Value::Object(struct_to_json(s)),
-    }
 }
 
 #[cfg(test)]
@@ -567,27 +434,6 @@ mod tests {
         assert!(error.message.contains("name: must be at most 40 characters"));
         assert!(error.message.contains("nodePools[2].nodeCount"));
         assert_eq!(error.to_json()["error"]["details"]["fields"][1]["field"], "nodePools[2].nodeCount");
-    }
-
-    #[test]
-    fn codes_map_as_the_design_table_says() {
-        let table = [
-            ("INVALID_INPUT", tonic::Code::InvalidArgument, 400),
-            ("UNAUTHENTICATED", tonic::Code::Unauthenticated, 401),
-            ("ACCESS_DENIED", tonic::Code::PermissionDenied, 403),
-            ("NOT_FOUND", tonic::Code::NotFound, 404),
-            ("CONFLICT", tonic::Code::AlreadyExists, 409),
-            ("INVALID_STATE", tonic::Code::FailedPrecondition, 409),
-            ("UNSUPPORTED", tonic::Code::FailedPrecondition, 422),
-            ("QUOTA_EXCEEDED", tonic::Code::ResourceExhausted, 429),
-            ("UNAVAILABLE", tonic::Code::Unavailable, 503),
-            ("INTERNAL", tonic::Code::Internal, 500),
-        ];
-        for (text, grpc, http) in table {
-            let code = Code::parse(text).unwrap();
-            assert_eq!(code.grpc(), grpc, "{text}");
-            assert_eq!(code.http().as_u16(), http, "{text}");
-        }
     }
 
     #[test]

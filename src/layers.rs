@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 /// rank may use one another.
 const LAYERS: &[(&[&str], bool)] = &[
     // Plumbing and rules with no I/O: the generated code, ids, errors, sealing, TLS, timing,
-    // and `domain` (state tables, policies, networks).
+    // and `domain` (state tables, policies, networks). `shutdown`, `tls`, `channel` and
+    // `boot_config` are bcd's, named as the crate's own (bcd depends on nothing of this crate).
     (
         &[
             "proto",
@@ -37,9 +38,9 @@ const LAYERS: &[(&[&str], bool)] = &[
     (&["api"], false),
     // The listener.
     (&["server"], false),
-    // What the binaries run: their options, `bc dev` and its seed, the CLI, the node daemon and
-    // the fake cloud.
-    (&["config", "process", "dev", "dev_catalog", "dev_seed", "cli", "daemon", "fakecloud"], true),
+    // What the binaries run: their options, `bc dev` and its seed, the CLI. (The node daemon and
+    // the fake cloud are crates of their own, which cannot name this one.)
+    (&["config", "process", "dev", "dev_catalog", "dev_seed", "cli"], true),
 ];
 
 /// Pairs of the same rank that may use one another although their rank does not allow it.

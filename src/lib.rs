@@ -18,24 +18,26 @@
 //! - [`service`]: business rules;
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
-//! - [`server`], [`dev`], [`cli`]: what the binaries run;
-//! - [`config`], [`error`], [`ids`], [`telemetry`], [`shutdown`], [`process`]: shared plumbing;
+//! - [`server`], [`dev`] (with [`dev_catalog`] and [`dev_seed`]), [`cli`]: what the binaries run;
+//! - [`domain`]: rules with no I/O that several layers read (state tables, policies, CIDR, dates);
+//! - [`config`], [`error`], [`ids`], [`telemetry`], [`measured`], [`process`]: shared plumbing;
 //! - [`secrets`]: credentials sealed at rest; [`bearer`]: the bearer form of keys and tokens.
+//!
+//! The node daemon ([`bcd`]) and the provider emulators ([`fakecloud`], which only `bc dev` and
+//! the tests use) are crates of their own. The wire every program shares lives in `bcd`, the
+//! lowest crate, and is named here as the control plane's own: [`tls`], [`channel`],
+//! [`boot_config`], [`shutdown`].
 
 pub mod api;
 pub mod authz;
 pub mod bearer;
-pub mod boot_config;
-pub mod channel;
 pub mod cli;
 pub mod config;
-pub mod daemon;
 pub mod dev;
 pub mod dev_catalog;
 pub mod dev_seed;
 pub mod domain;
 pub mod error;
-pub mod fakecloud;
 pub mod ids;
 #[cfg(test)]
 mod layers;
@@ -48,7 +50,7 @@ pub mod reconcile;
 pub mod secrets;
 pub mod server;
 pub mod service;
-pub mod shutdown;
 pub mod store;
 pub mod telemetry;
-pub mod tls;
+
+pub use bcd::{boot_config, channel, shutdown, tls};

@@ -3,6 +3,8 @@
 
 use std::future::Future;
 
+use bcd::process::run_on;
+
 /// Runs `work` with the parsed command line `C` on a tokio runtime; exits 2 on a bad config
 /// file, 1 when `work` fails (printing why), 0 otherwise.
 pub fn run<C, F>(work: impl FnOnce(C) -> F) -> !
@@ -17,19 +19,4 @@ where
     let cli = C::parse();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
     run_on(runtime, cli, work)
-}
-
-/// Runs `work(cli)` on `runtime` as [`run`] does, for a binary that wants a runtime of its own
-/// making (`bcd` runs on one thread).
-pub fn run_on<C, F>(runtime: tokio::runtime::Runtime, cli: C, work: impl FnOnce(C) -> F) -> !
-where
-    F: Future<Output = Result<(), String>>,
-{
-    match runtime.block_on(work(cli)) {
-        Ok(()) => std::process::exit(0),
-        Err(message) => {
-            eprintln!("error: {message}");
-            std::process::exit(1);
-        }
-    }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
+use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 
 /// The GKE account's zones; clusters go to the region `europe-west1`.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use better_compute::fakecloud::FakeCloud;
+use fakecloud::FakeCloud;
 use rand::Rng;
 
 use crate::common::procs::{Process, WorkerOptions, start_worker};

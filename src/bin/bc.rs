@@ -18,8 +18,8 @@ fn main() {
 
 /// `bc fakecloud`: serves the fake cloud until Ctrl-C or SIGTERM.
 async fn run_fakecloud(port: u16) -> Result<(), String> {
-    let config = better_compute::fakecloud::FakeCloudConfig { port, ..Default::default() };
-    let cloud = better_compute::fakecloud::FakeCloud::start(config)
+    let config = fakecloud::FakeCloudConfig { port, ..Default::default() };
+    let cloud = fakecloud::FakeCloud::start(config)
         .await
         .map_err(|error| format!("cannot start the fake cloud on 127.0.0.1:{port}: {error}"))?;
     println!("the fake cloud is serving on {} (token endpoint {})", cloud.base_url(), cloud.token_uri());

@@ -39,10 +39,11 @@ mod when;
 
 use std::path::PathBuf;
 
-use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
+pub use bcd::api_error::describe_status;
+pub use bcd::channel::BearerToken;
 pub use output::OutputFormat;
 
 use crate::dev::{DevFile, DevOptions};
@@ -169,35 +170,6 @@ pub enum Command {
 /// A channel whose every call carries the bearer token.
 pub type AuthedChannel = InterceptedService<Channel, BearerToken>;
 
-/// Adds `Authorization: Bearer <token>` to every call.
-#[derive(Clone)]
-pub struct BearerToken(Option<MetadataValue<tonic::metadata::Ascii>>);
-
-impl BearerToken {
-    /// Sends `token`, or nothing when there is none.
-    pub fn new(token: Option<&str>) -> Result<Self, String> {
-        token
-            .map(|t| {
-                let mut value = MetadataValue::try_from(format!("Bearer {t}"))
-                    .map_err(|_| "the token has characters a header cannot carry".to_owned())?;
-                // Kept out of HTTP/2's header compression tables and of any debug output.
-                value.set_sensitive(true);
-                Ok(value)
-            })
-            .transpose()
-            .map(BearerToken)
-    }
-}
-
-impl tonic::service::Interceptor for BearerToken {
-    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        if let Some(value) = &self.0 {
-            request.metadata_mut().insert("authorization", value.clone());
-        }
-        Ok(request)
-    }
-}
-
 /// Where `bc` finds a running `bc dev` when no endpoint or token is given.
 fn default_dev_file() -> Option<DevFile> {
     DevFile::read(&PathBuf::from("./.bc-dev"))
@@ -267,21 +239,6 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
             Ok(())
         }
-    }
-}
-
-/// A failed call as `bc` prints it: the code string, the message and the details.
-pub fn describe_status(status: &tonic::Status) -> String {
-    let error = crate::error::Error::from_status(status);
-    if error.details.is_empty() {
-        format!("{}: {}", error.code, error.message)
-    } else {
-        format!(
-            "{}: {}\n{}",
-            error.code,
-            error.message,
-            serde_json::to_string_pretty(&error.details).unwrap_or_default()
-        )
     }
 }
 

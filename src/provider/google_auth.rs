@@ -18,7 +18,7 @@ use super::error::{ErrorKind, ProviderError, ProviderResult};
 pub const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
 /// The JWT grant type of the token request.
-pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 const PROVIDER: &str = "google-oauth";
 
@@ -87,7 +87,7 @@ impl ServiceAccountKey {
 }
 
 /// The base64 body of the first PEM block labelled `label`.
-pub fn pem_body(pem: &str, label: &str) -> Option<Vec<u8>> {
+fn pem_body(pem: &str, label: &str) -> Option<Vec<u8>> {
     let begin = format!("-----BEGIN {label}-----");
     let end = format!("-----END {label}-----");
     let start = pem.find(&begin)? + begin.len();
@@ -255,7 +255,7 @@ mod tests {
     use super::*;
 
     fn key() -> ServiceAccountKey {
-        let pem = include_str!("../fakecloud/fake_service_account_key.pem");
+        let pem = include_str!("../../fakecloud/src/fake_service_account_key.pem");
         let json =
             json!({"client_email": "a@p.iam.gserviceaccount.com", "private_key": pem, "token_uri": "http://t/token"});
         ServiceAccountKey::from_json(&json.to_string()).unwrap()

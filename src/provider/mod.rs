@@ -3,7 +3,7 @@
 //!
 //! Adapters speak the real HTTP APIs over reqwest (rustls on ring) and take their base URL as
 //! configuration: production points them at the provider, tests and `bc dev` at the
-//! [fake cloud](crate::fakecloud). Every failure is a [`ProviderError`] classified for the
+//! [fake cloud](fakecloud). Every failure is a [`ProviderError`] classified for the
 //! reconciler: transient (retry on a later pass), permanent (put the resource in `error`),
 //! not found, or conflict-in-progress (another operation runs: wait it out).
 //! Every call of an adapter's API is timed and counted by provider and operation

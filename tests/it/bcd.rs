@@ -10,9 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::catalog::DO_TOKEN;
-use crate::harness::{Running, ServerProcess, eventually, run_ok, start_dev_tls, tenant_principal};
+use crate::harness::{Running, ServerProcess, bcd_binary, eventually, run_ok, start_dev_tls, tenant_principal};
 
-const BCD: &str = env!("CARGO_BIN_EXE_bcd");
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
 /// A server over TLS (nodes heartbeat every second) with acme's own pool, acme's admin, and a
@@ -80,7 +79,7 @@ impl Setup {
     /// `bcd join`, its output to `log`.
     fn join_unpinned(&self, state_dir: &Path, log: &Path) -> Command {
         let log = std::fs::File::create(log).unwrap();
-        let mut command = Command::new(BCD);
+        let mut command = Command::new(bcd_binary());
         command
             .args(["join", "--endpoint", &self.server.endpoint, "--label", "role=test"])
             .args(["--machine-id", "bcd-test-machine-0001", "--state-dir"])
@@ -244,7 +243,7 @@ async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
     let printed: Vec<&str> = line.split_whitespace().skip(1).collect();
     let log = std::fs::File::create(dir.path().join("bcd.log")).unwrap();
     let _bcd = Running(
-        Command::new(BCD)
+        Command::new(bcd_binary())
             .args(&printed)
             .args(["--machine-id", "readme-machine-0001", "--state-dir"])
             .arg(dir.path().join("bcd"))
@@ -276,7 +275,8 @@ async fn bcd_run_resumes_status_shows_the_node_and_leave_leaves() {
     let node_id = node["id"].as_str().unwrap().to_owned();
     assert!(joined.terminate().success(), "bcd stops cleanly on SIGTERM: {}", read(&log));
 
-    let bcd = |args: &[&str]| Command::new(BCD).args(args).arg("--state-dir").arg(&state_dir).output().unwrap();
+    let bcd =
+        |args: &[&str]| Command::new(bcd_binary()).args(args).arg("--state-dir").arg(&state_dir).output().unwrap();
     let status = bcd(&["status"]);
     let printed = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success(), "{printed}{}", String::from_utf8_lossy(&status.stderr));
@@ -285,7 +285,7 @@ async fn bcd_run_resumes_status_shows_the_node_and_leave_leaves() {
     let last = setup.nodes().await[0]["lastHeartbeatAt"].as_str().unwrap().to_owned();
     let run_log = std::fs::File::create(dir.path().join("run.log")).unwrap();
     let resumed = Running(
-        Command::new(BCD)
+        Command::new(bcd_binary())
             .args(["run", "--state-dir"])
             .arg(&state_dir)
             .stdout(Stdio::from(run_log.try_clone().unwrap()))

@@ -10,6 +10,7 @@ mod binaries;
 mod catalog;
 mod clients;
 mod console;
+mod crates;
 mod deploy;
 mod fakecloud_kube;
 mod grpc;

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
 use better_compute::secrets::SecretKey;
 use better_compute::store::now_micros;
+use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 use sqlx::Row;
 

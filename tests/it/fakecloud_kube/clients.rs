@@ -70,7 +70,7 @@ async fn pydo_refuses_plain_http_and_works_over_https_trusting_the_fake_clouds_c
     let dir = tempfile::tempdir().unwrap();
     let ca_file = dir.path().join("fakecloud-ca.pem");
     std::fs::write(&ca_file, cloud.ca_pem()).unwrap();
-    let token = better_compute::fakecloud::FakeCloudConfig::default().digitalocean_token;
+    let token = fakecloud::FakeCloudConfig::default().digitalocean_token;
     let seen = run_python(&[
         &script("fakecloud_pydo.py"),
         cloud.https_url(),
@@ -87,7 +87,7 @@ async fn pydo_refuses_plain_http_and_works_over_https_trusting_the_fake_clouds_c
 #[tokio::test]
 async fn an_accounts_adapter_trusts_the_fake_clouds_ca_once_the_process_does() {
     let cloud = cloud().await;
-    let token = better_compute::fakecloud::FakeCloudConfig::default().digitalocean_token;
+    let token = fakecloud::FakeCloudConfig::default().digitalocean_token;
     let untrusted = digitalocean_for(cloud.https_url(), &token).unwrap().instance_list("any").await;
     assert!(untrusted.is_err(), "a CA of the fake cloud's own is not a public root");
     trust_root(cloud.ca_pem()).unwrap();
@@ -103,8 +103,7 @@ fn bc_dev_writes_the_fake_clouds_https_address_and_ca_file_to_dev_json() {
     let tls = &file["fakecloudTls"];
     let (url, ca_file) = (tls["url"].as_str().unwrap(), tls["caFile"].as_str().unwrap());
     assert!(url.starts_with("https://127.0.0.1:"), "{file}");
-    let token =
-        format!("authorization: Bearer {}", better_compute::fakecloud::FakeCloudConfig::default().digitalocean_token);
+    let token = format!("authorization: Bearer {}", fakecloud::FakeCloudConfig::default().digitalocean_token);
     let listed = curl(&["-sS", "--cacert", ca_file, "-H", &token, &format!("{url}/v2/droplets")]);
     assert!(listed.contains("\"droplets\""), "curl trusting the CA file lists droplets: {listed}");
 }

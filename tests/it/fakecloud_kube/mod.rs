@@ -11,10 +11,10 @@ mod kubectl;
 
 use std::time::Duration;
 
-use better_compute::fakecloud::FakeCloud;
 use better_compute::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use better_compute::provider::{ClusterApi, ClusterRole, ClusterSpec, ManagedKubernetes, NodePoolSpec};
 use better_compute::store::Backend;
+use fakecloud::FakeCloud;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
 use better_compute::secrets::SecretKey;
 use better_compute::store::{NewAccount, NewOffer, NewPool, NewQuota, Store, now_micros};
+use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::json;
 
 /// The GCP project of the fake cloud's GKE accounts.

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
 use better_compute::provider::accounts::{
     DigitalOceanAccounts, GkeAccounts, StoreDigitalOceanAccounts, StoreGkeAccounts,
 };
@@ -13,6 +12,7 @@ use better_compute::reconcile::{DaemonEndpoint, ProviderResources, WorkerConfig}
 use better_compute::secrets::SecretKey;
 use better_compute::service::{KubernetesModule, Service};
 use better_compute::store::{Backend, Store};
+use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 
 use super::{Catalog, RunningWorker, TestDb, TestServer, fast_config, fast_resources, poll, reconcilers, worker};

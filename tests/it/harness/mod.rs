@@ -7,7 +7,8 @@
 //! for the resource suites. `poll`: [`poll`], [`eventually`]. `processes`: `bc dev` and the
 //! other binaries as their own processes ([`Running`], [`start_dev`]). `server_process`:
 //! `bc-server` as its own process, plain or over TLS ([`ServerProcess`]). `worker_process`:
-//! `bc-worker` as its own process ([`WorkerProcess`]).
+//! `bc-worker` as its own process ([`WorkerProcess`]). `workspace`: the `bcd` binary, another
+//! package's ([`bcd_binary`]), and cargo on the workspace.
 
 mod catalog;
 mod db;
@@ -18,6 +19,7 @@ mod server;
 mod server_process;
 mod worker;
 mod worker_process;
+mod workspace;
 
 use std::path::PathBuf;
 
@@ -34,6 +36,7 @@ pub use server::{Serving, TestServer};
 pub use server_process::ServerProcess;
 pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, worker};
 pub use worker_process::{FAST_WORKER_ARGS, WorkerProcess};
+pub use workspace::{bcd_binary, cargo};
 
 /// The secret key of test servers: fixed, so a restarted server opens what it sealed.
 pub fn test_secret_key() -> better_compute::secrets::SecretKey {

@@ -14,7 +14,7 @@ use better_compute::store::Backend;
 use serde_json::{Value, json};
 
 use crate::catalog::DO_TOKEN;
-use crate::harness::{Running, ServerProcess, eventually};
+use crate::harness::{Running, ServerProcess, bcd_binary, eventually};
 
 crate::on_both_backends!(
     another_token_of_the_pool_cannot_take_over_a_live_node,
@@ -24,7 +24,6 @@ crate::on_both_backends!(
 
 const JOIN: &str = "/api/compute/nodes/join";
 const HEARTBEAT: &str = "/api/compute/nodes/heartbeat";
-const BCD: &str = env!("CARGO_BIN_EXE_bcd");
 
 fn machine(id: &str, hostname: &str, labels: Value) -> Value {
     json!({"machineId": id, "hostname": hostname, "architecture": "amd64", "labels": labels,
@@ -261,7 +260,7 @@ impl Silent {
 }
 
 fn bcd_join(state_dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(BCD)
+    Command::new(bcd_binary())
         .args(["join", "--machine-id", "plain-machine-0001", "--state-dir"])
         .arg(state_dir)
         .args(args)
@@ -335,7 +334,7 @@ async fn bcd_joining_again_from_its_state_presents_its_nodes_credential() {
     let dir = tempfile::tempdir().unwrap();
     let join = |state: &str, log: &str| {
         let log = std::fs::File::create(dir.path().join(log)).unwrap();
-        let mut command = Command::new(BCD);
+        let mut command = Command::new(bcd_binary());
         command
             .args(["join", "--endpoint", &server.endpoint, "--insecure-plaintext"])
             .args(["--machine-id", "again-machine-0001", "--state-dir"])
@@ -397,7 +396,7 @@ async fn bc_dev_without_tls_prints_a_join_line_that_says_it_is_plaintext() {
     let printed: Vec<&str> = line.split_whitespace().skip(1).collect();
     let log = std::fs::File::create(dir.path().join("bcd.log")).unwrap();
     let _bcd = Running(
-        Command::new(BCD)
+        Command::new(bcd_binary())
             .args(&printed)
             .args(["--machine-id", "plain-dev-machine-0001", "--state-dir"])
             .arg(dir.path().join("bcd"))

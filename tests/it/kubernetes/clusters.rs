@@ -237,7 +237,7 @@ async fn node_pools_are_added_resized_and_removed_and_a_refused_pool_fails_its_c
         "nodePool",
         "create",
         "*",
-        better_compute::fakecloud::Failure::Refuse { status: 400, message: "machine type unavailable".into() },
+        fakecloud::Failure::Refuse { status: 400, message: "machine type unavailable".into() },
     );
     let bad = env
         .ok(

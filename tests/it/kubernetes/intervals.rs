@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use better_compute::fakecloud::Failure;
 use better_compute::reconcile::{ProviderResources, WorkerConfig};
 use better_compute::store::{Backend, now_micros};
+use fakecloud::Failure;
 use serde_json::json;
 use sqlx::Connection;
 

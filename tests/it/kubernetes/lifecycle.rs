@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use better_compute::fakecloud::Failure;
 use better_compute::reconcile::Backoff;
 use better_compute::store::Backend;
+use fakecloud::Failure;
 use serde_json::json;
 use sqlx::Connection;
 

@@ -301,7 +301,7 @@ async fn a_refused_pool_fails_its_cluster_until_it_is_changed(backend: Backend) 
     // The provider refuses the new pool's machine type: the pool and the cluster are `error`,
     // the pool named in the cluster's message...
     let refusal = "machine type a2-ultragpu-8g is not available in europe-west1-b";
-    let failure = better_compute::fakecloud::Failure::Refuse { status: 400, message: refusal.into() };
+    let failure = fakecloud::Failure::Refuse { status: 400, message: refusal.into() };
     env.cloud.fail_next("nodePool", "create", "gpu", failure);
     let gpu = env
         .ok(

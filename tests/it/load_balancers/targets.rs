@@ -10,9 +10,9 @@ use sqlx::Connection;
 
 use super::fixtures::droplets;
 use super::{CREATE, DELETE, Env, GET, POOL, REGION, UPDATE, regional};
-use better_compute::fakecloud::Failure;
 use better_compute::reconcile::{ProviderLoadBalancers, Reconciler, Timings};
 use better_compute::store::{Backend, now_micros};
+use fakecloud::Failure;
 
 const CERTIFICATE_DELETE: &str = "/api/compute/certificates/delete";
 

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{CREATE, Env, GET, POOL, REGION, UPDATE, regional};
-use better_compute::fakecloud::Failure;
 use better_compute::store::Backend;
+use fakecloud::Failure;
 
 crate::on_both_backends!(
     an_update_of_a_load_balancer_the_provider_made_is_updating_until_applied,

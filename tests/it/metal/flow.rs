@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use better_compute::fakecloud::BmcSystemSpec;
 use better_compute::store::Backend;
+use fakecloud::BmcSystemSpec;
 use serde_json::{Value, json};
 
 use super::PASSWORD;

@@ -3,9 +3,9 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use better_compute::fakecloud::{BmcSystemSpec, FakeCloud, FakeCloudConfig};
 use better_compute::provider::bmc::{BmcAccess, BmcDriver};
 use better_compute::secrets::Secret;
+use fakecloud::{BmcSystemSpec, FakeCloud, FakeCloudConfig};
 use serde_json::Value;
 
 use super::PASSWORD;

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use better_compute::fakecloud::{Failure, RateLimitMode};
 use better_compute::provider::{
     CertificateSpec, Certificates, ErrorKind, ForwardingRule, InstanceSpec, Instances, LoadBalancerSpec, LoadBalancers,
     NetworkSpec, Networks,
 };
+use fakecloud::{Failure, RateLimitMode};
 
 use serde_json::{Value, json};
 
@@ -59,12 +59,7 @@ fn rand_suffix() -> String {
 }
 
 /// A raw request to the fake DigitalOcean, for bodies the adapter never sends.
-async fn raw(
-    cloud: &better_compute::fakecloud::FakeCloud,
-    method: reqwest::Method,
-    path: &str,
-    body: Value,
-) -> (u16, Value) {
+async fn raw(cloud: &fakecloud::FakeCloud, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {
     let response = super::http()
         .request(method, format!("{}/v2/{path}", cloud.base_url()))
         .bearer_auth("fake-digitalocean-token")

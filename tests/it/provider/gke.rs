@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use better_compute::fakecloud::Failure;
 use better_compute::provider::{
     Autoscaling, ClusterChange, ClusterSpec, ErrorKind, ManagedKubernetes, NodePoolChange, NodePoolSpec,
 };
+use fakecloud::Failure;
 
 use super::{LOCATION, PROJECT, cloud, gke, wait};
 
@@ -232,10 +232,7 @@ async fn rate_limits_and_error_rates_are_transient() {
     let failed = gke.cluster_list().await.unwrap_err();
     assert_eq!((failed.kind, failed.status), (ErrorKind::Transient, Some(503)));
     cloud.set_error_rate("/v1/", 0.0, 503);
-    cloud.set_rate_limit(Some(better_compute::fakecloud::RateLimitMode {
-        limit: 1,
-        window: std::time::Duration::from_secs(30),
-    }));
+    cloud.set_rate_limit(Some(fakecloud::RateLimitMode { limit: 1, window: std::time::Duration::from_secs(30) }));
     gke.cluster_list().await.unwrap();
     let limited = gke.cluster_list().await.unwrap_err();
     assert_eq!((limited.kind, limited.status), (ErrorKind::Transient, Some(429)));
@@ -245,7 +242,7 @@ async fn rate_limits_and_error_rates_are_transient() {
 #[tokio::test]
 async fn a_key_the_token_endpoint_does_not_know_is_refused() {
     let cloud = cloud().await;
-    let other = better_compute::fakecloud::FakeCloud::start(Default::default()).await.unwrap();
+    let other = fakecloud::FakeCloud::start(Default::default()).await.unwrap();
     // A key issued by another fake cloud names another token endpoint's audience and account.
     let key = other.service_account_key(PROJECT, "stranger").replace(&other.token_uri(), &cloud.token_uri());
     let key = better_compute::provider::google_auth::ServiceAccountKey::from_json(&key).unwrap();

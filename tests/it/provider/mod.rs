@@ -10,11 +10,11 @@ mod schema;
 
 use std::time::Duration;
 
-use better_compute::fakecloud::{FakeCloud, FakeCloudConfig};
 use better_compute::provider::digitalocean::{DigitalOcean, DigitalOceanConfig};
 use better_compute::provider::gke::{Gke, GkeConfig};
 use better_compute::provider::google_auth::{ServiceAccountKey, TokenSource};
 use better_compute::provider::{ManagedKubernetes, Operation};
+use fakecloud::{FakeCloud, FakeCloudConfig};
 
 pub const PROJECT: &str = "bc-test";
 pub const LOCATION: &str = "europe-west1";

@@ -302,7 +302,7 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
         })
         .await
         .unwrap();
-    let token = better_compute::fakecloud::FakeCloudConfig::default().digitalocean_token;
+    let token = fakecloud::FakeCloudConfig::default().digitalocean_token;
     let base = format!("{}/v2", cloud.base_url());
     let checks = [
         (

@@ -2,8 +2,8 @@
 //! machine recorded once assigned; `deleting` from the delete call on; every refusal of create
 //! (the pool, the region, the offer, the subnet) and another tenant's instance not found.
 
-use better_compute::fakecloud::Failure;
 use better_compute::store::Backend;
+use fakecloud::Failure;
 use serde_json::{Value, json};
 
 use super::networks::subnet_name;

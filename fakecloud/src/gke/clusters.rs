@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use super::state::{ClusterKey, Effect, FakeCluster, default_locations};
 use super::versions::version_key;
 use super::{Context, error, valid_name};
-use crate::fakecloud::faults::Failure;
-use crate::fakecloud::kubeapi::KubeObjects;
-use crate::fakecloud::{clock, json_response};
+use crate::faults::Failure;
+use crate::kubeapi::KubeObjects;
+use crate::{clock, json_response};
 
 impl Context<'_> {
     pub(super) fn cluster_json(&self, key: &ClusterKey, c: &FakeCluster) -> Value {
@@ -140,13 +140,13 @@ impl Context<'_> {
             Some(Failure::OperationError { message }) => Some(message),
             None => None,
         };
-        let tls = match crate::fakecloud::tls::cluster_tls(name) {
+        let tls = match crate::tls::cluster_tls(name) {
             Ok(tls) => tls,
             Err(message) => return error(500, &message),
         };
         let kube = KubeObjects::default();
-        let router = crate::fakecloud::kubeapi::routes(Arc::clone(self.shared), key.clone());
-        let (address, server) = match crate::fakecloud::tls::serve_tls(router, tls.server) {
+        let router = crate::kubeapi::routes(Arc::clone(self.shared), key.clone());
+        let (address, server) = match crate::tls::serve_tls(router, tls.server) {
             Ok(served) => served,
             Err(e) => return error(500, &format!("cannot start the cluster's API server: {e}")),
         };

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::fields::{self, Conflict};
 use super::resources::{Resource, resource as resource_named};
 use super::selectors::Selector;
-use crate::fakecloud::clock;
+use crate::clock;
 
 /// The namespaces every cluster starts with.
 const BUILT_IN_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -387,7 +387,7 @@ fn merge_patch(target: &mut Value, patch: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fakecloud::kubeapi::resources::resource;
+    use crate::kubeapi::resources::resource;
 
     fn apply(objects: &mut KubeObjects, plural: &str, ns: &str, body: Value, manager: &str) -> Result<Value, Refusal> {
         let name = body["metadata"]["name"].as_str().map(str::to_owned);

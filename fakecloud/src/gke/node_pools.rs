@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::state::{Effect, FakeCluster, FakePool, PoolPatch, default_locations};
 use super::versions::{VersionCatalog, version_key};
 use super::{Context, error, valid_name};
-use crate::fakecloud::json_response;
+use crate::json_response;
 
 /// Every field of GKE's `UpdateNodePoolRequest` (discovery document, container v1).
 const UPDATE_NODE_POOL_FIELDS: &[&str] = &[

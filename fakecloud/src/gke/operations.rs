@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::state::{ClusterKey, Effect, GkeOperation};
 use super::{Context, error, status_error};
-use crate::fakecloud::faults::Failure;
-use crate::fakecloud::operations::FakeOperation;
-use crate::fakecloud::{World, json_response};
+use crate::faults::Failure;
+use crate::operations::FakeOperation;
+use crate::{World, json_response};
 
 impl Context<'_> {
     pub(super) fn operation_json(&self, name: &str, op: &GkeOperation) -> Value {

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
 use super::versions::{VersionCatalog, version_key};
-use crate::fakecloud::kubeapi::KubeObjects;
-use crate::fakecloud::operations::{FakeOperation, OperationEffect, Operations, finish_due};
+use crate::kubeapi::KubeObjects;
+use crate::operations::{FakeOperation, OperationEffect, Operations, finish_due};
 
 /// (project, location, cluster name).
 pub type ClusterKey = (String, String, String);

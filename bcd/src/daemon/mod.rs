@@ -16,13 +16,13 @@ use tonic::Code;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use crate::cli::BearerToken;
-use crate::config::Redacted;
-use crate::error::Error;
+use crate::api_error::{ApiError, describe_status};
+use crate::channel::BearerToken;
 use crate::proto::bettercompute::compute::v1::nodes_client::NodesClient;
 use crate::proto::bettercompute::compute::v1::{
     JoinNodeRequest, LeaveNodeRequest, NodeGpus, NodeHeartbeatRequest, NodeHeartbeatResponse,
 };
+use crate::redacted::Redacted;
 use crate::tls::CaPin;
 use state::NodeState;
 
@@ -349,13 +349,13 @@ async fn beat(
     match answer {
         Ok(answer) => Ok(answer.into_inner()),
         Err(status) if status.code() == Code::Unauthenticated => Err(Beat::Refused(void_credential(node, &status))),
-        Err(status) => Err(Beat::Failed(format!("a heartbeat failed: {}", crate::cli::describe_status(&status)))),
+        Err(status) => Err(Beat::Failed(format!("a heartbeat failed: {}", describe_status(&status)))),
     }
 }
 
 /// What bcd says when its node's credential is refused.
 fn void_credential(node: &NodeState, status: &tonic::Status) -> String {
-    let error = Error::from_status(status);
+    let error = ApiError::from_status(status);
     match error.details.get("reason").and_then(|reason| reason.as_str()) {
         Some("deleted") => format!(
             "node {} was deleted from pool {}: its credential is void and bcd stops. To bring this machine \
@@ -415,7 +415,7 @@ fn call<T>(message: T) -> tonic::Request<T> {
 
 /// A refused call as bcd reports it.
 fn refused(what: &str, status: &tonic::Status) -> String {
-    format!("{what} was refused: {}", crate::cli::describe_status(status))
+    format!("{what} was refused: {}", describe_status(status))
 }
 
 /// `wait`, give or take a tenth, so that a rack of machines restarted together spreads out.

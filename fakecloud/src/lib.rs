@@ -1,6 +1,8 @@
 //! The fake cloud: stateful emulators of the provider HTTP APIs our adapters speak (GKE v1,
 //! DigitalOcean v2, Google's OAuth token endpoint, and one Kubernetes API server per fake
-//! cluster), so tests and `bc dev` run the real adapters with no network.
+//! cluster), so tests and `bc dev` run the real adapters with no network. A crate of its own:
+//! only `bc` (for `bc dev` and `bc fakecloud`) and the tests link it, never the server or the
+//! worker; it depends on nothing of the control plane but the node daemon it runs ([`bcd`]).
 //!
 //! Design: one [`World`] behind a mutex holds every emulated object. Time-driven changes
 //! (operations finishing, balancers getting an address) are computed lazily: each request first

@@ -6,8 +6,8 @@
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use crate::fakecloud::kubeapi::KubeObjects;
-use crate::tls::CaPin;
+use crate::kubeapi::KubeObjects;
+use bcd::tls::CaPin;
 
 /// How an embedded bcd starts.
 #[derive(Clone, Debug, PartialEq)]
@@ -151,7 +151,7 @@ fn secret_key(
     let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
     let key = reference.get("key").and_then(Value::as_str).unwrap_or_default();
     let optional = reference.get("optional").and_then(Value::as_bool).unwrap_or(false);
-    let secrets = crate::fakecloud::kubeapi::resource("secrets");
+    let secrets = crate::kubeapi::resource("secrets");
     let missing = |message: String| if optional { Ok(None) } else { Err(NotYet::config(message)) };
     let Some(secret) = objects.get(secrets, namespace, name) else {
         return missing(format!("secret \"{name}\" not found"));

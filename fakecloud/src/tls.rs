@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::tls::LocalCa;
+use bcd::tls::LocalCa;
 
 /// A cluster's CA and the API server's certificate it signed.
 pub struct ClusterTls {
@@ -36,7 +36,7 @@ pub fn cloud_tls() -> Result<ClusterTls, String> {
 fn local_tls(ca_name: &str, server_name: &str) -> Result<ClusterTls, String> {
     let ca = LocalCa::generate(ca_name).map_err(|e| e.to_string())?;
     let serving = ca.issue(server_name, &["localhost", "127.0.0.1"]).map_err(|e| e.to_string())?;
-    let mut server = rustls::ServerConfig::builder_with_provider(crate::tls::provider())
+    let mut server = rustls::ServerConfig::builder_with_provider(bcd::tls::provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .with_no_client_auth()

@@ -1,5 +1,6 @@
 //! A gRPC channel to the API for `bc` and `bcd`: plain on `http://`, TLS on `https://`
-//! trusting a pinned CA (`--ca-sha256`) or else the system's roots.
+//! trusting a pinned CA (`--ca-sha256`) or else the system's roots; and the bearer credential
+//! every call on it carries.
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
+use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::tls::{CaPin, Trust};
@@ -48,7 +50,7 @@ pub async fn connect(endpoint: &str, pin: Option<CaPin>) -> Result<Channel, Stri
         Some("http") => builder.connect().await.map_err(unreachable),
         Some("https") => {
             let trust = pin.map(Trust::Pinned).unwrap_or(Trust::SystemRoots);
-            let config = crate::tls::client_config(trust).map_err(|error| error.message)?;
+            let config = crate::tls::client_config(trust).map_err(|error| error.to_string())?;
             let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
             let name = ServerName::try_from(host.clone())
                 .map_err(|error| format!("{endpoint}: {host} is not a server name: {error}"))?;
@@ -66,6 +68,35 @@ pub async fn connect(endpoint: &str, pin: Option<CaPin>) -> Result<Channel, Stri
             builder.connect_with_connector(connector).await.map_err(unreachable)
         }
         _ => Err(format!("{endpoint}: the endpoint's scheme is http:// or https://")),
+    }
+}
+
+/// Adds `Authorization: Bearer <token>` to every call.
+#[derive(Clone)]
+pub struct BearerToken(Option<MetadataValue<Ascii>>);
+
+impl BearerToken {
+    /// Sends `token`, or nothing when there is none.
+    pub fn new(token: Option<&str>) -> Result<Self, String> {
+        token
+            .map(|t| {
+                let mut value = MetadataValue::try_from(format!("Bearer {t}"))
+                    .map_err(|_| "the token has characters a header cannot carry".to_owned())?;
+                // Kept out of HTTP/2's header compression tables and of any debug output.
+                value.set_sensitive(true);
+                Ok(value)
+            })
+            .transpose()
+            .map(BearerToken)
+    }
+}
+
+impl tonic::service::Interceptor for BearerToken {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
     }
 }
 

@@ -2,13 +2,13 @@
 
 use clap::Parser;
 
-use better_compute::daemon::{self, Cli};
-use better_compute::telemetry::LogFormat;
+use bcd::daemon::{self, Cli};
+use bcd::logging::{LogFormat, init_logging};
 
 fn main() {
     let cli = Cli::parse();
-    better_compute::telemetry::init_logging(LogFormat::Text);
+    init_logging(LogFormat::Text);
     // One thread: a heartbeat every few seconds needs no more, and the daemon stays small.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime starts");
-    better_compute::process::run_on(runtime, cli, daemon::run)
+    bcd::process::run_on(runtime, cli, daemon::run)
 }

@@ -1,6 +1,6 @@
 //! The fake clusters' kubelets and DaemonSet controller: for every DaemonSet of a fake cluster
 //! and every fake node it selects, the real bcd code runs in this process
-//! ([`crate::daemon::run_embedded`]) with what the DaemonSet gives its container, so the nodes
+//! ([`bcd::daemon::run_embedded`]) with what the DaemonSet gives its container, so the nodes
 //! of a fake cluster join a pool exactly as a real cluster's would.
 //!
 //! Design: one background task diffs what should run against what runs every [`PERIOD`] (the
@@ -26,8 +26,8 @@ use tokio::sync::oneshot;
 use super::gke::{ClusterKey, GkeState};
 use super::kubeapi::{self, ObjectKey};
 use super::{Shared, clock, machine_types};
-use crate::daemon::{EmbeddedDaemon, Machine, host, run_embedded, state::NodeState};
-use crate::proto::bettercompute::compute::v1::{NodeCapacity, NodeCondition, NodeGpus};
+use bcd::daemon::{EmbeddedDaemon, Machine, host, run_embedded, state::NodeState};
+use bcd::proto::bettercompute::compute::v1::{NodeCapacity, NodeCondition, NodeGpus};
 use pods::{ContainerState, Counts, PodFacts};
 use spec::{Launch, NotYet};
 

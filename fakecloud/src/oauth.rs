@@ -13,14 +13,18 @@ use axum::routing::post;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::signature::{KeyPair, RSA_PKCS1_2048_8192_SHA256, RsaKeyPair, UnparsedPublicKey};
+use rustls::pki_types::PrivatePkcs8KeyDer;
+use rustls::pki_types::pem::PemObject;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Shared, json_response};
-use crate::provider::google_auth::{JWT_BEARER_GRANT, pem_body};
 
 /// The fixed RSA key of every fake service account: a test key, never a real one.
 const FAKE_KEY_PEM: &str = include_str!("fake_service_account_key.pem");
+
+/// The grant type of a service account's token request (RFC 7523).
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /// Registered accounts and the tokens granted to them.
 #[derive(Default)]
@@ -122,8 +126,8 @@ fn verify(assertion: &str) -> Result<Value, &'static str> {
     if header["alg"] != "RS256" {
         return Err("Invalid JWT: alg must be RS256.");
     }
-    let der = pem_body(FAKE_KEY_PEM, "PRIVATE KEY").ok_or("the fake key is not PEM")?;
-    let pair = RsaKeyPair::from_pkcs8(&der).map_err(|_| "the fake key is not RSA")?;
+    let der = PrivatePkcs8KeyDer::from_pem_slice(FAKE_KEY_PEM.as_bytes()).map_err(|_| "the fake key is not PEM")?;
+    let pair = RsaKeyPair::from_pkcs8(der.secret_pkcs8_der()).map_err(|_| "the fake key is not RSA")?;
     let public = UnparsedPublicKey::new(&RSA_PKCS1_2048_8192_SHA256, pair.public_key().as_ref().to_vec());
     let signed = &assertion[..assertion.rfind('.').unwrap_or(0)];
     public.verify(signed.as_bytes(), &decode(signature)?).map_err(|_| "Invalid JWT Signature.")?;

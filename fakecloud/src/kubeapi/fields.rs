@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::fakecloud::clock;
+use crate::clock;
 
 /// One field path: `f:spec`, `f:containers`, `k:{"name":"bcd"}`, `f:image`; an associative
 /// item itself ends in `.`.

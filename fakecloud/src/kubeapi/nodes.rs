@@ -7,9 +7,9 @@ use std::time::SystemTime;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::fakecloud::clock;
-use crate::fakecloud::gke::{FakeCluster, FakeNode};
-use crate::fakecloud::machine_types;
+use crate::clock;
+use crate::gke::{FakeCluster, FakeNode};
+use crate::machine_types;
 
 /// The pods a GKE node takes.
 const MAX_PODS: u32 = 110;

@@ -14,7 +14,22 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, Serve
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Result};
+/// Why a certificate, a key or a TLS configuration could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// What was given (a PEM file, a certificate, a key) is unusable: the caller can fix it.
+    #[error("{0}")]
+    Invalid(String),
+    /// This machine's trust store holds no CA certificate to check a server against.
+    #[error("this machine's trust store holds no CA certificate; pin the server's CA with --ca-sha256")]
+    NoTrustedRoots,
+    /// rcgen or rustls failed on what we made ourselves.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// The result of this module.
+pub type Result<T, E = TlsError> = std::result::Result<T, E>;
 
 /// The one crypto provider of the tree.
 pub fn provider() -> Arc<CryptoProvider> {
@@ -63,7 +78,7 @@ impl LocalCa {
     pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<LocalCa> {
         let key = KeyPair::from_pem(key_pem).map_err(certificate_error)?;
         let cert = CertificateDer::from_pem_slice(cert_pem.as_bytes())
-            .map_err(|error| Error::invalid_state(format!("the CA certificate is not PEM: {error}")))?;
+            .map_err(|error| TlsError::Invalid(format!("the CA certificate is not PEM: {error}")))?;
         let issuer = Issuer::from_ca_cert_der(&cert, key).map_err(certificate_error)?;
         Ok(LocalCa { cert, cert_pem: cert_pem.to_owned(), key_pem: key_pem.to_owned(), issuer })
     }
@@ -118,10 +133,10 @@ impl LocalCa {
 pub fn server_config(certificate: ServingCertificate) -> Result<Arc<rustls::ServerConfig>> {
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|error| Error::internal(error.to_string()))?
+        .map_err(|error| TlsError::Internal(error.to_string()))?
         .with_no_client_auth()
         .with_single_cert(certificate.chain, certificate.key)
-        .map_err(|error| Error::invalid_state(format!("the certificate and key do not serve: {error}")))?;
+        .map_err(|error| TlsError::Invalid(format!("the certificate and key do not serve: {error}")))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -129,7 +144,7 @@ pub fn server_config(certificate: ServingCertificate) -> Result<Arc<rustls::Serv
 /// Reads a PEM certificate chain (leaf first) and its PEM private key.
 pub fn read_serving_certificate(cert_path: &Path, key_path: &Path) -> Result<ServingCertificate> {
     let unreadable = |path: &Path, what: &str, error: &dyn std::fmt::Display| {
-        Error::invalid_state(format!("{}: cannot read a PEM {what} from it: {error}", path.display()))
+        TlsError::Invalid(format!("{}: cannot read a PEM {what} from it: {error}", path.display()))
     };
     let chain = CertificateDer::pem_file_iter(cert_path)
         .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
@@ -144,7 +159,7 @@ pub fn read_serving_certificate(cert_path: &Path, key_path: &Path) -> Result<Ser
 /// The SHA-256 of a certificate's SubjectPublicKeyInfo.
 pub fn spki_sha256(cert: &CertificateDer<'_>) -> Result<[u8; 32]> {
     let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref())
-        .map_err(|error| Error::invalid_state(format!("the certificate does not parse: {error}")))?;
+        .map_err(|error| TlsError::Invalid(format!("the certificate does not parse: {error}")))?;
     Ok(Sha256::digest(parsed.tbs_certificate.subject_pki.raw).into())
 }
 
@@ -197,7 +212,7 @@ pub enum Trust {
 pub fn client_config(trust: Trust) -> Result<Arc<rustls::ClientConfig>> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|error| Error::internal(error.to_string()))?;
+        .map_err(|error| TlsError::Internal(error.to_string()))?;
     let mut config = match trust {
         Trust::Pinned(pin) => builder
             .dangerous()
@@ -208,9 +223,7 @@ pub fn client_config(trust: Trust) -> Result<Arc<rustls::ClientConfig>> {
             let found = rustls_native_certs::load_native_certs();
             roots.add_parsable_certificates(found.certs);
             if roots.is_empty() {
-                return Err(Error::unavailable(
-                    "this machine's trust store holds no CA certificate; pin the server's CA with --ca-sha256",
-                ));
+                return Err(TlsError::NoTrustedRoots);
             }
             builder.with_root_certificates(roots).with_no_client_auth()
         }
@@ -275,8 +288,8 @@ impl ServerCertVerifier for PinnedCa {
     }
 }
 
-fn certificate_error(error: rcgen::Error) -> Error {
-    Error::internal(format!("cannot make a certificate: {error}"))
+fn certificate_error(error: rcgen::Error) -> TlsError {
+    TlsError::Internal(format!("cannot make a certificate: {error}"))
 }
 
 #[cfg(test)]

@@ -29,7 +29,6 @@ use serde_json::{Value, json};
 
 use super::gke::{ClusterKey, FakeCluster};
 use super::{Shared, bearer, clock, json_response};
-use crate::provider::ClusterRole;
 pub use nodes::{accelerators, node_labels, node_name};
 use objects::{BoundToken, Refusal, Write, qualified};
 pub use objects::{KubeObjects, ObjectKey, new_uid};
@@ -80,11 +79,24 @@ impl Caller {
     }
 }
 
-fn rank(role: ClusterRole) -> u8 {
-    match role {
-        ClusterRole::View => 1,
-        ClusterRole::Edit => 2,
-        ClusterRole::ClusterAdmin => 3,
+/// The built-in cluster roles the fake honours, weakest first: a service account bound to
+/// several has the strongest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ClusterRole {
+    View,
+    Edit,
+    ClusterAdmin,
+}
+
+impl ClusterRole {
+    /// The role a binding's `roleRef.name` names, as Kubernetes names its built-in roles.
+    fn named(name: &str) -> Option<ClusterRole> {
+        match name {
+            "view" => Some(ClusterRole::View),
+            "edit" => Some(ClusterRole::Edit),
+            "cluster-admin" => Some(ClusterRole::ClusterAdmin),
+            _ => None,
+        }
     }
 }
 
@@ -111,8 +123,8 @@ fn authenticate(world: &super::World, cluster: &FakeCluster, token: &str) -> Opt
                 s["kind"] == "ServiceAccount" && s["name"] == name.as_str() && s["namespace"] == namespace.as_str()
             })
         })
-        .filter_map(|(_, binding)| ClusterRole::parse(binding["roleRef"]["name"].as_str().unwrap_or_default()))
-        .max_by_key(|role| rank(*role));
+        .filter_map(|(_, binding)| ClusterRole::named(binding["roleRef"]["name"].as_str().unwrap_or_default()))
+        .max();
     Some(Caller::ServiceAccount(format!("system:serviceaccount:{namespace}:{name}"), role))
 }
 

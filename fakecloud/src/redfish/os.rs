@@ -19,9 +19,9 @@ use tokio::sync::oneshot;
 
 use super::super::Shared;
 use super::machine::Machine;
-use crate::boot_config::BootConfig;
-use crate::daemon::{EmbeddedDaemon, Machine as DaemonMachine, host, run_embedded, state::NodeState};
-use crate::proto::bettercompute::compute::v1::NodeCapacity;
+use bcd::boot_config::BootConfig;
+use bcd::daemon::{EmbeddedDaemon, Machine as DaemonMachine, host, run_embedded, state::NodeState};
+use bcd::proto::bettercompute::compute::v1::NodeCapacity;
 
 /// How often what runs is compared with what should.
 pub const PERIOD: Duration = Duration::from_millis(200);

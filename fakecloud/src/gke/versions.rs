@@ -5,7 +5,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::Context;
-use crate::fakecloud::json_response;
+use crate::json_response;
 
 /// The versions a location offers, by release channel (each list newest first).
 #[derive(Clone, Debug, PartialEq)]
