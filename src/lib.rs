@@ -8,7 +8,8 @@
 //! Data flows one way: `api` (thin tonic services and the JSON gateway, all derived from the
 //! descriptors of `proto/`) calls `service` (the rules, one file per resource), which calls
 //! `store` (all SQL). The worker's `reconcile` runtime calls provider adapters and the store.
-//! Nothing calls upward.
+//! Nothing calls upward: each module has a rank in the table of `layers.rs`, whose test fails on
+//! a path to a module above it.
 //!
 //! Modules:
 //! - [`proto`]: the generated code and the descriptor pool; [`methods`]: every method read from it;
@@ -18,9 +19,10 @@
 //! - [`service`]: business rules;
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
-//! - [`server`], [`dev`] (with [`dev_catalog`] and [`dev_seed`]), [`cli`]: what the binaries run;
+//! - [`server`], [`dev`] (with [`dev_catalog`] and [`dev_seed`]), [`cli`], and the binaries'
+//!   options ([`config`]) and start ([`process`]): what the binaries run;
 //! - [`domain`]: rules with no I/O that several layers read (state tables, policies, CIDR, dates);
-//! - [`config`], [`error`], [`ids`], [`telemetry`], [`measured`], [`process`]: shared plumbing;
+//! - [`error`], [`ids`], [`telemetry`], [`measured`]: shared plumbing;
 //! - [`secrets`]: credentials sealed at rest; [`bearer`]: the bearer form of keys and tokens.
 //!
 //! The node daemon ([`bcd`]) and the provider emulators ([`fakecloud`], which only `bc dev` and
