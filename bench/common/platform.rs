@@ -147,7 +147,7 @@ pub fn cluster_request(tenant: &str, pool: &str, key: &str) -> Value {
 }
 
 /// A regional load balancer in `nyc3` over the tenant's instances in the pool, one HTTP rule, as
-/// `loadBalancers.create` takes it (../shared/spec/loadBalancers.txt).
+/// `loadBalancers.create` takes it (the load balancers' API reference).
 pub fn load_balancer_request(tenant: &str, pool: &str, key: &str) -> Value {
     json!({
         "tenantId": tenant, "poolId": pool, "name": key, "region": DO_REGIONS[0],

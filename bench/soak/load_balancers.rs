@@ -1,4 +1,4 @@
-//! The soak's load balancer scenario (../shared/spec/loadBalancers.txt), beside the clusters':
+//! The soak's load balancer scenario (the load balancers' API reference), beside the clusters':
 //! each tenant creates, updates, reads and deletes load balancers on the DigitalOcean pool while
 //! the fake DigitalOcean fails a share of its calls. It runs when this build serves
 //! `bettercompute.compute.v1.LoadBalancers` and a first create succeeds (a refusal is printed

@@ -218,7 +218,7 @@ states!(
 );
 
 states!(
-    /// A bare-metal machine's provision state (`src/service/metal_states.rs` has the table of
+    /// A bare-metal machine's provision state ([`crate::domain::metal_states`] has the table of
     /// its moves).
     MachineState { Enrolling = "enrolling", EnrollFailed = "enrollFailed", Manageable = "manageable",
         Inspecting = "inspecting", InspectFailed = "inspectFailed", Commissioning = "commissioning",

@@ -24,6 +24,7 @@ mod metal_drivers;
 mod metrics;
 mod nodes;
 mod provider;
+mod readme_recipe;
 mod scale_out;
 mod store_conformance;
 mod substrates;

@@ -2,7 +2,7 @@
 //! the JSON gateway's [`decode_json`] and the [`Validator`]. Each runs a bounded number of cases
 //! (`BC_FUZZ_CASES`, 1,500 by default) from a fixed seed (`BC_FUZZ_SEED` picks another), so
 //! every `cargo test` and CI run fuzzes for a few seconds and a failure replays exactly. The
-//! first seeds are the attacks the hostile probe found (issue 14): a `Struct` nested 3,000 deep,
+//! first seeds are the attacks the hostile probe found: a `Struct` nested 3,000 deep,
 //! a million unknown field numbers, 300k unknown JSON keys, a `unique` list of 120k items.
 
 use std::collections::HashMap;
@@ -45,7 +45,7 @@ fn length_delimited(tag: u32, body: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(body);
 }
 
-/// The crash of issue 14: `Pools/Create` whose `policy` is a `Struct` nested `depth` deep.
+/// The crash the hostile probe found: `Pools/Create` whose `policy` is a `Struct` nested `depth` deep.
 fn deep_policy(depth: usize) -> Vec<u8> {
     let mut current = Vec::new();
     for _ in 0..depth {
