@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::dev_seed::DEMO_TENANTS;
+use crate::domain::states::OfferState;
 use crate::error::{Error, Result};
 use crate::ids::{AccountId, PoolId};
 use crate::secrets::SecretKey;
@@ -173,7 +174,7 @@ async fn seed_provider(store: &Store, key: &SecretKey, fakecloud: &FakeCloud, de
             .offer_create(&NewOffer {
                 pool_id: pool_id.clone(),
                 tenant_id: tenant.to_owned(),
-                state: "active".to_owned(),
+                state: OfferState::Active,
                 excluded_regions: Vec::new(),
                 now,
             })

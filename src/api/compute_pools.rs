@@ -24,11 +24,11 @@ fn visible_pool_view(tenant_id: &str, visible: VisiblePool) -> Pool {
         provider: pool.provider,
         provider_account_id: pool.account_id,
         billing_mode: pool.billing_mode,
-        state: pool.state,
+        state: pool.state.to_string(),
         zones,
         regions,
         own: visible.own,
-        offer: visible.offer.map(|(state, excluded_regions)| PoolOffer { state, excluded_regions }),
+        offer: visible.offer.map(|(state, excluded_regions)| PoolOffer { state: state.to_string(), excluded_regions }),
         // On `get` only: a list would count every pool's nodes.
         nodes: None,
     }

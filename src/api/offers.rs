@@ -12,7 +12,7 @@ fn offer_view(row: OfferRow) -> Offer {
     Offer {
         pool_id: row.pool_id,
         tenant_id: row.tenant_id,
-        state: row.state,
+        state: row.state.to_string(),
         excluded_regions: row.excluded_regions,
         version: row.version,
         created_at: Some(timestamp(row.created_at)),

@@ -23,7 +23,7 @@ fn pool_view(row: PoolRow) -> Pool {
         billing_mode: row.billing_mode,
         policy: Some(policy),
         prices: row.prices.into_iter().collect(),
-        state: row.state,
+        state: row.state.to_string(),
         ..stamps(row.version, row.created_at, row.updated_at, row.deleted_at)
     }
 }

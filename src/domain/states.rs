@@ -152,6 +152,20 @@ pub fn state_or_none<S: FromStr<Err = UnknownState>>(text: &str) -> Result<Optio
     if text.is_empty() { Ok(None) } else { text.parse().map(Some) }
 }
 
+/// The state a caller asked for in `field`, one of `accepted`; else `INVALID_INPUT` naming the
+/// field and the states it accepts (a caller may not ask for every state: `deleted` is the
+/// delete's).
+pub fn requested_state<S: Copy + fmt::Display>(field: &str, text: &str, accepted: &[S]) -> crate::error::Result<S> {
+    if let Some(state) = accepted.iter().copied().find(|state| state.to_string() == text) {
+        return Ok(state);
+    }
+    let spelled: Vec<String> = accepted.iter().map(ToString::to_string).collect();
+    Err(crate::error::Error::fields(vec![crate::error::FieldViolation::new(
+        field,
+        format!("{text:?} is not a state it may be given; use one of {}", spelled.join(", ")),
+    )]))
+}
+
 /// A stored state no enum of its kind spells: a row written by a newer release, or damage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownState {
@@ -218,6 +232,16 @@ states!(
 );
 
 states!(
+    /// A pool's state: an `archived` pool keeps its resources and takes no new ones.
+    PoolState { Active = "active", Archived = "archived", Deleted = "deleted", }
+);
+
+states!(
+    /// The state of a platform pool's offer to a tenant: a `suspended` offer takes nothing new.
+    OfferState { Active = "active", Suspended = "suspended", }
+);
+
+states!(
     /// A bare-metal machine's provision state ([`crate::domain::metal_states`] has the table of
     /// its moves).
     MachineState { Enrolling = "enrolling", EnrollFailed = "enrollFailed", Manageable = "manageable",
@@ -269,5 +293,14 @@ mod tests {
         assert!(!ProvisionState::Error.is_transient() && ProvisionState::Deleting.is_transient());
         assert!(LoadBalancerState::Updating.is_transient() && !LoadBalancerState::Deleted.is_transient());
         assert_eq!(NodePoolState::ERROR.as_str(), "error");
+    }
+
+    #[test]
+    fn a_caller_may_ask_only_for_the_states_it_is_given() {
+        let accepted = [PoolState::Active, PoolState::Archived];
+        assert_eq!(requested_state("state", "archived", &accepted).unwrap(), PoolState::Archived);
+        let refused = requested_state("state", "deleted", &accepted).unwrap_err();
+        let text = format!("{refused:?}");
+        assert!(text.contains("\"state\"") && text.contains("active, archived"), "{text}");
     }
 }

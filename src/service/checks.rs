@@ -24,6 +24,7 @@
 //! caller that an id is in use elsewhere.
 
 use super::Service;
+use crate::domain::states::{OfferState, PoolState};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::store::{VisiblePool, now_micros};
 
@@ -129,7 +130,7 @@ pub fn check_capability(pool: &VisiblePool, capability: &str) -> Result<()> {
 
 /// `INVALID_STATE` for an archived pool: it keeps its resources and takes no new ones.
 pub fn check_pool_active(pool: &VisiblePool) -> Result<()> {
-    if pool.pool.state == "active" {
+    if pool.pool.state == PoolState::Active {
         return Ok(());
     }
     Err(Error::invalid_state(format!("pool {:?} is {} and takes no new resources", pool.pool.id, pool.pool.state))
@@ -164,7 +165,7 @@ pub fn check_location(pool: &VisiblePool, location: &str) -> Result<Location> {
 /// (with the `excludedRegions`) when it excludes `region`. A tenant's own pool needs no offer.
 pub fn check_offer(pool: &VisiblePool, region: &str) -> Result<()> {
     let Some((state, excluded)) = &pool.offer else { return Ok(()) };
-    if state != "active" {
+    if *state != OfferState::Active {
         return Err(Error::invalid_state(format!(
             "the offer of pool {:?} to this tenant is {state}: it takes no new resources",
             pool.pool.id

@@ -34,15 +34,7 @@ impl Service {
     /// The pool a token is made on: `NOT_FOUND` for an unknown or deleted pool, `INVALID_STATE`
     /// for an archived one (it takes nothing new).
     async fn join_token_pool(&self, pool_id: &str) -> Result<PoolRow> {
-        let pool = self.store.pool_fetch(pool_id).await?;
-        if pool.deleted_at.is_some() {
-            return Err(Error::not_found("pool", pool_id));
-        }
-        if pool.state != "active" {
-            return Err(Error::invalid_state(format!("pool {pool_id:?} is {}: no node may join it", pool.state))
-                .with_detail("poolId", pool_id));
-        }
-        Ok(pool)
+        self.pool_taking_new(pool_id, "no node may join it").await
     }
 
     /// Token `id` of pool `pool_id`; `NOT_FOUND` for one of another pool.

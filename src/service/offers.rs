@@ -3,11 +3,15 @@
 use super::checks::zones_and_regions;
 use super::update_mask::Named;
 use super::{Context, Service};
+use crate::domain::states::{OfferState, requested_state};
 use crate::error::{Error, FieldViolation, Result};
 use crate::proto::platform::{
     CreateOfferRequest, DeleteOfferRequest, GetOfferRequest, ListOffersRequest, UpdateOfferRequest,
 };
 use crate::store::{NewOffer, OfferChange, OfferRow, now_micros};
+
+/// The states an operator may give an offer.
+const OFFER_STATES: &[OfferState] = &[OfferState::Active, OfferState::Suspended];
 
 impl Service {
     /// `INVALID_INPUT` unless every excluded region is a region of the pool's account.
@@ -45,7 +49,11 @@ impl Service {
             )]));
         }
         self.offer_check_regions(&pool.id, &request.excluded_regions).await?;
-        let state = if request.state.is_empty() { "active".to_owned() } else { request.state };
+        let state = if request.state.is_empty() {
+            OfferState::Active
+        } else {
+            requested_state("state", &request.state, OFFER_STATES)?
+        };
         let offer = self
             .store
             .offer_create(&NewOffer {
@@ -86,7 +94,10 @@ impl Service {
         } else {
             named.list("excluded_regions", request.excluded_regions)
         };
-        let state = named.required("state", "state", request.state)?;
+        let state = named
+            .required("state", "state", request.state)?
+            .map(|state| requested_state("state", &state, OFFER_STATES))
+            .transpose()?;
         if state.is_none() && excluded_regions.is_none() {
             return Err(Error::invalid_input("name at least one field to change: state, excludedRegions")
                 .with_detail("accepted", serde_json::json!(["state", "excludedRegions"])));

@@ -5,6 +5,7 @@ use super::update_mask::Named;
 use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
 use crate::domain::metal_policy;
+use crate::domain::states::{PoolState, requested_state};
 use crate::domain::substrate_policy::{self, SubstratePolicy};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
@@ -20,6 +21,20 @@ pub fn struct_to_json(value: &prost_types::Struct) -> serde_json::Value {
 }
 
 impl Service {
+    /// Pool `pool_id` when it takes new things: `NOT_FOUND` for an unknown or deleted pool,
+    /// `INVALID_STATE` for an archived one, saying what it `refuses` ("no node may join it").
+    pub(super) async fn pool_taking_new(&self, pool_id: &str, refuses: &str) -> Result<PoolRow> {
+        let pool = self.store.pool_fetch(pool_id).await?;
+        if pool.deleted_at.is_some() {
+            return Err(Error::not_found("pool", pool_id));
+        }
+        if pool.state != PoolState::Active {
+            return Err(Error::invalid_state(format!("pool {pool_id:?} is {}: {refuses}", pool.state))
+                .with_detail("poolId", pool_id));
+        }
+        Ok(pool)
+    }
+
     /// Records a pool on a live account.
     pub async fn pool_create(&self, ctx: &Context, request: CreatePoolRequest) -> Result<PoolRow> {
         let policy = request.policy.as_ref().map_or_else(|| serde_json::json!({}), struct_to_json);
@@ -68,7 +83,10 @@ impl Service {
             name: named.required("name", "name", request.name)?,
             description: named.clearable("description", request.description),
             billing_mode: named.required("billing_mode", "billingMode", request.billing_mode)?,
-            state: named.required("state", "state", request.state)?,
+            state: named
+                .required("state", "state", request.state)?
+                .map(|state| requested_state("state", &state, &[PoolState::Active, PoolState::Archived]))
+                .transpose()?,
             // A policy named without a value is the empty policy.
             policy,
             prices: named.list("prices", request.prices).map(|prices| prices.into_iter().collect()),
@@ -120,7 +138,7 @@ impl Service {
         let pool = self.store.pool_fetch(pool_id).await?;
         self.check_substrate_account(pool.tenant_id.as_deref(), &wanted).await?;
         let Ok(Some(current)) = substrate_policy::read(&pool.policy) else { return Ok(()) };
-        if pool.state != "archived" && !current.cluster.is_same_cluster(&wanted.cluster) {
+        if pool.state != PoolState::Archived && !current.cluster.is_same_cluster(&wanted.cluster) {
             let said = if current.cluster.mode() != wanted.cluster.mode() {
                 format!("switches the substrate from {} to {}", current.cluster.mode(), wanted.cluster.mode())
             } else {

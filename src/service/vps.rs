@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::Service;
 use super::checks::{check_capability, check_location, check_offer, check_pool_active};
+use crate::domain::states::OfferState;
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::store::VisiblePool;
 
@@ -76,7 +77,7 @@ impl Service {
         check_capability(&pool, capability)?;
         check_pool_active(&pool)?;
         if let Some((state, _)) = &pool.offer
-            && state != "active"
+            && *state != OfferState::Active
         {
             check_offer(&pool, "")?;
         }

@@ -9,7 +9,7 @@ use super::catalog::value_from_json;
 use super::record::{Announced, Record, pool_event};
 use super::resource::AnyQuery;
 use super::{NewEvent, PoolRow, Store};
-use crate::domain::states::SubstrateState;
+use crate::domain::states::{PoolState, SubstrateState};
 use crate::domain::substrate_policy::{self, SubstrateCluster, SubstratePolicy};
 use crate::error::{Error, Result};
 
@@ -229,7 +229,7 @@ impl Store {
         pool: &PoolRow,
         now: i64,
     ) -> Result<()> {
-        let wanted = substrate_policy::read(&pool.policy)?.filter(|_| pool.state == "active");
+        let wanted = substrate_policy::read(&pool.policy)?.filter(|_| pool.state == PoolState::Active);
         let mut current: Option<SubstrateRow> = self.record_find_in(txn, &pool.id).await?;
         if wanted.is_some() && current.as_ref().is_some_and(|row| row.deleted_at.is_some()) {
             // A pool made active again after its substrate was torn down gets one anew.

@@ -5,6 +5,7 @@ use sqlx::any::AnyRow;
 
 use super::catalog::{catalog_event, strings_from_json, strings_to_json, tenant_require_active_in};
 use super::{Store, conflict_on_unique};
+use crate::domain::states::OfferState;
 use crate::error::{Error, Result};
 
 /// An offer as stored.
@@ -14,8 +15,8 @@ pub struct OfferRow {
     pub pool_id: String,
     /// The tenant it is offered to.
     pub tenant_id: String,
-    /// `active` or `suspended`.
-    pub state: String,
+    /// Whether the tenant may make new resources on the pool.
+    pub state: OfferState,
     /// Regions where the tenant may make nothing.
     pub excluded_regions: Vec<String>,
     /// Bumped by every change.
@@ -33,8 +34,8 @@ pub struct NewOffer {
     pub pool_id: String,
     /// The tenant.
     pub tenant_id: String,
-    /// `active` or `suspended`.
-    pub state: String,
+    /// Whether the tenant may make new resources on the pool.
+    pub state: OfferState,
     /// Excluded regions.
     pub excluded_regions: Vec<String>,
     /// The creation time.
@@ -44,8 +45,8 @@ pub struct NewOffer {
 /// The fields of an offer to change; `None` leaves one as it is.
 #[derive(Clone, Debug, Default)]
 pub struct OfferChange {
-    /// `active` or `suspended`.
-    pub state: Option<String>,
+    /// A new state.
+    pub state: Option<OfferState>,
     /// New excluded regions.
     pub excluded_regions: Option<Vec<String>>,
 }
@@ -91,7 +92,7 @@ impl Store {
                 )))
                 .bind(&new.pool_id)
                 .bind(&new.tenant_id)
-                .bind(&new.state)
+                .bind(new.state)
                 .bind(strings_to_json(&new.excluded_regions))
                 .bind(new.now)
                 .fetch_one(&mut *txn)
@@ -142,7 +143,7 @@ impl Store {
             )))
             .bind(pool)
             .bind(tenant)
-            .bind(change.state.as_ref().unwrap_or(&current.state))
+            .bind(change.state.unwrap_or(current.state))
             .bind(strings_to_json(change.excluded_regions.as_ref().unwrap_or(&current.excluded_regions)))
             .bind(now)
             .fetch_one(&mut *txn)

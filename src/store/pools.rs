@@ -10,6 +10,7 @@ use super::catalog::{authz_row, catalog_event, strings_from_json, value_from_jso
 use super::record::{Announced, Record};
 use super::resource::AnyQuery;
 use super::{NewEvent, Store};
+use crate::domain::states::{OfferState, PoolState};
 use crate::error::{Error, Result};
 
 /// A pool as stored, with what it takes of its account.
@@ -33,8 +34,8 @@ pub struct PoolRow {
     pub policy: serde_json::Value,
     /// Price of one unit per meter.
     pub prices: BTreeMap<String, i64>,
-    /// `active`, `archived` or `deleted`.
-    pub state: String,
+    /// Whether it takes new resources, or is deleted.
+    pub state: PoolState,
     /// Bumped by every change.
     pub version: i64,
     /// Creation time (µs).
@@ -55,7 +56,7 @@ pub struct VisiblePool {
     /// On the tenant's own account.
     pub own: bool,
     /// The offer's state and excluded regions, for a platform pool.
-    pub offer: Option<(String, Vec<String>)>,
+    pub offer: Option<(OfferState, Vec<String>)>,
 }
 
 /// A pool to create.
@@ -89,7 +90,7 @@ pub struct PoolChange {
     /// A new billing mode.
     pub billing_mode: Option<String>,
     /// `active` or `archived`.
-    pub state: Option<String>,
+    pub state: Option<PoolState>,
     /// A new policy document.
     pub policy: Option<serde_json::Value>,
     /// New prices.
@@ -128,7 +129,7 @@ impl Announced for PoolRow {
 }
 
 fn visible_from_row(row: &AnyRow) -> Result<VisiblePool> {
-    let offer_state: Option<String> = row.try_get("offer_state")?;
+    let offer_state: Option<OfferState> = row.try_get("offer_state")?;
     let excluded: Option<String> = row.try_get("excluded_regions")?;
     let pool = PoolRow::from_row(row)?;
     let own = pool.tenant_id.is_some();
@@ -173,7 +174,7 @@ impl Store {
             }
             sqlx::query(
                 "INSERT INTO pools (id, account_id, name, description, billing_mode, policy, prices, state, version, \
-                 created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'active', 1, $8, $8)",
+                 created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $9, 1, $8, $8)",
             )
             .bind(&new.id)
             .bind(&new.account_id)
@@ -183,6 +184,7 @@ impl Store {
             .bind(new.policy.to_string())
             .bind(serde_json::to_string(&new.prices).expect("prices serialize"))
             .bind(new.now)
+            .bind(PoolState::Active)
             .execute(&mut *txn)
             .await?;
             let pool: PoolRow = self.record_changed_in(&mut txn, &new.id, "created").await?;
@@ -225,7 +227,7 @@ impl Store {
             .bind(change.name.as_ref().unwrap_or(&current.name))
             .bind(change.description.as_ref().unwrap_or(&current.description))
             .bind(change.billing_mode.as_ref().unwrap_or(&current.billing_mode))
-            .bind(change.state.as_ref().unwrap_or(&current.state))
+            .bind(change.state.unwrap_or(current.state))
             .bind(change.policy.as_ref().unwrap_or(&current.policy).to_string())
             .bind(serde_json::to_string(change.prices.as_ref().unwrap_or(&current.prices)).expect("prices serialize"))
             .bind(now)

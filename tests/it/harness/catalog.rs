@@ -82,7 +82,7 @@ impl Catalog {
         self.offers.push(NewOffer {
             pool_id: pool.to_owned(),
             tenant_id: tenant.to_owned(),
-            state: state.to_owned(),
+            state: state.parse().expect("an offer state"),
             excluded_regions: excluded_regions.iter().map(|region| region.to_string()).collect(),
             now: 0,
         });
