@@ -26,14 +26,10 @@ impl Reconciler for Metering {
     }
 
     async fn reconcile(&self, pass: &Pass) -> Outcome {
-        match pass.store.usage_meter(now_micros()).await {
-            Ok(added) => {
-                if added > 0 {
-                    tracing::info!(rows = added, "usage metered");
-                }
-                Outcome::after(self.interval)
+        Outcome::sweep(pass.store.usage_meter(now_micros()).await, self.interval, |added| {
+            if added > 0 {
+                tracing::info!(rows = added, "usage metered");
             }
-            Err(error) => Outcome::transient(error.to_string()),
-        }
+        })
     }
 }

@@ -27,14 +27,10 @@ impl Reconciler for NodeLiveness {
     }
 
     async fn reconcile(&self, pass: &Pass) -> Outcome {
-        match pass.store.node_mark_silent(now_micros()).await {
-            Ok(marked) => {
-                if marked > 0 {
-                    tracing::info!(nodes = marked, "silent nodes marked notReady");
-                }
-                Outcome::after(self.interval)
+        Outcome::sweep(pass.store.node_mark_silent(now_micros()).await, self.interval, |marked| {
+            if marked > 0 {
+                tracing::info!(nodes = marked, "silent nodes marked notReady");
             }
-            Err(error) => Outcome::transient(error.to_string()),
-        }
+        })
     }
 }

@@ -71,6 +71,18 @@ impl Outcome {
         Next::Transient(error.into()).into()
     }
 
+    /// The outcome of one run of a periodic sweep: `report` is told what the sweep did and the
+    /// next run comes after `interval`; a sweep the store failed is retried as transient.
+    pub fn sweep<T>(swept: crate::error::Result<T>, interval: Duration, report: impl FnOnce(T)) -> Self {
+        match swept {
+            Ok(done) => {
+                report(done);
+                Self::after(interval)
+            }
+            Err(error) => Self::transient(error.to_string()),
+        }
+    }
+
     /// A permanent failure.
     pub fn permanent(error: impl Into<String>) -> Self {
         Next::Permanent(error.into()).into()

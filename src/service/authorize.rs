@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{Context, Service};
+use super::{Caller, Context, Service};
 use crate::authz::{Subject, Target};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::methods::MethodTable;
@@ -185,6 +185,16 @@ fn with_stored(target: &mut Target, row: AuthzResourceRow) {
     }
 }
 
+/// The caller as the authorizer sees it.
+fn subject_of(caller: &Caller) -> Subject<'_> {
+    Subject {
+        principal_id: &caller.principal_id,
+        kind: caller.kind.as_str(),
+        tenant_id: caller.tenant_id.as_deref(),
+        bindings: &caller.bindings,
+    }
+}
+
 /// Whether decisions on `permission` are audited: every permission but reads.
 pub fn audited(permission: &str) -> bool {
     !permission.ends_with(":read")
@@ -211,12 +221,7 @@ impl Service {
         self.resolve_pool_tenant(&mut target).await?;
         self.resolve_account(&mut target).await?;
         let caller = &ctx.caller;
-        let subject = Subject {
-            principal_id: &caller.principal_id,
-            kind: caller.kind.as_str(),
-            tenant_id: caller.tenant_id.as_deref(),
-            bindings: &caller.bindings,
-        };
+        let subject = subject_of(caller);
         let decision = self.authorizer.decide(&subject, permission, &target);
         if audited(permission) {
             let (tenant_id, requested_tenant_id) =
@@ -344,13 +349,7 @@ impl Service {
         items: Vec<T>,
         target_of: impl Fn(&T) -> Target,
     ) -> Vec<T> {
-        let caller = &ctx.caller;
-        let subject = Subject {
-            principal_id: &caller.principal_id,
-            kind: caller.kind.as_str(),
-            tenant_id: caller.tenant_id.as_deref(),
-            bindings: &caller.bindings,
-        };
+        let subject = subject_of(&ctx.caller);
         let targets: Vec<Target> = items.iter().map(target_of).collect();
         let decisions = self.authorizer.decide_each(&subject, permission, &targets);
         items.into_iter().zip(decisions).filter(|(_, decision)| decision.allowed).map(|(item, _)| item).collect()

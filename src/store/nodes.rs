@@ -152,6 +152,25 @@ pub enum JoinOutcome {
     Refused(Box<JoinTokenRow>),
 }
 
+/// Binds what a join writes of the machine, in the order both the first join's insert and a
+/// rejoin's update number it, after their own leading parameters.
+fn bind_joined<'q>(query: AnyQuery<'q>, node: &'q NodeRow, token_id: &'q str, now: i64) -> AnyQuery<'q> {
+    query
+        .bind(&node.hostname)
+        .bind(&node.architecture)
+        .bind(&node.os)
+        .bind(&node.kernel)
+        .bind(&node.bcd_version)
+        .bind(json(&node.capacity))
+        .bind(json(&node.labels))
+        .bind(json(&node.taints))
+        .bind(token_id)
+        .bind(&node.credential_sha256)
+        .bind(&node.address)
+        .bind(node.heartbeat_interval_ms)
+        .bind(now)
+}
+
 fn json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("a node's fields serialize")
 }
@@ -263,30 +282,16 @@ impl Store {
             let rejoined = matches!(over, JoinOver::Rejoin { .. });
             let id = node.id.clone();
             if rejoined {
-                sqlx::query(
+                let update = sqlx::query(
                     "UPDATE nodes SET hostname = $2, architecture = $3, os = $4, kernel = $5, bcd_version = $6, \
                      capacity = $7, allocatable = $7, labels = $8, taints = $9, state = 'ready', join_token_id = $10, \
                      credential_sha256 = $11, address = $12, heartbeat_interval_ms = $13, version = version + 1, \
                      last_heartbeat_at = $14, left_at = NULL, updated_at = $14 WHERE id = $1",
                 )
-                .bind(&id)
-                .bind(&node.hostname)
-                .bind(&node.architecture)
-                .bind(&node.os)
-                .bind(&node.kernel)
-                .bind(&node.bcd_version)
-                .bind(json(&node.capacity))
-                .bind(json(&node.labels))
-                .bind(json(&node.taints))
-                .bind(token_id)
-                .bind(&node.credential_sha256)
-                .bind(&node.address)
-                .bind(node.heartbeat_interval_ms)
-                .bind(now)
-                .execute(&mut *txn)
-                .await?;
+                .bind(&id);
+                bind_joined(update, node, token_id, now).execute(&mut *txn).await?;
             } else {
-                let inserted = sqlx::query(concat!(
+                let insert = sqlx::query(concat!(
                     "INSERT INTO nodes (",
                     columns!(),
                     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, '[]', $11, \
@@ -295,22 +300,8 @@ impl Store {
                 .bind(&id)
                 .bind(&node.pool_id)
                 .bind(&node.tenant_id)
-                .bind(&node.machine_id)
-                .bind(&node.hostname)
-                .bind(&node.architecture)
-                .bind(&node.os)
-                .bind(&node.kernel)
-                .bind(&node.bcd_version)
-                .bind(json(&node.capacity))
-                .bind(json(&node.labels))
-                .bind(json(&node.taints))
-                .bind(token_id)
-                .bind(&node.credential_sha256)
-                .bind(&node.address)
-                .bind(node.heartbeat_interval_ms)
-                .bind(now)
-                .execute(&mut *txn)
-                .await;
+                .bind(&node.machine_id);
+                let inserted = bind_joined(insert, node, token_id, now).execute(&mut *txn).await;
                 super::conflict_on_unique(inserted, || {
                     Error::conflict(format!("machine {:?} is joining the pool in another call", node.machine_id))
                         .with_detail("machineId", node.machine_id.as_str())

@@ -95,6 +95,29 @@ async fn quota_find<'c>(
     row.as_ref().map(quota_from_row).transpose()
 }
 
+/// Which way a change to a quota's bookings goes.
+#[derive(Clone, Copy)]
+enum Booking {
+    Book,
+    Refund,
+}
+
+/// Sets the bookings of the `kind` quota of `tenant` on `pool` to `used` (an expression of
+/// `used` and `$4`, bound to `n`) where `and` (a further condition, or empty) holds: the one
+/// statement of a booking and of a refund. Returns how many rows it changed.
+async fn quota_used_set<'c>(
+    db: impl sqlx::Executor<'c, Database = Any>,
+    (used, and): (&str, &str),
+    pool: &str,
+    tenant: &str,
+    kind: &str,
+    n: i64,
+) -> Result<u64> {
+    let update = format!("UPDATE quotas SET used = {used} WHERE {KEY}{and}");
+    let query = sqlx::query(sqlx::AssertSqlSafe(update)).bind(pool).bind(tenant).bind(kind).bind(n);
+    Ok(query.execute(db).await?.rows_affected())
+}
+
 impl Store {
     /// Creates a quota; `CONFLICT` when one of the same pool, tenant and kind exists.
     pub async fn quota_create(&self, new: &NewQuota) -> Result<QuotaRow> {
@@ -217,16 +240,9 @@ impl Store {
         n: i64,
     ) -> Result<()> {
         crate::measured::store("quota_book_in", async {
-            let booked = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "UPDATE quotas SET used = used + $4 WHERE {KEY} AND used + $4 <= quota_limit"
-            )))
-            .bind(pool)
-            .bind(tenant)
-            .bind(kind)
-            .bind(n)
-            .execute(&mut **txn)
-            .await?;
-            if booked.rows_affected() == 1 {
+            let booked =
+                quota_used_set(&mut **txn, ("used + $4", " AND used + $4 <= quota_limit"), pool, tenant, kind, n);
+            if booked.await? == 1 {
                 return Ok(());
             }
             let quota = quota_find(&mut **txn, pool, tenant, kind).await?;
@@ -246,15 +262,8 @@ impl Store {
         n: i64,
     ) -> Result<()> {
         crate::measured::store("quota_refund_in", async {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "UPDATE quotas SET used = CASE WHEN used >= $4 THEN used - $4 ELSE 0 END WHERE {KEY}"
-            )))
-            .bind(pool)
-            .bind(tenant)
-            .bind(kind)
-            .bind(n)
-            .execute(&mut **txn)
-            .await?;
+            let at_least_zero = "CASE WHEN used >= $4 THEN used - $4 ELSE 0 END";
+            quota_used_set(&mut **txn, (at_least_zero, ""), pool, tenant, kind, n).await?;
             Ok(())
         })
         .await
@@ -263,24 +272,23 @@ impl Store {
     /// Books `n` in a transaction of its own (what a create does, for tests and benchmarks of
     /// booking under concurrency).
     pub async fn quota_book(&self, pool: &str, tenant: &str, kind: &str, n: i64) -> Result<()> {
-        crate::measured::store("quota_book", async {
-            let mut txn = self.begin_write().await?;
-            self.quota_book_in(&mut txn, pool, tenant, kind, n).await?;
-            txn.commit().await?;
-            Ok(())
-        })
-        .await
+        crate::measured::store("quota_book", self.quota_alone(Booking::Book, pool, tenant, kind, n)).await
     }
 
     /// Refunds `n` in a transaction of its own.
     pub async fn quota_refund(&self, pool: &str, tenant: &str, kind: &str, n: i64) -> Result<()> {
-        crate::measured::store("quota_refund", async {
-            let mut txn = self.begin_write().await?;
-            self.quota_refund_in(&mut txn, pool, tenant, kind, n).await?;
-            txn.commit().await?;
-            Ok(())
-        })
-        .await
+        crate::measured::store("quota_refund", self.quota_alone(Booking::Refund, pool, tenant, kind, n)).await
+    }
+
+    /// A booking or a refund in a transaction of its own (it appends no event: nothing to signal).
+    async fn quota_alone(&self, booking: Booking, pool: &str, tenant: &str, kind: &str, n: i64) -> Result<()> {
+        let mut txn = self.begin_write().await?;
+        match booking {
+            Booking::Book => self.quota_book_in(&mut txn, pool, tenant, kind, n).await?,
+            Booking::Refund => self.quota_refund_in(&mut txn, pool, tenant, kind, n).await?,
+        }
+        txn.commit().await?;
+        Ok(())
     }
 
     /// Whether `n` more of `kind` would fit now, booking nothing (`checkPlacement`).

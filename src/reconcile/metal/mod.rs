@@ -228,29 +228,9 @@ impl Run<'_> {
                 Ok(Progress::Done)
             }
             Step::PowerOff => {
-                let power = bmc.power_state().await?;
-                self.observe(power, None).await?;
-                match power {
-                    PowerState::Off => Ok(Progress::Done),
-                    PowerState::PoweringOff => Ok(Progress::Wait),
-                    PowerState::On | PowerState::PoweringOn => {
-                        bmc.power(PowerAction::ForceOff).await?;
-                        Ok(Progress::Wait)
-                    }
-                }
+                self.power_to(bmc, [PowerState::Off, PowerState::PoweringOff], PowerAction::ForceOff).await
             }
-            Step::PowerOn => {
-                let power = bmc.power_state().await?;
-                self.observe(power, None).await?;
-                match power {
-                    PowerState::On => Ok(Progress::Done),
-                    PowerState::PoweringOn => Ok(Progress::Wait),
-                    PowerState::Off | PowerState::PoweringOff => {
-                        bmc.power(PowerAction::On).await?;
-                        Ok(Progress::Wait)
-                    }
-                }
-            }
+            Step::PowerOn => self.power_to(bmc, [PowerState::On, PowerState::PoweringOn], PowerAction::On).await,
             Step::ClearBoot => Ok(bmc.clear_boot_override().await.map(|()| Progress::Done)?),
             Step::Erase => self.erase(bmc).await,
             Step::IssueToken => self.issue_token().await,
@@ -372,6 +352,25 @@ impl Run<'_> {
         let config: BootConfig = serde_json::from_str(document.expose())
             .map_err(|error| StepFailure::refused(format!("the recorded boot configuration is unreadable: {error}")))?;
         Ok(boot_config::url(&config.endpoint, &boot_config::secret(&config.join_token)))
+    }
+
+    /// One step of driving the power to `target` (reached, then on its way): done once the BMC
+    /// reports it, waiting while it is on its way; otherwise `action` is sent and the step waits.
+    async fn power_to(
+        &self,
+        bmc: &dyn Bmc,
+        [reached, on_its_way]: [PowerState; 2],
+        action: PowerAction,
+    ) -> Result<Progress, StepFailure> {
+        let power = bmc.power_state().await?;
+        self.observe(power, None).await?;
+        if power == reached {
+            return Ok(Progress::Done);
+        }
+        if power != on_its_way {
+            bmc.power(action).await?;
+        }
+        Ok(Progress::Wait)
     }
 
     async fn observe(&self, power: PowerState, inventory: Option<serde_json::Value>) -> Result<(), StepFailure> {
