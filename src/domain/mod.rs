@@ -1,11 +1,12 @@
 //! Rules with no I/O that several layers read: the states of every kind and the provision
-//! state table of machines, pools' substrate and metal policies, IP networks, civil dates.
+//! state table of machines, the names of the lifecycle events, pools' substrate and metal policies, IP networks, civil dates.
 //! It sits below the store and imports nothing above it (the layering test in `lib.rs`
 //! holds it to that).
 
 pub mod cidr;
 pub mod dates;
 pub mod health_check;
+pub mod lifecycle_events;
 pub mod metal_policy;
 pub mod metal_states;
 pub mod states;

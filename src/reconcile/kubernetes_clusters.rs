@@ -17,6 +17,7 @@
 //! principal deleted or no longer allowed the role) or expired are removed from the cluster's
 //! own API, so the cluster refuses their tokens.
 
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::{ClusterState, NodePoolState};
 use std::sync::Arc;
 
@@ -388,7 +389,7 @@ impl Step<'_> {
                 (NodePoolState::Deleting, None) => {
                     seen.deleted = true;
                     seen.state = NodePoolState::Deleted;
-                    observed.events.push(node_pool_event("deleted", pool, now, ""));
+                    observed.events.push(node_pool_event(LifecycleEvent::Deleted, pool, now, ""));
                     None
                 }
                 (NodePoolState::Deleting, Some(p)) if p.status == "STOPPING" => {
@@ -435,7 +436,7 @@ impl Step<'_> {
             }
             if seen.state == NodePoolState::Error {
                 if pool.state != NodePoolState::Error || pool.message != seen.message {
-                    observed.events.push(node_pool_event("error", pool, now, &seen.message));
+                    observed.events.push(node_pool_event(LifecycleEvent::Error, pool, now, &seen.message));
                 }
                 failed.get_or_insert_with(|| format!("node pool {:?}: {}", pool.name, seen.message));
             } else if seen.deleted {
@@ -446,7 +447,7 @@ impl Step<'_> {
                 }
             } else {
                 if pool.state != NodePoolState::Ready {
-                    observed.events.push(node_pool_event("ready", pool, now, ""));
+                    observed.events.push(node_pool_event(LifecycleEvent::Ready, pool, now, ""));
                 }
                 seen.state = NodePoolState::Ready;
                 seen.message = String::new();
@@ -495,14 +496,14 @@ impl Step<'_> {
         });
         if !cluster.ready_once {
             observed.ready_once = true;
-            observed.events.push(cluster_event("ready", &ready, now, versions));
+            observed.events.push(cluster_event(LifecycleEvent::Ready, &ready, now, versions));
         } else if cluster.state != ClusterState::Ready {
-            observed.events.push(cluster_event("updated", &ready, now, versions));
+            observed.events.push(cluster_event(LifecycleEvent::Updated, &ready, now, versions));
         } else if cluster.kubernetes_version != remote.master_version || cluster.node_version != remote.node_version {
             let mut data = versions;
             data["previousKubernetesVersion"] = cluster.kubernetes_version.clone().into();
             data["movedByProvider"] = true.into();
-            observed.events.push(cluster_event("updated", &ready, now, data));
+            observed.events.push(cluster_event(LifecycleEvent::Updated, &ready, now, data));
         }
         self.record(observed, Outcome::settled()).await
     }

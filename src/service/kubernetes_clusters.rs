@@ -12,6 +12,7 @@ use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::authz::Target;
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::{ClusterState, NodePoolState};
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::KubernetesNodePoolId;
@@ -423,7 +424,7 @@ impl Service {
             nanos: (expires_at.rem_euclid(1_000_000) * 1_000) as i32,
         };
         let event = cluster_event(
-            "credentials-issued",
+            LifecycleEvent::CredentialsIssued,
             &cluster,
             now,
             serde_json::json!({

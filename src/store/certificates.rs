@@ -10,6 +10,7 @@ use super::catalog::{strings_from_json, strings_to_json};
 use super::networks::VPS_EVENT_SOURCE;
 use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::error::{Error, Result};
 use crate::secrets::{Secret, SecretKey};
@@ -111,7 +112,12 @@ pub struct CertificateObserved {
 
 /// A certificate event (`certificate.<kind>`) on the certificate's subject: names and expiry,
 /// never key material.
-pub fn certificate_event(kind: &str, certificate: &CertificateRow, now: i64, extra: serde_json::Value) -> NewEvent {
+pub fn certificate_event(
+    kind: LifecycleEvent,
+    certificate: &CertificateRow,
+    now: i64,
+    extra: serde_json::Value,
+) -> NewEvent {
     certificate.event(kind, now, extra)
 }
 

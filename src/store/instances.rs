@@ -8,6 +8,7 @@ use sqlx::{Any, Row, Transaction};
 use super::networks::VPS_EVENT_SOURCE;
 use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, ResourceTable, name_taken, retried};
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::error::Result;
 
@@ -101,7 +102,7 @@ pub struct InstanceObserved {
 }
 
 /// An instance event (`instance.<kind>`) on the instance's subject.
-pub fn instance_event(kind: &str, instance: &InstanceRow, now: i64, extra: serde_json::Value) -> NewEvent {
+pub fn instance_event(kind: LifecycleEvent, instance: &InstanceRow, now: i64, extra: serde_json::Value) -> NewEvent {
     instance.event(kind, now, extra)
 }
 

@@ -11,6 +11,7 @@ use super::resource::{
     Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
 };
 use super::{AuthzResourceRow, Backend, NewEvent, NodePoolRow, Store, conflict_on_unique};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ClusterState;
 use crate::error::{Code, Error, Result};
 
@@ -158,7 +159,7 @@ pub struct ClusterObserved {
 }
 
 /// A cluster event (`kubernetes.cluster.<kind>`) on the cluster's subject.
-pub fn cluster_event(kind: &str, cluster: &ClusterRow, now: i64, extra: serde_json::Value) -> NewEvent {
+pub fn cluster_event(kind: LifecycleEvent, cluster: &ClusterRow, now: i64, extra: serde_json::Value) -> NewEvent {
     cluster.event(kind, now, extra)
 }
 

@@ -8,6 +8,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
 use super::{NewEvent, Store, conflict_on_unique};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::NodePoolState;
 use crate::error::{Error, Result};
 
@@ -132,7 +133,7 @@ impl Store {
                         .with_detail("name", pool.name.as_str())
                 },
             )?;
-            self.event_append_in(txn, &node_pool_event("created", pool, pool.created_at, "")).await
+            self.event_append_in(txn, &node_pool_event(LifecycleEvent::Created, pool, pool.created_at, "")).await
         })
         .await
     }
@@ -232,7 +233,7 @@ impl Store {
             .await?;
             if updated.rows_affected() > 0 {
                 self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
-                self.event_append_in(&mut txn, &node_pool_event("deleting", pool, now, "")).await?;
+                self.event_append_in(&mut txn, &node_pool_event(LifecycleEvent::Deleting, pool, now, "")).await?;
                 self.commit_and_signal(txn).await?;
             }
             self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
@@ -269,7 +270,7 @@ impl Store {
 }
 
 /// A node-pool event, on the cluster's subject.
-pub fn node_pool_event(kind: &str, pool: &NodePoolRow, now: i64, message: &str) -> NewEvent {
+pub fn node_pool_event(kind: LifecycleEvent, pool: &NodePoolRow, now: i64, message: &str) -> NewEvent {
     let mut data = serde_json::json!({
         "clusterId": pool.cluster_id,
         "nodePoolId": pool.id,

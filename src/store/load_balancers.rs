@@ -16,6 +16,7 @@ use super::load_balancer_rows::{
 };
 use super::resource::{Resource, ResourceFilter, ResourceMeta, ResourceTable, not_found, retried};
 use super::{AuthzResourceRow, NewEvent, Store};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::LoadBalancerState;
 use crate::error::{Error, Result};
 
@@ -103,7 +104,7 @@ impl LoadBalancerSettings {
 }
 
 /// A load balancer event on the load balancer's subject (`providerLoadBalancer.<kind>`).
-pub fn load_balancer_event(kind: &str, lb: &LoadBalancerRow, now: i64, extra: serde_json::Value) -> NewEvent {
+pub fn load_balancer_event(kind: LifecycleEvent, lb: &LoadBalancerRow, now: i64, extra: serde_json::Value) -> NewEvent {
     lb.event(kind, now, extra)
 }
 

@@ -15,6 +15,7 @@ use super::resource::{
     Resource, ResourceFilter, ResourceMeta, ResourceTable, attach_children, name_taken, not_found, retried,
 };
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique, hold_live_row_in};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::error::{Error, Result};
 
@@ -177,7 +178,7 @@ fn subnet_from_row(row: &AnyRow) -> Result<SubnetRow> {
 }
 
 /// A network event (`network.<kind>`) on the network's subject.
-pub fn network_event(kind: &str, network: &NetworkRow, now: i64, extra: serde_json::Value) -> NewEvent {
+pub fn network_event(kind: LifecycleEvent, network: &NetworkRow, now: i64, extra: serde_json::Value) -> NewEvent {
     network.event(kind, now, extra)
 }
 
@@ -323,7 +324,8 @@ impl Store {
             }
             let network = self.network_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("network", id))?;
             self.work_enqueue_in(&mut txn, NETWORK_KIND, id, network.state.as_str(), None, now).await?;
-            let event = network_event("updated", &network, now, serde_json::json!({"changed": ["description"]}));
+            let event =
+                network_event(LifecycleEvent::Updated, &network, now, serde_json::json!({"changed": ["description"]}));
             self.event_append_in(&mut txn, &event).await?;
             self.commit_and_signal(txn).await?;
             self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))

@@ -12,6 +12,7 @@ use sqlx::query::Query;
 use sqlx::{Any, Row, Transaction};
 
 use super::{AuthzResourceRow, NewEvent, Store};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState};
 use crate::error::{Error, Result};
 
@@ -232,7 +233,7 @@ pub(super) trait Resource: Deref<Target = ResourceMeta<<Self as Resource>::State
 
     /// An event (`<prefix>.<kind>`) on the resource's subject: its id, name, own fields, state
     /// and version, then `extra`.
-    fn event(&self, kind: &str, now: i64, extra: serde_json::Value) -> NewEvent {
+    fn event(&self, kind: LifecycleEvent, now: i64, extra: serde_json::Value) -> NewEvent {
         let table = Self::TABLE;
         let mut data = serde_json::Map::new();
         data.insert(table.id_field.to_owned(), self.id.clone().into());
@@ -365,7 +366,7 @@ fn failure_event<R: Resource + Clone + DerefMut>(
     }
     let mut failed = row.clone();
     failed.state = error;
-    Some(failed.event("error", now, serde_json::json!({ "message": message })))
+    Some(failed.event(LifecycleEvent::Error, now, serde_json::json!({ "message": message })))
 }
 
 /// `NOT_FOUND` for resource `id` of kind `R`.
@@ -469,7 +470,7 @@ impl Store {
         )
         .await?;
         let created: R = self.resource_fetch_in(&mut txn, &row.id).await?.expect("just inserted");
-        self.event_append_in(&mut txn, &created.event("created", row.created_at, extra)).await?;
+        self.event_append_in(&mut txn, &created.event(LifecycleEvent::Created, row.created_at, extra)).await?;
         self.commit_and_signal(txn).await?;
         Ok(created)
     }
@@ -510,7 +511,7 @@ impl Store {
         }
         hook(self, &mut txn, id).await?;
         let row: R = self.resource_deleting_in(&mut txn, id, now, deadline).await?;
-        self.event_append_in(&mut txn, &row.event("deleting", now, serde_json::json!({}))).await?;
+        self.event_append_in(&mut txn, &row.event(LifecycleEvent::Deleting, now, serde_json::json!({}))).await?;
         self.commit_and_signal(txn).await?;
         Ok(row)
     }
@@ -580,7 +581,7 @@ impl Store {
     ) -> Result<R> {
         self.authz_resource_delete_in(txn, R::TABLE.authz_type, id).await?;
         let row: R = self.resource_fetch_in(txn, id).await?.ok_or_else(|| not_found::<R>(id))?;
-        self.event_append_in(txn, &row.event("deleted", now, serde_json::json!({}))).await?;
+        self.event_append_in(txn, &row.event(LifecycleEvent::Deleted, now, serde_json::json!({}))).await?;
         Ok(row)
     }
 

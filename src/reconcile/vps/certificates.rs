@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use super::{ProviderResources, provider_name, rfc3339_micros};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Certificate, CertificateSpec, Certificates, Found, ProviderError};
@@ -99,7 +100,7 @@ impl Step<'_> {
                     let not_after = observed.not_after.or(c.not_after);
                     let names = if observed.dns_names.is_empty() { &c.dns_names } else { &observed.dns_names };
                     observed.events.push(certificate_event(
-                        "ready",
+                        LifecycleEvent::Ready,
                         &ready,
                         now_micros(),
                         serde_json::json!({"dnsNames": names, "notAfter": not_after}),

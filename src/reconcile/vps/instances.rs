@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use super::{ProviderResources, provider_name};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, Instance, InstanceSpec, Instances, ProviderError};
@@ -116,7 +117,7 @@ impl Step<'_> {
             let mut ready = self.instance.clone();
             ready.state = ProvisionState::Ready;
             observed.events.push(instance_event(
-                "ready",
+                LifecycleEvent::Ready,
                 &ready,
                 now_micros(),
                 serde_json::json!({

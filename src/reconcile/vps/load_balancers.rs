@@ -12,6 +12,7 @@
 //! five minutes; an instance's delete wakes its load balancers at once. Deletion deletes at the
 //! provider, then finishes the row (quota refunded, billing ended).
 
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::LoadBalancerState;
 use std::sync::Arc;
 
@@ -201,12 +202,12 @@ impl Step<'_> {
         let addresses = serde_json::json!({"address": remote.ip, "addressV6": remote.ipv6});
         if !lb.ready_once {
             observed.ready_once = true;
-            observed.events.push(load_balancer_event("ready", &ready, now, addresses));
+            observed.events.push(load_balancer_event(LifecycleEvent::Ready, &ready, now, addresses));
         } else if !changed.is_empty() || lb.state != LoadBalancerState::Ready {
             let mut data = addresses;
             data["changed"] = serde_json::json!(changed);
             data["reachedIds"] = serde_json::json!(wanted.reached_ids);
-            observed.events.push(load_balancer_event("updated", &ready, now, data));
+            observed.events.push(load_balancer_event(LifecycleEvent::Updated, &ready, now, data));
         }
         self.record(observed, Outcome::settled()).await
     }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{ProviderResources, provider_name};
+use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::gce::Gce;
@@ -139,7 +140,12 @@ impl Step<'_> {
                 .iter()
                 .map(|s| serde_json::json!({"subnetId": s.id, "providerId": s.provider_id}))
                 .collect();
-            observed.events.push(network_event("ready", &after, now, serde_json::json!({"subnets": subnets})));
+            observed.events.push(network_event(
+                LifecycleEvent::Ready,
+                &after,
+                now,
+                serde_json::json!({"subnets": subnets}),
+            ));
         }
         let state = observed.state;
         self.pass.store.network_observe(&network.id, &observed, now).await.context("recording the network failed")?;
@@ -162,7 +168,12 @@ impl Step<'_> {
             events: Vec::new(),
         };
         if self.network.state != ProvisionState::Error || self.network.message != message {
-            observed.events.push(network_event("error", &after, now, serde_json::json!({"message": message})));
+            observed.events.push(network_event(
+                LifecycleEvent::Error,
+                &after,
+                now,
+                serde_json::json!({"message": message}),
+            ));
         }
         let observing = self.pass.store.network_observe(&self.network.id, &observed, now);
         observing.await.context("recording the network failed")?;
