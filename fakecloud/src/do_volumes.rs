@@ -115,8 +115,7 @@ fn invalid(message: impl AsRef<str>) -> Response {
 
 async fn volume_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let name = serde_json::from_slice::<Value>(&body).ok().and_then(|b| b["name"].as_str().map(str::to_owned));
-    let (mut world, body) = match enter(&shared, &headers, &body, ("volume", "create", name.as_deref().unwrap_or("")))
-    {
+    let (mut world, body) = match enter(&shared, &headers, &body, ("volume", "create", name.as_deref().unwrap_or(""))) {
         Ok(entered) => entered,
         Err(refusal) => return refusal,
     };
@@ -138,7 +137,11 @@ async fn volume_create(State(shared): State<Arc<Shared>>, headers: HeaderMap, bo
     if !["", "ext4", "xfs"].contains(&filesystem) {
         return invalid("filesystem_type must be ext4 or xfs");
     }
-    let taken = world.digitalocean.volumes.values().any(|v| v.value["name"] == name && v.value["region"]["slug"] == region_slug);
+    let taken = world
+        .digitalocean
+        .volumes
+        .values()
+        .any(|v| v.value["name"] == name && v.value["region"]["slug"] == region_slug);
     if taken {
         return refuse(409, "a volume with that name already exists in the region");
     }
@@ -179,7 +182,8 @@ async fn volume_list(
         Ok(entered) => entered,
         Err(refusal) => return refusal,
     };
-    let matches = |value: &Value, field: &str, key: &str| query.get(key).is_none_or(|wanted| value[field] == wanted.as_str());
+    let matches =
+        |value: &Value, field: &str, key: &str| query.get(key).is_none_or(|wanted| value[field] == wanted.as_str());
     let items = world
         .digitalocean
         .volumes
@@ -238,7 +242,9 @@ async fn action_create(
                     return invalid("the volume and the Droplet must be in the same region");
                 }
                 if !attached.is_empty() {
-                    return invalid("the volume is already attached to a Droplet; a volume is attached to one at a time");
+                    return invalid(
+                        "the volume is already attached to a Droplet; a volume is attached to one at a time",
+                    );
                 }
                 (Effect::Attach(droplet_id), "attach_volume")
             } else {
@@ -290,6 +296,7 @@ async fn action_list(
     if !world.digitalocean.volumes.contains_key(&id) {
         return not_found();
     }
-    let items = world.digitalocean.volume_actions.iter().filter(|a| a.volume_id == id).map(|a| a.value.clone()).collect();
+    let items =
+        world.digitalocean.volume_actions.iter().filter(|a| a.volume_id == id).map(|a| a.value.clone()).collect();
     page(&shared, &format!("volumes/{id}/actions"), "actions", items, &query)
 }

@@ -6,15 +6,15 @@ use super::handlers::thin_service;
 use super::timestamp;
 use super::views::meta_view;
 use crate::proto::compute::{
+    AttachVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest, DetachVolumeRequest, GetVolumeRequest,
+    ListVolumesRequest, ListVolumesResponse, UpdateVolumeRequest, Volume, volumes_server,
+};
+use crate::proto::compute::{
     Certificate, CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
     DeleteInstanceRequest, DeleteNetworkRequest, GetCertificateRequest, GetInstanceRequest, GetNetworkRequest,
     Instance, ListCertificatesRequest, ListCertificatesResponse, ListInstancesRequest, ListInstancesResponse,
     ListNetworksRequest, ListNetworksResponse, Network, Subnet, UpdateNetworkRequest, certificates_server,
     instances_server, networks_server,
-};
-use crate::proto::compute::{
-    AttachVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest, DetachVolumeRequest, GetVolumeRequest,
-    ListVolumesRequest, ListVolumesResponse, UpdateVolumeRequest, Volume, volumes_server,
 };
 use crate::store::{CertificateRow, InstanceRow, NetworkRow, SubnetRow, VolumeRow};
 

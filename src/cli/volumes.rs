@@ -131,8 +131,7 @@ pub async fn run(cli: &Cli, command: &VolumesCommand) -> Result<(), String> {
             (target, answer(client.attach(request).await)?)
         }
         VolumesCommand::Detach { target } => {
-            let request =
-                DetachVolumeRequest { tenant_id: target.tenant.clone(), volume_id: target.volume_id.clone() };
+            let request = DetachVolumeRequest { tenant_id: target.tenant.clone(), volume_id: target.volume_id.clone() };
             (target, answer(client.detach(request).await)?)
         }
     };

@@ -133,7 +133,8 @@ impl Step<'_> {
         }
         let attached = found.droplet_ids.first().map(u64::to_string);
         let observed = VolumeObserved { attached_machine_id: attached, message: String::new(), ..self.unchanged() };
-        let working = if self.volume.state == VolumeState::Pending { VolumeState::Pending } else { VolumeState::Updating };
+        let working =
+            if self.volume.state == VolumeState::Pending { VolumeState::Pending } else { VolumeState::Updating };
         if self.busy(&found).await? {
             return self.record(VolumeObserved { state: working, ..observed }, Outcome::converging()).await;
         }
@@ -211,9 +212,11 @@ impl Step<'_> {
             return Ok(Outcome::converging().in_state(VolumeState::Deleting));
         }
         let result = match found.droplet_ids.first() {
-            Some(&machine_id) => {
-                self.adapter.volume_action(&found.id, &self.volume.region, VolumeChange::Detach { machine_id }).await.map(drop)
-            }
+            Some(&machine_id) => self
+                .adapter
+                .volume_action(&found.id, &self.volume.region, VolumeChange::Detach { machine_id })
+                .await
+                .map(drop),
             None => self.adapter.volume_delete(&found.id).await.found().map(drop),
         };
         match result {

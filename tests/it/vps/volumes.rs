@@ -58,7 +58,10 @@ async fn a_volume_grows_attaches_detaches_and_is_gone_once_deleted(backend: Back
     let at_provider = provider_volumes(&env);
     assert_eq!(at_provider.len(), 1, "{at_provider:?}");
     assert_eq!(at_provider[0]["sizeGigabytes"], 10);
-    assert_eq!((at_provider[0]["region"].as_str(), at_provider[0]["filesystemType"].as_str()), (Some("nyc3"), Some("ext4")));
+    assert_eq!(
+        (at_provider[0]["region"].as_str(), at_provider[0]["filesystemType"].as_str()),
+        (Some("nyc3"), Some("ext4"))
+    );
     assert_eq!(env.ok(GET, json!({"tenantId": "acme", "volumeId": id})).await["description"], "data");
     assert_eq!(env.ok(LIST, json!({"tenantId": "acme"})).await["volumes"][0]["id"], created["id"]);
 
@@ -91,7 +94,10 @@ async fn a_volume_grows_attaches_detaches_and_is_gone_once_deleted(backend: Back
             "INVALID_STATE",
         )
         .await;
-    assert_eq!((error["details"]["reason"].as_str(), error["details"]["volumes"].clone()), (Some("inUse"), json!([id])));
+    assert_eq!(
+        (error["details"]["reason"].as_str(), error["details"]["volumes"].clone()),
+        (Some("inUse"), json!([id]))
+    );
 
     let detaching = env.ok(DETACH, json!({"tenantId": "acme", "volumeId": id})).await;
     assert_eq!((detaching["state"].as_str(), detaching["instanceId"].as_str()), (Some("updating"), Some("")));
