@@ -208,6 +208,12 @@ typed_id!(
 );
 
 typed_id!(
+    /// A volume's id (`pvol_...`), derived from the tenant, the caller and the idempotency key.
+    VolumeId,
+    "pvol"
+);
+
+typed_id!(
     /// A load balancer's id (`plb_...`), derived from the tenant, the caller and the idempotency
     /// key.
     LoadBalancerId,

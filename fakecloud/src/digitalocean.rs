@@ -1,6 +1,6 @@
 //! The fake DigitalOcean v2 API: droplets, VPCs and certificates (`pending` -> `verified`), with
 //! DigitalOcean's paging and its error body `{id, message, request_id}`; load balancers are in
-//! `do_load_balancers`.
+//! `do_load_balancers`, volumes and their actions in `do_volumes`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,6 +30,9 @@ pub struct DoState {
     pub(super) droplets: BTreeMap<u64, Object>,
     pub(super) vpcs: BTreeMap<String, Object>,
     pub(super) certificates: BTreeMap<String, Object>,
+    pub(super) volumes: BTreeMap<String, Object>,
+    /// Every action on a volume, oldest first.
+    pub(super) volume_actions: Vec<super::do_volumes::VolumeAction>,
     /// Load-balancer requests whose body carried a `tag` (see `do_load_balancers`).
     pub(super) load_balancer_tag_requests: u64,
 }
@@ -39,6 +42,7 @@ impl DoState {
     pub fn advance(&mut self, now: Instant, delay: Duration) {
         let due = |o: &Object| now.duration_since(o.created) >= delay;
         super::do_load_balancers::advance(self, now, delay);
+        super::do_volumes::advance(self, now, delay);
         for droplet in self.droplets.values_mut() {
             if droplet.value["status"] == "new" && due(droplet) {
                 droplet.value["status"] = json!("active");
@@ -60,6 +64,7 @@ impl DoState {
             "droplets": values(self.droplets.values().collect()),
             "vpcs": values(self.vpcs.values().collect()),
             "certificates": values(self.certificates.values().collect()),
+            "volumes": super::do_volumes::inspect(self),
         })
     }
 }
@@ -93,6 +98,7 @@ pub(super) fn not_found() -> Response {
 pub fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .merge(super::do_load_balancers::routes())
+        .merge(super::do_volumes::routes())
         .route("/v2/droplets", get(droplet_list).post(droplet_create))
         .route("/v2/droplets/{id}", get(droplet_get).delete(droplet_delete))
         .route("/v2/vpcs", get(vpc_list).post(vpc_create))
@@ -283,7 +289,11 @@ async fn droplet_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, P
         Err(refusal) => return refusal,
     };
     match id.parse::<u64>().ok().and_then(|id| world.digitalocean.droplets.remove(&id)) {
-        Some(_) => empty(),
+        Some(droplet) => {
+            let id = droplet.value["id"].as_u64().unwrap_or_default();
+            super::do_volumes::forget_droplet(&mut world.digitalocean, id);
+            empty()
+        }
         None => not_found(),
     }
 }

@@ -27,6 +27,7 @@ mod clock;
 mod compute;
 mod digitalocean;
 mod do_load_balancers;
+mod do_volumes;
 mod faults;
 mod gke;
 mod kubeapi;

@@ -9,7 +9,7 @@
 //!
 //! - `kubernetes`: `KubernetesClusters` and `KubernetesNodePools` (a cluster's view holds its
 //!   pools');
-//! - `vps`: `Networks`, `Instances` and `Certificates`;
+//! - `vps`: `Networks`, `Instances`, `Certificates` and `Volumes`;
 //! - `identity`: `Principals`, `ApiKeys` and `RoleBindings`.
 //!
 //! Two services share the name `Pools`: the operator's (`platform.v1`, in `platform_pools`) and
@@ -176,6 +176,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .add_service(compute::networks_server::NetworksServer::new(api.clone()))
         .add_service(compute::instances_server::InstancesServer::new(api.clone()))
         .add_service(compute::certificates_server::CertificatesServer::new(api.clone()))
+        .add_service(compute::volumes_server::VolumesServer::new(api.clone()))
         .add_service(compute::join_tokens_server::JoinTokensServer::new(api.clone()))
         .add_service(compute::nodes_server::NodesServer::new(api.clone()))
         .add_service(compute::metal_server::MetalServer::new(api.clone()))

@@ -12,7 +12,7 @@
 use super::timestamp;
 use crate::domain::states::LifecycleState;
 use crate::proto::compute::{
-    Certificate, Instance, KubernetesCluster, KubernetesNodePool, KubernetesSubstrate, LoadBalancer, Network,
+    Certificate, Instance, KubernetesCluster, KubernetesNodePool, KubernetesSubstrate, LoadBalancer, Network, Volume,
 };
 use crate::proto::platform::{Account, Pool, Project, Tenant};
 use crate::store::ResourceMeta;
@@ -83,7 +83,7 @@ macro_rules! resource_view {
 }
 
 stamped!(Tenant, Project, Account, Pool, KubernetesNodePool, KubernetesSubstrate);
-resource_view!(Network, Instance, Certificate, LoadBalancer, KubernetesCluster);
+resource_view!(Network, Instance, Certificate, Volume, LoadBalancer, KubernetesCluster);
 
 #[cfg(test)]
 mod tests {

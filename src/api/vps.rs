@@ -1,9 +1,14 @@
-//! `bettercompute.compute.v1.Networks`, `Instances` and `Certificates`: the `vps` module's
-//! tenant resources, one table each. A certificate's view has no field for its private key.
+//! `bettercompute.compute.v1.Networks`, `Instances`, `Certificates` and `Volumes`: the `vps`
+//! module's tenant resources, one table each. A certificate's view has no field for its private
+//! key.
 
 use super::handlers::thin_service;
 use super::timestamp;
 use super::views::meta_view;
+use crate::proto::compute::{
+    AttachVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest, DetachVolumeRequest, GetVolumeRequest,
+    ListVolumesRequest, ListVolumesResponse, UpdateVolumeRequest, Volume, volumes_server,
+};
 use crate::proto::compute::{
     Certificate, CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
     DeleteInstanceRequest, DeleteNetworkRequest, GetCertificateRequest, GetInstanceRequest, GetNetworkRequest,
@@ -11,7 +16,7 @@ use crate::proto::compute::{
     ListNetworksRequest, ListNetworksResponse, Network, Subnet, UpdateNetworkRequest, certificates_server,
     instances_server, networks_server,
 };
-use crate::store::{CertificateRow, InstanceRow, NetworkRow, SubnetRow};
+use crate::store::{CertificateRow, InstanceRow, NetworkRow, SubnetRow, VolumeRow};
 
 fn subnet_view(row: SubnetRow) -> Subnet {
     Subnet {
@@ -76,4 +81,25 @@ thin_service! {
     create(CreateCertificateRequest) certificate_create, get(GetCertificateRequest) certificate_get,
     delete(DeleteCertificateRequest) certificate_delete;
     list(ListCertificatesRequest) certificate_list -> ListCertificatesResponse { certificates };
+}
+
+fn volume_view(row: VolumeRow) -> Volume {
+    Volume {
+        description: row.description,
+        region: row.region,
+        // The schema bounds a size to 16384.
+        size_gigabytes: i32::try_from(row.size_gigabytes).unwrap_or(i32::MAX),
+        filesystem_type: row.filesystem_type,
+        instance_id: row.instance_id.unwrap_or_default(),
+        attached_machine_id: row.attached_machine_id.unwrap_or_default(),
+        ..meta_view(row.meta)
+    }
+}
+
+thin_service! {
+    impl volumes_server::Volumes: Volume by volume_view;
+    create(CreateVolumeRequest) volume_create, get(GetVolumeRequest) volume_get,
+    update(UpdateVolumeRequest) volume_update, delete(DeleteVolumeRequest) volume_delete,
+    attach(AttachVolumeRequest) volume_attach, detach(DetachVolumeRequest) volume_detach;
+    list(ListVolumesRequest) volume_list -> ListVolumesResponse { volumes };
 }

@@ -34,6 +34,7 @@ mod quotas;
 mod substrates;
 mod tenants;
 mod tracked;
+mod volumes;
 mod vps;
 mod when;
 
@@ -114,6 +115,9 @@ pub enum Command {
     /// Certificates for load balancers.
     #[command(subcommand)]
     Certificates(vps::CertificatesCommand),
+    /// Block-storage volumes for instances.
+    #[command(subcommand)]
+    Volumes(volumes::VolumesCommand),
     /// Join tokens, with which `bcd` daemons join a pool.
     #[command(subcommand, name = "jointokens")]
     Jointokens(join_tokens::JoinTokensCommand),
@@ -215,6 +219,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Networks(command) => vps::networks(&cli, command).await,
         Command::Instances(command) => vps::instances(&cli, command).await,
         Command::Certificates(command) => vps::certificates(&cli, command).await,
+        Command::Volumes(command) => volumes::run(&cli, command).await,
         Command::Jointokens(command) => join_tokens::run(&cli, command).await,
         Command::Nodes(command) => nodes::run(&cli, command).await,
         Command::Metal(command) => metal::run(&cli, command).await,

@@ -259,6 +259,14 @@ states!(
     transient: Pending | Updating | Deleting
 );
 
+states!(
+    /// A block-storage volume's state: `updating` while the provider grows, attaches or detaches
+    /// it, never `provisioning`.
+    VolumeState { Pending = "pending", Ready = "ready", Updating = "updating", Deleting = "deleting",
+        Deleted = "deleted", Error = "error", }
+    transient: Pending | Updating | Deleting
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
-//! The capabilities of a plain cloud: load balancers, instances, networks (VPCs) and
-//! certificates. DigitalOcean implements them; the shapes follow its `/v2` resources.
+//! The capabilities of a plain cloud: load balancers, instances, networks (VPCs), certificates
+//! and block-storage volumes. DigitalOcean implements them; the shapes follow its `/v2` resources.
 
 use serde::{Deserialize, Serialize};
 
@@ -325,4 +325,84 @@ pub trait Certificates: Send + Sync {
     async fn certificate_list(&self) -> ProviderResult<Vec<Certificate>>;
     /// Deletes one.
     async fn certificate_delete(&self, id: &str) -> ProviderResult<()>;
+}
+
+/// What a block-storage volume should be when it is made.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VolumeSpec {
+    /// The provider-side name.
+    pub name: String,
+    /// The region slug.
+    pub region: String,
+    /// GiB.
+    pub size_gigabytes: i64,
+    /// Free text.
+    pub description: String,
+    /// `ext4` or `xfs` to have it formatted; empty: unformatted.
+    pub filesystem_type: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+}
+
+/// A volume as the provider reports it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Volume {
+    /// The provider's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its region slug.
+    pub region: String,
+    /// GiB.
+    pub size_gigabytes: i64,
+    /// The machines it is attached to (at most one).
+    pub droplet_ids: Vec<u64>,
+}
+
+/// An action on a volume (attach, detach, resize), which the provider carries out in time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VolumeAction {
+    /// The provider's id.
+    pub id: u64,
+    /// `attach_volume`, `detach_volume`, `resize_volume`.
+    pub kind: String,
+    /// `in-progress`, `completed` or `errored`.
+    pub status: String,
+}
+
+/// What an action on a volume does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VolumeChange {
+    /// Attaches it to a machine.
+    Attach {
+        /// The machine.
+        machine_id: u64,
+    },
+    /// Detaches it from a machine.
+    Detach {
+        /// The machine.
+        machine_id: u64,
+    },
+    /// Grows it.
+    Resize {
+        /// The new size in GiB.
+        size_gigabytes: i64,
+    },
+}
+
+/// Block-storage volumes.
+#[async_trait::async_trait]
+pub trait Volumes: Send + Sync {
+    /// Creates one.
+    async fn volume_create(&self, spec: &VolumeSpec) -> ProviderResult<Volume>;
+    /// Reads one.
+    async fn volume_get(&self, id: &str) -> ProviderResult<Volume>;
+    /// The one named `name` in `region`, if any.
+    async fn volume_find(&self, name: &str, region: &str) -> ProviderResult<Option<Volume>>;
+    /// Deletes one (the provider refuses while it is attached).
+    async fn volume_delete(&self, id: &str) -> ProviderResult<()>;
+    /// Starts an action on the volume `id` in `region`.
+    async fn volume_action(&self, id: &str, region: &str, change: VolumeChange) -> ProviderResult<VolumeAction>;
+    /// The actions on volume `id`, every page.
+    async fn volume_actions(&self, id: &str) -> ProviderResult<Vec<VolumeAction>>;
 }

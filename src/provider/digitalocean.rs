@@ -1,5 +1,5 @@
-//! The DigitalOcean adapter: `/v2` load balancers, droplets (instances), VPCs (networks) and
-//! certificates.
+//! The DigitalOcean adapter: `/v2` load balancers, droplets (instances), VPCs (networks),
+//! certificates and volumes with their actions.
 //!
 //! It honors rate limits: a `429` is waited out for its `retry-after` when that is short, and
 //! otherwise returned as transient with the wait; `ratelimit-*` headers are kept so a caller
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::cloud::{
     Certificate, CertificateSpec, Certificates, Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck,
     Instance, InstanceSpec, Instances, LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
-    StickySessions,
+    StickySessions, Volume, VolumeAction, VolumeChange, VolumeSpec, Volumes,
 };
 use super::error::{ProviderError, ProviderResult};
 use crate::domain::health_check;
@@ -533,6 +533,107 @@ impl Certificates for DigitalOcean {
     async fn certificate_delete(&self, id: &str) -> ProviderResult<()> {
         crate::measured::provider(PROVIDER, "certificate_delete", async {
             self.call(Method::DELETE, &format!("certificates/{id}"), None).await.map(drop)
+        })
+        .await
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireVolume {
+    id: String,
+    name: String,
+    region: WireRegion,
+    size_gigabytes: i64,
+    droplet_ids: Option<Vec<u64>>,
+}
+
+fn volume(value: &Value) -> ProviderResult<Volume> {
+    let wire: WireVolume = decode(value, "a volume")?;
+    Ok(Volume {
+        id: wire.id,
+        name: wire.name,
+        region: wire.region.slug,
+        size_gigabytes: wire.size_gigabytes,
+        droplet_ids: wire.droplet_ids.unwrap_or_default(),
+    })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct WireAction {
+    id: u64,
+    #[serde(rename = "type")]
+    kind: String,
+    status: String,
+}
+
+fn volume_action(value: &Value) -> ProviderResult<VolumeAction> {
+    let wire: WireAction = decode(value, "a volume action")?;
+    Ok(VolumeAction { id: wire.id, kind: wire.kind, status: wire.status })
+}
+
+/// The body of a volume action: `attach` and `detach` name the droplet, `resize` the new size.
+fn volume_action_body(region: &str, change: VolumeChange) -> Value {
+    match change {
+        VolumeChange::Attach { machine_id } => json!({"type": "attach", "droplet_id": machine_id, "region": region}),
+        VolumeChange::Detach { machine_id } => json!({"type": "detach", "droplet_id": machine_id, "region": region}),
+        VolumeChange::Resize { size_gigabytes } => {
+            json!({"type": "resize", "size_gigabytes": size_gigabytes, "region": region})
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Volumes for DigitalOcean {
+    async fn volume_create(&self, spec: &VolumeSpec) -> ProviderResult<Volume> {
+        crate::measured::provider(PROVIDER, "volume_create", async {
+            let mut body = json!({
+                "name": spec.name, "region": spec.region, "size_gigabytes": spec.size_gigabytes,
+                "description": spec.description, "tags": spec.tags,
+            });
+            if !spec.filesystem_type.is_empty() {
+                body["filesystem_type"] = json!(spec.filesystem_type);
+            }
+            volume(&self.value(Method::POST, "volumes", Some(&body)).await?["volume"])
+        })
+        .await
+    }
+
+    async fn volume_get(&self, id: &str) -> ProviderResult<Volume> {
+        crate::measured::provider(PROVIDER, "volume_get", async {
+            volume(&self.value(Method::GET, &format!("volumes/{id}"), None).await?["volume"])
+        })
+        .await
+    }
+
+    async fn volume_find(&self, name: &str, region: &str) -> ProviderResult<Option<Volume>> {
+        crate::measured::provider(PROVIDER, "volume_find", async {
+            let path = format!("volumes?name={name}&region={region}");
+            let found = self.list_all(&path, "volumes").await?;
+            found.first().map(volume).transpose()
+        })
+        .await
+    }
+
+    async fn volume_delete(&self, id: &str) -> ProviderResult<()> {
+        crate::measured::provider(PROVIDER, "volume_delete", async {
+            self.call(Method::DELETE, &format!("volumes/{id}"), None).await.map(drop)
+        })
+        .await
+    }
+
+    async fn volume_action(&self, id: &str, region: &str, change: VolumeChange) -> ProviderResult<VolumeAction> {
+        crate::measured::provider(PROVIDER, "volume_action", async {
+            let body = volume_action_body(region, change);
+            volume_action(&self.value(Method::POST, &format!("volumes/{id}/actions"), Some(&body)).await?["action"])
+        })
+        .await
+    }
+
+    async fn volume_actions(&self, id: &str) -> ProviderResult<Vec<VolumeAction>> {
+        crate::measured::provider(PROVIDER, "volume_actions", async {
+            self.list_all(&format!("volumes/{id}/actions"), "actions").await?.iter().map(volume_action).collect()
         })
         .await
     }

@@ -27,7 +27,7 @@ pub mod managed;
 pub use cloud::{
     Certificate, CertificateSpec, Certificates, Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck,
     Instance, InstanceSpec, Instances, LoadBalancer, LoadBalancerSpec, LoadBalancers, Network, NetworkSpec, Networks,
-    StickySessions,
+    StickySessions, Volume, VolumeAction, VolumeChange, VolumeSpec, Volumes,
 };
 pub use cluster_api::{ClusterApi, ClusterRole, Force, IssuedToken, Node, ObjectRef};
 pub use error::{ErrorKind, Found, ProviderError, ProviderResult};

@@ -38,12 +38,14 @@ pub const INSTANCES: &str = "instances";
 pub const NETWORKS: &str = "networks";
 /// What certificates need.
 pub const CERTIFICATES: &str = "certificates";
+/// What volumes need.
+pub const VOLUMES: &str = "volumes";
 
 /// What each provider provides.
 pub fn provider_capabilities(provider: &str) -> &'static [&'static str] {
     match provider {
         "gke" => &[MANAGED_KUBERNETES, NETWORKS],
-        "digitalocean" => &[LOAD_BALANCERS, INSTANCES, NETWORKS, CERTIFICATES],
+        "digitalocean" => &[LOAD_BALANCERS, INSTANCES, NETWORKS, CERTIFICATES, VOLUMES],
         _ => &[],
     }
 }

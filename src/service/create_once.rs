@@ -69,12 +69,19 @@ impl CreateKey<'_> {
     }
 }
 
+/// The legacy digest of a kind added after digests were read from the descriptors: none, as no
+/// earlier release made its objects.
+pub(super) fn no_legacy_digest<Req>(_: &Req) -> String {
+    String::new()
+}
+
 impl Service {
     /// The idempotent create of a kind the kit's lifecycle owns: the id derived from the
     /// tenant, the caller and the idempotency key, the request's digest (and `legacy_digest`, the
     /// one its requests had before digests were read from the descriptors, so that a retry of an
-    /// older request recognises its object), then [`Service::create_once`] with the kind's fetch
-    /// and `create_new`, which is given the request, the id and the digest to check and insert it.
+    /// older request recognises its object; [`no_legacy_digest`] for a kind added since), then
+    /// [`Service::create_once`] with the kind's fetch and `create_new`, which is given the
+    /// request, the id and the digest to check and insert it.
     pub(super) async fn create_resource<Req, R, Made>(
         &self,
         ctx: &Context,
@@ -91,7 +98,7 @@ impl Service {
         let id = crate::ids::derived(R::ID_PREFIX, tenant, &ctx.caller.principal_id, idempotency_key);
         let digest = RequestDigest {
             current: request_digest::of(Req::MESSAGE, &request),
-            legacy: Some(legacy_digest(&request)),
+            legacy: Some(legacy_digest(&request)).filter(|legacy| !legacy.is_empty()),
         };
         let key = CreateKey { what: R::NOUN, id_field: R::ID_FIELD, id: &id, digest: &digest };
         let made = create_new(request, id.clone(), digest.current.clone());

@@ -44,6 +44,7 @@ mod resource_calls;
 mod role_bindings;
 mod tenants;
 pub mod update_mask;
+mod volumes;
 pub mod vps;
 
 pub use crate::bearer::{Bearer, BearerKind};

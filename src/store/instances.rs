@@ -10,7 +10,7 @@ use super::resource::{AnyQuery, Resource, ResourceFilter, ResourceMeta, Resource
 use super::{AuthzResourceRow, NewEvent, Store, conflict_on_unique};
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The work kind of instances in the `vps.provider-resources` reconciler.
 pub const INSTANCE_KIND: &str = "instance";
@@ -167,11 +167,25 @@ impl Store {
     /// the shared delete ([`Store::resource_delete`]).
     ///
     /// Load balancers hook in here: whatever targets the instance is updated in this same
-    /// transaction, so it stops targeting it at once.
+    /// transaction, so it stops targeting it at once. A volume attached to it (or being attached)
+    /// refuses the delete: `INVALID_STATE`, reason `inUse`, with the `volumes` in `details`.
     pub async fn instance_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<InstanceRow> {
         crate::measured::store("instance_delete", async {
             self.resource_delete(id, now, deadline, |store, txn, id| {
-                Box::pin(async move { store.load_balancers_wake_for_instance_in(txn, id, now).await })
+                Box::pin(async move {
+                    // The row lock is held: an attach now either committed before (and is
+                    // counted here) or waits and is refused (`volume_update` holds the instance).
+                    let volumes = store.volumes_on_instance_in(txn, id).await?;
+                    if !volumes.is_empty() {
+                        return Err(Error::invalid_state(format!(
+                            "instance {id:?} has volume(s) {} attached; detach or delete them first",
+                            volumes.join(", ")
+                        ))
+                        .with_detail("reason", "inUse")
+                        .with_detail("volumes", volumes));
+                    }
+                    store.load_balancers_wake_for_instance_in(txn, id, now).await
+                })
             })
             .await
         })

@@ -46,6 +46,7 @@ mod role_bindings;
 mod signals;
 mod tenants;
 mod usage;
+mod volumes;
 mod work;
 
 use std::borrow::Cow;
@@ -105,6 +106,7 @@ pub use role_bindings::RoleBindingRow;
 pub use signals::{ACCESS_CHANNEL, NOTIFY_CHANNEL, Signals};
 pub use tenants::{NewTenant, TenantChange, TenantRow};
 pub use usage::{HOUR_MICROS, UsageRow, hour_floor};
+pub use volumes::{NewVolume, VOLUME_KIND, VOLUME_RESOURCE, VolumeObserved, VolumeRow, volume_event};
 pub use work::{KindStatus, StuckItem, WorkItem, WorkResult};
 
 use crate::error::{Error, Result};
@@ -176,6 +178,7 @@ migrations!(
     (21, "metal_workflow", "0021_metal_workflow"),
     (22, "event_numbering", "0022_event_numbering.postgres" | "0022_event_numbering.sqlite"),
     (23, "join_token_machine", "0023_join_token_machine"),
+    (24, "volumes", "0024_volumes"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

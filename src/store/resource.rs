@@ -1,5 +1,5 @@
-//! What every asynchronous tenant resource (cluster, network, instance, certificate, load
-//! balancer) stores alike, written once: the common fields ([`ResourceMeta`], embedded in each
+//! What every asynchronous tenant resource (cluster, network, instance, certificate, volume,
+//! load balancer) stores alike, written once: the common fields ([`ResourceMeta`], embedded in each
 //! row), where a kind is stored ([`ResourceTable`]), and the statements of its lifecycle: fetch
 //! by id, the tenant's list, the insert, the mark for deletion, the observation conditional on
 //! the row's `version`, and the final delete. Each resource's file keeps its own columns, its
@@ -13,7 +13,7 @@ use sqlx::{Any, Row, Transaction};
 
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::domain::lifecycle_events::LifecycleEvent;
-use crate::domain::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState};
+use crate::domain::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState, VolumeState};
 use crate::error::{Error, Result};
 
 /// A statement with its arguments bound so far.
@@ -314,6 +314,7 @@ converged_kinds! {
     super::NetworkRow: ProvisionState, crate::ids::NetworkId => network_fetch,
     super::InstanceRow: ProvisionState, crate::ids::InstanceId => instance_fetch,
     super::CertificateRow: ProvisionState, crate::ids::CertificateId => certificate_fetch,
+    super::VolumeRow: VolumeState, crate::ids::VolumeId => volume_fetch,
     super::LoadBalancerRow: LoadBalancerState, crate::ids::LoadBalancerId => load_balancer_fetch,
 }
 
@@ -350,6 +351,7 @@ reads_meta!(
     super::NetworkRow: ProvisionState,
     super::InstanceRow: ProvisionState,
     super::CertificateRow: ProvisionState,
+    super::VolumeRow: VolumeState,
     super::LoadBalancerRow: LoadBalancerState,
 );
 

@@ -14,6 +14,7 @@ import { Networks } from "./gen/bettercompute/compute/v1/networks_pb.js";
 import { Nodes } from "./gen/bettercompute/compute/v1/nodes_pb.js";
 import { Pools as compute_Pools } from "./gen/bettercompute/compute/v1/pools_pb.js";
 import { Usage } from "./gen/bettercompute/compute/v1/usage_pb.js";
+import { Volumes } from "./gen/bettercompute/compute/v1/volumes_pb.js";
 import { Accounts } from "./gen/bettercompute/platform/v1/accounts_pb.js";
 import { Audit } from "./gen/bettercompute/platform/v1/audit_pb.js";
 import { Budgets } from "./gen/bettercompute/platform/v1/budgets_pb.js";
@@ -41,6 +42,7 @@ export const services = {
   nodes: Nodes,
   computePools: compute_Pools,
   usage: Usage,
+  volumes: Volumes,
   accounts: Accounts,
   audit: Audit,
   budgets: Budgets,

@@ -1,4 +1,4 @@
-// The create forms of load balancers, networks, instances and certificates. Each sends what was
+// The create forms of load balancers, networks, instances, certificates and volumes. Each sends what was
 // typed as it is and shows the API's refusal on the field that `details.fields` names: the
 // server's rules are the only ones, the form repeats none of them.
 
@@ -156,6 +156,29 @@ export function InstanceForm(props: { page: Page }) {
       {f.text("subnetId", "Subnet id", { hint: "snet_... of one of your networks in the region; empty for none" })}
       <Unplaced refusal={f.problem} placed={["name", "poolId", "region", "size", "image", "subnetId"]} />
       <Submit busy={f.busy} label="Create instance" />
+    </form>
+  );
+}
+
+export function VolumeForm(props: { page: Page }) {
+  const { page } = props;
+  const pools = usePools(page, "volumes");
+  const f = useCreate({ name: "", poolId: "", region: "", sizeGigabytes: "10", filesystemType: "", description: "" }, "volumes", (form) => {
+    const { poolId, region } = pools.chosen(form);
+    const { name, filesystemType, description } = form;
+    const sizeGigabytes = Number(form.sizeGigabytes);
+    return page.session.client.volumes.create({ tenantId: page.tenant, poolId, region, name, sizeGigabytes, filesystemType, description, idempotencyKey: idempotencyKey() });
+  });
+  return (
+    <form onSubmit={f.submit} noValidate>
+      {f.text("name", "Name")}
+      {f.choice("poolId", "Pool", pools.options)}
+      {f.choice("region", "Region", pools.chosen(f.form).regions)}
+      {f.text("sizeGigabytes", "Size (GiB)", { type: "number", hint: "1 to 16384; a volume only grows" })}
+      {f.choice("filesystemType", "Filesystem", [["", "unformatted"], ["ext4", "ext4"], ["xfs", "xfs"]])}
+      {f.text("description", "Description")}
+      <Unplaced refusal={f.problem} placed={["name", "poolId", "region", "sizeGigabytes", "filesystemType", "description"]} />
+      <Submit busy={f.busy} label="Create volume" />
     </form>
   );
 }

@@ -1,13 +1,14 @@
-// Load balancers, networks, instances and certificates: one list, detail and delete for the
-// four, each kind saying how it is listed, fetched, deleted and shown, and which form creates it.
+// Load balancers, networks, instances, certificates and volumes: one list, detail and delete for
+// the five, each kind saying how it is listed, fetched, deleted and shown, and which form creates
+// it.
 
 import type { ComponentChildren, FunctionComponent } from "preact";
 import { useLive } from "../live.js";
 import type { Page } from "../routes.js";
 import { type Column, DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
-import { CertificateForm, InstanceForm, LoadBalancerForm, NetworkForm } from "./resource_forms.js";
+import { CertificateForm, InstanceForm, LoadBalancerForm, NetworkForm, VolumeForm } from "./resource_forms.js";
 
-/** What the four kinds have alike. */
+/** What the kinds have alike. */
 export interface Resource {
   id: string;
   name: string;
@@ -121,6 +122,29 @@ export const KINDS: Kind[] = [
       ["SHA-256", <code>{r.sha256Fingerprint}</code>],
     ],
     form: CertificateForm,
+  },
+  {
+    path: "volumes",
+    title: "Volumes",
+    singular: "volume",
+    events: "volume.",
+    list: (p) => c(p).volumes.list({ tenantId: t(p) }).then((l) => l.volumes),
+    get: (p, id) => c(p).volumes.get({ tenantId: t(p), volumeId: id }),
+    remove: (p, id) => c(p).volumes.delete({ tenantId: t(p), volumeId: id }),
+    columns: [
+      { header: "Region", cell: (r) => r.region },
+      { header: "Size", cell: (r) => `${r.sizeGigabytes} GiB` },
+      { header: "Instance", cell: (r) => r.instanceId || "—" },
+    ],
+    facts: (r) => [
+      ["Description", r.description],
+      ["Region", r.region],
+      ["Size", `${r.sizeGigabytes} GiB`],
+      ["Filesystem", r.filesystemType || "unformatted"],
+      ["Instance", r.instanceId],
+      ["Attached to machine", r.attachedMachineId],
+    ],
+    form: VolumeForm,
   },
 ];
 

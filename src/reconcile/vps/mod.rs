@@ -1,11 +1,11 @@
 //! The `vps.provider-resources` reconciler: the `vps` module's tenant resources converged at the
 //! provider, one work kind each ([`NETWORK_KIND`](crate::store::NETWORK_KIND) `network`,
-//! `instance`, `certificate`, `provider-load-balancer`), each a [`Reconciler`] of its own so
-//! the runtime's intervals, backoff and stuck deadlines apply per kind.
+//! `instance`, `certificate`, `volume`, `provider-load-balancer`), each a [`Reconciler`] of its
+//! own so the runtime's intervals, backoff and stuck deadlines apply per kind.
 //!
 //! Every pass re-reads its row (desired) and the provider (observed) and takes the next
-//! idempotent step. Provider objects have deterministic names (`bc-n-`, `bc-s-`, `bc-c-` and 24
-//! characters of the id) or tags (`bc-i-...` on droplets), so a pass that crashed after the
+//! idempotent step. Provider objects have deterministic names (`bc-n-`, `bc-s-`, `bc-c-`, `bc-v-`
+//! and 24 characters of the id) or tags (`bc-i-...` on droplets), so a pass that crashed after the
 //! provider accepted a create finds the object instead of making a second one. A refused delete
 //! puts the resource in `error` with the provider's words and is retried on the spec's delete
 //! backoff (5, 10, 20 minutes ... 6 hours); calling delete again retries at once.
@@ -15,6 +15,7 @@ mod instances;
 mod load_balancer_spec;
 mod load_balancers;
 mod networks;
+mod volumes;
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ pub use certificates::CertificateReconciler;
 pub use instances::InstanceReconciler;
 pub use load_balancers::ProviderLoadBalancers;
 pub use networks::{NetworkReconciler, cluster_network};
+pub use volumes::VolumeReconciler;
 
 use super::{DaemonEndpoint, Reconciler, Timings};
 use crate::provider::accounts::{DigitalOceanAccounts, GkeAccounts};
@@ -56,6 +58,7 @@ impl ProviderResources {
             Arc::new(NetworkReconciler(shared.clone())),
             Arc::new(InstanceReconciler(shared.clone())),
             Arc::new(CertificateReconciler(shared.clone())),
+            Arc::new(VolumeReconciler(shared.clone())),
             Arc::new(ProviderLoadBalancers { accounts: shared.digitalocean.clone(), timings: shared.timings }),
         ]
     }

@@ -75,7 +75,10 @@ async fn accounts_are_created_read_listed_updated_and_deleted(backend: Backend) 
     assert_eq!(gke["regions"], json!(["us-central1", "europe-west1"]));
     assert_eq!(gke["endpoint"], "http://127.0.0.1:1");
     let digitalocean = client.ok("/api/platform/accounts/get", json!({"accountId": platform.do_account})).await;
-    assert_eq!(digitalocean["capabilities"], json!(["load-balancers", "instances", "networks", "certificates"]));
+    assert_eq!(
+        digitalocean["capabilities"],
+        json!(["load-balancers", "instances", "networks", "certificates", "volumes"])
+    );
     assert_eq!(
         (digitalocean["zones"].clone(), digitalocean["regions"].clone()),
         (json!([]), json!(["nyc3", "ams3", "sfo3"]))

@@ -22,4 +22,5 @@ mod node_identity;
 mod operator_key;
 mod substrate_adoption;
 mod tenant_boundaries;
+mod volumes;
 mod watches;

@@ -1,7 +1,8 @@
 //! The fake cloud's real response bodies checked against the official schemas: Google's GKE
 //! discovery document and DigitalOcean's OpenAPI specification, loaded from
-//! `tests/provider-specs/` (copies of `../shared/provider-specs/`). The checker is small: every field must be one the schema
-//! defines, with the type (int64 as a string), enum value and required fields it says.
+//! `tests/provider-specs/` (copies of the providers' publications). The checker is small: every
+//! field must be one the schema defines, with the type (int64 as a string), enum value and
+//! required fields it says.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use better_compute::provider::{
     CertificateSpec, Certificates, ClusterSpec, Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck,
     InstanceSpec, Instances, LoadBalancerSpec, LoadBalancers, ManagedKubernetes, NetworkSpec, Networks, StickySessions,
+    VolumeChange, VolumeSpec, Volumes,
 };
 use serde_json::Value;
 
@@ -302,6 +304,18 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
         })
         .await
         .unwrap();
+    let volume = adapter
+        .volume_create(&VolumeSpec {
+            name: "bc-v".into(),
+            region: "nyc3".into(),
+            size_gigabytes: 10,
+            description: "data".into(),
+            filesystem_type: "ext4".into(),
+            tags: vec!["better-compute".into()],
+        })
+        .await
+        .unwrap();
+    adapter.volume_action(&volume.id, "nyc3", VolumeChange::Attach { machine_id: droplet.id }).await.unwrap();
     let token = fakecloud::FakeCloudConfig::default().digitalocean_token;
     let base = format!("{}/v2", cloud.base_url());
     let checks = [
@@ -321,6 +335,14 @@ async fn digitalocean_bodies_validate_against_the_openapi_specification() {
         (
             "certificates/models/certificate.yml",
             get(&format!("{base}/certificates/{}", cert.id), &token).await["certificate"].clone(),
+        ),
+        (
+            "volumes/models/volume_full.yml",
+            get(&format!("{base}/volumes/{}", volume.id), &token).await["volume"].clone(),
+        ),
+        (
+            "volumes/models/volumeAction.yml",
+            get(&format!("{base}/volumes/{}/actions", volume.id), &token).await["actions"][0].clone(),
         ),
         ("../shared/models/error.yml", get(&format!("{base}/vpcs/missing"), &token).await),
     ];

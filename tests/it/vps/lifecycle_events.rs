@@ -48,6 +48,13 @@ fn case(kind: &str) -> Option<Case> {
                            "dnsNames": ["life.example.com"], "idempotencyKey": "life"}),
             events: "certificate",
         },
+        "volume" => Case {
+            collection: "volumes",
+            id_field: "volumeId",
+            create: json!({"tenantId": "acme", "poolId": DO_POOL, "name": "life", "region": "nyc3",
+                           "sizeGigabytes": 10, "idempotencyKey": "life"}),
+            events: "volume",
+        },
         "provider-load-balancer" => Case {
             collection: "loadBalancers",
             id_field: "loadBalancerId",

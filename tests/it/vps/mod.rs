@@ -1,6 +1,7 @@
-//! The `vps` module's tenant resources end to end: networks, instances and certificates through
-//! JSON and gRPC, the real server and worker (the `vps.provider-resources` reconcilers, and the
-//! clusters' for `networkId`) on a real database, the real adapters against the fake cloud.
+//! The `vps` module's tenant resources end to end: networks, instances, certificates and volumes
+//! through JSON and gRPC, the real server and worker (the `vps.provider-resources` reconcilers,
+//! and the clusters' for `networkId`) on a real database, the real adapters against the fake
+//! cloud.
 
 mod certificates;
 mod clusters;
@@ -10,6 +11,7 @@ mod instances;
 mod lifecycle_events;
 mod networks;
 mod secrets;
+mod volumes;
 
 use std::time::Duration;
 

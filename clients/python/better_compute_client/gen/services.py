@@ -12,6 +12,7 @@ import better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.pools_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.usage_pb2_grpc
+import better_compute_client.gen.bettercompute.compute.v1.volumes_pb2_grpc
 import better_compute_client.gen.bettercompute.platform.v1.accounts_pb2_grpc
 import better_compute_client.gen.bettercompute.platform.v1.audit_pb2_grpc
 import better_compute_client.gen.bettercompute.platform.v1.budgets_pb2_grpc
@@ -49,4 +50,5 @@ STUBS = {
     "role_bindings": better_compute_client.gen.bettercompute.platform.v1.identity_pb2_grpc.RoleBindingsStub,
     "tenants": better_compute_client.gen.bettercompute.platform.v1.tenants_pb2_grpc.TenantsStub,
     "usage": better_compute_client.gen.bettercompute.compute.v1.usage_pb2_grpc.UsageStub,
+    "volumes": better_compute_client.gen.bettercompute.compute.v1.volumes_pb2_grpc.VolumesStub,
 }
