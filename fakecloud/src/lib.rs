@@ -274,7 +274,8 @@ impl FakeCloud {
 
     /// What the Redfish BMC knows of the system `id` (`system-N`, the last part of its path):
     /// power, boot override, virtual CD, every boot (`boots`, with the media URL it booted
-    /// from) and how many times each drive was erased (`erased`).
+    /// from), how many times each drive was erased (`erased`) and how many requests it held
+    /// while unresponsive (`heldRequests`).
     pub fn bmc_system(&self, id: &str) -> Option<Value> {
         let mut world = self.shared.world();
         world.redfish.machine_mut(id).map(|machine| machine.inspect())

@@ -133,6 +133,7 @@ impl Service {
         let mut last = grant.last_check.lock().await;
         let generation = self.store.signals().access_generation();
         if last.is_some_and(|(at, when)| at == generation && when.elapsed() < WATCH_RECHECK / 2) {
+            self.store.event_watch_check_shared();
             return Ok(());
         }
         self.store.event_watch_check_counted();

@@ -72,6 +72,9 @@ pub(super) struct Hub {
     checks: Mutex<Checks>,
     /// How many times watches checked their caller (for tests and figures).
     checks_made: AtomicU64,
+    /// How many times a watch due for a check made none: another watch of its grant had just
+    /// made it (for tests and figures).
+    checks_shared: AtomicU64,
 }
 
 /// When a grant last passed its check: the revocation count then, and the time.
@@ -243,6 +246,16 @@ impl Store {
     /// How many times watches checked their caller.
     pub fn event_watch_checks(&self) -> u64 {
         self.signals.hub.checks_made.load(Ordering::Relaxed)
+    }
+
+    /// Counts one check a watch left to the last one of its grant.
+    pub fn event_watch_check_shared(&self) {
+        self.signals.hub.checks_shared.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many checks watches left to the last one of their grant.
+    pub fn event_watch_checks_shared(&self) -> u64 {
+        self.signals.hub.checks_shared.load(Ordering::Relaxed)
     }
 
     /// Counts one read of the outbox.

@@ -10,9 +10,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::catalog::DO_TOKEN;
+use crate::harness::poll;
 use crate::harness::{Running, ServerProcess, bcd_binary, eventually, run_ok, start_dev_tls, tenant_principal};
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
+
+/// What bcd logs when a heartbeat finds no server (the first failure of a run of them).
+const HEARTBEAT_FAILED: &str = "retrying with backoff";
 
 /// A server over TLS (nodes heartbeat every second) with acme's own pool, acme's admin, and a
 /// join token of two uses on the pool.
@@ -187,8 +191,12 @@ async fn a_pinned_bcd_joins_heartbeats_is_cordoned_survives_a_restart_and_stops_
     .await;
 
     // The server restarts; the daemon rides it out and heartbeats again.
+    let failed_before = read(&log).matches(HEARTBEAT_FAILED).count();
     setup.server.kill();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    eventually(Duration::from_secs(30), "bcd to find the server gone", || async {
+        (read(&log).matches(HEARTBEAT_FAILED).count() > failed_before).then_some(())
+    })
+    .await;
     assert!(bcd.0.try_wait().unwrap().is_none(), "bcd keeps running while the server is down: {}", read(&log));
     setup.server.spawn().await;
     last = setup.next_heartbeat(&last).await;
@@ -200,14 +208,11 @@ async fn a_pinned_bcd_joins_heartbeats_is_cordoned_survives_a_restart_and_stops_
 
     // Deleted, its credential is void: the daemon stops and says why.
     setup.server.ok("/api/compute/nodes/delete", &setup.admin, json!({"poolId": setup.pool, "nodeId": node_id})).await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = bcd.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(std::time::Instant::now() < deadline, "bcd did not stop after its node was deleted: {}", read(&log));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let status = poll(Duration::from_secs(30), "bcd to stop after its node was deleted", || {
+        let exited = bcd.0.try_wait().unwrap().ok_or_else(|| read(&log));
+        async move { exited }
+    })
+    .await;
     let output = read(&log);
     assert_eq!(status.code(), Some(1), "{output}");
     assert!(output.contains(&format!("node {node_id} was deleted")), "bcd says the node was deleted: {output}");

@@ -2,11 +2,11 @@
 //! `bc-server migrate` and `serve`, and `bc-worker`, each started as its own process.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::harness::{Running, TestDb, curl, python, repo_root, run_ok, start_dev};
+use crate::harness::{serving, worker_idle};
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
@@ -170,11 +170,7 @@ async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_an
             .unwrap(),
     );
     let endpoint = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) != "200" {
-        assert!(Instant::now() < deadline, "bc-server did not come up: {}", std::fs::read_to_string(&log).unwrap());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    serving(&endpoint, &log).await;
     let auth = format!("Authorization: Bearer {token}");
     let created = curl(&[
         "-s",
@@ -206,7 +202,7 @@ async fn bc_worker_checks_migrations_idles_and_stops_on_sigterm() {
     let db = TestDb::postgres().await;
     let refused = Command::new(BC_WORKER).args(["--database-url", &db.url]).output().unwrap();
     assert!(!refused.status.success(), "a worker refuses an unmigrated database");
-    db.store().await;
+    let store = db.store().await;
     let worker = Running(
         Command::new(BC_WORKER)
             .args(["--database-url", &db.url])
@@ -215,6 +211,6 @@ async fn bc_worker_checks_migrations_idles_and_stops_on_sigterm() {
             .spawn()
             .unwrap(),
     );
-    std::thread::sleep(Duration::from_millis(500));
+    worker_idle(&store).await;
     assert!(worker.terminate().success());
 }

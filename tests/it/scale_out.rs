@@ -17,6 +17,7 @@ use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 use sqlx::Row;
 
+use crate::harness::probe_every;
 use crate::harness::{Catalog, FAST_WORKER_ARGS, ServerProcess, WorkerProcess, eventually, poll, tenant_principal};
 
 /// The platform's GKE pool offered to `acme`, on the fake cloud.
@@ -26,6 +27,8 @@ const CREATE: &str = "/api/compute/kubernetesClusters/create";
 const UPDATE: &str = "/api/compute/kubernetesClusters/update";
 const DELETE: &str = "/api/compute/kubernetesClusters/delete";
 const GET: &str = "/api/compute/kubernetesClusters/get";
+/// The clients' calls the balancer carries before a server is stopped: load on the servers.
+const CALLS_BETWEEN_STOPS: usize = 40;
 
 /// Two servers on one database, the tenant `acme` with an admin, and the GKE pool on a fake
 /// cloud whose operations finish at once.
@@ -229,13 +232,28 @@ impl Balancer {
     /// Looks at every server's `/readyz` until `stop`.
     async fn watch(self: Arc<Self>, stop: Arc<AtomicBool>) {
         let http = reqwest::Client::builder().timeout(Duration::from_millis(500)).build().unwrap();
-        while !stop.load(Ordering::Relaxed) {
-            for (endpoint, ready) in self.endpoints.iter().zip(&self.ready) {
+        let (http, balancer) = (&http, &self);
+        probe_every(Duration::from_millis(50), &stop, || async move {
+            for (endpoint, ready) in balancer.endpoints.iter().zip(&balancer.ready) {
                 let answered = http.get(format!("{endpoint}/readyz")).send().await;
                 ready.store(answered.is_ok_and(|response| response.status() == 200), Ordering::Relaxed);
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
+    }
+
+    /// How many calls it has sent on.
+    fn routed(&self) -> usize {
+        self.next.load(Ordering::Relaxed)
+    }
+
+    /// Waits until server `index` is ready in its eyes and `more` calls went through it since.
+    async fn carries(&self, more: usize, index: usize) {
+        let from = self.routed();
+        eventually(Duration::from_secs(20), "the clients' calls to go through the balancer", || async {
+            (self.ready[index].load(Ordering::Relaxed) && self.routed() >= from + more).then_some(())
+        })
+        .await;
     }
 
     /// The next ready server (the next of all when none is).
@@ -317,7 +335,8 @@ async fn servers_stopped_with_sigterm_under_load_drain_and_lose_no_acknowledged_
     for lane in 0..4 {
         clients.spawn(drive(lane, balancer.clone(), platform.acme.clone(), stop.clone()));
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Under load: the clients' calls go to both servers.
+    balancer.carries(CALLS_BETWEEN_STOPS, 0).await;
 
     for index in 0..2 {
         let server = &mut platform.servers[index];
@@ -337,7 +356,8 @@ async fn servers_stopped_with_sigterm_under_load_drain_and_lose_no_acknowledged_
         let refused = call(&reqwest::Client::new(), &server.endpoint, &platform.acme, GET, &json!({})).await;
         assert!(matches!(refused, Answer::Unavailable), "{refused:?}");
         server.spawn().await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        // Back behind the balancer, it takes its share of the load before the next one stops.
+        balancer.carries(CALLS_BETWEEN_STOPS, index).await;
     }
     stop.store(true, Ordering::Relaxed);
     let told: Vec<Told> = clients.join_all().await;

@@ -58,6 +58,8 @@ pub struct Machine {
     pub erased: BTreeMap<String, u32>,
     /// The BMC holds every request without answering.
     pub unresponsive: bool,
+    /// How many requests it held so.
+    pub held_requests: u64,
     /// The BMC refuses every sign-in.
     pub refuses_login: bool,
 }
@@ -78,6 +80,7 @@ impl Machine {
             boots: Vec::new(),
             erased: BTreeMap::new(),
             unresponsive: false,
+            held_requests: 0,
             refuses_login: false,
         }
     }
@@ -188,6 +191,7 @@ impl Machine {
                 .collect::<Vec<_>>(),
             "erased": self.erased,
             "unresponsive": self.unresponsive,
+            "heldRequests": self.held_requests,
             "refusesLogin": self.refuses_login,
         })
     }

@@ -124,7 +124,7 @@ async fn resource(
     let given = credentials(&headers);
     let body: Value = serde_json::from_slice(&body).unwrap_or_default();
     let (system, hold) = {
-        let world = shared.world();
+        let mut world = shared.world();
         match segments.as_slice() {
             ["Systems" | "Managers"] => {
                 if method != Method::GET {
@@ -150,8 +150,12 @@ async fn resource(
                     json!({"@odata.id": path, "Name": format!("{kind} Collection"), "Members@odata.count": members.len(), "Members": members}),
                 );
             }
-            ["Systems" | "Managers", id, ..] => match world.redfish.machines.get(*id) {
-                Some(machine) => (id.to_string(), machine.unresponsive),
+            ["Systems" | "Managers", id, ..] => match world.redfish.machines.get_mut(*id) {
+                Some(machine) => {
+                    // Counted, so that a test can wait until a call is held, not for a time.
+                    machine.held_requests += u64::from(machine.unresponsive);
+                    (id.to_string(), machine.unresponsive)
+                }
                 None => return missing(&path),
             },
             _ => return missing(&path),

@@ -2,12 +2,12 @@
 //! are ciphertext that only the server's key opens.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use better_compute::store::{Backend, EventFilter};
 use serde_json::json;
 
 use super::{Client, DO_TOKEN, GKE_SECRET, Platform, gke_key};
+use crate::harness::serving;
 use crate::harness::{Running, curl};
 use crate::harness::{TestDb, TestServer, test_secret_key};
 
@@ -106,11 +106,7 @@ async fn the_logs_of_a_server_run_never_carry_credentials() {
             .unwrap(),
     );
     let endpoint = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) != "200" {
-        assert!(Instant::now() < deadline, "bc-server did not come up: {}", std::fs::read_to_string(&log).unwrap());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    serving(&endpoint, &log).await;
     let auth = format!("Authorization: Bearer {token}");
     let call = |path: &str, body: serde_json::Value| {
         curl(&["-s", &format!("{endpoint}/api/platform/{path}"), "-H", &auth, "-d", &body.to_string()])

@@ -13,6 +13,7 @@
 mod catalog;
 mod db;
 mod env;
+mod fakes;
 mod poll;
 mod processes;
 mod server;
@@ -30,7 +31,8 @@ use serde_json::Value;
 pub use catalog::{Catalog, PROJECT};
 pub use db::TestDb;
 pub use env::{Env, Setup};
-pub use poll::{eventually, poll};
+pub use fakes::{never_answer, probe_every, sample_every, workers_killed_at_random};
+pub use poll::{eventually, passes_recorded, poll, poll_explained, serving, worker_idle};
 pub use processes::{Running, curl, python, run_ok, start_dev, start_dev_bare, start_dev_logging, start_dev_tls};
 pub use server::{Serving, TestServer};
 pub use server_process::ServerProcess;

@@ -20,6 +20,7 @@ use tonic::transport::Channel;
 
 use super::ServerProcess;
 use crate::harness::curl;
+use crate::harness::eventually;
 use crate::harness::tenant_principal;
 
 /// Sends a request message's bytes as they are, so that a test can send what no generated
@@ -282,6 +283,12 @@ async fn unknown_json_keys_from_a_caller_with_a_key_answer_a_bounded_list() {
     assert!(after < baseline + 200, "resident memory went from {baseline} MiB to {after} MiB");
 }
 
+/// Bytes the server process has read so far, from sockets and files alike (`rchar`).
+fn bytes_read(server: &ServerProcess) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{}/io", server.pid())).unwrap();
+    io.lines().find_map(|line| line.strip_prefix("rchar:")).expect("rchar in /proc/<pid>/io").trim().parse().unwrap()
+}
+
 #[tokio::test]
 async fn a_unique_list_far_past_its_size_is_refused_at_once_naming_the_size() {
     let server = ServerProcess::start(&[]).await;
@@ -292,8 +299,13 @@ async fn a_unique_list_far_past_its_size_is_refused_at_once_naming_the_size() {
     .to_string();
     let cpu_before = server.cpu_time();
     let call = || post(&server, "/api/platform/accounts/create", Some(&server.admin_token), &[], body.clone());
+    let read_before = bytes_read(&server);
     let health = async {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Asked once the calls are in: the server has read a megabyte of their bodies (2.4 MB each).
+        eventually(Duration::from_secs(10), "the server reading the calls", || async {
+            (bytes_read(&server) >= read_before + (1 << 20)).then_some(())
+        })
+        .await;
         let started = Instant::now();
         let answered = reqwest::get(format!("{}/healthz", server.endpoint)).await.unwrap().status().as_u16();
         (answered, started.elapsed())

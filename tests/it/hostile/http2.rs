@@ -12,6 +12,7 @@ use bytes::Bytes;
 
 use super::ServerProcess;
 use super::listener::read_until_closed;
+use crate::harness::sample_every;
 use crate::harness::{curl, eventually};
 
 /// What a client writes first on an HTTP/2 connection: the preface and an empty SETTINGS frame.
@@ -106,10 +107,9 @@ fn sample_rss(server: &ServerProcess) -> (Arc<AtomicBool>, Arc<AtomicU64>, std::
     let pid = server.pid();
     let (stop_, peak_) = (stop.clone(), peak.clone());
     let sampler = std::thread::spawn(move || {
-        while !stop_.load(Ordering::Acquire) {
+        sample_every(Duration::from_millis(50), &stop_, || {
             peak_.fetch_max(rss_mib_of(pid), Ordering::AcqRel);
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        });
     });
     (stop, peak, sampler)
 }

@@ -4,7 +4,7 @@
 //! with: deleting its principal, or removing the binding its role needed, must end it on the
 //! cluster too (the worker removes the account; the cluster then refuses its token).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use better_compute::provider::ClusterApi;
@@ -13,6 +13,7 @@ use better_compute::store::Backend;
 use serde_json::{Value, json};
 
 use crate::harness::Setup;
+use crate::harness::poll;
 use crate::kubernetes::{Env, standard};
 
 crate::on_both_backends!(
@@ -42,16 +43,16 @@ async fn read_status(client: &KubeClient) -> u16 {
 
 /// Polls until the cluster refuses `client` (401 or 403), within `limit`.
 async fn wait_refused(client: &KubeClient, limit: Duration, what: &str) {
-    let started = Instant::now();
-    loop {
-        let status = read_status(client).await;
-        if status == 401 || status == 403 {
-            return;
+    poll(limit, &format!("{what} refused by the cluster"), || async {
+        match read_status(client).await {
+            401 | 403 => Ok(()),
+            status => {
+                assert_eq!(status, 200, "{what}: unexpected answer");
+                Err("it still works".to_owned())
+            }
         }
-        assert_eq!(status, 200, "{what}: unexpected answer");
-        assert!(started.elapsed() < limit, "{what} still works on the cluster after {limit:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 /// A ready cluster of acme, with the worker running.

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::ServerProcess;
 use crate::harness::curl;
+use crate::harness::poll;
 
 /// Connects to the server behind `endpoint` and sends `bytes`, leaving the connection open.
 fn connect_and_send(endpoint: &str, bytes: &[u8]) -> TcpStream {
@@ -115,16 +116,14 @@ async fn three_thousand_half_sent_connections_leave_the_server_answering() {
     assert!(during <= before + cap + 10, "the server holds {during} descriptors, {before} before the flood, cap {cap}");
     // The half-sent ones time out and free their places: a real call gets one, while the
     // flood's sockets are all still open on this side.
-    let deadline = Instant::now() + Duration::from_secs(20);
     let health = format!("{}/healthz", server.endpoint);
-    while curl(&["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", &health]) != "200" {
-        assert!(
-            Instant::now() < deadline,
-            "the server does not answer /healthz after the flood: {}",
-            server.log_text()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll(Duration::from_secs(20), "the server to answer /healthz after the flood", || async {
+        match curl(&["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", &health]).as_str() {
+            "200" => Ok(()),
+            code => Err(format!("{code}: {}", server.log_text())),
+        }
+    })
+    .await;
     assert!(open_descriptors(&server) <= before + cap + 10);
     drop(held);
     server.assert_up();

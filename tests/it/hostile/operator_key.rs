@@ -3,14 +3,14 @@
 //! line says where, without the key.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
+use crate::harness::serving;
 use crate::harness::{Running, TestDb, curl, run_ok};
 
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 
 /// Starts `bc-server` on `db` with its output in `log`, and waits for `/readyz`.
-fn serve(db: &TestDb, key_file: &std::path::Path, log: &std::path::Path) -> (Running, String) {
+async fn serve(db: &TestDb, key_file: &std::path::Path, log: &std::path::Path) -> (Running, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let output = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
     let server = Running(
@@ -26,11 +26,7 @@ fn serve(db: &TestDb, key_file: &std::path::Path, log: &std::path::Path) -> (Run
             .unwrap(),
     );
     let endpoint = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", &format!("{endpoint}/readyz")]) != "200" {
-        assert!(Instant::now() < deadline, "bc-server did not come up: {}", std::fs::read_to_string(log).unwrap());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    serving(&endpoint, log).await;
     (server, endpoint)
 }
 
@@ -40,7 +36,7 @@ async fn a_first_start_writes_the_operator_key_to_an_owner_only_file_and_never_t
     run_ok(Command::new(BC_SERVER).args(["migrate", "--database-url", &db.url]));
     let dir = tempfile::tempdir().unwrap();
     let (key_file, log) = (dir.path().join("operator-key"), dir.path().join("server.log"));
-    let (server, endpoint) = serve(&db, &key_file, &log);
+    let (server, endpoint) = serve(&db, &key_file, &log).await;
 
     let key = std::fs::read_to_string(&key_file).unwrap().trim().to_owned();
     assert!(key.starts_with("bck_"), "the file holds the key: {key:?}");
@@ -82,7 +78,7 @@ async fn a_first_start_writes_the_operator_key_to_an_owner_only_file_and_never_t
     assert_eq!(said["file"], key_file.display().to_string(), "{said}");
 
     // A later start makes no key and leaves the file as it is.
-    let (server, _) = serve(&db, &key_file, &log);
+    let (server, _) = serve(&db, &key_file, &log).await;
     assert!(server.terminate().success());
     assert_eq!(std::fs::read_to_string(&key_file).unwrap().trim(), key);
     let output = std::fs::read_to_string(&log).unwrap();

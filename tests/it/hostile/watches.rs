@@ -22,6 +22,7 @@ use tonic::transport::Channel;
 use super::ServerProcess;
 use crate::harness::Serving;
 use crate::harness::{TestDb, TestServer, grpc_error, tenant_principal};
+use crate::harness::{eventually, poll};
 use crate::on_both_backends;
 
 /// How long a revoked watch may stay open when the revocation was announced.
@@ -279,14 +280,12 @@ async fn watches_are_capped_per_principal(backend: Backend) {
     let mut others = grpc_watch(&server.endpoint, &other, &server.store, "acme").await.unwrap();
 
     drop(open.pop());
-    let deadline = Instant::now() + PROMPTLY;
-    let reopened = loop {
-        match grpc_watch_on(channel.clone(), &viewer.token, &server.store, "acme").await {
-            Ok(stream) => break stream,
-            Err(status) => assert!(Instant::now() < deadline, "a closed watch frees its slot: {status:?}"),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let reopened = poll(PROMPTLY, "a closed watch frees its slot", || async {
+        grpc_watch_on(channel.clone(), &viewer.token, &server.store, "acme")
+            .await
+            .map_err(|status| format!("{status:?}"))
+    })
+    .await;
     // Every open watch still delivers.
     server.admin_ok("/api/platform/tenants/update", json!({"tenantId": "acme", "description": "x"})).await;
     for mut stream in open.into_iter().chain([reopened]) {
@@ -336,6 +335,7 @@ async fn idle_watches_share_one_poller(backend: Backend) {
     let server = TestServer::start(&db).await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     const WATCHES: usize = 2 * WATCHES_PER_PRINCIPAL;
+    let unopened = server.store.event_reads();
     let mut open = Vec::new();
     for _ in 0..2 {
         let token = viewer_token(&server.store).await;
@@ -344,15 +344,23 @@ async fn idle_watches_share_one_poller(backend: Backend) {
             open.push(grpc_watch_on(channel.clone(), &token, &server.store, "acme").await.unwrap());
         }
     }
-    // Let the watches settle (each reads what it missed once), then count reads over a window
-    // of several poll intervals with nothing written.
-    tokio::time::sleep(4 * WATCH_POLL).await;
-    let before = server.store.event_reads();
-    tokio::time::sleep(4 * WATCH_POLL).await;
-    let reads = server.store.event_reads() - before;
-    // One poller reads at most once per interval (and once more at a wake-up); one read per
-    // watch per interval would be `WATCHES` times that.
-    assert!(reads <= 4 + 2, "{reads} reads of the outbox by {WATCHES} idle watches over 4 intervals");
+    // Let the watches settle: each opening reads the cursor (here) and what it missed (the
+    // watch, once), and the poller reads the head then polls; what follows is idle reading.
+    let settled = unopened + 2 * WATCHES as u64 + 2;
+    eventually(PROMPTLY, "the watches caught up and the poller polled", || async {
+        (server.store.event_reads() >= settled).then_some(())
+    })
+    .await;
+    // One poller reads once per interval (and once more at a wake-up): six reads take at least
+    // three intervals with nothing written. One read per watch per interval would make them
+    // in less than one.
+    let (before, started) = (server.store.event_reads(), Instant::now());
+    eventually(10 * WATCH_POLL, "six more reads of the outbox", || async {
+        (server.store.event_reads() >= before + 6).then_some(())
+    })
+    .await;
+    let took = started.elapsed();
+    assert!(took >= 3 * WATCH_POLL, "{WATCHES} idle watches read the outbox six times in {took:?}");
     // And they all still deliver.
     server.admin_ok("/api/platform/tenants/update", json!({"tenantId": "acme", "description": "x"})).await;
     for stream in &mut open {
@@ -380,14 +388,15 @@ async fn watches_of_one_grant_share_their_periodic_check() {
     for _ in 0..WATCHES_PER_PRINCIPAL {
         open.push(grpc_watch_on(channel.clone(), &token, &server.store, "acme").await.unwrap());
     }
-    let before = server.store.event_watch_checks();
-    let deadline = Instant::now() + WATCH_RECHECK + PROMPTLY;
-    while server.store.event_watch_checks() == before {
-        assert!(Instant::now() < deadline, "the watches check their caller within {WATCH_RECHECK:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    // Every watch's timer has fired by now (they were opened within this second).
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (before, shared_before) = (server.store.event_watch_checks(), server.store.event_watch_checks_shared());
+    // Every watch's timer fires (they were opened within a second): each checks its caller, or
+    // finds its grant's check just made and leaves it at that.
+    eventually(WATCH_RECHECK + PROMPTLY, "every watch's periodic check", || async {
+        let made = server.store.event_watch_checks() - before;
+        let shared = server.store.event_watch_checks_shared() - shared_before;
+        (made + shared >= WATCHES_PER_PRINCIPAL as u64).then_some(())
+    })
+    .await;
     let checks = server.store.event_watch_checks() - before;
     assert!(checks <= 2, "{checks} checks for {WATCHES_PER_PRINCIPAL} watches of one grant");
     server.admin_ok("/api/platform/tenants/update", json!({"tenantId": "acme", "description": "x"})).await;

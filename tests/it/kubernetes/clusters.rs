@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use sqlx::{Connection, Row};
 
 use super::{Env, POOL, standard};
+use crate::harness::poll;
 
 crate::on_both_backends!(
     a_standard_cluster_becomes_ready_serves_kubectl_and_is_deleted_without_a_trace,
@@ -318,16 +319,16 @@ async fn updates_converge_in_place_and_a_provider_upgrade_is_published(backend: 
     // recorded, not undone, the nodes follow it, and `updated` is published once they have.
     let provider_name = format!("bc-k-{}", &id[4..28]);
     assert!(env.cloud.upgrade_cluster(super::PROJECT, "europe-west1", &provider_name, "1.33.2-gke.1100"));
-    let started = std::time::Instant::now();
-    let moved = loop {
+    let moved = poll(Duration::from_secs(30), "the upgrade followed", || async {
         let cluster = env.ok("/api/compute/kubernetesClusters/get", cluster_ref.clone()).await;
-        if cluster["kubernetesVersion"] == "1.33.2-gke.1100" && cluster["state"] == "ready" {
-            break cluster;
-        }
         assert_ne!(cluster["state"], "error", "the provider's move is not undone: {cluster}");
-        assert!(started.elapsed() < Duration::from_secs(30), "the upgrade was not followed: {cluster}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        if cluster["kubernetesVersion"] == "1.33.2-gke.1100" && cluster["state"] == "ready" {
+            Ok(cluster)
+        } else {
+            Err(cluster.to_string())
+        }
+    })
+    .await;
     assert_eq!(moved["nodeVersion"], "1.33.2-gke.1100", "the nodes followed the control plane: {moved}");
     assert_eq!(moved["requestedVersion"], "1.32", "the pin is kept");
     for pool in env.fake_clusters()[0]["nodePools"].as_array().unwrap() {

@@ -2,12 +2,12 @@
 //! 20 times, 50 clusters created and then deleted leave exactly zero clusters at the fake cloud,
 //! and no cluster was ever there twice. Prints the counts.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use better_compute::reconcile::WorkerConfig;
 use better_compute::store::{Backend, CLUSTER_KIND};
-use rand::Rng;
 use serde_json::json;
 
 use super::{Env, standard};
@@ -24,36 +24,26 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
     env.cloud.set_error_rate("/v1/", 0.3, 503);
 
     // Watch the fake cloud: which provider names carried which cluster label, ever.
-    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let observe = |env: &Env, seen: &mut BTreeMap<String, BTreeSet<String>>| {
+    let seen: RefCell<BTreeMap<String, BTreeSet<String>>> = RefCell::default();
+    // The most clusters at the provider at once.
+    let max_at_provider = Cell::new(0);
+    let observe = || {
         let clusters = env.fake_clusters();
         let mut labels = BTreeSet::new();
         for cluster in &clusters {
             let label = cluster["labels"]["better-compute-cluster"].as_str().unwrap_or_default().to_owned();
             assert!(labels.insert(label.clone()), "two clusters at the provider carry {label}");
             // The fake gives every creation its own id: two ids under one label is a second cluster.
-            seen.entry(label).or_default().insert(cluster["id"].as_str().unwrap().to_owned());
+            seen.borrow_mut().entry(label).or_default().insert(cluster["id"].as_str().unwrap().to_owned());
         }
+        max_at_provider.set(max_at_provider.get().max(clusters.len()));
         clusters.len()
     };
 
     // The killer: 20 workers in a row, each cancelled at a random moment; then one that stays.
-    let store = env.store.clone();
     let config = WorkerConfig { lease: Duration::from_millis(600), ..env.worker_config.clone() };
     let reconcilers = harness::reconcilers(env.resources(), Some(&[CLUSTER_KIND]));
-    let killer = tokio::spawn(async move {
-        for _ in 0..KILLS {
-            let worker = harness::worker(&store, config.clone(), reconcilers.clone());
-            let task = tokio::spawn(worker.run(std::future::pending()));
-            let alive = rand::rng().random_range(100..700);
-            tokio::time::sleep(Duration::from_millis(alive)).await;
-            task.abort();
-            let _ = task.await;
-        }
-        // The survivor, returned as its abort handle: the test stops it at the end.
-        let worker = harness::worker(&store, config, reconcilers);
-        tokio::spawn(worker.run(std::future::pending())).abort_handle()
-    });
+    let killer = harness::workers_killed_at_random(&env.store, config, reconcilers, KILLS, 100..700);
 
     let started = Instant::now();
     let mut ids = Vec::new();
@@ -62,49 +52,52 @@ async fn fifty_clusters_survive_failing_calls_and_killed_workers_and_leave_nothi
         request["nodePools"] = json!([{"name": "p", "machineType": "e2-medium", "nodeCount": 1}]);
         ids.push(env.ok("/api/compute/kubernetesClusters/create", request).await["id"].as_str().unwrap().to_owned());
     }
-    let mut max_at_provider = 0;
-    loop {
-        max_at_provider = max_at_provider.max(observe(&env, &mut seen));
-        let listed = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme"})).await;
-        let ready = listed["clusters"].as_array().unwrap().iter().filter(|c| c["state"] == "ready").count();
-        if ready == CLUSTERS {
-            break;
-        }
-        if started.elapsed() >= Duration::from_secs(240) {
-            let waiting: Vec<String> = listed["clusters"]
-                .as_array()
-                .unwrap()
+    let (env, observe) = (&env, &observe);
+    harness::poll_explained(
+        Duration::from_secs(240),
+        "every cluster ready",
+        || async move {
+            observe();
+            let listed = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme"})).await;
+            let clusters = listed["clusters"].as_array().unwrap();
+            let ready = clusters.iter().filter(|c| c["state"] == "ready").count();
+            if ready == CLUSTERS {
+                return Ok(());
+            }
+            let waiting: Vec<String> = clusters
                 .iter()
                 .filter(|c| c["state"] != "ready")
                 .map(|c| format!("{} {} {}", c["id"], c["state"], c["message"]))
                 .collect();
-            panic!("{ready} of {CLUSTERS} ready after 240 s; waiting: {waiting:?}\n{}", diagnosis(&env).await);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+            Err(format!("{ready} of {CLUSTERS} ready; waiting: {waiting:?}"))
+        },
+        async || diagnosis(env).await,
+    )
+    .await;
     let all_ready = started.elapsed();
     for id in &ids {
         env.ok("/api/compute/kubernetesClusters/delete", json!({"tenantId": "acme", "clusterId": id})).await;
     }
-    loop {
-        max_at_provider = max_at_provider.max(observe(&env, &mut seen));
-        let listed = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme"})).await;
-        if listed["clusters"].as_array().map_or(0, Vec::len) == 0 {
-            break;
-        }
-        if started.elapsed() >= Duration::from_secs(480) {
+    harness::poll_explained(
+        Duration::from_secs(480) - all_ready,
+        "every cluster deleted",
+        || async move {
+            observe();
+            let listed = env.ok("/api/compute/kubernetesClusters/list", json!({"tenantId": "acme"})).await;
             let left: Vec<String> = listed["clusters"]
                 .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| format!("{} {} {}", c["id"], c["state"], c["message"]))
-                .collect();
-            panic!("clusters left after 480 s: {left:?}\n{}", diagnosis(&env).await);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+                .map(|clusters| {
+                    clusters.iter().map(|c| format!("{} {} {}", c["id"], c["state"], c["message"])).collect()
+                })
+                .unwrap_or_default();
+            if left.is_empty() { Ok(()) } else { Err(format!("clusters left: {left:?}")) }
+        },
+        async || diagnosis(env).await,
+    )
+    .await;
     let survivor = killer.await.unwrap();
-    let left = observe(&env, &mut seen);
+    let left = observe();
+    let (seen, max_at_provider) = (seen.into_inner(), max_at_provider.get());
     survivor.abort();
     let twice = seen.values().filter(|names| names.len() > 1).count();
     println!(

@@ -10,6 +10,7 @@ use serde_json::json;
 use sqlx::Connection;
 
 use super::{Env, FREE_POOL, PROJECT, standard};
+use crate::harness::{passes_recorded, poll};
 
 crate::on_both_backends!(
     a_spent_budget_refuses_metered_clusters_only,
@@ -48,17 +49,20 @@ async fn a_refused_delete_is_an_error_retried_later_or_at_once_on_a_new_delete(b
     env.ok("/api/compute/kubernetesClusters/delete", cluster.clone()).await;
     let (failed, _) = env.wait_cluster_state(&id, "error", Duration::from_secs(20)).await;
     assert!(failed["message"].as_str().unwrap().contains("deletion protection is on"), "{failed}");
-    // The next try is minutes away: the cluster stays in error...
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The next try is minutes away, as the failed pass recorded: the cluster stays in error...
+    let wait = poll(Duration::from_secs(10), "the failed pass recorded its retry", || async {
+        let due: i64 = sqlx::query_scalar("SELECT due_at FROM work_items WHERE object_id = $1")
+            .bind(&id)
+            .fetch_one(&mut sqlx::AnyConnection::connect(&env.db.url).await.unwrap())
+            .await
+            .unwrap();
+        let wait = due - better_compute::store::now_micros();
+        if wait > 240_000_000 { Ok(wait) } else { Err(format!("the next pass is {wait} µs away")) }
+    })
+    .await;
+    assert!(wait <= 300_000_000, "the first retry is 5 minutes away, not {wait} µs");
     let still = env.ok("/api/compute/kubernetesClusters/get", cluster.clone()).await;
     assert_eq!(still["state"], "error", "{still}");
-    let due: i64 = sqlx::query_scalar("SELECT due_at FROM work_items WHERE object_id = $1")
-        .bind(&id)
-        .fetch_one(&mut sqlx::AnyConnection::connect(&env.db.url).await.unwrap())
-        .await
-        .unwrap();
-    let wait = due - better_compute::store::now_micros();
-    assert!(wait > 240_000_000 && wait <= 300_000_000, "the first retry is 5 minutes away, not {wait} µs");
     // ...until a new delete tries at once.
     let again = env.ok("/api/compute/kubernetesClusters/delete", cluster).await;
     assert!(again["state"] == "deleting" || again["state"] == "deleted", "{again}");
@@ -142,19 +146,18 @@ async fn the_autoscaler_owns_the_live_node_count(backend: Backend) {
     let gke = env.gke.gke("acct_0000000000000000000000gke1", "europe-west1").await.unwrap();
     let name = format!("bc-k-{}", &id[4..28]);
     gke.node_pool_set_size(&name, "batch", 3).await.unwrap();
-    let started = std::time::Instant::now();
-    loop {
+    poll(Duration::from_secs(15), "the live count recorded", || async {
         let cluster = env.ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": id})).await;
         let batch = cluster["nodePools"].as_array().unwrap().iter().find(|p| p["name"] == "batch").unwrap().clone();
         if batch["currentNodeCount"] == 3 && cluster["state"] == "ready" {
             assert_eq!(batch["nodeCount"], 1, "what the tenant asked for is kept");
-            break;
+            return Ok(());
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "the live count was not recorded: {cluster}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // Settled passes go by (2 s in tests): the reconciler never resizes it back.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+        Err(cluster.to_string())
+    })
+    .await;
+    // Settled passes go by (2 s apart in tests): the reconciler never resizes it back.
+    passes_recorded(&env.db.url, &id, 2).await;
     let fake = env.fake_clusters();
     let batch = fake[0]["nodePools"].as_array().unwrap().iter().find(|p| p["name"] == "batch").unwrap().clone();
     assert_eq!(batch["nodeCount"], 3, "{batch}");

@@ -7,12 +7,14 @@
 //! excluded region or a spent budget, which refuse a create, do not refuse it. A cluster on the
 //! `extended` channel, which GKE offers beside the other three, becomes ready.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
 use super::{DO_POOL, FREE_POOL, POOL, standard};
+use crate::harness::poll;
 
 crate::on_both_backends!(
     node_pools_follow_the_control_plane_one_at_a_time,
@@ -138,24 +140,22 @@ async fn node_pools_follow_the_control_plane_one_at_a_time(backend: Backend) {
     // Watch it converge: whenever the nodes lag the control plane the cluster is `updating`,
     // and at most one pool is being upgraded at a time.
     let started = Instant::now();
-    let mut lagged = false;
-    let converged: Value = loop {
+    let lagged = Cell::new(false);
+    let converged = poll(Duration::from_secs(60), "the upgrade converged", || async {
         let cluster = env.ok("/api/compute/kubernetesClusters/get", cluster_ref.clone()).await;
         let (control, nodes) =
             (cluster["kubernetesVersion"].as_str().unwrap(), cluster["nodeVersion"].as_str().unwrap());
         if control != nodes {
-            lagged = true;
+            lagged.set(true);
             assert_eq!(cluster["state"], "updating", "ready while the nodes lag: {cluster}");
         }
         let upgrading = cluster["nodePools"].as_array().unwrap().iter().filter(|p| p["state"] == "updating").count();
         assert!(upgrading <= 1, "two pools upgrading at once: {cluster}");
-        if cluster["state"] == "ready" && control == "1.32.6-gke.1200" {
-            break cluster;
-        }
         assert_ne!(cluster["state"], "error", "{cluster}");
-        assert!(started.elapsed() < Duration::from_secs(60), "not converged: {cluster}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+        if cluster["state"] == "ready" && control == "1.32.6-gke.1200" { Ok(cluster) } else { Err(cluster.to_string()) }
+    })
+    .await;
+    let lagged = lagged.get();
     println!("control plane and two node pools upgraded in {:?} (nodes seen lagging: {lagged})", started.elapsed());
     assert_eq!(converged["nodeVersion"], "1.32.6-gke.1200", "the nodes followed: {converged}");
     assert!(converged["nodePools"].as_array().unwrap().iter().all(|p| p["state"] == "ready"), "{converged}");

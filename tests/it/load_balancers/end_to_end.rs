@@ -4,12 +4,14 @@
 //! exactly its tenant's droplets on its network; deleting an instance through its API drops it
 //! from its load balancers at once; a network with a load balancer on it cannot be deleted.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::{CREATE, DELETE, Env, POOL, REGION, as_tenant, regional};
 use better_compute::store::Backend;
+
+use crate::harness::poll;
 
 crate::on_both_backends!(load_balancers_over_networks_instances_and_certificates_made_through_their_api);
 
@@ -23,16 +25,12 @@ async fn wait_for(
     check: impl Fn(&Value) -> bool,
 ) -> Value {
     let token = if tenant == "acme" { env.acme_admin.clone() } else { env.globex_admin.clone() };
-    let started = Instant::now();
-    loop {
+    poll(Duration::from_secs(30), &format!("{resource} {id}"), || async {
         let got =
             env.ok_as(&token, &format!("/api/compute/{resource}/get"), json!({"tenantId": tenant, id_field: id})).await;
-        if check(&got) {
-            return got;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "{resource} {id}: not so after 30 s: {got}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        if check(&got) { Ok(got) } else { Err(got.to_string()) }
+    })
+    .await
 }
 
 /// An instance of `tenant` made through the API, once it has its droplet.

@@ -12,6 +12,7 @@ use better_compute::store::{
 };
 
 use super::{ACCOUNT, Env, OWN_ACCOUNT, OWN_POOL, POOL};
+use crate::harness::eventually;
 
 /// The account of one of the test pools.
 fn account_of(pool: &str) -> &'static str {
@@ -220,12 +221,10 @@ impl Env {
         let adapter = self.digitalocean.digitalocean(&row.account_id).await.unwrap();
         let spec = CertificateSpec::LetsEncrypt { name: row.name.clone(), dns_names: row.dns_names.clone() };
         let uploaded = adapter.certificate_create(&spec).await.unwrap();
-        loop {
-            if adapter.certificate_get(&uploaded.id).await.unwrap().state == "verified" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-        }
+        eventually(std::time::Duration::from_secs(20), "the fake cloud to verify the certificate", || async {
+            (adapter.certificate_get(&uploaded.id).await.unwrap().state == "verified").then_some(())
+        })
+        .await;
         let observed = CertificateObserved {
             version: row.version,
             state: ProvisionState::Ready,

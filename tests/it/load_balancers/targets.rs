@@ -11,8 +11,10 @@ use sqlx::Connection;
 use super::fixtures::droplets;
 use super::{CREATE, DELETE, Env, GET, POOL, REGION, UPDATE, regional};
 use better_compute::reconcile::{ProviderLoadBalancers, Reconciler, Timings};
-use better_compute::store::{Backend, now_micros};
+use better_compute::store::Backend;
 use fakecloud::Failure;
+
+use crate::harness::passes_recorded;
 
 const CERTIFICATE_DELETE: &str = "/api/compute/certificates/delete";
 
@@ -85,21 +87,8 @@ async fn the_provider_is_asked_once_the_certificates_it_names_are_ready(backend:
         .as_str()
         .unwrap()
         .to_owned();
-    // Let the reconciler look at it a few times while the certificate is pending.
-    let mut conn = sqlx::AnyConnection::connect(&env.db.url).await.unwrap();
-    let started = std::time::Instant::now();
-    loop {
-        let passes: Option<i64> = sqlx::query_scalar("SELECT last_pass_at FROM work_items WHERE object_id = $1")
-            .bind(&id)
-            .fetch_one(&mut conn)
-            .await
-            .unwrap();
-        if passes.is_some_and(|at| at > now_micros() - 10_000_000) && started.elapsed() > Duration::from_millis(500) {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "the reconciler never looked");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // The reconciler looks at it a few times while the certificate is pending.
+    passes_recorded(&env.db.url, &id, 3).await;
     assert!(env.fake_load_balancer(&name).is_none(), "the provider is not asked while the certificate is pending");
     let waiting = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": id})).await;
     assert_eq!((waiting["state"].as_str(), waiting["message"].as_str()), (Some("pending"), Some("")));

@@ -4,13 +4,16 @@
 //! keeps it `updating` (never `pending` again) until it is `ready`. One the provider never made
 //! stays `pending`: there is nothing to update, the change is part of its making.
 
-use std::time::{Duration, Instant};
+use std::cell::RefCell;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::{CREATE, Env, GET, POOL, REGION, UPDATE, regional};
 use better_compute::store::Backend;
 use fakecloud::Failure;
+
+use crate::harness::{passes_recorded, poll};
 
 crate::on_both_backends!(
     an_update_of_a_load_balancer_the_provider_made_is_updating_until_applied,
@@ -22,33 +25,27 @@ const ACTIVATION: Duration = Duration::from_secs(4);
 
 /// Polls the store until the reconciler recorded the provider's id of load balancer `id`.
 async fn wait_provider_id(env: &Env, id: &str) -> String {
-    let started = Instant::now();
-    loop {
+    poll(Duration::from_secs(20), "the provider's id recorded", || async {
         let lb = env.store.load_balancer_fetch(id).await.unwrap().unwrap();
-        if !lb.provider_id.is_empty() {
-            return lb.provider_id;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "no provider id after 20 s: {lb:?}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+        if lb.provider_id.is_empty() { Err(format!("{lb:?}")) } else { Ok(lb.provider_id) }
+    })
+    .await
 }
 
 /// Polls `get` until the load balancer is `ready`, returning every state seen on the way.
 async fn states_until_ready(env: &Env, id: &str) -> Vec<String> {
-    let started = Instant::now();
-    let mut seen: Vec<String> = Vec::new();
-    loop {
+    let seen: RefCell<Vec<String>> = RefCell::default();
+    poll(Duration::from_secs(20), "ready", || async {
         let lb = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": id})).await;
         let state = lb["state"].as_str().unwrap().to_owned();
+        let mut seen = seen.borrow_mut();
         if seen.last() != Some(&state) {
             seen.push(state.clone());
         }
-        if state == "ready" {
-            return seen;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "not ready after 20 s: {lb}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+        if state == "ready" { Ok(()) } else { Err(format!("{lb}")) }
+    })
+    .await;
+    seen.take()
 }
 
 fn change(id: &str, deny: &str) -> Value {
@@ -108,11 +105,11 @@ async fn an_update_of_a_load_balancer_the_provider_never_made_stays_pending(back
     body["forwarding"] = json!([{"entryProtocol": "https", "entryPort": 443, "targetProtocol": "http",
         "targetPort": 8080, "certificateId": certificate}]);
     let id = env.ok(CREATE, body).await["id"].as_str().unwrap().to_owned();
-    // Let the reconciler look at it a few times.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The reconciler looks at it a few times.
+    passes_recorded(&env.db.url, &id, 3).await;
     let updated = env.ok(UPDATE, change(&id, "192.0.2.0/24")).await;
     assert_eq!((updated["state"].as_str(), updated["version"].as_i64()), (Some("pending"), Some(2)));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    passes_recorded(&env.db.url, &id, 2).await;
     let waiting = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": id})).await;
     assert_eq!(waiting["state"], "pending", "{waiting}");
     assert!(env.fake_load_balancer(waiting["providerName"].as_str().unwrap()).is_none());

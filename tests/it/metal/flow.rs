@@ -234,7 +234,11 @@ async fn a_worker_killed_while_releasing_is_resumed_and_the_disks_are_erased_onc
         tokio::spawn(worker(&env.store, fast_config(), reconcilers(env.resources(), None)).run(std::future::pending()));
     env.cloud.set_bmc_unresponsive(&system, true);
     call(&env, &pool, &node, "release", json!({})).await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    poll(Duration::from_secs(20), "the release held by the BMC", || async {
+        let bmc = env.cloud.bmc_system(&system).unwrap();
+        if bmc["heldRequests"].as_u64() > Some(0) { Ok(()) } else { Err(bmc.to_string()) }
+    })
+    .await;
     killed.abort();
     assert_eq!(wait_for(&env, &pool, &node, "releasing").await["provisionState"], "releasing");
     env.cloud.set_bmc_unresponsive(&system, false);

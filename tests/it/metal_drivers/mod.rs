@@ -14,20 +14,18 @@ use std::time::Duration;
 use better_compute::provider::ProviderError;
 use better_compute::provider::bmc::{Bmc, PowerState};
 
+use crate::harness::poll;
+
 /// A password no emulator output or driver text would hold by chance.
 pub const PASSWORD: &str = "pw-Zq81-never-shown";
 
 /// Polls the power state until it is `want`: real BMCs (and sushy-tools) take seconds.
 pub async fn wait_for_power(bmc: &dyn Bmc, want: PowerState) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
-    loop {
+    poll(Duration::from_secs(40), &format!("the power state {want:?}"), || async {
         let state = bmc.power_state().await.expect("the power state reads");
-        if state == want {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the power state stayed {state:?}, not {want:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        if state == want { Ok(()) } else { Err(format!("{state:?}")) }
+    })
+    .await;
 }
 
 /// Asserts that `error` shows the password neither in its text nor in its `Debug`.

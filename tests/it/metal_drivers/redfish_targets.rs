@@ -9,6 +9,7 @@ use fakecloud::{BmcSystemSpec, FakeCloud, FakeCloudConfig};
 use serde_json::Value;
 
 use super::PASSWORD;
+use crate::harness::poll;
 use crate::harness::python;
 
 /// Which service a target is, with what only it can show.
@@ -169,11 +170,13 @@ pub async fn sushy() -> Target {
     let url = format!("http://127.0.0.1:{port}");
     let process = SushyProcess { child, url: url.clone(), _dir: dir };
     let http = reqwest::Client::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !http.get(format!("{url}/redfish/v1")).send().await.is_ok_and(|r| r.status().is_success()) {
-        assert!(std::time::Instant::now() < deadline, "sushy-emulator did not come up on {url}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll(Duration::from_secs(30), &format!("sushy-emulator to come up on {url}"), || async {
+        match http.get(format!("{url}/redfish/v1")).send().await {
+            Ok(answer) if answer.status().is_success() => Ok(()),
+            answered => Err(format!("{answered:?}")),
+        }
+    })
+    .await;
     let cloud = image_cloud().await;
     Target {
         access: BmcAccess {

@@ -12,6 +12,10 @@ use fakecloud::{Failure, RateLimitMode};
 use serde_json::{Value, json};
 
 use super::{cloud, digitalocean};
+use crate::harness::eventually;
+
+/// How long the fake cloud may take to move a resource on.
+const LOOK: Duration = Duration::from_secs(5);
 
 fn balancer(name: &str, instance_ids: Vec<u64>) -> LoadBalancerSpec {
     LoadBalancerSpec {
@@ -29,16 +33,6 @@ fn balancer(name: &str, instance_ids: Vec<u64>) -> LoadBalancerSpec {
         instance_ids,
         ..Default::default()
     }
-}
-
-async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
-    for _ in 0..100 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what} did not happen in 5 s");
 }
 
 /// A droplet in `region`'s default VPC (or `vpc`), for balancers to target.
@@ -81,7 +75,10 @@ async fn load_balancers_are_created_activated_listed_replaced_and_deleted() {
     spec.network_stack = "DUALSTACK".into();
     let created = adapter.load_balancer_create(&spec).await.unwrap();
     assert_eq!((created.status.as_str(), created.ip.as_str()), ("new", ""));
-    eventually("activation", async || adapter.load_balancer_get(&created.id).await.unwrap().status == "active").await;
+    eventually(LOOK, "activation", || async {
+        (adapter.load_balancer_get(&created.id).await.unwrap().status == "active").then_some(())
+    })
+    .await;
     let active = adapter.load_balancer_get(&created.id).await.unwrap();
     assert!(!active.ip.is_empty() && !active.ipv6.is_empty(), "a dual-stack balancer has both addresses");
 
@@ -285,7 +282,10 @@ async fn droplets_vpcs_and_certificates_round_trip() {
     };
     let droplet = adapter.instance_create(&spec).await.unwrap();
     assert_eq!(droplet.status, "new");
-    eventually("droplet active", async || adapter.instance_get(droplet.id).await.unwrap().status == "active").await;
+    eventually(LOOK, "droplet active", || async {
+        (adapter.instance_get(droplet.id).await.unwrap().status == "active").then_some(())
+    })
+    .await;
     assert!(!droplet.private_ipv4.is_empty());
     assert_eq!(adapter.instance_list("bc-pool").await.unwrap().len(), 1);
     assert!(adapter.instance_list("other").await.unwrap().is_empty());
@@ -303,8 +303,10 @@ async fn droplets_vpcs_and_certificates_round_trip() {
         .await
         .unwrap();
     assert_eq!(cert.state, "pending");
-    eventually("certificate verified", async || adapter.certificate_get(&cert.id).await.unwrap().state == "verified")
-        .await;
+    eventually(LOOK, "certificate verified", || async {
+        (adapter.certificate_get(&cert.id).await.unwrap().state == "verified").then_some(())
+    })
+    .await;
     assert_eq!(adapter.certificate_list().await.unwrap().len(), 1);
     adapter.certificate_delete(&cert.id).await.unwrap();
     assert_eq!(adapter.certificate_get(&cert.id).await.unwrap_err().kind, ErrorKind::NotFound);

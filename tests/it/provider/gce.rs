@@ -8,20 +8,18 @@ use better_compute::provider::gce::{Gce, GceOperation};
 use better_compute::provider::{ClusterSpec, ErrorKind, ManagedKubernetes};
 
 use super::{cloud, gke};
+use crate::harness::poll;
 
 /// Polls a compute operation until it is `DONE`; panics after 10 s.
 async fn done(gce: &Gce, op: &GceOperation, region: Option<&str>) -> GceOperation {
-    for _ in 0..200 {
+    poll(Duration::from_secs(10), &format!("operation {} done", op.name), || async {
         let now = match region {
             Some(region) => gce.region_operation_get(region, &op.name).await.unwrap(),
             None => gce.global_operation_get(&op.name).await.unwrap(),
         };
-        if now.status == "DONE" {
-            return now;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("operation {} did not finish in 10 s", op.name);
+        if now.status == "DONE" { Ok(now) } else { Err(now.status) }
+    })
+    .await
 }
 
 #[tokio::test]

@@ -16,6 +16,8 @@ use better_compute::provider::google_auth::{ServiceAccountKey, TokenSource};
 use better_compute::provider::{ManagedKubernetes, Operation};
 use fakecloud::{FakeCloud, FakeCloudConfig};
 
+use crate::harness::poll;
+
 pub const PROJECT: &str = "bc-test";
 pub const LOCATION: &str = "europe-west1";
 
@@ -54,12 +56,9 @@ pub fn digitalocean(cloud: &FakeCloud) -> DigitalOcean {
 
 /// Polls an operation until it is done; panics after 10 s.
 pub async fn wait(gke: &Gke, operation: &Operation) -> Operation {
-    for _ in 0..200 {
+    poll(Duration::from_secs(10), &format!("operation {} done", operation.name), || async {
         let now = gke.operation_get(&operation.name).await.expect("the operation can be read");
-        if now.is_done() {
-            return now;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("operation {} did not finish in 10 s", operation.name);
+        if now.is_done() { Ok(now) } else { Err(format!("{now:?}")) }
+    })
+    .await
 }

@@ -2,16 +2,16 @@
 //! again and again, three substrates of two flavors each are made (their nodes joined) and torn
 //! down, and leave no cluster, node pool or object behind; no cluster was ever made twice.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use better_compute::reconcile::WorkerConfig;
 use better_compute::store::{Backend, SUBSTRATE_KIND};
-use rand::Rng;
 use serde_json::{Value, json};
 
 use super::{ZONE, flavor, setup, substrate_policy};
-use crate::harness::{self, Env};
+use crate::harness::{self, Env, poll};
 
 const SUBSTRATES: usize = 3;
 const KILLS: usize = 15;
@@ -42,23 +42,11 @@ async fn substrates_survive_failing_calls_and_killed_workers_and_leave_nothing_b
     let env = setup(Backend::Postgres).start().await;
     env.cloud.set_error_rate("/v1/", 0.3, 503);
 
-    let store = env.store.clone();
     let config = WorkerConfig { lease: Duration::from_millis(600), ..env.worker_config.clone() };
     let reconcilers = harness::reconcilers(env.resources(), Some(&[SUBSTRATE_KIND]));
-    let killer = tokio::spawn(async move {
-        for _ in 0..KILLS {
-            let worker = harness::worker(&store, config.clone(), reconcilers.clone());
-            let task = tokio::spawn(worker.run(std::future::pending()));
-            let alive = rand::rng().random_range(200..1500);
-            tokio::time::sleep(Duration::from_millis(alive)).await;
-            task.abort();
-            let _ = task.await;
-        }
-        let worker = harness::worker(&store, config, reconcilers);
-        tokio::spawn(worker.run(std::future::pending())).abort_handle()
-    });
+    let killer = harness::workers_killed_at_random(&env.store, config, reconcilers, KILLS, 200..1500);
 
-    let mut seen = BTreeMap::new();
+    let seen = RefCell::new(BTreeMap::new());
     let mut pools = Vec::new();
     for i in 0..SUBSTRATES {
         let policy = substrate_policy(
@@ -68,29 +56,28 @@ async fn substrates_survive_failing_calls_and_killed_workers_and_leave_nothing_b
         pools.push(env.substrate_pool(&format!("fault-{i}"), policy).await);
     }
     let started = Instant::now();
-    loop {
-        observe(&env, &mut seen);
-        let now = states(&env, &pools).await;
-        if now.iter().all(|s| s == "ready") {
-            break;
-        }
-        assert!(started.elapsed() < LIMIT, "not all ready after {LIMIT:?}: {now:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let (env, seen, pools) = (&env, &seen, &pools);
+    poll(LIMIT, "every substrate ready", || async move {
+        observe(env, &mut seen.borrow_mut());
+        let now = states(env, pools).await;
+        if now.iter().all(|s| s == "ready") { Ok(()) } else { Err(format!("{now:?}")) }
+    })
+    .await;
     let made = started.elapsed();
 
-    for pool in &pools {
+    for pool in pools {
         env.archive_pool(pool).await;
     }
-    loop {
-        let left = observe(&env, &mut seen);
-        let now = states(&env, &pools).await;
+    poll(2 * LIMIT - made, "every substrate torn down", || async move {
+        let left = observe(env, &mut seen.borrow_mut());
+        let now = states(env, pools).await;
         if now.iter().all(|s| s.starts_with("deleted")) && left.is_empty() {
-            break;
+            return Ok(());
         }
-        assert!(started.elapsed() < 2 * LIMIT, "not all torn down: {now:?}, at the provider: {left:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        Err(format!("{now:?}, at the provider: {left:?}"))
+    })
+    .await;
+    let seen = seen.take();
     killer.await.unwrap().abort();
     println!(
         "{SUBSTRATES} substrates made in {made:?} and torn down in {:?} under 30% GKE failures and {KILLS} worker kills",
@@ -101,7 +88,7 @@ async fn substrates_survive_failing_calls_and_killed_workers_and_leave_nothing_b
         assert_eq!(ids.len(), 1, "substrate {label} had {} clusters: {ids:?}", ids.len());
     }
     assert_eq!(seen.len(), SUBSTRATES, "{seen:?}");
-    for pool in &pools {
+    for pool in pools {
         assert!(env.pool_nodes(pool, "ready").await.is_empty(), "{pool} has no ready node left");
     }
 }

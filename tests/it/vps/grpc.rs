@@ -1,7 +1,7 @@
 //! The three services over gRPC with the generated tonic clients: a network, an instance on its
 //! subnet and a certificate from create to deleted, and another tenant's of each not found.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use better_compute::cli::{AuthedChannel, BearerToken};
 use better_compute::proto::compute::certificates_client::CertificatesClient;
@@ -17,6 +17,7 @@ use better_compute::store::Backend;
 use super::certificates::issue;
 use super::{DO_POOL, Env};
 use crate::harness::grpc_error;
+use crate::harness::poll;
 
 async fn channel(env: &Env, token: &str) -> AuthedChannel {
     let channel = tonic::transport::Channel::from_shared(env.server.endpoint.clone()).unwrap().connect().await.unwrap();
@@ -29,15 +30,14 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = String>,
 {
-    let started = Instant::now();
-    loop {
-        let now = get().await;
-        if now == state {
-            return;
+    poll(Duration::from_secs(20), &format!("{what} {state}"), || {
+        let now = get();
+        async move {
+            let now = now.await;
+            if now == state { Ok(()) } else { Err(now) }
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "{what} is {now}, not {state}, after 20 s");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    })
+    .await;
 }
 
 async fn networks_instances_and_certificates_live_and_die_over_grpc(backend: Backend) {

@@ -8,21 +8,14 @@ use better_compute::reconcile::WorkerConfig;
 use better_compute::store::{Backend, Store, now_micros};
 
 use crate::harness::Running;
+use crate::harness::worker_idle;
 use crate::harness::{self, RunningWorker, TestDb, eventually};
 
-/// Whether the worker has finished its first look around (the metering pass ran).
-async fn worker_is_idle(store: &Store) -> bool {
-    let status = store.work_status(now_micros()).await.unwrap();
-    status.iter().any(|k| k.kind == "metering" && k.leased == 0 && k.queue_depth == 0)
-}
-
 async fn time_to_pickup(store: &Store) -> Duration {
-    // Let the worker settle into its long sleep first.
-    eventually(Duration::from_secs(20), "the worker to go idle", || async {
-        worker_is_idle(store).await.then_some(())
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Written once the worker's first passes are recorded and it holds nothing: from then on
+    // only a wake-up (or the minute's tick) makes it claim. The loop after its last pass reads
+    // the queue once more before it sleeps; a write within those milliseconds is found so.
+    worker_idle(store).await;
     let written = Instant::now();
     store.work_enqueue_many("noop", &["woken".to_owned()], "active", now_micros()).await.unwrap();
     eventually(Duration::from_secs(10), "the pass", || async {
