@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::ServerProcess;
+use crate::harness::{ServerProcess, System};
+use better_compute::store::Backend;
 
 const LIST: &str = "/api/compute/events/list";
 
@@ -19,7 +20,7 @@ fn id(object: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changes_made_through_one_server_hold_on_the_next_call_to_another() {
-    let first = ServerProcess::start(&[]).await;
+    let first = System::on(Backend::Postgres).process(&[]).await;
     let second = first.another().await;
     let admin = first.admin_token.clone();
     first.ok("/api/platform/tenants/create", &admin, json!({"id": "acme"})).await;

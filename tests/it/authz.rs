@@ -8,7 +8,7 @@ use better_compute::store::{Backend, Store};
 use serde_json::{Value, json};
 use sqlx::{Connection, Row};
 
-use crate::harness::{TestDb, TestServer, tenant_principal};
+use crate::harness::{System, TestDb, TestServer, tenant_principal};
 
 crate::on_both_backends!(
     every_method_refuses_another_tenant_and_no_role_and_writes_nothing,
@@ -86,8 +86,8 @@ async fn seed_tenants(server: &TestServer) {
 }
 
 async fn every_method_refuses_another_tenant_and_no_role_and_writes_nothing(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
+    let db = server.db.clone();
     seed_tenants(&server).await;
     let globex_admin = tenant_principal(&server.store, "globex", "admin").await;
     let acme_nobody = tenant_principal(&server.store, "acme", "").await;
@@ -113,8 +113,7 @@ async fn every_method_refuses_another_tenant_and_no_role_and_writes_nothing(back
 }
 
 async fn a_tenant_admin_manages_its_own_principals_and_keys_only(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     seed_tenants(&server).await;
     let acme_admin = tenant_principal(&server.store, "acme", "admin").await;
 
@@ -198,8 +197,7 @@ async fn a_tenant_admin_manages_its_own_principals_and_keys_only(backend: Backen
 }
 
 async fn a_revoked_or_expired_key_or_deleted_principal_is_unauthenticated_at_once(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     seed_tenants(&server).await;
     let admin = server.admin_token.clone();
     let user = server
@@ -249,8 +247,7 @@ async fn expire_key(store: &Store, id: &str) {
 }
 
 async fn role_bindings_mean_what_they_say(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     seed_tenants(&server).await;
     let viewer = tenant_principal(&server.store, "acme", "viewer").await;
     let editor = tenant_principal(&server.store, "acme", "editor").await;
@@ -305,8 +302,7 @@ async fn role_bindings_mean_what_they_say(backend: Backend) {
 }
 
 async fn every_decision_on_a_mutation_is_audited(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     seed_tenants(&server).await;
     let outsider = tenant_principal(&server.store, "globex", "admin").await;
     let admin = server.admin_token.clone();
@@ -352,8 +348,7 @@ async fn every_decision_on_a_mutation_is_audited(backend: Backend) {
 }
 
 async fn every_resource_gets_its_authorization_row_in_its_own_transaction(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     seed_tenants(&server).await;
     let project = server.admin_ok("/api/platform/projects/create", json!({"tenantId": "acme", "name": "web"})).await;
     let account = server

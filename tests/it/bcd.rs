@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::catalog::DO_TOKEN;
 use crate::harness::poll;
-use crate::harness::{Running, ServerProcess, bcd_binary, eventually, run_ok, start_dev_tls, tenant_principal};
+use crate::harness::{DO_TOKEN, Running, ServerProcess, System, bcd_binary, eventually, run_ok, tenant_principal};
+use better_compute::store::Backend;
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
@@ -29,7 +29,7 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
-    setup_on(ServerProcess::start_tls(&["--node-heartbeat-interval-secs", "1"]).await).await
+    setup_on(System::on(Backend::Postgres).tls().process(&["--node-heartbeat-interval-secs", "1"]).await).await
 }
 
 async fn setup_on(server: ServerProcess) -> Setup {
@@ -229,7 +229,7 @@ async fn a_pinned_bcd_joins_heartbeats_is_cordoned_survives_a_restart_and_stops_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, dev) = start_dev_tls(&dir.path().join(".bc-dev"));
+    let (_dev, dev) = System::on(Backend::Sqlite).tls().dev(&dir.path().join(".bc-dev"));
     assert!(dev["endpoint"].as_str().unwrap().starts_with("https://"), "{dev}");
     let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
     let bc = |args: &[&str]| {
@@ -269,7 +269,7 @@ async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
 /// is told with `--insecure-plaintext`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bcd_run_resumes_status_shows_the_node_and_leave_leaves() {
-    let setup = setup_on(ServerProcess::start(&["--node-heartbeat-interval-secs", "1"]).await).await;
+    let setup = setup_on(System::on(Backend::Postgres).process(&["--node-heartbeat-interval-secs", "1"]).await).await;
     let dir = tempfile::tempdir().unwrap();
     let (state_dir, log) = (dir.path().join("state"), dir.path().join("bcd.log"));
     let joined = Running(setup.join_plaintext(&state_dir, &log).spawn().unwrap());

@@ -5,8 +5,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::harness::{Running, TestDb, curl, python, repo_root, run_ok, start_dev};
+use crate::harness::{Running, System, curl, python, repo_root, run_ok};
 use crate::harness::{serving, worker_idle};
+use better_compute::store::Backend;
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
@@ -15,7 +16,7 @@ const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
 #[test]
 fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
     let dir = tempfile::tempdir().unwrap();
-    let (dev, file) = start_dev(dir.path());
+    let (dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let endpoint = file["endpoint"].as_str().unwrap().to_owned();
     let token = file["adminToken"].as_str().unwrap().to_owned();
     assert!(token.starts_with("bck_"));
@@ -91,7 +92,7 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
 
     // Restart on the same directory: the data and the operator key are still there.
     assert!(dev.terminate().success(), "bc dev exits cleanly on SIGTERM");
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     assert_eq!(file["adminToken"].as_str(), Some(token.as_str()));
     assert_eq!(file["tenants"], serde_json::Value::Array(tenants.clone()), "the demo keys are kept");
     let endpoint = file["endpoint"].as_str().unwrap();
@@ -131,7 +132,7 @@ fn free_port() -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_and_a_config_file() {
-    let db = TestDb::postgres().await;
+    let db = System::on(Backend::Postgres).database().await;
     let refused = Command::new(BC_SERVER).env("BC_DATABASE_URL", &db.url).output().unwrap();
     assert!(!refused.status.success(), "serving an unmigrated database is refused");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("bc-server migrate"));
@@ -199,7 +200,7 @@ async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_an
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_worker_checks_migrations_idles_and_stops_on_sigterm() {
-    let db = TestDb::postgres().await;
+    let db = System::on(Backend::Postgres).database().await;
     let refused = Command::new(BC_WORKER).args(["--database-url", &db.url]).output().unwrap();
     assert!(!refused.status.success(), "a worker refuses an unmigrated database");
     let store = db.store().await;

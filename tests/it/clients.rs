@@ -11,8 +11,8 @@ use std::process::Command;
 use better_compute::proto::platform::{GetTenantRequest, Tenant, tenants_client::TenantsClient};
 use serde_json::Value;
 
-use crate::harness::repo_root;
-use crate::harness::{curl, python, run_ok, start_dev};
+use crate::harness::{System, curl, python, repo_root, run_ok};
+use better_compute::store::Backend;
 
 /// The README's Rust example, word for word (a test below keeps the two equal).
 async fn get_tenant(endpoint: String, token: &str, id: &str) -> Result<Tenant, Box<dyn std::error::Error>> {
@@ -32,7 +32,7 @@ fn endpoint_and_token(dev: &Value) -> (String, String) {
 #[test]
 fn the_python_client_creates_and_reads_a_tenant_over_grpc() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let (endpoint, token) = endpoint_and_token(&file);
     let script = repo_root().join("tests/python/client_tenants.py");
     let output = run_ok(Command::new(python()).arg(&script).args([&endpoint, &token, "pyclientco"]));
@@ -57,7 +57,7 @@ fn the_python_client_creates_and_reads_a_tenant_over_grpc() {
 #[test]
 fn the_typescript_client_creates_and_reads_a_tenant_over_grpc_web() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let (endpoint, token) = endpoint_and_token(&file);
     let package = repo_root().join("clients/typescript");
     assert!(
@@ -89,7 +89,7 @@ fn the_typescript_client_creates_and_reads_a_tenant_over_grpc_web() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_rust_example_reads_a_tenant() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let (endpoint, token) = endpoint_and_token(&file);
     let created = curl(&[
         "-s",
@@ -137,7 +137,7 @@ fn served_document(endpoint: &str, dir: &Path) -> PathBuf {
 #[test]
 fn the_served_document_is_the_committed_one_and_a_valid_openapi_3_1() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let (endpoint, _) = endpoint_and_token(&file);
     let path = served_document(&endpoint, dir.path());
     let check = "import sys; from openapi_spec_validator import validate; \
@@ -156,7 +156,7 @@ fn the_served_document_is_the_committed_one_and_a_valid_openapi_3_1() {
 #[test]
 fn schemathesis_finds_no_failure_in_100_examples_per_operation() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let (endpoint, admin) = endpoint_and_token(&file);
     served_document(&endpoint, dir.path());
     let (operations, streams) = file_operations();

@@ -8,7 +8,7 @@ use better_compute::store::Backend;
 use bytes::{Buf, BufMut, BytesMut};
 use prost::Message;
 
-use crate::harness::{TestDb, TestServer, grpc_error, violated_fields};
+use crate::harness::{System, TestServer, grpc_error, violated_fields};
 
 crate::on_both_backends!(
     tenants_round_trip_over_grpc,
@@ -18,8 +18,7 @@ crate::on_both_backends!(
 );
 
 async fn tenants_round_trip_over_grpc(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let mut client = TenantsClient::new(server.channel(Some(&server.admin_token)).await);
     let created = client
         .create(CreateTenantRequest { id: "acme".into(), display_name: "Acme".into(), description: String::new() })
@@ -74,8 +73,7 @@ async fn raw_call(server: &TestServer, path: &'static str, message: impl Message
 }
 
 async fn grpc_validation_names_the_field(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let path = "/bettercompute.platform.v1.Tenants/Create";
 
     let status = raw_call(&server, path, CreateWithExtraField { id: "acme".into(), colour: "red".into() }).await;
@@ -115,8 +113,7 @@ async fn grpc_validation_names_the_field(backend: Backend) {
 }
 
 async fn grpc_without_credentials_is_unauthenticated(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let mut anonymous = TenantsClient::new(server.channel(None).await);
     let status = anonymous.list(ListTenantsRequest::default()).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unauthenticated);
@@ -128,8 +125,7 @@ async fn grpc_without_credentials_is_unauthenticated(backend: Backend) {
 
 /// A gRPC-web call over HTTP/1.1, as a browser makes it.
 async fn grpc_web_serves_the_same_methods(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let request = CreateTenantRequest { id: "webco".into(), ..Default::default() };
     let mut body = BytesMut::new();
     body.put_u8(0);
@@ -169,8 +165,7 @@ async fn reflection_lists_the_api_without_credentials() {
     use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
     use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
 
-    let db = TestDb::sqlite();
-    let server = TestServer::start(&db).await;
+    let server = System::on(Backend::Sqlite).server().await;
     let mut client = ServerReflectionClient::new(server.channel(None).await);
     let request = ServerReflectionRequest {
         host: String::new(),

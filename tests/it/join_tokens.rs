@@ -7,9 +7,7 @@ use better_compute::store::{AuditFilter, Backend, EventFilter, EventRow, Store};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{Client, DO_TOKEN, Platform};
-use crate::harness::ServerProcess;
-use crate::harness::{TestDb, TestServer, tenant_principal, violated_fields};
+use crate::harness::{Client, DO_TOKEN, Platform, System, TestServer, tenant_principal, violated_fields};
 
 crate::on_both_backends!(
     a_token_is_shown_once_and_a_retry_says_so,
@@ -62,8 +60,7 @@ async fn post(server: &TestServer, token: &str, path: &str, body: Value) -> (u16
 }
 
 async fn a_token_is_shown_once_and_a_retry_says_so(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let pools = pools(&client).await;
     let admin = tenant_principal(&server.store, "acme", "admin").await;
@@ -116,8 +113,7 @@ async fn a_token_is_shown_once_and_a_retry_says_so(backend: Backend) {
 }
 
 async fn a_create_out_of_bounds_is_refused_naming_the_field(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let pools = pools(&client).await;
     let admin = tenant_principal(&server.store, "acme", "admin").await;
@@ -148,8 +144,7 @@ async fn a_create_out_of_bounds_is_refused_naming_the_field(backend: Backend) {
 }
 
 async fn a_revoked_token_stays_revoked_and_lists_newest_first(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let pools = pools(&client).await;
     let admin = tenant_principal(&server.store, "acme", "admin").await;
@@ -198,8 +193,7 @@ async fn a_revoked_token_stays_revoked_and_lists_newest_first(backend: Backend) 
 }
 
 async fn only_the_pools_tenant_admins_and_operators_decide(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let pools = pools(&client).await;
     let admin = tenant_principal(&server.store, "acme", "admin").await;
@@ -247,7 +241,7 @@ async fn only_the_pools_tenant_admins_and_operators_decide(backend: Backend) {
 /// the events, the audit trail).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tokens_secret_reaches_no_log_event_or_audit_row() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let admin = &server.admin_token;
     let post = |path: &'static str, body: Value| {
         let http = reqwest::Client::new();

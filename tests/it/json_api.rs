@@ -4,7 +4,7 @@
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use crate::harness::{TestDb, TestServer, violated_fields};
+use crate::harness::{System, violated_fields};
 
 crate::on_both_backends!(
     a_tenant_is_created_read_listed_updated_and_deleted,
@@ -20,8 +20,7 @@ crate::on_both_backends!(
 const CREATE: &str = "/api/platform/tenants/create";
 
 async fn a_tenant_is_created_read_listed_updated_and_deleted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let created = server.admin_ok(CREATE, json!({"id": "acme", "displayName": "Acme", "description": "first"})).await;
     assert_eq!(created["id"], "acme");
     assert_eq!(created["displayName"], "Acme");
@@ -62,8 +61,7 @@ async fn a_tenant_is_created_read_listed_updated_and_deleted(backend: Backend) {
 }
 
 async fn a_taken_id_is_conflict_with_the_id_in_details(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     server.admin_ok(CREATE, json!({"id": "acme"})).await;
     let token = server.admin_token.clone();
     let (status, body) = server.post(CREATE, Some(&token), json!({"id": "acme"})).await;
@@ -73,8 +71,7 @@ async fn a_taken_id_is_conflict_with_the_id_in_details(backend: Backend) {
 }
 
 async fn unknown_fields_wrong_types_long_names_and_bad_patterns_name_the_field(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let token = server.admin_token.clone();
     let cases = [
         (json!({"id": "acme", "colour": "red"}), "colour", "is not a field"),
@@ -101,8 +98,7 @@ async fn unknown_fields_wrong_types_long_names_and_bad_patterns_name_the_field(b
 }
 
 async fn malformed_json_is_invalid_input(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let token = server.admin_token.clone();
     for body in ["{\"id\": ", "[1, 2]", "\"acme\"", "{\"id\": \"acme\",}", " ", "null"] {
         let (status, answer) = server.post_raw(CREATE, Some(&token), body.to_owned()).await;
@@ -114,8 +110,7 @@ async fn malformed_json_is_invalid_input(backend: Backend) {
 }
 
 async fn every_violation_is_listed_at_once(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let token = server.admin_token.clone();
     let body = json!({"id": "bad id", "displayName": "y".repeat(200), "description": 3, "extra": true});
     let (status, answer) = server.post(CREATE, Some(&token), body).await;
@@ -124,8 +119,7 @@ async fn every_violation_is_listed_at_once(backend: Backend) {
 }
 
 async fn an_update_must_name_a_field_and_a_deleted_tenant_cannot_change(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let token = server.admin_token.clone();
     server.admin_ok(CREATE, json!({"id": "acme"})).await;
     let (status, answer) = server.post("/api/platform/tenants/update", Some(&token), json!({"tenantId": "acme"})).await;
@@ -138,8 +132,7 @@ async fn an_update_must_name_a_field_and_a_deleted_tenant_cannot_change(backend:
 }
 
 async fn missing_or_wrong_credentials_are_unauthenticated(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let (id, _) = server.admin_token.split_once('.').unwrap();
     let wrong_secret = format!("{id}.{}", "0".repeat(64));
     let unknown_key = format!("bck_{}.{}", "0".repeat(26), "0".repeat(64));
@@ -152,8 +145,7 @@ async fn missing_or_wrong_credentials_are_unauthenticated(backend: Backend) {
 }
 
 async fn probes_and_metrics_need_no_credentials(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     server.admin_ok("/api/platform/tenants/list", json!({})).await;
     let http = reqwest::Client::new();
     for path in ["/healthz", "/readyz"] {

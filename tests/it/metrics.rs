@@ -6,7 +6,8 @@ use better_compute::provider::{ManagedKubernetes, Networks};
 use better_compute::telemetry::Metrics;
 use serde_json::{Value, json};
 
-use crate::hostile::ServerProcess;
+use crate::harness::{ServerProcess, System};
+use better_compute::store::Backend;
 
 /// The value of `series` (a name with its labels, as the text format writes them) in `metrics`.
 fn sample(metrics: &str, series: &str) -> Option<f64> {
@@ -27,7 +28,7 @@ async fn post(server: &ServerProcess, path: &str, body: Value) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_calls_are_counted_and_timed_by_operation_and_outcome() {
-    let server = ServerProcess::start(&["--metrics-token", "scrape-me"]).await;
+    let server = System::on(Backend::Postgres).process(&["--metrics-token", "scrape-me"]).await;
     assert_eq!(post(&server, "/api/platform/tenants/create", json!({"id": "acme"})).await, 200);
     assert_eq!(post(&server, "/api/platform/tenants/create", json!({"id": "acme"})).await, 409, "the id is taken");
     assert_eq!(post(&server, "/api/platform/tenants/list", json!({})).await, 200);
@@ -68,11 +69,11 @@ async fn provider_calls_are_counted_and_timed_by_provider_and_operation() {
     let networks = r#"bc_provider_calls_total{provider="digitalocean",operation="network_list",outcome="ok"}"#;
     let before = [listed_ok, missing, timed, networks].map(count);
 
-    let cloud = crate::provider::cloud().await;
-    let gke = crate::provider::gke(&cloud);
+    let cloud = crate::harness::adapters::cloud().await;
+    let gke = crate::harness::adapters::gke(&cloud);
     gke.cluster_list().await.unwrap();
     gke.cluster_get("no-such-cluster").await.unwrap_err();
-    crate::provider::digitalocean(&cloud).network_list().await.unwrap();
+    crate::harness::adapters::digitalocean(&cloud).network_list().await.unwrap();
 
     let after = [listed_ok, missing, timed, networks].map(count);
     for ((series, before), after) in [listed_ok, missing, timed, networks].iter().zip(before).zip(after) {

@@ -9,10 +9,8 @@ use std::time::Duration;
 use better_compute::reconcile::WorkerConfig;
 use better_compute::store::{Backend, EventFilter};
 use serde_json::{Value, json};
-use sqlx::Connection;
 
-use crate::catalog::{Client, DO_TOKEN, Platform};
-use crate::harness::{RunningWorker, TestDb, TestServer, eventually, tenant_principal, worker};
+use crate::harness::{OwnPool, System, eventually, tenant_principal};
 
 crate::on_both_backends!(
     a_join_makes_a_ready_node_and_a_machine_joins_its_node_again,
@@ -33,38 +31,12 @@ mod postgres_only {
 const JOIN: &str = "/api/compute/nodes/join";
 const HEARTBEAT: &str = "/api/compute/nodes/heartbeat";
 
-/// A server with acme's own pool, acme's admin and a join token on the pool.
-struct Setup {
-    db: TestDb,
-    server: TestServer,
-    pool: String,
-    offered: String,
-    admin: String,
+/// A server with acme's own pool and acme's admin.
+async fn setup(backend: Backend) -> OwnPool {
+    System::on(backend).own_pool("own", json!({})).await
 }
 
-async fn setup(backend: Backend) -> Setup {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
-    let client = Client::new(&server);
-    let platform = Platform::create(&client).await;
-    let account = client
-        .ok(
-            "/api/platform/accounts/create",
-            json!({"tenantId": "acme", "provider": "digitalocean", "name": "acme-do", "credentials": DO_TOKEN,
-                "regions": ["nyc3"]}),
-        )
-        .await;
-    let pool = client
-        .ok("/api/platform/pools/create", json!({"accountId": account["id"], "name": "own", "billingMode": "none"}))
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let admin = tenant_principal(&server.store, "acme", "admin").await;
-    Setup { db, server, pool, offered: platform.do_pool, admin }
-}
-
-impl Setup {
+impl OwnPool {
     /// A token of the pool with `max_uses`: its id and bearer form.
     async fn token(&self, key: &str, max_uses: i64) -> (String, String) {
         let (status, made) = self
@@ -77,17 +49,6 @@ impl Setup {
             .await;
         assert_eq!(status, 200, "{made}");
         (made["id"].as_str().unwrap().to_owned(), made["token"].as_str().unwrap().to_owned())
-    }
-
-    async fn as_admin(&self, path: &str, body: Value) -> (u16, Value) {
-        self.server.post(path, Some(&self.admin), body).await
-    }
-
-    /// Runs `sql` on the test database (to move a time into the past).
-    async fn execute(&self, sql: &str) {
-        sqlx::any::install_default_drivers();
-        let mut conn = sqlx::AnyConnection::connect(&self.db.url).await.unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&mut conn).await.unwrap();
     }
 }
 
@@ -240,7 +201,7 @@ async fn the_worker_marks_a_silent_node_not_ready_and_a_heartbeat_brings_it_back
     assert_eq!(s.as_admin("/api/compute/nodes/get", one.clone()).await.1["state"], "ready");
     let config = WorkerConfig { node_liveness_interval: Duration::from_millis(100), ..WorkerConfig::default() };
     // The liveness sweep is one of the worker's own kinds: no resource reconciler is needed.
-    let running = RunningWorker::start(worker(&s.server.store, config, Vec::new()));
+    let running = s.server.start_worker(config, Vec::new());
     eventually(Duration::from_secs(20), "the node notReady", || async {
         (s.as_admin("/api/compute/nodes/get", one.clone()).await.1["state"] == "notReady").then_some(())
     })

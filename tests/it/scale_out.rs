@@ -18,7 +18,10 @@ use serde_json::{Value, json};
 use sqlx::Row;
 
 use crate::harness::probe_every;
-use crate::harness::{Catalog, FAST_WORKER_ARGS, ServerProcess, WorkerProcess, eventually, poll, tenant_principal};
+use crate::harness::{
+    Catalog, FAST_WORKER_ARGS, ServerProcess, System, WorkerProcess, eventually, poll, tenant_principal,
+};
+use better_compute::store::Backend;
 
 /// The platform's GKE pool offered to `acme`, on the fake cloud.
 const POOL: &str = "pool_0000000000000000000000gke1";
@@ -42,7 +45,8 @@ struct TwoServers {
 
 async fn two_servers() -> TwoServers {
     // A second of drain: longer than the balancer's readiness checks in the drain test.
-    let first = ServerProcess::start(&["--max-clusters-per-tenant", "1000000", "--drain-secs", "1"]).await;
+    let first =
+        System::on(Backend::Postgres).process(&["--max-clusters-per-tenant", "1000000", "--drain-secs", "1"]).await;
     let second = first.another().await;
     let cloud = FakeCloud::start(FakeCloudConfig {
         operation_duration: Duration::ZERO,
@@ -69,7 +73,7 @@ impl TwoServers {
     async fn worker(&self, args: &[&str]) -> WorkerProcess {
         let server = &self.servers[0];
         let all: Vec<&str> = FAST_WORKER_ARGS.iter().chain(args).copied().collect();
-        WorkerProcess::start(&server.database_url, Some(&server.secret_key), &all).await
+        server.worker_process(&all).await
     }
 
     /// Connections to the database, to look behind the API.

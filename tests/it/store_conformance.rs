@@ -4,7 +4,7 @@
 use better_compute::error::Code;
 use better_compute::store::{Backend, NewApiKey, NewTenant, PrincipalRow, TenantChange, now_micros};
 
-use crate::harness::TestDb;
+use crate::harness::System;
 
 crate::on_both_backends!(
     migrations_apply_once_and_leave_nothing_pending,
@@ -22,7 +22,7 @@ fn new_tenant(id: &str, now: i64) -> NewTenant {
 }
 
 async fn migrations_apply_once_and_leave_nothing_pending(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = better_compute::store::Store::connect(&db.url, 4).await.unwrap();
     let pending = store.pending_migrations().await.unwrap();
     assert_eq!(pending.first(), Some(&1), "a new database lacks every migration: {pending:?}");
@@ -35,7 +35,7 @@ async fn migrations_apply_once_and_leave_nothing_pending(backend: Backend) {
 }
 
 async fn a_tenant_round_trips_with_its_fields(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     let now = now_micros();
     let created = store.tenant_create(&new_tenant("acme", now)).await.unwrap();
@@ -51,7 +51,7 @@ async fn a_tenant_round_trips_with_its_fields(backend: Backend) {
 }
 
 async fn a_taken_tenant_id_is_a_conflict_and_writes_nothing(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     let first = store.tenant_create(&new_tenant("acme", 1)).await.unwrap();
     let mut again = new_tenant("acme", 2);
@@ -63,7 +63,7 @@ async fn a_taken_tenant_id_is_a_conflict_and_writes_nothing(backend: Backend) {
 }
 
 async fn concurrent_creates_of_one_id_let_exactly_one_through(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     let attempts: Vec<_> = (0..16)
         .map(|i| {
@@ -82,7 +82,7 @@ async fn concurrent_creates_of_one_id_let_exactly_one_through(backend: Backend) 
 }
 
 async fn updates_bump_the_version_and_keep_unnamed_fields(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     store.tenant_create(&new_tenant("acme", 1)).await.unwrap();
     let change = TenantChange { display_name: Some("Acme".to_owned()), description: None };
@@ -98,7 +98,7 @@ async fn updates_bump_the_version_and_keep_unnamed_fields(backend: Backend) {
 }
 
 async fn delete_is_idempotent_and_a_deleted_tenant_cannot_change(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     store.tenant_create(&new_tenant("acme", 1)).await.unwrap();
     let deleted = store.tenant_delete("acme", 10).await.unwrap();
@@ -111,7 +111,7 @@ async fn delete_is_idempotent_and_a_deleted_tenant_cannot_change(backend: Backen
 }
 
 async fn lists_are_oldest_first_and_hide_deleted_unless_asked(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     for (id, at) in [("c", 3), ("a", 1), ("b", 2)] {
         store.tenant_create(&new_tenant(id, at)).await.unwrap();
@@ -123,7 +123,7 @@ async fn lists_are_oldest_first_and_hide_deleted_unless_asked(backend: Backend) 
 }
 
 async fn api_keys_are_found_with_their_principal(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     assert_eq!(store.api_key_count().await.unwrap(), 0);
     let principal = PrincipalRow {

@@ -4,8 +4,7 @@
 use better_compute::store::{Backend, HOUR_MICROS, hour_floor, now_micros};
 use serde_json::{Value, json};
 
-use super::{Client, Platform};
-use crate::harness::{TestDb, TestServer, tenant_principal, violated_fields};
+use crate::harness::{Client, Platform, System, tenant_principal, violated_fields};
 
 crate::on_both_backends!(
     a_tenant_sees_its_own_pools_and_the_offered_ones,
@@ -21,8 +20,7 @@ fn placement(tenant: &str, pool: &str, capability: &str, location: &str) -> Valu
 }
 
 async fn a_tenant_sees_its_own_pools_and_the_offered_ones(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let own = client
@@ -73,8 +71,7 @@ async fn a_tenant_sees_its_own_pools_and_the_offered_ones(backend: Backend) {
 }
 
 async fn every_check_refuses_with_its_documented_error(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let (gke, digitalocean) = (platform.gke_pool.as_str(), platform.do_pool.as_str());
@@ -168,8 +165,7 @@ async fn every_check_refuses_with_its_documented_error(backend: Backend) {
 }
 
 async fn a_reached_budget_refuses_pools_that_bill(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let free = client
@@ -222,8 +218,7 @@ async fn a_reached_budget_refuses_pools_that_bill(backend: Backend) {
 }
 
 async fn tenant_principals_read_their_own_pools_and_nothing_of_the_catalog(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let viewer = tenant_principal(&server.store, "acme", "viewer").await;

@@ -6,10 +6,8 @@ use std::process::{Command, Stdio};
 use better_compute::store::{Backend, EventFilter};
 use serde_json::json;
 
-use super::{Client, DO_TOKEN, GKE_SECRET, Platform, gke_key};
 use crate::harness::serving;
-use crate::harness::{Running, curl};
-use crate::harness::{TestDb, TestServer, test_secret_key};
+use crate::harness::{Client, DO_TOKEN, GKE_SECRET, Platform, Running, System, curl, gke_key, test_secret_key};
 
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 const ROTATED: &str = "dop_v1_ROTATEDSECRET5e8a";
@@ -17,8 +15,8 @@ const ROTATED: &str = "dop_v1_ROTATEDSECRET5e8a";
 crate::on_both_backends!(credentials_never_come_back_and_are_sealed_at_rest);
 
 async fn credentials_never_come_back_and_are_sealed_at_rest(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
+    let db = server.db.clone();
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     // Every call that touches accounts, the ones that fail included.
@@ -87,7 +85,7 @@ async fn credentials_never_come_back_and_are_sealed_at_rest(backend: Backend) {
 /// file never holds a credential.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_logs_of_a_server_run_never_carry_credentials() {
-    let db = TestDb::postgres().await;
+    let db = System::on(Backend::Postgres).database().await;
     db.store().await;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
@@ -136,7 +134,7 @@ async fn the_logs_of_a_server_run_never_carry_credentials() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_server_refuses_to_serve_without_a_secret_key() {
-    let db = TestDb::postgres().await;
+    let db = System::on(Backend::Postgres).database().await;
     db.store().await;
     for key in [None, Some("c2hvcnQ=")] {
         let mut command = Command::new(BC_SERVER);

@@ -4,8 +4,7 @@
 use better_compute::store::Backend;
 use serde_json::json;
 
-use super::{Client, DO_TOKEN, Platform, gke_key};
-use crate::harness::{TestDb, TestServer, violated_fields};
+use crate::harness::{Client, DO_TOKEN, Platform, System, gke_key, violated_fields};
 
 crate::on_both_backends!(
     projects_are_created_read_listed_updated_and_deleted,
@@ -19,8 +18,7 @@ crate::on_both_backends!(
 );
 
 async fn projects_are_created_read_listed_updated_and_deleted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     client.ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     let created = client
@@ -61,8 +59,7 @@ async fn projects_are_created_read_listed_updated_and_deleted(backend: Backend) 
 }
 
 async fn accounts_are_created_read_listed_updated_and_deleted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let gke = client.ok("/api/platform/accounts/get", json!({"accountId": platform.gke_account})).await;
@@ -135,8 +132,7 @@ async fn accounts_are_created_read_listed_updated_and_deleted(backend: Backend) 
 }
 
 async fn accounts_refuse_locations_and_credentials_of_the_wrong_provider(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let cases = [
         (
@@ -173,8 +169,7 @@ async fn accounts_refuse_locations_and_credentials_of_the_wrong_provider(backend
 }
 
 async fn pools_are_created_read_listed_updated_and_deleted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let pool = client.ok("/api/platform/pools/get", json!({"poolId": platform.gke_pool})).await;
@@ -229,8 +224,7 @@ async fn pools_are_created_read_listed_updated_and_deleted(backend: Backend) {
 }
 
 async fn offers_are_created_read_listed_updated_and_deleted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let offer = client
@@ -307,8 +301,7 @@ async fn offers_are_created_read_listed_updated_and_deleted(backend: Backend) {
 }
 
 async fn quotas_are_created_read_listed_updated_and_deleted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let key = json!({"poolId": platform.do_pool, "tenantId": "acme", "resourceKind": "loadBalancers"});
@@ -349,8 +342,7 @@ async fn quotas_are_created_read_listed_updated_and_deleted(backend: Backend) {
 }
 
 async fn budgets_are_created_read_listed_updated_and_deleted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     client.ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     let budget = client
@@ -386,8 +378,7 @@ async fn budgets_are_created_read_listed_updated_and_deleted(backend: Backend) {
 }
 
 async fn catalog_changes_publish_events_in_their_transaction(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     client

@@ -4,7 +4,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::harness::{curl, start_dev};
+use crate::harness::{System, curl};
+use better_compute::store::Backend;
 
 fn call(dev: &Value, path: &str, body: Value) -> Value {
     let auth = format!("Authorization: Bearer {}", dev["adminToken"].as_str().unwrap());
@@ -32,7 +33,7 @@ fn bc_json(dev: &Value, args: &[&str]) -> Value {
 #[test]
 fn bc_dev_seeds_accounts_pools_offers_and_quotas_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (running, dev) = start_dev(dir.path());
+    let (running, dev) = System::on(Backend::Sqlite).dev(dir.path());
     let (gke, digitalocean) = (dev["pools"]["gke"].clone(), dev["pools"]["digitalocean"].clone());
     assert!(gke.as_str().is_some_and(|p| p.starts_with("pool_")), "{dev}");
     assert!(digitalocean.as_str().is_some_and(|p| p.starts_with("pool_")), "{dev}");
@@ -127,7 +128,7 @@ fn bc_dev_seeds_accounts_pools_offers_and_quotas_once() {
     assert!(running.terminate().success());
 
     // A restart keeps the catalog and points the accounts at the new fake cloud.
-    let (_running, again) = start_dev(dir.path());
+    let (_running, again) = System::on(Backend::Sqlite).dev(dir.path());
     assert_eq!((again["pools"]["gke"].clone(), again["pools"]["digitalocean"].clone()), (gke, digitalocean));
     let accounts = call(&again, "/api/platform/accounts/list", json!({}));
     assert_eq!(accounts["accounts"].as_array().unwrap().len(), 3, "the two seeded and the one bc made");

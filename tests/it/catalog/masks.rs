@@ -8,8 +8,7 @@ use better_compute::proto::platform::{GetOfferRequest, UpdateOfferRequest};
 use better_compute::store::Backend;
 use serde_json::json;
 
-use super::{Client, Platform};
-use crate::harness::{TestDb, TestServer, grpc_error, violated_fields};
+use crate::harness::{Client, Platform, System, grpc_error, violated_fields};
 
 crate::on_both_backends!(
     an_empty_list_or_null_named_in_json_empties_the_field,
@@ -21,8 +20,7 @@ crate::on_both_backends!(
 const OFFERS_UPDATE: &str = "/api/platform/offers/update";
 
 async fn an_empty_list_or_null_named_in_json_empties_the_field(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let offer = json!({"poolId": platform.gke_pool, "tenantId": "globex", "excludedRegions": ["europe-west1"]});
@@ -65,8 +63,7 @@ async fn an_empty_list_or_null_named_in_json_empties_the_field(backend: Backend)
 }
 
 async fn a_field_that_cannot_be_emptied_is_refused_by_name(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let project = client.ok("/api/platform/projects/create", json!({"tenantId": "acme", "name": "web"})).await;
@@ -95,8 +92,7 @@ async fn a_field_that_cannot_be_emptied_is_refused_by_name(backend: Backend) {
 }
 
 async fn a_mask_naming_what_an_update_cannot_change_is_refused(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     for (mask, why) in [
@@ -118,8 +114,7 @@ async fn a_mask_naming_what_an_update_cannot_change_is_refused(backend: Backend)
 }
 
 async fn over_grpc_the_mask_says_what_an_empty_list_means(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let mut offers = OffersClient::new(server.channel(Some(&server.admin_token)).await);

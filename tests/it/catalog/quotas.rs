@@ -3,15 +3,15 @@
 use std::sync::Arc;
 
 use better_compute::error::Code;
+use better_compute::store::Backend;
 use serde_json::json;
 
-use super::{Client, Platform};
-use crate::harness::{TestDb, TestServer};
+use crate::harness::{Client, Platform, System};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn fifty_parallel_bookings_against_a_quota_of_five_book_exactly_five_on_postgres() {
-    let db = TestDb::postgres().await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(Backend::Postgres).server().await;
+    let db = server.db.clone();
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     client

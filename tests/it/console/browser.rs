@@ -6,12 +6,13 @@ use better_compute::domain::metal_states;
 use better_compute::domain::states::MachineState;
 use serde_json::Value;
 
-use crate::harness::{python, repo_root, run_ok, start_dev};
+use crate::harness::{System, python, repo_root, run_ok};
+use better_compute::store::Backend;
 
 #[test]
 fn in_chromium_a_tenant_makes_a_cluster_that_goes_ready_live_and_a_viewer_is_offered_no_create() {
     let dir = tempfile::tempdir().unwrap();
-    let (_running, _dev) = start_dev(dir.path());
+    let (_running, _dev) = System::on(Backend::Sqlite).dev(dir.path());
     let script = repo_root().join("tests/python/console_browser.py");
     let shots = repo_root().join("target/console");
     // Screenshots of an earlier run would pass for this one's.

@@ -4,12 +4,13 @@
 
 use serde_json::Value;
 
-use crate::harness::{curl, start_dev_bare};
+use crate::harness::{System, curl};
+use better_compute::store::Backend;
 
 #[test]
 fn bc_dev_without_node_serves_the_embedded_console_and_says_who_a_key_is() {
     let dir = tempfile::tempdir().unwrap();
-    let (_running, dev) = start_dev_bare(dir.path());
+    let (_running, dev) = System::on(Backend::Sqlite).bare().dev(dir.path());
     let endpoint = dev["endpoint"].as_str().unwrap();
 
     let headers = curl(&["-s", "-D", "-", "-o", "/dev/null", &format!("{endpoint}/console/")]).to_lowercase();

@@ -6,7 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::harness::{run_ok, start_dev};
+use crate::harness::{System, run_ok};
+use better_compute::store::Backend;
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
@@ -33,7 +34,7 @@ fn header_of(key: &str) -> String {
 #[test]
 fn cluster_tables_fit_120_columns_and_wide_shows_every_field() {
     let dir = tempfile::tempdir().unwrap();
-    let (_running, dev) = start_dev(dir.path());
+    let (_running, dev) = System::on(Backend::Sqlite).dev(dir.path());
     let pool = dev["pools"]["gke"].as_str().unwrap();
     for (name, location) in [("web", "us-central1"), ("analytics-production", "us-central1-a")] {
         let pools = ["--node-pool", "name=general,machine-type=e2-standard-4,count=2"];

@@ -12,8 +12,9 @@ use better_compute::provider::accounts::{digitalocean_for, trust_root};
 use serde_json::{Value, json};
 
 use super::{DS_PATH, Kube, daemonset, labelled};
-use crate::harness::{curl, poll, python, run_ok, start_dev};
-use crate::provider::cloud;
+use crate::harness::adapters::cloud;
+use crate::harness::{System, curl, poll, python, run_ok};
+use better_compute::store::Backend;
 
 fn script(name: &str) -> String {
     format!("{}/tests/python/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -99,7 +100,7 @@ async fn an_accounts_adapter_trusts_the_fake_clouds_ca_once_the_process_does() {
 #[test]
 fn bc_dev_writes_the_fake_clouds_https_address_and_ca_file_to_dev_json() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let tls = &file["fakecloudTls"];
     let (url, ca_file) = (tls["url"].as_str().unwrap(), tls["caFile"].as_str().unwrap());
     assert!(url.starts_with("https://127.0.0.1:"), "{file}");

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::json;
 
 use super::{Kube, daemonset, labelled};
-use crate::provider::cloud;
+use crate::harness::adapters::cloud;
 
 fn kubectl(config: &Path, args: &[&str]) -> Output {
     // kubectl blocks; the fake cluster it calls is served by the runtime's other thread.

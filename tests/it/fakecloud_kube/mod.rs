@@ -18,9 +18,8 @@ use fakecloud::FakeCloud;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::catalog::DO_TOKEN;
-use crate::harness::{TestDb, TestServer, poll, tenant_principal};
-use crate::provider::{PROJECT, cloud, gke, wait};
+use crate::harness::adapters::{PROJECT, cloud, gke, wait};
+use crate::harness::{DO_TOKEN, System, TestServer, poll, tenant_principal};
 
 /// `better-compute.dev/substrate-pool=pool_t`, URL-encoded as clients send it.
 const SELECTOR: &str = "better-compute.dev%2Fsubstrate-pool%3Dpool_t";
@@ -246,8 +245,7 @@ fn daemons(cloud: &FakeCloud, cluster: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemonset_runs_bcd_on_every_node_it_selects_and_a_shrunk_pool_takes_its_daemon_along() {
-    let db = TestDb::new(Backend::Postgres).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(Backend::Postgres).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     let account = server
         .admin_ok(

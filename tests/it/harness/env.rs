@@ -1,6 +1,7 @@
 //! One test environment for the resource suites: a fresh database, the real server, the fake
 //! cloud, a seeded [`Catalog`], tenants `acme` and `globex` with their users, and the worker
-//! on demand. [`Setup`] says how it is made; a suite adds its own helpers in an `impl Env`.
+//! on demand. [`System::start`](super::System::start) makes it; a suite adds its own helpers in
+//! an `impl Env`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,115 +9,14 @@ use std::time::Duration;
 use better_compute::provider::accounts::{
     DigitalOceanAccounts, GkeAccounts, StoreDigitalOceanAccounts, StoreGkeAccounts,
 };
-use better_compute::reconcile::{DaemonEndpoint, ProviderResources, WorkerConfig};
+use better_compute::reconcile::{DaemonEndpoint, ProviderResources, Reconciler, WorkerConfig};
 use better_compute::secrets::SecretKey;
-use better_compute::service::{KubernetesModule, Service};
-use better_compute::store::{Backend, Store};
+use better_compute::service::Service;
+use better_compute::store::Store;
 use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 
-use super::{Catalog, RunningWorker, TestDb, TestServer, fast_config, fast_resources, poll, reconcilers, worker};
-
-/// How an [`Env`] is made.
-pub struct Setup {
-    backend: Backend,
-    catalog: Catalog,
-    /// Operator policies: file name and Cedar text.
-    policies: Vec<(String, String)>,
-    /// The server's Kubernetes settings.
-    kubernetes: KubernetesModule,
-    /// How long the fake cloud's operations run and its objects stay `new`/`pending`.
-    fake_operations: Duration,
-    /// The configuration of the workers [`Env::start_worker`] starts.
-    worker_config: WorkerConfig,
-    /// The kinds they reconcile; `None`: every kind of the registry.
-    kinds: Option<Vec<&'static str>>,
-}
-
-impl Setup {
-    /// An environment on `backend` with `catalog`, the default server settings, 200 ms fake
-    /// operations and a [`fast_config`] worker of every kind.
-    pub fn new(backend: Backend, catalog: Catalog) -> Setup {
-        Setup {
-            backend,
-            catalog,
-            policies: Vec::new(),
-            kubernetes: KubernetesModule::default(),
-            fake_operations: Duration::from_millis(200),
-            worker_config: fast_config(),
-            kinds: None,
-        }
-    }
-
-    /// The operator's `policies` (file name, Cedar text).
-    pub fn policies(mut self, policies: &[(String, String)]) -> Setup {
-        self.policies = policies.to_vec();
-        self
-    }
-
-    /// How many clusters a tenant may have.
-    pub fn max_clusters_per_tenant(mut self, max: i64) -> Setup {
-        self.kubernetes.max_clusters_per_tenant = max;
-        self
-    }
-
-    /// How long the fake cloud's operations and activations take.
-    pub fn fake_operations(mut self, duration: Duration) -> Setup {
-        self.fake_operations = duration;
-        self
-    }
-
-    /// The workers' configuration.
-    pub fn worker_config(mut self, config: WorkerConfig) -> Setup {
-        self.worker_config = config;
-        self
-    }
-
-    /// Only these kinds are reconciled: the suite makes the rows of the others by hand.
-    pub fn reconciling(mut self, kinds: &[&'static str]) -> Setup {
-        self.kinds = Some(kinds.to_vec());
-        self
-    }
-
-    /// Makes the environment, without a worker.
-    pub async fn start(self) -> Env {
-        let db = TestDb::new(self.backend).await;
-        let store = db.store().await;
-        let cloud = FakeCloud::start(FakeCloudConfig {
-            operation_duration: self.fake_operations,
-            activation_delay: self.fake_operations,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-        let key = SecretKey::from_base64(&SecretKey::generate_base64()).unwrap();
-        let services = Service::with_policies(store.clone(), &self.policies)
-            .unwrap()
-            .with_secret_key(key.clone())
-            .with_kubernetes(self.kubernetes);
-        let server = TestServer::bootstrap(store.clone(), services).await;
-        for tenant in ["acme", "globex"] {
-            server.admin_ok("/api/platform/tenants/create", json!({"id": tenant})).await;
-        }
-        self.catalog.seed(&store, &key, &cloud).await;
-        Env {
-            worker: None,
-            acme_admin: super::tenant_principal(&store, "acme", "admin").await,
-            acme_editor: super::tenant_principal(&store, "acme", "editor").await,
-            acme_viewer: super::tenant_principal(&store, "acme", "viewer").await,
-            globex_admin: super::tenant_principal(&store, "globex", "admin").await,
-            gke: StoreGkeAccounts::new(store.clone(), key.clone()),
-            digitalocean: StoreDigitalOceanAccounts::new(store.clone(), key.clone()),
-            key,
-            worker_config: self.worker_config,
-            kinds: self.kinds,
-            server,
-            cloud,
-            store,
-            db,
-        }
-    }
-}
+use super::{Catalog, RunningWorker, TestDb, TestServer, fast_resources, poll, reconcilers, start_worker};
 
 /// Everything a resource test talks to. The worker and the server stop before the database
 /// goes (fields drop in order).
@@ -147,6 +47,42 @@ pub struct Env {
 }
 
 impl Env {
+    /// Serves `services` on `store` (of `db`), starts the fake cloud, makes tenants `acme` and
+    /// `globex` with their users and seeds `catalog`; no worker yet.
+    pub(super) async fn start(
+        db: TestDb,
+        store: Store,
+        services: Service,
+        cloud: FakeCloudConfig,
+        catalog: Catalog,
+        worker_config: WorkerConfig,
+        kinds: Option<Vec<&'static str>>,
+    ) -> Env {
+        let cloud = FakeCloud::start(cloud).await.unwrap();
+        let key = SecretKey::from_base64(&SecretKey::generate_base64()).unwrap();
+        let server = TestServer::bootstrap(db.clone(), store.clone(), services.with_secret_key(key.clone())).await;
+        for tenant in ["acme", "globex"] {
+            server.admin_ok("/api/platform/tenants/create", json!({"id": tenant})).await;
+        }
+        catalog.seed(&store, &key, &cloud).await;
+        Env {
+            worker: None,
+            acme_admin: super::tenant_principal(&store, "acme", "admin").await,
+            acme_editor: super::tenant_principal(&store, "acme", "editor").await,
+            acme_viewer: super::tenant_principal(&store, "acme", "viewer").await,
+            globex_admin: super::tenant_principal(&store, "globex", "admin").await,
+            gke: StoreGkeAccounts::new(store.clone(), key.clone()),
+            digitalocean: StoreDigitalOceanAccounts::new(store.clone(), key.clone()),
+            key,
+            worker_config,
+            kinds,
+            server,
+            cloud,
+            store,
+            db,
+        }
+    }
+
     /// The reconcilers' accounts and key with fast backoffs.
     /// Daemons (the fake cloud's DaemonSet pods) join through the setup's server.
     pub fn resources(&self) -> ProviderResources {
@@ -166,7 +102,12 @@ impl Env {
     /// from `resources`.
     pub fn start_worker_with(&mut self, config: WorkerConfig, resources: ProviderResources) {
         let reconcilers = reconcilers(resources, self.kinds.as_deref());
-        self.worker = Some(RunningWorker::start(worker(&self.store, config, reconcilers)));
+        self.start_worker_of(config, reconcilers);
+    }
+
+    /// Starts a worker with `config` running `reconcilers`, whatever the setup's kinds.
+    pub fn start_worker_of(&mut self, config: WorkerConfig, reconcilers: Vec<Arc<dyn Reconciler>>) {
+        self.worker = Some(start_worker(&self.store, config, reconcilers));
     }
 
     /// Stops the worker: what the tenant writes from now on stays as the service wrote it.

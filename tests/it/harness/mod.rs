@@ -1,23 +1,24 @@
-//! The test harness, the one setup of every suite: fresh databases (Postgres and SQLite), the
-//! real server on a free port, the fake cloud, the catalog, the worker from the one registry
-//! of reconcilers, request helpers for JSON and gRPC, and polling for what a reconciler records.
-//!
-//! `db`: [`TestDb`]. `server`: [`TestServer`], [`Serving`]. `catalog`: [`Catalog`]. `worker`:
-//! [`worker`], [`RunningWorker`]. `env`: [`Env`] and its [`Setup`], which put them together
-//! for the resource suites. `poll`: [`poll`], [`eventually`]. `processes`: `bc dev` and the
-//! other binaries as their own processes ([`Running`], [`start_dev`]). `server_process`:
-//! `bc-server` as its own process, plain or over TLS ([`ServerProcess`]). `worker_process`:
-//! `bc-worker` as its own process ([`WorkerProcess`]). `workspace`: the `bcd` binary, another
-//! package's ([`bcd_binary`]), and cargo on the workspace.
+//! The test harness, the one setup of every suite. [`System`] is the one builder a test starts
+//! what it needs with: a database ([`TestDb`]), the real server in this process ([`TestServer`]),
+//! the resource environment with the fake cloud, a seeded [`Catalog`] and workers on demand
+//! ([`Env`]), `bc-server` and `bc-worker` as processes ([`ServerProcess`], [`WorkerProcess`]),
+//! or `bc dev` ([`Running`]). No suite builds these parts itself. Waiting for what the system
+//! records: [`poll`], [`eventually`]. Helpers more than one suite uses live here too: the
+//! operator's [`Client`] and [`Platform`] (`platform`), the provider adapters on a fake cloud
+//! (`adapters`), principals and error details (below), `bcd` and cargo (`workspace`).
+//! tests/README.md says how to write a test.
 
+pub mod adapters;
 mod catalog;
 mod db;
 mod env;
 mod fakes;
+mod platform;
 mod poll;
 mod processes;
 mod server;
 mod server_process;
+mod system;
 mod worker;
 mod worker_process;
 mod workspace;
@@ -30,13 +31,15 @@ use serde_json::Value;
 
 pub use catalog::{Catalog, PROJECT};
 pub use db::TestDb;
-pub use env::{Env, Setup};
+pub use env::Env;
 pub use fakes::{never_answer, probe_every, sample_every, workers_killed_at_random};
+pub use platform::{Client, DO_TOKEN, ENROLL, GKE_SECRET, OwnPool, PASSWORD, Platform, gke_key};
 pub use poll::{eventually, passes_recorded, poll, poll_explained, serving, worker_idle};
-pub use processes::{Running, curl, python, run_ok, start_dev, start_dev_bare, start_dev_logging, start_dev_tls};
+pub use processes::{Running, curl, python, run_ok};
 pub use server::{Serving, TestServer};
 pub use server_process::ServerProcess;
-pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, worker};
+pub use system::System;
+pub use worker::{RunningWorker, fast_config, fast_resources, reconcilers, start_worker, worker};
 pub use worker_process::{FAST_WORKER_ARGS, WorkerProcess};
 pub use workspace::{bcd_binary, cargo};
 

@@ -113,3 +113,17 @@ pub async fn serving(endpoint: &str, log: &Path) {
     })
     .await;
 }
+
+/// [`poll`] for a test that runs outside a runtime (a plain `#[test]` driving `bc dev`): the
+/// thread waits between two looks.
+pub fn poll_blocking<T>(limit: Duration, what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
+    let started = Instant::now();
+    loop {
+        let seen = match check() {
+            Ok(value) => return value,
+            Err(seen) => seen,
+        };
+        assert!(started.elapsed() < limit, "{what}: not so after {limit:?}: {seen}");
+        std::thread::sleep(INTERVAL);
+    }
+}

@@ -1,9 +1,12 @@
-//! The real API server, in this process, on a free port: [`Serving`] serves what it is given,
-//! [`TestServer`] a freshly bootstrapped one with request helpers for JSON and gRPC.
+//! The real API server, in this process, on a free port: [`TestServer`] a freshly bootstrapped
+//! one with request helpers for JSON and gRPC ([`System::server`](super::System::server) starts
+//! it), [`Serving`] a store of a started system served again (a restart, a second server).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use better_compute::cli::{AuthedChannel, BearerToken};
+use better_compute::reconcile::{Reconciler, WorkerConfig};
 use better_compute::service::{BootstrapOutcome, Service};
 use better_compute::store::Store;
 use serde_json::Value;
@@ -11,7 +14,7 @@ use tokio::task::{JoinError, JoinHandle};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::{TestDb, test_secret_key};
+use super::{RunningWorker, TestDb, start_worker};
 
 /// `services` served on a free port until stopped or dropped.
 pub struct Serving {
@@ -25,7 +28,7 @@ pub struct Serving {
 
 impl Serving {
     /// Serves `services` on a free port.
-    pub async fn start(services: Service) -> Serving {
+    pub(super) async fn start(services: Service) -> Serving {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -39,7 +42,8 @@ impl Serving {
         Serving { endpoint, stop: Some(stop), task: Some(task) }
     }
 
-    /// Serves `store` as it is, without a bootstrap: a restarted server on the same database.
+    /// Serves `store` (of a system a test started) as it is, without a bootstrap: a restarted
+    /// server on the same database, or a second one beside the first.
     pub async fn restart(store: Store) -> Serving {
         Self::start(Service::new(store)).await
     }
@@ -80,24 +84,20 @@ pub struct TestServer {
     serving: Serving,
     /// A client for JSON calls.
     http: reqwest::Client,
+    /// The database, kept as long as the server (a test that stops the server and goes on with
+    /// its store keeps a clone).
+    pub db: TestDb,
 }
 
 impl TestServer {
-    /// Migrates `db`, bootstraps the operator key and serves.
-    pub async fn start(db: &TestDb) -> TestServer {
-        let store = db.store().await;
-        let services = Service::new(store.clone()).with_secret_key(test_secret_key());
-        Self::bootstrap(store, services).await
-    }
-
-    /// Bootstraps the operator key of `services` (on `store`, fresh) and serves them.
-    pub async fn bootstrap(store: Store, services: Service) -> TestServer {
+    /// Bootstraps the operator key of `services` (on `store` of `db`, fresh) and serves them.
+    pub(super) async fn bootstrap(db: TestDb, store: Store, services: Service) -> TestServer {
         let admin_token = match services.bootstrap_operator(None).await.unwrap() {
             BootstrapOutcome::Created(token) => token.reveal(),
             BootstrapOutcome::AlreadyBootstrapped => panic!("a fresh database has no keys"),
         };
         let serving = Serving::start(services).await;
-        TestServer { endpoint: serving.endpoint.clone(), admin_token, store, serving, http: reqwest::Client::new() }
+        TestServer { endpoint: serving.endpoint.clone(), admin_token, store, serving, http: reqwest::Client::new(), db }
     }
 
     /// `POST <path>` with a JSON body, as `token` (none: no Authorization header). Returns the
@@ -131,6 +131,11 @@ impl TestServer {
     pub async fn channel(&self, token: Option<&str>) -> AuthedChannel {
         let channel = Channel::from_shared(self.endpoint.clone()).unwrap().connect().await.unwrap();
         InterceptedService::new(channel, BearerToken::new(token).unwrap())
+    }
+
+    /// Starts a worker on the server's store with `config`, running `reconcilers`.
+    pub fn start_worker(&self, config: WorkerConfig, reconcilers: Vec<Arc<dyn Reconciler>>) -> RunningWorker {
+        start_worker(&self.store, config, reconcilers)
     }
 
     /// Stops the server and waits for it (up to 10 s).

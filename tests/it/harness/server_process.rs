@@ -1,17 +1,27 @@
 //! `bc-server` as its own process on a fresh, migrated Postgres database, plain or over TLS with
-//! a CA of the test's own: an abort or a resident-memory figure is then the server's, not the
-//! test binary's, and the daemon's tests reach a real server the way a machine would.
+//! a CA of the test's own ([`System::process`](super::System::process) starts it): an abort or
+//! a resident-memory figure is then the server's, not the test binary's, and the daemon's tests
+//! reach a real server the way a machine would. Its workers are processes too
+//! ([`ServerProcess::worker_process`]).
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use better_compute::store::Store;
 use better_compute::tls::LocalCa;
 use serde_json::Value;
 
-use super::{Running, TestDb, curl};
+use super::{Running, Serving, TestDb, WorkerProcess, curl, poll};
 
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
+
+/// The most connections a server process opens to the database, unless its arguments say:
+/// half the binary's default, so that many tests' servers fit in one Postgres.
+pub(super) const PROCESS_CONNECTIONS: &str = "8";
+
+/// The most connections the test's own store of a server process opens: it seeds principals
+/// and looks behind the API, one call at a time.
+const LOOKING_CONNECTIONS: u32 = 2;
 
 /// `bc-server` as its own process on a fresh, migrated Postgres database.
 pub struct ServerProcess {
@@ -27,8 +37,8 @@ pub struct ServerProcess {
     pub database_url: String,
     /// The key that seals provider credentials (`--secret-key`, base64): the workers need it.
     pub secret_key: String,
-    /// The database, kept until the process is gone (`None` on a second server of the same one).
-    _db: Option<TestDb>,
+    /// The database, kept until the process is gone.
+    _db: TestDb,
     /// The arguments it was started with, to start it again.
     args: Vec<String>,
     /// The certificate files over TLS.
@@ -38,19 +48,12 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `bc-server` with `extra` arguments and waits for `/readyz`.
-    pub async fn start(extra: &[&str]) -> ServerProcess {
-        Self::start_with(extra, false).await
-    }
-
-    /// Starts `bc-server` over TLS, with a certificate for 127.0.0.1 that a new CA signed.
-    pub async fn start_tls(extra: &[&str]) -> ServerProcess {
-        Self::start_with(extra, true).await
-    }
-
-    async fn start_with(extra: &[&str], tls: bool) -> ServerProcess {
-        let db = TestDb::postgres().await;
-        let store = db.store().await;
+    /// Starts `bc-server` with `extra` arguments and waits for `/readyz`; over TLS, with a
+    /// certificate for 127.0.0.1 that a new CA signed.
+    pub(super) async fn start(extra: &[&str], tls: bool) -> ServerProcess {
+        let db = TestDb::new(better_compute::store::Backend::Postgres).await;
+        db.store().await;
+        let store = Store::connect(&db.url, LOOKING_CONNECTIONS).await.unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let admin_token = better_compute::service::ApiKeyToken::generate().reveal();
         let files = tempfile::tempdir().unwrap();
@@ -58,6 +61,9 @@ impl ServerProcess {
         let mut args: Vec<String> = vec!["--database-url".into(), db.url.clone()];
         args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
         args.extend(["--secret-key".into(), secret_key.clone()]);
+        if !extra.contains(&"--database-max-connections") {
+            args.extend(["--database-max-connections".into(), PROCESS_CONNECTIONS.into()]);
+        }
         args.extend(extra.iter().map(|arg| arg.to_string()));
         let ca = tls.then(|| {
             let ca = LocalCa::generate("test CA").unwrap();
@@ -77,7 +83,7 @@ impl ServerProcess {
             ca,
             database_url: db.url.clone(),
             secret_key,
-            _db: Some(db),
+            _db: db,
             args,
             files,
             process: None,
@@ -98,11 +104,11 @@ impl ServerProcess {
         let mut server = ServerProcess {
             endpoint: format!("http://127.0.0.1:{port}"),
             admin_token: self.admin_token.clone(),
-            store: Store::connect(&self.database_url, 8).await.unwrap(),
+            store: Store::connect(&self.database_url, LOOKING_CONNECTIONS).await.unwrap(),
             ca: None,
             database_url: self.database_url.clone(),
             secret_key: self.secret_key.clone(),
-            _db: None,
+            _db: self._db.clone(),
             args,
             files: tempfile::tempdir().unwrap(),
             process: None,
@@ -110,6 +116,17 @@ impl ServerProcess {
         };
         server.spawn_on_a_free_port().await;
         server
+    }
+
+    /// The server's database served again by a server in this process, beside this one.
+    pub async fn in_process(&self) -> Serving {
+        Serving::restart(self.store.clone()).await
+    }
+
+    /// A `bc-worker` process on the server's database with the key that opens the accounts'
+    /// credentials, and `args`.
+    pub async fn worker_process(&self, args: &[&str]) -> WorkerProcess {
+        WorkerProcess::start(&self.database_url, Some(&self.secret_key), args).await
     }
 
     /// Sends SIGTERM: the server drains and exits by itself ([`ServerProcess::wait_exit`]).
@@ -157,14 +174,15 @@ impl ServerProcess {
             .spawn()
             .unwrap();
         self.process = Some(Running(child));
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", "/readyz"]) != "200" {
-            if !self.is_alive() {
-                return;
+        let this = &*self;
+        poll(Duration::from_secs(30), "bc-server ready or exited", || async move {
+            match this.curl(&["-s", "-o", "/dev/null", "-w", "%{http_code}", "/readyz"]) {
+                ready if ready == "200" => Ok(()),
+                _ if !this.is_alive() => Ok(()),
+                other => Err(format!("/readyz answers {other:?}; log: {}", this.log_text())),
             }
-            assert!(Instant::now() < deadline, "bc-server did not come up: {}", self.log_text());
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await;
     }
 
     /// Kills the process (SIGKILL: nothing is finished).

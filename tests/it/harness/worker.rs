@@ -47,9 +47,17 @@ pub fn reconcilers(resources: ProviderResources, kinds: Option<&[&str]>) -> Vec<
         .collect()
 }
 
-/// The worker of a test: on `store`, with `config`, running `reconcilers`.
+/// The worker of a test, not started: on `store`, with `config`, running `reconcilers`. A test
+/// that kills workers at random moments runs and aborts it itself; the others start it with
+/// [`start_worker`] or a handle's `start_worker`.
 pub fn worker(store: &Store, config: WorkerConfig, reconcilers: Vec<Arc<dyn Reconciler>>) -> Worker {
     Worker::new(store.clone(), config).with_reconcilers(reconcilers)
+}
+
+/// Starts a worker on `store` (of a system a test started) with `config`, running `reconcilers`,
+/// until it is stopped or dropped.
+pub fn start_worker(store: &Store, config: WorkerConfig, reconcilers: Vec<Arc<dyn Reconciler>>) -> RunningWorker {
+    RunningWorker::start(worker(store, config, reconcilers))
 }
 
 /// A worker running in a task until stopped; dropping it cancels the task.
@@ -62,7 +70,7 @@ pub struct RunningWorker {
 
 impl RunningWorker {
     /// Runs `worker` until [`stop`](Self::stop); it panics in its task if it fails.
-    pub fn start(worker: Worker) -> RunningWorker {
+    fn start(worker: Worker) -> RunningWorker {
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let task = tokio::spawn(async move {
             worker

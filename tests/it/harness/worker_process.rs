@@ -2,9 +2,10 @@
 //! SIGTERM or SIGKILL as an orchestrator or a crash stops it.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::{Running, curl};
+use super::server_process::PROCESS_CONNECTIONS;
+use super::{Running, curl, poll};
 
 const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
 
@@ -24,7 +25,7 @@ pub struct WorkerProcess {
 impl WorkerProcess {
     /// Starts `bc-worker` on `database_url` with `args` (and `--secret-key` when given, which the
     /// provider reconcilers need), and waits until it has started.
-    pub async fn start(database_url: &str, secret_key: Option<&str>, args: &[&str]) -> WorkerProcess {
+    pub(super) async fn start(database_url: &str, secret_key: Option<&str>, args: &[&str]) -> WorkerProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let log = tempfile::NamedTempFile::new().unwrap();
         let mut command = Command::new(BC_WORKER);
@@ -32,6 +33,7 @@ impl WorkerProcess {
             .args(["--database-url", database_url, "--metrics-listen", &format!("127.0.0.1:{port}")])
             .args(args)
             .env_remove("BC_CONFIG")
+            .env("BC_DATABASE_MAX_CONNECTIONS", PROCESS_CONNECTIONS)
             .env_remove("BC_SECRET_KEY")
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
@@ -44,12 +46,12 @@ impl WorkerProcess {
             process: Some(Running(command.spawn().unwrap())),
             log,
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !worker.log_text().contains("worker started") {
-            assert!(worker.exit_status().is_none(), "bc-worker exited at start: {}", worker.log_text());
-            assert!(Instant::now() < deadline, "bc-worker did not start: {}", worker.log_text());
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll(Duration::from_secs(30), "bc-worker started", || async {
+            let log = worker.log_text();
+            assert!(worker.exit_status().is_none(), "bc-worker exited at start: {log}");
+            if log.contains("worker started") { Ok(()) } else { Err(log) }
+        })
+        .await;
         worker
     }
 

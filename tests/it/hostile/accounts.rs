@@ -3,8 +3,7 @@
 use better_compute::store::Backend;
 use serde_json::json;
 
-use crate::catalog::{Client, DO_TOKEN};
-use crate::harness::{TestDb, TestServer, violated_fields};
+use crate::harness::{Client, DO_TOKEN, System, violated_fields};
 
 crate::on_both_backends!(
     changing_only_the_endpoint_of_an_account_is_refused_naming_the_credentials,
@@ -25,8 +24,7 @@ async fn account(client: &Client<'_>) -> String {
 }
 
 async fn changing_only_the_endpoint_of_an_account_is_refused_naming_the_credentials(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let id = account(&client).await;
     // The prober's listener: had the change been taken, the worker would present the stored
@@ -61,8 +59,7 @@ async fn changing_only_the_endpoint_of_an_account_is_refused_naming_the_credenti
 }
 
 async fn changing_the_endpoint_with_new_credentials_is_accepted(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let id = account(&client).await;
     let moved = client

@@ -10,7 +10,7 @@ use better_compute::store::Backend;
 use serde_json::{Value, json};
 use sqlx::{Connection, Row};
 
-use crate::harness::{TestDb, TestServer, tenant_principal, violated_fields};
+use crate::harness::{System, TestDb, TestServer, tenant_principal, violated_fields};
 use crate::load_balancers::{CREATE, POOL, REGION, regional};
 
 crate::on_both_backends!(
@@ -49,8 +49,8 @@ async fn seed_tenants(server: &TestServer) {
 }
 
 async fn a_viewers_huge_tenant_id_is_refused_before_the_decision_and_grows_nothing(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
+    let db = server.db.clone();
     seed_tenants(&server).await;
     let viewer = tenant_principal(&server.store, "acme", "viewer").await;
     let audited_before = audit_text_length(&db).await;
@@ -83,8 +83,8 @@ async fn a_viewers_huge_tenant_id_is_refused_before_the_decision_and_grows_nothi
 }
 
 async fn a_caller_cannot_file_refusals_under_another_tenant(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
+    let db = server.db.clone();
     seed_tenants(&server).await;
     let globex = tenant_principal(&server.store, "globex", "admin").await;
     let attempts = [
@@ -122,8 +122,7 @@ async fn a_caller_cannot_file_refusals_under_another_tenant(backend: Backend) {
 }
 
 async fn a_nul_in_a_decided_field_is_refused_never_internal() {
-    let db = TestDb::postgres().await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(Backend::Postgres).server().await;
     seed_tenants(&server).await;
     let viewer = tenant_principal(&server.store, "acme", "viewer").await;
     let cluster = "kcl_0000000000000000000000000a";

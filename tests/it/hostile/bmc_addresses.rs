@@ -15,9 +15,7 @@ use std::time::Duration;
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use crate::catalog::DO_TOKEN;
-use crate::harness::{Catalog, Env, Setup, poll, violated_fields};
-use crate::metal::{ENROLL, PASSWORD, setup_with_policy};
+use crate::harness::{DO_TOKEN, ENROLL, Env, PASSWORD, System, poll, violated_fields};
 
 /// Text a hostile "BMC" plants in its answers; none of it may reach a view.
 const MARKER: &str = "PLANTED-SECRET-3f9a1c";
@@ -85,7 +83,7 @@ crate::on_both_backends!(
 );
 
 async fn a_bmc_on_loopback_link_local_or_this_host_is_refused_at_the_api_without_the_pools_policy(backend: Backend) {
-    let s = setup_with_policy(backend, json!({})).await;
+    let s = System::on(backend).own_pool("metal", json!({})).await;
     for (n, (driver, address)) in refused_addresses().into_iter().enumerate() {
         let key = format!("k{n}");
         let body = if driver == "ipmi" { ipmi(&s.pool, &key, &address) } else { redfish(&s.pool, &key, &address) };
@@ -117,7 +115,7 @@ async fn a_bmc_on_loopback_link_local_or_this_host_is_refused_at_the_api_without
 
 async fn a_network_the_pools_policy_allows_is_accepted_and_only_there(backend: Backend) {
     let policy = json!({"metal": {"bmcAllowedNetworks": ["127.0.0.0/8", "::1/128", "169.254.169.254/32"]}});
-    let s = setup_with_policy(backend, policy).await;
+    let s = System::on(backend).own_pool("metal", policy).await;
     for (n, address) in [
         "https://127.0.0.1",
         "https://127.0.0.1:8443/redfish/v1/Systems/1",
@@ -213,7 +211,7 @@ fn ok(body: Value) -> Answer {
 
 /// An environment with acme's metal pool (with `policy`) and a running worker.
 async fn metal_env(policy: Value) -> (Env, String) {
-    let mut env = Setup::new(Backend::Postgres, Catalog::new()).start().await;
+    let mut env = System::on(Backend::Postgres).start().await;
     let account = env
         .server
         .admin_ok(

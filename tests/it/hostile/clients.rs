@@ -11,7 +11,7 @@ use std::path::Path;
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use crate::harness::{TestDb, TestServer};
+use crate::harness::{System, TestServer};
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
@@ -58,8 +58,7 @@ async fn stored(server: &TestServer, id: &str) -> Value {
 }
 
 async fn bc_accounts_update_with_bc_endpoint_set_leaves_the_provider_endpoint_alone(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let id = account(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let credentials = dir.path().join("token");
@@ -76,8 +75,7 @@ async fn bc_accounts_update_with_bc_endpoint_set_leaves_the_provider_endpoint_al
 }
 
 async fn bc_accounts_provider_endpoint_changes_the_provider_endpoint(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let id = account(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let credentials = dir.path().join("token");

@@ -3,14 +3,15 @@
 //! mistaken credential of any shape is refused before the body is read, and a malformed pool or
 //! token id is refused naming its field, before any decision.
 
+use better_compute::store::Backend;
 use serde_json::json;
 
-use super::ServerProcess;
 use super::decoders::{json_error, json_with_unknown_keys, post_unread};
+use crate::harness::System;
 
 #[tokio::test]
 async fn a_forged_daemon_credential_is_refused_before_the_body_is_read() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let body = json_with_unknown_keys(300_000);
     let baseline = server.rss_mib();
     let forged_token = format!("bcjt_{}.{}", "0".repeat(26), "a".repeat(64));
@@ -42,7 +43,7 @@ async fn a_forged_daemon_credential_is_refused_before_the_body_is_read() {
 
 #[tokio::test]
 async fn a_malformed_pool_or_token_id_is_refused_naming_it_on_every_join_token_and_node_method() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let huge = "p".repeat(1_000_000);
     let methods = [
         "joinTokens/create",

@@ -18,10 +18,9 @@ use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::ServerProcess;
-use crate::harness::curl;
 use crate::harness::eventually;
-use crate::harness::tenant_principal;
+use crate::harness::{ServerProcess, System, curl, tenant_principal};
+use better_compute::store::Backend;
 
 /// Sends a request message's bytes as they are, so that a test can send what no generated
 /// client would.
@@ -215,7 +214,7 @@ pub(super) fn json_error(text: &str) -> Value {
 
 #[tokio::test]
 async fn a_struct_nested_3000_deep_is_refused_and_the_server_stays_up() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let channel = connect(&server).await;
     let bytes = pool_create_with_policy(3000);
     assert!(bytes.len() < 64 * 1024, "the attack is small: {} bytes", bytes.len());
@@ -241,7 +240,7 @@ async fn a_struct_nested_3000_deep_is_refused_and_the_server_stays_up() {
 
 #[tokio::test]
 async fn a_json_body_from_a_caller_without_a_key_is_refused_unread() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let body = json_with_unknown_keys(300_000);
     assert!(body.len() < 4 * 1024 * 1024 && body.len() > 3 * 1024 * 1024, "{} bytes", body.len());
     let baseline = server.rss_mib();
@@ -260,7 +259,7 @@ async fn a_json_body_from_a_caller_without_a_key_is_refused_unread() {
 
 #[tokio::test]
 async fn unknown_json_keys_from_a_caller_with_a_key_answer_a_bounded_list() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let body = json_with_unknown_keys(300_000);
     let baseline = server.rss_mib();
     for _ in 0..12 {
@@ -291,7 +290,7 @@ fn bytes_read(server: &ServerProcess) -> u64 {
 
 #[tokio::test]
 async fn a_unique_list_far_past_its_size_is_refused_at_once_naming_the_size() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let zones: Vec<String> = (0..120_000).map(|i| format!("us-central{i}-a")).collect();
     let body = serde_json::json!({
         "provider": "gke", "name": "a", "credentials": "x", "zones": zones,
@@ -329,7 +328,7 @@ async fn a_unique_list_far_past_its_size_is_refused_at_once_naming_the_size() {
 
 #[tokio::test]
 async fn a_viewer_sending_a_million_unknown_field_numbers_costs_bounded_memory() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let channel = connect(&server).await;
     let mut tenants = TenantsClient::new(InterceptedService::new(
         channel.clone(),
@@ -359,7 +358,7 @@ async fn a_viewer_sending_a_million_unknown_field_numbers_costs_bounded_memory()
 
 #[tokio::test]
 async fn thousands_of_violations_over_grpc_end_cleanly_and_the_connection_serves_on() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let channel = connect(&server).await;
     let path = "/bettercompute.platform.v1.Tenants/Create";
     // A valid id, then 5,000 fields the message does not have.
@@ -383,7 +382,7 @@ async fn thousands_of_violations_over_grpc_end_cleanly_and_the_connection_serves
 
 #[tokio::test]
 async fn a_json_body_over_the_limit_is_413() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let too_long = format!("{{\"id\": \"{}\"}}", "a".repeat(5 * 1024 * 1024));
     // Declared too long: refused before it is read, with or without a key.
     for token in [None, Some(server.admin_token.as_str())] {
@@ -403,7 +402,7 @@ async fn a_json_body_over_the_limit_is_413() {
 
 #[tokio::test]
 async fn a_hostile_request_id_is_replaced_and_a_plain_one_kept() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let long = "a".repeat(129);
     for hostile in ["two words", "<script>alert(1)</script>", "a\"b", long.as_str(), "semi;colon", "üñí"] {
         let (status, headers, text) = post(
@@ -444,13 +443,13 @@ async fn a_hostile_request_id_is_replaced_and_a_plain_one_kept() {
 /// a bounded list of faults at once, and nothing is written.
 #[tokio::test]
 async fn a_substrate_policy_made_of_faults_answers_a_bounded_list_and_writes_nothing() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let admin = server.admin_token.clone();
     let account = server
         .ok(
             "/api/platform/accounts/create",
             &admin,
-            serde_json::json!({"provider": "gke", "name": "gke", "credentials": crate::catalog::gke_key(),
+            serde_json::json!({"provider": "gke", "name": "gke", "credentials": crate::harness::gke_key(),
                 "endpoint": "http://127.0.0.1:1", "zones": ["us-central1-a"]}),
         )
         .await["id"]

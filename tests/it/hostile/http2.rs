@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use super::ServerProcess;
 use super::listener::read_until_closed;
 use crate::harness::sample_every;
-use crate::harness::{curl, eventually};
+use crate::harness::{ServerProcess, System, curl, eventually};
+use better_compute::store::Backend;
 
 /// What a client writes first on an HTTP/2 connection: the preface and an empty SETTINGS frame.
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00";
@@ -130,7 +130,7 @@ const ATTACK_BOUND_MIB: u64 = 256;
 async fn two_hundred_unfinished_bodies_on_each_of_four_connections_keep_the_server_under_256_mib() {
     // A body that stops arriving is refused after the header deadline (2 s here), so the
     // attack's streams end in seconds and let the next ones open.
-    let server = ServerProcess::start(&["--header-read-timeout-secs", "2"]).await;
+    let server = System::on(Backend::Postgres).process(&["--header-read-timeout-secs", "2"]).await;
     let baseline = server.rss_mib();
     // One 4 MiB buffer, shared by every stream (h2 sends from it as the server's windows allow):
     // the test's own memory stays small while each stream offers the server a whole body.
@@ -208,7 +208,9 @@ async fn two_hundred_unfinished_bodies_on_each_of_four_connections_keep_the_serv
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_stops_arriving_on_http2_is_refused_after_the_header_deadline_not_the_request_timeout() {
-    let server = ServerProcess::start(&["--header-read-timeout-secs", "2", "--request-timeout-secs", "60"]).await;
+    let server = System::on(Backend::Postgres)
+        .process(&["--header-read-timeout-secs", "2", "--request-timeout-secs", "60"])
+        .await;
     let mut client = h2_connect(&server).await;
     let started = Instant::now();
     let caller = (server.endpoint.as_str(), server.admin_token.as_str());
@@ -242,7 +244,8 @@ async fn connect_from(server: &ServerProcess, source: &str) -> TcpStream {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http2_connection_that_sends_only_the_preface_is_closed_within_the_header_deadline() {
-    let server = ServerProcess::start(&["--header-read-timeout-secs", "1", "--idle-timeout-secs", "120"]).await;
+    let server =
+        System::on(Backend::Postgres).process(&["--header-read-timeout-secs", "1", "--idle-timeout-secs", "120"]).await;
     let mut silent = preface_only(&server, "127.0.0.1").await;
     let (_, closed) = read_until_closed(&mut silent, Duration::from_secs(10));
     assert!(closed, "a connection that sent only the HTTP/2 preface is still held after 10 s");
@@ -251,7 +254,7 @@ async fn an_http2_connection_that_sends_only_the_preface_is_closed_within_the_he
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_past_its_connection_cap_is_refused_while_another_address_is_served() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let mut held = Vec::new();
     for _ in 0..1030 {
         held.push(preface_only(&server, "127.0.0.1").await);
@@ -277,15 +280,16 @@ async fn one_address_past_its_connection_cap_is_refused_while_another_address_is
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_silent_connections_fill_the_server_health_probes_and_authenticated_callers_are_served() {
-    let server = ServerProcess::start(&[
-        "--max-connections",
-        "32",
-        "--max-connections-per-peer",
-        "10000",
-        "--header-read-timeout-secs",
-        "30",
-    ])
-    .await;
+    let server = System::on(Backend::Postgres)
+        .process(&[
+            "--max-connections",
+            "32",
+            "--max-connections-per-peer",
+            "10000",
+            "--header-read-timeout-secs",
+            "30",
+        ])
+        .await;
     let mut held = Vec::new();
     for _ in 0..100 {
         held.push(preface_only(&server, "127.0.0.1").await);

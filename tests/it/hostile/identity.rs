@@ -12,7 +12,7 @@ use better_compute::provider::kube::{KubeAuth, KubeClient};
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use crate::harness::Setup;
+use crate::harness::System;
 use crate::harness::poll;
 use crate::kubernetes::{Env, standard};
 
@@ -56,7 +56,7 @@ async fn wait_refused(client: &KubeClient, limit: Duration, what: &str) {
 }
 
 /// A ready cluster of acme, with the worker running.
-async fn ready_cluster(setup: Setup) -> (Env, String) {
+async fn ready_cluster(setup: System) -> (Env, String) {
     let mut env = setup.start().await;
     env.start_worker();
     let id = env.ok("/api/compute/kubernetesClusters/create", standard("web", "web")).await["id"]
@@ -143,7 +143,7 @@ mod bindings_and_lists {
     use better_compute::store::{Backend, PrincipalRow, RoleBindingRow, now_micros};
     use serde_json::{Value, json};
 
-    use crate::harness::{TestDb, TestServer};
+    use crate::harness::{System, TestDb, TestServer};
 
     crate::on_both_backends!(
         a_binding_at_a_scope_the_tenant_does_not_have_is_not_found,
@@ -154,8 +154,8 @@ mod bindings_and_lists {
     const BIND: &str = "/api/platform/roleBindings/create";
 
     async fn start(backend: Backend) -> (TestDb, TestServer) {
-        let db = TestDb::new(backend).await;
-        let server = TestServer::start(&db).await;
+        let server = System::on(backend).server().await;
+        let db = server.db.clone();
         for tenant in ["acme", "globex"] {
             server.admin_ok("/api/platform/tenants/create", json!({"id": tenant})).await;
         }

@@ -5,9 +5,9 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use super::ServerProcess;
-use crate::harness::curl;
 use crate::harness::poll;
+use crate::harness::{ServerProcess, System, curl};
+use better_compute::store::Backend;
 
 /// Connects to the server behind `endpoint` and sends `bytes`, leaving the connection open.
 fn connect_and_send(endpoint: &str, bytes: &[u8]) -> TcpStream {
@@ -48,7 +48,7 @@ fn open_descriptors(server: &ServerProcess) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_sends_half_a_header_line_is_closed_within_the_header_timeout() {
-    let server = ServerProcess::start(&["--header-read-timeout-secs", "1"]).await;
+    let server = System::on(Backend::Postgres).process(&["--header-read-timeout-secs", "1"]).await;
     let mut slow = connect_and_send(&server.endpoint, b"GET /healthz HTT");
     let (_, closed) = read_until_closed(&mut slow, Duration::from_secs(10));
     assert!(closed, "a half-sent request line is still held after 10 s");
@@ -57,7 +57,7 @@ async fn a_connection_that_sends_half_a_header_line_is_closed_within_the_header_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_body_under_a_long_content_length_is_answered_within_the_request_timeout() {
-    let server = ServerProcess::start(&["--request-timeout-secs", "2"]).await;
+    let server = System::on(Backend::Postgres).process(&["--request-timeout-secs", "2"]).await;
     let head = format!(
         "POST /api/platform/tenants/list HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
          content-type: application/json\r\ncontent-length: 100000\r\n\r\n{{",
@@ -83,7 +83,8 @@ async fn a_short_body_under_a_long_content_length_is_answered_within_the_request
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_are_closed() {
-    let server = ServerProcess::start(&["--header-read-timeout-secs", "2", "--idle-timeout-secs", "2"]).await;
+    let server =
+        System::on(Backend::Postgres).process(&["--header-read-timeout-secs", "2", "--idle-timeout-secs", "2"]).await;
     // A keep-alive connection after its call.
     let mut kept = connect_and_send(&server.endpoint, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n");
     let (answer, closed) = read_until_closed(&mut kept, Duration::from_secs(10));
@@ -101,8 +102,9 @@ async fn idle_connections_are_closed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_thousand_half_sent_connections_leave_the_server_answering() {
     let cap = 20;
-    let server =
-        ServerProcess::start(&["--max-connections", &cap.to_string(), "--header-read-timeout-secs", "2"]).await;
+    let server = System::on(Backend::Postgres)
+        .process(&["--max-connections", &cap.to_string(), "--header-read-timeout-secs", "2"])
+        .await;
     let before = open_descriptors(&server);
     let mut held = Vec::new();
     for _ in 0..3_000 {
@@ -131,7 +133,8 @@ async fn three_thousand_half_sent_connections_leave_the_server_answering() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_stream_outlives_the_request_and_idle_timeouts() {
-    let server = ServerProcess::start(&["--request-timeout-secs", "1", "--idle-timeout-secs", "1"]).await;
+    let server =
+        System::on(Backend::Postgres).process(&["--request-timeout-secs", "1", "--idle-timeout-secs", "1"]).await;
     let url = format!("{}/api/compute/events/watch", server.endpoint);
     let auth = format!("Authorization: Bearer {}", server.admin_token);
     // curl gives up after 5 s (exit 28, "timed out"): the stream was still open then.
@@ -156,13 +159,13 @@ async fn metrics_are_served_only_with_their_token_or_on_their_own_listener() {
         curl(&args)
     };
     // By default, not on the API listener: a scrape queries the store and counts every tenant.
-    let plain = ServerProcess::start(&[]).await;
+    let plain = System::on(Backend::Postgres).process(&[]).await;
     let url = format!("{}/metrics", plain.endpoint);
     assert_eq!(metrics_status(&url, None), "404");
     assert_eq!(metrics_status(&url, Some(&plain.admin_token)), "404");
     drop(plain);
 
-    let guarded = ServerProcess::start(&["--metrics-token", "scrape-me"]).await;
+    let guarded = System::on(Backend::Postgres).process(&["--metrics-token", "scrape-me"]).await;
     let url = format!("{}/metrics", guarded.endpoint);
     assert_eq!(metrics_status(&url, None), "401");
     assert_eq!(metrics_status(&url, Some("wrong")), "401");
@@ -171,7 +174,7 @@ async fn metrics_are_served_only_with_their_token_or_on_their_own_listener() {
 
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
-    let apart = ServerProcess::start(&["--metrics-listen", &listen]).await;
+    let apart = System::on(Backend::Postgres).process(&["--metrics-listen", &listen]).await;
     assert_eq!(metrics_status(&format!("http://{listen}/metrics"), None), "200");
     assert_eq!(metrics_status(&format!("{}/metrics", apart.endpoint), None), "404");
 }
@@ -180,7 +183,7 @@ async fn metrics_are_served_only_with_their_token_or_on_their_own_listener() {
 fn bc_dev_keeps_its_store_and_tokens_readable_by_their_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let (dev, _) = crate::harness::start_dev(dir.path());
+    let (dev, _) = System::on(Backend::Sqlite).dev(dir.path());
     for name in ["bc.sqlite", "bc.sqlite-wal", "bc.sqlite-shm", "dev.json", "secret.key"] {
         let Ok(metadata) = std::fs::metadata(dir.path().join(name)) else {
             assert!(name.contains('-'), "bc dev made no {name}");
@@ -194,7 +197,7 @@ fn bc_dev_keeps_its_store_and_tokens_readable_by_their_owner_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_tls_a_silent_plain_or_garbled_handshake_is_closed_and_the_server_serves_on() {
-    let server = ServerProcess::start_tls(&["--header-read-timeout-secs", "1"]).await;
+    let server = System::on(Backend::Postgres).tls().process(&["--header-read-timeout-secs", "1"]).await;
     let mut silent = connect_and_send(&server.endpoint, b"");
     let (_, closed) = read_until_closed(&mut silent, Duration::from_secs(10));
     assert!(closed, "a connection that never begins its handshake is still held after 10 s");

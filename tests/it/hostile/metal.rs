@@ -2,17 +2,18 @@
 //! naming its field before any decision, on every method, and a refused enrolment never echoes
 //! the BMC password it carried, however large or odd the request around it.
 
+use better_compute::store::Backend;
 use serde_json::json;
 
-use super::ServerProcess;
 use super::decoders::{json_error, post_unread};
+use crate::harness::System;
 
 const METHODS: [&str; 11] =
     ["enroll", "list", "get", "update", "delete", "inspect", "commission", "deploy", "rescue", "release", "retire"];
 
 #[tokio::test]
 async fn a_malformed_pool_or_machine_id_is_refused_naming_it_on_every_metal_method() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let huge = "p".repeat(1_000_000);
     for method in METHODS {
         let path = format!("/api/compute/metal/{method}");
@@ -40,7 +41,7 @@ async fn a_malformed_pool_or_machine_id_is_refused_naming_it_on_every_metal_meth
 
 #[tokio::test]
 async fn a_refused_enrolment_never_echoes_its_password() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let password = format!("hostile-{}", "s".repeat(300));
     let cases = [
         json!({"poolId": "pool_0000000000000000000000000a", "name": "m1", "idempotencyKey": "k",
@@ -70,7 +71,7 @@ async fn a_refused_enrolment_never_echoes_its_password() {
 /// it does not serve) answers alike without a configuration, and the server stays up.
 #[tokio::test]
 async fn a_forged_boot_configuration_url_opens_nothing() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let http = reqwest::Client::new();
     let base = format!("{}/api/compute/metal/boot", server.endpoint);
     let long = "a".repeat(60_000);

@@ -3,10 +3,8 @@
 //! way in (a method, a decoder, a stream) gets a case here.
 //!
 //! Where a finding was about a crash or memory, the test runs the real `bc-server` binary as its
-//! own process (the harness's [`ServerProcess`]), so that an abort or a resident-memory figure
+//! own process (the harness's `System::process`), so that an abort or a resident-memory figure
 //! is the server's and not the test binary's.
-
-pub use crate::harness::ServerProcess;
 
 mod accounts;
 mod authorization;

@@ -13,8 +13,7 @@ use std::time::Duration;
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use crate::catalog::DO_TOKEN;
-use crate::harness::{Running, ServerProcess, bcd_binary, eventually};
+use crate::harness::{DO_TOKEN, OwnPool, Running, System, bcd_binary, eventually};
 
 crate::on_both_backends!(
     another_token_of_the_pool_cannot_take_over_a_live_node,
@@ -32,7 +31,7 @@ fn machine(id: &str, hostname: &str, labels: Value) -> Value {
 }
 
 /// A token of the metal setup's pool (acme's own) with `max_uses`: its id and bearer form.
-async fn token(s: &crate::metal::Setup, key: &str, max_uses: i64) -> (String, String) {
+async fn token(s: &OwnPool, key: &str, max_uses: i64) -> (String, String) {
     let (status, made) = s
         .as_admin(
             "/api/compute/joinTokens/create",
@@ -43,19 +42,19 @@ async fn token(s: &crate::metal::Setup, key: &str, max_uses: i64) -> (String, St
     (made["id"].as_str().unwrap().to_owned(), made["token"].as_str().unwrap().to_owned())
 }
 
-async fn node(s: &crate::metal::Setup, id: &str) -> Value {
+async fn node(s: &OwnPool, id: &str) -> Value {
     let (status, node) = s.as_admin("/api/compute/nodes/get", json!({"poolId": s.pool, "nodeId": id})).await;
     assert_eq!(status, 200, "{node}");
     node
 }
 
-async fn uses(s: &crate::metal::Setup, token: &str) -> i64 {
+async fn uses(s: &OwnPool, token: &str) -> i64 {
     let (_, got) = s.as_admin("/api/compute/joinTokens/get", json!({"poolId": s.pool, "joinTokenId": token})).await;
     got["uses"].as_i64().unwrap()
 }
 
 async fn another_token_of_the_pool_cannot_take_over_a_live_node(backend: Backend) {
-    let s = crate::metal::setup(backend).await;
+    let s = System::on(backend).own_pool("metal", json!({})).await;
     let (_, victims) = token(&s, "victim", 3).await;
     let (attackers_id, attackers) = token(&s, "attacker", 3).await;
     let (status, joined) =
@@ -112,7 +111,7 @@ async fn another_token_of_the_pool_cannot_take_over_a_live_node(backend: Backend
 }
 
 async fn a_metal_machines_node_is_joined_only_with_the_token_made_for_it(backend: Backend) {
-    let s = crate::metal::setup(backend).await;
+    let s = System::on(backend).own_pool("metal", json!({})).await;
     let enrolled = s.enroll("rack1-1").await;
     let node_id = enrolled["id"].as_str().unwrap().to_owned();
     // The machine id anyone who lists the pool's nodes sees.
@@ -142,7 +141,7 @@ async fn a_metal_machines_node_is_joined_only_with_the_token_made_for_it(backend
 
 /// A one-use token of the setup's pool made for `machine_id`, as a metal deploy makes one: its
 /// bearer form.
-async fn bound_token(s: &crate::metal::Setup, machine_id: &str) -> String {
+async fn bound_token(s: &OwnPool, machine_id: &str) -> String {
     use better_compute::bearer::Bearer;
     use better_compute::ids::JoinTokenId;
     let bearer: Bearer<JoinTokenId> = Bearer::generate();
@@ -173,7 +172,7 @@ async fn bound_token(s: &crate::metal::Setup, machine_id: &str) -> String {
 }
 
 async fn a_node_reports_no_more_than_hardware_has_and_the_pools_sum_never_overflows(backend: Backend) {
-    let s = crate::metal::setup(backend).await;
+    let s = System::on(backend).own_pool("metal", json!({})).await;
     let (_, bearer) = token(&s, "three", 3).await;
     let huge = 1_i64 << 62;
     for (field, path) in [
@@ -308,7 +307,7 @@ fn bcd_sends_a_join_token_over_plain_http_only_when_told_to() {
 /// credential, and so joins that node again; the same machine id without it is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bcd_joining_again_from_its_state_presents_its_nodes_credential() {
-    let server = ServerProcess::start(&["--node-heartbeat-interval-secs", "1"]).await;
+    let server = System::on(Backend::Postgres).process(&["--node-heartbeat-interval-secs", "1"]).await;
     let operator = server.admin_token.clone();
     server.ok("/api/platform/tenants/create", &operator, json!({"id": "acme"})).await;
     let account = server
@@ -379,7 +378,7 @@ async fn bcd_joining_again_from_its_state_presents_its_nodes_credential() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_dev_without_tls_prints_a_join_line_that_says_it_is_plaintext() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, dev) = crate::harness::start_dev(&dir.path().join(".bc-dev"));
+    let (_dev, dev) = System::on(Backend::Sqlite).dev(&dir.path().join(".bc-dev"));
     assert!(dev["endpoint"].as_str().unwrap().starts_with("http://"), "{dev}");
     let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
     let bc = |args: &[&str]| {

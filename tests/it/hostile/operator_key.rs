@@ -5,7 +5,8 @@
 use std::process::{Command, Stdio};
 
 use crate::harness::serving;
-use crate::harness::{Running, TestDb, curl, run_ok};
+use crate::harness::{Running, System, TestDb, curl, run_ok};
+use better_compute::store::Backend;
 
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 
@@ -32,7 +33,7 @@ async fn serve(db: &TestDb, key_file: &std::path::Path, log: &std::path::Path) -
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_start_writes_the_operator_key_to_an_owner_only_file_and_never_to_the_log() {
-    let db = TestDb::postgres().await;
+    let db = System::on(Backend::Postgres).database().await;
     run_ok(Command::new(BC_SERVER).args(["migrate", "--database-url", &db.url]));
     let dir = tempfile::tempdir().unwrap();
     let (key_file, log) = (dir.path().join("operator-key"), dir.path().join("server.log"));

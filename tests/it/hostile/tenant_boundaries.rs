@@ -17,8 +17,7 @@ use tonic::Streaming;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::ServerProcess;
-use crate::harness::{Serving, TestDb, TestServer, grpc_error, tenant_principal};
+use crate::harness::{System, grpc_error, tenant_principal};
 
 crate::on_both_backends!(
     deleting_a_tenant_ends_its_keys_reads_and_its_open_watches_at_once,
@@ -179,8 +178,7 @@ async fn watches_ended(acme: &mut Acme) {
 }
 
 async fn deleting_a_tenant_ends_its_keys_reads_and_its_open_watches_at_once(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     for id in ["acme", "globex"] {
         server.admin_ok("/api/platform/tenants/create", json!({"id": id})).await;
     }
@@ -201,8 +199,8 @@ async fn deleting_a_tenant_ends_its_keys_reads_and_its_open_watches_at_once(back
 /// store at once: its cached callers and its open streams alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenant_deleted_through_one_server_ends_its_keys_and_watches_on_another_process() {
-    let server = ServerProcess::start(&[]).await;
-    let other = Serving::restart(server.store.clone()).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
+    let other = server.in_process().await;
     let operator = server.admin_token.clone();
     let (status, answer) =
         post(&other.endpoint, &operator, "/api/platform/tenants/create", json!({"id": "acme"})).await;
@@ -221,8 +219,7 @@ async fn a_tenant_deleted_through_one_server_ends_its_keys_and_watches_on_anothe
 }
 
 async fn a_tenants_principal_lists_and_watches_its_own_events_without_naming_its_tenant(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     for id in ["acme", "globex"] {
         server.admin_ok("/api/platform/tenants/create", json!({"id": id})).await;
     }

@@ -19,9 +19,7 @@ use tonic::Streaming;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use super::ServerProcess;
-use crate::harness::Serving;
-use crate::harness::{TestDb, TestServer, grpc_error, tenant_principal};
+use crate::harness::{System, grpc_error, tenant_principal};
 use crate::harness::{eventually, poll};
 use crate::on_both_backends;
 
@@ -187,8 +185,7 @@ async fn revoked_watches_end(
 }
 
 async fn a_watch_ends_when_its_key_is_revoked_its_principal_deleted_or_its_binding_removed(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     for revocation in Revocation::ALL {
         revoked_watches_end(
@@ -209,8 +206,8 @@ async fn a_watch_ends_when_its_key_is_revoked_its_principal_deleted_or_its_bindi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revocation_through_one_server_ends_the_watches_of_another_process() {
     assert!(PROMPTLY < WATCH_RECHECK, "the deadline must tell the signal from the periodic check");
-    let server = ServerProcess::start(&[]).await;
-    let other = Serving::restart(server.store.clone()).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
+    let other = server.in_process().await;
     let admin = server.admin_token.clone();
     let (status, body) = post(&other.endpoint, &admin, "/api/platform/tenants/create", json!({"id": "acme"})).await;
     assert_eq!(status, 200, "{body}");
@@ -225,8 +222,8 @@ async fn a_revocation_through_one_server_ends_the_watches_of_another_process() {
 /// without `NOTIFY`) still ends the watch, at the periodic check ([`WATCH_RECHECK`]).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_revoked_without_a_signal_ends_its_watch_at_the_periodic_check() {
-    let db = TestDb::sqlite();
-    let server = TestServer::start(&db).await;
+    let server = System::on(Backend::Sqlite).server().await;
+    let db = server.db.clone();
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     let viewer = viewer(&server.store, "acme").await;
     let mut grpc = grpc_watch(&server.endpoint, &viewer.token, &server.store, "acme").await.unwrap();
@@ -252,8 +249,7 @@ async fn a_key_revoked_without_a_signal_ends_its_watch_at_the_periodic_check() {
 /// The principal's cap: one watch more is refused, over gRPC and JSON, naming the limit; closing
 /// one frees its slot.
 async fn watches_are_capped_per_principal(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     let viewer = viewer(&server.store, "acme").await;
     let channel = Channel::from_shared(server.endpoint.clone()).unwrap().connect().await.unwrap();
@@ -302,8 +298,7 @@ async fn viewer_token(store: &Store) -> String {
 /// The tenant's cap: its principals together hold at most [`WATCHES_PER_TENANT`].
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_are_capped_per_tenant() {
-    let db = TestDb::postgres().await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(Backend::Postgres).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "globex"})).await;
     let mut open = Vec::new();
@@ -331,8 +326,7 @@ async fn watches_are_capped_per_tenant() {
 
 /// Many idle watches cost one poller's reads, not one read per watch per interval.
 async fn idle_watches_share_one_poller(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     const WATCHES: usize = 2 * WATCHES_PER_PRINCIPAL;
     let unopened = server.store.event_reads();
@@ -379,8 +373,7 @@ on_both_backends!(
 /// interval for all of them, not one each.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_of_one_grant_share_their_periodic_check() {
-    let db = TestDb::sqlite();
-    let server = TestServer::start(&db).await;
+    let server = System::on(Backend::Sqlite).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     let token = viewer_token(&server.store).await;
     let channel = Channel::from_shared(server.endpoint.clone()).unwrap().connect().await.unwrap();

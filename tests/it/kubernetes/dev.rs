@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{run_ok, start_dev_logging};
+use crate::harness::{System, run_ok};
+use better_compute::store::Backend;
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
@@ -25,7 +26,7 @@ fn bc(dev: &Value, args: &[&str]) -> std::process::Output {
 fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists_its_nodes() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("bc-dev.log");
-    let (running, dev) = start_dev_logging(dir.path(), "info", &log_path);
+    let (running, dev) = System::on(Backend::Sqlite).logging("info", &log_path).dev(dir.path());
     assert_eq!(dev["tenants"][0]["id"], "acme");
     let pool = dev["pools"]["gke"].as_str().unwrap();
 

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use better_compute::store::{Backend, CLUSTER_KIND};
 use serde_json::{Value, json};
 
-use crate::harness::{Catalog, Setup};
+use crate::harness::{Catalog, System};
 pub use crate::harness::{Env, PROJECT};
 
 /// The platform pool offered to `acme` and `globex`, on the fake GKE account.
@@ -55,8 +55,8 @@ fn catalog() -> Catalog {
 }
 
 /// The suite's setup: its catalog, and a worker of the clusters' reconciler only.
-pub fn setup(backend: Backend) -> Setup {
-    Setup::new(backend, catalog()).reconciling(&[CLUSTER_KIND])
+pub fn setup(backend: Backend) -> System {
+    System::on(backend).catalog(catalog()).reconciling(&[CLUSTER_KIND])
 }
 
 /// The suite's environment as [`setup`] makes it.

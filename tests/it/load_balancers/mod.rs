@@ -28,7 +28,7 @@ use better_compute::store::{Backend, LOAD_BALANCER_KIND};
 use serde_json::{Value, json};
 
 pub use crate::harness::Env;
-use crate::harness::{Catalog, RunningWorker, Setup, fast_config, poll, worker};
+use crate::harness::{Catalog, System, fast_config, poll};
 
 /// The platform DigitalOcean pool (metered), offered to acme and globex, each with a
 /// `loadBalancers` quota of [`QUOTA`].
@@ -72,8 +72,11 @@ fn catalog() -> Catalog {
 
 /// The suite's setup: its catalog, and a worker of the load balancers' reconciler only (the
 /// fixtures make what they rest on) with settled passes far apart and no metering in a test.
-pub fn setup(backend: Backend) -> Setup {
-    Setup::new(backend, catalog()).worker_config(settling(Duration::from_secs(600))).reconciling(&[LOAD_BALANCER_KIND])
+pub fn setup(backend: Backend) -> System {
+    System::on(backend)
+        .catalog(catalog())
+        .worker_config(settling(Duration::from_secs(600)))
+        .reconciling(&[LOAD_BALANCER_KIND])
 }
 
 /// The suite's environment as [`setup`] makes it.
@@ -94,8 +97,7 @@ impl Env {
 
     /// Starts the worker with every reconciler of the registry, as `bc-worker` runs it.
     pub fn start_vps_worker(&mut self) {
-        let config = self.worker_config.clone();
-        self.worker = Some(RunningWorker::start(worker(&self.store, config, registry(self.resources()))));
+        self.start_worker_of(self.worker_config.clone(), registry(self.resources()));
     }
 
     /// Polls `get` (as the tenant's admin) until the load balancer is in `state`.

@@ -6,14 +6,15 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::harness::{run_ok, start_dev};
+use crate::harness::{System, run_ok};
+use better_compute::store::Backend;
 
 const BC: &str = env!("CARGO_BIN_EXE_bc");
 
 #[test]
 fn bc_dev_takes_a_fake_machine_through_every_verb_with_the_cli() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = start_dev(dir.path());
+    let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     let pool = file["pools"]["metal"].as_str().expect("dev.json has pools.metal").to_owned();
     let bmc = &file["bmcs"][0];
     let password = bmc["password"].as_str().unwrap();

@@ -11,8 +11,7 @@ use fakecloud::BmcSystemSpec;
 use serde_json::{Value, json};
 
 use super::PASSWORD;
-use crate::catalog::DO_TOKEN;
-use crate::harness::{Catalog, Env, Setup, fast_config, poll, reconcilers, worker};
+use crate::harness::{DO_TOKEN, Env, System, fast_config, poll, reconcilers, worker};
 
 const IMAGE: &str = "https://images.example/node-2026.12.iso";
 /// The rescue image the pool's policy names.
@@ -23,7 +22,7 @@ const RESCUE: &str = "https://images.example/rescue-2026.12.iso";
 async fn metal_env(mut policy: Value) -> (Env, String) {
     let metal = policy.as_object_mut().unwrap().entry("metal").or_insert_with(|| json!({}));
     metal["bmcAllowedNetworks"] = json!(["127.0.0.0/8"]);
-    let mut env = Setup::new(Backend::Postgres, Catalog::new()).start().await;
+    let mut env = System::on(Backend::Postgres).start().await;
     let account = env
         .server
         .admin_ok(

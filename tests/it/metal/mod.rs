@@ -11,52 +11,20 @@ mod states;
 
 use better_compute::store::Backend;
 use serde_json::{Value, json};
-use sqlx::Connection;
 
-use crate::catalog::{Client, DO_TOKEN, Platform};
-use crate::harness::{TestDb, TestServer, tenant_principal};
+use crate::harness::{OwnPool, System};
 
-pub const ENROLL: &str = "/api/compute/metal/enroll";
-/// The password every test enrols with; searched for everywhere it must not be.
-pub const PASSWORD: &str = "bmc-Pa55w0rd-7f3e9c";
+pub use crate::harness::{ENROLL, PASSWORD};
 
-/// A server with acme's own pool (on acme's account), acme's admin, and the platform's pool
-/// offered to acme.
-pub struct Setup {
-    pub db: TestDb,
-    pub server: TestServer,
-    pub pool: String,
-    pub offered: String,
-    pub admin: String,
-}
-
-pub async fn setup(backend: Backend) -> Setup {
+/// A server with acme's own pool for machines (a policy of none), acme's admin, and the
+/// platform's pool offered to acme.
+pub async fn setup(backend: Backend) -> OwnPool {
     setup_with_policy(backend, json!({})).await
 }
 
-pub async fn setup_with_policy(backend: Backend, policy: Value) -> Setup {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
-    let client = Client::new(&server);
-    let platform = Platform::create(&client).await;
-    let account = client
-        .ok(
-            "/api/platform/accounts/create",
-            json!({"tenantId": "acme", "provider": "digitalocean", "name": "acme-do", "credentials": DO_TOKEN,
-                "regions": ["nyc3"]}),
-        )
-        .await;
-    let pool = client
-        .ok(
-            "/api/platform/pools/create",
-            json!({"accountId": account["id"], "name": "metal", "billingMode": "none", "policy": policy}),
-        )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let admin = tenant_principal(&server.store, "acme", "admin").await;
-    Setup { db, server, pool, offered: platform.do_pool, admin }
+/// [`setup`] with the pool's `policy`.
+pub async fn setup_with_policy(backend: Backend, policy: Value) -> OwnPool {
+    System::on(backend).own_pool("metal", policy).await
 }
 
 /// An enrolment's body for a Redfish BMC.
@@ -66,11 +34,7 @@ pub fn enrolment(pool: &str, name: &str, key: &str) -> Value {
             "insecure": true}})
 }
 
-impl Setup {
-    pub async fn as_admin(&self, path: &str, body: Value) -> (u16, Value) {
-        self.server.post(path, Some(&self.admin), body).await
-    }
-
+impl OwnPool {
     /// Enrols machine `name` and returns its view.
     pub async fn enroll(&self, name: &str) -> Value {
         let (status, machine) = self.as_admin(ENROLL, enrolment(&self.pool, name, name)).await;
@@ -88,13 +52,6 @@ impl Setup {
     /// Puts machine `node` in `state` through the store, as a reconciler would have.
     pub async fn put_in_state(&self, node: &str, state: &str) {
         self.execute(&format!("UPDATE metal_machines SET provision_state = '{state}' WHERE node_id = '{node}'")).await;
-    }
-
-    /// Runs `sql` on the test database.
-    pub async fn execute(&self, sql: &str) {
-        sqlx::any::install_default_drivers();
-        let mut conn = sqlx::AnyConnection::connect(&self.db.url).await.unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&mut conn).await.unwrap();
     }
 
     /// The pool's metal events, oldest first.

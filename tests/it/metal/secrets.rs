@@ -3,13 +3,13 @@
 //! and wiped by retire.
 
 use better_compute::secrets::SecretKey;
+use better_compute::store::Backend;
 use better_compute::store::{AuditFilter, EventFilter};
 use serde_json::json;
 use sqlx::{Connection, Row};
 
 use super::{ENROLL, PASSWORD, enrolment};
-use crate::catalog::DO_TOKEN;
-use crate::harness::ServerProcess;
+use crate::harness::{DO_TOKEN, System};
 
 /// Every row of every table of the database, as text.
 async fn database_text(url: &str) -> String {
@@ -42,7 +42,7 @@ async fn sealed_password(url: &str, node: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bmc_password_is_found_nowhere_but_sealed_in_its_column() {
-    let server = ServerProcess::start(&[]).await;
+    let server = System::on(Backend::Postgres).process(&[]).await;
     let admin = server.admin_token.clone();
     server.ok("/api/platform/tenants/create", &admin, json!({"id": "acme"})).await;
     let account = server

@@ -274,7 +274,7 @@ async fn the_pools_max_machines_is_booked_at_enrolment(backend: Backend) {
     let (status, third) = s.as_admin(ENROLL, enrolment(&s.pool, "m3", "m3")).await;
     assert_eq!(status, 200, "{third}");
     // A policy's metal block is checked at the pool's update, each fault by its path.
-    let client = crate::catalog::Client::new(&s.server);
+    let client = crate::harness::Client::new(&s.server);
     let refused = client
         .fails(
             "/api/platform/pools/update",

@@ -2,13 +2,14 @@
 
 use better_compute::provider::bmc::{BmcAccess, BmcDriver, PowerState, connect};
 use better_compute::secrets::Secret;
+use better_compute::store::Backend;
 
-use crate::harness::start_dev;
+use crate::harness::System;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bc_dev_lists_fake_bmcs_the_redfish_driver_signs_in_to() {
     let dir = tempfile::tempdir().unwrap();
-    let (_dev, file) = tokio::task::block_in_place(|| start_dev(dir.path()));
+    let (_dev, file) = tokio::task::block_in_place(|| System::on(Backend::Sqlite).dev(dir.path()));
     let ca_file = file["fakecloudTls"]["caFile"].as_str().expect("dev.json has the fake cloud's CA");
     let ca = std::fs::read_to_string(ca_file).unwrap();
     let bmcs = file["bmcs"].as_array().expect("dev.json lists bmcs");

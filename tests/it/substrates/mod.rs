@@ -14,7 +14,7 @@ use std::time::Duration;
 use better_compute::store::{Backend, SUBSTRATE_KIND};
 use serde_json::{Value, json};
 
-use crate::harness::{Catalog, Env, Setup, poll};
+use crate::harness::{Catalog, Env, System, poll};
 
 /// The platform's GKE account on the fake cloud.
 pub const GKE_ACCOUNT: &str = "acct_0000000000000000000000gke1";
@@ -29,13 +29,14 @@ fn catalog() -> Catalog {
 }
 
 /// The suite's setup: fast fake operations, and a worker of substrates and clusters.
-pub fn setup(backend: Backend) -> Setup {
+pub fn setup(backend: Backend) -> System {
     setup_with(backend, catalog())
 }
 
 /// The suite's setup with another catalog.
-pub fn setup_with(backend: Backend, catalog: Catalog) -> Setup {
-    Setup::new(backend, catalog)
+pub fn setup_with(backend: Backend, catalog: Catalog) -> System {
+    System::on(backend)
+        .catalog(catalog)
         .fake_operations(Duration::from_millis(100))
         .reconciling(&[SUBSTRATE_KIND, better_compute::store::CLUSTER_KIND])
 }

@@ -5,8 +5,7 @@
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
-use crate::catalog::{Client, Platform, gke_key};
-use crate::harness::{TestDb, TestServer, tenant_principal};
+use crate::harness::{Client, Platform, System, gke_key, tenant_principal};
 
 crate::on_both_backends!(
     a_substrate_policy_is_checked_at_the_call_with_every_fault_by_its_path,
@@ -33,8 +32,7 @@ fn fields(error: &Value) -> Vec<String> {
 }
 
 async fn a_substrate_policy_is_checked_at_the_call_with_every_fault_by_its_path(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
 
@@ -70,8 +68,7 @@ async fn a_substrate_policy_is_checked_at_the_call_with_every_fault_by_its_path(
 }
 
 async fn a_substrate_is_on_a_gke_account_of_the_pools_owner(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let cluster = json!({"adopt": {"name": "shared", "location": "us-central1"}});
@@ -111,8 +108,7 @@ async fn a_substrate_is_on_a_gke_account_of_the_pools_owner(backend: Backend) {
 }
 
 async fn a_live_pool_keeps_its_substrates_cluster_until_it_is_archived(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let platform = Platform::create(&client).await;
     let account = platform.gke_account.clone();
@@ -144,8 +140,7 @@ async fn a_live_pool_keeps_its_substrates_cluster_until_it_is_archived(backend: 
 }
 
 async fn a_pools_policy_records_its_substrate_pending_for_the_pools_people_to_read(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     let client = Client::new(&server);
     let _platform = Platform::create(&client).await;
     let acme_gke = client

@@ -10,7 +10,6 @@ use better_compute::store::Backend;
 use serde_json::json;
 
 use super::{ZONE, flavor, setup, substrate_policy};
-use crate::harness::{RunningWorker, worker};
 
 crate::on_both_backends!(the_hosted_token_is_replaced_before_it_expires_and_the_old_one_revoked);
 
@@ -29,7 +28,7 @@ async fn the_hosted_token_is_replaced_before_it_expires_and_the_old_one_revoked(
             resources.daemon_endpoint.clone(),
         )
     };
-    env.worker = Some(RunningWorker::start(worker(&env.store, env.worker_config.clone(), vec![Arc::new(substrates)])));
+    env.start_worker_of(env.worker_config.clone(), vec![Arc::new(substrates)]);
     let create = json!({"create": {"location": ZONE, "releaseChannel": "regular"}});
     let pool =
         env.substrate_pool("rotating", substrate_policy(create.clone(), vec![flavor("general", "e2-medium", 1)])).await;

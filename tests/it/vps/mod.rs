@@ -20,7 +20,7 @@ use better_compute::store::Backend;
 use serde_json::{Value, json};
 
 pub use crate::harness::Env;
-use crate::harness::{Catalog, Setup, fast_config};
+use crate::harness::{Catalog, System, fast_config};
 
 /// A platform GKE account's pool, offered to acme and globex.
 pub const GKE_POOL: &str = "pool_0000000000000000000000gke1";
@@ -60,8 +60,9 @@ fn catalog() -> Catalog {
 
 /// The suite's setup: its catalog, and a worker of every reconciler with settled objects
 /// passed every second.
-pub fn setup(backend: Backend) -> Setup {
-    Setup::new(backend, catalog())
+pub fn setup(backend: Backend) -> System {
+    System::on(backend)
+        .catalog(catalog())
         .worker_config(WorkerConfig { settled: Some(Duration::from_secs(1)), ..fast_config() })
 }
 

@@ -275,7 +275,7 @@ async fn provider_refusals_put_the_network_in_error(backend: Backend) {
         .as_str()
         .unwrap()
         .to_owned();
-    let adapter = crate::provider::digitalocean(&env.cloud);
+    let adapter = crate::harness::adapters::digitalocean(&env.cloud);
     let outsider = adapter
         .instance_create(&InstanceSpec {
             name: "outsider".into(),

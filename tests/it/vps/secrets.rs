@@ -12,7 +12,7 @@ use sqlx::Connection;
 
 use super::Env;
 use super::certificates::{custom, issue};
-use crate::harness::start_dev_logging;
+use crate::harness::System;
 
 /// The lines of a PEM's base64 body: what would show if the key leaked anywhere.
 fn body_lines(pem: &str) -> Vec<String> {
@@ -170,7 +170,7 @@ fn bc(dev: &Value, args: &[&str]) -> Value {
 fn under_bc_dev_the_cli_waits_for_each_resource_and_no_log_line_has_the_private_key() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("bc-dev.log");
-    let (running, dev) = start_dev_logging(dir.path(), "debug", &log_path);
+    let (running, dev) = System::on(Backend::Sqlite).logging("debug", &log_path).dev(dir.path());
     let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
 
     let network = bc(

@@ -11,7 +11,7 @@ use better_compute::store::{Backend, now_micros};
 use sqlx::Connection;
 
 use crate::harness::never_answer;
-use crate::harness::{self, RunningWorker, TestDb, eventually};
+use crate::harness::{self, System, eventually};
 use crate::on_both_backends;
 
 on_both_backends!(an_abandoned_pass_gives_its_lease_back);
@@ -38,7 +38,7 @@ impl Reconciler for Slow {
 }
 
 async fn an_abandoned_pass_gives_its_lease_back(backend: Backend) {
-    let db = TestDb::new(backend).await;
+    let db = System::on(backend).database().await;
     let store = db.store().await;
     let (passes, abandoned) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
     let config = WorkerConfig {
@@ -47,11 +47,11 @@ async fn an_abandoned_pass_gives_its_lease_back(backend: Backend) {
         settled: Some(Duration::from_secs(3600)),
         ..WorkerConfig::default()
     };
-    let worker = RunningWorker::start(harness::worker(
+    let worker = harness::start_worker(
         &store,
         config,
         vec![Arc::new(Slow { passes: passes.clone(), abandoned: abandoned.clone() })],
-    ));
+    );
     store.work_enqueue_many("slow", &["obj-1".to_owned()], "active", now_micros()).await.unwrap();
     eventually(Duration::from_secs(10), "the first pass", || async {
         (passes.load(Ordering::SeqCst) == 1).then_some(())

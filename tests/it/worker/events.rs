@@ -14,7 +14,7 @@ use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use crate::harness::{Serving, TestDb, TestServer, tenant_principal};
+use crate::harness::{Serving, System, tenant_principal};
 use crate::on_both_backends;
 
 type Client = EventsClient<InterceptedService<Channel, Token>>;
@@ -56,8 +56,7 @@ async fn create_tenant_in_store(store: &Store, id: &str) {
 }
 
 async fn tenant_changes_are_listed_after_a_cursor(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "globex"})).await;
     server.admin_ok("/api/platform/tenants/update", json!({"tenantId": "acme", "description": "x"})).await;
@@ -104,8 +103,9 @@ async fn tenant_changes_are_listed_after_a_cursor(backend: Backend) {
 }
 
 async fn watch_resumes_across_a_restart_with_every_event_once(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
+    // The database outlives the first server: the test serves its store again.
+    let _db = server.db.clone();
     let token = server.admin_token.clone();
     let store = server.store.clone();
     for id in ["t1", "t2", "t3"] {
@@ -148,8 +148,7 @@ async fn watch_resumes_across_a_restart_with_every_event_once(backend: Backend) 
 }
 
 async fn json_watch_is_server_sent_events(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
     server.admin_ok("/api/platform/tenants/create", json!({"id": "acme"})).await;
     let mut response = reqwest::Client::new()
         .post(format!("{}/api/compute/events/watch", server.endpoint))
@@ -201,7 +200,7 @@ fn after(cursor: i64) -> EventFilter {
 /// cursor (which would skip it) nor in the way of the later writer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_whose_transaction_commits_late_is_read_after_the_cursor() {
-    let db = TestDb::new(Backend::Postgres).await;
+    let db = System::on(Backend::Postgres).database().await;
     let store = db.store().await;
     let late_writer = sqlx::AnyPool::connect(&db.url).await.unwrap();
     let mut late = late_writer.begin().await.unwrap();

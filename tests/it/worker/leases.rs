@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use better_compute::store::{Store, now_micros};
 
-use crate::harness::Running;
-use crate::harness::{TestDb, eventually};
+use crate::harness::{Running, System, eventually};
+use better_compute::store::Backend;
 
 const OBJECTS: usize = 2000;
 
@@ -31,7 +31,7 @@ async fn reconciled(store: &Store) -> BTreeSet<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_share_the_work_without_overlap_and_survive_a_kill() {
-    let db = TestDb::postgres().await;
+    let db = System::on(Backend::Postgres).database().await;
     let store = db.store().await;
     let ids: Vec<String> = (0..OBJECTS).map(|i| format!("obj-{i:05}")).collect();
     store.work_enqueue_many("noop", &ids, "active", now_micros()).await.unwrap();

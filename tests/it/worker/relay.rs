@@ -10,7 +10,7 @@ use better_compute::reconcile::relay::{RELAY_OBJECT, STREAM};
 use better_compute::store::{Backend, EventFilter, NewTenant, Store, TenantChange, now_micros};
 use tokio_stream::StreamExt;
 
-use crate::harness::{self, RunningWorker, TestDb, eventually};
+use crate::harness::{self, System, eventually};
 
 const NATS_URL: &str = "nats://127.0.0.1:4222";
 
@@ -22,7 +22,7 @@ async fn relay_until_caught_up(store: &Store) {
         tick: Duration::from_millis(100),
         ..WorkerConfig::default()
     };
-    let worker = RunningWorker::start(harness::worker(store, config, Vec::new()));
+    let worker = harness::start_worker(store, config, Vec::new());
     let last = store.event_list_after(&EventFilter { limit: 10_000, ..Default::default() }).await.unwrap();
     let last = last.last().unwrap().seq;
     eventually(Duration::from_secs(15), "the relay to catch up", || async {
@@ -60,7 +60,7 @@ async fn published(tenant: &str) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relay_publishes_every_event_once_across_restarts() {
-    let db = TestDb::new(Backend::Postgres).await;
+    let db = System::on(Backend::Postgres).database().await;
     let store = db.store().await;
     // A tenant of its own: the stream is shared with every other run on this NATS server.
     let tenant = format!("relay-{}", better_compute::ids::random("t").trim_start_matches("t_"));

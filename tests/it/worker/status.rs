@@ -9,7 +9,7 @@ use better_compute::reconcile::{Outcome, Pass, Reconciler, WorkerConfig};
 use better_compute::store::{Backend, now_micros};
 use serde_json::json;
 
-use crate::harness::{self, RunningWorker, TestDb, TestServer, eventually, tenant_principal};
+use crate::harness::{self, System, eventually, tenant_principal};
 use crate::on_both_backends;
 
 /// Fails every pass of `broken-*` objects transiently, `bad-*` permanently; converges the rest
@@ -39,8 +39,8 @@ impl Reconciler for Flaky {
 }
 
 async fn failures_and_stuck_objects_are_reported(backend: Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
+    let db = server.db.clone();
     let store = server.store.clone();
     // The kind's own settled interval (100 s) wins over the global one (1 h).
     let config = WorkerConfig {
@@ -49,7 +49,7 @@ async fn failures_and_stuck_objects_are_reported(backend: Backend) {
         kind_intervals: vec![("flaky".to_owned(), Duration::from_secs(30), Duration::from_secs(100))],
         ..WorkerConfig::default()
     };
-    let worker = RunningWorker::start(harness::worker(&store, config, vec![Arc::new(Flaky)]));
+    let worker = harness::start_worker(&store, config, vec![Arc::new(Flaky)]);
     let ids = ["broken-1", "bad-1", "slow-1"].map(str::to_owned);
     store.work_enqueue_many("flaky", &ids, "creating", now_micros()).await.unwrap();
 

@@ -4,8 +4,7 @@
 use better_compute::store::{HOUR_MICROS, Store, hour_floor, now_micros};
 use serde_json::json;
 
-use crate::harness::tenant_principal;
-use crate::harness::{TestDb, TestServer};
+use crate::harness::{System, tenant_principal};
 use crate::on_both_backends;
 
 fn rfc3339(micros: i64) -> String {
@@ -38,8 +37,8 @@ async fn ledger_rows(store: &Store) -> Vec<(String, String, i64)> {
 }
 
 async fn metering_twice_bills_once(backend: better_compute::store::Backend) {
-    let db = TestDb::new(backend).await;
-    let server = TestServer::start(&db).await;
+    let server = System::on(backend).server().await;
+    let db = server.db.clone();
     let store = server.store.clone();
     for tenant in ["acme", "globex"] {
         server.admin_ok("/api/platform/tenants/create", json!({"id": tenant})).await;

@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 use better_compute::reconcile::WorkerConfig;
 use better_compute::store::{Backend, Store, now_micros};
 
-use crate::harness::Running;
 use crate::harness::worker_idle;
-use crate::harness::{self, RunningWorker, TestDb, eventually};
+use crate::harness::{self, Running, System, eventually};
 
 async fn time_to_pickup(store: &Store) -> Duration {
     // Written once the worker's first passes are recorded and it holds nothing: from then on
@@ -26,7 +25,7 @@ async fn time_to_pickup(store: &Store) -> Duration {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_notify_wakes_another_process_within_a_second() {
-    let db = TestDb::new(Backend::Postgres).await;
+    let db = System::on(Backend::Postgres).database().await;
     let store = db.store().await;
     let worker = Command::new(env!("CARGO_BIN_EXE_bc-worker"))
         .env("BC_DATABASE_URL", &db.url)
@@ -43,7 +42,7 @@ async fn postgres_notify_wakes_another_process_within_a_second() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_in_process_signal_wakes_the_worker_within_a_second() {
-    let db = TestDb::new(Backend::Sqlite).await;
+    let db = System::on(Backend::Sqlite).database().await;
     let store = db.store().await;
     let config = WorkerConfig {
         tick: Duration::from_secs(60),
@@ -51,7 +50,7 @@ async fn sqlite_in_process_signal_wakes_the_worker_within_a_second() {
         shutdown_grace: Duration::from_secs(1),
         ..WorkerConfig::default()
     };
-    let worker = RunningWorker::start(harness::worker(&store, config, Vec::new()));
+    let worker = harness::start_worker(&store, config, Vec::new());
     let took = time_to_pickup(&store).await;
     worker.stop().await.unwrap();
     assert!(took < Duration::from_secs(1), "picked up after {took:?}");
