@@ -303,27 +303,17 @@ fn check_field(
 /// Checks a value of `kind`; returns whether its JSON type is right (an object with wrong
 /// fields inside is right: those fields were taken out of it).
 fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Violations) -> bool {
-    let integer_text = |s: &str| s.parse::<i128>().is_ok();
     let wrong = match kind {
         Kind::String | Kind::Bytes => (!value.is_string()).then_some("must be a string"),
         Kind::Bool => (!value.is_boolean()).then_some("must be true or false"),
-        Kind::Int32
-        | Kind::Int64
-        | Kind::Uint32
-        | Kind::Uint64
-        | Kind::Sint32
-        | Kind::Sint64
-        | Kind::Fixed32
-        | Kind::Fixed64
-        | Kind::Sfixed32
-        | Kind::Sfixed64 => {
-            let ok = match value {
-                Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
-                Value::String(s) => integer_text(s),
-                _ => false,
-            };
-            (!ok).then_some("must be an integer")
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => {
+            return check_integer(value, i32::MIN.into(), i32::MAX.into(), path, out);
         }
+        Kind::Uint32 | Kind::Fixed32 => return check_integer(value, 0, u32::MAX.into(), path, out),
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => {
+            return check_integer(value, i64::MIN.into(), i64::MAX.into(), path, out);
+        }
+        Kind::Uint64 | Kind::Fixed64 => return check_integer(value, 0, u64::MAX.into(), path, out),
         Kind::Float | Kind::Double => (!(value.is_number() || value.is_string())).then_some("must be a number"),
         Kind::Enum(_) => (!(value.is_string() || value.is_i64())).then_some("must be one of the documented values"),
         Kind::Message(message) => return check_message(value, message, path, out),
@@ -335,10 +325,52 @@ fn check_kind(value: &mut Value, kind: &Kind, path: &str, out: &mut Violations) 
     true
 }
 
+/// Checks an integer field's value (a JSON number or its text) is a whole number from `min` to
+/// `max`, the range of its type; a value out of it would otherwise fail the decode with no
+/// field named.
+fn check_integer(value: &Value, min: i128, max: i128, path: &str, out: &mut Violations) -> bool {
+    let whole = match value {
+        Value::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e38).map(|f| f as i128)),
+        Value::String(s) => s.parse::<i128>().ok(),
+        _ => None,
+    };
+    match whole {
+        Some(whole) if (min..=max).contains(&whole) => true,
+        Some(_) => {
+            out.push(FieldViolation::new(path, format!("is out of range: use a whole number from {min} to {max}")));
+            false
+        }
+        None => {
+            out.push(FieldViolation::new(path, "must be an integer"));
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::proto::descriptor_pool;
+
+    #[test]
+    fn an_integer_out_of_its_type_s_range_is_named() {
+        let pool = descriptor_pool();
+        let descriptor = pool.get_message_by_name("bettercompute.compute.v1.CreateVolumeRequest").unwrap();
+        let error = decode_json(&descriptor, br#"{"sizeGigabytes": 2147483648}"#).unwrap_err();
+        let text = format!("{error:?}");
+        assert!(text.contains("out of range") && text.contains("2147483647"), "{text}");
+        assert!(fields_of(error).contains(&"sizeGigabytes".to_owned()));
+        // The largest int32 decodes; what is wrong with it is the validator's to say.
+        let fits = decode_json(&descriptor, br#"{"sizeGigabytes": "2147483647"}"#);
+        assert!(
+            fits.as_ref().map_or_else(|error| !format!("{error:?}").contains("out of range"), |_| true),
+            "{fits:?}"
+        );
+    }
 
     fn create_tenant() -> MessageDescriptor {
         descriptor_pool().get_message_by_name("bettercompute.platform.v1.CreateTenantRequest").unwrap()

@@ -336,7 +336,7 @@ async fn every_decision_on_a_mutation_is_audited(backend: Backend) {
         (Some("deny"), Some("platform:tenants:delete"))
     );
     // Filed under the caller's own tenant: a refusal is never written into the trail of the
-    // tenant it named (issue 14).
+    // tenant it named.
     assert_eq!(denied["tenantId"], "globex");
     let outsider_id = denied["principalId"].as_str().unwrap();
     let theirs = server.admin_ok("/api/platform/audit/list", json!({"principalId": outsider_id})).await;

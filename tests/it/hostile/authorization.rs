@@ -1,6 +1,6 @@
 //! What a refused or cross-tenant caller can make the server write, echo or reveal.
 //!
-//! The probe of issue 14 found that a viewer's 3.9 MB `tenantId` was decided on, audited whole
+//! A security review found that a viewer's 3.9 MB `tenantId` was decided on, audited whole
 //! and echoed back (six calls grew the store from 0.45 MB to 47 MB); that globex could file
 //! refusals under acme; and that naming acme's instance as a load balancer target answered
 //! `ACCESS_DENIED` naming acme, where an unknown id answered `NOT_FOUND`. Both now answer the

@@ -63,7 +63,9 @@ async fn no_tenant_reaches_anothers_volume_or_instance_and_sizes_are_bounded(bac
     env.expect_failure(&viewer, "/api/compute/volumes/update", grow, 403, "ACCESS_DENIED").await;
 
     // Sizes out of bounds, of the wrong type, or smaller than the volume's name their field.
-    for size in [json!(0), json!(-1), json!(16385), json!("ten"), json!(1.5)] {
+    for size in
+        [json!(0), json!(-1), json!(16385), json!(2147483648_i64), json!(-2147483649_i64), json!("ten"), json!(1.5)]
+    {
         let error = env
             .expect_failure(
                 &acme,

@@ -1,4 +1,4 @@
-//! An update replaces each part it names with the value given (issue 16, item 1): through the
+//! An update replaces each part it names with the value given: through the
 //! JSON paths the body's keys are the `update_mask`, so `"domains": []` clears the domains, alone
 //! or beside another part, `"stickySessions": null` turns sticky sessions off and a part given is
 //! replaced whole; over gRPC the caller's mask says it, and without one an empty list names

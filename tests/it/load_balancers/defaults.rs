@@ -1,4 +1,4 @@
-//! The health check the answers show is the one in force (issue 16, item 7): a setting left out
+//! The health check the answers show is the one in force: a setting left out
 //! shows the provider's default (DigitalOcean's: `http` on port 80, path `/`, every 10 seconds,
 //! failing after 5, 3 passes in, 5 failures out), never 0, in the answers of create, get, list
 //! and update alike, and the provider is sent the same. A load balancer made without a health

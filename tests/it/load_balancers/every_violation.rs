@@ -1,4 +1,4 @@
-//! Every violated field at once (issue 16, item 8): a create or update the schema stage finds
+//! Every violated field at once: a create or update the schema stage finds
 //! wrong still runs the service's own checks (the forwarding rules, the targets, the region of
 //! the account, the certificates' account, what never changes), and the answer names all of them
 //! in `details.fields`. A lookup that fails on a request whose fields are wrong answers with

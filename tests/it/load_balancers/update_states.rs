@@ -1,4 +1,4 @@
-//! The state an update answers (issue 16, item 9): once the provider has made the load balancer
+//! The state an update answers: once the provider has made the load balancer
 //! it is `updating` until the provider has applied the change, whether it was `ready`, still
 //! `pending` while the provider activates it, or failed before it was ever ready; the reconciler
 //! keeps it `updating` (never `pending` again) until it is `ready`. One the provider never made

@@ -1,6 +1,6 @@
 //! Bare metal through `POST /api/compute/metal/...`: every (state, verb) pair against the
-//! provision state table of issue 19 (written out here by hand, so the code's table is checked
-//! against the issue and not against itself), enrolment's checks, idempotency and quota, update
+//! provision state table of the API reference (written out here by hand, so the code's table
+//! is checked against the reference and not against itself), enrolment's checks, idempotency and quota, update
 //! and delete only where allowed, two racing verbs, who may call, and the BMC password found
 //! nowhere but sealed in its column.
 

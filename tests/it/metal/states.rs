@@ -43,7 +43,8 @@ const STATES: [&str; 18] = [
     "retired",
 ];
 
-/// The table of issue 19: verb (`exitRescue` is `rescue` with `exit: true`), allowed from, goes to.
+/// The provision state table of the API reference: verb (`exitRescue` is `rescue` with
+/// `exit: true`), allowed from, goes to.
 const TABLE: [(&str, &[&str], &str); 7] = [
     ("inspect", &["manageable", "inspectFailed"], "inspecting"),
     ("commission", &["manageable", "commissionFailed"], "commissioning"),

@@ -12,6 +12,7 @@ mod lifecycle_events;
 mod networks;
 mod secrets;
 mod volumes;
+mod volumes_cli;
 
 use std::time::Duration;
 
