@@ -30,8 +30,9 @@ const LAYERS: &[(&[&str], bool)] = &[
     // All SQL.
     (&["store"], false),
     // What reads the store without deciding anything of a tenant's: Cedar, the method table,
-    // the provider adapters, the metrics registry.
-    (&["authz", "methods", "provider", "telemetry"], false),
+    // the provider adapters, the metrics registry, and what a change of a row asks of its
+    // provider (`changes`, which both the plans and the reconcilers read).
+    (&["authz", "methods", "provider", "telemetry", "changes"], false),
     // The rules of requests, and the worker's reconcilers: neither calls the other.
     (&["service", "reconcile"], false),
     // gRPC, the gateway, validation.
@@ -44,7 +45,7 @@ const LAYERS: &[(&[&str], bool)] = &[
 ];
 
 /// Pairs of the same rank that may use one another although their rank does not allow it.
-const SIBLINGS: &[(&str, &str)] = &[("authz", "methods"), ("methods", "authz")];
+const SIBLINGS: &[(&str, &str)] = &[("authz", "methods"), ("methods", "authz"), ("changes", "provider")];
 
 /// The rank of module `name` and whether its rank allows siblings.
 fn rank(name: &str) -> Option<(usize, bool)> {

@@ -19,6 +19,8 @@
 //! - [`service`]: business rules;
 //! - [`store`]: Postgres and SQLite behind one `Store`;
 //! - [`reconcile`]: the worker's runtime;
+//! - [`changes`]: what a change of each kind asks of its provider, which plans show and
+//!   reconcilers follow;
 //! - [`server`], [`dev`] (with [`dev_catalog`] and [`dev_seed`]), [`cli`], and the binaries'
 //!   options ([`config`]) and start ([`process`]): what the binaries run;
 //! - [`domain`]: rules with no I/O that several layers read (state tables, policies, CIDR, dates);
@@ -33,6 +35,7 @@
 pub mod api;
 pub mod authz;
 pub mod bearer;
+pub mod changes;
 pub mod cli;
 pub mod config;
 pub mod dev;

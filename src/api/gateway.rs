@@ -154,6 +154,20 @@ pub fn error_response(error: &Error, request_id: Option<HeaderValue>) -> Respons
     response
 }
 
+/// The keys of a JSON body, and of the objects one level down (an update a plan wraps), with
+/// `true` for every value: what the masks are filled from, without a copy of the body.
+fn key_tree(value: &Value) -> Value {
+    let Value::Object(object) = value else { return Value::Null };
+    let keys = object.iter().map(|(key, inner)| {
+        let inner = match inner {
+            Value::Object(inner) => Value::Object(inner.keys().map(|k| (k.clone(), Value::Bool(true))).collect()),
+            _ => Value::Bool(true),
+        };
+        (key.clone(), inner)
+    });
+    Value::Object(keys.collect())
+}
+
 /// Parses a JSON body into a message of `descriptor`, naming the unknown or mistyped fields
 /// together with what the validator finds in the rest (a bounded list: see [`Violations`]). A
 /// body with no bytes is `{}`. The API layer calls it once the caller is authenticated.
@@ -180,20 +194,14 @@ pub fn decode_json(
     }
     // The keys given are what an update changes (`[]` and `null` included), unless the body
     // names its own mask.
-    let (keys, gave_mask): (Vec<String>, bool) = match &value {
-        Value::Object(object) => (
-            object.keys().cloned().collect(),
-            object.contains_key("updateMask") || object.contains_key(super::update_mask::FIELD),
-        ),
-        _ => (Vec::new(), false),
-    };
+    let keys = key_tree(&value);
     let decoded = DynamicMessage::deserialize_with_options(
         descriptor.clone(),
         value,
         &DeserializeOptions::new().deny_unknown_fields(true),
     )
     .map(|mut message| {
-        super::update_mask::fill_from_json_keys(&mut message, keys.iter().map(String::as_str), gave_mask, validator);
+        super::update_mask::fill_from_json(&mut message, &keys, validator);
         message
     });
     match decoded {

@@ -78,7 +78,7 @@ macro_rules! thin_service {
                     request: tonic::Request<$request>,
                 ) -> Result<tonic::Response<$resource>, tonic::Status> {
                     let ctx = $crate::api::handlers::thin_service!(@context request $(, $rules)?);
-                    let row = self.service.$call(&ctx, request.into_inner()).await?;
+                    let row = self.service.for_call(&ctx).$call(&ctx, request.into_inner()).await?;
                     Ok(tonic::Response::new($crate::api::handlers::thin_service!(@view self $view row)))
                 }
             )*

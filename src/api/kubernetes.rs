@@ -6,6 +6,7 @@
 use tonic::{Request, Response, Status};
 
 use super::handlers::thin_service;
+use super::plans::plan_view;
 use super::views::{meta_view, stamps};
 use super::{context, timestamp};
 use crate::proto::compute::{
@@ -14,8 +15,9 @@ use crate::proto::compute::{
     KubernetesAutoscaling, KubernetesChannelVersions, KubernetesCluster, KubernetesCredentials,
     KubernetesCredentialsRequest, KubernetesNodePool, KubernetesTaint, KubernetesVersions, KubernetesVersionsRequest,
     ListKubernetesClustersRequest, ListKubernetesClustersResponse, ListKubernetesNodePoolsRequest,
-    ListKubernetesNodePoolsResponse, UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest,
-    kubernetes_clusters_server, kubernetes_node_pools_server,
+    ListKubernetesNodePoolsResponse, Plan, PlanKubernetesClusterRequest, PlanKubernetesNodePoolRequest,
+    UpdateKubernetesClusterRequest, UpdateKubernetesNodePoolRequest, kubernetes_clusters_server,
+    kubernetes_node_pools_server,
 };
 use crate::provider::ServerConfig;
 use crate::store::{ClusterRow, NodePoolRow};
@@ -53,6 +55,7 @@ thin_service! {
     update(UpdateKubernetesNodePoolRequest) node_pool_update + rules,
     delete(DeleteKubernetesNodePoolRequest) node_pool_delete;
     list(ListKubernetesNodePoolsRequest) node_pool_list -> ListKubernetesNodePoolsResponse { node_pools };
+    answers { plan(PlanKubernetesNodePoolRequest) node_pool_plan -> Plan by plan_view };
 }
 
 fn cluster_view(row: ClusterRow) -> KubernetesCluster {
@@ -80,7 +83,10 @@ thin_service! {
     create(CreateKubernetesClusterRequest) cluster_create + rules, get(GetKubernetesClusterRequest) cluster_get,
     update(UpdateKubernetesClusterRequest) cluster_update, delete(DeleteKubernetesClusterRequest) cluster_delete;
     list(ListKubernetesClustersRequest) cluster_list -> ListKubernetesClustersResponse { clusters };
-    answers { versions(KubernetesVersionsRequest) cluster_versions -> KubernetesVersions by versions_view };
+    answers {
+        versions(KubernetesVersionsRequest) cluster_versions -> KubernetesVersions by versions_view,
+        plan(PlanKubernetesClusterRequest) cluster_plan -> Plan by plan_view
+    };
     and {
         async fn credentials(
             &self,

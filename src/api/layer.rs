@@ -38,6 +38,34 @@ const MAX_REQUEST_ID_LEN: usize = 128;
 #[derive(Clone, Debug)]
 pub struct RequestId(pub String);
 
+/// In the request's extensions of a call that asked `validateOnly`: it is decided, checked and
+/// answered as it would be, and writes nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Rehearsal;
+
+/// Whether `request` asks to be a rehearsal (`validateOnly`).
+fn asks_rehearsal(request: &DynamicMessage) -> bool {
+    matches!(
+        request.get_field_by_name(super::update_mask::VALIDATE_ONLY).as_deref(),
+        Some(prost_reflect::Value::Bool(true))
+    )
+}
+
+/// The text field `name` of `request`, or of the request it wraps (a plan's `update` or
+/// `delete`): a plan is decided on the resource its call names.
+fn text_field(request: &DynamicMessage, name: &str) -> Option<String> {
+    let text = |message: &DynamicMessage| match message.get_field_by_name(name).as_deref() {
+        Some(prost_reflect::Value::String(value)) if !value.is_empty() => Some(value.clone()),
+        _ => None,
+    };
+    text(request).or_else(|| {
+        request.fields().find_map(|(field, value)| match (field.containing_oneof(), value) {
+            (Some(_), prost_reflect::Value::Message(wrapped)) => text(wrapped),
+            _ => None,
+        })
+    })
+}
+
 /// The address a call's connection came from, in the request's extensions (set by the server).
 #[derive(Clone, Copy, Debug)]
 pub struct PeerAddress(pub std::net::SocketAddr);
@@ -254,7 +282,11 @@ where
     };
     // The decision comes before anything else is looked up or written; validation only reads
     // the request, so a refused caller learns nothing of the rules either.
-    let ctx = caller.map(|caller| Context::new(caller, request_id.clone()));
+    let rehearsal = asks_rehearsal(&decoded);
+    let ctx = caller.map(|caller| Context { rehearsal, ..Context::new(caller, request_id.clone()) });
+    if rehearsal {
+        parts.extensions.insert(Rehearsal);
+    }
     if let Some(ctx) = &ctx {
         authorize(state, ctx, method, &decoded).await?;
     }
@@ -283,10 +315,7 @@ async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: 
     let Some(authorization) = method.authorization.as_ref() else {
         return Err(Error::access_denied(format!("{} carries no authorization and is refused", method.name)));
     };
-    let text = |field: &str| match request.get_field_by_name(field).as_deref() {
-        Some(prost_reflect::Value::String(value)) if !value.is_empty() => Some(value.clone()),
-        _ => None,
-    };
+    let text = |field: &str| text_field(request, field);
     let tenant_field = match authorization.tenant_field.as_str() {
         "" => Some("tenant_id"),
         "-" => None,

@@ -1,12 +1,13 @@
 //! `bettercompute.compute.v1.LoadBalancers`: decode, call the service, turn rows into views.
 
 use super::handlers::thin_service;
+use super::plans::plan_view;
 use super::views::meta_view;
 use crate::proto::compute::{
     CreateLoadBalancerRequest, DeleteLoadBalancerRequest, GetLoadBalancerRequest, ListLoadBalancersRequest,
     ListLoadBalancersResponse, LoadBalancer, LoadBalancerDomain, LoadBalancerForwardingRule, LoadBalancerHealthCheck,
-    LoadBalancerSourceRanges, LoadBalancerStickySessions, LoadBalancerTargets, UpdateLoadBalancerRequest,
-    load_balancers_server,
+    LoadBalancerSourceRanges, LoadBalancerStickySessions, LoadBalancerTargets, Plan, PlanLoadBalancerRequest,
+    UpdateLoadBalancerRequest, load_balancers_server,
 };
 use crate::store::LoadBalancerRow;
 
@@ -75,4 +76,5 @@ thin_service! {
     update(UpdateLoadBalancerRequest) load_balancer_update + rules,
     delete(DeleteLoadBalancerRequest) load_balancer_delete;
     list(ListLoadBalancersRequest) load_balancer_list -> ListLoadBalancersResponse { load_balancers };
+    answers { plan(PlanLoadBalancerRequest) load_balancer_plan -> Plan by plan_view };
 }

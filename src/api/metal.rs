@@ -5,12 +5,13 @@
 use serde_json::Value;
 
 use super::handlers::thin_service;
+use super::plans::plan_view;
 use super::timestamp;
 use crate::domain::metal_states::allowed_from;
 use crate::proto::compute::{
     CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
-    InspectMetalRequest, ListMetalRequest, ListMetalResponse, MetalDisk, MetalInventory, MetalMachine, MetalNic,
-    ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest, UpdateMetalRequest, metal_server,
+    InspectMetalRequest, ListMetalRequest, ListMetalResponse, MetalDisk, MetalInventory, MetalMachine, MetalNic, Plan,
+    PlanMetalRequest, ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest, UpdateMetalRequest, metal_server,
 };
 use crate::store::MetalMachineRow;
 
@@ -55,6 +56,7 @@ fn metal_view(row: MetalMachineRow) -> MetalMachine {
         ca_certificate: row.ca_certificate,
         insecure: row.insecure,
         power_state: row.power_state,
+        drift: Vec::new(),
         provision_state: row.provision_state.into(),
         previous_state: row.previous_state.map(String::from).unwrap_or_default(),
         deadline: row.deadline.map(timestamp),
@@ -76,4 +78,5 @@ thin_service! {
     rescue(RescueMetalRequest) metal_rescue, release(ReleaseMetalRequest) metal_release,
     retire(RetireMetalRequest) metal_retire;
     list(ListMetalRequest) metal_list -> ListMetalResponse { machines };
+    answers { plan(PlanMetalRequest) metal_plan -> Plan by plan_view };
 }

@@ -40,6 +40,7 @@ mod metal_boot;
 mod nodes;
 mod offers;
 pub mod openapi;
+mod plans;
 mod platform_pools;
 mod projects;
 mod quotas;
@@ -70,7 +71,7 @@ use crate::service::{Caller, Context, Service};
 use crate::telemetry::Metrics;
 pub use connection::{BodyHold, ByteBudget, Connection};
 pub use layer::PeerAddress;
-use layer::{ApiLayer, LayerState, RequestId, SchemaViolations};
+use layer::{ApiLayer, LayerState, Rehearsal, RequestId, SchemaViolations};
 use sha2::{Digest, Sha256};
 use validate::Validator;
 
@@ -106,6 +107,7 @@ pub fn context_with_rules<T>(request: &tonic::Request<T>) -> Result<Context, ton
     match (caller, request_id) {
         (Some(caller), Some(RequestId(request_id))) => {
             let mut ctx = Context::new(caller, request_id);
+            ctx.rehearsal = request.extensions().get::<Rehearsal>().is_some();
             if let Some(SchemaViolations(violations)) = request.extensions().get::<SchemaViolations>() {
                 ctx.schema = violations.clone();
             }

@@ -12,6 +12,9 @@ use crate::error::{FieldViolation, Violations};
 /// The mask's field in every update request.
 pub const FIELD: &str = "update_mask";
 
+/// The field that makes a call a rehearsal: it says how the call is made, not what it sets.
+pub const VALIDATE_ONLY: &str = "validate_only";
+
 /// The mask field of `descriptor`, when its message is an update request.
 fn mask_field(descriptor: &MessageDescriptor) -> Option<FieldDescriptor> {
     let field = descriptor.get_field_by_name(FIELD)?;
@@ -43,7 +46,10 @@ fn maskable(descriptor: &MessageDescriptor, validator: &Validator) -> Vec<FieldD
         .filter(|(_, rules)| rules.required)
         .map(|(field, _)| field.name().to_owned())
         .collect();
-    descriptor.fields().filter(|f| f.name() != FIELD && !required.iter().any(|r| r == f.name())).collect()
+    descriptor
+        .fields()
+        .filter(|f| f.name() != FIELD && f.name() != VALIDATE_ONLY && !required.iter().any(|r| r == f.name()))
+        .collect()
 }
 
 fn set_paths(message: &mut DynamicMessage, field: &FieldDescriptor, paths: Vec<String>) {
@@ -53,10 +59,33 @@ fn set_paths(message: &mut DynamicMessage, field: &FieldDescriptor, paths: Vec<S
     message.set_field(field, Value::Message(mask));
 }
 
+/// The update request a request wraps (a plan's `update`), when it is set.
+fn wrapped_update(message: &DynamicMessage) -> Option<FieldDescriptor> {
+    message
+        .descriptor()
+        .fields()
+        .find(|f| matches!(f.kind(), Kind::Message(m) if mask_field(&m).is_some()) && message.has_field(f))
+}
+
+/// Fills the masks of a request decoded from the JSON `body`: its own from the body's top-level
+/// keys, and that of an update it wraps (a plan's) from that object's keys.
+pub fn fill_from_json(message: &mut DynamicMessage, body: &serde_json::Value, validator: &Validator) {
+    let Some(object) = body.as_object() else { return };
+    let gave_mask = object.contains_key("updateMask") || object.contains_key(FIELD);
+    fill_from_json_keys(message, object.keys().map(String::as_str), gave_mask, validator);
+    if let Some(field) = wrapped_update(message) {
+        let inner = object.get(field.json_name()).or_else(|| object.get(field.name()));
+        if let (Some(inner), Value::Message(mut update)) = (inner, message.get_field(&field).into_owned()) {
+            fill_from_json(&mut update, inner, validator);
+            message.set_field(&field, Value::Message(update));
+        }
+    }
+}
+
 /// Fills the mask of a request decoded from a JSON body from the body's top-level `keys`, unless
 /// the body gave one. Keys that are not maskable fields are left out (the rules of the fields
 /// that name the object are checked elsewhere).
-pub fn fill_from_json_keys<'a>(
+fn fill_from_json_keys<'a>(
     message: &mut DynamicMessage,
     keys: impl Iterator<Item = &'a str>,
     body_gave_mask: bool,
@@ -89,7 +118,16 @@ pub fn fill_from_json_keys<'a>(
 /// Returns whether the message changed (so that its encoding must be made again).
 pub fn settle(message: &mut DynamicMessage, validator: &Validator, out: &mut Violations) -> bool {
     let descriptor = message.descriptor();
-    let Some(field) = mask_field(&descriptor) else { return false };
+    let Some(field) = mask_field(&descriptor) else {
+        // A plan settles the update it wraps as the update itself would be settled.
+        let Some(wrapped) = wrapped_update(message) else { return false };
+        let Value::Message(mut update) = message.get_field(&wrapped).into_owned() else { return false };
+        let changed = settle(&mut update, validator, out);
+        if changed {
+            message.set_field(&wrapped, Value::Message(update));
+        }
+        return changed;
+    };
     let maskable = maskable(&descriptor, validator);
     let given = paths(message);
     if given.is_empty() {
@@ -154,13 +192,23 @@ mod tests {
     fn a_json_key_given_as_an_empty_list_is_named() {
         let (validator, update) = validator_and_update();
         let mut message = DynamicMessage::new(update);
-        fill_from_json_keys(
-            &mut message,
-            ["tenantId", "clusterId", "authorizedNetworks"].into_iter(),
-            false,
-            &validator,
-        );
+        let body =
+            serde_json::json!({"tenantId": "acme", "clusterId": "x", "authorizedNetworks": [], "validateOnly": true});
+        fill_from_json(&mut message, &body, &validator);
         assert_eq!(paths(&message), vec!["authorized_networks".to_owned()]);
+    }
+
+    #[test]
+    fn the_update_a_plan_wraps_gets_its_mask_from_its_own_keys() {
+        let (validator, _) = validator_and_update();
+        let plan = crate::proto::descriptor_pool()
+            .get_message_by_name("bettercompute.compute.v1.PlanKubernetesClusterRequest")
+            .unwrap();
+        let body = serde_json::json!({"update": {"tenantId": "acme", "clusterId": "x", "description": ""}});
+        let mut message = DynamicMessage::deserialize(plan, body.clone()).unwrap();
+        fill_from_json(&mut message, &body, &validator);
+        let Value::Message(update) = message.get_field_by_name("update").unwrap().into_owned() else { panic!() };
+        assert_eq!(paths(&update), vec!["description".to_owned()]);
     }
 
     #[test]

@@ -3,18 +3,19 @@
 //! key.
 
 use super::handlers::thin_service;
+use super::plans::plan_view;
 use super::timestamp;
 use super::views::meta_view;
 use crate::proto::compute::{
     AttachVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest, DetachVolumeRequest, GetVolumeRequest,
-    ListVolumesRequest, ListVolumesResponse, UpdateVolumeRequest, Volume, volumes_server,
+    ListVolumesRequest, ListVolumesResponse, Plan, PlanVolumeRequest, UpdateVolumeRequest, Volume, volumes_server,
 };
 use crate::proto::compute::{
     Certificate, CreateCertificateRequest, CreateInstanceRequest, CreateNetworkRequest, DeleteCertificateRequest,
     DeleteInstanceRequest, DeleteNetworkRequest, GetCertificateRequest, GetInstanceRequest, GetNetworkRequest,
     Instance, ListCertificatesRequest, ListCertificatesResponse, ListInstancesRequest, ListInstancesResponse,
-    ListNetworksRequest, ListNetworksResponse, Network, Subnet, UpdateNetworkRequest, certificates_server,
-    instances_server, networks_server,
+    ListNetworksRequest, ListNetworksResponse, Network, PlanCertificateRequest, PlanInstanceRequest,
+    PlanNetworkRequest, Subnet, UpdateNetworkRequest, certificates_server, instances_server, networks_server,
 };
 use crate::store::{CertificateRow, InstanceRow, NetworkRow, SubnetRow, VolumeRow};
 
@@ -43,6 +44,7 @@ thin_service! {
     create(CreateNetworkRequest) network_create, get(GetNetworkRequest) network_get,
     update(UpdateNetworkRequest) network_update, delete(DeleteNetworkRequest) network_delete;
     list(ListNetworksRequest) network_list -> ListNetworksResponse { networks };
+    answers { plan(PlanNetworkRequest) network_plan -> Plan by plan_view };
 }
 
 fn instance_view(row: InstanceRow) -> Instance {
@@ -64,6 +66,7 @@ thin_service! {
     create(CreateInstanceRequest) instance_create, get(GetInstanceRequest) instance_get,
     delete(DeleteInstanceRequest) instance_delete;
     list(ListInstancesRequest) instance_list -> ListInstancesResponse { instances };
+    answers { plan(PlanInstanceRequest) instance_plan -> Plan by plan_view };
 }
 
 fn certificate_view(row: CertificateRow) -> Certificate {
@@ -81,6 +84,7 @@ thin_service! {
     create(CreateCertificateRequest) certificate_create, get(GetCertificateRequest) certificate_get,
     delete(DeleteCertificateRequest) certificate_delete;
     list(ListCertificatesRequest) certificate_list -> ListCertificatesResponse { certificates };
+    answers { plan(PlanCertificateRequest) certificate_plan -> Plan by plan_view };
 }
 
 fn volume_view(row: VolumeRow) -> Volume {
@@ -102,4 +106,5 @@ thin_service! {
     update(UpdateVolumeRequest) volume_update, delete(DeleteVolumeRequest) volume_delete,
     attach(AttachVolumeRequest) volume_attach, detach(DetachVolumeRequest) volume_detach;
     list(ListVolumesRequest) volume_list -> ListVolumesResponse { volumes };
+    answers { plan(PlanVolumeRequest) volume_plan -> Plan by plan_view };
 }

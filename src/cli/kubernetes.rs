@@ -523,6 +523,7 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 tenant_id: tenant.clone(),
                 cluster_id: cluster.clone(),
                 node_pool_id: node_pool_id.clone(),
+                validate_only: false,
             };
             client.delete(request).await
         }

@@ -239,11 +239,18 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
                 ca_certificate: read_optional(ca_certificate_file)?,
                 insecure: *insecure,
                 update_mask: None,
+                validate_only: false,
             };
             client.update(request).await
         }
         MetalCommand::Delete(m) => {
-            client.delete(DeleteMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
+            client
+                .delete(DeleteMetalRequest {
+                    pool_id: m.pool.clone(),
+                    node_id: m.node_id.clone(),
+                    validate_only: false,
+                })
+                .await
         }
         MetalCommand::Inspect(m) => {
             client.inspect(InspectMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await

@@ -264,7 +264,7 @@ macro_rules! tracked {
             }
 
             async fn delete(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {
-                $crate::cli::follow::answer(client.delete($delete { tenant_id, $id }).await)
+                $crate::cli::follow::answer(client.delete($delete { tenant_id, $id, validate_only: false }).await)
             }
 
             async fn list(

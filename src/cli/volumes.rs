@@ -119,6 +119,7 @@ pub async fn run(cli: &Cli, command: &VolumesCommand) -> Result<(), String> {
                 size_gigabytes: *size_gigabytes,
                 description: description.clone(),
                 update_mask: None,
+                validate_only: false,
             };
             (target, answer(client.update(request).await)?)
         }

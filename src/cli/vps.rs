@@ -105,6 +105,7 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
                 tenant_id: tenant.clone(),
                 network_id: network_id.clone(),
                 description: Some(description.clone()),
+                validate_only: false,
             };
             let network = answer(client.update(request).await)?;
             show(cli, &client, tenant, network, None).await

@@ -23,13 +23,13 @@ use std::sync::Arc;
 
 use super::node_pool_steps::{self, next_pool_step};
 use super::{Backoff, Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
+use crate::changes::kubernetes::{cluster_changes, pool_spec, provider_channel, version_matches};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
 use crate::provider::gke::Gke;
 use crate::provider::kube::{KubeAuth, KubeClient};
 use crate::provider::{
-    Autoscaling, Cluster, ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Found, ManagedKubernetes, NodePool,
-    NodePoolSpec, ProviderError,
+    Cluster, ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Found, ManagedKubernetes, NodePool, ProviderError,
 };
 use crate::store::{
     ClusterObserved, ClusterRow, NodePoolObserved, NodePoolRow, cluster_event, node_pool_event, now_micros,
@@ -68,55 +68,6 @@ struct Step<'a> {
     cluster: &'a ClusterRow,
     gke: &'a Gke,
     delete_backoff: Backoff,
-}
-
-/// The provider's spelling of a release channel.
-fn provider_channel(channel: &str) -> String {
-    channel.to_ascii_uppercase()
-}
-
-/// Whether `actual` is the version `asked` names: equal, or a minor (`1.33`) or patch
-/// (`1.33.2`) it starts with.
-fn version_matches(asked: &str, actual: &str) -> bool {
-    actual == asked || actual.strip_prefix(asked).is_some_and(|rest| rest.starts_with(['.', '-']))
-}
-
-/// Whether GKE version `a` is older than `b`, by their numbers (`1.32.6-gke.1200` is older
-/// than `1.33.2-gke.1100` and than `1.32.6-gke.1300`).
-pub(super) fn version_older(a: &str, b: &str) -> bool {
-    let numbers = |v: &str| -> Vec<u64> {
-        v.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).filter_map(|s| s.parse().ok()).collect()
-    };
-    numbers(a) < numbers(b)
-}
-
-/// A list compared as a set: the provider need not keep the order it was given.
-pub(super) fn sorted<T: Ord + Clone>(list: &[T]) -> Vec<T> {
-    let mut list = list.to_vec();
-    list.sort();
-    list
-}
-
-pub(super) fn pool_spec(pool: &NodePoolRow) -> NodePoolSpec {
-    let spec: &crate::store::NodePoolSpecRow = &pool.spec;
-    NodePoolSpec {
-        name: pool.name.clone(),
-        node_count: spec.node_count.max(0) as u32,
-        machine_type: spec.machine_type.clone(),
-        disk_size_gb: spec.disk_gib.max(0) as u32,
-        node_labels: spec.labels.clone(),
-        autoscaling: spec.autoscaling.map(|(min, max)| Autoscaling {
-            enabled: true,
-            min_node_count: min,
-            max_node_count: max,
-        }),
-        max_pods_per_node: None,
-        zones: spec.zones.clone(),
-        disk_type: spec.disk_type.clone(),
-        spot: spec.spot,
-        accelerators: spec.accelerators.clone().map(|(kind, count)| (kind, i64::from(count))),
-        taints: spec.taints.clone(),
-    }
 }
 
 fn cluster_spec(cluster: &ClusterRow) -> ClusterSpec {
@@ -329,16 +280,7 @@ impl Step<'_> {
         if version_asked && version_matches(&cluster.requested_version, &remote.master_version) {
             observed.version_pending = false;
         }
-        let mut changes = Vec::new();
-        if provider_channel(&cluster.release_channel) != remote.release_channel {
-            changes.push(ClusterChange::ReleaseChannel(provider_channel(&cluster.release_channel)));
-        }
-        if observed.version_pending && version_asked {
-            changes.push(ClusterChange::MasterVersion(cluster.requested_version.clone()));
-        }
-        if sorted(&cluster.authorized_networks) != sorted(&remote.authorized_networks) {
-            changes.push(ClusterChange::AuthorizedNetworks(cluster.authorized_networks.clone()));
-        }
+        let changes = cluster_changes(cluster, remote, observed.version_pending && version_asked);
         let Some(change) = changes.into_iter().next() else { return Ok(None) };
         let mut next = observed.clone();
         next.state = busy;
@@ -506,27 +448,5 @@ impl Step<'_> {
             observed.events.push(cluster_event(LifecycleEvent::Updated, &ready, now, data));
         }
         self.record(observed, Outcome::settled()).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_minor_or_patch_pin_matches_the_full_versions_under_it() {
-        assert!(version_matches("1.33", "1.33.2-gke.1100"));
-        assert!(version_matches("1.33.2", "1.33.2-gke.1100"));
-        assert!(version_matches("1.33.2-gke.1100", "1.33.2-gke.1100"));
-        assert!(!version_matches("1.3", "1.33.2-gke.1100"));
-        assert!(!version_matches("1.32", "1.33.2-gke.1100"));
-    }
-
-    #[test]
-    fn versions_order_by_their_numbers() {
-        assert!(version_older("1.32.6-gke.1200", "1.33.2-gke.1100"));
-        assert!(version_older("1.32.6-gke.300", "1.32.6-gke.1200"));
-        assert!(!version_older("1.33.2-gke.1100", "1.33.2-gke.1100"));
-        assert!(!version_older("1.33.2-gke.1100", "1.32.6-gke.1200"));
     }
 }

@@ -223,7 +223,7 @@ impl Service {
         let caller = &ctx.caller;
         let subject = subject_of(caller);
         let decision = self.authorizer.decide(&subject, permission, &target);
-        if audited(permission) {
+        if audited(permission) && !ctx.rehearsal {
             let (tenant_id, requested_tenant_id) =
                 audit_tenants(caller.tenant_id.as_deref(), target.tenant_id.as_deref(), decision.allowed);
             self.store

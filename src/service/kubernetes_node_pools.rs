@@ -49,7 +49,7 @@ impl Service {
     }
 
     /// A pool of a cluster of the tenant; `NOT_FOUND` otherwise.
-    async fn pool_of_cluster(&self, tenant: &str, cluster_id: &str, pool_id: &str) -> Result<NodePoolRow> {
+    pub(super) async fn pool_of_cluster(&self, tenant: &str, cluster_id: &str, pool_id: &str) -> Result<NodePoolRow> {
         match self.store.node_pool_fetch(pool_id).await? {
             Some(pool) if pool.tenant_id == tenant && pool.cluster_id == cluster_id => Ok(pool),
             _ => Err(Error::not_found("node pool", pool_id)),

@@ -100,7 +100,7 @@ impl Service {
     }
 
     /// Machine `node_id` of pool `pool_id`; `NOT_FOUND` for one of another pool.
-    async fn metal_of_pool(&self, pool_id: &str, node_id: &str) -> Result<MetalMachineRow> {
+    pub(super) async fn metal_of_pool(&self, pool_id: &str, node_id: &str) -> Result<MetalMachineRow> {
         match self.store.metal_fetch(node_id).await? {
             Some(machine) if machine.pool_id == pool_id => Ok(machine),
             _ => Err(Error::not_found("machine", node_id)),

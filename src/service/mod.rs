@@ -34,6 +34,7 @@ mod networks;
 mod nodes;
 mod offers;
 mod paging;
+mod plans;
 mod pools;
 mod principals;
 mod projects;
@@ -119,12 +120,15 @@ pub struct Context {
     /// rules of its own is served with these (`api::context_with_rules`); it reports them with
     /// its own ([`Context::report`]), so that a request learns every violated field at once.
     pub schema: crate::error::Violations,
+    /// The call is a rehearsal (`validateOnly`): decided and checked as it would be, answered as
+    /// it would be answered, and nothing written (no audit either).
+    pub rehearsal: bool,
 }
 
 impl Context {
     /// A context with a request the schema stage found nothing wrong with.
     pub fn new(caller: Caller, request_id: String) -> Self {
-        Self { caller, request_id, schema: crate::error::Violations::new() }
+        Self { caller, request_id, schema: crate::error::Violations::new(), rehearsal: false }
     }
 
     /// `INVALID_INPUT` naming the schema stage's violations and `rules` (the service's own), or
@@ -213,6 +217,17 @@ impl Service {
     pub fn with_node_heartbeat_interval(mut self, interval: std::time::Duration) -> Self {
         self.node_heartbeat_interval = interval;
         self
+    }
+
+    /// The same services over a rehearsal of the store ([`Store::rehearsal`]): a call made on
+    /// them checks, decides and answers as it would, and writes nothing.
+    pub fn rehearsal(&self) -> Service {
+        Service { store: self.store.rehearsal(), ..self.clone() }
+    }
+
+    /// The services a call of `ctx` runs on: a rehearsal for a `validateOnly` call.
+    pub fn for_call(&self, ctx: &Context) -> std::borrow::Cow<'_, Service> {
+        if ctx.rehearsal { std::borrow::Cow::Owned(self.rehearsal()) } else { std::borrow::Cow::Borrowed(self) }
     }
 
     /// The store, for the processes that wire services and reconcilers together.

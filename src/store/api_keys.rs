@@ -97,7 +97,7 @@ impl Store {
         crate::measured::store("principal_create", async {
             let mut txn = self.begin_write().await?;
             self.principal_insert_in(&mut txn, principal).await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await
@@ -165,7 +165,7 @@ impl Store {
             for binding in bindings {
                 self.role_binding_insert_in(&mut txn, binding).await?;
             }
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await
@@ -223,7 +223,7 @@ impl Store {
         crate::measured::store("api_key_create", async {
             let mut txn = self.begin_write().await?;
             self.api_key_insert_in(&mut txn, principal_id, key, now).await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             self.api_key_fetch(&key.id).await?.ok_or_else(|| Error::internal("a key vanished after its insert"))
         })
         .await

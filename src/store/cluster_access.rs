@@ -68,7 +68,7 @@ impl Store {
             .bind(grant.expires_at)
             .execute(&mut *txn)
             .await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await
@@ -182,7 +182,7 @@ impl Store {
             .bind(swept_at)
             .execute(&mut *txn)
             .await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await
@@ -196,7 +196,7 @@ impl Store {
                 .bind(cluster_id)
                 .execute(&mut *txn)
                 .await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await

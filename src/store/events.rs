@@ -169,7 +169,7 @@ impl Store {
             .bind(last)
             .fetch_one(&mut *txn)
             .await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(numbered as u64)
         })
         .await
@@ -234,7 +234,7 @@ impl Store {
             .bind(seq)
             .execute(&mut *txn)
             .await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await

@@ -425,7 +425,7 @@ impl Store {
                 })
                 .await?;
             if !written {
-                txn.commit().await?;
+                self.commit(txn).await?;
                 return Ok(false);
             }
             if observed.ready_once

@@ -193,6 +193,9 @@ pub struct Store {
     backend: Backend,
     /// In-process wake-ups of the worker and of event watchers, shared by every clone.
     signals: Signals,
+    /// A rehearsal: every transaction rolls back instead of committing, and nothing is signalled
+    /// (see [`Store::rehearsal`]).
+    rehearsal: bool,
 }
 
 impl Store {
@@ -232,7 +235,7 @@ impl Store {
             // CockroachDB speaks Postgres but has no LISTEN/NOTIFY: its workers wake on the tick.
             let notify = backend == Backend::Postgres
                 && !sqlx::query_scalar::<_, String>("SELECT version()").fetch_one(&pool).await?.contains("CockroachDB");
-            Ok(Store { pool, backend, signals: Signals::new(url, notify) })
+            Ok(Store { pool, backend, signals: Signals::new(url, notify), rehearsal: false })
         })
         .await
     }
@@ -319,8 +322,8 @@ impl Store {
     /// transaction that takes the write lock at once, as [`Store::begin_write`] does.
     async fn begin_statements(&self) -> Result<StatementWriter> {
         Ok(match self.backend {
-            Backend::Postgres => StatementWriter::Pooled(self.pool.acquire().await?),
-            Backend::Sqlite => StatementWriter::Locked(self.begin_write().await?),
+            Backend::Postgres if !self.rehearsal => StatementWriter::Pooled(self.pool.acquire().await?),
+            _ => StatementWriter::Locked(self.begin_write().await?, self.rehearsal),
         })
     }
 
@@ -329,12 +332,37 @@ impl Store {
         &self.signals
     }
 
+    /// The same store as a rehearsal: its writes run their statements and checks as they would
+    /// (constraints, row locks, quota bookings) and every transaction then rolls back, with no
+    /// wake-up sent (Postgres drops a rolled-back `NOTIFY`), so a call made on it answers what
+    /// it would answer and leaves nothing behind. What `validateOnly` and plans run on.
+    pub fn rehearsal(&self) -> Store {
+        Store { rehearsal: true, ..self.clone() }
+    }
+
+    /// Whether this store is a rehearsal ([`Store::rehearsal`]).
+    pub fn is_rehearsal(&self) -> bool {
+        self.rehearsal
+    }
+
+    /// Commits a transaction, or rolls it back on a rehearsal.
+    async fn commit(&self, txn: Transaction<'static, Any>) -> Result<()> {
+        if self.rehearsal {
+            txn.rollback().await?;
+        } else {
+            txn.commit().await?;
+        }
+        Ok(())
+    }
+
     /// Commits a transaction that wrote work items or events, then wakes whoever waits on them
     /// in this process (other processes hear Postgres' `NOTIFY`, sent inside the transaction).
     async fn commit_and_signal(&self, txn: Transaction<'static, Any>) -> Result<()> {
         crate::measured::store("commit_and_signal", async {
-            txn.commit().await?;
-            self.signals.wake_all();
+            self.commit(txn).await?;
+            if !self.rehearsal {
+                self.signals.wake_all();
+            }
             Ok(())
         })
         .await
@@ -350,8 +378,9 @@ impl Store {
 enum StatementWriter {
     /// Postgres: each statement commits by itself.
     Pooled(PoolConnection<Any>),
-    /// SQLite: one transaction holding the write lock.
-    Locked(Transaction<'static, Any>),
+    /// SQLite, or a rehearsal: one transaction holding the write lock, rolled back at the end
+    /// when the flag (a rehearsal) is set.
+    Locked(Transaction<'static, Any>, bool),
 }
 
 impl StatementWriter {
@@ -359,14 +388,16 @@ impl StatementWriter {
     fn connection(&mut self) -> &mut AnyConnection {
         match self {
             StatementWriter::Pooled(connection) => connection,
-            StatementWriter::Locked(txn) => txn,
+            StatementWriter::Locked(txn, _) => txn,
         }
     }
 
     /// Commits what was written (nothing to do where each statement committed itself).
     async fn finish(self) -> Result<()> {
-        if let StatementWriter::Locked(txn) = self {
-            txn.commit().await?;
+        match self {
+            StatementWriter::Locked(txn, true) => txn.rollback().await?,
+            StatementWriter::Locked(txn, false) => txn.commit().await?,
+            StatementWriter::Pooled(_) => {}
         }
         Ok(())
     }

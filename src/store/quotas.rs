@@ -287,7 +287,7 @@ impl Store {
             Booking::Book => self.quota_book_in(&mut txn, pool, tenant, kind, n).await?,
             Booking::Refund => self.quota_refund_in(&mut txn, pool, tenant, kind, n).await?,
         }
-        txn.commit().await?;
+        self.commit(txn).await?;
         Ok(())
     }
 

@@ -68,7 +68,7 @@ impl Store {
                 .with_detail("limit", max_per_principal));
             }
             self.role_binding_insert_in(&mut txn, binding).await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await

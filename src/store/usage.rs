@@ -129,7 +129,7 @@ impl Store {
             if let Some(end) = end {
                 self.usage_billable_end_in(&mut txn, meter, resource_id, end).await?;
             }
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await
@@ -188,7 +188,7 @@ impl Store {
                 .bind(until)
                 .execute(&mut *txn)
                 .await?;
-                txn.commit().await?;
+                self.commit(txn).await?;
             }
             Ok(added)
         })

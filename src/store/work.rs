@@ -248,7 +248,7 @@ impl Store {
                 .execute(&mut *txn)
                 .await?
                 .rows_affected();
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(renewed)
         })
         .await
@@ -425,7 +425,7 @@ impl Store {
             .bind(ended_at)
             .execute(&mut *txn)
             .await?;
-            txn.commit().await?;
+            self.commit(txn).await?;
             Ok(())
         })
         .await

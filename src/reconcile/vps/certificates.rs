@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::{ProviderResources, provider_name, rfc3339_micros};
+use super::{ProviderResources, rfc3339_micros};
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
@@ -43,7 +43,7 @@ struct Step<'a> {
 
 impl Step<'_> {
     fn name(&self) -> String {
-        provider_name("bc-c", &self.certificate.id)
+        crate::changes::vps::certificate_name(&self.certificate.id)
     }
 
     fn unchanged(&self) -> CertificateObserved {

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::{ProviderResources, provider_name};
+use super::ProviderResources;
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
@@ -46,7 +46,7 @@ struct Step<'a> {
 
 impl Step<'_> {
     fn tag(&self) -> String {
-        provider_name("bc-i", &self.instance.id)
+        crate::changes::vps::instance_name(&self.instance.id)
     }
 
     /// An observation that keeps everything as it was.

@@ -64,11 +64,7 @@ impl ProviderResources {
     }
 }
 
-/// `<prefix>-` and 24 characters of an id (after its own prefix): a provider-side name.
-pub fn provider_name(prefix: &str, id: &str) -> String {
-    let body = id.split_once('_').map_or(id, |(_, body)| body);
-    format!("{prefix}-{}", &body[..body.len().min(24)])
-}
+pub use crate::changes::vps::provider_name;
 
 /// Microseconds since the epoch of an RFC 3339 time in UTC (`2027-11-29T00:00:00Z`, fractions
 /// ignored), as DigitalOcean reports times.
@@ -79,11 +75,6 @@ pub fn rfc3339_micros(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn provider_names_take_24_characters_of_the_id() {
-        assert_eq!(provider_name("bc-n", "net_0123456789abcdefghjkmnpqrs"), "bc-n-0123456789abcdefghjkmnpq");
-    }
 
     #[test]
     fn rfc3339_times_become_microseconds() {

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{ProviderResources, provider_name};
+use super::ProviderResources;
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::ProvisionState;
 use crate::provider::digitalocean::DigitalOcean;
@@ -68,12 +68,12 @@ enum Seen {
 }
 
 fn subnet_name(subnet: &SubnetRow) -> String {
-    provider_name("bc-s", &subnet.id)
+    crate::changes::vps::subnet_name(&subnet.id)
 }
 
 impl Step<'_> {
     fn network_name(&self) -> String {
-        provider_name("bc-n", &self.network.id)
+        crate::changes::vps::network_name(&self.network.id)
     }
 
     /// Records what the pass saw of every subnet, with the network's state and events: `error`
@@ -330,7 +330,7 @@ pub async fn cluster_network(store: &Store, network_id: &str, location: &str) ->
         network.subnets.iter().filter(in_location).filter(|s| s.state == ProvisionState::Ready).collect();
     subnets.sort_by(|a, b| a.name.cmp(&b.name));
     match subnets.first() {
-        Some(subnet) => Ok((provider_name("bc-n", &network.id), subnet_name(subnet))),
+        Some(subnet) => Ok((crate::changes::vps::network_name(&network.id), subnet_name(subnet))),
         None => Err(PassError::invalid(format!("network {network_id} has no ready subnet in {location}"))),
     }
 }

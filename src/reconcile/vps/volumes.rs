@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::{ProviderResources, provider_name};
+use super::ProviderResources;
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::VolumeState;
 use crate::provider::digitalocean::DigitalOcean;
@@ -58,7 +58,7 @@ enum Attachment {
 
 impl Step<'_> {
     fn name(&self) -> String {
-        provider_name("bc-v", &self.volume.id)
+        crate::changes::vps::volume_name(&self.volume.id)
     }
 
     /// An observation that keeps everything as it was.

@@ -331,7 +331,11 @@ async fn the_same_rules_hold_over_grpc(backend: Backend) {
         .unwrap_err();
     assert_eq!(grpc_error(&duplicate).code.as_str(), "CONFLICT", "pool names are unique in a cluster");
     let deleted = client
-        .delete(DeleteKubernetesClusterRequest { tenant_id: "acme".into(), cluster_id: created.id.clone() })
+        .delete(DeleteKubernetesClusterRequest {
+            tenant_id: "acme".into(),
+            cluster_id: created.id.clone(),
+            validate_only: false,
+        })
         .await
         .unwrap()
         .into_inner();
@@ -341,6 +345,7 @@ async fn the_same_rules_hold_over_grpc(backend: Backend) {
             tenant_id: "acme".into(),
             cluster_id: created.id.clone(),
             node_pool_id: added.id.clone(),
+            validate_only: false,
         })
         .await
         .unwrap()

@@ -130,7 +130,11 @@ async fn every_method_and_refusal_over_grpc(backend: Backend) {
         .unwrap()
         .into_inner();
     let in_use = acme
-        .delete(DeleteLoadBalancerRequest { tenant_id: "acme".into(), load_balancer_id: created.id.clone() })
+        .delete(DeleteLoadBalancerRequest {
+            tenant_id: "acme".into(),
+            load_balancer_id: created.id.clone(),
+            validate_only: false,
+        })
         .await
         .unwrap_err();
     let error = grpc_error(&in_use);
@@ -143,7 +147,11 @@ async fn every_method_and_refusal_over_grpc(backend: Backend) {
     let full = acme.create(request("full", by_pool())).await.unwrap_err();
     assert_eq!(grpc_error(&full).details["limit"], QUOTA);
     let deleted = acme
-        .delete(DeleteLoadBalancerRequest { tenant_id: "acme".into(), load_balancer_id: edge.id.clone() })
+        .delete(DeleteLoadBalancerRequest {
+            tenant_id: "acme".into(),
+            load_balancer_id: edge.id.clone(),
+            validate_only: false,
+        })
         .await
         .unwrap()
         .into_inner();

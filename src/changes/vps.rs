@@ -1,0 +1,202 @@
+//! The DigitalOcean and Compute Engine kinds (volumes, networks, instances, certificates, load
+//! balancers): how each names its provider objects, and the plans of their updates and deletes.
+
+use serde_json::json;
+
+use super::{Action, Effect, Plan, json};
+use crate::store::{CertificateRow, InstanceRow, LoadBalancerRow, NetworkRow, VolumeRow};
+
+/// DigitalOcean, as plans name it.
+const DIGITALOCEAN: &str = "digitalocean";
+
+/// The provider-side name of object `id`: `prefix`, a dash, and 24 characters of the id after
+/// its own prefix (`bc-v-0123...`); deterministic, so a pass that crashed after the provider
+/// accepted a create finds the object by name instead of making a second one.
+pub fn provider_name(prefix: &str, id: &str) -> String {
+    let body = id.split_once('_').map_or(id, |(_, body)| body);
+    format!("{prefix}-{}", &body[..body.len().min(24)])
+}
+
+/// The provider-side name of volume `id`.
+pub fn volume_name(id: &str) -> String {
+    provider_name("bc-v", id)
+}
+
+/// The provider-side name of instance `id`.
+pub fn instance_name(id: &str) -> String {
+    provider_name("bc-i", id)
+}
+
+/// The provider-side name of certificate `id`.
+pub fn certificate_name(id: &str) -> String {
+    provider_name("bc-c", id)
+}
+
+/// The provider-side name of network `id`.
+pub fn network_name(id: &str) -> String {
+    provider_name("bc-n", id)
+}
+
+/// The provider-side name of subnet `id`.
+pub fn subnet_name(id: &str) -> String {
+    provider_name("bc-s", id)
+}
+
+/// A delete's one changed field: the resource goes, with what `detail` says.
+fn deleted(plan: &mut Plan, state: &str, detail: String) {
+    plan.change("state", json!(state), json!("deleted"), Effect::Delete, detail);
+}
+
+/// The plan of a volume update: a larger size is a resize of the provider's volume where it
+/// stands (the data stays; the filesystem is grown from inside the instance); the description
+/// is the tenant's own (DigitalOcean keeps the one given at creation).
+pub fn volume_update(before: &VolumeRow, after: &VolumeRow) -> Plan {
+    let mut plan = Plan::default();
+    let name = volume_name(&before.id);
+    if after.size_gigabytes != before.size_gigabytes {
+        plan.change(
+            "sizeGigabytes",
+            json(&before.size_gigabytes),
+            json(&after.size_gigabytes),
+            Effect::InPlace,
+            format!("DigitalOcean resizes volume {name} to {} GiB where it stands", after.size_gigabytes),
+        );
+        plan.ask(Action::Update, DIGITALOCEAN, "volume", name);
+        plan.disrupt("the instance sees the larger disk at once; grow its filesystem to use the space");
+    }
+    plan.compare("description", &before.description, &after.description, Effect::None, || {
+        "recorded only: DigitalOcean is not asked".into()
+    });
+    plan
+}
+
+/// The plan of deleting a volume: detached first when attached, then deleted with its data.
+pub fn volume_delete(volume: &VolumeRow) -> Plan {
+    let mut plan = Plan::default();
+    let name = volume_name(&volume.id);
+    if let Some(instance) = &volume.instance_id {
+        plan.disrupt(format!("the volume is detached from instance {instance}"));
+    }
+    plan.ask(Action::Delete, DIGITALOCEAN, "volume", name.clone());
+    deleted(&mut plan, volume.state.as_str(), format!("DigitalOcean deletes volume {name} and its data"));
+    plan.disrupt(format!("the {} GiB of data on the volume are gone for good", volume.size_gigabytes));
+    plan
+}
+
+/// The plan of deleting an instance: its droplet, and its address with it.
+pub fn instance_delete(instance: &InstanceRow) -> Plan {
+    let mut plan = Plan::default();
+    let name = instance_name(&instance.id);
+    plan.ask(Action::Delete, DIGITALOCEAN, "droplet", name.clone());
+    deleted(&mut plan, instance.state.as_str(), format!("DigitalOcean deletes droplet {name}"));
+    if !instance.public_ipv4.is_empty() {
+        plan.disrupt(format!("address {} stops answering and may go to another customer", instance.public_ipv4));
+    }
+    plan.disrupt("load balancers stop sending traffic to the instance");
+    plan
+}
+
+/// The plan of deleting a certificate.
+pub fn certificate_delete(certificate: &CertificateRow) -> Plan {
+    let mut plan = Plan::default();
+    let name = certificate_name(&certificate.id);
+    plan.ask(Action::Delete, DIGITALOCEAN, "certificate", name.clone());
+    deleted(&mut plan, certificate.state.as_str(), format!("DigitalOcean deletes certificate {name}"));
+    plan
+}
+
+/// The plan of a network update: the description is the tenant's own.
+pub fn network_update(before: &NetworkRow, after: &NetworkRow) -> Plan {
+    let mut plan = Plan::default();
+    plan.compare("description", &before.description, &after.description, Effect::None, || {
+        "recorded only: the provider is not asked".into()
+    });
+    plan
+}
+
+/// The plan of deleting a network: every subnet, then the network.
+pub fn network_delete(network: &NetworkRow) -> Plan {
+    let mut plan = Plan::default();
+    let provider = if network.provider == "gce" { "gce" } else { DIGITALOCEAN };
+    let (network_kind, subnet_kind) = if provider == "gce" { ("network", "subnetwork") } else { ("vpc", "vpc") };
+    for subnet in network.subnets.iter().filter(|s| s.deleted_at.is_none()) {
+        plan.ask(Action::Delete, provider, subnet_kind, subnet_name(&subnet.id));
+    }
+    if provider == "gce" {
+        plan.ask(Action::Delete, provider, network_kind, network_name(&network.id));
+    }
+    deleted(&mut plan, network.state.as_str(), "the provider deletes the network's subnets and the network".into());
+    plan
+}
+
+/// The fields of a load balancer an update sets, by JSON name.
+fn load_balancer_fields(lb: &LoadBalancerRow) -> serde_json::Value {
+    json!({
+        "description": lb.description,
+        "forwarding": lb.settings.forwarding,
+        "healthCheck": lb.settings.health_check,
+        "stickySessions": lb.settings.sticky_sessions,
+        "sourceRanges": lb.settings.source_ranges,
+        "redirectHttpToHttps": lb.settings.redirect_http_to_https,
+        "domains": lb.settings.domains,
+        "targets": lb.targets,
+        "subnetId": lb.subnet_id,
+    })
+}
+
+/// The plan of a load balancer update: DigitalOcean's update is a full representation (PUT), so
+/// every change of what it serves is one update of the load balancer where it stands, its
+/// address kept; the description is the tenant's own.
+pub fn load_balancer_update(before: &LoadBalancerRow, after: &LoadBalancerRow) -> Plan {
+    let mut plan = Plan::default();
+    let name = before.provider_name();
+    let (serde_json::Value::Object(from), serde_json::Value::Object(to)) =
+        (load_balancer_fields(before), load_balancer_fields(after))
+    else {
+        return plan;
+    };
+    for (field, value) in to {
+        let old = from.get(&field).cloned().unwrap_or_default();
+        if old == value {
+            continue;
+        }
+        if field == "description" {
+            plan.change(field, old, value, Effect::None, "recorded only: DigitalOcean is not asked");
+            continue;
+        }
+        let detail = format!("DigitalOcean updates load balancer {name} where it stands; its address stays");
+        plan.change(field.clone(), old, value, Effect::InPlace, detail);
+        plan.ask(Action::Update, DIGITALOCEAN, "load balancer", name.clone());
+        match field.as_str() {
+            "forwarding" => plan.disrupt("connections on the ports whose rules change are reset"),
+            "targets" => plan.disrupt("machines that leave the targets stop getting new connections"),
+            "sourceRanges" => plan.disrupt("clients outside the new source ranges are refused"),
+            _ => {}
+        }
+    }
+    plan
+}
+
+/// The plan of deleting a load balancer: its address goes with it.
+pub fn load_balancer_delete(lb: &LoadBalancerRow) -> Plan {
+    let mut plan = Plan::default();
+    let name = lb.provider_name();
+    plan.ask(Action::Delete, DIGITALOCEAN, "load balancer", name.clone());
+    deleted(&mut plan, lb.state.as_str(), format!("DigitalOcean deletes load balancer {name}"));
+    if !lb.address.is_empty() {
+        plan.disrupt(format!("address {} stops answering; a new load balancer gets another", lb.address));
+    }
+    plan.quota_effects.push("frees one load balancer of the pool's quota; its billing ends".into());
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_take_24_characters_of_the_id() {
+        assert_eq!(provider_name("bc-n", "net_0123456789abcdefghjkmnpqrs"), "bc-n-0123456789abcdefghjkmnpq");
+        assert_eq!(volume_name("pvol_0123456789abcdefghjkmnpqrs"), "bc-v-0123456789abcdefghjkmnpq");
+    }
+}
