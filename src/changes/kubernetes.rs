@@ -266,7 +266,7 @@ fn pool_step_effect(pool: &str, remote: &NodePool, step: &PoolStep) -> (&'static
             ),
             NodePoolChange::MachineType(machine) => ("machineType", recreated(&format!("machine type {machine}"))),
             NodePoolChange::DiskType(disk) => ("diskType", recreated(&format!("boot disk type {disk}"))),
-            NodePoolChange::DiskSizeGb(size) => ("diskGib", recreated(&format!("{size} GiB boot disks"))),
+            NodePoolChange::DiskSizeGb(size) => ("diskGiB", recreated(&format!("{size} GiB boot disks"))),
             NodePoolChange::Accelerators(list) if list.is_empty() => ("accelerators", recreated("no accelerators")),
             NodePoolChange::Accelerators(list) => {
                 let list: Vec<String> = list.iter().map(|(kind, n)| format!("{n} × {kind}")).collect();
@@ -322,7 +322,7 @@ fn run_pool_steps(
         let Some(step) = next_pool_step(spec, cluster, remote) else { return };
         let (field, effect, detail, disruption) = pool_step_effect(&spec.name, remote, &step);
         effects.entry(field).or_default().push((effect, detail));
-        plan.ask(Action::Update, GKE, "node pool", spec.name.clone());
+        plan.ask(Action::Update, GKE, "node pool", format!("{}/{}", cluster.name, spec.name));
         if let Some(disruption) = disruption {
             plan.disrupt(disruption);
         }
@@ -374,9 +374,9 @@ fn pool_fields(pool: &NodePoolRow) -> serde_json::Value {
         .collect();
     json!({
         "nodeCount": spec.node_count,
-        "autoscaling": spec.autoscaling.map(|(min, max)| json!({"minNodeCount": min, "maxNodeCount": max})),
+        "autoscaling": spec.autoscaling.map(|(min, max)| json!({"minNodes": min, "maxNodes": max})),
         "machineType": spec.machine_type,
-        "diskGib": spec.disk_gib,
+        "diskGiB": spec.disk_gib,
         "diskType": spec.disk_type,
         "accelerators": spec.accelerators.as_ref().map(|(kind, count)| json!({"type": kind, "count": count})),
         "zones": sorted(&spec.zones),

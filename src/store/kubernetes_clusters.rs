@@ -168,6 +168,15 @@ impl Store {
         crate::measured::store("cluster_fetch_in", self.resource_fetch_in(txn, id)).await
     }
 
+    /// A live cluster with its live pools, read inside the transaction that wrote it: what a
+    /// write answers, so that a rehearsal (whose transaction rolls back) answers what the write
+    /// would have.
+    async fn cluster_written_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<ClusterRow> {
+        let mut cluster = self.cluster_fetch_in(txn, id).await?.ok_or_else(|| Error::not_found("cluster", id))?;
+        cluster.node_pools = self.node_pool_list_in(txn, id, false).await?;
+        Ok(cluster)
+    }
+
     /// One cluster by id with its live pools (all pools if it is deleted).
     pub async fn cluster_fetch(&self, id: &str) -> Result<Option<ClusterRow>> {
         crate::measured::store("cluster_fetch", async {
@@ -319,8 +328,9 @@ impl Store {
             if provider_change {
                 self.work_enqueue_in(&mut txn, CLUSTER_KIND, &cluster.id, state.as_str(), deadline, now).await?;
             }
+            let written = self.cluster_written_in(&mut txn, &cluster.id).await?;
             self.commit_and_signal(txn).await?;
-            self.cluster_fetch(&cluster.id).await?.ok_or_else(|| Error::not_found("cluster", &cluster.id))
+            Ok(written)
         })
         .await
     }

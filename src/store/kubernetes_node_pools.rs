@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Any, AnyConnection, Row, Transaction};
 
 use super::{NewEvent, Store, conflict_on_unique};
 use crate::domain::lifecycle_events::LifecycleEvent;
@@ -141,28 +141,31 @@ impl Store {
     /// The pools of `cluster_id`, oldest first; deleted ones only with `include_deleted`.
     pub async fn node_pool_list(&self, cluster_id: &str, include_deleted: bool) -> Result<Vec<NodePoolRow>> {
         crate::measured::store("node_pool_list", async {
-            let sql = format!(
-                "SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE cluster_id = $1 AND ($2 = 1 \
-                 OR deleted_at IS NULL) ORDER BY created_at, id"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(cluster_id)
-                .bind(include_deleted as i64)
-                .fetch_all(&self.pool)
-                .await?;
-            rows.iter().map(pool_from_row).collect()
+            node_pools_on(&mut *self.pool.acquire().await?, cluster_id, include_deleted).await
         })
         .await
     }
 
+    /// [`Store::node_pool_list`] inside the caller's transaction.
+    pub(super) async fn node_pool_list_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        cluster_id: &str,
+        include_deleted: bool,
+    ) -> Result<Vec<NodePoolRow>> {
+        node_pools_on(txn, cluster_id, include_deleted).await
+    }
+
     /// One pool by id.
     pub async fn node_pool_fetch(&self, id: &str) -> Result<Option<NodePoolRow>> {
-        crate::measured::store("node_pool_fetch", async {
-            let sql = format!("SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE id = $1");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
-            row.as_ref().map(pool_from_row).transpose()
-        })
-        .await
+        crate::measured::store("node_pool_fetch", async { node_pool_on(&mut *self.pool.acquire().await?, id).await })
+            .await
+    }
+
+    /// One pool by id, read inside the transaction that wrote it: what a write answers, so that
+    /// a rehearsal (whose transaction rolls back) answers what the write would have.
+    async fn node_pool_written_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<NodePoolRow> {
+        node_pool_on(txn, id).await?.ok_or_else(|| Error::not_found("node pool", id))
     }
 
     /// Adds a pool to a live cluster: the pool `pending`, the cluster `updating`, the reconciler
@@ -172,8 +175,9 @@ impl Store {
             let mut txn = self.begin_write().await?;
             self.node_pool_insert_in(&mut txn, pool).await?;
             self.cluster_touch_in(&mut txn, &pool.cluster_id, pool.created_at, cluster_deadline).await?;
+            let written = self.node_pool_written_in(&mut txn, &pool.id).await?;
             self.commit_and_signal(txn).await?;
-            self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+            Ok(written)
         })
         .await
     }
@@ -206,8 +210,9 @@ impl Store {
                 )));
             }
             self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
+            let written = self.node_pool_written_in(&mut txn, &pool.id).await?;
             self.commit_and_signal(txn).await?;
-            self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+            Ok(written)
         })
         .await
     }
@@ -234,9 +239,10 @@ impl Store {
             if updated.rows_affected() > 0 {
                 self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
                 self.event_append_in(&mut txn, &node_pool_event(LifecycleEvent::Deleting, pool, now, "")).await?;
-                self.commit_and_signal(txn).await?;
             }
-            self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+            let written = self.node_pool_written_in(&mut txn, &pool.id).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(written)
         })
         .await
     }
@@ -287,4 +293,30 @@ pub fn node_pool_event(kind: LifecycleEvent, pool: &NodePoolRow, now: i64, messa
         time: now,
         data,
     }
+}
+
+/// The pools of `cluster_id` on `connection`, oldest first; deleted ones only with
+/// `include_deleted`.
+async fn node_pools_on(
+    connection: &mut AnyConnection,
+    cluster_id: &str,
+    include_deleted: bool,
+) -> Result<Vec<NodePoolRow>> {
+    let sql = format!(
+        "SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE cluster_id = $1 AND ($2 = 1 \
+         OR deleted_at IS NULL) ORDER BY created_at, id"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(cluster_id)
+        .bind(include_deleted as i64)
+        .fetch_all(connection)
+        .await?;
+    rows.iter().map(pool_from_row).collect()
+}
+
+/// One pool by id on `connection`.
+async fn node_pool_on(connection: &mut AnyConnection, id: &str) -> Result<Option<NodePoolRow>> {
+    let sql = format!("SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(connection).await?;
+    row.as_ref().map(pool_from_row).transpose()
 }

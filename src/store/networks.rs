@@ -327,8 +327,12 @@ impl Store {
             let event =
                 network_event(LifecycleEvent::Updated, &network, now, serde_json::json!({"changed": ["description"]}));
             self.event_append_in(&mut txn, &event).await?;
+            // Read in the transaction that wrote it: a rehearsal rolls it back.
+            let sql = format!("SELECT {SUBNET_COLUMNS} FROM subnets WHERE network_id = $1 ORDER BY created_at, id");
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_all(&mut *txn).await?;
+            let network = NetworkRow { subnets: rows.iter().map(subnet_from_row).collect::<Result<_>>()?, ..network };
             self.commit_and_signal(txn).await?;
-            self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
+            Ok(network)
         })
         .await
     }

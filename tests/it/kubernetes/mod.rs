@@ -15,6 +15,7 @@ mod lock_order;
 mod masks;
 mod node_pool_keys;
 mod nodepools;
+mod plan_reality;
 mod versions;
 mod violations;
 
