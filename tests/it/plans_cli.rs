@@ -80,15 +80,22 @@ async fn a_dry_run_of_a_machine_type_change_prints_the_rolling_plan_and_changes_
     assert_eq!((after["version"].clone(), after["machineType"].clone()), (before["version"].clone(), json!("e2-standard-4")));
     assert_eq!(after["state"], "ready", "{after}");
 
-    // Refused as the real update would be: the command fails naming the field, and still
-    // nothing changed.
-    let refused = [&update[..], &["--machine-type", "Bad Type", "--dry-run"]].concat();
+    // Refused as the real update would be (a zone outside the cluster's region): the plan
+    // names the field, the command fails, and still nothing changed.
+    let refused = [&update[..], &["--zone", "us-central1-a", "--dry-run"]].concat();
     let output = bc(&env, 80, &refused).await;
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    print!("a refused dry run:\n{stdout}{stderr}");
     assert!(!output.status.success(), "a refused dry run fails:\n{stdout}");
     assert!(stdout.starts_with("plan: refused — nothing was changed\n"), "{stdout}");
-    assert!(stdout.contains("\nx machineType: "), "the violation names the field: {stdout}");
-    assert!(stderr.contains("machineType"), "so does the error: {stderr}");
+    assert!(stdout.contains("\nx zones[0]: \"us-central1-a\" is not a zone of the cluster's region"), "{stdout}");
+    assert!(stderr.contains("would be refused (zones[0]: "), "so does the error: {stderr}");
+    assert!(widest(&stdout) <= 80, "{stdout}");
+    // A value the API's schema refuses fails the plan call itself, naming the field the same.
+    let malformed = [&update[..], &["--machine-type", "Bad Type", "--dry-run"]].concat();
+    let output = bc(&env, 80, &malformed).await;
+    assert!(!output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("machineType: must match"), "{output:?}");
     assert_eq!(pool(&env, &cluster, general).await["version"], before["version"]);
 }
 
