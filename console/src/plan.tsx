@@ -62,18 +62,24 @@ export function PlanView(props: { plan: Plan }) {
         </>
       )}
       {p.disruptions.length > 0 && (
-        <ul class="plan-disruptions" aria-label="Disruptions">
+        <>
+          <p class="plan-heading">What users notice</p>
+          <ul class="plan-disruptions" aria-label="Disruptions">
           {p.disruptions.map((d) => (
-            <li>{d}</li>
-          ))}
-        </ul>
+              <li>{d}</li>
+            ))}
+          </ul>
+        </>
       )}
       {p.quotaEffects.length > 0 && (
-        <ul class="plan-quota" aria-label="Quota effects">
-          {p.quotaEffects.map((q) => (
-            <li>{q}</li>
-          ))}
-        </ul>
+        <>
+          <p class="plan-heading">Quota and budget</p>
+          <ul class="plan-quota" aria-label="Quota effects">
+            {p.quotaEffects.map((q) => (
+              <li>{q}</li>
+            ))}
+          </ul>
+        </>
       )}
       {p.violations.length > 0 && (
         <ul class="problem" role="alert" aria-label="Violations">

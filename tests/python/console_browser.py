@@ -2,19 +2,19 @@
 
     console_browser.py <dev.json> <screenshot dir>
 
-As acme's admin: signs in, creates a cluster and sees it reach `ready` without the page
-reloading, downloads an admin kubeconfig that kubectl then uses, changes a node pool's machine type after
-confirming its rolling plan in a dialog, sees a load balancer's refusal
-on its field, creates the load balancer and deletes it, and makes a network, an instance and a
-certificate through their forms, and on a pool of its own account enrolls a bare-metal machine
-from bc dev's first fake BMC through the metal form (a refusal first, on the field it names),
-sees it and one enrolled on the API appear live, follows it to `manageable` live with exactly the
-verb buttons its view's `allowedVerbs` lists, and inspects it from its button. As acme's viewer: no create button anywhere, no
-enrolment and no verb. As the operator:
-makes a join token (its bearer shown once with the `bcd join` line), picks acme and deletes its
-cluster, gives a pool a substrate and sees it reach `ready` live with its flavors, hosted join
-token and messages, and the nodes it brought, and sees the audit trail and the usage chart (of
-the demo usage `bc dev` seeds) with acme's budget.
+As acme's admin: signs in, creates a cluster and sees it reach `ready` without the page reloading,
+downloads an admin kubeconfig that kubectl then uses, changes a node pool's machine type after
+confirming its rolling plan in a dialog, sees a load balancer's refusal on its field, creates the
+load balancer and deletes it, and makes a network, an instance and a certificate through their
+forms, and on a pool of its own account enrolls a bare-metal machine from bc dev's first fake BMC
+through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
+appear live, follows it to `manageable` live with exactly the verb buttons its view's `allowedVerbs`
+lists, and inspects it from its button. As acme's viewer: no create button anywhere, no enrolment
+and no verb. As the operator: makes a join token (its bearer shown once with the `bcd join` line),
+picks acme and deletes its cluster after its confirmation shows the delete's plan, gives a pool a
+substrate and sees it reach `ready` live with its flavors, hosted join token and messages, and the
+nodes it brought, and sees the audit trail and the usage chart (of the demo usage `bc dev` seeds)
+with acme's budget.
 Each page is screenshot into the directory and checked by axe-core: no serious or critical
 violation. Prints a JSON summary; any failed expectation raises.
 """
@@ -399,6 +399,11 @@ def operator_deletes_the_cluster(run: Run, cluster_id: str) -> None:
     page.get_by_label("Tenant").select_option("acme")
     run.go(f"clusters/{cluster_id}")
     page.get_by_role("button", name="Delete cluster").click()
+    # The confirmation shows what the delete does: the cluster and its pools go at GKE.
+    plan = page.locator(".confirm .plan")
+    expect(plan).to_have_attribute("data-effect", "delete")
+    expect(plan.get_by_role("list", name="Provider objects")).to_contain_text("delete gke cluster")
+    run.look("cluster-delete-plan")
     page.get_by_role("button", name="Yes, delete cluster").click()
     expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "deleted", timeout=TIMEOUT_MS)
     run.look("cluster-deleted")
