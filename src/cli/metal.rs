@@ -256,7 +256,8 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
             client.update(request).await
         }
         MetalCommand::Delete { machine: m, dry_run } => {
-            let request = DeleteMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone(), validate_only: false };
+            let request =
+                DeleteMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone(), validate_only: false };
             if dry_run.dry_run {
                 return plan::show(cli, &answer(client.plan(request.planned()).await)?);
             }

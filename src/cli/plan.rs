@@ -194,7 +194,14 @@ mod tests {
             "~ machineType: \"e2-standard-4\" -> \"e2-standard-8\"  (rolling: GKE recreates every node of pool \
              general, one surge node at a time)"
         );
-        assert_eq!(lines[2..], ["provider objects:", "  update gke node pool bc-k-0123456789abcdef/general", "! every node of pool general is drained and recreated"]);
+        assert_eq!(
+            lines[2..],
+            [
+                "provider objects:",
+                "  update gke node pool bc-k-0123456789abcdef/general",
+                "! every node of pool general is drained and recreated"
+            ]
+        );
     }
 
     #[test]

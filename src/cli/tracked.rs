@@ -1,9 +1,9 @@
-//! The commands every asynchronous resource has alike, written once for any kind: `list`,
-//! `get`, `delete` (with `--wait`), the flags a create starts and ends with, and the `--wait` of
-//! its create and update ([`show`]). A kind is its message with an `impl` of [`Tracked`]: its
-//! client, its four requests and the words of its help, which [`tracked!`] writes from a table.
-//! A kind's file keeps its own commands (update and the rest), its create's own flags and their
-//! help; its enum names these shared ones:
+//! The commands every asynchronous resource has alike, written once for any kind: `list`, `get`,
+//! `delete` (with `--wait`, and `--dry-run` that prints its plan), the flags a create starts and
+//! ends with, and the `--wait` of its create and update ([`show`]). A kind is its message with an
+//! `impl` of [`Tracked`]: its client, its four requests and the words of its help, which
+//! [`tracked!`] writes from a table. A kind's file keeps its own commands (update and the rest),
+//! its create's own flags and their help; its enum names these shared ones:
 //!
 //! ```text
 //! /// Shows one network with its subnets.

@@ -37,13 +37,20 @@ async fn ready_cluster(env: &Env, name: &str) -> (String, Value) {
     let created = env.ok("/api/compute/kubernetesClusters/create", standard(name, name)).await;
     let id = created["id"].as_str().unwrap().to_owned();
     let (ready, _) = env.wait_cluster_state(&id, "ready", Duration::from_secs(30)).await;
-    let pools = ready["nodePools"].as_array().unwrap().iter().map(|p| (p["name"].as_str().unwrap().to_owned(), p["id"].clone()));
+    let pools = ready["nodePools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap().to_owned(), p["id"].clone()));
     (id, pools.collect::<serde_json::Map<_, _>>().into())
 }
 
 async fn pool(env: &Env, cluster: &str, pool: &str) -> Value {
-    env.ok("/api/compute/kubernetesNodePools/get", json!({"tenantId": "acme", "clusterId": cluster, "nodePoolId": pool}))
-        .await
+    env.ok(
+        "/api/compute/kubernetesNodePools/get",
+        json!({"tenantId": "acme", "clusterId": cluster, "nodePoolId": pool}),
+    )
+    .await
 }
 
 fn widest(text: &str) -> usize {
@@ -77,7 +84,10 @@ async fn a_dry_run_of_a_machine_type_change_prints_the_rolling_plan_and_changes_
     assert_eq!(plan["changes"][0]["field"], "machineType", "{plan}");
 
     let after = pool(&env, &cluster, general).await;
-    assert_eq!((after["version"].clone(), after["machineType"].clone()), (before["version"].clone(), json!("e2-standard-4")));
+    assert_eq!(
+        (after["version"].clone(), after["machineType"].clone()),
+        (before["version"].clone(), json!("e2-standard-4"))
+    );
     assert_eq!(after["state"], "ready", "{after}");
 
     // Refused as the real update would be (a zone outside the cluster's region): the plan
@@ -116,12 +126,17 @@ async fn a_dry_run_of_a_delete_prints_the_provider_objects_and_the_resource_stay
     let text = succeeded(&args, &bc(&env, 80, &args).await);
     print!("bc clusters delete --dry-run:\n{text}");
     assert!(text.starts_with("plan: delete — nothing was changed\n"), "{text}");
-    let objects: Vec<&str> = text.lines().skip_while(|l| *l != "provider objects:").skip(1).take_while(|l| l.starts_with("  ")).collect();
+    let objects: Vec<&str> =
+        text.lines().skip_while(|l| *l != "provider objects:").skip(1).take_while(|l| l.starts_with("  ")).collect();
     assert!(objects.iter().any(|o| o.starts_with("  delete gke cluster ")), "{text}");
     assert!(objects.iter().filter(|o| o.starts_with("  delete gke node pool ")).count() == 2, "both pools go: {text}");
     assert!(widest(&text) <= 80, "{text}");
 
     let still = env.ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": cluster})).await;
-    assert_eq!((still["state"].as_str(), still["nodePools"].as_array().map(Vec::len)), (Some("ready"), Some(2)), "{still}");
+    assert_eq!(
+        (still["state"].as_str(), still["nodePools"].as_array().map(Vec::len)),
+        (Some("ready"), Some(2)),
+        "{still}"
+    );
     assert_eq!(pool(&env, &cluster, batch).await["state"], "ready");
 }
