@@ -3,6 +3,7 @@
 
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
+import { type Plan, PlanView } from "./plan.js";
 import { ApiError } from "./session.js";
 
 /** A protobuf timestamp as the generated messages carry it. */
@@ -181,32 +182,48 @@ export function Failure(props: { error: ApiError | null }) {
   );
 }
 
-/** A delete (or `verb`: revoke) button that asks once more before calling `onDelete`. */
-export function DeleteButton(props: { what: string; verb?: string; onDelete: () => Promise<unknown> }) {
+/**
+ * A delete (or `verb`: revoke) button that asks once more before calling `onDelete`; with `plan`,
+ * the question shows what the delete would do, and a refused plan's violations instead of a yes.
+ */
+export function DeleteButton(props: { what: string; verb?: string; onDelete: () => Promise<unknown>; plan?: () => Promise<Plan> }) {
   const verb = props.verb ?? "Delete";
   const [asking, setAsking] = useState(false);
+  const [plan, setPlan] = useState<Plan | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
+  const ask = () => {
+    setAsking(true);
+    setPlan(null);
+    setError(null);
+    props.plan?.().then(setPlan, (e) => setError(ApiError.from(e)));
+  };
   if (!asking) {
     return (
-      <button class="danger" type="button" onClick={() => setAsking(true)}>
+      <button class="danger" type="button" onClick={ask}>
         {verb} {props.what}
       </button>
     );
   }
+  const refused = plan?.effect === "refused";
+  const waiting = props.plan !== undefined && plan === null && error === null;
   return (
     <span class="confirm">
-      <button
-        class="danger"
-        type="button"
-        onClick={() =>
-          props.onDelete().then(
-            () => setAsking(false),
-            (e) => setError(ApiError.from(e)),
-          )
-        }
-      >
-        Yes, {verb.toLowerCase()} {props.what}
-      </button>
+      {plan && <PlanView plan={plan} />}
+      {!refused && (
+        <button
+          class="danger"
+          type="button"
+          disabled={waiting}
+          onClick={() =>
+            props.onDelete().then(
+              () => setAsking(false),
+              (e) => setError(ApiError.from(e)),
+            )
+          }
+        >
+          Yes, {verb.toLowerCase()} {props.what}
+        </button>
+      )}
       <button type="button" onClick={() => setAsking(false)}>
         Keep it
       </button>

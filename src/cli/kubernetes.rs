@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::follow::{answer, field};
+use super::plan::{self, Change, DryRun};
 use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, follow, print_list, show, tracked};
 use super::{Cli, connect, output};
 use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
@@ -87,8 +88,10 @@ pub enum ClustersCommand {
         #[arg(long)]
         description: Option<String>,
         /// Follow the cluster until it is ready again.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "dry_run")]
         wait: bool,
+        #[command(flatten)]
+        dry_run: DryRun,
     },
     /// Deletes a cluster; with `--wait`, follows it until it is deleted.
     Delete(DeleteCommand<KubernetesCluster>),
@@ -215,8 +218,10 @@ pub enum NodePoolsCommand {
         #[arg(long, conflicts_with = "taints")]
         clear_taints: bool,
         /// Follow the cluster until it is ready again.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "dry_run")]
         wait: bool,
+        #[command(flatten)]
+        dry_run: DryRun,
     },
     /// Deletes a node pool.
     Delete {
@@ -228,6 +233,8 @@ pub enum NodePoolsCommand {
         cluster: String,
         /// The node pool.
         node_pool_id: String,
+        #[command(flatten)]
+        dry_run: DryRun,
     },
 }
 
@@ -343,6 +350,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
             clear_authorized_networks,
             description,
             wait,
+            dry_run,
         } => {
             let request = UpdateKubernetesClusterRequest {
                 update_mask: update_mask(&[
@@ -359,6 +367,9 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                 description: description.clone(),
                 ..Default::default()
             };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
             (answer(client.update(request).await)?, tenant, wait.then_some("ready"))
         }
         ClustersCommand::List { tenant, include_deleted } => {
@@ -474,6 +485,7 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             taints,
             clear_taints,
             wait,
+            dry_run,
         } => {
             let autoscaling = autoscaling
                 .as_deref()
@@ -511,6 +523,9 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 taints: taints.iter().map(|t| parse_taint(t)).collect::<Result<_, _>>()?,
                 ..Default::default()
             };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
             let updated = client.update(request).await;
             if *wait && updated.is_ok() {
                 let clusters = KubernetesClustersClient::new(connect(cli).await?);
@@ -518,13 +533,16 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             }
             updated
         }
-        NodePoolsCommand::Delete { tenant, cluster, node_pool_id } => {
+        NodePoolsCommand::Delete { tenant, cluster, node_pool_id, dry_run } => {
             let request = DeleteKubernetesNodePoolRequest {
                 tenant_id: tenant.clone(),
                 cluster_id: cluster.clone(),
                 node_pool_id: node_pool_id.clone(),
                 validate_only: false,
             };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
             client.delete(request).await
         }
         NodePoolsCommand::List { tenant, cluster } => {

@@ -5,6 +5,7 @@ use prost_types::FieldMask;
 use serde_json::Value;
 
 use super::follow::{answer, field};
+use super::plan::{self, Change, DryRun};
 use super::tracked::{CreateCommand, DeleteCommand, GetCommand, ListCommand, show, tracked};
 use super::{Cli, connect};
 use crate::proto::compute::load_balancers_client::LoadBalancersClient;
@@ -100,8 +101,10 @@ pub enum LoadBalancersCommand {
         #[arg(long)]
         set_domains: bool,
         /// Follow it until it is ready again.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "dry_run")]
         wait: bool,
+        #[command(flatten)]
+        dry_run: DryRun,
     },
     /// Deletes a load balancer; with `--wait`, follows it until it is deleted.
     Delete(DeleteCommand<LoadBalancer>),
@@ -277,6 +280,7 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
             clear_sticky_sessions,
             set_domains,
             wait,
+            dry_run,
         } => {
             let parts = UpdateLoadBalancerRequest { redirect_http_to_https: *redirect_http_to_https, ..parts.parse()? };
             // The mask says what the flags change, empty lists and parts turned off included.
@@ -286,6 +290,9 @@ pub async fn run(cli: &Cli, command: &LoadBalancersCommand) -> Result<(), String
                 load_balancer_id: load_balancer_id.clone(),
                 ..parts
             };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
             let load_balancer = answer(client.update(request).await)?;
             show(cli, &client, tenant, load_balancer, wait.then_some("ready")).await
         }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::follow::answer;
 use super::kubernetes::parse_label;
+use super::plan::{self, Change, DryRun};
 use super::{Cli, connect, output};
 use crate::proto::compute::{
     CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
@@ -105,9 +106,16 @@ pub enum MetalCommand {
         /// Accept any certificate from the BMC (`true` or `false`).
         #[arg(long)]
         insecure: Option<bool>,
+        #[command(flatten)]
+        dry_run: DryRun,
     },
     /// Deletes a machine that is manageable, enrollFailed or retired.
-    Delete(MachineArgs),
+    Delete {
+        #[command(flatten)]
+        machine: MachineArgs,
+        #[command(flatten)]
+        dry_run: DryRun,
+    },
     /// Reads the machine's inventory through its BMC.
     Inspect(MachineArgs),
     /// Commissions the machine: boot order, disk erase, firmware and inventory checks.
@@ -221,6 +229,7 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
             prompt_password: prompt,
             ca_certificate_file,
             insecure,
+            dry_run,
         } => {
             let password = match (password_file, prompt) {
                 (Some(path), _) => Some(read_secret_file(path)?),
@@ -241,16 +250,18 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
                 update_mask: None,
                 validate_only: false,
             };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
             client.update(request).await
         }
-        MetalCommand::Delete(m) => {
-            client
-                .delete(DeleteMetalRequest {
-                    pool_id: m.pool.clone(),
-                    node_id: m.node_id.clone(),
-                    validate_only: false,
-                })
-                .await
+        MetalCommand::Delete { machine: m, dry_run } => {
+            let request =
+                DeleteMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone(), validate_only: false };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
+            client.delete(request).await
         }
         MetalCommand::Inspect(m) => {
             client.inspect(InspectMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
@@ -292,12 +303,12 @@ impl MetalCommand {
             MetalCommand::Enroll { wait, .. } => *wait,
             MetalCommand::List { .. } => false,
             MetalCommand::Get(m)
-            | MetalCommand::Delete(m)
             | MetalCommand::Inspect(m)
             | MetalCommand::Commission(m)
             | MetalCommand::Release(m)
             | MetalCommand::Retire(m) => m.wait,
             MetalCommand::Update { machine: m, .. }
+            | MetalCommand::Delete { machine: m, .. }
             | MetalCommand::Deploy { machine: m, .. }
             | MetalCommand::Rescue { machine: m, .. } => m.wait,
         }

@@ -28,6 +28,7 @@ mod metal;
 mod nodes;
 mod offers;
 mod output;
+mod plan;
 mod pools;
 mod projects;
 mod quotas;

@@ -1,9 +1,9 @@
-//! The commands every asynchronous resource has alike, written once for any kind: `list`,
-//! `get`, `delete` (with `--wait`), the flags a create starts and ends with, and the `--wait` of
-//! its create and update ([`show`]). A kind is its message with an `impl` of [`Tracked`]: its
-//! client, its four requests and the words of its help, which [`tracked!`] writes from a table.
-//! A kind's file keeps its own commands (update and the rest), its create's own flags and their
-//! help; its enum names these shared ones:
+//! The commands every asynchronous resource has alike, written once for any kind: `list`, `get`,
+//! `delete` (with `--wait`, and `--dry-run` that prints its plan), the flags a create starts and
+//! ends with, and the `--wait` of its create and update ([`show`]). A kind is its message with an
+//! `impl` of [`Tracked`]: its client, its four requests and the words of its help, which
+//! [`tracked!`] writes from a table. A kind's file keeps its own commands (update and the rest),
+//! its create's own flags and their help; its enum names these shared ones:
 //!
 //! ```text
 //! /// Shows one network with its subnets.
@@ -17,6 +17,7 @@ use prost::Message;
 use serde_json::Value;
 
 use super::follow::{Followed, field};
+use super::plan::{self, DryRun};
 use super::{Cli, output};
 
 /// The words a kind's shared commands have in their help, without the final period that clap
@@ -64,6 +65,13 @@ pub trait Tracked: Message + Sized + 'static {
     /// Asks for the deletion of the resource `id`; answers it as it is now.
     fn delete(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
 
+    /// What the deletion of the resource `id` would do, changing nothing.
+    fn plan_delete(
+        client: &mut Self::Client,
+        tenant_id: String,
+        id: String,
+    ) -> impl Future<Output = Result<crate::proto::compute::Plan, String>>;
+
     /// The tenant's resources, of the pool `pool_id` when it is not empty.
     fn list(
         client: &mut Self::Client,
@@ -99,7 +107,8 @@ pub struct GetCommand<K: Tracked> {
     kind: PhantomData<K>,
 }
 
-/// `delete`: asks for a resource's deletion; `--wait` follows it until it is deleted.
+/// `delete`: asks for a resource's deletion; `--wait` follows it until it is deleted,
+/// `--dry-run` shows its plan instead.
 #[derive(clap::Args, Debug)]
 pub struct DeleteCommand<K: Tracked> {
     /// The tenant.
@@ -107,8 +116,10 @@ pub struct DeleteCommand<K: Tracked> {
     tenant: String,
     #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1)]
     id: String,
-    #[arg(long, help = K::HELP.wait_deleted)]
+    #[arg(long, help = K::HELP.wait_deleted, conflicts_with = "dry_run")]
     wait: bool,
+    #[command(flatten)]
+    dry_run: DryRun,
     #[arg(skip)]
     kind: PhantomData<K>,
 }
@@ -165,8 +176,12 @@ impl<K: Tracked> GetCommand<K> {
 }
 
 impl<K: Tracked> DeleteCommand<K> {
-    /// Prints the resource as the deletion left it, or once deleted with `--wait`.
+    /// Prints the resource as the deletion left it, or once deleted with `--wait`; with
+    /// `--dry-run`, the deletion's plan.
     pub async fn run(&self, cli: &Cli, client: &mut K::Client) -> Result<(), String> {
+        if self.dry_run.dry_run {
+            return plan::show(cli, &K::plan_delete(client, self.tenant.clone(), self.id.clone()).await?);
+        }
         let resource = K::delete(client, self.tenant.clone(), self.id.clone()).await?;
         show(cli, client, &self.tenant, resource, self.wait.then_some("deleted")).await
     }
@@ -265,6 +280,16 @@ macro_rules! tracked {
 
             async fn delete(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {
                 $crate::cli::follow::answer(client.delete($delete { tenant_id, $id, validate_only: false }).await)
+            }
+
+            async fn plan_delete(
+                client: &mut Self::Client,
+                tenant_id: String,
+                $id: String,
+            ) -> Result<$crate::proto::compute::Plan, String> {
+                use $crate::cli::plan::Change;
+                let request = $delete { tenant_id, $id, validate_only: false };
+                $crate::cli::follow::answer(client.plan(request.planned()).await)
             }
 
             async fn list(

@@ -2,6 +2,7 @@
 //! (after a create, an update, an attach or a detach) or deleted.
 
 use super::follow::{answer, state_and_message};
+use super::plan::{self, Change, DryRun};
 use super::tracked::{CreateCommand, DeleteCommand, GetCommand, ListCommand, show, tracked};
 use super::{Cli, connect};
 use crate::proto::compute::volumes_client::VolumesClient;
@@ -72,6 +73,8 @@ pub enum VolumesCommand {
         /// The new description.
         #[arg(long)]
         description: Option<String>,
+        #[command(flatten)]
+        dry_run: DryRun,
     },
     /// Attaches a volume to an instance in its region.
     Attach {
@@ -112,7 +115,7 @@ pub async fn run(cli: &Cli, command: &VolumesCommand) -> Result<(), String> {
             };
             return create.run(cli, &mut client, request).await;
         }
-        VolumesCommand::Update { target, size_gigabytes, description } => {
+        VolumesCommand::Update { target, size_gigabytes, description, dry_run } => {
             let request = UpdateVolumeRequest {
                 tenant_id: target.tenant.clone(),
                 volume_id: target.volume_id.clone(),
@@ -121,6 +124,9 @@ pub async fn run(cli: &Cli, command: &VolumesCommand) -> Result<(), String> {
                 update_mask: None,
                 validate_only: false,
             };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
             (target, answer(client.update(request).await)?)
         }
         VolumesCommand::Attach { target, instance } => {

@@ -3,6 +3,7 @@
 //! PEMs are read from files, so a private key never sits on a command line.
 
 use super::follow::{answer, state_and_message};
+use super::plan::{self, Change, DryRun};
 use super::tracked::{CreateCommand, DeleteCommand, GetCommand, ListCommand, show, tracked};
 use super::{Cli, connect};
 use crate::proto::compute::certificates_client::CertificatesClient;
@@ -59,6 +60,8 @@ pub enum NetworksCommand {
         /// The new description.
         #[arg(long)]
         description: String,
+        #[command(flatten)]
+        dry_run: DryRun,
     },
     /// Deletes a network with nothing on it; with `--wait`, follows it until it is deleted.
     Delete(DeleteCommand<Network>),
@@ -99,7 +102,7 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
             };
             create.run(cli, &mut client, request).await
         }
-        NetworksCommand::Update { tenant, network_id, description } => {
+        NetworksCommand::Update { tenant, network_id, description, dry_run } => {
             let request = UpdateNetworkRequest {
                 update_mask: None,
                 tenant_id: tenant.clone(),
@@ -107,6 +110,9 @@ pub async fn networks(cli: &Cli, command: &NetworksCommand) -> Result<(), String
                 description: Some(description.clone()),
                 validate_only: false,
             };
+            if dry_run.dry_run {
+                return plan::show(cli, &answer(client.plan(request.planned()).await)?);
+            }
             let network = answer(client.update(request).await)?;
             show(cli, &client, tenant, network, None).await
         }

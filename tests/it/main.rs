@@ -23,6 +23,7 @@ mod metal;
 mod metal_drivers;
 mod metrics;
 mod nodes;
+mod plans_cli;
 mod provider;
 mod readme_recipe;
 mod scale_out;

@@ -2,18 +2,19 @@
 
     console_browser.py <dev.json> <screenshot dir>
 
-As acme's admin: signs in, creates a cluster and sees it reach `ready` without the page
-reloading, downloads an admin kubeconfig that kubectl then uses, sees a load balancer's refusal
-on its field, creates the load balancer and deletes it, and makes a network, an instance and a
-certificate through their forms, and on a pool of its own account enrolls a bare-metal machine
-from bc dev's first fake BMC through the metal form (a refusal first, on the field it names),
-sees it and one enrolled on the API appear live, follows it to `manageable` live with exactly the
-verb buttons its view's `allowedVerbs` lists, and inspects it from its button. As acme's viewer: no create button anywhere, no
-enrolment and no verb. As the operator:
-makes a join token (its bearer shown once with the `bcd join` line), picks acme and deletes its
-cluster, gives a pool a substrate and sees it reach `ready` live with its flavors, hosted join
-token and messages, and the nodes it brought, and sees the audit trail and the usage chart (of
-the demo usage `bc dev` seeds) with acme's budget.
+As acme's admin: signs in, creates a cluster and sees it reach `ready` without the page reloading,
+downloads an admin kubeconfig that kubectl then uses, changes a node pool's machine type after
+confirming its rolling plan in a dialog, sees a load balancer's refusal on its field, creates the
+load balancer and deletes it, and makes a network, an instance and a certificate through their
+forms, and on a pool of its own account enrolls a bare-metal machine from bc dev's first fake BMC
+through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
+appear live, follows it to `manageable` live with exactly the verb buttons its view's `allowedVerbs`
+lists, and inspects it from its button. As acme's viewer: no create button anywhere, no enrolment
+and no verb. As the operator: makes a join token (its bearer shown once with the `bcd join` line),
+picks acme and deletes its cluster after its confirmation shows the delete's plan, gives a pool a
+substrate and sees it reach `ready` live with its flavors, hosted join token and messages, and the
+nodes it brought, and sees the audit trail and the usage chart (of the demo usage `bc dev` seeds)
+with acme's budget.
 Each page is screenshot into the directory and checked by axe-core: no serious or critical
 violation. Prints a JSON summary; any failed expectation raises.
 """
@@ -111,6 +112,31 @@ def kubeconfig_works(run: Run, cluster_id: str, workdir: Path) -> str:
     assert nodes.returncode == 0, f"kubectl: {nodes.stderr}"
     assert "Ready" in nodes.stdout, nodes.stdout
     return nodes.stdout
+
+
+def machine_type_change_confirmed_with_its_plan(run: Run, cluster_id: str) -> str:
+    """A new machine type recreates every node: the console shows the rolling plan first."""
+    page = run.page
+    run.go(f"clusters/{cluster_id}")
+    page.get_by_label("Machine type of general", exact=True).fill("e2-standard-8")
+    page.get_by_role("form", name="Change node pool general").get_by_role("button", name="Change").click()
+    dialog = page.get_by_role("dialog", name="Change node pool general?")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator(".plan")).to_have_attribute("data-effect", "rolling")
+    expect(dialog.get_by_role("list", name="Changes")).to_contain_text('machineType: "e2-standard-4" → "e2-standard-8" rolling')
+    expect(dialog.get_by_role("list", name="Provider objects")).to_contain_text("update gke node pool")
+    expect(dialog.get_by_role("list", name="Disruptions")).not_to_be_empty()
+    # Nothing is sent before the confirmation.
+    expect(page.get_by_role("table", name="Node pools").get_by_role("row", name=re.compile("general"))).to_contain_text("e2-standard-4")
+    run.look("node-pool-plan")
+    dialog.screenshot(path=str(run.shots / "node-pool-plan-dialog.png"))
+    effect = dialog.locator(".plan").get_attribute("data-effect")
+    dialog.get_by_role("button", name="Apply the change").click()
+    expect(dialog).to_be_hidden()
+    row = page.get_by_role("table", name="Node pools").get_by_role("row", name=re.compile("general"))
+    expect(row).to_contain_text("e2-standard-8")
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "ready", timeout=2 * TIMEOUT_MS)
+    return effect
 
 
 def load_balancer_refused_then_made_and_deleted(run: Run) -> str:
@@ -373,6 +399,11 @@ def operator_deletes_the_cluster(run: Run, cluster_id: str) -> None:
     page.get_by_label("Tenant").select_option("acme")
     run.go(f"clusters/{cluster_id}")
     page.get_by_role("button", name="Delete cluster").click()
+    # The confirmation shows what the delete does: the cluster and its pools go at GKE.
+    plan = page.locator(".confirm .plan")
+    expect(plan).to_have_attribute("data-effect", "delete")
+    expect(plan.get_by_role("list", name="Provider objects")).to_contain_text("delete gke cluster")
+    run.look("cluster-delete-plan")
     page.get_by_role("button", name="Yes, delete cluster").click()
     expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "deleted", timeout=TIMEOUT_MS)
     run.look("cluster-deleted")
@@ -425,6 +456,7 @@ def main() -> None:
         expect(page.get_by_label("Signed in as")).to_contain_text("user of acme")
         cluster_id = cluster_reaches_ready_live(run)
         nodes = kubeconfig_works(run, cluster_id, Path(workdir))
+        plan = machine_type_change_confirmed_with_its_plan(run, cluster_id)
         refusal = load_balancer_refused_then_made_and_deleted(run)
         the_other_resources_made(run)
         metal_pool = a_metal_pool(dev)
@@ -445,7 +477,7 @@ def main() -> None:
 
     assert not errors, f"the page threw: {errors}"
     assert not run.findings, "axe-core found serious violations:\n" + "\n".join(run.findings)
-    print(json.dumps({"cluster": cluster_id, "kubectlNodes": len(nodes.splitlines()) - 1, "refusal": refusal, "metal": metal, "pages": run.pages}))
+    print(json.dumps({"cluster": cluster_id, "kubectlNodes": len(nodes.splitlines()) - 1, "plan": plan, "refusal": refusal, "metal": metal, "pages": run.pages}))
 
 
 if __name__ == "__main__":

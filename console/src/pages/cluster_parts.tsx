@@ -1,4 +1,4 @@
-// The parts of a cluster's detail page: its node pools (add, resize, remove), the kubeconfig
+// The parts of a cluster's detail page: its node pools (add, change after a plan, remove), the kubeconfig
 // download by role with its expiry, and its events as they happen.
 
 import { useState } from "preact/hooks";
@@ -7,27 +7,46 @@ import type {
   KubernetesNodePool,
 } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { useLive } from "../live.js";
+import { usePlanGate } from "../plan.js";
 import type { Page } from "../routes.js";
 import { DeleteButton, Failure, Field, NONE, type Refusal, State, Table, Unplaced, When, idempotencyKey, refusal, toDate, useLoad } from "../ui.js";
 
-/** Resizes one node pool: nodes per zone. */
-function Resize(props: { page: Page; pool: KubernetesNodePool; onDone: () => void }) {
+/**
+ * Changes one node pool: nodes per zone and machine type. The change is planned first: a rolling
+ * one (a new machine type recreates every node) is confirmed in a dialog showing the plan, a
+ * refused one shows its violations on the fields, and neither is sent until then.
+ */
+function ChangePool(props: { page: Page; pool: KubernetesNodePool; onDone: () => void }) {
   const { session, tenant } = props.page;
   const [count, setCount] = useState(String(props.pool.nodeCount));
+  const [machineType, setMachineType] = useState(props.pool.machineType);
   const [problem, setProblem] = useState<Refusal>(NONE);
+  const pools = session.client.kubernetesNodePools;
+  const { gate, dialog } = usePlanGate(setProblem, (error) => setProblem(refusal(error)));
   const submit = (e: Event) => {
     e.preventDefault();
-    session.client.kubernetesNodePools
-      .update({ tenantId: tenant, clusterId: props.pool.clusterId, nodePoolId: props.pool.id, nodeCount: Number(count) })
-      .then(() => (setProblem(NONE), props.onDone()), (error) => setProblem(refusal(error)));
+    const change = {
+      tenantId: tenant,
+      clusterId: props.pool.clusterId,
+      nodePoolId: props.pool.id,
+      nodeCount: Number(count),
+      ...(machineType !== props.pool.machineType ? { machineType } : {}),
+    };
+    const send = () => pools.update(change).then(() => (setProblem(NONE), props.onDone()), (error) => setProblem(refusal(error)));
+    gate(`Change node pool ${props.pool.name}?`, () => pools.plan({ change: { case: "update", value: change } }), send);
   };
+  const label = (what: string) => `${what} of ${props.pool.name}`;
   return (
-    <form class="inline" onSubmit={submit}>
-      <Field label={`Nodes per zone of ${props.pool.name}`} name="nodeCount" refusal={problem}>
+    <form class="inline" onSubmit={submit} aria-label={`Change node pool ${props.pool.name}`}>
+      <Field label={label("Nodes per zone")} name="nodeCount" refusal={problem}>
         {(a) => <input {...a} type="number" min={0} max={1000} value={count} onInput={(e) => setCount(e.currentTarget.value)} />}
       </Field>
-      <button type="submit">Resize</button>
-      <Unplaced refusal={problem} placed={["nodeCount"]} />
+      <Field label={label("Machine type")} name="machineType" refusal={problem}>
+        {(a) => <input {...a} type="text" size={14} value={machineType} onInput={(e) => setMachineType(e.currentTarget.value)} />}
+      </Field>
+      <button type="submit">Change</button>
+      <Unplaced refusal={problem} placed={["nodeCount", "machineType"]} />
+      {dialog}
     </form>
   );
 }
@@ -82,10 +101,15 @@ export function NodePools(props: { page: Page; cluster: KubernetesCluster; onCha
                   cell: (p: KubernetesNodePool) =>
                     p.state === "deleting" ? null : (
                       <>
-                        <Resize page={props.page} pool={p} onDone={props.onChange} />
+                        <ChangePool page={props.page} pool={p} onDone={props.onChange} />
                         {c.nodePools.length > 1 && (
                           <DeleteButton
                             what={`pool ${p.name}`}
+                            plan={() =>
+                              session.client.kubernetesNodePools.plan({
+                                change: { case: "delete", value: { tenantId: tenant, clusterId: c.id, nodePoolId: p.id } },
+                              })
+                            }
                             onDelete={() =>
                               session.client.kubernetesNodePools
                                 .delete({ tenantId: tenant, clusterId: c.id, nodePoolId: p.id })

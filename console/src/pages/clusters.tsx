@@ -84,6 +84,7 @@ export function ClusterDetail(props: { page: Page; id: string }) {
             {writable && c.state !== "deleting" && c.state !== "deleted" && !gone && (
               <DeleteButton
                 what="cluster"
+                plan={() => session.client.kubernetesClusters.plan({ change: { case: "delete", value: { tenantId: tenant, clusterId: c.id } } })}
                 onDelete={() =>
                   session.client.kubernetesClusters.delete({ tenantId: tenant, clusterId: c.id }).then(() => {
                     setGone(true);

@@ -264,7 +264,12 @@ function Verbs(props: { page: Page; machine: MetalMachine; onDone: () => void })
         if (confirm) {
           return (
             <span data-verb={verb}>
-              <DeleteButton verb={label} what="machine" onDelete={() => act(verb)} />
+              <DeleteButton
+                verb={label}
+                what="machine"
+                plan={verb === "delete" ? () => metal.plan({ change: { case: "delete", value: target } }) : undefined}
+                onDelete={() => act(verb)}
+              />
             </span>
           );
         }

@@ -4,6 +4,7 @@
 
 import type { ComponentChildren, FunctionComponent } from "preact";
 import { useLive } from "../live.js";
+import type { Plan } from "../plan.js";
 import type { Page } from "../routes.js";
 import { type Column, DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { CertificateForm, InstanceForm, LoadBalancerForm, NetworkForm, VolumeForm } from "./resource_forms.js";
@@ -29,6 +30,8 @@ export interface Kind {
   list: (page: Page) => Promise<Resource[]>;
   get: (page: Page, id: string) => Promise<Resource>;
   remove: (page: Page, id: string) => Promise<unknown>;
+  /** The plan of its delete. */
+  planRemove: (page: Page, id: string) => Promise<Plan>;
   /** The columns after name and state. */
   columns: Column<any>[];
   /** What the detail page shows after the common fields. */
@@ -48,6 +51,7 @@ export const KINDS: Kind[] = [
     list: (p) => c(p).loadBalancers.list({ tenantId: t(p) }).then((l) => l.loadBalancers),
     get: (p, id) => c(p).loadBalancers.get({ tenantId: t(p), loadBalancerId: id }),
     remove: (p, id) => c(p).loadBalancers.delete({ tenantId: t(p), loadBalancerId: id }),
+    planRemove: (p, id) => c(p).loadBalancers.plan({ change: { case: "delete", value: { tenantId: t(p), loadBalancerId: id } } }),
     columns: [
       { header: "Scope", cell: (r) => r.scope },
       { header: "Region", cell: (r) => r.region || "—" },
@@ -72,6 +76,7 @@ export const KINDS: Kind[] = [
     list: (p) => c(p).networks.list({ tenantId: t(p) }).then((l) => l.networks),
     get: (p, id) => c(p).networks.get({ tenantId: t(p), networkId: id }),
     remove: (p, id) => c(p).networks.delete({ tenantId: t(p), networkId: id }),
+    planRemove: (p, id) => c(p).networks.plan({ change: { case: "delete", value: { tenantId: t(p), networkId: id } } }),
     columns: [{ header: "Subnets", cell: (r) => r.subnets.map((s: any) => `${s.name} (${s.region} ${s.ipRange})`).join(", ") }],
     facts: (r) => [
       ["Description", r.description],
@@ -87,6 +92,7 @@ export const KINDS: Kind[] = [
     list: (p) => c(p).instances.list({ tenantId: t(p) }).then((l) => l.instances),
     get: (p, id) => c(p).instances.get({ tenantId: t(p), instanceId: id }),
     remove: (p, id) => c(p).instances.delete({ tenantId: t(p), instanceId: id }),
+    planRemove: (p, id) => c(p).instances.plan({ change: { case: "delete", value: { tenantId: t(p), instanceId: id } } }),
     columns: [
       { header: "Region", cell: (r) => r.region },
       { header: "Size", cell: (r) => r.size },
@@ -110,6 +116,7 @@ export const KINDS: Kind[] = [
     list: (p) => c(p).certificates.list({ tenantId: t(p) }).then((l) => l.certificates),
     get: (p, id) => c(p).certificates.get({ tenantId: t(p), certificateId: id }),
     remove: (p, id) => c(p).certificates.delete({ tenantId: t(p), certificateId: id }),
+    planRemove: (p, id) => c(p).certificates.plan({ change: { case: "delete", value: { tenantId: t(p), certificateId: id } } }),
     columns: [
       { header: "Type", cell: (r) => r.type },
       { header: "Names", cell: (r) => r.dnsNames.join(", ") },
@@ -131,6 +138,7 @@ export const KINDS: Kind[] = [
     list: (p) => c(p).volumes.list({ tenantId: t(p) }).then((l) => l.volumes),
     get: (p, id) => c(p).volumes.get({ tenantId: t(p), volumeId: id }),
     remove: (p, id) => c(p).volumes.delete({ tenantId: t(p), volumeId: id }),
+    planRemove: (p, id) => c(p).volumes.plan({ change: { case: "delete", value: { tenantId: t(p), volumeId: id } } }),
     columns: [
       { header: "Region", cell: (r) => r.region },
       { header: "Size", cell: (r) => `${r.sizeGigabytes} GiB` },
@@ -198,7 +206,7 @@ export function ResourceDetail(props: { page: Page; kind: Kind; id: string }) {
               {kind.singular[0].toUpperCase() + kind.singular.slice(1)} {r.name} <State state={r.state} message={r.message} />
             </h1>
             {page.writable && r.state !== "deleting" && r.state !== "deleted" && (
-              <DeleteButton what={kind.singular} onDelete={() => kind.remove(page, id).then(one.reload)} />
+              <DeleteButton what={kind.singular} plan={() => kind.planRemove(page, id)} onDelete={() => kind.remove(page, id).then(one.reload)} />
             )}
           </div>
           {r.state === "error" && <p class="problem">{r.message}</p>}

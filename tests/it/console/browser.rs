@@ -21,6 +21,7 @@ fn in_chromium_a_tenant_makes_a_cluster_that_goes_ready_live_and_a_viewer_is_off
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(summary["cluster"].as_str().unwrap().starts_with("kcl_"), "{summary}");
     assert!(summary["kubectlNodes"].as_u64().unwrap() >= 1, "kubectl listed the cluster's nodes: {summary}");
+    assert_eq!(summary["plan"], "rolling", "a new machine type was confirmed on its rolling plan: {summary}");
     assert!(summary["refusal"].as_str().unwrap().contains("must match"), "the name's refusal shows: {summary}");
     let metal = &summary["metal"];
     assert!(metal["node"].as_str().unwrap().starts_with("node_"), "a machine was enrolled through the form: {summary}");

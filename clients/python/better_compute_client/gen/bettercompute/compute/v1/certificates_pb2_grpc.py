@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from better_compute_client.gen.bettercompute.compute.v1 import certificates_pb2 as bettercompute_dot_compute_dot_v1_dot_certificates__pb2
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as bettercompute_dot_compute_dot_v1_dot_plans__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -58,6 +59,11 @@ class CertificatesStub:
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_certificates__pb2.DeleteCertificateRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_certificates__pb2.Certificate.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.Certificates/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_certificates__pb2.PlanCertificateRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+                _registered_method=True)
 
 
 class CertificatesServicer:
@@ -97,6 +103,16 @@ class CertificatesServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what a delete would do to the certificate, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the certificate.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CertificatesServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -119,6 +135,11 @@ def add_CertificatesServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_certificates__pb2.DeleteCertificateRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_certificates__pb2.Certificate.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_certificates__pb2.PlanCertificateRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -233,6 +254,33 @@ class Certificates:
             '/bettercompute.compute.v1.Certificates/Delete',
             bettercompute_dot_compute_dot_v1_dot_certificates__pb2.DeleteCertificateRequest.SerializeToString,
             bettercompute_dot_compute_dot_v1_dot_certificates__pb2.Certificate.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.Certificates/Plan',
+            bettercompute_dot_compute_dot_v1_dot_certificates__pb2.PlanCertificateRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -13,7 +14,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Instance(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "region", "size", "image", "subnet_id", "network_id", "machine_id", "public_ipv4", "private_ipv4", "state", "message", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "region", "size", "image", "subnet_id", "network_id", "machine_id", "public_ipv4", "private_ipv4", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -33,6 +34,7 @@ class Instance(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -52,7 +54,8 @@ class Instance(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., region: _Optional[str] = ..., size: _Optional[str] = ..., image: _Optional[str] = ..., subnet_id: _Optional[str] = ..., network_id: _Optional[str] = ..., machine_id: _Optional[str] = ..., public_ipv4: _Optional[str] = ..., private_ipv4: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., region: _Optional[str] = ..., size: _Optional[str] = ..., image: _Optional[str] = ..., subnet_id: _Optional[str] = ..., network_id: _Optional[str] = ..., machine_id: _Optional[str] = ..., public_ipv4: _Optional[str] = ..., private_ipv4: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
 
 class CreateInstanceRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id", "pool_id", "name", "region", "size", "image", "subnet_id", "idempotency_key")
@@ -103,9 +106,17 @@ class GetInstanceRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ...) -> None: ...
 
 class DeleteInstanceRequest(_message.Message):
-    __slots__ = ("tenant_id", "instance_id")
+    __slots__ = ("tenant_id", "instance_id", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     instance_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class PlanInstanceRequest(_message.Message):
+    __slots__ = ("delete",)
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    delete: DeleteInstanceRequest
+    def __init__(self, delete: _Optional[_Union[DeleteInstanceRequest, _Mapping]] = ...) -> None: ...

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from better_compute_client.gen.bettercompute.compute.v1 import instances_pb2 as bettercompute_dot_compute_dot_v1_dot_instances__pb2
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as bettercompute_dot_compute_dot_v1_dot_plans__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -57,6 +58,11 @@ class InstancesStub:
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_instances__pb2.DeleteInstanceRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_instances__pb2.Instance.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.Instances/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_instances__pb2.PlanInstanceRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+                _registered_method=True)
 
 
 class InstancesServicer:
@@ -94,6 +100,16 @@ class InstancesServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what a delete would do to the instance, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the instance.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_InstancesServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -116,6 +132,11 @@ def add_InstancesServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_instances__pb2.DeleteInstanceRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_instances__pb2.Instance.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_instances__pb2.PlanInstanceRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -229,6 +250,33 @@ class Instances:
             '/bettercompute.compute.v1.Instances/Delete',
             bettercompute_dot_compute_dot_v1_dot_instances__pb2.DeleteInstanceRequest.SerializeToString,
             bettercompute_dot_compute_dot_v1_dot_instances__pb2.Instance.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.Instances/Plan',
+            bettercompute_dot_compute_dot_v1_dot_instances__pb2.PlanInstanceRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -14,7 +15,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class KubernetesCluster(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "mode", "location", "release_channel", "requested_version", "network_id", "authorized_networks", "private_nodes", "node_pools", "state", "message", "endpoint", "kubernetes_version", "node_version", "provider_name", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "mode", "location", "release_channel", "requested_version", "network_id", "authorized_networks", "private_nodes", "node_pools", "state", "message", "endpoint", "kubernetes_version", "node_version", "provider_name", "version", "created_at", "updated_at", "deleted_at", "drift")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +40,7 @@ class KubernetesCluster(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -63,10 +65,11 @@ class KubernetesCluster(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., mode: _Optional[str] = ..., location: _Optional[str] = ..., release_channel: _Optional[str] = ..., requested_version: _Optional[str] = ..., network_id: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., private_nodes: _Optional[bool] = ..., node_pools: _Optional[_Iterable[_Union[KubernetesNodePool, _Mapping]]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., endpoint: _Optional[str] = ..., kubernetes_version: _Optional[str] = ..., node_version: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., mode: _Optional[str] = ..., location: _Optional[str] = ..., release_channel: _Optional[str] = ..., requested_version: _Optional[str] = ..., network_id: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., private_nodes: _Optional[bool] = ..., node_pools: _Optional[_Iterable[_Union[KubernetesNodePool, _Mapping]]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., endpoint: _Optional[str] = ..., kubernetes_version: _Optional[str] = ..., node_version: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
 
 class KubernetesNodePool(_message.Message):
-    __slots__ = ("id", "tenant_id", "cluster_id", "name", "machine_type", "node_count", "autoscaling", "disk_gib", "disk_type", "spot", "accelerators", "zones", "labels", "taints", "current_node_count", "state", "message", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "tenant_id", "cluster_id", "name", "machine_type", "node_count", "autoscaling", "disk_gib", "disk_type", "spot", "accelerators", "zones", "labels", "taints", "current_node_count", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -95,6 +98,7 @@ class KubernetesNodePool(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     cluster_id: str
@@ -116,7 +120,8 @@ class KubernetesNodePool(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., name: _Optional[str] = ..., machine_type: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., spot: _Optional[bool] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., zones: _Optional[_Iterable[str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., current_node_count: _Optional[int] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., name: _Optional[str] = ..., machine_type: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., spot: _Optional[bool] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., zones: _Optional[_Iterable[str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., current_node_count: _Optional[int] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
 
 class KubernetesAutoscaling(_message.Message):
     __slots__ = ("min_nodes", "max_nodes")
@@ -236,7 +241,7 @@ class GetKubernetesClusterRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ...) -> None: ...
 
 class UpdateKubernetesClusterRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "version", "release_channel", "authorized_networks", "description", "set_authorized_networks", "update_mask")
+    __slots__ = ("tenant_id", "cluster_id", "version", "release_channel", "authorized_networks", "description", "set_authorized_networks", "update_mask", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +250,7 @@ class UpdateKubernetesClusterRequest(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     SET_AUTHORIZED_NETWORKS_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     version: str
@@ -253,15 +259,26 @@ class UpdateKubernetesClusterRequest(_message.Message):
     description: str
     set_authorized_networks: bool
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., version: _Optional[str] = ..., release_channel: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., set_authorized_networks: _Optional[bool] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., version: _Optional[str] = ..., release_channel: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., set_authorized_networks: _Optional[bool] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteKubernetesClusterRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id")
+    __slots__ = ("tenant_id", "cluster_id", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class PlanKubernetesClusterRequest(_message.Message):
+    __slots__ = ("update", "delete")
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    update: UpdateKubernetesClusterRequest
+    delete: DeleteKubernetesClusterRequest
+    def __init__(self, update: _Optional[_Union[UpdateKubernetesClusterRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteKubernetesClusterRequest, _Mapping]] = ...) -> None: ...
 
 class KubernetesCredentialsRequest(_message.Message):
     __slots__ = ("tenant_id", "cluster_id", "role", "ttl_seconds")
@@ -381,7 +398,7 @@ class GetKubernetesNodePoolRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ...) -> None: ...
 
 class UpdateKubernetesNodePoolRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "node_pool_id", "node_count", "autoscaling", "disable_autoscaling", "labels", "set_labels", "machine_type", "disk_gib", "disk_type", "accelerators", "remove_accelerators", "zones", "set_zones", "taints", "set_taints", "spot", "name", "update_mask")
+    __slots__ = ("tenant_id", "cluster_id", "node_pool_id", "node_count", "autoscaling", "disable_autoscaling", "labels", "set_labels", "machine_type", "disk_gib", "disk_type", "accelerators", "remove_accelerators", "zones", "set_zones", "taints", "set_taints", "spot", "name", "update_mask", "validate_only")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -409,6 +426,7 @@ class UpdateKubernetesNodePoolRequest(_message.Message):
     SPOT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     node_pool_id: str
@@ -429,14 +447,25 @@ class UpdateKubernetesNodePoolRequest(_message.Message):
     spot: bool
     name: str
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disable_autoscaling: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., set_labels: _Optional[bool] = ..., machine_type: _Optional[str] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., remove_accelerators: _Optional[bool] = ..., zones: _Optional[_Iterable[str]] = ..., set_zones: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., set_taints: _Optional[bool] = ..., spot: _Optional[bool] = ..., name: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disable_autoscaling: _Optional[bool] = ..., labels: _Optional[_Mapping[str, str]] = ..., set_labels: _Optional[bool] = ..., machine_type: _Optional[str] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., remove_accelerators: _Optional[bool] = ..., zones: _Optional[_Iterable[str]] = ..., set_zones: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., set_taints: _Optional[bool] = ..., spot: _Optional[bool] = ..., name: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteKubernetesNodePoolRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "node_pool_id")
+    __slots__ = ("tenant_id", "cluster_id", "node_pool_id", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     NODE_POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     node_pool_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., node_pool_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class PlanKubernetesNodePoolRequest(_message.Message):
+    __slots__ = ("update", "delete")
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    update: UpdateKubernetesNodePoolRequest
+    delete: DeleteKubernetesNodePoolRequest
+    def __init__(self, update: _Optional[_Union[UpdateKubernetesNodePoolRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteKubernetesNodePoolRequest, _Mapping]] = ...) -> None: ...

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from better_compute_client.gen.bettercompute.compute.v1 import kubernetes_pb2 as bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as bettercompute_dot_compute_dot_v1_dot_plans__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -63,6 +64,11 @@ class KubernetesClustersStub:
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.DeleteKubernetesClusterRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.KubernetesCluster.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.KubernetesClusters/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.PlanKubernetesClusterRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+                _registered_method=True)
         self.Credentials = channel.unary_unary(
                 '/bettercompute.compute.v1.KubernetesClusters/Credentials',
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.KubernetesCredentialsRequest.SerializeToString,
@@ -118,6 +124,16 @@ class KubernetesClustersServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what an update or a delete would do to the cluster, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the cluster.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Credentials(self, request, context):
         """Returns a short-lived kubeconfig for the caller.
         """
@@ -159,6 +175,11 @@ def add_KubernetesClustersServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.DeleteKubernetesClusterRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.KubernetesCluster.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.PlanKubernetesClusterRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
             'Credentials': grpc.unary_unary_rpc_method_handler(
                     servicer.Credentials,
@@ -321,6 +342,33 @@ class KubernetesClusters:
             _registered_method=True)
 
     @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.KubernetesClusters/Plan',
+            bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.PlanKubernetesClusterRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def Credentials(request,
             target,
             options=(),
@@ -411,6 +459,11 @@ class KubernetesNodePoolsStub:
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.DeleteKubernetesNodePoolRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.KubernetesNodePool.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.KubernetesNodePools/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.PlanKubernetesNodePoolRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+                _registered_method=True)
 
 
 class KubernetesNodePoolsServicer:
@@ -454,6 +507,16 @@ class KubernetesNodePoolsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what an update or a delete would do to the node pool, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the node pool.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_KubernetesNodePoolsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -481,6 +544,11 @@ def add_KubernetesNodePoolsServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.DeleteKubernetesNodePoolRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.KubernetesNodePool.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.PlanKubernetesNodePoolRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -620,6 +688,33 @@ class KubernetesNodePools:
             '/bettercompute.compute.v1.KubernetesNodePools/Delete',
             bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.DeleteKubernetesNodePoolRequest.SerializeToString,
             bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.KubernetesNodePool.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.KubernetesNodePools/Plan',
+            bettercompute_dot_compute_dot_v1_dot_kubernetes__pb2.PlanKubernetesNodePoolRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
             options,
             channel_credentials,
             insecure,

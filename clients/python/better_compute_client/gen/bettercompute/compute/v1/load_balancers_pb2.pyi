@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -14,7 +15,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LoadBalancer(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "scope", "region", "subnet_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "reached_ids", "state", "message", "address", "address_v6", "provider_name", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "scope", "region", "subnet_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "reached_ids", "state", "message", "address", "address_v6", "provider_name", "version", "created_at", "updated_at", "deleted_at", "drift")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +42,7 @@ class LoadBalancer(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -67,7 +69,8 @@ class LoadBalancer(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., subnet_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., reached_ids: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., address: _Optional[str] = ..., address_v6: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., subnet_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., reached_ids: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., address: _Optional[str] = ..., address_v6: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
 
 class LoadBalancerTargets(_message.Message):
     __slots__ = ("pool", "instance_ids", "load_balancer_ids")
@@ -200,7 +203,7 @@ class GetLoadBalancerRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ...) -> None: ...
 
 class UpdateLoadBalancerRequest(_message.Message):
-    __slots__ = ("tenant_id", "load_balancer_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "set_domains", "clear_sticky_sessions", "scope", "region", "pool_id", "subnet_id", "update_mask")
+    __slots__ = ("tenant_id", "load_balancer_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "set_domains", "clear_sticky_sessions", "scope", "region", "pool_id", "subnet_id", "update_mask", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     LOAD_BALANCER_ID_FIELD_NUMBER: _ClassVar[int]
     TARGETS_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +220,7 @@ class UpdateLoadBalancerRequest(_message.Message):
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     SUBNET_ID_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     load_balancer_id: str
     targets: LoadBalancerTargets
@@ -233,12 +237,23 @@ class UpdateLoadBalancerRequest(_message.Message):
     pool_id: str
     subnet_id: str
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., set_domains: _Optional[bool] = ..., clear_sticky_sessions: _Optional[bool] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., pool_id: _Optional[str] = ..., subnet_id: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., set_domains: _Optional[bool] = ..., clear_sticky_sessions: _Optional[bool] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., pool_id: _Optional[str] = ..., subnet_id: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteLoadBalancerRequest(_message.Message):
-    __slots__ = ("tenant_id", "load_balancer_id")
+    __slots__ = ("tenant_id", "load_balancer_id", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     LOAD_BALANCER_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     load_balancer_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class PlanLoadBalancerRequest(_message.Message):
+    __slots__ = ("update", "delete")
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    update: UpdateLoadBalancerRequest
+    delete: DeleteLoadBalancerRequest
+    def __init__(self, update: _Optional[_Union[UpdateLoadBalancerRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteLoadBalancerRequest, _Mapping]] = ...) -> None: ...

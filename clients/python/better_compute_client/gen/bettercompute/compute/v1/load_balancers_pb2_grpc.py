@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from better_compute_client.gen.bettercompute.compute.v1 import load_balancers_pb2 as bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as bettercompute_dot_compute_dot_v1_dot_plans__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -63,6 +64,11 @@ class LoadBalancersStub:
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.DeleteLoadBalancerRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.LoadBalancer.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.LoadBalancers/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.PlanLoadBalancerRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+                _registered_method=True)
 
 
 class LoadBalancersServicer:
@@ -110,6 +116,16 @@ class LoadBalancersServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what an update or a delete would do to the load balancer, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the load balancer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LoadBalancersServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -137,6 +153,11 @@ def add_LoadBalancersServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.DeleteLoadBalancerRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.LoadBalancer.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.PlanLoadBalancerRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -278,6 +299,33 @@ class LoadBalancers:
             '/bettercompute.compute.v1.LoadBalancers/Delete',
             bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.DeleteLoadBalancerRequest.SerializeToString,
             bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.LoadBalancer.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.LoadBalancers/Plan',
+            bettercompute_dot_compute_dot_v1_dot_load__balancers__pb2.PlanLoadBalancerRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -66,7 +67,7 @@ class MetalInventory(_message.Message):
     def __init__(self, cpus: _Optional[int] = ..., cpu_model: _Optional[str] = ..., memory_mib: _Optional[int] = ..., nics: _Optional[_Iterable[_Union[MetalNic, _Mapping]]] = ..., disks: _Optional[_Iterable[_Union[MetalDisk, _Mapping]]] = ..., vendor: _Optional[str] = ..., model: _Optional[str] = ..., serial: _Optional[str] = ...) -> None: ...
 
 class MetalMachine(_message.Message):
-    __slots__ = ("id", "pool_id", "name", "labels", "driver", "address", "username", "credentials_set", "ca_certificate", "insecure", "power_state", "provision_state", "previous_state", "deadline", "last_error", "inventory", "image", "created_by", "version", "created_at", "updated_at", "deleted_at", "allowed_verbs")
+    __slots__ = ("id", "pool_id", "name", "labels", "driver", "address", "username", "credentials_set", "ca_certificate", "insecure", "power_state", "provision_state", "previous_state", "deadline", "last_error", "inventory", "image", "created_by", "version", "created_at", "updated_at", "deleted_at", "allowed_verbs", "drift")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +98,7 @@ class MetalMachine(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_VERBS_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
     id: str
     pool_id: str
     name: str
@@ -120,7 +122,8 @@ class MetalMachine(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
     allowed_verbs: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., driver: _Optional[str] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., credentials_set: _Optional[bool] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., power_state: _Optional[str] = ..., provision_state: _Optional[str] = ..., previous_state: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., inventory: _Optional[_Union[MetalInventory, _Mapping]] = ..., image: _Optional[str] = ..., created_by: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., allowed_verbs: _Optional[_Iterable[str]] = ...) -> None: ...
+    drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
+    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., driver: _Optional[str] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., credentials_set: _Optional[bool] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., power_state: _Optional[str] = ..., provision_state: _Optional[str] = ..., previous_state: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., inventory: _Optional[_Union[MetalInventory, _Mapping]] = ..., image: _Optional[str] = ..., created_by: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., allowed_verbs: _Optional[_Iterable[str]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
 
 class EnrollMetalRequest(_message.Message):
     __slots__ = ("pool_id", "name", "bmc", "labels", "idempotency_key")
@@ -156,7 +159,7 @@ class ListMetalResponse(_message.Message):
     def __init__(self, machines: _Optional[_Iterable[_Union[MetalMachine, _Mapping]]] = ...) -> None: ...
 
 class UpdateMetalRequest(_message.Message):
-    __slots__ = ("pool_id", "node_id", "name", "labels", "address", "username", "password", "ca_certificate", "insecure", "update_mask")
+    __slots__ = ("pool_id", "node_id", "name", "labels", "address", "username", "password", "ca_certificate", "insecure", "update_mask", "validate_only")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -174,6 +177,7 @@ class UpdateMetalRequest(_message.Message):
     CA_CERTIFICATE_FIELD_NUMBER: _ClassVar[int]
     INSECURE_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     node_id: str
     name: str
@@ -184,7 +188,8 @@ class UpdateMetalRequest(_message.Message):
     ca_certificate: str
     insecure: bool
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, pool_id: _Optional[str] = ..., node_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., password: _Optional[str] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, pool_id: _Optional[str] = ..., node_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., password: _Optional[str] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class GetMetalRequest(_message.Message):
     __slots__ = ("pool_id", "node_id")
@@ -195,12 +200,22 @@ class GetMetalRequest(_message.Message):
     def __init__(self, pool_id: _Optional[str] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class DeleteMetalRequest(_message.Message):
-    __slots__ = ("pool_id", "node_id")
+    __slots__ = ("pool_id", "node_id", "validate_only")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     node_id: str
-    def __init__(self, pool_id: _Optional[str] = ..., node_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, pool_id: _Optional[str] = ..., node_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class PlanMetalRequest(_message.Message):
+    __slots__ = ("update", "delete")
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    update: UpdateMetalRequest
+    delete: DeleteMetalRequest
+    def __init__(self, update: _Optional[_Union[UpdateMetalRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteMetalRequest, _Mapping]] = ...) -> None: ...
 
 class InspectMetalRequest(_message.Message):
     __slots__ = ("pool_id", "node_id")

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from better_compute_client.gen.bettercompute.compute.v1 import metal_pb2 as bettercompute_dot_compute_dot_v1_dot_metal__pb2
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as bettercompute_dot_compute_dot_v1_dot_plans__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -67,6 +68,11 @@ class MetalStub:
                 '/bettercompute.compute.v1.Metal/Delete',
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_metal__pb2.DeleteMetalRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_metal__pb2.MetalMachine.FromString,
+                _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.Metal/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_metal__pb2.PlanMetalRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
                 _registered_method=True)
         self.Inspect = channel.unary_unary(
                 '/bettercompute.compute.v1.Metal/Inspect',
@@ -153,6 +159,16 @@ class MetalServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what an update or a delete would do to the machine, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the machine.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Inspect(self, request, context):
         """Moves the machine to inspecting: the inventory read from the BMC (CPUs, memory, NICs and MACs, disks, vendor,
         model, serial). From `manageable` or `inspectFailed`; ends `manageable` or `inspectFailed`.
@@ -230,6 +246,11 @@ def add_MetalServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_metal__pb2.DeleteMetalRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_metal__pb2.MetalMachine.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_metal__pb2.PlanMetalRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
             'Inspect': grpc.unary_unary_rpc_method_handler(
                     servicer.Inspect,
@@ -406,6 +427,33 @@ class Metal:
             '/bettercompute.compute.v1.Metal/Delete',
             bettercompute_dot_compute_dot_v1_dot_metal__pb2.DeleteMetalRequest.SerializeToString,
             bettercompute_dot_compute_dot_v1_dot_metal__pb2.MetalMachine.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.Metal/Plan',
+            bettercompute_dot_compute_dot_v1_dot_metal__pb2.PlanMetalRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -14,7 +15,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Network(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "subnets", "state", "message", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "subnets", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +29,7 @@ class Network(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -41,7 +43,8 @@ class Network(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., subnets: _Optional[_Iterable[_Union[Subnet, _Mapping]]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., subnets: _Optional[_Iterable[_Union[Subnet, _Mapping]]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
 
 class Subnet(_message.Message):
     __slots__ = ("id", "network_id", "name", "region", "ip_range", "state", "message")
@@ -116,21 +119,33 @@ class GetNetworkRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., network_id: _Optional[str] = ...) -> None: ...
 
 class UpdateNetworkRequest(_message.Message):
-    __slots__ = ("tenant_id", "network_id", "description", "update_mask")
+    __slots__ = ("tenant_id", "network_id", "description", "update_mask", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     NETWORK_ID_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     network_id: str
     description: str
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, tenant_id: _Optional[str] = ..., network_id: _Optional[str] = ..., description: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., network_id: _Optional[str] = ..., description: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteNetworkRequest(_message.Message):
-    __slots__ = ("tenant_id", "network_id")
+    __slots__ = ("tenant_id", "network_id", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     NETWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     network_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., network_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., network_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class PlanNetworkRequest(_message.Message):
+    __slots__ = ("update", "delete")
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    update: UpdateNetworkRequest
+    delete: DeleteNetworkRequest
+    def __init__(self, update: _Optional[_Union[UpdateNetworkRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteNetworkRequest, _Mapping]] = ...) -> None: ...

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from better_compute_client.gen.bettercompute.compute.v1 import networks_pb2 as bettercompute_dot_compute_dot_v1_dot_networks__pb2
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as bettercompute_dot_compute_dot_v1_dot_plans__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -62,6 +63,11 @@ class NetworksStub:
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_networks__pb2.DeleteNetworkRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_networks__pb2.Network.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.Networks/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_networks__pb2.PlanNetworkRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+                _registered_method=True)
 
 
 class NetworksServicer:
@@ -105,6 +111,16 @@ class NetworksServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what an update or a delete would do to the network, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the network.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NetworksServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -132,6 +148,11 @@ def add_NetworksServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_networks__pb2.DeleteNetworkRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_networks__pb2.Network.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_networks__pb2.PlanNetworkRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -272,6 +293,33 @@ class Networks:
             '/bettercompute.compute.v1.Networks/Delete',
             bettercompute_dot_compute_dot_v1_dot_networks__pb2.DeleteNetworkRequest.SerializeToString,
             bettercompute_dot_compute_dot_v1_dot_networks__pb2.Network.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.Networks/Plan',
+            bettercompute_dot_compute_dot_v1_dot_networks__pb2.PlanNetworkRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -14,7 +15,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Volume(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "region", "size_gigabytes", "filesystem_type", "instance_id", "attached_machine_id", "state", "message", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "region", "size_gigabytes", "filesystem_type", "instance_id", "attached_machine_id", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -32,6 +33,7 @@ class Volume(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -49,7 +51,8 @@ class Volume(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., region: _Optional[str] = ..., size_gigabytes: _Optional[int] = ..., filesystem_type: _Optional[str] = ..., instance_id: _Optional[str] = ..., attached_machine_id: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., region: _Optional[str] = ..., size_gigabytes: _Optional[int] = ..., filesystem_type: _Optional[str] = ..., instance_id: _Optional[str] = ..., attached_machine_id: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id", "pool_id", "name", "description", "region", "size_gigabytes", "filesystem_type", "idempotency_key")
@@ -100,26 +103,38 @@ class GetVolumeRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ...) -> None: ...
 
 class UpdateVolumeRequest(_message.Message):
-    __slots__ = ("tenant_id", "volume_id", "size_gigabytes", "description", "update_mask")
+    __slots__ = ("tenant_id", "volume_id", "size_gigabytes", "description", "update_mask", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     VOLUME_ID_FIELD_NUMBER: _ClassVar[int]
     SIZE_GIGABYTES_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     UPDATE_MASK_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     volume_id: str
     size_gigabytes: int
     description: str
     update_mask: _field_mask_pb2.FieldMask
-    def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ..., size_gigabytes: _Optional[int] = ..., description: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ..., size_gigabytes: _Optional[int] = ..., description: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteVolumeRequest(_message.Message):
-    __slots__ = ("tenant_id", "volume_id")
+    __slots__ = ("tenant_id", "volume_id", "validate_only")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     VOLUME_ID_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     volume_id: str
-    def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ...) -> None: ...
+    validate_only: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class PlanVolumeRequest(_message.Message):
+    __slots__ = ("update", "delete")
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    update: UpdateVolumeRequest
+    delete: DeleteVolumeRequest
+    def __init__(self, update: _Optional[_Union[UpdateVolumeRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteVolumeRequest, _Mapping]] = ...) -> None: ...
 
 class AttachVolumeRequest(_message.Message):
     __slots__ = ("tenant_id", "volume_id", "instance_id")

@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as bettercompute_dot_compute_dot_v1_dot_plans__pb2
 from better_compute_client.gen.bettercompute.compute.v1 import volumes_pb2 as bettercompute_dot_compute_dot_v1_dot_volumes__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -64,6 +65,11 @@ class VolumesStub:
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_volumes__pb2.DeleteVolumeRequest.SerializeToString,
                 response_deserializer=bettercompute_dot_compute_dot_v1_dot_volumes__pb2.Volume.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/bettercompute.compute.v1.Volumes/Plan',
+                request_serializer=bettercompute_dot_compute_dot_v1_dot_volumes__pb2.PlanVolumeRequest.SerializeToString,
+                response_deserializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
+                _registered_method=True)
         self.Attach = channel.unary_unary(
                 '/bettercompute.compute.v1.Volumes/Attach',
                 request_serializer=bettercompute_dot_compute_dot_v1_dot_volumes__pb2.AttachVolumeRequest.SerializeToString,
@@ -122,6 +128,16 @@ class VolumesServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Answers what an update or a delete would do to the volume, writing nothing: the real
+        call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+        `replace`), the provider objects it asks for and what users would notice. Decided like a
+        read of the volume.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Attach(self, request, context):
         """Attaches a volume to an instance of the tenant in its region and on its pool's account
         (decided also as `compute:instances:update` on the instance) and returns it `updating`. A
@@ -166,6 +182,11 @@ def add_VolumesServicer_to_server(servicer, server):
                     servicer.Delete,
                     request_deserializer=bettercompute_dot_compute_dot_v1_dot_volumes__pb2.DeleteVolumeRequest.FromString,
                     response_serializer=bettercompute_dot_compute_dot_v1_dot_volumes__pb2.Volume.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=bettercompute_dot_compute_dot_v1_dot_volumes__pb2.PlanVolumeRequest.FromString,
+                    response_serializer=bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.SerializeToString,
             ),
             'Attach': grpc.unary_unary_rpc_method_handler(
                     servicer.Attach,
@@ -318,6 +339,33 @@ class Volumes:
             '/bettercompute.compute.v1.Volumes/Delete',
             bettercompute_dot_compute_dot_v1_dot_volumes__pb2.DeleteVolumeRequest.SerializeToString,
             bettercompute_dot_compute_dot_v1_dot_volumes__pb2.Volume.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bettercompute.compute.v1.Volumes/Plan',
+            bettercompute_dot_compute_dot_v1_dot_volumes__pb2.PlanVolumeRequest.SerializeToString,
+            bettercompute_dot_compute_dot_v1_dot_plans__pb2.Plan.FromString,
             options,
             channel_credentials,
             insecure,

@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Drift, PlanSchema } from "./plans_pb.js";
+import { file_bettercompute_compute_v1_plans } from "./plans_pb.js";
 import { file_bettercompute_options_v1_options } from "../../options/v1/options_pb.js";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -17,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/compute/v1/certificates.proto.
  */
 export const file_bettercompute_compute_v1_certificates: GenFile = /*@__PURE__*/
-  fileDesc("CitiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvY2VydGlmaWNhdGVzLnByb3RvEhhiZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEijAMKC0NlcnRpZmljYXRlEgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg8KB3Bvb2xfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRIMCgR0eXBlGAYgASgJEhEKCWRuc19uYW1lcxgHIAMoCRItCglub3RfYWZ0ZXIYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEnNoYTI1Nl9maW5nZXJwcmludBgJIAEoCRINCgVzdGF0ZRgKIAEoCRIPCgdtZXNzYWdlGAsgASgJEg8KB3ZlcnNpb24YDCABKAMSLgoKY3JlYXRlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZGVsZXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi2AQKGENyZWF0ZUNlcnRpZmljYXRlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPAoKcHJvamVjdF9pZBgCIAEoCUIoukglciMYODIfXnByal9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI9Cgdwb29sX2lkGAMgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI7CgRuYW1lGAQgASgJQi26SCrIAQFyJRgoMiFeW2Etel0oWy1hLXowLTldezAsMzh9W2EtejAtOV0pPyQSKwoEdHlwZRgFIAEoCUIdukgayAEBchVSBmN1c3RvbVILbGV0c0VuY3J5cHQSHgoLcHJpdmF0ZV9rZXkYBiABKAlCCbpIBnIEGICAARIjChBsZWFmX2NlcnRpZmljYXRlGAcgASgJQgm6SAZyBBiAgAESJAoRY2VydGlmaWNhdGVfY2hhaW4YCCABKAlCCbpIBnIEGICABBJwCglkbnNfbmFtZXMYCSADKAlCXbpIWpIBVxBkIlNyURj9ATJMXihcKlwuKT8oW2EtejAtOV0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pP1wuKStbYS16XVstYS16MC05XXswLDYxfVthLXowLTldJBI+Cg9pZGVtcG90ZW5jeV9rZXkYCiABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQi5gEKF0xpc3RDZXJ0aWZpY2F0ZXNSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI6Cgdwb29sX2lkGAIgASgJQim6SCZyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI8Cgpwcm9qZWN0X2lkGAMgASgJQii6SCVyIxg4Mh9ecHJqX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEhcKD2luY2x1ZGVfZGVsZXRlZBgEIAEoCCJXChhMaXN0Q2VydGlmaWNhdGVzUmVzcG9uc2USOwoMY2VydGlmaWNhdGVzGAEgAygLMiUuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNlcnRpZmljYXRlIpgBChVHZXRDZXJ0aWZpY2F0ZVJlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEkUKDmNlcnRpZmljYXRlX2lkGAIgASgJQi26SCrIAQFyJRg6MiFecGNlcnRfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQimwEKGERlbGV0ZUNlcnRpZmljYXRlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSRQoOY2VydGlmaWNhdGVfaWQYAiABKAlCLbpIKsgBAXIlGDoyIV5wY2VydF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JDLKBgoMQ2VydGlmaWNhdGVzEsYBCgZDcmVhdGUSMi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQ3JlYXRlQ2VydGlmaWNhdGVSZXF1ZXN0GiUuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNlcnRpZmljYXRlImHK8xgyChtjb21wdXRlOmNlcnRpZmljYXRlczpjcmVhdGUSE2NvbXB1dGUtY2VydGlmaWNhdGWC0+STAiU6ASoiIC9hcGkvY29tcHV0ZS9jZXJ0aWZpY2F0ZXMvY3JlYXRlEskBCgRMaXN0EjEuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3RDZXJ0aWZpY2F0ZXNSZXF1ZXN0GjIuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3RDZXJ0aWZpY2F0ZXNSZXNwb25zZSJayvMYLQoZY29tcHV0ZTpjZXJ0aWZpY2F0ZXM6cmVhZBIOY29tcHV0ZS10ZW5hbnQYAYLT5JMCIzoBKiIeL2FwaS9jb21wdXRlL2NlcnRpZmljYXRlcy9saXN0EssBCgNHZXQSLy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuR2V0Q2VydGlmaWNhdGVSZXF1ZXN0GiUuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNlcnRpZmljYXRlImzK8xhAChljb21wdXRlOmNlcnRpZmljYXRlczpyZWFkEhNjb21wdXRlLWNlcnRpZmljYXRlIg5jZXJ0aWZpY2F0ZV9pZILT5JMCIjoBKiIdL2FwaS9jb21wdXRlL2NlcnRpZmljYXRlcy9nZXQS1gEKBkRlbGV0ZRIyLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5EZWxldGVDZXJ0aWZpY2F0ZVJlcXVlc3QaJS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQ2VydGlmaWNhdGUiccrzGEIKG2NvbXB1dGU6Y2VydGlmaWNhdGVzOmRlbGV0ZRITY29tcHV0ZS1jZXJ0aWZpY2F0ZSIOY2VydGlmaWNhdGVfaWSC0+STAiU6ASoiIC9hcGkvY29tcHV0ZS9jZXJ0aWZpY2F0ZXMvZGVsZXRlYgZwcm90bzM", [file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp]);
+  fileDesc("CitiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvY2VydGlmaWNhdGVzLnByb3RvEhhiZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEivAMKC0NlcnRpZmljYXRlEgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg8KB3Bvb2xfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRIMCgR0eXBlGAYgASgJEhEKCWRuc19uYW1lcxgHIAMoCRItCglub3RfYWZ0ZXIYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEnNoYTI1Nl9maW5nZXJwcmludBgJIAEoCRINCgVzdGF0ZRgKIAEoCRIPCgdtZXNzYWdlGAsgASgJEg8KB3ZlcnNpb24YDCABKAMSLgoKY3JlYXRlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZGVsZXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoFZHJpZnQYECADKAsyHy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuRHJpZnQi2AQKGENyZWF0ZUNlcnRpZmljYXRlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPAoKcHJvamVjdF9pZBgCIAEoCUIoukglciMYODIfXnByal9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI9Cgdwb29sX2lkGAMgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI7CgRuYW1lGAQgASgJQi26SCrIAQFyJRgoMiFeW2Etel0oWy1hLXowLTldezAsMzh9W2EtejAtOV0pPyQSKwoEdHlwZRgFIAEoCUIdukgayAEBchVSBmN1c3RvbVILbGV0c0VuY3J5cHQSHgoLcHJpdmF0ZV9rZXkYBiABKAlCCbpIBnIEGICAARIjChBsZWFmX2NlcnRpZmljYXRlGAcgASgJQgm6SAZyBBiAgAESJAoRY2VydGlmaWNhdGVfY2hhaW4YCCABKAlCCbpIBnIEGICABBJwCglkbnNfbmFtZXMYCSADKAlCXbpIWpIBVxBkIlNyURj9ATJMXihcKlwuKT8oW2EtejAtOV0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pP1wuKStbYS16XVstYS16MC05XXswLDYxfVthLXowLTldJBI+Cg9pZGVtcG90ZW5jeV9rZXkYCiABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQi5gEKF0xpc3RDZXJ0aWZpY2F0ZXNSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI6Cgdwb29sX2lkGAIgASgJQim6SCZyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI8Cgpwcm9qZWN0X2lkGAMgASgJQii6SCVyIxg4Mh9ecHJqX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEhcKD2luY2x1ZGVfZGVsZXRlZBgEIAEoCCJXChhMaXN0Q2VydGlmaWNhdGVzUmVzcG9uc2USOwoMY2VydGlmaWNhdGVzGAEgAygLMiUuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNlcnRpZmljYXRlIpgBChVHZXRDZXJ0aWZpY2F0ZVJlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEkUKDmNlcnRpZmljYXRlX2lkGAIgASgJQi26SCrIAQFyJRg6MiFecGNlcnRfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQisgEKGERlbGV0ZUNlcnRpZmljYXRlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSRQoOY2VydGlmaWNhdGVfaWQYAiABKAlCLbpIKsgBAXIlGDoyIV5wY2VydF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBIVCg12YWxpZGF0ZV9vbmx5GAMgASgIImgKFlBsYW5DZXJ0aWZpY2F0ZVJlcXVlc3QSRAoGZGVsZXRlGAIgASgLMjIuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRlbGV0ZUNlcnRpZmljYXRlUmVxdWVzdEgAQggKBmNoYW5nZTKUCAoMQ2VydGlmaWNhdGVzEsYBCgZDcmVhdGUSMi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQ3JlYXRlQ2VydGlmaWNhdGVSZXF1ZXN0GiUuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNlcnRpZmljYXRlImHK8xgyChtjb21wdXRlOmNlcnRpZmljYXRlczpjcmVhdGUSE2NvbXB1dGUtY2VydGlmaWNhdGWC0+STAiU6ASoiIC9hcGkvY29tcHV0ZS9jZXJ0aWZpY2F0ZXMvY3JlYXRlEskBCgRMaXN0EjEuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3RDZXJ0aWZpY2F0ZXNSZXF1ZXN0GjIuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3RDZXJ0aWZpY2F0ZXNSZXNwb25zZSJayvMYLQoZY29tcHV0ZTpjZXJ0aWZpY2F0ZXM6cmVhZBIOY29tcHV0ZS10ZW5hbnQYAYLT5JMCIzoBKiIeL2FwaS9jb21wdXRlL2NlcnRpZmljYXRlcy9saXN0EssBCgNHZXQSLy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuR2V0Q2VydGlmaWNhdGVSZXF1ZXN0GiUuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNlcnRpZmljYXRlImzK8xhAChljb21wdXRlOmNlcnRpZmljYXRlczpyZWFkEhNjb21wdXRlLWNlcnRpZmljYXRlIg5jZXJ0aWZpY2F0ZV9pZILT5JMCIjoBKiIdL2FwaS9jb21wdXRlL2NlcnRpZmljYXRlcy9nZXQS1gEKBkRlbGV0ZRIyLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5EZWxldGVDZXJ0aWZpY2F0ZVJlcXVlc3QaJS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQ2VydGlmaWNhdGUiccrzGEIKG2NvbXB1dGU6Y2VydGlmaWNhdGVzOmRlbGV0ZRITY29tcHV0ZS1jZXJ0aWZpY2F0ZSIOY2VydGlmaWNhdGVfaWSC0+STAiU6ASoiIC9hcGkvY29tcHV0ZS9jZXJ0aWZpY2F0ZXMvZGVsZXRlEscBCgRQbGFuEjAuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlBsYW5DZXJ0aWZpY2F0ZVJlcXVlc3QaHi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuUGxhbiJtyvMYQAoZY29tcHV0ZTpjZXJ0aWZpY2F0ZXM6cmVhZBITY29tcHV0ZS1jZXJ0aWZpY2F0ZSIOY2VydGlmaWNhdGVfaWSC0+STAiM6ASoiHi9hcGkvY29tcHV0ZS9jZXJ0aWZpY2F0ZXMvcGxhbmIGcHJvdG8z", [file_bettercompute_compute_v1_plans, file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp]);
 
 /**
  * A certificate. Its private key is never part of it.
@@ -129,6 +131,13 @@ export type Certificate = Message<"bettercompute.compute.v1.Certificate"> & {
    * @generated from field: google.protobuf.Timestamp deleted_at = 15;
    */
   deletedAt?: Timestamp | undefined;
+
+  /**
+   * Fields found at the provider differing from what was last applied, while they do.
+   *
+   * @generated from field: repeated bettercompute.compute.v1.Drift drift = 16;
+   */
+  drift: Drift[];
 };
 
 /**
@@ -332,6 +341,14 @@ export type DeleteCertificateRequest = Message<"bettercompute.compute.v1.DeleteC
    * @generated from field: string certificate_id = 2;
    */
   certificateId: string;
+
+  /**
+   * Checks and decides the call as it would be made, and answers what it would answer,
+   * writing nothing: no change, event, audit or work.
+   *
+   * @generated from field: bool validate_only = 3;
+   */
+  validateOnly: boolean;
 };
 
 /**
@@ -340,6 +357,35 @@ export type DeleteCertificateRequest = Message<"bettercompute.compute.v1.DeleteC
  */
 export const DeleteCertificateRequestSchema: GenMessage<DeleteCertificateRequest> = /*@__PURE__*/
   messageDesc(file_bettercompute_compute_v1_certificates, 5);
+
+/**
+ * Input of `Certificates.Plan`: the call to plan, as it would be made.
+ *
+ * @generated from message bettercompute.compute.v1.PlanCertificateRequest
+ */
+export type PlanCertificateRequest = Message<"bettercompute.compute.v1.PlanCertificateRequest"> & {
+  /**
+   * The call.
+   *
+   * @generated from oneof bettercompute.compute.v1.PlanCertificateRequest.change
+   */
+  change: {
+    /**
+     * The delete to plan.
+     *
+     * @generated from field: bettercompute.compute.v1.DeleteCertificateRequest delete = 2;
+     */
+    value: DeleteCertificateRequest;
+    case: "delete";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message bettercompute.compute.v1.PlanCertificateRequest.
+ * Use `create(PlanCertificateRequestSchema)` to create a new message.
+ */
+export const PlanCertificateRequestSchema: GenMessage<PlanCertificateRequest> = /*@__PURE__*/
+  messageDesc(file_bettercompute_compute_v1_certificates, 6);
 
 /**
  * Certificates on a pool's account: custom ones the tenant brings (a private key, a leaf
@@ -391,6 +437,19 @@ export const Certificates: GenService<{
     methodKind: "unary";
     input: typeof DeleteCertificateRequestSchema;
     output: typeof CertificateSchema;
+  },
+  /**
+   * Answers what a delete would do to the certificate, writing nothing: the real
+   * call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+   * `replace`), the provider objects it asks for and what users would notice. Decided like a
+   * read of the certificate.
+   *
+   * @generated from rpc bettercompute.compute.v1.Certificates.Plan
+   */
+  plan: {
+    methodKind: "unary";
+    input: typeof PlanCertificateRequestSchema;
+    output: typeof PlanSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_bettercompute_compute_v1_certificates, 0);

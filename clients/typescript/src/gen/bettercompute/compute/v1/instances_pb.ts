@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Drift, PlanSchema } from "./plans_pb.js";
+import { file_bettercompute_compute_v1_plans } from "./plans_pb.js";
 import { file_bettercompute_options_v1_options } from "../../options/v1/options_pb.js";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -17,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/compute/v1/instances.proto.
  */
 export const file_bettercompute_compute_v1_instances: GenFile = /*@__PURE__*/
-  fileDesc("CihiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvaW5zdGFuY2VzLnByb3RvEhhiZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEisAMKCEluc3RhbmNlEgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg8KB3Bvb2xfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRIOCgZyZWdpb24YBiABKAkSDAoEc2l6ZRgHIAEoCRINCgVpbWFnZRgIIAEoCRIRCglzdWJuZXRfaWQYCSABKAkSEgoKbmV0d29ya19pZBgKIAEoCRISCgptYWNoaW5lX2lkGAsgASgJEhMKC3B1YmxpY19pcHY0GAwgASgJEhQKDHByaXZhdGVfaXB2NBgNIAEoCRINCgVzdGF0ZRgOIAEoCRIPCgdtZXNzYWdlGA8gASgJEg8KB3ZlcnNpb24YECABKAMSLgoKY3JlYXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZGVsZXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAisgQKFUNyZWF0ZUluc3RhbmNlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPAoKcHJvamVjdF9pZBgCIAEoCUIoukglciMYODIfXnByal9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI9Cgdwb29sX2lkGAMgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI7CgRuYW1lGAQgASgJQi26SCrIAQFyJRg/MiFeW2Etel0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pPyQSOgoGcmVnaW9uGAUgASgJQiq6SCfIAQFyIhgoMh5eW2Etel1bYS16MC05LV17MCwzOH1bYS16MC05XSQSNAoEc2l6ZRgGIAEoCUImukgjyAEBch4YPzIaXlthLXowLTldW2EtejAtOS4tXXswLDYyfSQSNQoFaW1hZ2UYByABKAlCJrpII8gBAXIeGD8yGl5bYS16MC05XVthLXowLTkuLV17MCw2Mn0kEjwKCXN1Ym5ldF9pZBgIIAEoCUIpukgmciQYOTIgXnNuZXRfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPgoPaWRlbXBvdGVuY3lfa2V5GAkgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kIuMBChRMaXN0SW5zdGFuY2VzUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSOgoHcG9vbF9pZBgCIAEoCUIpukgmciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPAoKcHJvamVjdF9pZBgDIAEoCUIoukglciMYODIfXnByal9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBIXCg9pbmNsdWRlX2RlbGV0ZWQYBCABKAgiTgoVTGlzdEluc3RhbmNlc1Jlc3BvbnNlEjUKCWluc3RhbmNlcxgBIAMoCzIiLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5JbnN0YW5jZSKRAQoSR2V0SW5zdGFuY2VSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBJBCgtpbnN0YW5jZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXmluc3RfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQilAEKFURlbGV0ZUluc3RhbmNlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSQQoLaW5zdGFuY2VfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5pbnN0X1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kMogGCglJbnN0YW5jZXMStwEKBkNyZWF0ZRIvLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5DcmVhdGVJbnN0YW5jZVJlcXVlc3QaIi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSW5zdGFuY2UiWMrzGCwKGGNvbXB1dGU6aW5zdGFuY2VzOmNyZWF0ZRIQY29tcHV0ZS1pbnN0YW5jZYLT5JMCIjoBKiIdL2FwaS9jb21wdXRlL2luc3RhbmNlcy9jcmVhdGUSvQEKBExpc3QSLi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdEluc3RhbmNlc1JlcXVlc3QaLy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdEluc3RhbmNlc1Jlc3BvbnNlIlTK8xgqChZjb21wdXRlOmluc3RhbmNlczpyZWFkEg5jb21wdXRlLXRlbmFudBgBgtPkkwIgOgEqIhsvYXBpL2NvbXB1dGUvaW5zdGFuY2VzL2xpc3QSuQEKA0dldBIsLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5HZXRJbnN0YW5jZVJlcXVlc3QaIi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSW5zdGFuY2UiYMrzGDcKFmNvbXB1dGU6aW5zdGFuY2VzOnJlYWQSEGNvbXB1dGUtaW5zdGFuY2UiC2luc3RhbmNlX2lkgtPkkwIfOgEqIhovYXBpL2NvbXB1dGUvaW5zdGFuY2VzL2dldBLEAQoGRGVsZXRlEi8uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRlbGV0ZUluc3RhbmNlUmVxdWVzdBoiLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5JbnN0YW5jZSJlyvMYOQoYY29tcHV0ZTppbnN0YW5jZXM6ZGVsZXRlEhBjb21wdXRlLWluc3RhbmNlIgtpbnN0YW5jZV9pZILT5JMCIjoBKiIdL2FwaS9jb21wdXRlL2luc3RhbmNlcy9kZWxldGViBnByb3RvMw", [file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp]);
+  fileDesc("CihiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvaW5zdGFuY2VzLnByb3RvEhhiZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEi4AMKCEluc3RhbmNlEgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg8KB3Bvb2xfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRIOCgZyZWdpb24YBiABKAkSDAoEc2l6ZRgHIAEoCRINCgVpbWFnZRgIIAEoCRIRCglzdWJuZXRfaWQYCSABKAkSEgoKbmV0d29ya19pZBgKIAEoCRISCgptYWNoaW5lX2lkGAsgASgJEhMKC3B1YmxpY19pcHY0GAwgASgJEhQKDHByaXZhdGVfaXB2NBgNIAEoCRINCgVzdGF0ZRgOIAEoCRIPCgdtZXNzYWdlGA8gASgJEg8KB3ZlcnNpb24YECABKAMSLgoKY3JlYXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZGVsZXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoFZHJpZnQYFCADKAsyHy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuRHJpZnQisgQKFUNyZWF0ZUluc3RhbmNlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPAoKcHJvamVjdF9pZBgCIAEoCUIoukglciMYODIfXnByal9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI9Cgdwb29sX2lkGAMgASgJQiy6SCnIAQFyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI7CgRuYW1lGAQgASgJQi26SCrIAQFyJRg/MiFeW2Etel0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pPyQSOgoGcmVnaW9uGAUgASgJQiq6SCfIAQFyIhgoMh5eW2Etel1bYS16MC05LV17MCwzOH1bYS16MC05XSQSNAoEc2l6ZRgGIAEoCUImukgjyAEBch4YPzIaXlthLXowLTldW2EtejAtOS4tXXswLDYyfSQSNQoFaW1hZ2UYByABKAlCJrpII8gBAXIeGD8yGl5bYS16MC05XVthLXowLTkuLV17MCw2Mn0kEjwKCXN1Ym5ldF9pZBgIIAEoCUIpukgmciQYOTIgXnNuZXRfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPgoPaWRlbXBvdGVuY3lfa2V5GAkgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kIuMBChRMaXN0SW5zdGFuY2VzUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSOgoHcG9vbF9pZBgCIAEoCUIpukgmciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPAoKcHJvamVjdF9pZBgDIAEoCUIoukglciMYODIfXnByal9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBIXCg9pbmNsdWRlX2RlbGV0ZWQYBCABKAgiTgoVTGlzdEluc3RhbmNlc1Jlc3BvbnNlEjUKCWluc3RhbmNlcxgBIAMoCzIiLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5JbnN0YW5jZSKRAQoSR2V0SW5zdGFuY2VSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBJBCgtpbnN0YW5jZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXmluc3RfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQiqwEKFURlbGV0ZUluc3RhbmNlUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSQQoLaW5zdGFuY2VfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5pbnN0X1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEhUKDXZhbGlkYXRlX29ubHkYAyABKAgiYgoTUGxhbkluc3RhbmNlUmVxdWVzdBJBCgZkZWxldGUYAiABKAsyLy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuRGVsZXRlSW5zdGFuY2VSZXF1ZXN0SABCCAoGY2hhbmdlMsMHCglJbnN0YW5jZXMStwEKBkNyZWF0ZRIvLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5DcmVhdGVJbnN0YW5jZVJlcXVlc3QaIi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSW5zdGFuY2UiWMrzGCwKGGNvbXB1dGU6aW5zdGFuY2VzOmNyZWF0ZRIQY29tcHV0ZS1pbnN0YW5jZYLT5JMCIjoBKiIdL2FwaS9jb21wdXRlL2luc3RhbmNlcy9jcmVhdGUSvQEKBExpc3QSLi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdEluc3RhbmNlc1JlcXVlc3QaLy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdEluc3RhbmNlc1Jlc3BvbnNlIlTK8xgqChZjb21wdXRlOmluc3RhbmNlczpyZWFkEg5jb21wdXRlLXRlbmFudBgBgtPkkwIgOgEqIhsvYXBpL2NvbXB1dGUvaW5zdGFuY2VzL2xpc3QSuQEKA0dldBIsLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5HZXRJbnN0YW5jZVJlcXVlc3QaIi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuSW5zdGFuY2UiYMrzGDcKFmNvbXB1dGU6aW5zdGFuY2VzOnJlYWQSEGNvbXB1dGUtaW5zdGFuY2UiC2luc3RhbmNlX2lkgtPkkwIfOgEqIhovYXBpL2NvbXB1dGUvaW5zdGFuY2VzL2dldBLEAQoGRGVsZXRlEi8uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRlbGV0ZUluc3RhbmNlUmVxdWVzdBoiLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5JbnN0YW5jZSJlyvMYOQoYY29tcHV0ZTppbnN0YW5jZXM6ZGVsZXRlEhBjb21wdXRlLWluc3RhbmNlIgtpbnN0YW5jZV9pZILT5JMCIjoBKiIdL2FwaS9jb21wdXRlL2luc3RhbmNlcy9kZWxldGUSuAEKBFBsYW4SLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuUGxhbkluc3RhbmNlUmVxdWVzdBoeLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5QbGFuImHK8xg3ChZjb21wdXRlOmluc3RhbmNlczpyZWFkEhBjb21wdXRlLWluc3RhbmNlIgtpbnN0YW5jZV9pZILT5JMCIDoBKiIbL2FwaS9jb21wdXRlL2luc3RhbmNlcy9wbGFuYgZwcm90bzM", [file_bettercompute_compute_v1_plans, file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp]);
 
 /**
  * An instance.
@@ -157,6 +159,13 @@ export type Instance = Message<"bettercompute.compute.v1.Instance"> & {
    * @generated from field: google.protobuf.Timestamp deleted_at = 19;
    */
   deletedAt?: Timestamp | undefined;
+
+  /**
+   * Fields found at the provider differing from what was last applied, while they do.
+   *
+   * @generated from field: repeated bettercompute.compute.v1.Drift drift = 20;
+   */
+  drift: Drift[];
 };
 
 /**
@@ -353,6 +362,14 @@ export type DeleteInstanceRequest = Message<"bettercompute.compute.v1.DeleteInst
    * @generated from field: string instance_id = 2;
    */
   instanceId: string;
+
+  /**
+   * Checks and decides the call as it would be made, and answers what it would answer,
+   * writing nothing: no change, event, audit or work.
+   *
+   * @generated from field: bool validate_only = 3;
+   */
+  validateOnly: boolean;
 };
 
 /**
@@ -361,6 +378,35 @@ export type DeleteInstanceRequest = Message<"bettercompute.compute.v1.DeleteInst
  */
 export const DeleteInstanceRequestSchema: GenMessage<DeleteInstanceRequest> = /*@__PURE__*/
   messageDesc(file_bettercompute_compute_v1_instances, 5);
+
+/**
+ * Input of `Instances.Plan`: the call to plan, as it would be made.
+ *
+ * @generated from message bettercompute.compute.v1.PlanInstanceRequest
+ */
+export type PlanInstanceRequest = Message<"bettercompute.compute.v1.PlanInstanceRequest"> & {
+  /**
+   * The call.
+   *
+   * @generated from oneof bettercompute.compute.v1.PlanInstanceRequest.change
+   */
+  change: {
+    /**
+     * The delete to plan.
+     *
+     * @generated from field: bettercompute.compute.v1.DeleteInstanceRequest delete = 2;
+     */
+    value: DeleteInstanceRequest;
+    case: "delete";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message bettercompute.compute.v1.PlanInstanceRequest.
+ * Use `create(PlanInstanceRequestSchema)` to create a new message.
+ */
+export const PlanInstanceRequestSchema: GenMessage<PlanInstanceRequest> = /*@__PURE__*/
+  messageDesc(file_bettercompute_compute_v1_instances, 6);
 
 /**
  * Instances of a tenant in a pool, a region and a size, optionally on a subnet of one of its
@@ -410,6 +456,19 @@ export const Instances: GenService<{
     methodKind: "unary";
     input: typeof DeleteInstanceRequestSchema;
     output: typeof InstanceSchema;
+  },
+  /**
+   * Answers what a delete would do to the instance, writing nothing: the real
+   * call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+   * `replace`), the provider objects it asks for and what users would notice. Decided like a
+   * read of the instance.
+   *
+   * @generated from rpc bettercompute.compute.v1.Instances.Plan
+   */
+  plan: {
+    methodKind: "unary";
+    input: typeof PlanInstanceRequestSchema;
+    output: typeof PlanSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_bettercompute_compute_v1_instances, 0);

@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Drift, PlanSchema } from "./plans_pb.js";
+import { file_bettercompute_compute_v1_plans } from "./plans_pb.js";
 import { file_bettercompute_options_v1_options } from "../../options/v1/options_pb.js";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -17,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/compute/v1/networks.proto.
  */
 export const file_bettercompute_compute_v1_networks: GenFile = /*@__PURE__*/
-  fileDesc("CidiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvbmV0d29ya3MucHJvdG8SGGJldHRlcmNvbXB1dGUuY29tcHV0ZS52MSLkAgoHTmV0d29yaxIKCgJpZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIPCgdwb29sX2lkGAQgASgJEgwKBG5hbWUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSMQoHc3VibmV0cxgHIAMoCzIgLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5TdWJuZXQSDQoFc3RhdGUYCCABKAkSDwoHbWVzc2FnZRgJIAEoCRIPCgd2ZXJzaW9uGAogASgDEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGV0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIngKBlN1Ym5ldBIKCgJpZBgBIAEoCRISCgpuZXR3b3JrX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGcmVnaW9uGAQgASgJEhAKCGlwX3JhbmdlGAUgASgJEg0KBXN0YXRlGAYgASgJEg8KB21lc3NhZ2UYByABKAkipAEKClN1Ym5ldFNwZWMSOwoEbmFtZRgBIAEoCUItukgqyAEBciUYKDIhXlthLXpdKFstYS16MC05XXswLDM4fVthLXowLTldKT8kEjoKBnJlZ2lvbhgCIAEoCUIqukgnyAEBciIYKDIeXlthLXpdW2EtejAtOS1dezAsMzh9W2EtejAtOV0kEh0KCGlwX3JhbmdlGAMgASgJQgu6SAjIAQFyA/ABASKsAwoUQ3JlYXRlTmV0d29ya1JlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEjwKCnByb2plY3RfaWQYAiABKAlCKLpIJXIjGDgyH15wcmpfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHcG9vbF9pZBgDIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSOwoEbmFtZRgEIAEoCUItukgqyAEBciUYKDIhXlthLXpdKFstYS16MC05XXswLDM4fVthLXowLTldKT8kEh0KC2Rlc2NyaXB0aW9uGAUgASgJQgi6SAVyAxiAAhJBCgdzdWJuZXRzGAYgAygLMiQuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlN1Ym5ldFNwZWNCCrpIB5IBBAgBEBASPgoPaWRlbXBvdGVuY3lfa2V5GAcgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kIuIBChNMaXN0TmV0d29ya3NSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI6Cgdwb29sX2lkGAIgASgJQim6SCZyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI8Cgpwcm9qZWN0X2lkGAMgASgJQii6SCVyIxg4Mh9ecHJqX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEhcKD2luY2x1ZGVfZGVsZXRlZBgEIAEoCCJLChRMaXN0TmV0d29ya3NSZXNwb25zZRIzCghuZXR3b3JrcxgBIAMoCzIhLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5OZXR3b3JrIo4BChFHZXROZXR3b3JrUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPwoKbmV0d29ya19pZBgCIAEoCUIrukgoyAEBciMYODIfXm5ldF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JCL2AQoUVXBkYXRlTmV0d29ya1JlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEj8KCm5ldHdvcmtfaWQYAiABKAlCK7pIKMgBAXIjGDgyH15uZXRfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSIgoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGIACSACIAQESLwoLdXBkYXRlX21hc2sYBCABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQg4KDF9kZXNjcmlwdGlvbiKRAQoURGVsZXRlTmV0d29ya1JlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEj8KCm5ldHdvcmtfaWQYAiABKAlCK7pIKMgBAXIjGDgyH15uZXRfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQyswcKCE5ldHdvcmtzErIBCgZDcmVhdGUSLi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQ3JlYXRlTmV0d29ya1JlcXVlc3QaIS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTmV0d29yayJVyvMYKgoXY29tcHV0ZTpuZXR3b3JrczpjcmVhdGUSD2NvbXB1dGUtbmV0d29ya4LT5JMCIToBKiIcL2FwaS9jb21wdXRlL25ldHdvcmtzL2NyZWF0ZRK5AQoETGlzdBItLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5MaXN0TmV0d29ya3NSZXF1ZXN0Gi4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3ROZXR3b3Jrc1Jlc3BvbnNlIlLK8xgpChVjb21wdXRlOm5ldHdvcmtzOnJlYWQSDmNvbXB1dGUtdGVuYW50GAGC0+STAh86ASoiGi9hcGkvY29tcHV0ZS9uZXR3b3Jrcy9saXN0ErMBCgNHZXQSKy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuR2V0TmV0d29ya1JlcXVlc3QaIS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTmV0d29yayJcyvMYNAoVY29tcHV0ZTpuZXR3b3JrczpyZWFkEg9jb21wdXRlLW5ldHdvcmsiCm5ldHdvcmtfaWSC0+STAh46ASoiGS9hcGkvY29tcHV0ZS9uZXR3b3Jrcy9nZXQSvgEKBlVwZGF0ZRIuLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5VcGRhdGVOZXR3b3JrUmVxdWVzdBohLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5OZXR3b3JrImHK8xg2Chdjb21wdXRlOm5ldHdvcmtzOnVwZGF0ZRIPY29tcHV0ZS1uZXR3b3JrIgpuZXR3b3JrX2lkgtPkkwIhOgEqIhwvYXBpL2NvbXB1dGUvbmV0d29ya3MvdXBkYXRlEr4BCgZEZWxldGUSLi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuRGVsZXRlTmV0d29ya1JlcXVlc3QaIS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTmV0d29yayJhyvMYNgoXY29tcHV0ZTpuZXR3b3JrczpkZWxldGUSD2NvbXB1dGUtbmV0d29yayIKbmV0d29ya19pZILT5JMCIToBKiIcL2FwaS9jb21wdXRlL25ldHdvcmtzL2RlbGV0ZWIGcHJvdG8z", [file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CidiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvbmV0d29ya3MucHJvdG8SGGJldHRlcmNvbXB1dGUuY29tcHV0ZS52MSKUAwoHTmV0d29yaxIKCgJpZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIPCgdwb29sX2lkGAQgASgJEgwKBG5hbWUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSMQoHc3VibmV0cxgHIAMoCzIgLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5TdWJuZXQSDQoFc3RhdGUYCCABKAkSDwoHbWVzc2FnZRgJIAEoCRIPCgd2ZXJzaW9uGAogASgDEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGV0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KBWRyaWZ0GA4gAygLMh8uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRyaWZ0IngKBlN1Ym5ldBIKCgJpZBgBIAEoCRISCgpuZXR3b3JrX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGcmVnaW9uGAQgASgJEhAKCGlwX3JhbmdlGAUgASgJEg0KBXN0YXRlGAYgASgJEg8KB21lc3NhZ2UYByABKAkipAEKClN1Ym5ldFNwZWMSOwoEbmFtZRgBIAEoCUItukgqyAEBciUYKDIhXlthLXpdKFstYS16MC05XXswLDM4fVthLXowLTldKT8kEjoKBnJlZ2lvbhgCIAEoCUIqukgnyAEBciIYKDIeXlthLXpdW2EtejAtOS1dezAsMzh9W2EtejAtOV0kEh0KCGlwX3JhbmdlGAMgASgJQgu6SAjIAQFyA/ABASKsAwoUQ3JlYXRlTmV0d29ya1JlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEjwKCnByb2plY3RfaWQYAiABKAlCKLpIJXIjGDgyH15wcmpfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHcG9vbF9pZBgDIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSOwoEbmFtZRgEIAEoCUItukgqyAEBciUYKDIhXlthLXpdKFstYS16MC05XXswLDM4fVthLXowLTldKT8kEh0KC2Rlc2NyaXB0aW9uGAUgASgJQgi6SAVyAxiAAhJBCgdzdWJuZXRzGAYgAygLMiQuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlN1Ym5ldFNwZWNCCrpIB5IBBAgBEBASPgoPaWRlbXBvdGVuY3lfa2V5GAcgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kIuIBChNMaXN0TmV0d29ya3NSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI6Cgdwb29sX2lkGAIgASgJQim6SCZyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI8Cgpwcm9qZWN0X2lkGAMgASgJQii6SCVyIxg4Mh9ecHJqX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEhcKD2luY2x1ZGVfZGVsZXRlZBgEIAEoCCJLChRMaXN0TmV0d29ya3NSZXNwb25zZRIzCghuZXR3b3JrcxgBIAMoCzIhLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5OZXR3b3JrIo4BChFHZXROZXR3b3JrUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPwoKbmV0d29ya19pZBgCIAEoCUIrukgoyAEBciMYODIfXm5ldF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JCKNAgoUVXBkYXRlTmV0d29ya1JlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEj8KCm5ldHdvcmtfaWQYAiABKAlCK7pIKMgBAXIjGDgyH15uZXRfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSIgoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGIACSACIAQESLwoLdXBkYXRlX21hc2sYBCABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEhUKDXZhbGlkYXRlX29ubHkYBSABKAhCDgoMX2Rlc2NyaXB0aW9uIqgBChREZWxldGVOZXR3b3JrUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPwoKbmV0d29ya19pZBgCIAEoCUIrukgoyAEBciMYODIfXm5ldF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBIVCg12YWxpZGF0ZV9vbmx5GAMgASgIIqIBChJQbGFuTmV0d29ya1JlcXVlc3QSQAoGdXBkYXRlGAEgASgLMi4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlVwZGF0ZU5ldHdvcmtSZXF1ZXN0SAASQAoGZGVsZXRlGAIgASgLMi4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRlbGV0ZU5ldHdvcmtSZXF1ZXN0SABCCAoGY2hhbmdlMukICghOZXR3b3JrcxKyAQoGQ3JlYXRlEi4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNyZWF0ZU5ldHdvcmtSZXF1ZXN0GiEuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLk5ldHdvcmsiVcrzGCoKF2NvbXB1dGU6bmV0d29ya3M6Y3JlYXRlEg9jb21wdXRlLW5ldHdvcmuC0+STAiE6ASoiHC9hcGkvY29tcHV0ZS9uZXR3b3Jrcy9jcmVhdGUSuQEKBExpc3QSLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdE5ldHdvcmtzUmVxdWVzdBouLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5MaXN0TmV0d29ya3NSZXNwb25zZSJSyvMYKQoVY29tcHV0ZTpuZXR3b3JrczpyZWFkEg5jb21wdXRlLXRlbmFudBgBgtPkkwIfOgEqIhovYXBpL2NvbXB1dGUvbmV0d29ya3MvbGlzdBKzAQoDR2V0EisuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkdldE5ldHdvcmtSZXF1ZXN0GiEuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLk5ldHdvcmsiXMrzGDQKFWNvbXB1dGU6bmV0d29ya3M6cmVhZBIPY29tcHV0ZS1uZXR3b3JrIgpuZXR3b3JrX2lkgtPkkwIeOgEqIhkvYXBpL2NvbXB1dGUvbmV0d29ya3MvZ2V0Er4BCgZVcGRhdGUSLi5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVXBkYXRlTmV0d29ya1JlcXVlc3QaIS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTmV0d29yayJhyvMYNgoXY29tcHV0ZTpuZXR3b3Jrczp1cGRhdGUSD2NvbXB1dGUtbmV0d29yayIKbmV0d29ya19pZILT5JMCIToBKiIcL2FwaS9jb21wdXRlL25ldHdvcmtzL3VwZGF0ZRK+AQoGRGVsZXRlEi4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRlbGV0ZU5ldHdvcmtSZXF1ZXN0GiEuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLk5ldHdvcmsiYcrzGDYKF2NvbXB1dGU6bmV0d29ya3M6ZGVsZXRlEg9jb21wdXRlLW5ldHdvcmsiCm5ldHdvcmtfaWSC0+STAiE6ASoiHC9hcGkvY29tcHV0ZS9uZXR3b3Jrcy9kZWxldGUSswEKBFBsYW4SLC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuUGxhbk5ldHdvcmtSZXF1ZXN0Gh4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlBsYW4iXcrzGDQKFWNvbXB1dGU6bmV0d29ya3M6cmVhZBIPY29tcHV0ZS1uZXR3b3JrIgpuZXR3b3JrX2lkgtPkkwIfOgEqIhovYXBpL2NvbXB1dGUvbmV0d29ya3MvcGxhbmIGcHJvdG8z", [file_bettercompute_compute_v1_plans, file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * A tenant network.
@@ -115,6 +117,13 @@ export type Network = Message<"bettercompute.compute.v1.Network"> & {
    * @generated from field: google.protobuf.Timestamp deleted_at = 13;
    */
   deletedAt?: Timestamp | undefined;
+
+  /**
+   * Fields found at the provider differing from what was last applied, while they do.
+   *
+   * @generated from field: repeated bettercompute.compute.v1.Drift drift = 14;
+   */
+  drift: Drift[];
 };
 
 /**
@@ -413,6 +422,14 @@ export type UpdateNetworkRequest = Message<"bettercompute.compute.v1.UpdateNetwo
    * @generated from field: google.protobuf.FieldMask update_mask = 4;
    */
   updateMask?: FieldMask | undefined;
+
+  /**
+   * Checks and decides the call as it would be made, and answers what it would answer,
+   * writing nothing: no change, event, audit or work.
+   *
+   * @generated from field: bool validate_only = 5;
+   */
+  validateOnly: boolean;
 };
 
 /**
@@ -441,6 +458,14 @@ export type DeleteNetworkRequest = Message<"bettercompute.compute.v1.DeleteNetwo
    * @generated from field: string network_id = 2;
    */
   networkId: string;
+
+  /**
+   * Checks and decides the call as it would be made, and answers what it would answer,
+   * writing nothing: no change, event, audit or work.
+   *
+   * @generated from field: bool validate_only = 3;
+   */
+  validateOnly: boolean;
 };
 
 /**
@@ -449,6 +474,43 @@ export type DeleteNetworkRequest = Message<"bettercompute.compute.v1.DeleteNetwo
  */
 export const DeleteNetworkRequestSchema: GenMessage<DeleteNetworkRequest> = /*@__PURE__*/
   messageDesc(file_bettercompute_compute_v1_networks, 8);
+
+/**
+ * Input of `Networks.Plan`: the call to plan, as it would be made.
+ *
+ * @generated from message bettercompute.compute.v1.PlanNetworkRequest
+ */
+export type PlanNetworkRequest = Message<"bettercompute.compute.v1.PlanNetworkRequest"> & {
+  /**
+   * The call.
+   *
+   * @generated from oneof bettercompute.compute.v1.PlanNetworkRequest.change
+   */
+  change: {
+    /**
+     * The update to plan.
+     *
+     * @generated from field: bettercompute.compute.v1.UpdateNetworkRequest update = 1;
+     */
+    value: UpdateNetworkRequest;
+    case: "update";
+  } | {
+    /**
+     * The delete to plan.
+     *
+     * @generated from field: bettercompute.compute.v1.DeleteNetworkRequest delete = 2;
+     */
+    value: DeleteNetworkRequest;
+    case: "delete";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message bettercompute.compute.v1.PlanNetworkRequest.
+ * Use `create(PlanNetworkRequestSchema)` to create a new message.
+ */
+export const PlanNetworkRequestSchema: GenMessage<PlanNetworkRequest> = /*@__PURE__*/
+  messageDesc(file_bettercompute_compute_v1_networks, 9);
 
 /**
  * Tenant networks on one pool's account, each with subnets in regions. The calls record what
@@ -507,6 +569,19 @@ export const Networks: GenService<{
     methodKind: "unary";
     input: typeof DeleteNetworkRequestSchema;
     output: typeof NetworkSchema;
+  },
+  /**
+   * Answers what an update or a delete would do to the network, writing nothing: the real
+   * call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+   * `replace`), the provider objects it asks for and what users would notice. Decided like a
+   * read of the network.
+   *
+   * @generated from rpc bettercompute.compute.v1.Networks.Plan
+   */
+  plan: {
+    methodKind: "unary";
+    input: typeof PlanNetworkRequestSchema;
+    output: typeof PlanSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_bettercompute_compute_v1_networks, 0);

@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Drift, PlanSchema } from "./plans_pb.js";
+import { file_bettercompute_compute_v1_plans } from "./plans_pb.js";
 import { file_bettercompute_options_v1_options } from "../../options/v1/options_pb.js";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -17,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/compute/v1/volumes.proto.
  */
 export const file_bettercompute_compute_v1_volumes: GenFile = /*@__PURE__*/
-  fileDesc("CiZiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvdm9sdW1lcy5wcm90bxIYYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxIqMDCgZWb2x1bWUSCgoCaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDwoHcG9vbF9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEg4KBnJlZ2lvbhgHIAEoCRIWCg5zaXplX2dpZ2FieXRlcxgIIAEoBRIXCg9maWxlc3lzdGVtX3R5cGUYCSABKAkSEwoLaW5zdGFuY2VfaWQYCiABKAkSGwoTYXR0YWNoZWRfbWFjaGluZV9pZBgLIAEoCRINCgVzdGF0ZRgMIAEoCRIPCgdtZXNzYWdlGA0gASgJEg8KB3ZlcnNpb24YDiABKAMSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZGVsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9wMKE0NyZWF0ZVZvbHVtZVJlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEjwKCnByb2plY3RfaWQYAiABKAlCKLpIJXIjGDgyH15wcmpfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHcG9vbF9pZBgDIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSOwoEbmFtZRgEIAEoCUItukgqyAEBciUYKDIhXlthLXpdKFstYS16MC05XXswLDM4fVthLXowLTldKT8kEh0KC2Rlc2NyaXB0aW9uGAUgASgJQgi6SAVyAxiAAhI6CgZyZWdpb24YBiABKAlCKrpIJ8gBAXIiGCgyHl5bYS16XVthLXowLTktXXswLDM4fVthLXowLTldJBImCg5zaXplX2dpZ2FieXRlcxgHIAEoBUIOukgLyAEBGgYYgIABKAESKQoPZmlsZXN5c3RlbV90eXBlGAggASgJQhC6SA1yC1IEZXh0NFIDeGZzEj4KD2lkZW1wb3RlbmN5X2tleRgJIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JCLhAQoSTGlzdFZvbHVtZXNSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI6Cgdwb29sX2lkGAIgASgJQim6SCZyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI8Cgpwcm9qZWN0X2lkGAMgASgJQii6SCVyIxg4Mh9ecHJqX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEhcKD2luY2x1ZGVfZGVsZXRlZBgEIAEoCCJIChNMaXN0Vm9sdW1lc1Jlc3BvbnNlEjEKB3ZvbHVtZXMYASADKAsyIC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVm9sdW1lIo0BChBHZXRWb2x1bWVSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI/Cgl2b2x1bWVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5wdm9sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kIrICChNVcGRhdGVWb2x1bWVSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI/Cgl2b2x1bWVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5wdm9sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEigKDnNpemVfZ2lnYWJ5dGVzGAMgASgFQgu6SAgaBhiAgAEoAUgAiAEBEiIKC2Rlc2NyaXB0aW9uGAQgASgJQgi6SAVyAxiAAkgBiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0IRCg9fc2l6ZV9naWdhYnl0ZXNCDgoMX2Rlc2NyaXB0aW9uIpABChNEZWxldGVWb2x1bWVSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI/Cgl2b2x1bWVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5wdm9sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kItMBChNBdHRhY2hWb2x1bWVSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI/Cgl2b2x1bWVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5wdm9sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEkEKC2luc3RhbmNlX2lkGAMgASgJQiy6SCnIAQFyJBg5MiBeaW5zdF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JCKQAQoTRGV0YWNoVm9sdW1lUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPwoJdm9sdW1lX2lkGAIgASgJQiy6SCnIAQFyJBg5MiBecHZvbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JDKNCgoHVm9sdW1lcxKtAQoGQ3JlYXRlEi0uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkNyZWF0ZVZvbHVtZVJlcXVlc3QaIC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVm9sdW1lIlLK8xgoChZjb21wdXRlOnZvbHVtZXM6Y3JlYXRlEg5jb21wdXRlLXZvbHVtZYLT5JMCIDoBKiIbL2FwaS9jb21wdXRlL3ZvbHVtZXMvY3JlYXRlErUBCgRMaXN0EiwuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkxpc3RWb2x1bWVzUmVxdWVzdBotLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5MaXN0Vm9sdW1lc1Jlc3BvbnNlIlDK8xgoChRjb21wdXRlOnZvbHVtZXM6cmVhZBIOY29tcHV0ZS10ZW5hbnQYAYLT5JMCHjoBKiIZL2FwaS9jb21wdXRlL3ZvbHVtZXMvbGlzdBKtAQoDR2V0EiouYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkdldFZvbHVtZVJlcXVlc3QaIC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVm9sdW1lIljK8xgxChRjb21wdXRlOnZvbHVtZXM6cmVhZBIOY29tcHV0ZS12b2x1bWUiCXZvbHVtZV9pZILT5JMCHToBKiIYL2FwaS9jb21wdXRlL3ZvbHVtZXMvZ2V0ErgBCgZVcGRhdGUSLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVXBkYXRlVm9sdW1lUmVxdWVzdBogLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Wb2x1bWUiXcrzGDMKFmNvbXB1dGU6dm9sdW1lczp1cGRhdGUSDmNvbXB1dGUtdm9sdW1lIgl2b2x1bWVfaWSC0+STAiA6ASoiGy9hcGkvY29tcHV0ZS92b2x1bWVzL3VwZGF0ZRK4AQoGRGVsZXRlEi0uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRlbGV0ZVZvbHVtZVJlcXVlc3QaIC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVm9sdW1lIl3K8xgzChZjb21wdXRlOnZvbHVtZXM6ZGVsZXRlEg5jb21wdXRlLXZvbHVtZSIJdm9sdW1lX2lkgtPkkwIgOgEqIhsvYXBpL2NvbXB1dGUvdm9sdW1lcy9kZWxldGUSuAEKBkF0dGFjaBItLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5BdHRhY2hWb2x1bWVSZXF1ZXN0GiAuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlZvbHVtZSJdyvMYMwoWY29tcHV0ZTp2b2x1bWVzOnVwZGF0ZRIOY29tcHV0ZS12b2x1bWUiCXZvbHVtZV9pZILT5JMCIDoBKiIbL2FwaS9jb21wdXRlL3ZvbHVtZXMvYXR0YWNoErgBCgZEZXRhY2gSLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuRGV0YWNoVm9sdW1lUmVxdWVzdBogLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Wb2x1bWUiXcrzGDMKFmNvbXB1dGU6dm9sdW1lczp1cGRhdGUSDmNvbXB1dGUtdm9sdW1lIgl2b2x1bWVfaWSC0+STAiA6ASoiGy9hcGkvY29tcHV0ZS92b2x1bWVzL2RldGFjaGIGcHJvdG8z", [file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CiZiZXR0ZXJjb21wdXRlL2NvbXB1dGUvdjEvdm9sdW1lcy5wcm90bxIYYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxItMDCgZWb2x1bWUSCgoCaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDwoHcG9vbF9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEg4KBnJlZ2lvbhgHIAEoCRIWCg5zaXplX2dpZ2FieXRlcxgIIAEoBRIXCg9maWxlc3lzdGVtX3R5cGUYCSABKAkSEwoLaW5zdGFuY2VfaWQYCiABKAkSGwoTYXR0YWNoZWRfbWFjaGluZV9pZBgLIAEoCRINCgVzdGF0ZRgMIAEoCRIPCgdtZXNzYWdlGA0gASgJEg8KB3ZlcnNpb24YDiABKAMSLgoKY3JlYXRlZF9hdBgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZGVsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoFZHJpZnQYEiADKAsyHy5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuRHJpZnQi9wMKE0NyZWF0ZVZvbHVtZVJlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEjwKCnByb2plY3RfaWQYAiABKAlCKLpIJXIjGDgyH15wcmpfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSPQoHcG9vbF9pZBgDIAEoCUIsukgpyAEBciQYOTIgXnBvb2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSOwoEbmFtZRgEIAEoCUItukgqyAEBciUYKDIhXlthLXpdKFstYS16MC05XXswLDM4fVthLXowLTldKT8kEh0KC2Rlc2NyaXB0aW9uGAUgASgJQgi6SAVyAxiAAhI6CgZyZWdpb24YBiABKAlCKrpIJ8gBAXIiGCgyHl5bYS16XVthLXowLTktXXswLDM4fVthLXowLTldJBImCg5zaXplX2dpZ2FieXRlcxgHIAEoBUIOukgLyAEBGgYYgIABKAESKQoPZmlsZXN5c3RlbV90eXBlGAggASgJQhC6SA1yC1IEZXh0NFIDeGZzEj4KD2lkZW1wb3RlbmN5X2tleRgJIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JCLhAQoSTGlzdFZvbHVtZXNSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI6Cgdwb29sX2lkGAIgASgJQim6SCZyJBg5MiBecG9vbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBI8Cgpwcm9qZWN0X2lkGAMgASgJQii6SCVyIxg4Mh9ecHJqX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEhcKD2luY2x1ZGVfZGVsZXRlZBgEIAEoCCJIChNMaXN0Vm9sdW1lc1Jlc3BvbnNlEjEKB3ZvbHVtZXMYASADKAsyIC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVm9sdW1lIo0BChBHZXRWb2x1bWVSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI/Cgl2b2x1bWVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5wdm9sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kIskCChNVcGRhdGVWb2x1bWVSZXF1ZXN0EjgKCXRlbmFudF9pZBgBIAEoCUIlukgiyAEBch0YgAEyGF5bQS1aYS16MC05Ll86LV17MSwxMjh9JBI/Cgl2b2x1bWVfaWQYAiABKAlCLLpIKcgBAXIkGDkyIF5wdm9sX1swLTlhLWhqa21ucC10di16XXsyNiw1Mn0kEigKDnNpemVfZ2lnYWJ5dGVzGAMgASgFQgu6SAgaBhiAgAEoAUgAiAEBEiIKC2Rlc2NyaXB0aW9uGAQgASgJQgi6SAVyAxiAAkgBiAEBEi8KC3VwZGF0ZV9tYXNrGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg12YWxpZGF0ZV9vbmx5GAYgASgIQhEKD19zaXplX2dpZ2FieXRlc0IOCgxfZGVzY3JpcHRpb24ipwEKE0RlbGV0ZVZvbHVtZVJlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEj8KCXZvbHVtZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXnB2b2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQSFQoNdmFsaWRhdGVfb25seRgDIAEoCCKfAQoRUGxhblZvbHVtZVJlcXVlc3QSPwoGdXBkYXRlGAEgASgLMi0uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlVwZGF0ZVZvbHVtZVJlcXVlc3RIABI/CgZkZWxldGUYAiABKAsyLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuRGVsZXRlVm9sdW1lUmVxdWVzdEgAQggKBmNoYW5nZSLTAQoTQXR0YWNoVm9sdW1lUmVxdWVzdBI4Cgl0ZW5hbnRfaWQYASABKAlCJbpIIsgBAXIdGIABMhheW0EtWmEtejAtOS5fOi1dezEsMTI4fSQSPwoJdm9sdW1lX2lkGAIgASgJQiy6SCnIAQFyJBg5MiBecHZvbF9bMC05YS1oamttbnAtdHYtel17MjYsNTJ9JBJBCgtpbnN0YW5jZV9pZBgDIAEoCUIsukgpyAEBciQYOTIgXmluc3RfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQikAEKE0RldGFjaFZvbHVtZVJlcXVlc3QSOAoJdGVuYW50X2lkGAEgASgJQiW6SCLIAQFyHRiAATIYXltBLVphLXowLTkuXzotXXsxLDEyOH0kEj8KCXZvbHVtZV9pZBgCIAEoCUIsukgpyAEBciQYOTIgXnB2b2xfWzAtOWEtaGprbW5wLXR2LXpdezI2LDUyfSQyvgsKB1ZvbHVtZXMSrQEKBkNyZWF0ZRItLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5DcmVhdGVWb2x1bWVSZXF1ZXN0GiAuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlZvbHVtZSJSyvMYKAoWY29tcHV0ZTp2b2x1bWVzOmNyZWF0ZRIOY29tcHV0ZS12b2x1bWWC0+STAiA6ASoiGy9hcGkvY29tcHV0ZS92b2x1bWVzL2NyZWF0ZRK1AQoETGlzdBIsLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5MaXN0Vm9sdW1lc1JlcXVlc3QaLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuTGlzdFZvbHVtZXNSZXNwb25zZSJQyvMYKAoUY29tcHV0ZTp2b2x1bWVzOnJlYWQSDmNvbXB1dGUtdGVuYW50GAGC0+STAh46ASoiGS9hcGkvY29tcHV0ZS92b2x1bWVzL2xpc3QSrQEKA0dldBIqLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5HZXRWb2x1bWVSZXF1ZXN0GiAuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlZvbHVtZSJYyvMYMQoUY29tcHV0ZTp2b2x1bWVzOnJlYWQSDmNvbXB1dGUtdm9sdW1lIgl2b2x1bWVfaWSC0+STAh06ASoiGC9hcGkvY29tcHV0ZS92b2x1bWVzL2dldBK4AQoGVXBkYXRlEi0uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlVwZGF0ZVZvbHVtZVJlcXVlc3QaIC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVm9sdW1lIl3K8xgzChZjb21wdXRlOnZvbHVtZXM6dXBkYXRlEg5jb21wdXRlLXZvbHVtZSIJdm9sdW1lX2lkgtPkkwIgOgEqIhsvYXBpL2NvbXB1dGUvdm9sdW1lcy91cGRhdGUSuAEKBkRlbGV0ZRItLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5EZWxldGVWb2x1bWVSZXF1ZXN0GiAuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlZvbHVtZSJdyvMYMwoWY29tcHV0ZTp2b2x1bWVzOmRlbGV0ZRIOY29tcHV0ZS12b2x1bWUiCXZvbHVtZV9pZILT5JMCIDoBKiIbL2FwaS9jb21wdXRlL3ZvbHVtZXMvZGVsZXRlEq4BCgRQbGFuEisuYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlBsYW5Wb2x1bWVSZXF1ZXN0Gh4uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLlBsYW4iWcrzGDEKFGNvbXB1dGU6dm9sdW1lczpyZWFkEg5jb21wdXRlLXZvbHVtZSIJdm9sdW1lX2lkgtPkkwIeOgEqIhkvYXBpL2NvbXB1dGUvdm9sdW1lcy9wbGFuErgBCgZBdHRhY2gSLS5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuQXR0YWNoVm9sdW1lUmVxdWVzdBogLmJldHRlcmNvbXB1dGUuY29tcHV0ZS52MS5Wb2x1bWUiXcrzGDMKFmNvbXB1dGU6dm9sdW1lczp1cGRhdGUSDmNvbXB1dGUtdm9sdW1lIgl2b2x1bWVfaWSC0+STAiA6ASoiGy9hcGkvY29tcHV0ZS92b2x1bWVzL2F0dGFjaBK4AQoGRGV0YWNoEi0uYmV0dGVyY29tcHV0ZS5jb21wdXRlLnYxLkRldGFjaFZvbHVtZVJlcXVlc3QaIC5iZXR0ZXJjb21wdXRlLmNvbXB1dGUudjEuVm9sdW1lIl3K8xgzChZjb21wdXRlOnZvbHVtZXM6dXBkYXRlEg5jb21wdXRlLXZvbHVtZSIJdm9sdW1lX2lkgtPkkwIgOgEqIhsvYXBpL2NvbXB1dGUvdm9sdW1lcy9kZXRhY2hiBnByb3RvMw", [file_bettercompute_compute_v1_plans, file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * A volume.
@@ -144,6 +146,13 @@ export type Volume = Message<"bettercompute.compute.v1.Volume"> & {
    * @generated from field: google.protobuf.Timestamp deleted_at = 17;
    */
   deletedAt?: Timestamp | undefined;
+
+  /**
+   * Fields found at the provider differing from what was last applied, while they do.
+   *
+   * @generated from field: repeated bettercompute.compute.v1.Drift drift = 18;
+   */
+  drift: Drift[];
 };
 
 /**
@@ -364,6 +373,14 @@ export type UpdateVolumeRequest = Message<"bettercompute.compute.v1.UpdateVolume
    * @generated from field: google.protobuf.FieldMask update_mask = 5;
    */
   updateMask?: FieldMask | undefined;
+
+  /**
+   * Checks and decides the call as it would be made, and answers what it would answer,
+   * writing nothing: no change, event, audit or work.
+   *
+   * @generated from field: bool validate_only = 6;
+   */
+  validateOnly: boolean;
 };
 
 /**
@@ -392,6 +409,14 @@ export type DeleteVolumeRequest = Message<"bettercompute.compute.v1.DeleteVolume
    * @generated from field: string volume_id = 2;
    */
   volumeId: string;
+
+  /**
+   * Checks and decides the call as it would be made, and answers what it would answer,
+   * writing nothing: no change, event, audit or work.
+   *
+   * @generated from field: bool validate_only = 3;
+   */
+  validateOnly: boolean;
 };
 
 /**
@@ -400,6 +425,43 @@ export type DeleteVolumeRequest = Message<"bettercompute.compute.v1.DeleteVolume
  */
 export const DeleteVolumeRequestSchema: GenMessage<DeleteVolumeRequest> = /*@__PURE__*/
   messageDesc(file_bettercompute_compute_v1_volumes, 6);
+
+/**
+ * Input of `Volumes.Plan`: the call to plan, as it would be made.
+ *
+ * @generated from message bettercompute.compute.v1.PlanVolumeRequest
+ */
+export type PlanVolumeRequest = Message<"bettercompute.compute.v1.PlanVolumeRequest"> & {
+  /**
+   * The call.
+   *
+   * @generated from oneof bettercompute.compute.v1.PlanVolumeRequest.change
+   */
+  change: {
+    /**
+     * The update to plan.
+     *
+     * @generated from field: bettercompute.compute.v1.UpdateVolumeRequest update = 1;
+     */
+    value: UpdateVolumeRequest;
+    case: "update";
+  } | {
+    /**
+     * The delete to plan.
+     *
+     * @generated from field: bettercompute.compute.v1.DeleteVolumeRequest delete = 2;
+     */
+    value: DeleteVolumeRequest;
+    case: "delete";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message bettercompute.compute.v1.PlanVolumeRequest.
+ * Use `create(PlanVolumeRequestSchema)` to create a new message.
+ */
+export const PlanVolumeRequestSchema: GenMessage<PlanVolumeRequest> = /*@__PURE__*/
+  messageDesc(file_bettercompute_compute_v1_volumes, 7);
 
 /**
  * Input of `Volumes.Attach`.
@@ -434,7 +496,7 @@ export type AttachVolumeRequest = Message<"bettercompute.compute.v1.AttachVolume
  * Use `create(AttachVolumeRequestSchema)` to create a new message.
  */
 export const AttachVolumeRequestSchema: GenMessage<AttachVolumeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_volumes, 7);
+  messageDesc(file_bettercompute_compute_v1_volumes, 8);
 
 /**
  * Input of `Volumes.Detach`.
@@ -462,7 +524,7 @@ export type DetachVolumeRequest = Message<"bettercompute.compute.v1.DetachVolume
  * Use `create(DetachVolumeRequestSchema)` to create a new message.
  */
 export const DetachVolumeRequestSchema: GenMessage<DetachVolumeRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_compute_v1_volumes, 8);
+  messageDesc(file_bettercompute_compute_v1_volumes, 9);
 
 /**
  * Block-storage volumes on a pool's account: a disk of `sizeGigabytes` in one region that an
@@ -526,6 +588,19 @@ export const Volumes: GenService<{
     methodKind: "unary";
     input: typeof DeleteVolumeRequestSchema;
     output: typeof VolumeSchema;
+  },
+  /**
+   * Answers what an update or a delete would do to the volume, writing nothing: the real
+   * call's refusals, the fields that change with their effect (`none`, `inPlace`, `rolling`,
+   * `replace`), the provider objects it asks for and what users would notice. Decided like a
+   * read of the volume.
+   *
+   * @generated from rpc bettercompute.compute.v1.Volumes.Plan
+   */
+  plan: {
+    methodKind: "unary";
+    input: typeof PlanVolumeRequestSchema;
+    output: typeof PlanSchema;
   },
   /**
    * Attaches a volume to an instance of the tenant in its region and on its pool's account
