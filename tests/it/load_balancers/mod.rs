@@ -15,6 +15,7 @@ mod global;
 mod grpc;
 mod isolation;
 mod lifecycle;
+mod plan_reality;
 mod quota;
 mod refusals;
 mod settings;

@@ -10,6 +10,7 @@ mod grpc;
 mod instances;
 mod lifecycle_events;
 mod networks;
+mod plan_reality;
 mod secrets;
 mod volumes;
 mod volumes_cli;
