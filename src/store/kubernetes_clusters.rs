@@ -319,8 +319,11 @@ impl Store {
             if provider_change {
                 self.work_enqueue_in(&mut txn, CLUSTER_KIND, &cluster.id, state.as_str(), deadline, now).await?;
             }
+            // Read inside the transaction: a rehearsal's rolls back, and answers the row it wrote.
+            let updated =
+                self.cluster_fetch_in(&mut txn, &cluster.id).await?.ok_or_else(|| Error::not_found("cluster", &cluster.id))?;
             self.commit_and_signal(txn).await?;
-            self.cluster_fetch(&cluster.id).await?.ok_or_else(|| Error::not_found("cluster", &cluster.id))
+            Ok(updated)
         })
         .await
     }

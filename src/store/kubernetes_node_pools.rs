@@ -165,6 +165,14 @@ impl Store {
         .await
     }
 
+    /// Pool `id` as `txn` sees it: what a write answers, so that a rehearsal (whose transaction
+    /// rolls back) answers what it wrote.
+    async fn node_pool_fetch_in(&self, txn: &mut Transaction<'static, Any>, id: &str) -> Result<NodePoolRow> {
+        let sql = format!("SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **txn).await?;
+        row.as_ref().map(pool_from_row).transpose()?.ok_or_else(|| Error::not_found("node pool", id))
+    }
+
     /// Adds a pool to a live cluster: the pool `pending`, the cluster `updating`, the reconciler
     /// woken, in one transaction.
     pub async fn node_pool_create(&self, pool: &NodePoolRow, cluster_deadline: Option<i64>) -> Result<NodePoolRow> {
@@ -206,8 +214,9 @@ impl Store {
                 )));
             }
             self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
+            let updated = self.node_pool_fetch_in(&mut txn, &pool.id).await?;
             self.commit_and_signal(txn).await?;
-            self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
+            Ok(updated)
         })
         .await
     }
@@ -234,7 +243,9 @@ impl Store {
             if updated.rows_affected() > 0 {
                 self.cluster_touch_in(&mut txn, &pool.cluster_id, now, cluster_deadline).await?;
                 self.event_append_in(&mut txn, &node_pool_event(LifecycleEvent::Deleting, pool, now, "")).await?;
+                let deleting = self.node_pool_fetch_in(&mut txn, &pool.id).await?;
                 self.commit_and_signal(txn).await?;
+                return Ok(deleting);
             }
             self.node_pool_fetch(&pool.id).await?.ok_or_else(|| Error::not_found("node pool", &pool.id))
         })

@@ -327,8 +327,9 @@ impl Store {
             let event =
                 network_event(LifecycleEvent::Updated, &network, now, serde_json::json!({"changed": ["description"]}));
             self.event_append_in(&mut txn, &event).await?;
+            // The row read inside the transaction: a rehearsal's rolls back, and answers it.
             self.commit_and_signal(txn).await?;
-            self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
+            Ok(network)
         })
         .await
     }
