@@ -322,7 +322,8 @@ fn run_pool_steps(
         let Some(step) = next_pool_step(spec, cluster, remote) else { return };
         let (field, effect, detail, disruption) = pool_step_effect(&spec.name, remote, &step);
         effects.entry(field).or_default().push((effect, detail));
-        plan.ask(Action::Update, GKE, "node pool", spec.name.clone());
+        // Named as a delete names it: the cluster's provider name, then the pool's.
+        plan.ask(Action::Update, GKE, "node pool", format!("{}/{}", cluster.name, spec.name));
         if let Some(disruption) = disruption {
             plan.disrupt(disruption);
         }
