@@ -382,7 +382,11 @@ impl Store {
     /// delete ([`Store::resource_delete`]).
     pub async fn cluster_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<ClusterRow> {
         crate::measured::store("cluster_delete", async {
-            self.resource_delete::<ClusterRow>(id, now, deadline, |_, txn, id| {
+            // The row with its pools as the delete's transaction left them: a rehearsal's
+            // transaction rolls back, and answers what it wrote.
+            let written = std::sync::Arc::new(std::sync::Mutex::new(None));
+            let slot = written.clone();
+            self.resource_delete::<ClusterRow>(id, now, deadline, |store, txn, id| {
                 Box::pin(async move {
                     sqlx::query(
                         "UPDATE kubernetes_node_pools SET state = 'deleting', message = '', version = version + 1, \
@@ -392,11 +396,16 @@ impl Store {
                     .bind(now)
                     .execute(&mut **txn)
                     .await?;
+                    *slot.lock().expect("not poisoned") = store.cluster_fetch_in(txn, id).await?;
                     Ok(())
                 })
             })
             .await?;
-            self.cluster_fetch(id).await?.ok_or_else(|| Error::not_found("cluster", id))
+            let written = written.lock().expect("not poisoned").take();
+            match written {
+                Some(row) => Ok(row),
+                None => self.cluster_fetch(id).await?.ok_or_else(|| Error::not_found("cluster", id)),
+            }
         })
         .await
     }

@@ -365,7 +365,7 @@ impl Store {
     /// targets is `INVALID_STATE` (reason `inUse`), checked in the same transaction.
     pub async fn load_balancer_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<LoadBalancerRow> {
         crate::measured::store("load_balancer_delete", async {
-            self.resource_delete::<LoadBalancerRow>(id, now, deadline, |_, txn, id| {
+            let mut deleting = self.resource_delete::<LoadBalancerRow>(id, now, deadline, |_, txn, id| {
                 Box::pin(async move {
                     let users: Vec<String> = sqlx::query_scalar(
                         "SELECT lb.id FROM load_balancer_members m \
@@ -391,7 +391,17 @@ impl Store {
                 })
             })
             .await?;
-            self.load_balancer_fetch(id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))
+            // The row as the delete's transaction left it (a rehearsal's rolls back), with its
+            // members, which a delete does not change.
+            let members = sqlx::query(
+                "SELECT member_kind, member_id FROM load_balancer_members WHERE load_balancer_id = $1 \
+                 ORDER BY position",
+            )
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
+            add_members(&mut deleting, &members)?;
+            Ok(deleting)
         })
         .await
     }

@@ -380,6 +380,10 @@ impl Store {
     /// counted).
     pub async fn network_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<NetworkRow> {
         crate::measured::store("network_delete", async {
+            // The row with its subnets as the delete's transaction left them: a rehearsal's
+            // transaction rolls back, and answers what it wrote.
+            let written = std::sync::Arc::new(std::sync::Mutex::new(None));
+            let slot = written.clone();
             self.resource_delete::<NetworkRow>(id, now, deadline, |store, txn, id| {
                 Box::pin(async move {
                     let usage = store.network_usage_in(txn, id).await?;
@@ -412,11 +416,16 @@ impl Store {
                     .bind(now)
                     .execute(&mut **txn)
                     .await?;
+                    *slot.lock().expect("not poisoned") = store.network_fetch_in(txn, id).await?;
                     Ok(())
                 })
             })
             .await?;
-            self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id))
+            let written = written.lock().expect("not poisoned").take();
+            match written {
+                Some(row) => Ok(row),
+                None => self.network_fetch(id).await?.ok_or_else(|| Error::not_found("network", id)),
+            }
         })
         .await
     }

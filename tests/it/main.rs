@@ -23,6 +23,7 @@ mod metal;
 mod metal_drivers;
 mod metrics;
 mod nodes;
+mod plans;
 mod plans_cli;
 mod provider;
 mod readme_recipe;
