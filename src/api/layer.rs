@@ -12,7 +12,7 @@ use std::time::Instant;
 use bytes::{Buf, Bytes};
 use http_body::{Body as HttpBody, Frame};
 use http_body_util::{BodyExt, Full};
-use prost_reflect::DynamicMessage;
+use prost_reflect::{DynamicMessage, ReflectMessage};
 use tonic::body::Body;
 use tower::{Layer, Service, ServiceExt};
 use tracing::Instrument;
@@ -51,19 +51,27 @@ fn asks_rehearsal(request: &DynamicMessage) -> bool {
     )
 }
 
-/// The text field `name` of `request`, or of the request it wraps (a plan's `update` or
-/// `delete`): a plan is decided on the resource its call names.
-fn text_field(request: &DynamicMessage, name: &str) -> Option<String> {
-    let text = |message: &DynamicMessage| match message.get_field_by_name(name).as_deref() {
-        Some(prost_reflect::Value::String(value)) if !value.is_empty() => Some(value.clone()),
-        _ => None,
+/// The call a request wraps (a plan's `update` or `delete`, the members of its one `oneof` of
+/// requests) with its JSON name, or the request itself: what the decision reads. A wrapper that
+/// names no call is `INVALID_INPUT` naming its first member.
+fn decided_call(request: &DynamicMessage) -> Result<(DynamicMessage, Option<String>), Error> {
+    let descriptor = request.descriptor();
+    let Some(calls) = descriptor.oneofs().find(|oneof| {
+        oneof.fields().all(|f| matches!(f.kind(), prost_reflect::Kind::Message(_)))
+            && descriptor.fields().all(|f| f.containing_oneof().is_some())
+    }) else {
+        return Ok((request.clone(), None));
     };
-    text(request).or_else(|| {
-        request.fields().find_map(|(field, value)| match (field.containing_oneof(), value) {
-            (Some(_), prost_reflect::Value::Message(wrapped)) => text(wrapped),
-            _ => None,
-        })
-    })
+    for field in calls.fields() {
+        if request.has_field(&field)
+            && let prost_reflect::Value::Message(call) = request.get_field(&field).into_owned()
+        {
+            return Ok((call, Some(field.json_name().to_owned())));
+        }
+    }
+    let names: Vec<String> = calls.fields().map(|f| format!("{{\"{}\": ...}}", f.json_name())).collect();
+    let first = calls.fields().next().map(|f| f.json_name().to_owned()).unwrap_or_default();
+    Err(Error::fields(vec![FieldViolation::new(first, format!("name the call: {}", names.join(" or ")))]))
 }
 
 /// The address a call's connection came from, in the request's extensions (set by the server).
@@ -315,7 +323,12 @@ async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: 
     let Some(authorization) = method.authorization.as_ref() else {
         return Err(Error::access_denied(format!("{} carries no authorization and is refused", method.name)));
     };
-    let text = |field: &str| text_field(request, field);
+    let (call, wrapper) = decided_call(request)?;
+    let request = &call;
+    let text = |field: &str| match request.get_field_by_name(field).as_deref() {
+        Some(prost_reflect::Value::String(value)) if !value.is_empty() => Some(value.clone()),
+        _ => None,
+    };
     let tenant_field = match authorization.tenant_field.as_str() {
         "" => Some("tenant_id"),
         "-" => None,
@@ -330,7 +343,13 @@ async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: 
             .collect();
     let violations = state.validator.validate_fields(request, &decided);
     if !violations.is_empty() {
-        return Err(violations.into_error());
+        let Some(wrapper) = wrapper else { return Err(violations.into_error()) };
+        // Named by their path from the request sent: `update.volumeId`.
+        let named = violations
+            .kept()
+            .iter()
+            .map(|v| FieldViolation::new(format!("{wrapper}.{}", v.field), v.description.clone()));
+        return Err(Error::fields(named.collect()));
     }
     let target = Target {
         resource_type: authorization.resource.clone(),

@@ -22,7 +22,7 @@ pub fn volume_name(id: &str) -> String {
     provider_name("bc-v", id)
 }
 
-/// The provider-side name of instance `id`.
+/// The tag of instance `id`'s droplet (the droplet is named as the instance).
 pub fn instance_name(id: &str) -> String {
     provider_name("bc-i", id)
 }
@@ -83,12 +83,13 @@ pub fn volume_delete(volume: &VolumeRow) -> Plan {
     plan
 }
 
-/// The plan of deleting an instance: its droplet, and its address with it.
+/// The plan of deleting an instance: its droplet (named as the instance, found by its tag
+/// `bc-i-...`), and its address with it.
 pub fn instance_delete(instance: &InstanceRow) -> Plan {
     let mut plan = Plan::default();
-    let name = instance_name(&instance.id);
-    plan.ask(Action::Delete, DIGITALOCEAN, "droplet", name.clone());
-    deleted(&mut plan, instance.state.as_str(), format!("DigitalOcean deletes droplet {name}"));
+    let tag = instance_name(&instance.id);
+    plan.ask(Action::Delete, DIGITALOCEAN, "droplet", tag.clone());
+    deleted(&mut plan, instance.state.as_str(), format!("DigitalOcean deletes droplet {} (tag {tag})", instance.name));
     if !instance.public_ipv4.is_empty() {
         plan.disrupt(format!("address {} stops answering and may go to another customer", instance.public_ipv4));
     }

@@ -365,32 +365,33 @@ impl Store {
     /// targets is `INVALID_STATE` (reason `inUse`), checked in the same transaction.
     pub async fn load_balancer_delete(&self, id: &str, now: i64, deadline: Option<i64>) -> Result<LoadBalancerRow> {
         crate::measured::store("load_balancer_delete", async {
-            let mut deleting = self.resource_delete::<LoadBalancerRow>(id, now, deadline, |_, txn, id| {
-                Box::pin(async move {
-                    let users: Vec<String> = sqlx::query_scalar(
-                        "SELECT lb.id FROM load_balancer_members m \
+            let mut deleting = self
+                .resource_delete::<LoadBalancerRow>(id, now, deadline, |_, txn, id| {
+                    Box::pin(async move {
+                        let users: Vec<String> = sqlx::query_scalar(
+                            "SELECT lb.id FROM load_balancer_members m \
                          JOIN load_balancers lb ON lb.id = m.load_balancer_id \
                          JOIN load_balancers target ON target.id = m.member_id \
                          WHERE m.member_kind = $1 AND m.member_id = $2 AND lb.tenant_id = target.tenant_id \
                          AND lb.deleted_at IS NULL ORDER BY lb.created_at, lb.id",
-                    )
-                    .bind(MEMBER_LOAD_BALANCER)
-                    .bind(id)
-                    .fetch_all(&mut **txn)
-                    .await?;
-                    if users.is_empty() {
-                        return Ok(());
-                    }
-                    Err(Error::invalid_state(format!(
-                        "load balancer {id:?} is the target of global load balancer(s) {}; \
+                        )
+                        .bind(MEMBER_LOAD_BALANCER)
+                        .bind(id)
+                        .fetch_all(&mut **txn)
+                        .await?;
+                        if users.is_empty() {
+                            return Ok(());
+                        }
+                        Err(Error::invalid_state(format!(
+                            "load balancer {id:?} is the target of global load balancer(s) {}; \
                          delete them or retarget them first",
-                        users.join(", ")
-                    ))
-                    .with_detail("reason", "inUse")
-                    .with_detail("targetedBy", users))
+                            users.join(", ")
+                        ))
+                        .with_detail("reason", "inUse")
+                        .with_detail("targetedBy", users))
+                    })
                 })
-            })
-            .await?;
+                .await?;
             // The row as the delete's transaction left it (a rehearsal's rolls back), with its
             // members, which a delete does not change.
             let members = sqlx::query(

@@ -4,6 +4,7 @@
 //! refused exactly as the real call is; a plan says what the change would do over JSON and gRPC,
 //! decided like a read of the resource, and writes nothing either.
 
+mod access;
 mod previews;
 mod refusals;
 mod writes_nothing;
@@ -119,7 +120,9 @@ pub fn timeless(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(key, _)| !matches!(key.as_str(), "updatedAt" | "deleteRequestedAt" | "deletedAt" | "requestId"))
+                .filter(|(key, _)| {
+                    !matches!(key.as_str(), "updatedAt" | "deleteRequestedAt" | "deletedAt" | "requestId")
+                })
                 .map(|(key, value)| (key.clone(), timeless(value)))
                 .collect(),
         ),

@@ -42,8 +42,9 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
     let created = env.ok("/api/compute/kubernetesClusters/create", cluster("web")).await;
     let cluster_ref = json!({"tenantId": "acme", "clusterId": created["id"]});
     let limit = Duration::from_secs(30);
-    let ready =
-        env.get_until(&env.acme_admin, "kubernetesClusters", cluster_ref.clone(), limit, "ready", |c| c["state"] == "ready");
+    let ready = env.get_until(&env.acme_admin, "kubernetesClusters", cluster_ref.clone(), limit, "ready", |c| {
+        c["state"] == "ready"
+    });
     let ready = ready.await;
     let web = env.ready("instances", "instanceId", instance("web")).await;
     let data = env.ready("volumes", "volumeId", volume("data", 10)).await;
@@ -54,10 +55,15 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
     let general_ref = with(&cluster_ref, json!({"nodePoolId": ready["nodePools"][0]["id"]}));
 
     // A new machine type recreates every node of the pool, a few at a time.
-    let machine = acme.plan("kubernetesNodePools", json!({"update": with(&general_ref, json!({"machineType": "e2-standard-8"}))})).await;
+    let machine = acme
+        .plan("kubernetesNodePools", json!({"update": with(&general_ref, json!({"machineType": "e2-standard-8"}))}))
+        .await;
     assert_eq!(machine["effect"], "rolling", "{machine}");
     let changed = change(&machine, "machineType");
-    assert_eq!((changed["from"].as_str(), changed["to"].as_str()), (Some("\"e2-standard-4\""), Some("\"e2-standard-8\"")));
+    assert_eq!(
+        (changed["from"].as_str(), changed["to"].as_str()),
+        (Some("\"e2-standard-4\""), Some("\"e2-standard-8\""))
+    );
     assert_eq!(changed["effect"], "rolling");
     assert!(!machine["disruptions"].as_array().unwrap().is_empty(), "{machine}");
     let pool_object = object("update", "gke", "node pool", &format!("{provider_cluster}/general"));
@@ -66,11 +72,16 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
 
     // More nodes is a resize where the pool stands.
     let resize = acme.plan("kubernetesNodePools", json!({"update": with(&general_ref, json!({"nodeCount": 3}))})).await;
-    assert_eq!((resize["effect"].as_str(), change(&resize, "nodeCount")["effect"].as_str()), (Some("inPlace"), Some("inPlace")));
+    assert_eq!(
+        (resize["effect"].as_str(), change(&resize, "nodeCount")["effect"].as_str()),
+        (Some("inPlace"), Some("inPlace"))
+    );
     assert_eq!(objects(&resize), [pool_object.clone()], "{resize}");
 
     // The description is ours alone.
-    let described = acme.plan("kubernetesClusters", json!({"update": with(&cluster_ref, json!({"description": "the web tier"}))})).await;
+    let described = acme
+        .plan("kubernetesClusters", json!({"update": with(&cluster_ref, json!({"description": "the web tier"}))}))
+        .await;
     assert_eq!(described["effect"], "none", "{described}");
     assert_eq!(change(&described, "description")["to"], "\"the web tier\"");
     assert_eq!(described["providerObjects"], json!([]), "{described}");
@@ -83,8 +94,12 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
     assert_eq!(objects(&grow), [object("update", "digitalocean", "volume", &volume_name)], "{grow}");
     let front_ref = json!({"tenantId": "acme", "loadBalancerId": front["id"]});
     let forwarding = json!([{"entryProtocol": "http", "entryPort": 80, "targetProtocol": "http", "targetPort": 9090}]);
-    let rules = acme.plan("loadBalancers", json!({"update": with(&front_ref, json!({"forwarding": forwarding}))})).await;
-    assert_eq!((rules["effect"].as_str(), change(&rules, "forwarding")["effect"].as_str()), (Some("inPlace"), Some("inPlace")));
+    let rules =
+        acme.plan("loadBalancers", json!({"update": with(&front_ref, json!({"forwarding": forwarding}))})).await;
+    assert_eq!(
+        (rules["effect"].as_str(), change(&rules, "forwarding")["effect"].as_str()),
+        (Some("inPlace"), Some("inPlace"))
+    );
     let lb_name = front["providerName"].as_str().unwrap();
     assert_eq!(objects(&rules), [object("update", "digitalocean", "load balancer", lb_name)], "{rules}");
 
@@ -97,16 +112,28 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
     }
     assert_eq!(objects(&gone), expected, "{gone}");
     let gone = acme.plan("kubernetesNodePools", json!({"delete": general_ref.clone()})).await;
-    assert_eq!((gone["effect"].as_str(), objects(&gone)), (Some("delete"), vec![object("delete", "gke", "node pool", &format!("{provider_cluster}/general"))]));
+    assert_eq!(
+        (gone["effect"].as_str(), objects(&gone)),
+        (Some("delete"), vec![object("delete", "gke", "node pool", &format!("{provider_cluster}/general"))])
+    );
     let gone = acme.plan("loadBalancers", json!({"delete": front_ref})).await;
-    assert_eq!((gone["effect"].as_str(), objects(&gone)), (Some("delete"), vec![object("delete", "digitalocean", "load balancer", lb_name)]));
+    assert_eq!(
+        (gone["effect"].as_str(), objects(&gone)),
+        (Some("delete"), vec![object("delete", "digitalocean", "load balancer", lb_name)])
+    );
     assert!(!gone["quotaEffects"].as_array().unwrap().is_empty(), "{gone}");
     let gone = acme.plan("volumes", json!({"delete": data_ref.clone()})).await;
-    assert_eq!((gone["effect"].as_str(), objects(&gone)), (Some("delete"), vec![object("delete", "digitalocean", "volume", &volume_name)]));
+    assert_eq!(
+        (gone["effect"].as_str(), objects(&gone)),
+        (Some("delete"), vec![object("delete", "digitalocean", "volume", &volume_name)])
+    );
     let web_ref = json!({"tenantId": "acme", "instanceId": web["id"]});
     let droplet = format!("bc-i-{}", &web["id"].as_str().unwrap()[5..29]);
     let gone = acme.plan("instances", json!({"delete": web_ref})).await;
-    assert_eq!((gone["effect"].as_str(), objects(&gone)), (Some("delete"), vec![object("delete", "digitalocean", "droplet", &droplet)]));
+    assert_eq!(
+        (gone["effect"].as_str(), objects(&gone)),
+        (Some("delete"), vec![object("delete", "digitalocean", "droplet", &droplet)])
+    );
 
     // gRPC answers the same plans.
     let channel = env.server.channel(Some(&env.acme_admin)).await;
@@ -117,15 +144,21 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
         machine_type: Some("e2-standard-8".into()),
         ..Default::default()
     };
-    let request = PlanKubernetesNodePoolRequest { change: Some(plan_kubernetes_node_pool_request::Change::Update(update)) };
+    let request =
+        PlanKubernetesNodePoolRequest { change: Some(plan_kubernetes_node_pool_request::Change::Update(update)) };
     let plan = KubernetesNodePoolsClient::new(channel.clone()).plan(request).await.unwrap().into_inner();
     assert_eq!(plan.effect, machine["effect"].as_str().unwrap());
-    let fields: Vec<(&str, &str, &str)> = plan.changes.iter().map(|c| (c.field.as_str(), c.to.as_str(), c.effect.as_str())).collect();
+    let fields: Vec<(&str, &str, &str)> =
+        plan.changes.iter().map(|c| (c.field.as_str(), c.to.as_str(), c.effect.as_str())).collect();
     assert!(fields.contains(&("machineType", "\"e2-standard-8\"", "rolling")), "{plan:?}");
     let grpc_objects: Vec<_> =
         plan.provider_objects.iter().map(|o| object(&o.action, &o.provider, &o.kind, &o.name)).collect();
     assert_eq!(grpc_objects, objects(&machine));
-    let delete = DeleteVolumeRequest { tenant_id: "acme".into(), volume_id: data["id"].as_str().unwrap().into(), ..Default::default() };
+    let delete = DeleteVolumeRequest {
+        tenant_id: "acme".into(),
+        volume_id: data["id"].as_str().unwrap().into(),
+        ..Default::default()
+    };
     let request = PlanVolumeRequest { change: Some(plan_volume_request::Change::Delete(delete)) };
     let before = acme.footprint().await;
     let plan = VolumesClient::new(channel).plan(request).await.unwrap().into_inner();

@@ -28,26 +28,46 @@ async fn rehearsals_are_refused_as_the_real_call_and_plans_name_the_refusal(back
     // A volume only grows.
     let shrink = with(&data_ref, json!({"sizeGigabytes": 5}));
     let error = acme.refused_alike("/api/compute/volumes/update", shrink.clone()).await;
-    assert_eq!((error["code"].as_str(), violated_fields(&error["details"])), (Some("INVALID_INPUT"), vec!["sizeGigabytes".to_owned()]));
+    assert_eq!(
+        (error["code"].as_str(), violated_fields(&error["details"])),
+        (Some("INVALID_INPUT"), vec!["sizeGigabytes".to_owned()])
+    );
     let plan = acme.plan("volumes", json!({"update": shrink})).await;
     assert_eq!(plan["effect"], "refused", "{plan}");
-    assert_eq!((plan["violations"][0]["code"].as_str(), plan["violations"][0]["field"].as_str()), (Some("INVALID_INPUT"), Some("sizeGigabytes")));
+    assert_eq!(
+        (plan["violations"][0]["code"].as_str(), plan["violations"][0]["field"].as_str()),
+        (Some("INVALID_INPUT"), Some("sizeGigabytes"))
+    );
     assert_eq!(plan["violations"][0]["description"], error["details"]["fields"][0]["description"], "{plan} / {error}");
 
     // An instance with a volume on it cannot go.
     let error = acme.refused_alike("/api/compute/instances/delete", web_ref.clone()).await;
-    assert_eq!((error["code"].as_str(), error["details"]["reason"].as_str()), (Some("INVALID_STATE"), Some("inUse")), "{error}");
+    assert_eq!(
+        (error["code"].as_str(), error["details"]["reason"].as_str()),
+        (Some("INVALID_STATE"), Some("inUse")),
+        "{error}"
+    );
     let plan = acme.plan("instances", json!({"delete": web_ref})).await;
-    assert_eq!((plan["effect"].as_str(), plan["violations"][0]["code"].as_str()), (Some("refused"), Some("INVALID_STATE")));
+    assert_eq!(
+        (plan["effect"].as_str(), plan["violations"][0]["code"].as_str()),
+        (Some("refused"), Some("INVALID_STATE"))
+    );
     assert_eq!(plan["violations"][0]["description"], error["message"], "{plan}");
 
     // A spot pool cannot become a standard one in place.
     let batch = json!({"tenantId": "acme", "clusterId": created["id"], "nodePoolId": created["nodePools"][1]["id"]});
     let unspot = with(&batch, json!({"spot": false}));
     let error = acme.refused_alike("/api/compute/kubernetesNodePools/update", unspot.clone()).await;
-    assert_eq!((error["code"].as_str(), violated_fields(&error["details"])), (Some("INVALID_INPUT"), vec!["spot".to_owned()]));
+    assert_eq!(
+        (error["code"].as_str(), violated_fields(&error["details"])),
+        (Some("INVALID_INPUT"), vec!["spot".to_owned()])
+    );
     let plan = acme.plan("kubernetesNodePools", json!({"update": unspot})).await;
-    assert_eq!((plan["effect"].as_str(), plan["violations"][0]["field"].as_str()), (Some("refused"), Some("spot")), "{plan}");
+    assert_eq!(
+        (plan["effect"].as_str(), plan["violations"][0]["field"].as_str()),
+        (Some("refused"), Some("spot")),
+        "{plan}"
+    );
 
     // A deleting resource cannot change.
     let scratch_ref = json!({"tenantId": "acme", "volumeId": scratch["id"]});
@@ -56,7 +76,10 @@ async fn rehearsals_are_refused_as_the_real_call_and_plans_name_the_refusal(back
     let error = acme.refused_alike("/api/compute/volumes/update", grow.clone()).await;
     assert_eq!(error["code"], "INVALID_STATE", "{error}");
     let plan = acme.plan("volumes", json!({"update": grow})).await;
-    assert_eq!((plan["effect"].as_str(), plan["violations"][0]["code"].as_str()), (Some("refused"), Some("INVALID_STATE")));
+    assert_eq!(
+        (plan["effect"].as_str(), plan["violations"][0]["code"].as_str()),
+        (Some("refused"), Some("INVALID_STATE"))
+    );
     let cluster_ref = json!({"tenantId": "acme", "clusterId": created["id"]});
     env.ok("/api/compute/kubernetesClusters/delete", cluster_ref.clone()).await;
     let describe = with(&cluster_ref, json!({"description": "late"}));

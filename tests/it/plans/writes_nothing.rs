@@ -50,7 +50,10 @@ async fn cluster_and_node_pool_rehearsals_write_nothing_and_answer_as_the_call(b
     let change = with(&cluster_ref, json!({"description": "the web tier", "authorizedNetworks": ["203.0.113.0/24"]}));
     let updated = acme.rehearse_then_call("/api/compute/kubernetesClusters/update", change).await;
     assert_eq!((updated["state"].as_str(), version(&updated)), (Some("updating"), version(&ready) + 1), "{updated}");
-    assert_eq!((updated["description"].as_str(), &updated["authorizedNetworks"]), (Some("the web tier"), &json!(["203.0.113.0/24"])));
+    assert_eq!(
+        (updated["description"].as_str(), &updated["authorizedNetworks"]),
+        (Some("the web tier"), &json!(["203.0.113.0/24"]))
+    );
 
     let general = env.get("kubernetesNodePools", &pool_ref(0)).await;
     let resize = with(&pool_ref(0), json!({"nodeCount": 3}));
@@ -64,7 +67,11 @@ async fn cluster_and_node_pool_rehearsals_write_nothing_and_answer_as_the_call(b
 
     let before = env.get("kubernetesClusters", &cluster_ref).await;
     let deleting = acme.rehearse_then_call("/api/compute/kubernetesClusters/delete", cluster_ref.clone()).await;
-    assert_eq!((deleting["state"].as_str(), version(&deleting)), (Some("deleting"), version(&before) + 1), "{deleting}");
+    assert_eq!(
+        (deleting["state"].as_str(), version(&deleting)),
+        (Some("deleting"), version(&before) + 1),
+        "{deleting}"
+    );
 }
 
 async fn network_instance_certificate_and_volume_rehearsals_write_nothing_and_answer_as_the_call(backend: Backend) {
@@ -78,11 +85,17 @@ async fn network_instance_certificate_and_volume_rehearsals_write_nothing_and_an
     let acme = env.acme();
 
     let net_ref = json!({"tenantId": "acme", "networkId": net["id"]});
-    let described = acme.rehearse_then_call("/api/compute/networks/update", with(&net_ref, json!({"description": "edge"}))).await;
-    assert_eq!((described["description"].as_str(), version(&described)), (Some("edge"), version(&net) + 1), "{described}");
+    let described =
+        acme.rehearse_then_call("/api/compute/networks/update", with(&net_ref, json!({"description": "edge"}))).await;
+    assert_eq!(
+        (described["description"].as_str(), version(&described)),
+        (Some("edge"), version(&net) + 1),
+        "{described}"
+    );
 
     let data_ref = json!({"tenantId": "acme", "volumeId": data["id"]});
-    let grown = acme.rehearse_then_call("/api/compute/volumes/update", with(&data_ref, json!({"sizeGigabytes": 20}))).await;
+    let grown =
+        acme.rehearse_then_call("/api/compute/volumes/update", with(&data_ref, json!({"sizeGigabytes": 20}))).await;
     assert_eq!((grown["state"].as_str(), grown["sizeGigabytes"].as_i64()), (Some("updating"), Some(20)), "{grown}");
     assert_eq!(version(&grown), version(&data) + 1);
     let deleting = acme.rehearse_then_call("/api/compute/volumes/delete", data_ref).await;
@@ -97,7 +110,11 @@ async fn network_instance_certificate_and_volume_rehearsals_write_nothing_and_an
     assert_eq!((deleting["state"].as_str(), version(&deleting)), (Some("deleting"), version(&cert) + 1), "{deleting}");
 
     let deleting = acme.rehearse_then_call("/api/compute/networks/delete", net_ref).await;
-    assert_eq!((deleting["state"].as_str(), version(&deleting)), (Some("deleting"), version(&described) + 1), "{deleting}");
+    assert_eq!(
+        (deleting["state"].as_str(), version(&deleting)),
+        (Some("deleting"), version(&described) + 1),
+        "{deleting}"
+    );
 }
 
 async fn load_balancer_rehearsals_write_nothing_and_answer_as_the_call(backend: Backend) {
@@ -113,7 +130,11 @@ async fn load_balancer_rehearsals_write_nothing_and_answer_as_the_call(backend: 
     assert_eq!((updated["state"].as_str(), version(&updated)), (Some("updating"), version(&front) + 1), "{updated}");
     assert_eq!(updated["forwarding"][0]["targetPort"], 9090, "{updated}");
     let deleting = acme.rehearse_then_call("/api/compute/loadBalancers/delete", front_ref).await;
-    assert_eq!((deleting["state"].as_str(), version(&deleting)), (Some("deleting"), version(&updated) + 1), "{deleting}");
+    assert_eq!(
+        (deleting["state"].as_str(), version(&deleting)),
+        (Some("deleting"), version(&updated) + 1),
+        "{deleting}"
+    );
 }
 
 /// Enrols machine `name` in acme's own pool and puts it in `state`, as a reconciler would have.

@@ -14,10 +14,12 @@ use super::volumes::{ready_instance, volume};
 use super::{Env, do_network, ready_network};
 use crate::harness::{Reality, assert_plan_was_reality, poll};
 
-/// The fake DigitalOcean's object of `collection` named `name`, `None` once it is gone.
+/// The fake DigitalOcean's object of `collection` named (or, a droplet, tagged) `name`, `None`
+/// once it is gone.
 fn at_digitalocean(env: &Env, collection: &str, name: &str) -> Option<Value> {
     let all = env.inspect()["digitalocean"][collection].as_array().cloned().unwrap_or_default();
-    all.into_iter().find(|o| o["name"] == name)
+    let tagged = |o: &Value| o["tags"].as_array().is_some_and(|tags| tags.iter().any(|t| t == name));
+    all.into_iter().find(|o| o["name"] == name || tagged(o))
 }
 
 /// Plans `call` (`update` or `delete`) of `body` on `/api/compute/<resource>`, makes it and
