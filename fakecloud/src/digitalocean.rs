@@ -35,6 +35,8 @@ pub struct DoState {
     pub(super) volume_actions: Vec<super::do_volumes::VolumeAction>,
     /// Load-balancer requests whose body carried a `tag` (see `do_load_balancers`).
     pub(super) load_balancer_tag_requests: u64,
+    /// How many times each load balancer was updated in place (`PUT`), by id.
+    pub(super) load_balancer_updates: BTreeMap<String, u64>,
 }
 
 impl DoState {

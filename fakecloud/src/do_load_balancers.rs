@@ -60,6 +60,7 @@ pub fn inspect(state: &DoState) -> (Vec<Value>, u64) {
                 "healthCheck": v["health_check"], "stickySessions": v["sticky_sessions"], "firewall": v["firewall"],
                 "redirectHttpToHttps": v["redirect_http_to_https"], "domains": v["domains"],
                 "glbSettings": v["glb_settings"], "networkStack": v["network_stack"], "sizeUnit": v["size_unit"],
+                "updates": v["id"].as_str().and_then(|id| state.load_balancer_updates.get(id)).copied().unwrap_or(0),
             })
         })
         .collect();
@@ -135,7 +136,7 @@ fn certificate_usable(state: &DoState, id: &str, field: &str) -> Result<(), Resp
 
 /// Checks a full representation and returns the load balancer it describes (without `id`,
 /// `status`, `ip` and `created_at`), with every default filled in.
-fn normalize(state: &DoState, body: &Value, existing: Option<&Value>) -> Result<Value, Response> {
+pub(super) fn normalize(state: &DoState, body: &Value, existing: Option<&Value>) -> Result<Value, Response> {
     if !body.is_object() {
         return Err(invalid("the body must be a JSON object"));
     }
@@ -476,6 +477,7 @@ async fn lb_update(
     if let Some(lb) = world.digitalocean.load_balancers.get_mut(&id) {
         lb.value = value.clone();
     }
+    *world.digitalocean.load_balancer_updates.entry(id).or_default() += 1;
     json_response(200, json!({"load_balancer": value}))
 }
 
@@ -491,7 +493,10 @@ async fn lb_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(i
         return invalid(format!("load balancer {id} is the target of a global load balancer"));
     }
     match world.digitalocean.load_balancers.remove(&id) {
-        Some(_) => empty(),
+        Some(_) => {
+            world.digitalocean.load_balancer_updates.remove(&id);
+            empty()
+        }
         None => not_found(),
     }
 }

@@ -21,19 +21,21 @@ use super::digitalocean::{DoState, Object, empty, enter, not_found, page, refuse
 use super::{Shared, clock, json_response};
 
 /// The largest volume DigitalOcean makes, in GiB.
-const MAX_GIGABYTES: i64 = 16384;
+pub(super) const MAX_GIGABYTES: i64 = 16384;
 
 /// An action on a volume: its JSON and what it does once completed.
 pub struct VolumeAction {
-    value: Value,
-    created: Instant,
-    volume_id: String,
-    effect: Effect,
+    pub(super) value: Value,
+    pub(super) created: Instant,
+    pub(super) volume_id: String,
+    pub(super) effect: Effect,
+    /// Whether someone in DigitalOcean's control panel took it (a test's hook), not the API.
+    pub(super) by_console: bool,
 }
 
 /// What an action changes when it completes.
 #[derive(Clone, Copy)]
-enum Effect {
+pub(super) enum Effect {
     Attach(u64),
     Detach(u64),
     Resize(i64),
@@ -61,7 +63,7 @@ pub fn advance(state: &mut DoState, now: Instant, delay: Duration) {
     }
 }
 
-fn apply(state: &mut DoState, volume_id: &str, effect: Effect) {
+pub(super) fn apply(state: &mut DoState, volume_id: &str, effect: Effect) {
     let Some(volume) = state.volumes.get_mut(volume_id) else { return };
     match effect {
         Effect::Attach(droplet) => {
@@ -93,20 +95,52 @@ pub fn forget_droplet(state: &mut DoState, droplet: u64) {
     }
 }
 
-/// What the inspection shows of volumes: each with the droplets it is attached to.
+/// What the inspection shows of volumes: each with the droplets it is attached to and the
+/// actions taken on it, oldest first.
 pub fn inspect(state: &DoState) -> Vec<Value> {
     state
         .volumes
         .values()
         .map(|o| {
             let v = &o.value;
+            let actions: Vec<Value> =
+                state.volume_actions.iter().filter(|a| v["id"] == a.volume_id.as_str()).map(inspect_action).collect();
             json!({
                 "id": v["id"], "name": v["name"], "region": v["region"]["slug"], "sizeGigabytes": v["size_gigabytes"],
                 "dropletIds": v["droplet_ids"], "filesystemType": v["filesystem_type"],
-                "description": v["description"],
+                "description": v["description"], "actions": actions,
             })
         })
         .collect()
+}
+
+/// An action as the inspection shows it: DigitalOcean's type and status, what it changes, and
+/// who took it.
+fn inspect_action(action: &VolumeAction) -> Value {
+    let (droplet, size) = match action.effect {
+        Effect::Attach(droplet) | Effect::Detach(droplet) => (Some(droplet), None),
+        Effect::Resize(size) => (None, Some(size)),
+    };
+    json!({
+        "id": action.value["id"], "type": action.value["type"], "status": action.value["status"],
+        "dropletId": droplet, "sizeGigabytes": size,
+        "initiatedBy": if action.by_console { "console" } else { "api" },
+    })
+}
+
+/// An action's JSON as DigitalOcean answers it, `in-progress`.
+pub(super) fn action_json(action_id: u64, action_type: &str, region_slug: &str) -> Value {
+    json!({
+        "id": action_id,
+        "status": "in-progress",
+        "type": action_type,
+        "started_at": clock::now(),
+        "completed_at": null,
+        "resource_id": null,
+        "resource_type": "volume",
+        "region": region(region_slug),
+        "region_slug": region_slug,
+    })
 }
 
 fn invalid(message: impl AsRef<str>) -> Response {
@@ -266,19 +300,9 @@ async fn action_create(
         }
         other => return refuse(400, &format!("type {other:?} is not attach, detach or resize")),
     };
-    let action_id = 200_000_000 + world.next();
-    let value = json!({
-        "id": action_id,
-        "status": "in-progress",
-        "type": action_type,
-        "started_at": clock::now(),
-        "completed_at": null,
-        "resource_id": null,
-        "resource_type": "volume",
-        "region": region(&volume_region),
-        "region_slug": volume_region,
-    });
-    let action = VolumeAction { value: value.clone(), created: Instant::now(), volume_id: id, effect };
+    let value = action_json(200_000_000 + world.next(), action_type, &volume_region);
+    let action =
+        VolumeAction { value: value.clone(), created: Instant::now(), volume_id: id, effect, by_console: false };
     world.digitalocean.volume_actions.push(action);
     json_response(202, json!({"action": value}))
 }

@@ -26,10 +26,12 @@
 mod clock;
 mod compute;
 mod digitalocean;
+mod do_console;
 mod do_load_balancers;
 mod do_volumes;
 mod faults;
 mod gke;
+mod hooks;
 mod kubeapi;
 mod kubelet;
 mod machine_types;
@@ -296,10 +298,12 @@ impl FakeCloud {
     }
 
     /// A read-only snapshot of everything that exists, as JSON: GKE clusters (name, location,
-    /// status, version, labels, network, node pools, in-cluster objects and the bcd daemons
-    /// running there, `kubernetes.daemons`), Compute Engine networks
-    /// and subnetworks, and DigitalOcean objects
-    /// (load balancers with their droplet ids and tags, droplets, VPCs, certificates).
+    /// status, version, labels, network, node pools with the instances behind their nodes
+    /// (`nodes`, `nodeGeneration`), the operations started on the cluster in order
+    /// (`operations`), in-cluster objects and the bcd daemons running there,
+    /// `kubernetes.daemons`), Compute Engine networks and subnetworks, DigitalOcean objects
+    /// (load balancers with their droplet ids, tags and count of in-place `updates`, droplets,
+    /// VPCs, certificates, volumes with their `actions`) and the Redfish systems.
     pub fn inspect(&self) -> Value {
         inspect(&self.shared)
     }

@@ -169,6 +169,7 @@ impl Context<'_> {
             ca_pem: tls.ca_pem,
             server: Some(server),
             kube,
+            operation_log: Vec::new(),
         };
         world.gke.clusters.insert(key.clone(), cluster);
         let target = format!("{}/clusters/{name}", self.prefix(&key.1));

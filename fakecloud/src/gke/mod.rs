@@ -7,6 +7,9 @@
 //! `state` holds the objects.
 
 mod clusters;
+pub mod console;
+mod inspect;
+mod instances;
 mod node_pools;
 mod operations;
 mod state;

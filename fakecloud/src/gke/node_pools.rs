@@ -167,6 +167,7 @@ impl Context<'_> {
             spot: spec["config"]["spot"] == true,
             accelerators,
             taints,
+            instances: Default::default(),
         })
     }
 

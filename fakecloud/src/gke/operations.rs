@@ -5,7 +5,7 @@
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::state::{ClusterKey, Effect, GkeOperation};
+use super::state::{ClusterKey, Effect, GkeOperation, Initiator};
 use super::{Context, error, status_error};
 use crate::faults::Failure;
 use crate::operations::FakeOperation;
@@ -46,6 +46,9 @@ impl Context<'_> {
         let duration = self.shared.config.operation_duration;
         let op = FakeOperation::start(key.clone(), operation_type, target, duration, effect);
         let body = self.operation_json(&name, &op);
+        if let Some(cluster) = world.gke.clusters.get_mut(key) {
+            cluster.operation_log.push((name.clone(), Initiator::Api));
+        }
         world.gke.operations.insert(name, op);
         json_response(200, body)
     }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
+use super::instances::PoolInstances;
 use super::versions::{VersionCatalog, version_key};
 use crate::kubeapi::KubeObjects;
 use crate::operations::{FakeOperation, OperationEffect, Operations, finish_due};
@@ -33,6 +34,15 @@ pub struct FakePool {
     pub(super) accelerators: Vec<Value>,
     /// GKE's `NodeTaint` list, as last set.
     pub(super) taints: Vec<Value>,
+    /// The Compute Engine instances its nodes run on.
+    pub(super) instances: PoolInstances,
+}
+
+impl FakePool {
+    /// Makes its instances match its zones and size; `replace` replaces every one of them.
+    pub(super) fn refresh_instances(&mut self, cluster: &str, replace: bool) {
+        self.instances.sync(cluster, &self.name, &self.locations, self.node_count, replace);
+    }
 }
 
 /// One node of a pool, as the cluster's API server lists it.
@@ -57,7 +67,9 @@ pub struct FakeNode {
     pub disk_size_gb: u64,
     /// The pool's `AcceleratorConfig` list (`acceleratorType`, `acceleratorCount`).
     pub accelerators: Vec<Value>,
-    /// When it was made (its cluster's creation: the fake does not recreate nodes).
+    /// The Compute Engine instance it runs on: a new one when GKE replaces the node.
+    pub instance: String,
+    /// When its instance was made.
     pub created: String,
 }
 
@@ -85,6 +97,27 @@ pub struct FakeCluster {
     pub(super) server: Option<JoinHandle<()>>,
     /// What exists inside the cluster.
     pub kube: KubeObjects,
+    /// The operations started on it, oldest first: their names, and whether the API or the
+    /// console (a test's hook) started each.
+    pub(super) operation_log: Vec<(String, Initiator)>,
+}
+
+/// Who started an operation: for the inspection only, GKE does not tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Initiator {
+    /// A request to the API.
+    Api,
+    /// Someone in the Google Cloud console (a test's hook).
+    Console,
+}
+
+impl Initiator {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Initiator::Api => "api",
+            Initiator::Console => "console",
+        }
+    }
 }
 
 impl FakeCluster {
@@ -100,6 +133,7 @@ impl FakeCluster {
                 .collect();
             let zones = pool.locations.iter().flat_map(|zone| (0..pool.node_count).map(move |_| zone));
             for (index, zone) in zones.enumerate() {
+                let instance = pool.instances.instances.get(index);
                 nodes.push(FakeNode {
                     pool: pool.name.clone(),
                     index: index as u64,
@@ -111,7 +145,8 @@ impl FakeCluster {
                     taints: taints.clone(),
                     disk_size_gb: pool.disk_size_gb,
                     accelerators: pool.accelerators.clone(),
-                    created: self.create_time.clone(),
+                    instance: instance.map(|i| i.name.clone()).unwrap_or_default(),
+                    created: instance.map_or_else(|| self.create_time.clone(), |i| i.created.clone()),
                 });
             }
         }
@@ -159,6 +194,14 @@ pub(super) enum PoolPatch {
 }
 
 impl PoolPatch {
+    /// Whether GKE applies it by replacing every node (a surge upgrade), not in place.
+    fn replaces_nodes(&self) -> bool {
+        matches!(
+            self,
+            PoolPatch::MachineType(_) | PoolPatch::DiskSizeGb(_) | PoolPatch::DiskType(_) | PoolPatch::Accelerators(_)
+        )
+    }
+
     fn apply(self, pool: &mut FakePool) {
         match self {
             PoolPatch::Labels(labels) => pool.node_labels = labels,
@@ -232,7 +275,12 @@ impl GkeState {
             cluster.pools.iter().position(|p| p.name == name)
         };
         match effect {
-            Effect::CreateCluster => cluster.pools.iter_mut().for_each(|p| p.status = "RUNNING".into()),
+            Effect::CreateCluster => {
+                for p in &mut cluster.pools {
+                    p.status = "RUNNING".into();
+                    p.refresh_instances(&key.2, true);
+                }
+            }
             Effect::MasterVersion(version) => cluster.master_version = version,
             Effect::Channel(channel) => cluster.channel = channel,
             Effect::AuthorizedNetworks(config) => cluster.authorized_networks = config,
@@ -241,6 +289,7 @@ impl GkeState {
             Effect::CreatePool(name) => {
                 let index = pool(cluster, &name).expect("checked above");
                 cluster.pools[index].status = "RUNNING".into();
+                cluster.pools[index].refresh_instances(&key.2, true);
                 cluster.node_version = lowest_version(cluster);
             }
             Effect::DeletePool(name) => {
@@ -253,17 +302,21 @@ impl GkeState {
                 let index = pool(cluster, &name).expect("checked above");
                 cluster.pools[index].version = version;
                 cluster.pools[index].status = "RUNNING".into();
+                cluster.pools[index].refresh_instances(&key.2, true);
                 cluster.node_version = lowest_version(cluster);
             }
             Effect::PoolConfig(name, patch) => {
                 let index = pool(cluster, &name).expect("checked above");
+                let replace = patch.replaces_nodes();
                 patch.apply(&mut cluster.pools[index]);
                 cluster.pools[index].status = "RUNNING".into();
+                cluster.pools[index].refresh_instances(&key.2, replace);
             }
             Effect::PoolSize(name, count) => {
                 if let Some(index) = pool(cluster, &name) {
                     cluster.pools[index].node_count = count;
                     cluster.pools[index].status = "RUNNING".into();
+                    cluster.pools[index].refresh_instances(&key.2, false);
                 }
             }
             Effect::PoolAutoscaling(name, autoscaling) => {
@@ -299,30 +352,6 @@ impl GkeState {
     /// Stops every cluster's API server.
     pub fn stop_servers(&mut self) {
         self.clusters.values_mut().filter_map(|c| c.server.take()).for_each(|task| task.abort());
-    }
-
-    pub fn inspect(&self) -> Value {
-        let clusters: Vec<Value> = self
-            .clusters
-            .iter()
-            .map(|((project, location, name), c)| {
-                json!({
-                    "project": project, "location": location, "name": name, "id": c.id, "status": c.status,
-                    "masterVersion": c.master_version, "nodeVersion": c.node_version, "labels": c.labels,
-                    "authorizedNetworks": c.authorized_networks,
-                    "network": c.network, "subnetwork": c.subnetwork,
-                    "releaseChannel": c.channel, "endpoint": c.endpoint,
-                    "nodePools": c.pools.iter().map(|p| json!({
-                        "name": p.name, "status": p.status, "version": p.version, "nodeCount": p.node_count,
-                        "nodeLabels": p.node_labels, "taints": p.taints, "locations": p.locations,
-                        "machineType": p.machine_type, "diskSizeGb": p.disk_size_gb, "diskType": p.disk_type,
-                        "spot": p.spot, "accelerators": p.accelerators,
-                    })).collect::<Vec<_>>(),
-                    "kubernetes": c.kube.inspect(),
-                })
-            })
-            .collect();
-        json!({"clusters": clusters})
     }
 
     /// A cluster of `project` whose nodes use `subnetwork` of `network`, if any (Compute Engine

@@ -70,6 +70,8 @@ pub fn accelerators(node: &FakeNode) -> Vec<(String, i64)> {
 
 pub fn node_json(cluster: &FakeCluster, cluster_name: &str, node: &FakeNode) -> Value {
     let name = node_name(cluster_name, node);
+    // The ids of a node GKE replaced are new: they are made from its instance, not its name.
+    let instance = if node.instance.is_empty() { name.as_str() } else { node.instance.as_str() };
     let shape = machine_types::shape(&node.machine_type);
     let ip = format!("10.128.0.{}", node.index + 2);
     let mut capacity = json!({
@@ -90,7 +92,7 @@ pub fn node_json(cluster: &FakeCluster, cluster_name: &str, node: &FakeNode) -> 
                "lastHeartbeatTime": clock::now(), "lastTransitionTime": node.created})
     };
     let mut spec = json!({
-        "providerID": format!("gce://fake/{}/{name}", node.zone),
+        "providerID": format!("gce://fake/{}/{instance}", node.zone),
         "podCIDR": format!("10.4.{}.0/24", node.index), "podCIDRs": [format!("10.4.{}.0/24", node.index)],
     });
     if !node.taints.is_empty() {
@@ -99,7 +101,7 @@ pub fn node_json(cluster: &FakeCluster, cluster_name: &str, node: &FakeNode) -> 
     json!({
         "kind": "Node", "apiVersion": "v1",
         "metadata": {
-            "name": name, "uid": stable_uuid(&[&cluster.id, &name, "uid"]), "resourceVersion": "1",
+            "name": name, "uid": stable_uuid(&[&cluster.id, instance, "uid"]), "resourceVersion": "1",
             "creationTimestamp": node.created,
             "labels": node_labels(cluster_name, node),
             "annotations": {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
@@ -117,9 +119,9 @@ pub fn node_json(cluster: &FakeCluster, cluster_name: &str, node: &FakeNode) -> 
             "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
             "nodeInfo": {
-                "machineID": stable_uuid(&[&cluster.id, &name, "machine"]).replace('-', ""),
-                "systemUUID": stable_uuid(&[&cluster.id, &name, "system"]),
-                "bootID": stable_uuid(&[&cluster.id, &name, "boot"]),
+                "machineID": stable_uuid(&[&cluster.id, instance, "machine"]).replace('-', ""),
+                "systemUUID": stable_uuid(&[&cluster.id, instance, "system"]),
+                "bootID": stable_uuid(&[&cluster.id, instance, "boot"]),
                 "kernelVersion": KERNEL, "osImage": OS_IMAGE,
                 "containerRuntimeVersion": CONTAINERD,
                 "kubeletVersion": format!("v{}", node.version), "kubeProxyVersion": format!("v{}", node.version),

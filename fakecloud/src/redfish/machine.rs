@@ -145,6 +145,19 @@ impl Machine {
         true
     }
 
+    /// Someone pressed the power button: the machine is `On` (and boots, as any power-on does)
+    /// or `Off` at once, whatever change was under way; pressed to the state it is in, nothing.
+    pub fn press_power(&mut self, on: bool) {
+        let state = if on { "On" } else { "Off" };
+        self.pending = None;
+        if self.power != state {
+            self.power = state;
+            if on {
+                self.boot();
+            }
+        }
+    }
+
     /// `PowerState`, with the transition under way.
     pub fn power_state(&self) -> &'static str {
         match self.pending {
@@ -225,6 +238,18 @@ mod tests {
         machine.reset("ForceRestart", start);
         machine.advance(start + POWER_TRANSITION);
         assert_eq!(machine.boots[1], Boot { device: "Hdd".into(), image: None, config: None });
+    }
+
+    #[test]
+    fn the_power_button_changes_the_state_at_once_and_a_power_on_boots() {
+        let mut machine = machine();
+        machine.reset("On", Instant::now());
+        machine.press_power(false);
+        assert_eq!((machine.power_state(), machine.boots.len()), ("Off", 0), "the pending power-on is gone");
+        machine.press_power(true);
+        assert_eq!(machine.power_state(), "On");
+        machine.press_power(true);
+        assert_eq!(machine.boots, vec![Boot { device: "Hdd".into(), image: None, config: None }]);
     }
 
     #[test]
