@@ -13,7 +13,7 @@
 //! provider, then finishes the row (quota refunded, billing ended).
 //!
 //! Drift (see [`crate::domain::drift`]): on a pass over a `ready` load balancer whose machines
-//! are those last applied (its desired state applied and unchanged since), the parts the
+//! and targets are those last applied (its desired state applied and unchanged since), the parts the
 //! provider holds differently (a forwarding rule added by hand) are drift. The pool's
 //! `drift: correct` puts them back with the usual PUT; `drift: report` sends nothing while only
 //! drift differs, and the drift stays on the view until the provider changes back or the
@@ -181,7 +181,12 @@ impl Step<'_> {
         changed: &[&str],
     ) -> Result<drift::Judgement, PassError> {
         let lb = self.lb;
-        let settled = lb.state == LoadBalancerState::Ready && wanted.reached_ids == lb.reached_ids;
+        // The machines it reaches are recomputed from the tenant's instances on every pass, so
+        // a difference in them (or in the droplets behind them) is taken as the desired state
+        // changing: applied whole, as usual, like any change made with drift.
+        let settled = lb.state == LoadBalancerState::Ready
+            && wanted.reached_ids == lb.reached_ids
+            && !changed.contains(&"targets");
         let differing = if settled { drifted_parts(&wanted.spec, &remote.spec, changed) } else { Vec::new() };
         if differing.is_empty() && lb.drift.is_empty() {
             return Ok(drift::judge(false, Vec::new(), &[], drift::DriftPolicy::Correct, 0));
