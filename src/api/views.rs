@@ -10,12 +10,12 @@
 //! A message gets them by its line in the `impl` lists at the bottom.
 
 use super::timestamp;
+use crate::domain::drift::Drift;
 use crate::domain::states::LifecycleState;
+use crate::proto::compute;
 use crate::proto::compute::{
     Certificate, Instance, KubernetesCluster, KubernetesNodePool, KubernetesSubstrate, LoadBalancer, Network, Volume,
 };
-use crate::domain::drift::Drift;
-use crate::proto::compute;
 use crate::proto::platform::{Account, Pool, Project, Tenant};
 use crate::store::ResourceMeta;
 

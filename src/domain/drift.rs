@@ -131,7 +131,13 @@ pub struct Judgement {
 /// found by a pass at `now`. `settled` says whether the desired state was applied and has not
 /// changed since (see the module's rule): when it is not, nothing is drift and the pass
 /// applies the desired state as usual. `before` is the drift stored by the previous pass.
-pub fn judge(settled: bool, differing: Vec<DriftedField>, before: &[Drift], policy: DriftPolicy, now: i64) -> Judgement {
+pub fn judge(
+    settled: bool,
+    differing: Vec<DriftedField>,
+    before: &[Drift],
+    policy: DriftPolicy,
+    now: i64,
+) -> Judgement {
     if !settled || differing.is_empty() {
         return Judgement { drift: Vec::new(), event: None, correct: false };
     }
@@ -162,10 +168,8 @@ pub fn judge(settled: bool, differing: Vec<DriftedField>, before: &[Drift], poli
 
 /// The data of a `<kind>.drift` event: the fields, each applied and found, and the action.
 pub fn event_data(drift: &[Drift], action: DriftAction) -> Value {
-    let fields: Vec<Value> = drift
-        .iter()
-        .map(|d| serde_json::json!({"field": d.field, "applied": d.applied, "found": d.found}))
-        .collect();
+    let fields: Vec<Value> =
+        drift.iter().map(|d| serde_json::json!({"field": d.field, "applied": d.applied, "found": d.found})).collect();
     serde_json::json!({"fields": fields, "action": action.as_str()})
 }
 

@@ -30,9 +30,9 @@ use std::sync::Arc;
 
 use super::node_pool_drift::{self, adopt};
 use super::node_pool_steps::{self, next_pool_step};
-use crate::domain::drift::{self, DriftedField};
 use super::{Backoff, Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
 use crate::changes::kubernetes::{cluster_changes, pool_spec, provider_channel, version_matches};
+use crate::domain::drift::{self, DriftedField};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
 use crate::provider::gke::Gke;

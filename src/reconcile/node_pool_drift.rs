@@ -25,8 +25,10 @@ fn bounds(autoscaling: &Option<Autoscaling>) -> Value {
 }
 
 fn taints(list: &[(String, String, String)]) -> Value {
-    let list: Vec<Value> =
-        sorted(list).into_iter().map(|(key, value, effect)| json!({"key": key, "value": value, "effect": effect})).collect();
+    let list: Vec<Value> = sorted(list)
+        .into_iter()
+        .map(|(key, value, effect)| json!({"key": key, "value": value, "effect": effect}))
+        .collect();
     Value::Array(list)
 }
 
@@ -127,11 +129,10 @@ mod tests {
         let mut remote = running(&spec());
         remote.node_count = 5;
         let drift = pool_drift(&spec(), &Cluster::default(), &remote);
-        assert_eq!(drift, vec![DriftedField {
-            field: "nodePools[general].nodeCount".into(),
-            applied: json!(3),
-            found: json!(5)
-        }]);
+        assert_eq!(
+            drift,
+            vec![DriftedField { field: "nodePools[general].nodeCount".into(), applied: json!(3), found: json!(5) }]
+        );
     }
 
     #[test]
@@ -160,8 +161,9 @@ mod tests {
             next_pool_step(&adopt(&spec(), &remote, &drifted), &cluster, &remote),
             Some(PoolStep::Update(crate::provider::NodePoolChange::Version(_)))
         ));
-        assert_eq!(next_pool_step(&spec(), &cluster, &remote), Some(PoolStep::Update(
-            crate::provider::NodePoolChange::NodeLabels(spec().node_labels)
-        )));
+        assert_eq!(
+            next_pool_step(&spec(), &cluster, &remote),
+            Some(PoolStep::Update(crate::provider::NodePoolChange::NodeLabels(spec().node_labels)))
+        );
     }
 }

@@ -4,9 +4,9 @@ use super::checks::{check_capability, check_location, check_offer, check_pool_ac
 use super::update_mask::Named;
 use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
-use crate::domain::{drift, metal_policy};
 use crate::domain::states::{PoolState, requested_state};
 use crate::domain::substrate_policy::{self, SubstratePolicy};
+use crate::domain::{drift, metal_policy};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
 use crate::proto::compute;

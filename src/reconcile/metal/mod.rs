@@ -78,7 +78,8 @@ impl ResourceReconciler for MetalMachines {
         let Some(transition) = metal_states::transient(machine.provision_state) else {
             if machine.provision_state == MachineState::Deployed {
                 // A deployed machine is looked at on the settled interval, for drift at its BMC.
-                let run = Run { reconciler: self, pass, machine: &machine, transition: metal_states::transition("deploy") };
+                let run =
+                    Run { reconciler: self, pass, machine: &machine, transition: metal_states::transition("deploy") };
                 return run.watch().await;
             }
             return Ok(Outcome::remove());

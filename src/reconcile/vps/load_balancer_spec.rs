@@ -285,7 +285,12 @@ fn part_json(part: &str, spec: &LoadBalancerSpec) -> serde_json::Value {
         "redirectHttpToHttps" => json!(spec.redirect_http_to_https),
         "domains" => {
             let domains: Vec<_> = spec.domains.iter().map(|d| (d.name.clone(), d.certificate_id.clone())).collect();
-            json!(sorted(&domains).into_iter().map(|(name, certificate)| json!({"name": name, "certificateId": certificate})).collect::<Vec<_>>())
+            json!(
+                sorted(&domains)
+                    .into_iter()
+                    .map(|(name, certificate)| json!({"name": name, "certificateId": certificate}))
+                    .collect::<Vec<_>>()
+            )
         }
         "name" => json!(spec.name),
         _ => serde_json::Value::Null,

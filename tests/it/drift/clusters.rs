@@ -113,7 +113,10 @@ async fn a_node_count_changed_at_gke_is_reported_until_gke_or_the_tenant_changes
     let events = events_of(&env, "acme", &id, DRIFT).await;
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["data"]["action"], "reported");
-    assert_eq!(events[0]["data"]["fields"], json!([{"field": "nodePools[general].nodeCount", "applied": 2, "found": 4}]));
+    assert_eq!(
+        events[0]["data"]["fields"],
+        json!([{"field": "nodePools[general].nodeCount", "applied": 2, "found": 4}])
+    );
 
     // GKE back at the applied count: no drift.
     resize_at_gke(&env, &provider_name, 2);
@@ -126,9 +129,10 @@ async fn a_node_count_changed_at_gke_is_reported_until_gke_or_the_tenant_changes
     assert_eq!(events_of(&env, "acme", &id, DRIFT).await.len(), 2, "a new drift is told");
     let update = json!({"tenantId": "acme", "clusterId": id, "nodePoolId": pool_id, "nodeCount": 3});
     env.ok("/api/compute/kubernetesNodePools/update", update).await;
-    let applied =
-        wait_cluster(&env, &id, "the change applied", |c| c["state"] == "ready" && c["version"].as_i64() > drifted["version"].as_i64() && no_drift(c))
-            .await;
+    let applied = wait_cluster(&env, &id, "the change applied", |c| {
+        c["state"] == "ready" && c["version"].as_i64() > drifted["version"].as_i64() && no_drift(c)
+    })
+    .await;
     assert_eq!(applied["nodePools"][0]["currentNodeCount"], 3, "{applied}");
     assert_eq!(gke_count(&env), 3);
 }

@@ -100,7 +100,8 @@ async fn a_deployed_machine_powered_off_at_its_bmc_is_powered_on_under_correct()
         if power == "On" { Ok(()) } else { Err(power) }
     })
     .await;
-    let machine = wait_machine(&env, &pool, &node, "on without drift", |m| m["powerState"] == "on" && no_drift(m)).await;
+    let machine =
+        wait_machine(&env, &pool, &node, "on without drift", |m| m["powerState"] == "on" && no_drift(m)).await;
     assert_eq!(machine["provisionState"], "deployed");
     assert_eq!(drift_events(&env, &pool, &node).await.len(), 1, "corrected once");
 }
