@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use super::{events_of, no_drift, only_drift, set_drift_policy};
 use crate::harness::{Catalog, Env, PROJECT, System, passes_recorded, poll};
 
+// An event's data reaches a client as a protobuf Struct: its numbers are doubles (`2.0`).
+
 crate::on_both_backends!(
     a_node_count_changed_at_gke_is_put_back_under_correct,
     a_node_count_changed_at_gke_is_reported_until_gke_or_the_tenant_changes_it,
@@ -73,7 +75,10 @@ async fn a_node_count_changed_at_gke_is_put_back_under_correct(backend: Backend)
     })
     .await;
     assert_eq!(event["data"]["action"], "corrected", "{event}");
-    assert_eq!(event["data"]["fields"], json!([{"field": "nodePools[general].nodeCount", "applied": 2, "found": 4}]));
+    assert_eq!(
+        event["data"]["fields"],
+        json!([{"field": "nodePools[general].nodeCount", "applied": 2.0, "found": 4.0}])
+    );
     poll(LIMIT, "GKE back at 2 nodes", || async {
         let count = gke_count(&env);
         if count == 2 { Ok(()) } else { Err(format!("{count}")) }
@@ -115,7 +120,7 @@ async fn a_node_count_changed_at_gke_is_reported_until_gke_or_the_tenant_changes
     assert_eq!(events[0]["data"]["action"], "reported");
     assert_eq!(
         events[0]["data"]["fields"],
-        json!([{"field": "nodePools[general].nodeCount", "applied": 2, "found": 4}])
+        json!([{"field": "nodePools[general].nodeCount", "applied": 2.0, "found": 4.0}])
     );
 
     // GKE back at the applied count: no drift.
