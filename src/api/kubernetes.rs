@@ -60,6 +60,16 @@ thin_service! {
 
 fn cluster_view(row: ClusterRow) -> KubernetesCluster {
     let provider_name = row.provider_name();
+    let mut node_pools: Vec<KubernetesNodePool> = row.node_pools.into_iter().map(node_pool_view).collect();
+    // A pool's drift is the cluster's drift in its fields (`nodePools[general].nodeCount`).
+    for pool in &mut node_pools {
+        let prefix = format!("nodePools[{}].", pool.name);
+        let own = row.meta.drift.iter().filter_map(|d| {
+            let field = d.field.strip_prefix(&prefix)?;
+            Some(crate::domain::drift::Drift { field: field.to_owned(), ..d.clone() })
+        });
+        pool.drift = super::views::drift_view(own.collect());
+    }
     KubernetesCluster {
         description: row.description,
         mode: row.mode,
@@ -69,7 +79,7 @@ fn cluster_view(row: ClusterRow) -> KubernetesCluster {
         network_id: row.network_id.unwrap_or_default(),
         authorized_networks: row.authorized_networks,
         private_nodes: row.private_nodes,
-        node_pools: row.node_pools.into_iter().map(node_pool_view).collect(),
+        node_pools,
         endpoint: row.endpoint,
         kubernetes_version: row.kubernetes_version,
         node_version: row.node_version,

@@ -56,7 +56,7 @@ fn metal_view(row: MetalMachineRow) -> MetalMachine {
         ca_certificate: row.ca_certificate,
         insecure: row.insecure,
         power_state: row.power_state,
-        drift: Vec::new(),
+        drift: super::views::drift_view(row.drift),
         provision_state: row.provision_state.into(),
         previous_state: row.previous_state.map(String::from).unwrap_or_default(),
         deadline: row.deadline.map(timestamp),

@@ -10,7 +10,9 @@
 //! A message gets them by its line in the `impl` lists at the bottom.
 
 use super::timestamp;
+use crate::domain::drift::Drift;
 use crate::domain::states::LifecycleState;
+use crate::proto::compute;
 use crate::proto::compute::{
     Certificate, Instance, KubernetesCluster, KubernetesNodePool, KubernetesSubstrate, LoadBalancer, Network, Volume,
 };
@@ -39,6 +41,21 @@ pub(super) fn stamps<M: Stamped>(version: i64, created_at: i64, updated_at: i64,
 /// The common fields of an asynchronous resource, for the rest of its view (`..meta_view(..)`).
 pub(super) fn meta_view<M: ResourceView, S: LifecycleState>(meta: ResourceMeta<S>) -> M {
     M::from_meta(meta)
+}
+
+/// The drift a resource's last pass found, as its view's `drift[]` shows it (values as JSON
+/// text).
+pub(super) fn drift_view(drift: Vec<Drift>) -> Vec<compute::Drift> {
+    drift
+        .into_iter()
+        .map(|d| compute::Drift {
+            field: d.field,
+            applied: d.applied.to_string(),
+            found: d.found.to_string(),
+            since: Some(timestamp(d.since)),
+            action: d.action.as_str().to_owned(),
+        })
+        .collect()
 }
 
 /// Implements [`Stamped`] for messages whose four fields have the same names.
@@ -74,6 +91,7 @@ macro_rules! resource_view {
                         name: meta.name,
                         state: meta.state.as_str().to_owned(),
                         message: meta.message,
+                        drift: drift_view(meta.drift),
                         ..stamps(meta.version, meta.created_at, meta.updated_at, meta.deleted_at)
                     }
                 }

@@ -18,6 +18,9 @@ pub enum LifecycleEvent {
     Deleted,
     /// The provider refused; the event's `message` says why.
     Error,
+    /// A pass found the provider differing from what was last applied in a field the system
+    /// manages; the event's `fields` say which (`applied`, `found`) and `action` what was done.
+    Drift,
     /// A cluster's credentials were issued to a caller (clusters only: the audit of who
     /// holds them).
     CredentialsIssued,
@@ -33,6 +36,7 @@ impl LifecycleEvent {
             LifecycleEvent::Deleting => "deleting",
             LifecycleEvent::Deleted => "deleted",
             LifecycleEvent::Error => "error",
+            LifecycleEvent::Drift => "drift",
             LifecycleEvent::CredentialsIssued => "credentials-issued",
         }
     }

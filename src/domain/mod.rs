@@ -1,10 +1,11 @@
 //! Rules with no I/O that several layers read: the states of every kind and the provision
-//! state table of machines, the names of the lifecycle events, pools' substrate and metal policies, IP networks, civil dates.
+//! state table of machines, the names of the lifecycle events, pools' substrate, metal and drift policies (and the drift rule), IP networks, civil dates.
 //! It sits below the store and imports nothing above it (the layering test in `lib.rs`
 //! holds it to that).
 
 pub mod cidr;
 pub mod dates;
+pub mod drift;
 pub mod health_check;
 pub mod lifecycle_events;
 pub mod metal_policy;

@@ -16,14 +16,23 @@
 //! Before any step on a running cluster, kubeconfig accounts whose grant was revoked (their
 //! principal deleted or no longer allowed the role) or expired are removed from the cluster's
 //! own API, so the cluster refuses their tokens.
+//!
+//! Drift (see [`crate::domain::drift`]): on a pass over a `ready` cluster (its desired state
+//! applied and unchanged since), the managed fields of its ready pools that GKE holds at other
+//! values ([`node_pool_drift`]) are drift. The pool's `drift: correct` puts them back with the
+//! usual steps; `drift: report` converges to the spec with those fields as found, so nothing is
+//! sent to put them back, and the drift stays on the view until GKE changes back or the tenant
+//! changes the cluster or the pool (which makes it `updating`: the new spec is applied).
 
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::{ClusterState, NodePoolState};
 use std::sync::Arc;
 
+use super::node_pool_drift::{self, adopt};
 use super::node_pool_steps::{self, next_pool_step};
 use super::{Backoff, Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
 use crate::changes::kubernetes::{cluster_changes, pool_spec, provider_channel, version_matches};
+use crate::domain::drift::{self, DriftedField};
 use crate::provider::accounts::GkeAccounts;
 use crate::provider::cluster_api::{CREDENTIAL_NAMESPACE, CREDENTIAL_PREFIX};
 use crate::provider::gke::Gke;
@@ -113,6 +122,7 @@ impl Step<'_> {
             billed_tenant: matches!(c.billing_mode.as_str(), "metered" | "platform-fee")
                 .then(|| c.meta.tenant_id.clone()),
             pools: Vec::new(),
+            drift: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -315,6 +325,7 @@ impl Step<'_> {
         let mut pending = false;
         let mut failed: Option<String> = None;
         let now = self.now();
+        let reported = self.judge_drift(remote, observed, now).await?;
         for pool in &self.cluster.node_pools {
             let found: Option<&NodePool> = remote.node_pools.iter().find(|p| p.name == pool.name);
             let mut seen = NodePoolObserved {
@@ -358,7 +369,7 @@ impl Step<'_> {
                     busy_pool = true;
                     None
                 }
-                (_, Some(p)) => self.pool_change(remote, pool, p).await,
+                (_, Some(p)) => self.pool_change(remote, pool, p, &reported).await,
             };
             match issued {
                 None => {}
@@ -412,14 +423,52 @@ impl Step<'_> {
         Ok(None)
     }
 
-    /// The one change a running pool needs, if any (see [`next_pool_step`]), issued.
+    /// Judges the drift of the cluster's ready pools, when the cluster is `ready` (see the
+    /// module's rule), into `observed` (its drift, and a `drift` event when one is due).
+    /// Returns the paths of the fields left as found (`drift: report`); empty when drift is
+    /// corrected or there is none.
+    async fn judge_drift(
+        &self,
+        remote: &Cluster,
+        observed: &mut ClusterObserved,
+        now: i64,
+    ) -> Result<Vec<String>, PassError> {
+        let cluster = self.cluster;
+        let settled = cluster.state == ClusterState::Ready;
+        let mut differing: Vec<DriftedField> = Vec::new();
+        if settled {
+            for pool in cluster.node_pools.iter().filter(|p| p.state == NodePoolState::Ready) {
+                let found = remote.node_pools.iter().find(|p| p.name == pool.name && p.status == "RUNNING");
+                if let Some(found) = found {
+                    differing.extend(node_pool_drift::pool_drift(&pool_spec(pool), remote, found));
+                }
+            }
+        }
+        if differing.is_empty() && cluster.drift.is_empty() {
+            return Ok(Vec::new());
+        }
+        let pool = self.pass.store.pool_fetch(&cluster.pool_id).await?;
+        // A policy the pool's checks let through is readable; were it not, the default holds.
+        let policy = drift::read(&pool.policy).unwrap_or_default();
+        let judged = drift::judge(settled, differing, &cluster.drift, policy, now);
+        if let Some(data) = judged.event {
+            observed.events.push(cluster_event(LifecycleEvent::Drift, cluster, now, data));
+        }
+        let reported = if judged.correct { Vec::new() } else { judged.drift.iter().map(|d| d.field.clone()).collect() };
+        observed.drift = judged.drift;
+        Ok(reported)
+    }
+
+    /// The one change a running pool needs, if any (see [`next_pool_step`]), issued; the
+    /// fields in `reported` (drift left as found) are taken as GKE holds them.
     async fn pool_change(
         &self,
         cluster: &Cluster,
         pool: &NodePoolRow,
         remote: &NodePool,
+        reported: &[String],
     ) -> Option<Result<(), ProviderError>> {
-        let step = next_pool_step(&pool_spec(pool), cluster, remote)?;
+        let step = next_pool_step(&adopt(&pool_spec(pool), remote, reported), cluster, remote)?;
         Some(node_pool_steps::take(self.gke, &cluster.name, &pool.name, &step).await)
     }
 

@@ -23,6 +23,7 @@ pub mod kubernetes_substrates;
 mod metal;
 mod metering;
 mod node_liveness;
+mod node_pool_drift;
 mod node_pool_steps;
 mod noop;
 mod outcome;

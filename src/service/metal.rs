@@ -161,6 +161,7 @@ impl Service {
             ca_certificate: bmc.ca_certificate.clone(),
             insecure: bmc.insecure,
             power_state: "unknown".to_owned(),
+            drift: Vec::new(),
             provision_state: MachineState::Enrolling,
             previous_state: None,
             rescued_from: None,

@@ -4,9 +4,9 @@ use super::checks::{check_capability, check_location, check_offer, check_pool_ac
 use super::update_mask::Named;
 use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
-use crate::domain::metal_policy;
 use crate::domain::states::{PoolState, requested_state};
 use crate::domain::substrate_policy::{self, SubstratePolicy};
+use crate::domain::{drift, metal_policy};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
 use crate::proto::compute;
@@ -39,6 +39,7 @@ impl Service {
     pub async fn pool_create(&self, ctx: &Context, request: CreatePoolRequest) -> Result<PoolRow> {
         let policy = request.policy.as_ref().map_or_else(|| serde_json::json!({}), struct_to_json);
         metal_policy::read(&policy)?;
+        drift::read(&policy)?;
         if let Some(substrate) = substrate_policy::read(&policy)? {
             let account = self.store.account_fetch(&request.account_id).await?;
             self.check_substrate_account(account.tenant_id.as_deref(), &substrate).await?;
@@ -77,6 +78,7 @@ impl Service {
         let policy = named.clearable("policy", request.policy).as_ref().map(struct_to_json);
         if let Some(policy) = &policy {
             metal_policy::read(policy)?;
+            drift::read(policy)?;
             self.check_substrate_change(&request.pool_id, policy).await?;
         }
         let change = PoolChange {

@@ -154,6 +154,8 @@ pub struct ClusterObserved {
     pub billed_tenant: Option<String>,
     /// The pools' observations.
     pub pools: Vec<NodePoolObserved>,
+    /// The drift the pass found (see [`crate::domain::drift`]); empty for none.
+    pub drift: Vec<crate::domain::drift::Drift>,
     /// Events to publish with the write.
     pub events: Vec<NewEvent>,
 }
@@ -418,7 +420,7 @@ impl Store {
             let mut txn = self.begin_write().await?;
             let common = (observed.version, observed.state, observed.message.as_str());
             let set = "endpoint = ?, ca_certificate = ?, kubernetes_version = ?, node_version = ?, ready_once = ?, \
-                       accepted_at = COALESCE(accepted_at, ?), version_pending = ?";
+                       accepted_at = COALESCE(accepted_at, ?), version_pending = ?, drift = ?";
             let written = self
                 .resource_observe_in::<ClusterRow>(&mut txn, id, common, now, set, |query| {
                     query
@@ -429,6 +431,7 @@ impl Store {
                         .bind(observed.ready_once as i64)
                         .bind(observed.accepted_at)
                         .bind(observed.version_pending as i64)
+                        .bind(crate::domain::drift::to_column(&observed.drift))
                 })
                 .await?;
             if !written {

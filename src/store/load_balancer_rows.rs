@@ -198,6 +198,8 @@ pub struct LoadBalancerObserved {
     pub reached_ids: Vec<String>,
     /// Ready once (starts billing when newly set and billable).
     pub ready_once: bool,
+    /// The drift the pass found (see [`crate::domain::drift`]); empty for none.
+    pub drift: Vec<crate::domain::drift::Drift>,
     /// Events to publish with the write.
     pub events: Vec<NewEvent>,
 }

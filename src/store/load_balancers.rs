@@ -425,7 +425,7 @@ impl Store {
             let before =
                 self.load_balancer_fetch_in(&mut txn, id).await?.ok_or_else(|| Error::not_found("loadBalancer", id))?;
             let common = (observed.version, observed.state, observed.message.as_str());
-            let set = "address = ?, address_v6 = ?, reached_ids = ?, ready_once = ?";
+            let set = "address = ?, address_v6 = ?, reached_ids = ?, ready_once = ?, drift = ?";
             let written = self
                 .resource_observe_in::<LoadBalancerRow>(&mut txn, id, common, now, set, |query| {
                     query
@@ -433,6 +433,7 @@ impl Store {
                         .bind(&observed.address_v6)
                         .bind(serde_json::to_string(&observed.reached_ids).expect("strings serialize"))
                         .bind(observed.ready_once as i64)
+                        .bind(crate::domain::drift::to_column(&observed.drift))
                 })
                 .await?;
             if !written {

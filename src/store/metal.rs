@@ -88,6 +88,8 @@ pub struct MetalMachineRow {
     pub steps: Vec<String>,
     /// The join token of the deploy under way or done; empty for none (never in a view).
     pub deploy_token_id: String,
+    /// The drift the last look at a deployed machine's BMC found (empty for none).
+    pub drift: Vec<crate::domain::drift::Drift>,
 }
 
 impl MetalMachineRow {
@@ -167,7 +169,7 @@ impl Record for MetalMachineRow {
                                   m.insecure, m.power_state, m.provision_state, m.previous_state, m.rescued_from, \
                                   m.deadline, m.last_error, m.inventory, m.image, m.created_by, m.idempotency_key, \
                                   m.request_digest, m.version, m.created_at, m.updated_at, m.deleted_at, m.steps, \
-                                  m.deploy_token_id FROM metal_machines m JOIN nodes n ON n.id = m.node_id";
+                                  m.deploy_token_id, m.drift FROM metal_machines m JOIN nodes n ON n.id = m.node_id";
     const ID: &'static str = "m.node_id";
     const NOUN: &'static str = "machine";
 
@@ -188,6 +190,7 @@ impl Record for MetalMachineRow {
             insecure: row.try_get::<i64, _>("insecure")? != 0,
             inventory: inventory.as_deref().map(value_from_json).transpose()?,
             steps: steps.split(',').filter(|step| !step.is_empty()).map(str::to_owned).collect(),
+            drift: crate::domain::drift::from_column(&row.try_get::<String, _>("drift")?),
         }))
     }
 }
@@ -379,7 +382,7 @@ impl Store {
                 "UPDATE metal_machines SET provision_state = $4, previous_state = $3, deadline = $5, \
                  rescued_from = COALESCE($6, rescued_from), image = COALESCE($7, image), \
                  password_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_sealed END, last_error = '', \
-                 steps = '', version = version + 1, updated_at = $9 \
+                 steps = '', drift = '[]', version = version + 1, updated_at = $9 \
                  WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
             )
             .bind(node_id)

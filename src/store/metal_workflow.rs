@@ -6,6 +6,7 @@
 
 use sqlx::{Any, Transaction};
 
+use super::record::Announced;
 use super::{JoinTokenRow, MetalMachineRow, Store};
 use crate::domain::states::MachineState;
 use crate::error::Result;
@@ -85,6 +86,52 @@ impl Store {
         .await
     }
 
+    /// Records a look at deployed machine `node_id` read at `version`: its power state and the
+    /// drift found (see [`crate::domain::drift`]), with a `metal.machine.drift` event carrying
+    /// `drift_event` when one is due, in one transaction. Nothing is written when nothing
+    /// changed, nor when the machine moved since it was read (`false`).
+    pub async fn metal_watched(
+        &self,
+        node_id: &str,
+        version: i64,
+        power_state: &str,
+        drift: &[crate::domain::drift::Drift],
+        drift_event: Option<&serde_json::Value>,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("metal_watched", async {
+            let mut txn = self.begin_write().await?;
+            let column = crate::domain::drift::to_column(drift);
+            let written = sqlx::query(
+                "UPDATE metal_machines SET power_state = $3, drift = $4, version = version + 1, updated_at = $5 \
+                 WHERE node_id = $1 AND version = $2 AND provision_state = 'deployed' AND deleted_at IS NULL \
+                 AND (power_state <> $3 OR drift <> $4)",
+            )
+            .bind(node_id)
+            .bind(version)
+            .bind(power_state)
+            .bind(&column)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            if written.rows_affected() == 0 {
+                return Ok(false);
+            }
+            if let Some(data) = drift_event {
+                let machine: MetalMachineRow = self.record_fetch_in(&mut txn, node_id).await?;
+                let mut event = machine.event(crate::domain::lifecycle_events::LifecycleEvent::Drift.as_str());
+                if let (Some(event), Some(data)) = (event.data.as_object_mut(), data.as_object()) {
+                    event.remove("reason");
+                    event.extend(data.clone());
+                }
+                self.event_append_in(&mut txn, &event).await?;
+            }
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
+    }
+
     /// Issues a deploy's join token: the token row, the boot configuration holding its bearer
     /// form sealed to the node, and the
     /// SHA-256 of the boot configuration's URL secret, with the step `token` done, in one
@@ -153,7 +200,7 @@ impl Store {
             let mut txn = self.begin_write().await?;
             let ended = sqlx::query(
                 "UPDATE metal_machines SET provision_state = $3, previous_state = $2, deadline = NULL, steps = '', \
-                 last_error = $4, boot_config_sha256 = '', deploy_token_sealed = '', \
+                 last_error = $4, boot_config_sha256 = '', deploy_token_sealed = '', drift = '[]', \
                  version = version + 1, updated_at = $5 \
                  WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
             )

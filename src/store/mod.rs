@@ -179,6 +179,7 @@ migrations!(
     (22, "event_numbering", "0022_event_numbering.postgres" | "0022_event_numbering.sqlite"),
     (23, "join_token_machine", "0023_join_token_machine"),
     (24, "volumes", "0024_volumes"),
+    (25, "drift", "0025_drift"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

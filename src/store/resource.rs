@@ -12,6 +12,7 @@ use sqlx::query::Query;
 use sqlx::{Any, Row, Transaction};
 
 use super::{AuthzResourceRow, NewEvent, Store};
+use crate::domain::drift::{self, Drift};
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState, VolumeState};
 use crate::error::{Error, Result};
@@ -60,6 +61,8 @@ pub struct ResourceMeta<S> {
     pub updated_at: i64,
     /// Deletion time, once deleted.
     pub deleted_at: Option<i64>,
+    /// The drift the last pass found at the provider (empty for none).
+    pub drift: Vec<Drift>,
 }
 
 impl<S: LifecycleState> ResourceMeta<S> {
@@ -92,6 +95,7 @@ impl<S: LifecycleState> ResourceMeta<S> {
             id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, request_digest,
             delete_requested_at, created_at, updated_at, deleted_at;
             idempotency_key: if table.keeps_idempotency_key { row.try_get("idempotency_key")? } else { String::new() },
+            drift: drift::from_column(&row.try_get::<String, _>("drift")?),
         }))
     }
 }
@@ -163,7 +167,7 @@ impl ResourceTable {
         let key = if self.keeps_idempotency_key { "idempotency_key, " } else { "" };
         format!(
             "SELECT id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, \
-             {key}request_digest, delete_requested_at, created_at, updated_at, deleted_at, {} FROM {}",
+             {key}request_digest, delete_requested_at, created_at, updated_at, deleted_at, drift, {} FROM {}",
             self.columns, self.table
         )
     }

@@ -12,6 +12,7 @@ mod clients;
 mod console;
 mod crates;
 mod deploy;
+mod drift;
 mod fakecloud_kube;
 mod grpc;
 mod hostile;

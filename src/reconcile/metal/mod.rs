@@ -9,8 +9,13 @@
 //! once from them and powers on; the machine is `deployed` when its bcd joins with that token
 //! as the machine's node. A release powers off, always erases the disks, ejects the media,
 //! clears the boot override, and takes the node out of the pool (credential gone, token revoked).
+//!
+//! A deployed machine is looked at on the settled interval ([`watch`]): one powered off at its
+//! BMC has drifted from the state its deploy applied, and the pool's `policy.drift` says
+//! whether it is powered on again or reported.
 
 mod steps;
+mod watch;
 
 use std::time::Duration;
 
@@ -71,6 +76,12 @@ impl ResourceReconciler for MetalMachines {
 
     async fn reconcile(&self, pass: &Pass, machine: MetalMachineRow) -> Result<Outcome, PassError> {
         let Some(transition) = metal_states::transient(machine.provision_state) else {
+            if machine.provision_state == MachineState::Deployed {
+                // A deployed machine is looked at on the settled interval, for drift at its BMC.
+                let run =
+                    Run { reconciler: self, pass, machine: &machine, transition: metal_states::transition("deploy") };
+                return run.watch().await;
+            }
             return Ok(Outcome::remove());
         };
         let run = Run { reconciler: self, pass, machine: &machine, transition };
@@ -417,7 +428,9 @@ impl Run<'_> {
         };
         self.store().metal_finish(&m.node_id, &finish, now_micros()).await?;
         tracing::info!(node = %m.node_id, pool = %m.pool_id, from = %m.provision_state, to = %to, "metal machine moved");
-        Ok(Outcome::remove().in_state(to))
+        // A deployed machine stays watched (see `watch`); the other stable states need no pass.
+        let next = if to == MachineState::Deployed { Outcome::settled() } else { Outcome::remove() };
+        Ok(next.in_state(to))
     }
 }
 

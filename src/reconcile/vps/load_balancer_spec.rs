@@ -257,9 +257,87 @@ pub(super) fn differences(wanted: &LoadBalancerSpec, have: &LoadBalancerSpec) ->
     changed
 }
 
+/// A forwarding rule by what [`differences`] compares of it, as JSON.
+fn rule_json(rule: &ForwardingRule) -> serde_json::Value {
+    let (entry_protocol, entry_port, target_protocol, target_port, certificate_id, tls_passthrough) = rule_key(rule);
+    serde_json::json!({
+        "entryProtocol": entry_protocol, "entryPort": entry_port, "targetProtocol": target_protocol,
+        "targetPort": target_port, "certificateId": certificate_id, "tlsPassthrough": tls_passthrough,
+    })
+}
+
+/// The value of part `part` (a name [`differences`] gives) of `spec`, as JSON.
+fn part_json(part: &str, spec: &LoadBalancerSpec) -> serde_json::Value {
+    use serde_json::json;
+    match part {
+        "targets" => json!({
+            "instanceIds": sorted(&spec.instance_ids),
+            "targetLoadBalancerIds": sorted(&spec.target_load_balancer_ids),
+        }),
+        "forwarding" => {
+            let mut rules: Vec<_> = spec.forwarding_rules.iter().collect();
+            rules.sort_by_key(|rule| rule_key(rule));
+            json!({"rules": rules.into_iter().map(rule_json).collect::<Vec<_>>(), "global": spec.global_settings})
+        }
+        "healthCheck" => json!(spec.health_check),
+        "stickySessions" => json!(spec.sticky_sessions),
+        "sourceRanges" => json!({"allow": sorted(&spec.firewall.allow), "deny": sorted(&spec.firewall.deny)}),
+        "redirectHttpToHttps" => json!(spec.redirect_http_to_https),
+        "domains" => {
+            let domains: Vec<_> = spec.domains.iter().map(|d| (d.name.clone(), d.certificate_id.clone())).collect();
+            json!(
+                sorted(&domains)
+                    .into_iter()
+                    .map(|(name, certificate)| json!({"name": name, "certificateId": certificate}))
+                    .collect::<Vec<_>>()
+            )
+        }
+        "name" => json!(spec.name),
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// Each part in `changed` (as [`differences`] named them) with its value in `wanted` and in
+/// `have`: the drift of a load balancer whose desired state was applied.
+pub(super) fn drifted_parts(
+    wanted: &LoadBalancerSpec,
+    have: &LoadBalancerSpec,
+    changed: &[&str],
+) -> Vec<crate::domain::drift::DriftedField> {
+    changed
+        .iter()
+        .map(|part| crate::domain::drift::DriftedField {
+            field: (*part).to_owned(),
+            applied: part_json(part, wanted),
+            found: part_json(part, have),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_added_at_the_provider_is_drift_of_the_forwarding_with_both_lists() {
+        let wanted = regional();
+        let mut have = regional();
+        have.forwarding_rules.push(ForwardingRule {
+            entry_protocol: "tcp".into(),
+            entry_port: 2222,
+            target_protocol: "tcp".into(),
+            target_port: 22,
+            ..Default::default()
+        });
+        let changed = differences(&wanted, &have);
+        let drift = drifted_parts(&wanted, &have, &changed);
+        assert_eq!(drift.len(), 1);
+        assert_eq!(drift[0].field, "forwarding");
+        assert_eq!(drift[0].applied["rules"].as_array().unwrap().len(), 1);
+        let found = drift[0].found["rules"].as_array().unwrap();
+        assert_eq!(found.len(), 2);
+        assert!(found.iter().any(|rule| rule["entryPort"] == 2222 && rule["targetPort"] == 22), "{found:?}");
+    }
     use crate::provider::digitalocean::load_balancer_health_check_defaults;
 
     fn regional() -> LoadBalancerSpec {

@@ -11,12 +11,20 @@
 //! (5 minutes) recomputes the machines, so an instance that gained a machine is added within
 //! five minutes; an instance's delete wakes its load balancers at once. Deletion deletes at the
 //! provider, then finishes the row (quota refunded, billing ended).
+//!
+//! Drift (see [`crate::domain::drift`]): on a pass over a `ready` load balancer whose machines
+//! and targets are those last applied (its desired state applied and unchanged since), the parts the
+//! provider holds differently (a forwarding rule added by hand) are drift. The pool's
+//! `drift: correct` puts them back with the usual PUT; `drift: report` sends nothing while only
+//! drift differs, and the drift stays on the view until the provider changes back or the
+//! tenant changes the load balancer (which makes it `updating`: the new spec is applied whole).
 
 use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::LoadBalancerState;
 use std::sync::Arc;
 
-use super::load_balancer_spec::{Desired, Resolved, desired, differences};
+use super::load_balancer_spec::{Desired, Resolved, desired, differences, drifted_parts};
+use crate::domain::drift;
 use crate::provider::accounts::DigitalOceanAccounts;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, LoadBalancer, LoadBalancers, ProviderError};
@@ -68,6 +76,7 @@ impl Step<'_> {
             address_v6: lb.address_v6.clone(),
             reached_ids: lb.reached_ids.clone(),
             ready_once: lb.ready_once,
+            drift: Vec::new(),
             events: Vec::new(),
         }
     }
@@ -145,7 +154,12 @@ impl Step<'_> {
             Resolved::Fail(why) => return self.fail(why).await,
         };
         let Some(remote) = self.find().await? else { return self.create(&wanted).await };
-        let changed = differences(&wanted.spec, &remote.spec);
+        let mut changed = differences(&wanted.spec, &remote.spec);
+        let judged = self.judge_drift(&wanted, &remote, &changed).await?;
+        if !judged.correct && !judged.drift.is_empty() {
+            // Reported: what differs is drift only (see `judge_drift`), left as found.
+            changed.clear();
+        }
         let remote = if changed.is_empty() {
             remote
         } else {
@@ -154,7 +168,33 @@ impl Step<'_> {
                 Err(error) => return self.refused("the change", error).await,
             }
         };
-        self.observe(&wanted, &remote, &changed).await
+        self.observe(&wanted, &remote, &changed, judged).await
+    }
+
+    /// Judges what differs from the provider (`changed`), when the load balancer is `ready`
+    /// and reaches the machines last applied: then nothing of its desired state changed since
+    /// it was applied, and every difference is drift (see [`crate::domain::drift`]).
+    async fn judge_drift(
+        &self,
+        wanted: &Desired,
+        remote: &LoadBalancer,
+        changed: &[&str],
+    ) -> Result<drift::Judgement, PassError> {
+        let lb = self.lb;
+        // The machines it reaches are recomputed from the tenant's instances on every pass, so
+        // a difference in them (or in the droplets behind them) is taken as the desired state
+        // changing: applied whole, as usual, like any change made with drift.
+        let settled = lb.state == LoadBalancerState::Ready
+            && wanted.reached_ids == lb.reached_ids
+            && !changed.contains(&"targets");
+        let differing = if settled { drifted_parts(&wanted.spec, &remote.spec, changed) } else { Vec::new() };
+        if differing.is_empty() && lb.drift.is_empty() {
+            return Ok(drift::judge(false, Vec::new(), &[], drift::DriftPolicy::Correct, 0));
+        }
+        let pool = self.pass.store.pool_fetch(&lb.pool_id).await?;
+        // A policy the pool's checks let through is readable; were it not, the default holds.
+        let policy = drift::read(&pool.policy).unwrap_or_default();
+        Ok(drift::judge(settled, differing, &lb.drift, policy, now_micros()))
     }
 
     async fn create(&self, wanted: &Desired) -> Result<Outcome, PassError> {
@@ -175,7 +215,13 @@ impl Step<'_> {
 
     /// Records what the provider reports: `ready` with the addresses once active, publishing
     /// `ready` the first time and `updated` (with what changed) when a change was applied.
-    async fn observe(&self, wanted: &Desired, remote: &LoadBalancer, changed: &[&str]) -> Result<Outcome, PassError> {
+    async fn observe(
+        &self,
+        wanted: &Desired,
+        remote: &LoadBalancer,
+        changed: &[&str],
+        judged: drift::Judgement,
+    ) -> Result<Outcome, PassError> {
         let lb = self.lb;
         let now = now_micros();
         let mut observed = LoadBalancerObserved {
@@ -184,8 +230,12 @@ impl Step<'_> {
             address: remote.ip.clone(),
             address_v6: remote.ipv6.clone(),
             message: String::new(),
+            drift: judged.drift,
             ..self.unchanged()
         };
+        if let Some(data) = judged.event {
+            observed.events.push(load_balancer_event(LifecycleEvent::Drift, lb, now, data));
+        }
         match remote.status.as_str() {
             "active" if !remote.ip.is_empty() => {}
             "errored" => {
