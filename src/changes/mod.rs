@@ -4,6 +4,8 @@
 //! the state as last applied), so what a plan says cannot drift from what a pass does.
 
 pub mod kubernetes;
+pub mod load_balancer_spec;
+pub mod load_balancers;
 pub mod metal;
 pub mod vps;
 

@@ -1,13 +1,13 @@
-//! The DigitalOcean and Compute Engine kinds (volumes, networks, instances, certificates, load
-//! balancers): how each names its provider objects, and the plans of their updates and deletes.
+//! The DigitalOcean and Compute Engine kinds (volumes, networks, instances, certificates): how
+//! each names its provider objects, and the plans of their updates and deletes.
 
 use serde_json::json;
 
 use super::{Action, Effect, Plan, json};
-use crate::store::{CertificateRow, InstanceRow, LoadBalancerRow, NetworkRow, VolumeRow};
+use crate::store::{CertificateRow, InstanceRow, NetworkRow, VolumeRow};
 
 /// DigitalOcean, as plans name it.
-const DIGITALOCEAN: &str = "digitalocean";
+pub(super) const DIGITALOCEAN: &str = "digitalocean";
 
 /// The provider-side name of object `id`: `prefix`, a dash, and 24 characters of the id after
 /// its own prefix (`bc-v-0123...`); deterministic, so a pass that crashed after the provider
@@ -43,7 +43,7 @@ pub fn subnet_name(id: &str) -> String {
 }
 
 /// A delete's one changed field: the resource goes, with what `detail` says.
-fn deleted(plan: &mut Plan, state: &str, detail: String) {
+pub(super) fn deleted(plan: &mut Plan, state: &str, detail: String) {
     plan.change("state", json!(state), json!("deleted"), Effect::Delete, detail);
 }
 
@@ -127,67 +127,6 @@ pub fn network_delete(network: &NetworkRow) -> Plan {
         plan.ask(Action::Delete, provider, network_kind, network_name(&network.id));
     }
     deleted(&mut plan, network.state.as_str(), "the provider deletes the network's subnets and the network".into());
-    plan
-}
-
-/// The fields of a load balancer an update sets, by JSON name.
-fn load_balancer_fields(lb: &LoadBalancerRow) -> serde_json::Value {
-    json!({
-        "description": lb.description,
-        "forwarding": lb.settings.forwarding,
-        "healthCheck": lb.settings.health_check,
-        "stickySessions": lb.settings.sticky_sessions,
-        "sourceRanges": lb.settings.source_ranges,
-        "redirectHttpToHttps": lb.settings.redirect_http_to_https,
-        "domains": lb.settings.domains,
-        "targets": lb.targets,
-        "subnetId": lb.subnet_id,
-    })
-}
-
-/// The plan of a load balancer update: DigitalOcean's update is a full representation (PUT), so
-/// every change of what it serves is one update of the load balancer where it stands, its
-/// address kept; the description is the tenant's own.
-pub fn load_balancer_update(before: &LoadBalancerRow, after: &LoadBalancerRow) -> Plan {
-    let mut plan = Plan::default();
-    let name = before.provider_name();
-    let (serde_json::Value::Object(from), serde_json::Value::Object(to)) =
-        (load_balancer_fields(before), load_balancer_fields(after))
-    else {
-        return plan;
-    };
-    for (field, value) in to {
-        let old = from.get(&field).cloned().unwrap_or_default();
-        if old == value {
-            continue;
-        }
-        if field == "description" {
-            plan.change(field, old, value, Effect::None, "recorded only: DigitalOcean is not asked");
-            continue;
-        }
-        let detail = format!("DigitalOcean updates load balancer {name} where it stands; its address stays");
-        plan.change(field.clone(), old, value, Effect::InPlace, detail);
-        plan.ask(Action::Update, DIGITALOCEAN, "load balancer", name.clone());
-        match field.as_str() {
-            "forwarding" => plan.disrupt("connections on the ports whose rules change are reset"),
-            "targets" => plan.disrupt("machines that leave the targets stop getting new connections"),
-            "sourceRanges" => plan.disrupt("clients outside the new source ranges are refused"),
-            _ => {}
-        }
-    }
-    plan
-}
-
-/// The plan of deleting a load balancer: its address goes with it.
-pub fn load_balancer_delete(lb: &LoadBalancerRow) -> Plan {
-    let mut plan = Plan::default();
-    let name = lb.provider_name();
-    plan.ask(Action::Delete, DIGITALOCEAN, "load balancer", name.clone());
-    deleted(&mut plan, lb.state.as_str(), format!("DigitalOcean deletes load balancer {name}"));
-    if !lb.address.is_empty() {
-        plan.disrupt(format!("address {} stops answering; a new load balancer gets another", lb.address));
-    }
-    plan.quota_effects.push("frees one load balancer of the pool's quota; its billing ends".into());
     plan
 }
 

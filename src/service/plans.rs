@@ -6,7 +6,7 @@
 //! state, a secondary decision) are its `violations`, not an error.
 
 use super::{Context, Service};
-use crate::changes::{Plan, kubernetes, metal, vps};
+use crate::changes::{Plan, kubernetes, load_balancers, metal, vps};
 use crate::domain::states::NodePoolState;
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::proto::compute::{
@@ -145,14 +145,21 @@ impl Service {
         match request.change.ok_or_else(no_change)? {
             Change::Update(update) => {
                 let before = self.load_balancer_of_tenant(&update.tenant_id, &update.load_balancer_id).await?;
-                let call = on.load_balancer_update(&ctx, update);
-                self.plan_of(call, |after| vps::load_balancer_update(&before, &after)).await
+                match on.load_balancer_update(&ctx, update).await {
+                    Ok(after) => load_balancers::load_balancer_update(&self.store, &before, &after).await,
+                    Err(error) if is_refusal(&error) => Ok(Plan::refused(&error)),
+                    Err(error) => Err(error),
+                }
             }
             Change::Delete(delete) => {
                 let before = self.load_balancer_of_tenant(&delete.tenant_id, &delete.load_balancer_id).await?;
                 let gone = before.delete_requested_at.is_some();
                 let call = on.load_balancer_delete(&ctx, delete);
-                self.plan_of(call, |_| if gone { nothing_left() } else { vps::load_balancer_delete(&before) }).await
+                self.plan_of(
+                    call,
+                    |_| if gone { nothing_left() } else { load_balancers::load_balancer_delete(&before) },
+                )
+                .await
             }
         }
     }

@@ -23,7 +23,7 @@ use crate::domain::lifecycle_events::LifecycleEvent;
 use crate::domain::states::LoadBalancerState;
 use std::sync::Arc;
 
-use super::load_balancer_spec::{Desired, Resolved, desired, differences, drifted_parts};
+use crate::changes::load_balancer_spec::{Desired, Resolved, desired, differences, drifted_parts};
 use crate::domain::drift;
 use crate::provider::accounts::DigitalOceanAccounts;
 use crate::provider::digitalocean::DigitalOcean;

@@ -12,7 +12,6 @@
 
 mod certificates;
 mod instances;
-mod load_balancer_spec;
 mod load_balancers;
 mod networks;
 mod volumes;

@@ -12,7 +12,7 @@ use crate::store::{LoadBalancerRow, Store, TargetInstance};
 
 /// The provider-side representation and what it reaches.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Desired {
+pub struct Desired {
     /// The full representation to send.
     pub spec: LoadBalancerSpec,
     /// The tenant's instance ids (regional) or load balancer ids (global) it reaches.
@@ -21,7 +21,7 @@ pub(super) struct Desired {
 
 /// Whether the provider can be asked now.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Resolved {
+pub enum Resolved {
     /// Yes, with this.
     Ready(Box<Desired>),
     /// Not yet: something it rests on is still being made (a certificate being verified).
@@ -86,7 +86,7 @@ async fn certificates(
 }
 
 /// What `lb` should be at the provider now.
-pub(super) async fn desired(store: &Store, lb: &LoadBalancerRow) -> crate::error::Result<Resolved> {
+pub async fn desired(store: &Store, lb: &LoadBalancerRow) -> crate::error::Result<Resolved> {
     let certificates = match certificates(store, lb).await? {
         Ok(ids) => ids,
         Err(not_yet) => return Ok(not_yet),
@@ -214,7 +214,7 @@ fn same_check(wanted: &HealthCheck, have: &HealthCheck) -> bool {
 
 /// The parts (by the API's names) in which the provider's load balancer differs from the one
 /// wanted; empty when it matches. Defaults the provider fills in are not differences.
-pub(super) fn differences(wanted: &LoadBalancerSpec, have: &LoadBalancerSpec) -> Vec<&'static str> {
+pub fn differences(wanted: &LoadBalancerSpec, have: &LoadBalancerSpec) -> Vec<&'static str> {
     let mut changed = Vec::new();
     let targets_differ = sorted(&wanted.instance_ids) != sorted(&have.instance_ids)
         || sorted(&wanted.target_load_balancer_ids) != sorted(&have.target_load_balancer_ids);
@@ -267,7 +267,7 @@ fn rule_json(rule: &ForwardingRule) -> serde_json::Value {
 }
 
 /// The value of part `part` (a name [`differences`] gives) of `spec`, as JSON.
-fn part_json(part: &str, spec: &LoadBalancerSpec) -> serde_json::Value {
+pub fn part_json(part: &str, spec: &LoadBalancerSpec) -> serde_json::Value {
     use serde_json::json;
     match part {
         "targets" => json!({
@@ -299,7 +299,7 @@ fn part_json(part: &str, spec: &LoadBalancerSpec) -> serde_json::Value {
 
 /// Each part in `changed` (as [`differences`] named them) with its value in `wanted` and in
 /// `have`: the drift of a load balancer whose desired state was applied.
-pub(super) fn drifted_parts(
+pub fn drifted_parts(
     wanted: &LoadBalancerSpec,
     have: &LoadBalancerSpec,
     changed: &[&str],
