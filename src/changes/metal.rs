@@ -3,11 +3,11 @@
 
 use serde_json::json;
 
-use super::{Action, Effect, Plan};
+use super::{Effect, Plan};
 use crate::store::MetalMachineRow;
 
 /// The plan of an update of an idle machine: its name and labels are the pool's own records; a
-/// new BMC address or credentials are checked against the BMC at the next pass, the machine
+/// new BMC address or credentials are used the next time its BMC is called, the machine
 /// itself untouched (`password_changed`: the update names a password, which no row shows).
 pub fn metal_update(before: &MetalMachineRow, after: &MetalMachineRow, password_changed: bool) -> Plan {
     let mut plan = Plan::default();
@@ -15,7 +15,7 @@ pub fn metal_update(before: &MetalMachineRow, after: &MetalMachineRow, password_
     plan.compare("labels", &before.labels, &after.labels, Effect::None, || {
         "recorded only: the BMC is not asked".into()
     });
-    let bmc = "the next pass logs in to the BMC with it; the machine is not powered or booted";
+    let bmc = "used the next time the machine's BMC is called; the machine is not powered or booted";
     plan.compare("address", &before.address, &after.address, Effect::None, || bmc.into());
     plan.compare("username", &before.username, &after.username, Effect::None, || bmc.into());
     plan.compare("caCertificate", &before.ca_certificate, &after.ca_certificate, Effect::None, || bmc.into());
@@ -23,9 +23,6 @@ pub fn metal_update(before: &MetalMachineRow, after: &MetalMachineRow, password_
     if password_changed {
         // The password is never shown, only that it changes.
         plan.change("password", json!("(set)"), json!("(new)"), Effect::None, bmc);
-    }
-    if plan.changes.iter().any(|c| c.detail == bmc) {
-        plan.ask(Action::Update, driver(before), "BMC session", before.address.clone());
     }
     plan
 }
@@ -45,9 +42,4 @@ pub fn metal_delete(machine: &MetalMachineRow) -> Plan {
         plan.disrupt("the machine is left powered on; power it off at its BMC if it should stop");
     }
     plan
-}
-
-/// The BMC protocol of a machine, as plans name the provider.
-fn driver(machine: &MetalMachineRow) -> &'static str {
-    if machine.driver == "ipmi" { "ipmi" } else { "redfish" }
 }

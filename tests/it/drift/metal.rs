@@ -5,11 +5,10 @@
 use std::time::Duration;
 
 use better_compute::store::Backend;
-use fakecloud::BmcSystemSpec;
 use serde_json::{Value, json};
 
 use super::{no_drift, only_drift};
-use crate::harness::{DO_TOKEN, Env, PASSWORD, System, passes_recorded, poll};
+use crate::harness::{Env, System, passes_recorded, poll};
 
 const IMAGE: &str = "https://images.example/node-2026.12.iso";
 const LIMIT: Duration = Duration::from_secs(60);
@@ -20,36 +19,9 @@ const DRIFT: &str = "metal.machine.drift";
 /// pool, the machine's node and its system at the fake BMC.
 async fn deployed(drift: &str) -> (Env, String, String, String) {
     let mut env = System::on(Backend::Postgres).start().await;
-    let account = env
-        .server
-        .admin_ok(
-            "/api/platform/accounts/create",
-            json!({"tenantId": "acme", "provider": "digitalocean", "name": "acme-do", "credentials": DO_TOKEN,
-                "regions": ["nyc3"]}),
-        )
-        .await;
-    let policy = json!({"drift": drift, "metal": {"bmcAllowedNetworks": ["127.0.0.0/8"]}});
-    let pool = env
-        .server
-        .admin_ok(
-            "/api/platform/pools/create",
-            json!({"accountId": account["id"], "name": "metal", "billingMode": "none", "policy": policy}),
-        )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let pool = env.metal_pool(json!({"drift": drift})).await;
     env.start_worker();
-    let path = env.cloud.add_bmc_system(BmcSystemSpec {
-        name: "m1".to_owned(),
-        username: "admin".to_owned(),
-        password: PASSWORD.to_owned(),
-    });
-    let system = path.rsplit('/').next().unwrap().to_owned();
-    let enrolment = json!({"poolId": pool, "name": "m1", "idempotencyKey": "m1",
-        "bmc": {"driver": "redfish", "address": format!("{}{path}", env.cloud.https_url()), "username": "admin",
-            "password": PASSWORD, "caCertificate": env.cloud.ca_pem()}});
-    let node = env.ok("/api/compute/metal/enroll", enrolment).await["id"].as_str().unwrap().to_owned();
+    let (node, system) = env.enroll_at_fake_bmc(&pool, "m1").await;
     wait_machine(&env, &pool, &node, "manageable", |m| m["provisionState"] == "manageable").await;
     call(&env, &pool, &node, "commission", json!({})).await;
     wait_machine(&env, &pool, &node, "ready", |m| m["provisionState"] == "ready").await;

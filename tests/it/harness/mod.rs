@@ -13,6 +13,7 @@ mod catalog;
 mod db;
 mod env;
 mod fakes;
+mod metal;
 mod plan_reality;
 mod platform;
 mod poll;

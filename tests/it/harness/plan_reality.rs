@@ -102,6 +102,22 @@ impl Reality {
         seen
     }
 
+    /// What a BMC did to machine `system` between two looks at it (`deleted`: the pool no
+    /// longer manages it): powered or booted it (an update of the machine where it stands), or
+    /// nothing; a machine the pool forgot stays as it is at its BMC, so its delete touches no
+    /// provider object.
+    pub fn bmc(system: &str, before: &Value, after: &Value, deleted: bool) -> Reality {
+        let mut seen = Reality::new();
+        let boots = |machine: &Value| machine["boots"].as_array().map_or(0, Vec::len);
+        if before["powerState"] != after["powerState"] || boots(after) > boots(before) {
+            seen.saw("inPlace", "update", "machine", system);
+        }
+        if deleted {
+            seen.effect = "delete";
+        }
+        seen
+    }
+
     /// What a plan said, in the same terms.
     pub fn of_plan(plan: &Value) -> Reality {
         let effect = EFFECTS.iter().find(|e| plan["effect"] == **e).copied().unwrap_or_else(|| panic!("{plan}"));

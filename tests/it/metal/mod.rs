@@ -6,6 +6,7 @@
 
 mod dev;
 mod flow;
+mod plan_reality;
 mod secrets;
 mod states;
 

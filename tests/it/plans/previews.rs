@@ -67,7 +67,7 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
     assert_eq!(changed["effect"], "rolling");
     assert!(!machine["disruptions"].as_array().unwrap().is_empty(), "{machine}");
     let pool_object = object("update", "gke", "node pool", &format!("{provider_cluster}/general"));
-    assert_eq!(objects(&machine), [pool_object.clone()], "{machine}");
+    assert_eq!(objects(&machine), std::slice::from_ref(&pool_object), "{machine}");
     assert_eq!(machine["violations"], json!([]));
 
     // More nodes is a resize where the pool stands.
@@ -76,7 +76,7 @@ async fn plans_say_what_each_change_does_over_json_and_grpc(backend: Backend) {
         (resize["effect"].as_str(), change(&resize, "nodeCount")["effect"].as_str()),
         (Some("inPlace"), Some("inPlace"))
     );
-    assert_eq!(objects(&resize), [pool_object.clone()], "{resize}");
+    assert_eq!(objects(&resize), std::slice::from_ref(&pool_object), "{resize}");
 
     // The description is ours alone.
     let described = acme
