@@ -40,9 +40,25 @@ async fn row_counts(db: &TestDb) -> Vec<(String, i64)> {
 }
 
 /// A JSON body that names `tenant` in the method's tenant field and a plausible id in its id
-/// field, so the decision has something to refuse; everything else is left out.
+/// field, so the decision has something to refuse; everything else is left out. A request that
+/// wraps a call (a plan's `update` or `delete`) names them in the first call it can wrap, where
+/// the decision reads them.
 fn body_for(method: &better_compute::methods::Method, tenant: &str) -> Value {
     let input = method.descriptor.input();
+    let wrapped = input.oneofs().next().and_then(|calls| calls.fields().next()).filter(|_| {
+        input.fields().all(|f| f.containing_oneof().is_some() && matches!(f.kind(), prost_reflect::Kind::Message(_)))
+    });
+    match wrapped {
+        Some(call) => {
+            let prost_reflect::Kind::Message(call_type) = call.kind() else { unreachable!() };
+            json!({call.json_name(): naming(method, &call_type, tenant)})
+        }
+        None => naming(method, &input, tenant),
+    }
+}
+
+/// A body of `input` that names `tenant` and a plausible id where `method` decides on them.
+fn naming(method: &better_compute::methods::Method, input: &prost_reflect::MessageDescriptor, tenant: &str) -> Value {
     let authorization = method.authorization.as_ref().expect("every method has an authorization");
     let mut body = serde_json::Map::new();
     let tenant_field = match authorization.tenant_field.as_str() {
