@@ -79,7 +79,9 @@ impl Gke {
 
     async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Operation> {
         let value = self.call(method, path, body).await?;
-        decode::<WireOperation>(value, "an operation").map(Operation::from)
+        let operation = decode::<WireOperation>(value, "an operation").map(Operation::from)?;
+        crate::measured::operation_id(&operation.name);
+        Ok(operation)
     }
 }
 
@@ -419,7 +421,7 @@ struct WireChannelConfig {
 #[async_trait::async_trait]
 impl ManagedKubernetes for Gke {
     async fn cluster_create(&self, spec: &ClusterSpec) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "cluster_create", async {
+        crate::measured::provider(PROVIDER, "clusters.create", async {
             let mut cluster = json!({
                 "name": spec.name,
                 "description": spec.description,
@@ -453,7 +455,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_get(&self, name: &str) -> ProviderResult<Cluster> {
-        crate::measured::provider(PROVIDER, "cluster_get", async {
+        crate::measured::provider(PROVIDER, "clusters.get", async {
             let value = self.call(Method::GET, &self.cluster_path(name), None).await?;
             decode::<WireCluster>(value, "a cluster").map(Cluster::from)
         })
@@ -461,7 +463,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_list(&self) -> ProviderResult<Vec<Cluster>> {
-        crate::measured::provider(PROVIDER, "cluster_list", async {
+        crate::measured::provider(PROVIDER, "clusters.list", async {
             #[derive(Deserialize, Default)]
             #[serde(default)]
             struct List {
@@ -474,7 +476,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_update(&self, name: &str, change: &ClusterChange) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "cluster_update", async {
+        crate::measured::provider(PROVIDER, "clusters.update", async {
             let update = match change {
                 ClusterChange::MasterVersion(version) => json!({"desiredMasterVersion": version}),
                 ClusterChange::ReleaseChannel(channel) => json!({"desiredReleaseChannel": {"channel": channel}}),
@@ -488,14 +490,14 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_delete(&self, name: &str) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "cluster_delete", async {
+        crate::measured::provider(PROVIDER, "clusters.delete", async {
             self.operation(Method::DELETE, &self.cluster_path(name), None).await
         })
         .await
     }
 
     async fn node_pool_create(&self, cluster: &str, spec: &NodePoolSpec) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_create", async {
+        crate::measured::provider(PROVIDER, "nodePools.create", async {
             let path = format!("{}/nodePools", self.cluster_path(cluster));
             self.operation(Method::POST, &path, Some(json!({"nodePool": node_pool_body(spec)}))).await
         })
@@ -503,7 +505,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_get(&self, cluster: &str, pool: &str) -> ProviderResult<NodePool> {
-        crate::measured::provider(PROVIDER, "node_pool_get", async {
+        crate::measured::provider(PROVIDER, "nodePools.get", async {
             let value = self.call(Method::GET, &self.pool_path(cluster, pool), None).await?;
             decode::<WireNodePool>(value, "a node pool").map(NodePool::from)
         })
@@ -511,7 +513,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_update(&self, cluster: &str, pool: &str, change: &NodePoolChange) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_update", async {
+        crate::measured::provider(PROVIDER, "nodePools.update", async {
             let body = match change {
                 NodePoolChange::Version(version) => json!({"nodeVersion": version, "imageType": "COS_CONTAINERD"}),
                 NodePoolChange::NodeLabels(labels) => json!({"labels": {"labels": labels}}),
@@ -528,7 +530,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_set_size(&self, cluster: &str, pool: &str, node_count: u32) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_set_size", async {
+        crate::measured::provider(PROVIDER, "nodePools.setSize", async {
             let path = format!("{}:setSize", self.pool_path(cluster, pool));
             self.operation(Method::POST, &path, Some(json!({"nodeCount": node_count}))).await
         })
@@ -541,7 +543,7 @@ impl ManagedKubernetes for Gke {
         pool: &str,
         autoscaling: &Autoscaling,
     ) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_set_autoscaling", async {
+        crate::measured::provider(PROVIDER, "nodePools.setAutoscaling", async {
             let path = format!("{}:setAutoscaling", self.pool_path(cluster, pool));
             self.operation(Method::POST, &path, Some(json!({"autoscaling": autoscaling}))).await
         })
@@ -549,14 +551,14 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_delete(&self, cluster: &str, pool: &str) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_delete", async {
+        crate::measured::provider(PROVIDER, "nodePools.delete", async {
             self.operation(Method::DELETE, &self.pool_path(cluster, pool), None).await
         })
         .await
     }
 
     async fn operation_get(&self, name: &str) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "operation_get", async {
+        crate::measured::provider(PROVIDER, "operations.get", async {
             // Accepts the bare name an operation carries, or its full resource path.
             let path = if name.starts_with("projects/") {
                 name.to_owned()
@@ -569,7 +571,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn server_config(&self) -> ProviderResult<ServerConfig> {
-        crate::measured::provider(PROVIDER, "server_config", async {
+        crate::measured::provider(PROVIDER, "getServerConfig", async {
             let value = self.call(Method::GET, &format!("{}/serverConfig", self.parent()), None).await?;
             let wire: WireServerConfig = decode(value, "the server config")?;
             Ok(ServerConfig {

@@ -36,6 +36,7 @@ mod metal;
 mod metal_workflow;
 mod networks;
 mod nodes;
+mod operation_log;
 mod offers;
 mod pools;
 mod projects;
@@ -69,6 +70,7 @@ pub use event_hub::{
     EventBatch, EventWatch, GrantCheck, WATCH_POLL, WATCH_RECHECK, WATCHES_PER_PRINCIPAL, WATCHES_PER_TENANT,
 };
 pub use events::{EventFilter, EventRow, NewEvent};
+pub use operation_log::{OPERATIONS_KEPT_MICROS, OPERATIONS_KEPT_PER_RESOURCE, OperationRow};
 pub use instances::{INSTANCE_KIND, INSTANCE_RESOURCE, InstanceObserved, InstanceRow, NewInstance, instance_event};
 pub use join_tokens::{JoinTokenRow, JoinTokenState, JoinTokenUseRow};
 pub use kubernetes_clusters::{
@@ -180,6 +182,7 @@ migrations!(
     (23, "join_token_machine", "0023_join_token_machine"),
     (24, "volumes", "0024_volumes"),
     (25, "drift", "0025_drift"),
+    (26, "operation_log", "0026_operation_log"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.
