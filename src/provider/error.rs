@@ -180,14 +180,15 @@ impl ProviderError {
             return class;
         }
         let words = format!("{} {}", self.reason, self.message).to_ascii_lowercase();
-        let quota = words.contains("quota") || words.contains("resource_exhausted") || words.contains("limit exceeded");
+        // A 429 is throttling even when Google words it as a per-minute quota.
+        let quota = words.contains("quota") || words.contains("resource_exhausted");
         let person = ["billing", "suspended", "locked", "terms of service", "verify your"].iter().any(|w| words.contains(w));
         match (self.kind, self.status) {
             (ErrorKind::NotFound, _) | (_, Some(404)) => ErrorClass::NotFound,
             (ErrorKind::ConflictInProgress, _) | (_, Some(409)) => ErrorClass::Conflict,
             (_, Some(_)) if person => ErrorClass::NeedsHuman,
-            (_, Some(_)) if quota => ErrorClass::Quota,
             (_, Some(429)) => ErrorClass::Throttled,
+            (_, Some(_)) if quota => ErrorClass::Quota,
             (_, Some(401 | 403)) => ErrorClass::Permission,
             (_, Some(408 | 500..=599)) => ErrorClass::Retryable,
             (_, Some(_)) => ErrorClass::Invalid,
@@ -342,7 +343,7 @@ mod tests {
         assert_eq!(with(403, "PERMISSION_DENIED", "caller lacks container.clusters.get"), ErrorClass::Permission);
         assert_eq!(with(401, "unauthorized", "Unable to authenticate you"), ErrorClass::Permission);
         assert_eq!(with(403, "QUOTA_EXCEEDED", "Quota 'CPUS' exceeded"), ErrorClass::Quota);
-        assert_eq!(with(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric"), ErrorClass::Quota);
+        assert_eq!(with(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Requests'"), ErrorClass::Throttled);
         assert_eq!(with(400, "INVALID_ARGUMENT", "bad machine type"), ErrorClass::Invalid);
         assert_eq!(with(409, "ALREADY_EXISTS", "exists"), ErrorClass::Conflict);
         assert_eq!(with(404, "not_found", "gone"), ErrorClass::NotFound);

@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 use super::metering::{METERING_KIND, METERING_OBJECT};
 use super::node_liveness::{NODE_LIVENESS_KIND, NODE_LIVENESS_OBJECT, NodeLiveness};
 use super::relay::{NatsRelay, RELAY_KIND, RELAY_OBJECT};
-use super::{Metering, Next, Noop, Outcome, Pass, Reconciler, Schedule, wake};
+use super::{Backoff, Metering, Next, Noop, Outcome, Pass, Reconciler, Schedule, wake};
 use crate::error::{Error, Result};
 use crate::measured::CallRecord;
 use crate::provider::ErrorClass;
@@ -312,8 +312,8 @@ impl Worker {
     }
 
     /// What to record for `outcome`, whose failure (if it failed) is `problem`: a failure
-    /// that waits for a person is retried on the settled interval, a throttled one when the
-    /// provider said.
+    /// that waits for a person is retried slowly ([`Backoff::PERSON`]; a change wakes it), a
+    /// throttled one when the provider said.
     fn result_of(
         &self,
         reconciler: &dyn Reconciler,
@@ -327,7 +327,7 @@ impl Worker {
         let failed = outcome.error().is_some();
         let attempts = if failed { item.attempts + 1 } else { 0 };
         let delay = match &outcome.next {
-            _ if problem.is_some_and(|p| p.class.waits_for_a_person()) => schedule.settled,
+            _ if problem.is_some_and(|p| p.class.waits_for_a_person()) => Backoff::PERSON.delay(attempts),
             _ if problem.is_some_and(|p| p.retry_after.is_some()) => problem.and_then(|p| p.retry_after).unwrap_or_default(),
             Next::Converging => schedule.converging,
             Next::Settled | Next::Permanent(_) => schedule.settled,
