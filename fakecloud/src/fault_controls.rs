@@ -1,7 +1,16 @@
 //! The test controls that fail calls with a [`FaultClass`] until cleared (by call or by
-//! account), and the listener whose certificate no one trusts.
+//! account), on the handle and over HTTP, and the listener whose certificate no one trusts.
 
-use crate::{FakeCloud, FaultClass, FaultScope};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::{delete, get};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use crate::{Failure, FakeCloud, FaultClass, FaultScope, ScriptedFailure, Shared, json_response};
 
 impl FakeCloud {
     /// Fails every call of `kind` with `verb` on `name` as `class` says, until
@@ -38,17 +47,12 @@ impl FakeCloud {
 
     /// Ends the rule `id`; false if there is none.
     pub fn clear_fault(&self, id: u64) -> bool {
-        let mut world = self.shared.world();
-        let before = world.faults.rules.len();
-        world.faults.rules.retain(|rule| rule.id != id);
-        world.faults.rules.len() < before
+        self.shared.world().faults.remove_rule(id)
     }
 
     /// Ends every rule and drops every scripted failure not yet used.
     pub fn clear_faults(&self) {
-        let mut world = self.shared.world();
-        world.faults.rules.clear();
-        world.faults.scripted.clear();
+        self.shared.world().faults.clear();
     }
 
     /// How many calls the rule `id` failed so far, so that a test can wait until a call was
@@ -76,4 +80,106 @@ impl FakeCloud {
         let exists = self.shared.world().redfish.machine_mut(id).is_some();
         exists.then(|| format!("{}/redfish/v1/Systems/{id}", self.untrusted_url))
     }
+}
+
+/// The fault controls over HTTP, for a `bc fakecloud` in another process (as under `bc dev`):
+/// `POST /_fake/faults` with `class` (`retryable`, `throttled` with `retryAfterSeconds`,
+/// `quota`, `permission`, `unauthenticated`, `invalid`, `conflict`, `notFound`, `unreachable`,
+/// `needsHuman`) and either `account` or `kind`, `verb`, `name` (each defaulting to `*`; with
+/// `once: true`, only the next matching call fails) answers `{"id": N}` (no id for `once`);
+/// `GET /_fake/faults` lists the rules in force with their `hits`; `DELETE /_fake/faults/{id}`
+/// ends one, `DELETE /_fake/faults` every one and every scripted failure.
+pub fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/_fake/faults", get(list).post(create).delete(clear_all))
+        .route("/_fake/faults/{id}", delete(clear_one))
+}
+
+/// A class by its name in the control plane's words.
+pub fn class_named(name: &str, retry_after_seconds: u64) -> Option<FaultClass> {
+    Some(match name {
+        "retryable" => FaultClass::Retryable,
+        "throttled" => FaultClass::Throttled { retry_after: Duration::from_secs(retry_after_seconds.max(1)) },
+        "quota" => FaultClass::Quota,
+        "permission" => FaultClass::Permission,
+        "unauthenticated" => FaultClass::Unauthenticated,
+        "invalid" => FaultClass::Invalid,
+        "conflict" => FaultClass::Conflict,
+        "notFound" => FaultClass::NotFound,
+        "unreachable" => FaultClass::Unreachable,
+        "needsHuman" => FaultClass::NeedsHuman,
+        _ => return None,
+    })
+}
+
+pub fn class_json(class: &FaultClass) -> Value {
+    match class {
+        FaultClass::Throttled { retry_after } => {
+            json!({"class": "throttled", "retryAfterSeconds": retry_after.as_secs()})
+        }
+        other => {
+            let name = format!("{other:?}");
+            json!({"class": format!("{}{}", name[..1].to_lowercase(), &name[1..])})
+        }
+    }
+}
+
+async fn create(State(shared): State<Arc<Shared>>, Json(body): Json<Value>) -> Response {
+    let name = body["class"].as_str().unwrap_or_default();
+    let Some(class) = class_named(name, body["retryAfterSeconds"].as_u64().unwrap_or(30)) else {
+        return json_response(
+            400,
+            json!({"error": format!("class {name:?} is not one of retryable, throttled, quota, permission, \
+                                     unauthenticated, invalid, conflict, notFound, unreachable, needsHuman")}),
+        );
+    };
+    let field = |field: &str| body[field].as_str().unwrap_or("*").to_owned();
+    let mut world = shared.world();
+    if let Some(account) = body["account"].as_str() {
+        let id = world.faults.add_rule(FaultScope::Account(account.to_owned()), class);
+        return json_response(200, json!({ "id": id }));
+    }
+    let (kind, verb, name) = (field("kind"), field("verb"), field("name"));
+    if body["once"].as_bool() == Some(true) {
+        world.faults.scripted.push(ScriptedFailure { kind, verb, name, failure: Failure::Class(class) });
+        return json_response(200, json!({}));
+    }
+    let id = world.faults.add_rule(FaultScope::Calls { kind, verb, name }, class);
+    json_response(200, json!({ "id": id }))
+}
+
+async fn list(State(shared): State<Arc<Shared>>) -> Response {
+    let world = shared.world();
+    let rules: Vec<Value> = world
+        .faults
+        .rules
+        .iter()
+        .map(|rule| {
+            let mut value = class_json(&rule.class);
+            value["id"] = json!(rule.id);
+            value["hits"] = json!(rule.hits);
+            match &rule.scope {
+                FaultScope::Account(account) => value["account"] = json!(account),
+                FaultScope::Calls { kind, verb, name } => {
+                    value["kind"] = json!(kind);
+                    value["verb"] = json!(verb);
+                    value["name"] = json!(name);
+                }
+            }
+            value
+        })
+        .collect();
+    json_response(200, json!({ "faults": rules }))
+}
+
+async fn clear_one(State(shared): State<Arc<Shared>>, Path(id): Path<u64>) -> Response {
+    match shared.world().faults.remove_rule(id) {
+        true => json_response(200, json!({})),
+        false => json_response(404, json!({"error": format!("no fault rule {id}")})),
+    }
+}
+
+async fn clear_all(State(shared): State<Arc<Shared>>) -> Response {
+    shared.world().faults.clear();
+    json_response(200, json!({}))
 }

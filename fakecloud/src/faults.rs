@@ -190,6 +190,19 @@ impl Faults {
         Some(rule.class.clone())
     }
 
+    /// Ends the rule `id`; false if there is none.
+    pub fn remove_rule(&mut self, id: u64) -> bool {
+        let before = self.rules.len();
+        self.rules.retain(|rule| rule.id != id);
+        self.rules.len() < before
+    }
+
+    /// Ends every rule and drops every scripted failure.
+    pub fn clear(&mut self) {
+        self.rules.clear();
+        self.scripted.clear();
+    }
+
     /// Puts a rule in force; returns its id.
     pub fn add_rule(&mut self, scope: FaultScope, class: FaultClass) -> u64 {
         self.last_rule += 1;
@@ -273,7 +286,8 @@ mod tests {
         }
         assert_eq!(faults.class_for(&call("droplet", "list", &["*"], &["other"])), None);
         assert_eq!(faults.rules[0].hits, 3);
-        faults.rules.retain(|rule| rule.id != id);
+        assert!(faults.remove_rule(id));
+        assert!(!faults.remove_rule(id));
         assert_eq!(faults.class_for(&on_account), None);
     }
 

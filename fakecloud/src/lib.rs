@@ -184,6 +184,7 @@ impl FakeCloud {
             .merge(digitalocean::routes())
             .merge(oauth::routes())
             .merge(redfish::routes())
+            .merge(fault_controls::routes())
             .route("/_fake/images/{name}", axum::routing::get(image_route))
             .route("/_fake/inspect", axum::routing::get(inspect_route))
             .route("/_fake/service-account-key", axum::routing::get(key_route))

@@ -250,3 +250,47 @@ async fn a_bmc_behind_the_untrusted_certificate_is_refused_as_of_an_unknown_issu
     let trusting_it = trusting(cloud.untrusted_ca_pem());
     assert_eq!(trusting_it.get(&untrusted).basic_auth("u", Some("p")).send().await.unwrap().status(), 200);
 }
+
+#[tokio::test]
+async fn the_http_controls_put_a_rule_in_force_show_its_hits_and_end_it() {
+    let cloud = FakeCloud::start(FakeCloudConfig::default()).await.unwrap();
+    let http = client();
+    let controls = format!("{}/_fake/faults", cloud.base_url());
+    let _ = cloud.service_account_key("p", "reconciler");
+    let token = cloud.access_token("reconciler@p.iam.gserviceaccount.com");
+    let cluster = format!("{}/v1/projects/p/locations/europe-west1/clusters/c", cloud.base_url());
+    let rule = json!({"class": "throttled", "retryAfterSeconds": 5, "kind": "cluster", "verb": "get"});
+    let id = http.post(&controls).json(&rule).send().await.unwrap().json::<Value>().await.unwrap()["id"].clone();
+    let throttled = http.get(&cluster).bearer_auth(&token).send().await.unwrap();
+    assert_eq!((throttled.status().as_u16(), throttled.headers()["retry-after"].to_str().unwrap()), (429, "5"));
+    let listed: Value = http.get(&controls).send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        listed["faults"],
+        json!([{"id": id, "class": "throttled", "retryAfterSeconds": 5, "kind": "cluster", "verb": "get",
+                "name": "*", "hits": 1}])
+    );
+    assert_eq!(http.delete(format!("{controls}/{id}")).send().await.unwrap().status(), 200);
+    assert_eq!(http.get(&cluster).bearer_auth(&token).send().await.unwrap().status(), 404);
+    let refused = http.post(&controls).json(&json!({"class": "flaky"})).send().await.unwrap();
+    assert_eq!(refused.status(), 400);
+}
+
+#[test]
+fn every_class_has_the_name_the_control_plane_gives_it() {
+    let names = [
+        "retryable",
+        "throttled",
+        "quota",
+        "permission",
+        "unauthenticated",
+        "invalid",
+        "conflict",
+        "notFound",
+        "needsHuman",
+    ];
+    for (class, name) in CLASSES.iter().zip(names) {
+        assert_eq!(crate::fault_controls::class_json(class)["class"], name);
+        assert!(crate::fault_controls::class_named(name, 30).is_some());
+    }
+    assert_eq!(crate::fault_controls::class_named("unreachable", 0), Some(FaultClass::Unreachable));
+}

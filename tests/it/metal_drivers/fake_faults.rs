@@ -6,7 +6,7 @@ use std::time::Duration;
 use better_compute::provider::ErrorKind;
 use better_compute::provider::bmc::redfish::Redfish;
 use better_compute::provider::bmc::{Bmc, BmcAccess, BootDevice, PowerAction, PowerState, connect};
-use fakecloud::{FaultClass, Failure};
+use fakecloud::{Failure, FaultClass};
 
 use super::redfish_targets::{Service, Target, fake};
 use super::{assert_no_password, wait_for_power};
