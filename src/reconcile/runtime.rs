@@ -327,8 +327,13 @@ impl Worker {
         let failed = outcome.error().is_some();
         let attempts = if failed { item.attempts + 1 } else { 0 };
         let delay = match &outcome.next {
-            _ if problem.is_some_and(|p| p.class.waits_for_a_person()) => Backoff::PERSON.delay(attempts),
-            _ if problem.is_some_and(|p| p.retry_after.is_some()) => problem.and_then(|p| p.retry_after).unwrap_or_default(),
+            // A failure retried on its own backoff (the spec's delete backoff) keeps it.
+            Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(|p| p.class.waits_for_a_person()) => {
+                Backoff::PERSON.delay(attempts)
+            }
+            Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(|p| p.retry_after.is_some()) => {
+                problem.and_then(|p| p.retry_after).unwrap_or_default()
+            }
             Next::Converging => schedule.converging,
             Next::Settled | Next::Permanent(_) => schedule.settled,
             Next::After(delay) => *delay,
