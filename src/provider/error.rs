@@ -91,7 +91,9 @@ impl ErrorClass {
                 "the provider refused the account's credentials: an operator updates the account's credentials \
                  (accounts update) or grants them the permission named",
             ),
-            ErrorClass::Quota => Some("the account's quota at the provider is spent: free some or raise the quota there"),
+            ErrorClass::Quota => {
+                Some("the account's quota at the provider is spent: free some or raise the quota there")
+            }
             ErrorClass::Invalid => Some("the provider refused the request as such: change the resource and try again"),
             ErrorClass::NeedsHuman => Some("the provider needs a person to act on the account before it goes on"),
             ErrorClass::Unreachable => Some("check the address, the network and the certificate the provider serves"),
@@ -182,7 +184,8 @@ impl ProviderError {
         let words = format!("{} {}", self.reason, self.message).to_ascii_lowercase();
         // A 429 is throttling even when Google words it as a per-minute quota.
         let quota = words.contains("quota") || words.contains("resource_exhausted");
-        let person = ["billing", "suspended", "locked", "terms of service", "verify your"].iter().any(|w| words.contains(w));
+        let person =
+            ["billing", "suspended", "locked", "terms of service", "verify your"].iter().any(|w| words.contains(w));
         match (self.kind, self.status) {
             (ErrorKind::NotFound, _) | (_, Some(404)) => ErrorClass::NotFound,
             (ErrorKind::ConflictInProgress, _) | (_, Some(409)) => ErrorClass::Conflict,
@@ -268,7 +271,8 @@ fn unreachable_cause(error: &reqwest::Error) -> Option<String> {
         "the certificate has expired"
     } else if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
         "TLS failed"
-    } else if lower.contains("dns") || lower.contains("failed to lookup") || lower.contains("name or service not known") {
+    } else if lower.contains("dns") || lower.contains("failed to lookup") || lower.contains("name or service not known")
+    {
         "the name does not resolve"
     } else if lower.contains("connection refused") {
         "the connection was refused (nothing listens there)"
@@ -343,7 +347,10 @@ mod tests {
         assert_eq!(with(403, "PERMISSION_DENIED", "caller lacks container.clusters.get"), ErrorClass::Permission);
         assert_eq!(with(401, "unauthorized", "Unable to authenticate you"), ErrorClass::Permission);
         assert_eq!(with(403, "QUOTA_EXCEEDED", "Quota 'CPUS' exceeded"), ErrorClass::Quota);
-        assert_eq!(with(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Requests'"), ErrorClass::Throttled);
+        assert_eq!(
+            with(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Requests'"),
+            ErrorClass::Throttled
+        );
         assert_eq!(with(400, "INVALID_ARGUMENT", "bad machine type"), ErrorClass::Invalid);
         assert_eq!(with(409, "ALREADY_EXISTS", "exists"), ErrorClass::Conflict);
         assert_eq!(with(404, "not_found", "gone"), ErrorClass::NotFound);

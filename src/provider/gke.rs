@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::error::{ErrorKind, ProviderError, ProviderResult};
+use super::error::{ErrorClass, ErrorKind, ProviderError, ProviderResult};
 use super::google_auth::{GoogleCall, TokenSource};
 use super::managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
@@ -102,6 +102,14 @@ pub fn classify(status: u16, body: &[u8]) -> ProviderError {
         message: String,
         #[serde(default)]
         status: String,
+        #[serde(default)]
+        details: Vec<Detail>,
+    }
+    /// `google.rpc.ErrorInfo` and its kin: the machine-readable reason of the status.
+    #[derive(Deserialize, Default)]
+    struct Detail {
+        #[serde(default)]
+        reason: String,
     }
     let parsed: Body = serde_json::from_slice(body).unwrap_or_default();
     // GKE refuses a change during a running operation with 400 FAILED_PRECONDITION naming the
@@ -111,7 +119,23 @@ pub fn classify(status: u16, body: &[u8]) -> ProviderError {
         && parsed.error.message.to_ascii_lowercase().contains("operation");
     let kind = if in_progress { ErrorKind::ConflictInProgress } else { ProviderError::kind_of_status(status) };
     let message = if parsed.error.message.is_empty() { format!("HTTP {status}") } else { parsed.error.message };
-    ProviderError { status: Some(status), reason: parsed.error.status, ..ProviderError::new(kind, PROVIDER, message) }
+    // Billing disabled or an account in a bad state answers 403 like a missing permission;
+    // only the ErrorInfo's reason tells that a person must act on the account.
+    let needs_human = parsed
+        .error
+        .details
+        .iter()
+        .any(|d| matches!(d.reason.as_str(), "BILLING_DISABLED" | "ACCOUNT_STATE_INVALID" | "SERVICE_DISABLED"))
+        && status != 401;
+    let mut error = ProviderError {
+        status: Some(status),
+        reason: parsed.error.status,
+        ..ProviderError::new(kind, PROVIDER, message)
+    };
+    if needs_human {
+        error.class_hint = Some(ErrorClass::NeedsHuman);
+    }
+    error
 }
 
 /// int64 fields as GKE sends them: JSON strings (it accepts numbers too).
@@ -596,6 +620,18 @@ impl ManagedKubernetes for Gke {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn billing_disabled_needs_a_person_and_a_missing_permission_does_not() {
+        let body = |reason: &str| {
+            json!({"error": {"code": 403, "message": "denied", "status": "PERMISSION_DENIED",
+                "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason}]}})
+            .to_string()
+        };
+        assert_eq!(classify(403, body("BILLING_DISABLED").as_bytes()).class(), ErrorClass::NeedsHuman);
+        assert_eq!(classify(403, body("IAM_PERMISSION_DENIED").as_bytes()).class(), ErrorClass::Permission);
+        assert_eq!(classify(401, body("ACCOUNT_STATE_INVALID").as_bytes()).class(), ErrorClass::Permission);
+    }
 
     #[test]
     fn failed_precondition_naming_an_operation_is_conflict_in_progress() {

@@ -328,7 +328,7 @@ impl Worker {
         let attempts = if failed { item.attempts + 1 } else { 0 };
         let delay = match &outcome.next {
             // A failure retried on its own backoff (the spec's delete backoff) keeps it.
-            Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(|p| p.class.waits_for_a_person()) => {
+            Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(Problem::waits_for_a_person) => {
                 Backoff::PERSON.delay(attempts)
             }
             Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(|p| p.retry_after.is_some()) => {
@@ -364,17 +364,27 @@ impl Worker {
 struct Problem {
     class: ErrorClass,
     retry_after: Option<Duration>,
+    /// Whether a provider's answer said the class (not the pass's own failure).
+    from_provider: bool,
+}
+
+impl Problem {
+    /// Whether the provider's answer says only a person can fix it.
+    fn waits_for_a_person(self) -> bool {
+        self.from_provider && self.class.waits_for_a_person()
+    }
 }
 
 impl Problem {
     fn of(outcome: &Outcome, calls: &[CallRecord]) -> Option<Problem> {
         outcome.error()?;
         let failed = calls.iter().rev().find(|call| call.outcome == "error");
-        let class = failed.and_then(|call| call.error_class).and_then(ErrorClass::parse);
-        let fallback = if matches!(outcome.next, Next::Permanent(_)) { ErrorClass::Invalid } else { ErrorClass::Retryable };
-        let class = class.unwrap_or(fallback);
+        let said = failed.and_then(|call| call.error_class).and_then(ErrorClass::parse);
+        let fallback =
+            if matches!(outcome.next, Next::Permanent(_)) { ErrorClass::Invalid } else { ErrorClass::Retryable };
+        let class = said.unwrap_or(fallback);
         let retry_after = failed.and_then(|call| call.retry_after).filter(|_| class == ErrorClass::Throttled);
-        Some(Problem { class, retry_after })
+        Some(Problem { class, retry_after, from_provider: said.is_some() })
     }
 }
 

@@ -71,8 +71,10 @@ fn parse_page_token(token: &str) -> Result<Option<(i64, String)>> {
         .filter(|(_, id)| id.starts_with("opl_"))
         .map(Some)
         .ok_or_else(|| {
-            Error::invalid_input(format!("pageToken {token:?} is not a token this list returned; omit it for the first page"))
-                .with_detail("field", "pageToken")
+            Error::invalid_input(format!(
+                "pageToken {token:?} is not a token this list returned; omit it for the first page"
+            ))
+            .with_detail("field", "pageToken")
         })
 }
 

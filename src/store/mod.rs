@@ -36,8 +36,8 @@ mod metal;
 mod metal_workflow;
 mod networks;
 mod nodes;
-mod operation_log;
 mod offers;
+mod operation_log;
 mod pools;
 mod projects;
 mod quotas;
@@ -70,7 +70,6 @@ pub use event_hub::{
     EventBatch, EventWatch, GrantCheck, WATCH_POLL, WATCH_RECHECK, WATCHES_PER_PRINCIPAL, WATCHES_PER_TENANT,
 };
 pub use events::{EventFilter, EventRow, NewEvent};
-pub use operation_log::{OPERATIONS_KEPT_MICROS, OPERATIONS_KEPT_PER_RESOURCE, OperationRow};
 pub use instances::{INSTANCE_KIND, INSTANCE_RESOURCE, InstanceObserved, InstanceRow, NewInstance, instance_event};
 pub use join_tokens::{JoinTokenRow, JoinTokenState, JoinTokenUseRow};
 pub use kubernetes_clusters::{
@@ -100,6 +99,7 @@ pub use networks::{
 };
 pub use nodes::{JoinOutcome, JoinOver, NodeCapacityRow, NodeRow, NodeSummaryRow};
 pub use offers::{NewOffer, OfferChange, OfferRow};
+pub use operation_log::{OPERATIONS_KEPT_MICROS, OPERATIONS_KEPT_PER_RESOURCE, OperationRow};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
 pub use quotas::{NewQuota, QuotaRow, quota_exceeded};

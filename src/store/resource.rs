@@ -13,8 +13,8 @@ use sqlx::{Any, Row, Transaction};
 
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::domain::drift::{self, Drift};
-use crate::domain::problem::{self, Problem};
 use crate::domain::lifecycle_events::LifecycleEvent;
+use crate::domain::problem::{self, Problem};
 use crate::domain::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState, VolumeState};
 use crate::error::{Error, Result};
 

@@ -2,6 +2,7 @@
 //! calls against the fake cloud, read back through `operations/list` and the cluster's view.
 
 mod clusters;
+mod machines;
 mod problems;
 
 use std::time::Duration;
