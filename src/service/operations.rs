@@ -26,24 +26,9 @@ impl Service {
         ctx: &Context,
         request: ListOperationsRequest,
     ) -> Result<(Vec<OperationRow>, String)> {
-        let row = self.store.authz_resource_find(&request.resource_id).await?;
-        let Some(row) = row.filter(|row| row.tenant_id.as_deref() == Some(request.tenant_id.as_str())) else {
-            return Err(Error::not_found("resource", &request.resource_id).with_detail("field", "resourceId"));
-        };
-        let Some(read) = read_permission(&row.resource_type) else {
-            return Err(Error::invalid_input(format!(
-                "{} {:?} has no operation log: only asynchronous resources have one",
-                row.resource_type, request.resource_id
-            ))
-            .with_detail("field", "resourceId"));
-        };
-        let target = Target {
-            resource_type: row.resource_type.clone(),
-            id: request.resource_id.clone(),
-            tenant_id: Some(request.tenant_id.clone()),
-            ..Target::default()
-        };
-        self.authorize(ctx, METHOD, read, target).await?;
+        let target = self.operation_log_target(&request).await?;
+        let read = target.1;
+        self.authorize(ctx, METHOD, read, target.0).await?;
         let before = parse_page_token(&request.page_token)?;
         let size = if request.page_size > 0 { i64::from(request.page_size) } else { DEFAULT_PAGE_SIZE };
         let mut calls = self
@@ -59,6 +44,44 @@ impl Service {
         Ok((calls, next))
     }
 }
+
+impl Service {
+    /// What reading the resource of `request` is decided on, and the permission: the resource
+    /// itself with its type's read, or, for a machine (which has no row of its own), its pool
+    /// with `compute:metal:read`, as the machine's `Get` is decided. A resource that is not the
+    /// request's tenant's is not found.
+    async fn operation_log_target(&self, request: &ListOperationsRequest) -> Result<(Target, &'static str)> {
+        let not_found = || Error::not_found("resource", &request.resource_id).with_detail("field", "resourceId");
+        let tenant = Some(request.tenant_id.as_str());
+        if let Some(row) = self.store.authz_resource_find(&request.resource_id).await? {
+            if row.tenant_id.as_deref() != tenant {
+                return Err(not_found());
+            }
+            let Some(read) = read_permission(&row.resource_type) else {
+                return Err(Error::invalid_input(format!(
+                    "{} {:?} has no operation log: only asynchronous resources have one",
+                    row.resource_type, request.resource_id
+                ))
+                .with_detail("field", "resourceId"));
+            };
+            let target = Target {
+                resource_type: row.resource_type.clone(),
+                id: request.resource_id.clone(),
+                tenant_id: Some(request.tenant_id.clone()),
+                ..Target::default()
+            };
+            return Ok((target, read));
+        }
+        let machine = self.store.metal_fetch(&request.resource_id).await?;
+        let Some(machine) = machine.filter(|m| m.tenant_id.as_deref() == tenant) else { return Err(not_found()) };
+        let target = Target { resource_type: METAL_DECIDED_ON.to_owned(), id: machine.pool_id, ..Target::default() };
+        Ok((target, METAL_READ))
+    }
+}
+
+/// What a machine's reads are decided on, and as what (as `Metal.Get` is).
+const METAL_DECIDED_ON: &str = "compute-pool";
+const METAL_READ: &str = "compute:metal:read";
 
 /// A page token: the time and id of the last call of the previous page.
 fn parse_page_token(token: &str) -> Result<Option<(i64, String)>> {
