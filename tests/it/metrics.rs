@@ -66,7 +66,7 @@ async fn provider_calls_are_counted_and_timed_by_provider_and_operation() {
     let listed_ok = r#"bc_provider_calls_total{provider="gke",operation="clusters.list",outcome="ok"}"#;
     let missing = r#"bc_provider_calls_total{provider="gke",operation="clusters.get",outcome="error"}"#;
     let timed = r#"bc_provider_call_seconds_count{provider="gke",operation="clusters.get"}"#;
-    let networks = r#"bc_provider_calls_total{provider="digitalocean",operation="network_list",outcome="ok"}"#;
+    let networks = r#"bc_provider_calls_total{provider="digitalocean",operation="vpcs.list",outcome="ok"}"#;
     let before = [listed_ok, missing, timed, networks].map(count);
 
     let cloud = crate::harness::adapters::cloud().await;
