@@ -20,6 +20,7 @@ fn substrate_view(row: SubstrateRow) -> KubernetesSubstrate {
         node_version: row.node_version,
         state: row.state.into(),
         message: row.message,
+        problem: super::views::problem_view(row.problem),
         flavors: row
             .flavors
             .into_iter()

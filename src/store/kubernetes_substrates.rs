@@ -93,6 +93,8 @@ pub struct SubstrateRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub deleted_at: Option<i64>,
+    /// Why its passes keep failing, while they do.
+    pub problem: Option<crate::domain::problem::Problem>,
 }
 
 /// A sealed bearer form: `Debug` never prints it.
@@ -115,7 +117,14 @@ macro_rules! columns {
 }
 
 impl Record for SubstrateRow {
-    const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM kubernetes_substrates");
+    const SELECT: &'static str = concat!(
+        "SELECT ",
+        columns!(),
+        ", (SELECT w.problem_class || '|' || COALESCE(w.problem_since, 0) || '|' || w.attempts || '|' || w.due_at \
+         || '|' || COALESCE(w.last_error, '') FROM work_items w WHERE w.kind = 'kubernetes-substrate' \
+         AND w.object_id = kubernetes_substrates.pool_id AND w.problem_class <> '') AS problem \
+         FROM kubernetes_substrates"
+    );
     const ID: &'static str = "pool_id";
     const NOUN: &'static str = "substrate";
 
@@ -130,6 +139,8 @@ impl Record for SubstrateRow {
             objects: value_from_json(&json("objects")?)?,
             join_token_sealed: SealedToken(row.try_get("join_token_sealed")?),
             ready_once: row.try_get::<i64, _>("ready_once")? != 0,
+            // Only the `SELECT` reads it; a write's `RETURNING` does not.
+            problem: crate::domain::problem::from_column(row.try_get::<Option<String>, _>("problem").ok().flatten().as_deref()),
         }))
     }
 }
@@ -216,6 +227,7 @@ fn new_substrate(pool: &PoolRow, spec: SubstratePolicy, now: i64) -> SubstrateRo
         created_at: now,
         updated_at: now,
         deleted_at: None,
+        problem: None,
     }
 }
 
@@ -640,5 +652,17 @@ mod tests {
         let name = flavor_node_pool_name(pool, "abcdefghijklmnopqrstuvwxy");
         assert_eq!(name, "bc-0123456789-abcdefghijklmnopqrstuvwxy");
         assert!(name.len() <= 40, "{}", name.len());
+    }
+}
+
+#[cfg(test)]
+mod problem_tests {
+    use super::*;
+
+    #[test]
+    fn a_substrate_reads_its_problem_as_every_resource_does() {
+        let column = crate::domain::problem::column_sql(SUBSTRATE_KIND, "kubernetes_substrates.pool_id");
+        let squeezed = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(squeezed(SubstrateRow::SELECT).contains(&squeezed(&column)), "{}", SubstrateRow::SELECT);
     }
 }

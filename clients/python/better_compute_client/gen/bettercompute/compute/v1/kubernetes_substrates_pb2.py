@@ -22,13 +22,14 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from better_compute_client.gen.bettercompute.compute.v1 import operations_pb2 as bettercompute_dot_compute_dot_v1_dot_operations__pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as bettercompute_dot_options_dot_v1_dot_options__pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n4bettercompute/compute/v1/kubernetes_substrates.proto\x12\x18\x62\x65ttercompute.compute.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x04\n\x13KubernetesSubstrate\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x0c\n\x04mode\x18\x02 \x01(\t\x12\x12\n\naccount_id\x18\x03 \x01(\t\x12\x14\n\x0c\x63luster_name\x18\x04 \x01(\t\x12\x10\n\x08location\x18\x05 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x06 \x01(\t\x12\x16\n\x0emaster_version\x18\x07 \x01(\t\x12\x14\n\x0cnode_version\x18\x08 \x01(\t\x12\r\n\x05state\x18\t \x01(\t\x12\x0f\n\x07message\x18\n \x01(\t\x12\x44\n\x07\x66lavors\x18\x0b \x03(\x0b\x32\x33.bettercompute.compute.v1.KubernetesSubstrateFlavor\x12\x44\n\x07objects\x18\x0c \x03(\x0b\x32\x33.bettercompute.compute.v1.KubernetesSubstrateObject\x12\x15\n\rjoin_token_id\x18\r \x01(\t\x12\x0f\n\x07version\x18\x0e \x01(\x03\x12.\n\ncreated_at\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ndeleted_at\x18\x16 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x90\x01\n\x19KubernetesSubstrateFlavor\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tnode_pool\x18\x02 \x01(\t\x12\r\n\x05state\x18\x03 \x01(\t\x12\x15\n\rdesired_nodes\x18\x04 \x01(\x03\x12\x16\n\x0eprovider_nodes\x18\x05 \x01(\x03\x12\x14\n\x0cjoined_nodes\x18\x06 \x01(\x03\"J\n\x19KubernetesSubstrateObject\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"`\n\x1fListKubernetesSubstratesRequest\x12=\n\x07pool_id\x18\x01 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\"e\n ListKubernetesSubstratesResponse\x12\x41\n\nsubstrates\x18\x01 \x03(\x0b\x32-.bettercompute.compute.v1.KubernetesSubstrate\"^\n\x1dGetKubernetesSubstrateRequest\x12=\n\x07pool_id\x18\x01 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\x32\xef\x03\n\x14KubernetesSubstrates\x12\xf2\x01\n\x04List\x12\x39.bettercompute.compute.v1.ListKubernetesSubstratesRequest\x1a:.bettercompute.compute.v1.ListKubernetesSubstratesResponse\"s\xca\xf3\x18>\n\"compute:kubernetes-substrates:read\x12\x0c\x63ompute-pool\"\x07pool_id*\x01-\x82\xd3\xe4\x93\x02+\"&/api/compute/kubernetesSubstrates/list:\x01*\x12\xe1\x01\n\x03Get\x12\x37.bettercompute.compute.v1.GetKubernetesSubstrateRequest\x1a-.bettercompute.compute.v1.KubernetesSubstrate\"r\xca\xf3\x18>\n\"compute:kubernetes-substrates:read\x12\x0c\x63ompute-pool\"\x07pool_id*\x01-\x82\xd3\xe4\x93\x02*\"%/api/compute/kubernetesSubstrates/get:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n4bettercompute/compute/v1/kubernetes_substrates.proto\x12\x18\x62\x65ttercompute.compute.v1\x1a)bettercompute/compute/v1/operations.proto\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc8\x04\n\x13KubernetesSubstrate\x12\x0f\n\x07pool_id\x18\x01 \x01(\t\x12\x0c\n\x04mode\x18\x02 \x01(\t\x12\x12\n\naccount_id\x18\x03 \x01(\t\x12\x14\n\x0c\x63luster_name\x18\x04 \x01(\t\x12\x10\n\x08location\x18\x05 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x06 \x01(\t\x12\x16\n\x0emaster_version\x18\x07 \x01(\t\x12\x14\n\x0cnode_version\x18\x08 \x01(\t\x12\r\n\x05state\x18\t \x01(\t\x12\x0f\n\x07message\x18\n \x01(\t\x12\x44\n\x07\x66lavors\x18\x0b \x03(\x0b\x32\x33.bettercompute.compute.v1.KubernetesSubstrateFlavor\x12\x44\n\x07objects\x18\x0c \x03(\x0b\x32\x33.bettercompute.compute.v1.KubernetesSubstrateObject\x12\x15\n\rjoin_token_id\x18\r \x01(\t\x12\x0f\n\x07version\x18\x0e \x01(\x03\x12.\n\ncreated_at\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ndeleted_at\x18\x16 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x32\n\x07problem\x18\x17 \x01(\x0b\x32!.bettercompute.compute.v1.Problem\"\x90\x01\n\x19KubernetesSubstrateFlavor\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tnode_pool\x18\x02 \x01(\t\x12\r\n\x05state\x18\x03 \x01(\t\x12\x15\n\rdesired_nodes\x18\x04 \x01(\x03\x12\x16\n\x0eprovider_nodes\x18\x05 \x01(\x03\x12\x14\n\x0cjoined_nodes\x18\x06 \x01(\x03\"J\n\x19KubernetesSubstrateObject\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\"`\n\x1fListKubernetesSubstratesRequest\x12=\n\x07pool_id\x18\x01 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\"e\n ListKubernetesSubstratesResponse\x12\x41\n\nsubstrates\x18\x01 \x03(\x0b\x32-.bettercompute.compute.v1.KubernetesSubstrate\"^\n\x1dGetKubernetesSubstrateRequest\x12=\n\x07pool_id\x18\x01 \x01(\tB,\xbaH)r$\x18\x39\x32 ^pool_[0-9a-hjkmnp-tv-z]{26,52}$\xc8\x01\x01\x32\xef\x03\n\x14KubernetesSubstrates\x12\xf2\x01\n\x04List\x12\x39.bettercompute.compute.v1.ListKubernetesSubstratesRequest\x1a:.bettercompute.compute.v1.ListKubernetesSubstratesResponse\"s\xca\xf3\x18>\n\"compute:kubernetes-substrates:read\x12\x0c\x63ompute-pool\"\x07pool_id*\x01-\x82\xd3\xe4\x93\x02+\"&/api/compute/kubernetesSubstrates/list:\x01*\x12\xe1\x01\n\x03Get\x12\x37.bettercompute.compute.v1.GetKubernetesSubstrateRequest\x1a-.bettercompute.compute.v1.KubernetesSubstrate\"r\xca\xf3\x18>\n\"compute:kubernetes-substrates:read\x12\x0c\x63ompute-pool\"\x07pool_id*\x01-\x82\xd3\xe4\x93\x02*\"%/api/compute/kubernetesSubstrates/get:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,18 +44,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_KUBERNETESSUBSTRATES'].methods_by_name['List']._serialized_options = b'\312\363\030>\n\"compute:kubernetes-substrates:read\022\014compute-pool\"\007pool_id*\001-\202\323\344\223\002+\"&/api/compute/kubernetesSubstrates/list:\001*'
   _globals['_KUBERNETESSUBSTRATES'].methods_by_name['Get']._loaded_options = None
   _globals['_KUBERNETESSUBSTRATES'].methods_by_name['Get']._serialized_options = b'\312\363\030>\n\"compute:kubernetes-substrates:read\022\014compute-pool\"\007pool_id*\001-\202\323\344\223\002*\"%/api/compute/kubernetesSubstrates/get:\001*'
-  _globals['_KUBERNETESSUBSTRATE']._serialized_start=215
-  _globals['_KUBERNETESSUBSTRATE']._serialized_end=747
-  _globals['_KUBERNETESSUBSTRATEFLAVOR']._serialized_start=750
-  _globals['_KUBERNETESSUBSTRATEFLAVOR']._serialized_end=894
-  _globals['_KUBERNETESSUBSTRATEOBJECT']._serialized_start=896
-  _globals['_KUBERNETESSUBSTRATEOBJECT']._serialized_end=970
-  _globals['_LISTKUBERNETESSUBSTRATESREQUEST']._serialized_start=972
-  _globals['_LISTKUBERNETESSUBSTRATESREQUEST']._serialized_end=1068
-  _globals['_LISTKUBERNETESSUBSTRATESRESPONSE']._serialized_start=1070
-  _globals['_LISTKUBERNETESSUBSTRATESRESPONSE']._serialized_end=1171
-  _globals['_GETKUBERNETESSUBSTRATEREQUEST']._serialized_start=1173
-  _globals['_GETKUBERNETESSUBSTRATEREQUEST']._serialized_end=1267
-  _globals['_KUBERNETESSUBSTRATES']._serialized_start=1270
-  _globals['_KUBERNETESSUBSTRATES']._serialized_end=1765
+  _globals['_KUBERNETESSUBSTRATE']._serialized_start=258
+  _globals['_KUBERNETESSUBSTRATE']._serialized_end=842
+  _globals['_KUBERNETESSUBSTRATEFLAVOR']._serialized_start=845
+  _globals['_KUBERNETESSUBSTRATEFLAVOR']._serialized_end=989
+  _globals['_KUBERNETESSUBSTRATEOBJECT']._serialized_start=991
+  _globals['_KUBERNETESSUBSTRATEOBJECT']._serialized_end=1065
+  _globals['_LISTKUBERNETESSUBSTRATESREQUEST']._serialized_start=1067
+  _globals['_LISTKUBERNETESSUBSTRATESREQUEST']._serialized_end=1163
+  _globals['_LISTKUBERNETESSUBSTRATESRESPONSE']._serialized_start=1165
+  _globals['_LISTKUBERNETESSUBSTRATESRESPONSE']._serialized_end=1266
+  _globals['_GETKUBERNETESSUBSTRATEREQUEST']._serialized_start=1268
+  _globals['_GETKUBERNETESSUBSTRATEREQUEST']._serialized_end=1362
+  _globals['_KUBERNETESSUBSTRATES']._serialized_start=1365
+  _globals['_KUBERNETESSUBSTRATES']._serialized_end=1860
 # @@protoc_insertion_point(module_scope)

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import operations_pb2 as _operations_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
 from google.api import annotations_pb2 as _annotations_pb2
@@ -13,7 +14,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class KubernetesSubstrate(_message.Message):
-    __slots__ = ("pool_id", "mode", "account_id", "cluster_name", "location", "endpoint", "master_version", "node_version", "state", "message", "flavors", "objects", "join_token_id", "version", "created_at", "updated_at", "deleted_at")
+    __slots__ = ("pool_id", "mode", "account_id", "cluster_name", "location", "endpoint", "master_version", "node_version", "state", "message", "flavors", "objects", "join_token_id", "version", "created_at", "updated_at", "deleted_at", "problem")
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     ACCOUNT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +32,7 @@ class KubernetesSubstrate(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
     pool_id: str
     mode: str
     account_id: str
@@ -48,7 +50,8 @@ class KubernetesSubstrate(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
-    def __init__(self, pool_id: _Optional[str] = ..., mode: _Optional[str] = ..., account_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., location: _Optional[str] = ..., endpoint: _Optional[str] = ..., master_version: _Optional[str] = ..., node_version: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., flavors: _Optional[_Iterable[_Union[KubernetesSubstrateFlavor, _Mapping]]] = ..., objects: _Optional[_Iterable[_Union[KubernetesSubstrateObject, _Mapping]]] = ..., join_token_id: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    problem: _operations_pb2.Problem
+    def __init__(self, pool_id: _Optional[str] = ..., mode: _Optional[str] = ..., account_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., location: _Optional[str] = ..., endpoint: _Optional[str] = ..., master_version: _Optional[str] = ..., node_version: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., flavors: _Optional[_Iterable[_Union[KubernetesSubstrateFlavor, _Mapping]]] = ..., objects: _Optional[_Iterable[_Union[KubernetesSubstrateObject, _Mapping]]] = ..., join_token_id: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., problem: _Optional[_Union[_operations_pb2.Problem, _Mapping]] = ...) -> None: ...
 
 class KubernetesSubstrateFlavor(_message.Message):
     __slots__ = ("name", "node_pool", "state", "desired_nodes", "provider_nodes", "joined_nodes")
