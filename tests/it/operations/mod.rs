@@ -1,6 +1,7 @@
 //! The operation log and the `problem` of a stuck resource, end to end: the real worker's GKE
 //! calls against the fake cloud, read back through `operations/list` and the cluster's view.
 
+mod bounds;
 mod clusters;
 mod machines;
 mod problems;
