@@ -17,6 +17,7 @@ mod identity;
 mod listener;
 mod metal;
 mod node_identity;
+mod operations;
 mod operator_key;
 mod plans;
 mod substrate_adoption;
