@@ -37,6 +37,7 @@ mod metal_workflow;
 mod networks;
 mod nodes;
 mod offers;
+mod orphans;
 mod pools;
 mod projects;
 mod quotas;
@@ -98,6 +99,10 @@ pub use networks::{
 };
 pub use nodes::{JoinOutcome, JoinOver, NodeCapacityRow, NodeRow, NodeSummaryRow};
 pub use offers::{NewOffer, OfferChange, OfferRow};
+pub use orphans::{
+    ForcedDelete, NewOrphan, ORPHAN_DISMISSED, ORPHAN_PENDING, ORPHAN_REMOVED, ORPHAN_STILL_THERE, ORPHAN_SWEEP_KIND,
+    ORPHAN_SWEEP_OBJECT, OrphanFilter, OrphanRow,
+};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
 pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
@@ -180,6 +185,7 @@ migrations!(
     (23, "join_token_machine", "0023_join_token_machine"),
     (24, "volumes", "0024_volumes"),
     (25, "drift", "0025_drift"),
+    (27, "orphans", "0027_orphans"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.
