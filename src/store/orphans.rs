@@ -37,7 +37,7 @@ pub struct OrphanRow {
     pub tenant_id: String,
     /// The resource whose forced delete left it.
     pub resource_id: String,
-    /// Its work kind (`kubernetes-cluster`).
+    /// Its work kind (`kubernetes.clusters`).
     pub resource_kind: String,
     /// `gke`, `gce` or `digitalocean`.
     pub provider: String,

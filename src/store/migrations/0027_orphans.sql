@@ -5,7 +5,7 @@
 CREATE TABLE orphans (
     id            TEXT PRIMARY KEY,
     tenant_id     TEXT NOT NULL,
-    -- The resource whose forced delete left it, and its kind (`kubernetes-cluster`).
+    -- The resource whose forced delete left it, and its kind (`kubernetes.clusters`).
     resource_id   TEXT NOT NULL,
     resource_kind TEXT NOT NULL,
     -- `gke`, `gce` or `digitalocean`, the provider account, and where the object lives (the
