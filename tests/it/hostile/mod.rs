@@ -18,6 +18,7 @@ mod listener;
 mod metal;
 mod node_identity;
 mod operator_key;
+mod orphans;
 mod plans;
 mod substrate_adoption;
 mod tenant_boundaries;
