@@ -28,9 +28,9 @@ pub trait Deletable {
     fn provider_objects(&self) -> Vec<(ProviderObject, Placement)> {
         let objects = self.delete_plan().provider_objects;
         let inside = |object: &ProviderObject| {
-            objects.iter().any(|outer| {
-                outer.provider == object.provider && object.name.starts_with(&format!("{}/", outer.name))
-            })
+            objects
+                .iter()
+                .any(|outer| outer.provider == object.provider && object.name.starts_with(&format!("{}/", outer.name)))
         };
         objects.iter().filter(|o| !inside(o)).map(|o| (o.clone(), self.placement(o))).collect()
     }

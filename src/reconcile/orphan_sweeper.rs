@@ -41,7 +41,10 @@ impl OrphanSweeper {
         };
         match gone.await {
             Ok(true) => Ok(()),
-            Ok(false) => Err(format!("{} is still there after its delete (the provider may still be deleting it)", object.describe())),
+            Ok(false) => Err(format!(
+                "{} is still there after its delete (the provider may still be deleting it)",
+                object.describe()
+            )),
             Err(error) => Err(format!("{}: {error}", object.describe())),
         }
     }
@@ -68,11 +71,15 @@ impl Reconciler for OrphanSweeper {
         let mut left = Vec::new();
         for orphan in &due {
             let tried = self.remove(orphan).await;
-            if let Err(error) = pass.store.orphan_tried(&orphan.id, tried.as_ref().err().map(String::as_str), now_micros()).await {
+            if let Err(error) =
+                pass.store.orphan_tried(&orphan.id, tried.as_ref().err().map(String::as_str), now_micros()).await
+            {
                 return PassError::from(error).outcome();
             }
             match tried {
-                Ok(()) => tracing::info!(orphan = %orphan.id, kind = %orphan.kind, name = %orphan.name, "orphan removed"),
+                Ok(()) => {
+                    tracing::info!(orphan = %orphan.id, kind = %orphan.kind, name = %orphan.name, "orphan removed")
+                }
                 Err(error) => left.push(error),
             }
         }

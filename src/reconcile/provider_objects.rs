@@ -62,7 +62,12 @@ fn unknown(object: &ObjectRef<'_>) -> ProviderError {
     ProviderError::new(
         ErrorKind::Permanent,
         "orphans",
-        format!("no lookup is known for {} (provider {:?}, kind {:?})", object.describe(), object.provider, object.kind),
+        format!(
+            "no lookup is known for {} (provider {:?}, kind {:?})",
+            object.describe(),
+            object.provider,
+            object.kind
+        ),
     )
 }
 

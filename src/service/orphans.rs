@@ -33,11 +33,7 @@ fn force_methods() -> &'static Vec<(String, String, String)> {
             .filter(|method| method.descriptor.input().get_field_by_name(FORCE_FIELD).is_some())
             .filter_map(|method| {
                 let authorization = method.authorization.as_ref()?;
-                Some((
-                    authorization.resource.clone(),
-                    method.name.clone(),
-                    force_permission(&authorization.permission),
-                ))
+                Some((authorization.resource.clone(), method.name.clone(), force_permission(&authorization.permission)))
             })
             .collect()
     })
@@ -81,11 +77,10 @@ impl Service {
             ..Default::default()
         };
         self.authorize(ctx, method, permission, target).await.map_err(|error| match error.code {
-            Code::AccessDenied => Error {
-                message: format!("force is for the tenant's admins and operators: {}", error.message),
-                ..error
+            Code::AccessDenied => {
+                Error { message: format!("force is for the tenant's admins and operators: {}", error.message), ..error }
+                    .with_detail("field", FORCE_FIELD)
             }
-            .with_detail("field", FORCE_FIELD),
             _ => error,
         })?;
         let failure = self.store.work_failures(R::KIND, &row.id).await?.filter(|(attempts, _)| *attempts > 0);

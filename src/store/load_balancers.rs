@@ -485,8 +485,10 @@ impl Store {
         }
         // The quota row before the event head (taken by `resource_deleted_in`): a create books
         // its quota before it appends its event, and the opposite order here deadlocked the two.
-        let lb =
-            self.resource_fetch_in::<LoadBalancerRow>(txn, id).await?.ok_or_else(|| not_found::<LoadBalancerRow>(id))?;
+        let lb = self
+            .resource_fetch_in::<LoadBalancerRow>(txn, id)
+            .await?
+            .ok_or_else(|| not_found::<LoadBalancerRow>(id))?;
         self.quota_refund_in(txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
         self.usage_billable_end_in(txn, LOAD_BALANCER_METER, id, now).await?;
         let _: LoadBalancerRow = self.resource_deleted_in(txn, id, now).await?;

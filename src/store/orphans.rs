@@ -67,10 +67,27 @@ pub struct OrphanRow {
 
 impl OrphanRow {
     fn from_row(row: &AnyRow) -> Result<OrphanRow> {
-        Ok(read_columns!(row, OrphanRow {
-            id, tenant_id, resource_id, resource_kind, provider, account_id, location, kind, name, provider_id,
-            reason, status, last_error, attempts, created_at, updated_at
-        }))
+        Ok(read_columns!(
+            row,
+            OrphanRow {
+                id,
+                tenant_id,
+                resource_id,
+                resource_kind,
+                provider,
+                account_id,
+                location,
+                kind,
+                name,
+                provider_id,
+                reason,
+                status,
+                last_error,
+                attempts,
+                created_at,
+                updated_at
+            }
+        ))
     }
 }
 

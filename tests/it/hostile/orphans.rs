@@ -39,7 +39,10 @@ async fn no_caller_forces_or_reads_what_is_not_theirs(backend: Backend) {
         assert!(error.to_string().contains("force"), "{force}: {error}");
     }
     let unchanged = env.ok("/api/compute/volumes/get", json!({"tenantId": "acme", "volumeId": id})).await;
-    assert_eq!((unchanged["state"].clone(), unchanged["version"].clone()), (volume["state"].clone(), volume["version"].clone()));
+    assert_eq!(
+        (unchanged["state"].clone(), unchanged["version"].clone()),
+        (volume["state"].clone(), volume["version"].clone())
+    );
 
     // The report: malformed filters name their field; another tenant's is refused.
     for (field, body) in [
