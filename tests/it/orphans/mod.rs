@@ -3,6 +3,7 @@
 //! answers again; who may force, and when; who reads the orphan report and who dismisses; a
 //! normal delete that does not end `deleted` while the provider keeps an object.
 
+mod cli;
 mod confirm;
 mod force;
 mod report;
