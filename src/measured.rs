@@ -5,9 +5,12 @@
 //! The families are process-wide because the store and the provider adapters hold no handle on
 //! the server's [`Metrics`](crate::telemetry::Metrics); every `Metrics` registers them, so a
 //! process that runs several servers (the tests do) shows the sum of all of them.
+//!
+//! A provider call made inside [`recording`] is also written down ([`CallRecord`]): the worker
+//! runs each pass of a resource so, and keeps what its calls did as the resource's operation log.
 
-use std::sync::LazyLock;
-use std::time::Instant;
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -114,18 +117,128 @@ pub async fn store<T, E>(operation: &'static str, call: impl Future<Output = Res
     .await
 }
 
-/// Runs the call `call` to `provider`'s API, then counts it under `operation` with its outcome
-/// and records how long it took.
-pub async fn provider<T, E>(
+/// What a failed provider call says of itself, for its record: its class (`retryable`,
+/// `permission`...), its words, the wait the provider asked for and its request id.
+pub trait CallFailure {
+    /// The failure's class, as the operation log names it.
+    fn class(&self) -> &'static str;
+    /// What went wrong, in words (never a secret).
+    fn message(&self) -> String;
+    /// How long the provider asked us to wait.
+    fn retry_after(&self) -> Option<Duration>;
+    /// The provider's id of the request, when it gave one.
+    fn request_id(&self) -> Option<String>;
+}
+
+/// One provider call made during a [`recording`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRecord {
+    /// When it began, in microseconds since the epoch.
+    pub at_micros: i64,
+    /// `gke.nodePools.update`: the provider and its method.
+    pub call: String,
+    /// The provider's operation id (GKE) or request id, where it gave one.
+    pub provider_operation_id: Option<String>,
+    /// How long it took.
+    pub duration: Duration,
+    /// `ok`, `error` or `cancelled`.
+    pub outcome: &'static str,
+    /// The failure's class; `None` unless `outcome` is `error`.
+    pub error_class: Option<&'static str>,
+    /// The failure's words; empty unless `outcome` is `error`.
+    pub message: String,
+    /// The wait the provider asked for with its failure.
+    pub retry_after: Option<Duration>,
+}
+
+/// The calls of one recording, and the operation id the call under way was given.
+#[derive(Debug, Default)]
+struct Recording {
+    calls: Vec<CallRecord>,
+    operation_id: Option<String>,
+}
+
+tokio::task_local! {
+    static RECORDING: Arc<Mutex<Recording>>;
+}
+
+/// Runs `work`, writing down every provider call it makes (in its own task; a call made in a
+/// task it spawns is not seen); returns what it returned and the calls, oldest first.
+pub async fn recording<T>(work: impl Future<Output = T>) -> (T, Vec<CallRecord>) {
+    let recording = Arc::new(Mutex::new(Recording::default()));
+    let answer = RECORDING.scope(recording.clone(), work).await;
+    let calls = std::mem::take(&mut recording.lock().expect("the recording lock is never poisoned").calls);
+    (answer, calls)
+}
+
+/// Gives the provider call under way the provider's id of what it started (a GKE operation),
+/// for its record. Outside a recording it does nothing.
+pub fn operation_id(id: &str) {
+    let _ = RECORDING.try_with(|recording| {
+        recording.lock().expect("the recording lock is never poisoned").operation_id = Some(id.to_owned());
+    });
+}
+
+/// Runs the call `call` to `provider`'s API (its method `operation`, `nodePools.update`), then
+/// counts it under `operation` with its outcome, records how long it took, and writes it down
+/// when a [`recording`] runs.
+pub async fn provider<T, E: CallFailure>(
     provider: &'static str,
     operation: &'static str,
     call: impl Future<Output = Result<T, E>>,
 ) -> Result<T, E> {
-    measure(call, move |outcome, seconds| {
+    let at_micros = now_micros();
+    let started = Instant::now();
+    let mut written = Written { provider, operation, at_micros, started, failure: None, outcome: CANCELLED };
+    let result = measure(call, move |outcome, seconds| {
         FAMILIES.provider_calls.get_or_create(&ProviderCall { provider, operation, outcome }).inc();
         FAMILIES.provider_seconds.get_or_create(&ProviderOperation { provider, operation }).observe(seconds);
     })
-    .await
+    .await;
+    written.outcome = if result.is_ok() { OK } else { ERROR };
+    if let Err(error) = &result {
+        written.failure = Some((error.class(), error.message(), error.retry_after(), error.request_id()));
+    }
+    result
+}
+
+/// A provider call's record under way: written to the recording when dropped, whether the call
+/// finished or was cancelled.
+struct Written {
+    provider: &'static str,
+    operation: &'static str,
+    at_micros: i64,
+    started: Instant,
+    outcome: &'static str,
+    failure: Option<(&'static str, String, Option<Duration>, Option<String>)>,
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        let _ = RECORDING.try_with(|recording| {
+            let mut recording = recording.lock().expect("the recording lock is never poisoned");
+            let started_id = recording.operation_id.take();
+            let (error_class, message, retry_after, request_id) = match self.failure.take() {
+                Some((class, message, retry_after, request_id)) => (Some(class), message, retry_after, request_id),
+                None => (None, String::new(), None, None),
+            };
+            recording.calls.push(CallRecord {
+                at_micros: self.at_micros,
+                call: format!("{}.{}", self.provider, self.operation),
+                provider_operation_id: started_id.or(request_id),
+                duration: self.started.elapsed(),
+                outcome: self.outcome,
+                error_class,
+                message,
+                retry_after,
+            });
+        });
+    }
+}
+
+/// Now, in microseconds since the epoch.
+fn now_micros() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
 }
 
 /// Awaits `call`; `record` gets its outcome and duration, also when the call is dropped unfinished.
@@ -154,9 +267,50 @@ impl<R: Fn(&'static str, f64)> Drop for Measurement<R> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
+
+    impl CallFailure for () {
+        fn class(&self) -> &'static str {
+            "retryable"
+        }
+        fn message(&self) -> String {
+            "it failed".into()
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            Some(Duration::from_secs(7))
+        }
+        fn request_id(&self) -> Option<String> {
+            None
+        }
+    }
+
+    #[tokio::test]
+    async fn calls_made_in_a_recording_are_written_down_with_their_ids_and_failures() {
+        let ((), calls) = recording(async {
+            provider("measured_test_log", "things.create", async {
+                operation_id("operation-1");
+                Ok::<_, ()>(())
+            })
+            .await
+            .unwrap();
+            provider("measured_test_log", "things.get", async { Err::<(), ()>(()) }).await.unwrap_err();
+        })
+        .await;
+        let names: Vec<_> = calls.iter().map(|c| (c.call.as_str(), c.outcome)).collect();
+        assert_eq!(names, [("measured_test_log.things.create", OK), ("measured_test_log.things.get", ERROR)]);
+        assert_eq!(calls[0].provider_operation_id.as_deref(), Some("operation-1"));
+        assert_eq!((calls[0].error_class, calls[1].error_class), (None, Some("retryable")));
+        assert_eq!((calls[1].message.as_str(), calls[1].retry_after), ("it failed", Some(Duration::from_secs(7))));
+        assert_eq!(calls[1].provider_operation_id, None, "an operation id belongs to the call it was given in");
+    }
+
+    #[tokio::test]
+    async fn calls_outside_a_recording_are_only_counted() {
+        let result = provider("measured_test_unrecorded", "things.get", async { Ok::<_, ()>(1) }).await;
+        assert_eq!(result, Ok(1));
+        let ((), calls) = recording(async {}).await;
+        assert!(calls.is_empty());
+    }
 
     /// The value of `series` (a name with its labels, as the text format writes them) in a
     /// registry that holds the families; 0 when it is not there yet.

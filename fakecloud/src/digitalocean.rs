@@ -129,13 +129,12 @@ pub(super) fn enter<'a>(
     };
     let mut world = shared.world();
     let (kind, verb, name) = scripted;
-    if let Some(failure) = world.faults.take_scripted(kind, verb, name) {
-        // DigitalOcean has no operations to fail later: every scripted failure is a refusal.
-        let (status, message) = match failure {
-            Failure::Refuse { status, message } => (status, message),
-            Failure::OperationError { message } => (500, message),
-        };
-        return Err(refuse(status, &message));
+    // DigitalOcean has no operations to fail later: every scripted failure is a refusal. (A
+    // class is answered before the emulator sees the call.)
+    match world.faults.take_scripted(kind, verb, name) {
+        Some(Failure::Refuse { status, message }) => return Err(refuse(status, &message)),
+        Some(Failure::OperationError { message }) => return Err(refuse(500, &message)),
+        Some(Failure::Class(_)) | None => {}
     }
     Ok((world, body))
 }

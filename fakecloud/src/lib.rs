@@ -18,17 +18,23 @@
 //! [`FakeCloud::base_url`] (plain HTTP), or at [`FakeCloud::https_url`] (the same API over HTTPS,
 //! trusting [`FakeCloud::ca_pem`]): GKE at `{base}/` (paths `/v1/projects/...`), DigitalOcean at
 //! `{base}` (paths `/v2/...`), the token endpoint is `{base}/token`. Test controls are methods of
-//! the handle.
+//! the handle; among them, any call of any emulated API can be made to fail with a
+//! [`FaultClass`], answered as that provider answers it ([`FakeCloud::fail_next`] with
+//! [`Failure::Class`], [`FakeCloud::fail_calls`], [`FakeCloud::fail_account`]), and a BMC can be
+//! reached behind a certificate no one trusts ([`FakeCloud::bmc_untrusted_url`]).
 
 // Handlers refuse by returning the finished `Response`, once per request: its size is no cost.
 #![allow(clippy::result_large_err)]
 
+mod calls;
 mod clock;
 mod compute;
 mod digitalocean;
 mod do_console;
 mod do_load_balancers;
 mod do_volumes;
+mod fault_answers;
+mod fault_controls;
 mod faults;
 mod gke;
 mod hooks;
@@ -51,9 +57,11 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+
+use calls::Family;
 use tokio::task::JoinHandle;
 
-pub use faults::{ErrorRate, Failure, RateLimitMode, ScriptedFailure};
+pub use faults::{ErrorRate, Failure, FaultClass, FaultRule, FaultScope, RateLimitMode, ScriptedFailure};
 pub use gke::VersionCatalog;
 pub use redfish::{BmcSystemSpec, Boot};
 
@@ -135,6 +143,12 @@ pub struct FakeCloud {
     task: JoinHandle<()>,
     /// The HTTPS listener.
     https_task: JoinHandle<()>,
+    /// The HTTPS listener whose certificate no client is given.
+    untrusted_task: JoinHandle<()>,
+    /// `https://127.0.0.1:PORT` of the untrusted listener.
+    untrusted_url: String,
+    /// The CA of the untrusted listener's certificate, PEM.
+    untrusted_ca_pem: String,
     /// `https://127.0.0.1:PORT`.
     https_url: String,
     /// The CA of the HTTPS listener's certificate, PEM.
@@ -151,6 +165,7 @@ impl Drop for FakeCloud {
     fn drop(&mut self) {
         self.task.abort();
         self.https_task.abort();
+        self.untrusted_task.abort();
         self.kubelets.abort();
         self.machines.abort();
         self.shared.world().gke.stop_servers();
@@ -169,6 +184,7 @@ impl FakeCloud {
             .merge(digitalocean::routes())
             .merge(oauth::routes())
             .merge(redfish::routes())
+            .merge(fault_controls::routes())
             .route("/_fake/images/{name}", axum::routing::get(image_route))
             .route("/_fake/inspect", axum::routing::get(inspect_route))
             .route("/_fake/service-account-key", axum::routing::get(key_route))
@@ -176,9 +192,9 @@ impl FakeCloud {
             .with_state(shared.clone());
         let cloud_tls = tls::cloud_tls().map_err(std::io::Error::other)?;
         let (https_address, https_task) = tls::serve_tls(router.clone(), cloud_tls.server)?;
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router).await;
-        });
+        let untrusted_tls = tls::untrusted_tls().map_err(std::io::Error::other)?;
+        let (untrusted_address, untrusted_task) = tls::serve_tls(router.clone(), untrusted_tls.server)?;
+        let task = tls::serve_plain(listener, router);
         let state = kubelet::StateRoot::new()?;
         let kubelets = tokio::spawn(kubelet::run(shared.clone(), state.0.clone()));
         let machines = tokio::spawn(redfish::os::run(shared.clone(), state.0.clone()));
@@ -188,6 +204,9 @@ impl FakeCloud {
             https_task,
             https_url: format!("https://{https_address}"),
             ca_pem: cloud_tls.ca_pem,
+            untrusted_task,
+            untrusted_url: format!("https://{untrusted_address}"),
+            untrusted_ca_pem: untrusted_tls.ca_pem,
             kubelets,
             machines,
             _state: state,
@@ -241,7 +260,11 @@ impl FakeCloud {
         world.faults.error_rates.push(ErrorRate { route: route.to_owned(), rate, status });
     }
 
-    /// Fails the next `verb` of `kind` `name` (`*` for any) as `failure` says.
+    /// Fails the next `verb` of `kind` `name` (`*` for any) as `failure` says. A
+    /// [`Failure::Class`] reaches any call of any emulated API (the kinds and verbs are
+    /// [`FakeCloud::fail_calls`]'s; `verb` may be `*` too); a refusal or an operation's error
+    /// reaches only the calls whose emulator applies it (creates, updates, deletes; DigitalOcean
+    /// and Compute Engine reads).
     pub fn fail_next(&self, kind: &str, verb: &str, name: &str, failure: Failure) {
         let scripted = ScriptedFailure { kind: kind.into(), verb: verb.into(), name: name.into(), failure };
         self.shared.world().faults.scripted.push(scripted);
@@ -348,37 +371,40 @@ async fn image_route(axum::extract::Path(name): axum::extract::Path<String>) -> 
     response
 }
 
-/// Which emulated API a path belongs to, for the shape of injected errors.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Family {
-    Gke,
-    Compute,
-    DigitalOcean,
-    Other,
-}
-
-fn family(path: &str) -> Family {
-    if path.starts_with("/v1/") {
-        Family::Gke
-    } else if path.starts_with("/compute/v1/") {
-        Family::Compute
-    } else if path.starts_with("/v2/") {
-        Family::DigitalOcean
-    } else {
-        Family::Other
-    }
-}
-
 /// A random request id, as providers hand out.
 fn request_id() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
-/// Latency, rate limits and random errors, before the emulators see a request.
+/// The largest request body the fake reads before a fault decides on it.
+const MAX_BODY: usize = 64 << 20;
+
+/// Faults, before the emulators see a request: a failure class scripted for the call or in
+/// force for it or its account; then (provider APIs only) latency, rate limits and random
+/// errors.
 async fn faults_layer(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
-    let family = family(&path);
+    let family = Family::of(&path);
     if family == Family::Other {
+        return next.run(request).await;
+    }
+    let id = request_id();
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return error_response(family, 413, "The request body is too large.", &id);
+    };
+    let failed = {
+        let mut world = shared.world();
+        let token = bearer(&parts.headers);
+        let email = token.and_then(|token| world.oauth.account_of(token)).map(str::to_owned);
+        let call = calls::identify(&parts.method, &path, token.map(|token| (token, email.as_deref())), &body);
+        world.faults.class_for(&call).map(|class| fault_answers::answer(&call, &class, &id))
+    };
+    if let Some(response) = failed {
+        return with_provider_headers(response, family, None, &id);
+    }
+    let request = Request::from_parts(parts, Body::from(body));
+    if !matches!(family, Family::Gke | Family::Compute | Family::DigitalOcean) {
         return next.run(request).await;
     }
     let (latency, decision, failure) = {
@@ -389,8 +415,7 @@ async fn faults_layer(State(shared): State<Arc<Shared>>, request: Request, next:
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let id = request_id();
-    let mut response = match (decision, failure) {
+    let response = match (decision, failure) {
         (Some(d), _) if !d.allowed => {
             let mut refused = error_response(family, 429, "API rate limit exceeded.", &id);
             refused.headers_mut().insert("retry-after", HeaderValue::from(d.reset_in));
@@ -399,11 +424,22 @@ async fn faults_layer(State(shared): State<Arc<Shared>>, request: Request, next:
         (_, Some(status)) => error_response(family, status, "injected failure", &id),
         _ => next.run(request).await,
     };
+    with_provider_headers(response, family, decision, &id)
+}
+
+/// The headers every answer of the API carries and an answer did not set: the request id, and
+/// DigitalOcean's rate-limit headers.
+fn with_provider_headers(
+    mut response: Response,
+    family: Family,
+    decision: Option<faults::RateDecision>,
+    id: &str,
+) -> Response {
     let headers = response.headers_mut();
     if !headers.contains_key("x-request-id") {
-        headers.insert("x-request-id", HeaderValue::from_str(&id).expect("hex is a header value"));
+        headers.insert("x-request-id", HeaderValue::from_str(id).expect("hex is a header value"));
     }
-    if family == Family::DigitalOcean {
+    if family == Family::DigitalOcean && !headers.contains_key("ratelimit-limit") {
         let d = decision.unwrap_or(faults::RateDecision { allowed: true, limit: 5000, remaining: 4999, reset_in: 60 });
         let reset = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()
             + d.reset_in;

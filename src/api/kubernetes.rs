@@ -69,6 +69,8 @@ fn cluster_view(row: ClusterRow) -> KubernetesCluster {
             Some(crate::domain::drift::Drift { field: field.to_owned(), ..d.clone() })
         });
         pool.drift = super::views::drift_view(own.collect());
+        // The cluster's passes converge its pools: a pool shows their problem.
+        pool.problem = super::views::problem_view(row.meta.problem.clone());
     }
     KubernetesCluster {
         description: row.description,

@@ -57,6 +57,7 @@ fn metal_view(row: MetalMachineRow) -> MetalMachine {
         insecure: row.insecure,
         power_state: row.power_state,
         drift: super::views::drift_view(row.drift),
+        problem: super::views::problem_view(row.problem),
         provision_state: row.provision_state.into(),
         previous_state: row.previous_state.map(String::from).unwrap_or_default(),
         deadline: row.deadline.map(timestamp),

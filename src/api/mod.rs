@@ -40,6 +40,7 @@ mod metal_boot;
 mod nodes;
 mod offers;
 pub mod openapi;
+mod operations;
 mod orphans;
 mod plans;
 mod platform_pools;
@@ -186,6 +187,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .add_service(compute::kubernetes_substrates_server::KubernetesSubstratesServer::new(api.clone()))
         .add_service(platform::audit_server::AuditServer::new(api.clone()))
         .add_service(compute::events_server::EventsServer::new(api.clone()))
+        .add_service(compute::operations_server::OperationsServer::new(api.clone()))
         .add_service(compute::usage_server::UsageServer::new(api.clone()))
         .add_service(compute::orphans_server::OrphansServer::new(api.clone()))
         .add_service(platform::reconcilers_server::ReconcilersServer::new(api.clone()))

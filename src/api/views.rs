@@ -11,12 +11,14 @@
 
 use super::timestamp;
 use crate::domain::drift::Drift;
+use crate::domain::problem::Problem;
 use crate::domain::states::LifecycleState;
 use crate::proto::compute;
 use crate::proto::compute::{
     Certificate, Instance, KubernetesCluster, KubernetesNodePool, KubernetesSubstrate, LoadBalancer, Network, Volume,
 };
 use crate::proto::platform::{Account, Pool, Project, Tenant};
+use crate::provider::ErrorClass;
 use crate::store::ResourceMeta;
 
 /// A message that shows a row's version, creation, last change and deletion.
@@ -41,6 +43,24 @@ pub(super) fn stamps<M: Stamped>(version: i64, created_at: i64, updated_at: i64,
 /// The common fields of an asynchronous resource, for the rest of its view (`..meta_view(..)`).
 pub(super) fn meta_view<M: ResourceView, S: LifecycleState>(meta: ResourceMeta<S>) -> M {
     M::from_meta(meta)
+}
+
+/// Why a resource's passes keep failing, as its view's `problem` shows it: the last failure's
+/// words and, for a class a person must act on, what to do.
+pub(super) fn problem_view(problem: Option<Problem>) -> Option<compute::Problem> {
+    let problem = problem?;
+    let advice = ErrorClass::parse(&problem.class).and_then(ErrorClass::advice);
+    let message = match advice {
+        Some(advice) => format!("{}; {advice}", problem.message),
+        None => problem.message,
+    };
+    Some(compute::Problem {
+        class: problem.class,
+        message,
+        since: Some(timestamp(problem.since)),
+        attempts: problem.attempts,
+        next_attempt_at: Some(timestamp(problem.next_attempt_at)),
+    })
 }
 
 /// The drift a resource's last pass found, as its view's `drift[]` shows it (values as JSON
@@ -92,6 +112,7 @@ macro_rules! resource_view {
                         state: meta.state.as_str().to_owned(),
                         message: meta.message,
                         drift: drift_view(meta.drift),
+                        problem: problem_view(meta.problem),
                         ..stamps(meta.version, meta.created_at, meta.updated_at, meta.deleted_at)
                     }
                 }

@@ -35,6 +35,21 @@ pub fn state_and_message(json: &Value) -> String {
     format!("{} {}", field(json, "state"), field(json, "message"))
 }
 
+/// The resource's `problem`, for its progress line: empty while its passes succeed.
+pub fn problem_line(json: &Value) -> String {
+    let problem = &json["problem"];
+    if problem.is_null() {
+        return String::new();
+    }
+    format!(
+        " | problem {} (attempt {}, next {}): {}",
+        field(problem, "class"),
+        problem["attempts"].as_str().map_or_else(|| problem["attempts"].to_string(), str::to_owned),
+        field(problem, "nextAttemptAt"),
+        field(problem, "message")
+    )
+}
+
 impl Followed {
     /// Polls `get` until the resource `id` is `until`, printing each new progress line to stderr;
     /// `error` ends the wait with the resource's message. Answers the resource's JSON.
@@ -48,7 +63,7 @@ impl Followed {
         let mut last = String::new();
         loop {
             let json = output::to_json(&get().await?, self.message);
-            let line = (self.progress)(&json);
+            let line = (self.progress)(&json) + &problem_line(&json);
             if line != last {
                 eprintln!("{:>6.1}s  {line}", started.elapsed().as_secs_f64());
                 last = line;
@@ -62,5 +77,22 @@ impl Followed {
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_problem_is_shown_on_the_progress_line() {
+        let json = serde_json::json!({"state": "provisioning", "problem": {
+            "class": "unreachable", "message": "cannot reach the API", "attempts": "3",
+            "nextAttemptAt": "2026-12-05T20:00:00Z"}});
+        assert_eq!(
+            problem_line(&json),
+            " | problem unreachable (attempt 3, next 2026-12-05T20:00:00Z): cannot reach the API"
+        );
+        assert_eq!(problem_line(&serde_json::json!({"state": "ready"})), "");
     }
 }

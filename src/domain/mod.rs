@@ -10,5 +10,6 @@ pub mod health_check;
 pub mod lifecycle_events;
 pub mod metal_policy;
 pub mod metal_states;
+pub mod problem;
 pub mod states;
 pub mod substrate_policy;

@@ -303,7 +303,7 @@ fn load_balancer(value: &Value) -> ProviderResult<LoadBalancer> {
 #[async_trait::async_trait]
 impl LoadBalancers for DigitalOcean {
     async fn load_balancer_create(&self, spec: &LoadBalancerSpec) -> ProviderResult<LoadBalancer> {
-        crate::measured::provider(PROVIDER, "load_balancer_create", async {
+        crate::measured::provider(PROVIDER, "loadBalancers.create", async {
             let body = self.value(Method::POST, "load_balancers", Some(&load_balancer_body(spec))).await?;
             load_balancer(&body["load_balancer"])
         })
@@ -311,7 +311,7 @@ impl LoadBalancers for DigitalOcean {
     }
 
     async fn load_balancer_get(&self, id: &str) -> ProviderResult<LoadBalancer> {
-        crate::measured::provider(PROVIDER, "load_balancer_get", async {
+        crate::measured::provider(PROVIDER, "loadBalancers.get", async {
             let body = self.value(Method::GET, &format!("load_balancers/{id}"), None).await?;
             load_balancer(&body["load_balancer"])
         })
@@ -319,14 +319,14 @@ impl LoadBalancers for DigitalOcean {
     }
 
     async fn load_balancer_list(&self) -> ProviderResult<Vec<LoadBalancer>> {
-        crate::measured::provider(PROVIDER, "load_balancer_list", async {
+        crate::measured::provider(PROVIDER, "loadBalancers.list", async {
             self.list_all("load_balancers", "load_balancers").await?.iter().map(load_balancer).collect()
         })
         .await
     }
 
     async fn load_balancer_update(&self, id: &str, spec: &LoadBalancerSpec) -> ProviderResult<LoadBalancer> {
-        crate::measured::provider(PROVIDER, "load_balancer_update", async {
+        crate::measured::provider(PROVIDER, "loadBalancers.update", async {
             let path = format!("load_balancers/{id}");
             let body = self.value(Method::PUT, &path, Some(&load_balancer_body(spec))).await?;
             load_balancer(&body["load_balancer"])
@@ -335,7 +335,7 @@ impl LoadBalancers for DigitalOcean {
     }
 
     async fn load_balancer_delete(&self, id: &str) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "load_balancer_delete", async {
+        crate::measured::provider(PROVIDER, "loadBalancers.delete", async {
             self.call(Method::DELETE, &format!("load_balancers/{id}"), None).await.map(drop)
         })
         .await
@@ -386,7 +386,7 @@ fn instance(value: &Value) -> ProviderResult<Instance> {
 #[async_trait::async_trait]
 impl Instances for DigitalOcean {
     async fn instance_create(&self, spec: &InstanceSpec) -> ProviderResult<Instance> {
-        crate::measured::provider(PROVIDER, "instance_create", async {
+        crate::measured::provider(PROVIDER, "droplets.create", async {
             let mut body = json!({
                 "name": spec.name, "region": spec.region, "size": spec.size, "image": spec.image, "tags": spec.tags,
             });
@@ -403,14 +403,14 @@ impl Instances for DigitalOcean {
     }
 
     async fn instance_get(&self, id: u64) -> ProviderResult<Instance> {
-        crate::measured::provider(PROVIDER, "instance_get", async {
+        crate::measured::provider(PROVIDER, "droplets.get", async {
             instance(&self.value(Method::GET, &format!("droplets/{id}"), None).await?["droplet"])
         })
         .await
     }
 
     async fn instance_list(&self, tag: &str) -> ProviderResult<Vec<Instance>> {
-        crate::measured::provider(PROVIDER, "instance_list", async {
+        crate::measured::provider(PROVIDER, "droplets.list", async {
             let path = if tag.is_empty() { "droplets".to_owned() } else { format!("droplets?tag_name={tag}") };
             self.list_all(&path, "droplets").await?.iter().map(instance).collect()
         })
@@ -418,7 +418,7 @@ impl Instances for DigitalOcean {
     }
 
     async fn instance_delete(&self, id: u64) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "instance_delete", async {
+        crate::measured::provider(PROVIDER, "droplets.delete", async {
             self.call(Method::DELETE, &format!("droplets/{id}"), None).await.map(drop)
         })
         .await
@@ -442,7 +442,7 @@ fn network(value: &Value) -> ProviderResult<Network> {
 #[async_trait::async_trait]
 impl Networks for DigitalOcean {
     async fn network_create(&self, spec: &NetworkSpec) -> ProviderResult<Network> {
-        crate::measured::provider(PROVIDER, "network_create", async {
+        crate::measured::provider(PROVIDER, "vpcs.create", async {
             let mut body = json!({"name": spec.name, "region": spec.region, "description": spec.description});
             if !spec.ip_range.is_empty() {
                 body["ip_range"] = json!(spec.ip_range);
@@ -453,21 +453,21 @@ impl Networks for DigitalOcean {
     }
 
     async fn network_get(&self, id: &str) -> ProviderResult<Network> {
-        crate::measured::provider(PROVIDER, "network_get", async {
+        crate::measured::provider(PROVIDER, "vpcs.get", async {
             network(&self.value(Method::GET, &format!("vpcs/{id}"), None).await?["vpc"])
         })
         .await
     }
 
     async fn network_list(&self) -> ProviderResult<Vec<Network>> {
-        crate::measured::provider(PROVIDER, "network_list", async {
+        crate::measured::provider(PROVIDER, "vpcs.list", async {
             self.list_all("vpcs", "vpcs").await?.iter().map(network).collect()
         })
         .await
     }
 
     async fn network_delete(&self, id: &str) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "network_delete", async {
+        crate::measured::provider(PROVIDER, "vpcs.delete", async {
             self.call(Method::DELETE, &format!("vpcs/{id}"), None).await.map(drop)
         })
         .await
@@ -501,7 +501,7 @@ fn certificate(value: &Value) -> ProviderResult<Certificate> {
 #[async_trait::async_trait]
 impl Certificates for DigitalOcean {
     async fn certificate_create(&self, spec: &CertificateSpec) -> ProviderResult<Certificate> {
-        crate::measured::provider(PROVIDER, "certificate_create", async {
+        crate::measured::provider(PROVIDER, "certificates.create", async {
             let body = match spec {
                 CertificateSpec::Custom { name, private_key, leaf_certificate, certificate_chain } => json!({
                     "name": name, "type": "custom", "private_key": private_key,
@@ -517,21 +517,21 @@ impl Certificates for DigitalOcean {
     }
 
     async fn certificate_get(&self, id: &str) -> ProviderResult<Certificate> {
-        crate::measured::provider(PROVIDER, "certificate_get", async {
+        crate::measured::provider(PROVIDER, "certificates.get", async {
             certificate(&self.value(Method::GET, &format!("certificates/{id}"), None).await?["certificate"])
         })
         .await
     }
 
     async fn certificate_list(&self) -> ProviderResult<Vec<Certificate>> {
-        crate::measured::provider(PROVIDER, "certificate_list", async {
+        crate::measured::provider(PROVIDER, "certificates.list", async {
             self.list_all("certificates", "certificates").await?.iter().map(certificate).collect()
         })
         .await
     }
 
     async fn certificate_delete(&self, id: &str) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "certificate_delete", async {
+        crate::measured::provider(PROVIDER, "certificates.delete", async {
             self.call(Method::DELETE, &format!("certificates/{id}"), None).await.map(drop)
         })
         .await
@@ -587,7 +587,7 @@ fn volume_action_body(region: &str, change: VolumeChange) -> Value {
 #[async_trait::async_trait]
 impl Volumes for DigitalOcean {
     async fn volume_create(&self, spec: &VolumeSpec) -> ProviderResult<Volume> {
-        crate::measured::provider(PROVIDER, "volume_create", async {
+        crate::measured::provider(PROVIDER, "volumes.create", async {
             let mut body = json!({
                 "name": spec.name, "region": spec.region, "size_gigabytes": spec.size_gigabytes,
                 "description": spec.description, "tags": spec.tags,
@@ -601,14 +601,14 @@ impl Volumes for DigitalOcean {
     }
 
     async fn volume_get(&self, id: &str) -> ProviderResult<Volume> {
-        crate::measured::provider(PROVIDER, "volume_get", async {
+        crate::measured::provider(PROVIDER, "volumes.get", async {
             volume(&self.value(Method::GET, &format!("volumes/{id}"), None).await?["volume"])
         })
         .await
     }
 
     async fn volume_find(&self, name: &str, region: &str) -> ProviderResult<Option<Volume>> {
-        crate::measured::provider(PROVIDER, "volume_find", async {
+        crate::measured::provider(PROVIDER, "volumes.find", async {
             let path = format!("volumes?name={name}&region={region}");
             let found = self.list_all(&path, "volumes").await?;
             found.first().map(volume).transpose()
@@ -617,14 +617,14 @@ impl Volumes for DigitalOcean {
     }
 
     async fn volume_delete(&self, id: &str) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "volume_delete", async {
+        crate::measured::provider(PROVIDER, "volumes.delete", async {
             self.call(Method::DELETE, &format!("volumes/{id}"), None).await.map(drop)
         })
         .await
     }
 
     async fn volume_action(&self, id: &str, region: &str, change: VolumeChange) -> ProviderResult<VolumeAction> {
-        crate::measured::provider(PROVIDER, "volume_action", async {
+        crate::measured::provider(PROVIDER, "volumeActions.create", async {
             let body = volume_action_body(region, change);
             volume_action(&self.value(Method::POST, &format!("volumes/{id}/actions"), Some(&body)).await?["action"])
         })
@@ -632,7 +632,7 @@ impl Volumes for DigitalOcean {
     }
 
     async fn volume_actions(&self, id: &str) -> ProviderResult<Vec<VolumeAction>> {
-        crate::measured::provider(PROVIDER, "volume_actions", async {
+        crate::measured::provider(PROVIDER, "volumeActions.list", async {
             self.list_all(&format!("volumes/{id}/actions"), "actions").await?.iter().map(volume_action).collect()
         })
         .await

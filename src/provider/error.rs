@@ -1,4 +1,6 @@
-//! The one error of every provider adapter, classified by what a reconciler should do next.
+//! The one error of every provider adapter, classified twice: by what a reconciler does next
+//! ([`ErrorKind`]) and by what a person reading the resource's `problem` should understand of it
+//! ([`ErrorClass`]).
 
 use std::fmt;
 use std::time::Duration;
@@ -16,6 +18,94 @@ pub enum ErrorKind {
     NotFound,
     /// Another operation on the object is still running; wait it out, do not fail.
     ConflictInProgress,
+}
+
+/// What kind of failure a call met, as the operation log and a resource's `problem` name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The provider failed or did not answer in time (5xx, a timeout): the next pass retries.
+    Retryable,
+    /// The provider asked us to slow down (429), saying for how long where it did.
+    Throttled,
+    /// The account's quota at the provider is spent.
+    Quota,
+    /// The credentials were refused or revoked (401, 403).
+    Permission,
+    /// The provider refused the request as such.
+    Invalid,
+    /// Another operation holds the object, or it exists already.
+    Conflict,
+    /// The object is not there.
+    NotFound,
+    /// No answer at all: the name does not resolve, the connection is refused, TLS fails.
+    Unreachable,
+    /// Nothing the system can retry: a person must act (billing, a suspended account, an API
+    /// that is not what we speak).
+    NeedsHuman,
+}
+
+impl ErrorClass {
+    /// Every class, in the order the docs list them.
+    pub const ALL: [ErrorClass; 9] = [
+        ErrorClass::Retryable,
+        ErrorClass::Throttled,
+        ErrorClass::Quota,
+        ErrorClass::Permission,
+        ErrorClass::Invalid,
+        ErrorClass::Conflict,
+        ErrorClass::NotFound,
+        ErrorClass::Unreachable,
+        ErrorClass::NeedsHuman,
+    ];
+
+    /// Its name in the API: `notFound`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Retryable => "retryable",
+            ErrorClass::Throttled => "throttled",
+            ErrorClass::Quota => "quota",
+            ErrorClass::Permission => "permission",
+            ErrorClass::Invalid => "invalid",
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::NotFound => "notFound",
+            ErrorClass::Unreachable => "unreachable",
+            ErrorClass::NeedsHuman => "needsHuman",
+        }
+    }
+
+    /// The class named `name`.
+    pub fn parse(name: &str) -> Option<ErrorClass> {
+        Self::ALL.into_iter().find(|class| class.as_str() == name)
+    }
+
+    /// Whether retrying without a person's change is pointless: the worker then retries only on
+    /// the settled interval, and the problem says what to do.
+    pub fn waits_for_a_person(self) -> bool {
+        matches!(self, ErrorClass::Permission | ErrorClass::Invalid | ErrorClass::NeedsHuman)
+    }
+
+    /// What a person must do about a failure of this class, where a person must.
+    pub fn advice(self) -> Option<&'static str> {
+        match self {
+            ErrorClass::Permission => Some(
+                "the provider refused the account's credentials: an operator updates the account's credentials \
+                 (accounts update) or grants them the permission named",
+            ),
+            ErrorClass::Quota => {
+                Some("the account's quota at the provider is spent: free some or raise the quota there")
+            }
+            ErrorClass::Invalid => Some("the provider refused the request as such: change the resource and try again"),
+            ErrorClass::NeedsHuman => Some("the provider needs a person to act on the account before it goes on"),
+            ErrorClass::Unreachable => Some("check the address, the network and the certificate the provider serves"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A failed provider call: its classification, the provider's own words and its request id.
@@ -38,6 +128,9 @@ pub struct ProviderError {
     pub request_id: Option<String>,
     /// How long the provider asked us to wait, when it said.
     pub retry_after: Option<Duration>,
+    /// Its class where the adapter knows better than the status (an unreachable host, an
+    /// answer we cannot read); otherwise [`ProviderError::class`] derives it.
+    pub class_hint: Option<ErrorClass>,
 }
 
 impl ProviderError {
@@ -51,19 +144,60 @@ impl ProviderError {
             message: message.into(),
             request_id: None,
             retry_after: None,
+            class_hint: None,
         }
     }
 
-    /// A network or protocol failure before any answer: transient. The reqwest error's text
-    /// names the URL at most, never a header or a body, so it is safe to keep.
+    /// A network or protocol failure before any answer: transient. A timeout is `retryable`;
+    /// a failure to connect is `unreachable` and says why (the name, the refused connection, the
+    /// certificate), read from the error's causes. The reqwest error's text names the URL at
+    /// most, never a header or a body, so it is safe to keep.
     pub fn transport(provider: &'static str, error: reqwest::Error) -> Self {
         let kind = if error.is_builder() { ErrorKind::Permanent } else { ErrorKind::Transient };
-        Self::new(kind, provider, format!("cannot reach the API: {}", error.without_url()))
+        let cause = unreachable_cause(&error);
+        let (timed_out, connect) = (error.is_timeout(), error.is_connect());
+        let mut converted = Self::new(kind, provider, format!("cannot reach the API: {}", error.without_url()));
+        if timed_out {
+            converted.class_hint = Some(ErrorClass::Retryable);
+        } else if let Some(cause) = cause {
+            converted.message = format!("cannot reach the API: {cause}");
+            converted.class_hint = Some(ErrorClass::Unreachable);
+        } else if connect {
+            converted.class_hint = Some(ErrorClass::Unreachable);
+        }
+        converted
     }
 
-    /// An answer we could not decode: permanent (the API is not what we think it is).
+    /// An answer we could not decode: permanent (the API is not what we think it is), and a
+    /// person's to look at.
     pub fn decode(provider: &'static str, what: &str, error: impl fmt::Display) -> Self {
-        Self::new(ErrorKind::Permanent, provider, format!("cannot decode {what}: {error}"))
+        let mut error = Self::new(ErrorKind::Permanent, provider, format!("cannot decode {what}: {error}"));
+        error.class_hint = Some(ErrorClass::NeedsHuman);
+        error
+    }
+
+    /// Its class: the adapter's hint, else what the status and the provider's words say.
+    pub fn class(&self) -> ErrorClass {
+        if let Some(class) = self.class_hint {
+            return class;
+        }
+        let words = format!("{} {}", self.reason, self.message).to_ascii_lowercase();
+        // A 429 is throttling even when Google words it as a per-minute quota.
+        let quota = words.contains("quota") || words.contains("resource_exhausted");
+        let person =
+            ["billing", "suspended", "locked", "terms of service", "verify your"].iter().any(|w| words.contains(w));
+        match (self.kind, self.status) {
+            (ErrorKind::NotFound, _) | (_, Some(404)) => ErrorClass::NotFound,
+            (ErrorKind::ConflictInProgress, _) | (_, Some(409)) => ErrorClass::Conflict,
+            (_, Some(_)) if person => ErrorClass::NeedsHuman,
+            (_, Some(429)) => ErrorClass::Throttled,
+            (_, Some(_)) if quota => ErrorClass::Quota,
+            (_, Some(401 | 403)) => ErrorClass::Permission,
+            (_, Some(408 | 500..=599)) => ErrorClass::Retryable,
+            (_, Some(_)) => ErrorClass::Invalid,
+            (ErrorKind::Transient, None) => ErrorClass::Retryable,
+            (ErrorKind::Permanent, None) => ErrorClass::Invalid,
+        }
     }
 
     /// The kind that an HTTP status implies, for statuses the provider does not refine.
@@ -99,6 +233,58 @@ impl fmt::Display for ProviderError {
 }
 
 impl std::error::Error for ProviderError {}
+
+impl crate::measured::CallFailure for ProviderError {
+    fn class(&self) -> &'static str {
+        ProviderError::class(self).as_str()
+    }
+
+    fn message(&self) -> String {
+        self.to_string()
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    fn request_id(&self) -> Option<String> {
+        self.request_id.clone()
+    }
+}
+
+/// Why a connection failed, in words a person can act on, read from the error's causes: an
+/// untrusted or invalid certificate, a name that does not resolve, a refused connection.
+fn unreachable_cause(error: &reqwest::Error) -> Option<String> {
+    let mut causes = Vec::new();
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(error);
+    while let Some(cause) = source {
+        causes.push(cause.to_string());
+        source = cause.source();
+    }
+    let all = causes.join(": ");
+    let lower = all.to_ascii_lowercase();
+    let said = if lower.contains("unknownissuer") || lower.contains("unknown issuer") {
+        "the certificate is not trusted (its issuer is not a CA this system trusts)"
+    } else if lower.contains("notvalidforname") || lower.contains("not valid for name") {
+        "the certificate is not valid for the address"
+    } else if lower.contains("expired") && lower.contains("certificate") {
+        "the certificate has expired"
+    } else if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        "TLS failed"
+    } else if lower.contains("dns") || lower.contains("failed to lookup") || lower.contains("name or service not known")
+    {
+        "the name does not resolve"
+    } else if lower.contains("connection refused") {
+        "the connection was refused (nothing listens there)"
+    } else if lower.contains("connection reset") || lower.contains("closed") {
+        "the connection was closed without an answer"
+    } else {
+        return None;
+    };
+    // The innermost cause is the library's own words (`invalid peer certificate: UnknownIssuer`).
+    let innermost = causes.last().map(|c| c.chars().take(200).collect::<String>()).unwrap_or_default();
+    Some(if innermost.is_empty() { said.to_owned() } else { format!("{said}: {innermost}") })
+}
 
 impl From<ProviderError> for Error {
     fn from(error: ProviderError) -> Self {
@@ -146,6 +332,46 @@ mod tests {
         assert_eq!(ProviderError::kind_of_status(503), ErrorKind::Transient);
         assert_eq!(ProviderError::kind_of_status(400), ErrorKind::Permanent);
         assert_eq!(ProviderError::kind_of_status(403), ErrorKind::Permanent);
+    }
+
+    #[test]
+    fn classes_follow_the_status_and_the_providers_words() {
+        let with = |status: u16, reason: &str, message: &str| {
+            let mut error = ProviderError::new(ProviderError::kind_of_status(status), "gke", message);
+            error.status = Some(status);
+            error.reason = reason.into();
+            error.class()
+        };
+        assert_eq!(with(503, "", "backend error"), ErrorClass::Retryable);
+        assert_eq!(with(429, "", "slow down"), ErrorClass::Throttled);
+        assert_eq!(with(403, "PERMISSION_DENIED", "caller lacks container.clusters.get"), ErrorClass::Permission);
+        assert_eq!(with(401, "unauthorized", "Unable to authenticate you"), ErrorClass::Permission);
+        assert_eq!(with(403, "QUOTA_EXCEEDED", "Quota 'CPUS' exceeded"), ErrorClass::Quota);
+        assert_eq!(
+            with(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Requests'"),
+            ErrorClass::Throttled
+        );
+        assert_eq!(with(400, "INVALID_ARGUMENT", "bad machine type"), ErrorClass::Invalid);
+        assert_eq!(with(409, "ALREADY_EXISTS", "exists"), ErrorClass::Conflict);
+        assert_eq!(with(404, "not_found", "gone"), ErrorClass::NotFound);
+        assert_eq!(with(403, "FAILED_PRECONDITION", "Billing is disabled for project p"), ErrorClass::NeedsHuman);
+        let busy = ProviderError::new(ErrorKind::ConflictInProgress, "gke", "operation running");
+        assert_eq!(busy.class(), ErrorClass::Conflict);
+        assert_eq!(ProviderError::decode("gke", "a cluster", "missing field").class(), ErrorClass::NeedsHuman);
+        for class in ErrorClass::ALL {
+            assert_eq!(ErrorClass::parse(class.as_str()), Some(class));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_unreachable_and_says_so() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(listener);
+        let error = reqwest::Client::new().get(format!("http://{address}/")).send().await.unwrap_err();
+        let converted = ProviderError::transport("gke", error);
+        assert_eq!(converted.class(), ErrorClass::Unreachable);
+        assert!(converted.message.contains("connection was refused"), "{}", converted.message);
     }
 
     #[test]

@@ -158,14 +158,16 @@ impl Gce {
 
     async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<GceOperation> {
         let value = self.call(method, path, body).await?;
-        serde_json::from_value::<WireOperation>(value)
+        let operation = serde_json::from_value::<WireOperation>(value)
             .map(GceOperation::from)
-            .map_err(|error| ProviderError::decode(PROVIDER, "an operation", error))
+            .map_err(|error| ProviderError::decode(PROVIDER, "an operation", error))?;
+        crate::measured::operation_id(&operation.name);
+        Ok(operation)
     }
 
     /// Starts creating a custom-mode network named `name`.
     pub async fn network_create(&self, name: &str, description: &str) -> ProviderResult<GceOperation> {
-        crate::measured::provider(PROVIDER, "network_create", async {
+        crate::measured::provider(PROVIDER, "networks.insert", async {
             let body = json!({
                 "name": name, "description": description, "autoCreateSubnetworks": false,
                 "routingConfig": {"routingMode": "REGIONAL"},
@@ -177,7 +179,7 @@ impl Gce {
 
     /// Reads a network.
     pub async fn network_get(&self, name: &str) -> ProviderResult<GceNetwork> {
-        crate::measured::provider(PROVIDER, "network_get", async {
+        crate::measured::provider(PROVIDER, "networks.get", async {
             let value = self.call(Method::GET, &format!("global/networks/{name}"), None).await?;
             serde_json::from_value(value).map_err(|error| ProviderError::decode(PROVIDER, "a network", error))
         })
@@ -186,7 +188,7 @@ impl Gce {
 
     /// Starts deleting a network (refused while it has subnetworks).
     pub async fn network_delete(&self, name: &str) -> ProviderResult<GceOperation> {
-        crate::measured::provider(PROVIDER, "network_delete", async {
+        crate::measured::provider(PROVIDER, "networks.delete", async {
             self.operation(Method::DELETE, &format!("global/networks/{name}"), None).await
         })
         .await
@@ -200,7 +202,7 @@ impl Gce {
         network: &str,
         ip_range: &str,
     ) -> ProviderResult<GceOperation> {
-        crate::measured::provider(PROVIDER, "subnetwork_create", async {
+        crate::measured::provider(PROVIDER, "subnetworks.insert", async {
             let body = json!({
                 "name": name, "network": format!("projects/{}/global/networks/{network}", self.project),
                 "ipCidrRange": ip_range, "region": region,
@@ -212,7 +214,7 @@ impl Gce {
 
     /// Reads a subnetwork.
     pub async fn subnetwork_get(&self, region: &str, name: &str) -> ProviderResult<GceSubnetwork> {
-        crate::measured::provider(PROVIDER, "subnetwork_get", async {
+        crate::measured::provider(PROVIDER, "subnetworks.get", async {
             let value = self.call(Method::GET, &format!("regions/{region}/subnetworks/{name}"), None).await?;
             serde_json::from_value(value).map_err(|error| ProviderError::decode(PROVIDER, "a subnetwork", error))
         })
@@ -221,7 +223,7 @@ impl Gce {
 
     /// Starts deleting a subnetwork.
     pub async fn subnetwork_delete(&self, region: &str, name: &str) -> ProviderResult<GceOperation> {
-        crate::measured::provider(PROVIDER, "subnetwork_delete", async {
+        crate::measured::provider(PROVIDER, "subnetworks.delete", async {
             self.operation(Method::DELETE, &format!("regions/{region}/subnetworks/{name}"), None).await
         })
         .await
@@ -229,7 +231,7 @@ impl Gce {
 
     /// Reads a global operation.
     pub async fn global_operation_get(&self, name: &str) -> ProviderResult<GceOperation> {
-        crate::measured::provider(PROVIDER, "global_operation_get", async {
+        crate::measured::provider(PROVIDER, "globalOperations.get", async {
             self.operation(Method::GET, &format!("global/operations/{name}"), None).await
         })
         .await
@@ -237,7 +239,7 @@ impl Gce {
 
     /// Reads an operation of `region`.
     pub async fn region_operation_get(&self, region: &str, name: &str) -> ProviderResult<GceOperation> {
-        crate::measured::provider(PROVIDER, "region_operation_get", async {
+        crate::measured::provider(PROVIDER, "regionOperations.get", async {
             self.operation(Method::GET, &format!("regions/{region}/operations/{name}"), None).await
         })
         .await

@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::error::{ErrorKind, ProviderError, ProviderResult};
+use super::error::{ErrorClass, ErrorKind, ProviderError, ProviderResult};
 use super::google_auth::{GoogleCall, TokenSource};
 use super::managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
@@ -79,7 +79,9 @@ impl Gke {
 
     async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Operation> {
         let value = self.call(method, path, body).await?;
-        decode::<WireOperation>(value, "an operation").map(Operation::from)
+        let operation = decode::<WireOperation>(value, "an operation").map(Operation::from)?;
+        crate::measured::operation_id(&operation.name);
+        Ok(operation)
     }
 }
 
@@ -100,6 +102,14 @@ pub fn classify(status: u16, body: &[u8]) -> ProviderError {
         message: String,
         #[serde(default)]
         status: String,
+        #[serde(default)]
+        details: Vec<Detail>,
+    }
+    /// `google.rpc.ErrorInfo` and its kin: the machine-readable reason of the status.
+    #[derive(Deserialize, Default)]
+    struct Detail {
+        #[serde(default)]
+        reason: String,
     }
     let parsed: Body = serde_json::from_slice(body).unwrap_or_default();
     // GKE refuses a change during a running operation with 400 FAILED_PRECONDITION naming the
@@ -109,7 +119,23 @@ pub fn classify(status: u16, body: &[u8]) -> ProviderError {
         && parsed.error.message.to_ascii_lowercase().contains("operation");
     let kind = if in_progress { ErrorKind::ConflictInProgress } else { ProviderError::kind_of_status(status) };
     let message = if parsed.error.message.is_empty() { format!("HTTP {status}") } else { parsed.error.message };
-    ProviderError { status: Some(status), reason: parsed.error.status, ..ProviderError::new(kind, PROVIDER, message) }
+    // Billing disabled or an account in a bad state answers 403 like a missing permission;
+    // only the ErrorInfo's reason tells that a person must act on the account.
+    let needs_human = parsed
+        .error
+        .details
+        .iter()
+        .any(|d| matches!(d.reason.as_str(), "BILLING_DISABLED" | "ACCOUNT_STATE_INVALID" | "SERVICE_DISABLED"))
+        && status != 401;
+    let mut error = ProviderError {
+        status: Some(status),
+        reason: parsed.error.status,
+        ..ProviderError::new(kind, PROVIDER, message)
+    };
+    if needs_human {
+        error.class_hint = Some(ErrorClass::NeedsHuman);
+    }
+    error
 }
 
 /// int64 fields as GKE sends them: JSON strings (it accepts numbers too).
@@ -419,7 +445,7 @@ struct WireChannelConfig {
 #[async_trait::async_trait]
 impl ManagedKubernetes for Gke {
     async fn cluster_create(&self, spec: &ClusterSpec) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "cluster_create", async {
+        crate::measured::provider(PROVIDER, "clusters.create", async {
             let mut cluster = json!({
                 "name": spec.name,
                 "description": spec.description,
@@ -453,7 +479,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_get(&self, name: &str) -> ProviderResult<Cluster> {
-        crate::measured::provider(PROVIDER, "cluster_get", async {
+        crate::measured::provider(PROVIDER, "clusters.get", async {
             let value = self.call(Method::GET, &self.cluster_path(name), None).await?;
             decode::<WireCluster>(value, "a cluster").map(Cluster::from)
         })
@@ -461,7 +487,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_list(&self) -> ProviderResult<Vec<Cluster>> {
-        crate::measured::provider(PROVIDER, "cluster_list", async {
+        crate::measured::provider(PROVIDER, "clusters.list", async {
             #[derive(Deserialize, Default)]
             #[serde(default)]
             struct List {
@@ -474,7 +500,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_update(&self, name: &str, change: &ClusterChange) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "cluster_update", async {
+        crate::measured::provider(PROVIDER, "clusters.update", async {
             let update = match change {
                 ClusterChange::MasterVersion(version) => json!({"desiredMasterVersion": version}),
                 ClusterChange::ReleaseChannel(channel) => json!({"desiredReleaseChannel": {"channel": channel}}),
@@ -488,14 +514,14 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn cluster_delete(&self, name: &str) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "cluster_delete", async {
+        crate::measured::provider(PROVIDER, "clusters.delete", async {
             self.operation(Method::DELETE, &self.cluster_path(name), None).await
         })
         .await
     }
 
     async fn node_pool_create(&self, cluster: &str, spec: &NodePoolSpec) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_create", async {
+        crate::measured::provider(PROVIDER, "nodePools.create", async {
             let path = format!("{}/nodePools", self.cluster_path(cluster));
             self.operation(Method::POST, &path, Some(json!({"nodePool": node_pool_body(spec)}))).await
         })
@@ -503,7 +529,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_get(&self, cluster: &str, pool: &str) -> ProviderResult<NodePool> {
-        crate::measured::provider(PROVIDER, "node_pool_get", async {
+        crate::measured::provider(PROVIDER, "nodePools.get", async {
             let value = self.call(Method::GET, &self.pool_path(cluster, pool), None).await?;
             decode::<WireNodePool>(value, "a node pool").map(NodePool::from)
         })
@@ -511,7 +537,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_update(&self, cluster: &str, pool: &str, change: &NodePoolChange) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_update", async {
+        crate::measured::provider(PROVIDER, "nodePools.update", async {
             let body = match change {
                 NodePoolChange::Version(version) => json!({"nodeVersion": version, "imageType": "COS_CONTAINERD"}),
                 NodePoolChange::NodeLabels(labels) => json!({"labels": {"labels": labels}}),
@@ -528,7 +554,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_set_size(&self, cluster: &str, pool: &str, node_count: u32) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_set_size", async {
+        crate::measured::provider(PROVIDER, "nodePools.setSize", async {
             let path = format!("{}:setSize", self.pool_path(cluster, pool));
             self.operation(Method::POST, &path, Some(json!({"nodeCount": node_count}))).await
         })
@@ -541,7 +567,7 @@ impl ManagedKubernetes for Gke {
         pool: &str,
         autoscaling: &Autoscaling,
     ) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_set_autoscaling", async {
+        crate::measured::provider(PROVIDER, "nodePools.setAutoscaling", async {
             let path = format!("{}:setAutoscaling", self.pool_path(cluster, pool));
             self.operation(Method::POST, &path, Some(json!({"autoscaling": autoscaling}))).await
         })
@@ -549,14 +575,14 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn node_pool_delete(&self, cluster: &str, pool: &str) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "node_pool_delete", async {
+        crate::measured::provider(PROVIDER, "nodePools.delete", async {
             self.operation(Method::DELETE, &self.pool_path(cluster, pool), None).await
         })
         .await
     }
 
     async fn operation_get(&self, name: &str) -> ProviderResult<Operation> {
-        crate::measured::provider(PROVIDER, "operation_get", async {
+        crate::measured::provider(PROVIDER, "operations.get", async {
             // Accepts the bare name an operation carries, or its full resource path.
             let path = if name.starts_with("projects/") {
                 name.to_owned()
@@ -569,7 +595,7 @@ impl ManagedKubernetes for Gke {
     }
 
     async fn server_config(&self) -> ProviderResult<ServerConfig> {
-        crate::measured::provider(PROVIDER, "server_config", async {
+        crate::measured::provider(PROVIDER, "getServerConfig", async {
             let value = self.call(Method::GET, &format!("{}/serverConfig", self.parent()), None).await?;
             let wire: WireServerConfig = decode(value, "the server config")?;
             Ok(ServerConfig {
@@ -594,6 +620,18 @@ impl ManagedKubernetes for Gke {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn billing_disabled_needs_a_person_and_a_missing_permission_does_not() {
+        let body = |reason: &str| {
+            json!({"error": {"code": 403, "message": "denied", "status": "PERMISSION_DENIED",
+                "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason}]}})
+            .to_string()
+        };
+        assert_eq!(classify(403, body("BILLING_DISABLED").as_bytes()).class(), ErrorClass::NeedsHuman);
+        assert_eq!(classify(403, body("IAM_PERMISSION_DENIED").as_bytes()).class(), ErrorClass::Permission);
+        assert_eq!(classify(401, body("ACCOUNT_STATE_INVALID").as_bytes()).class(), ErrorClass::Permission);
+    }
 
     #[test]
     fn failed_precondition_naming_an_operation_is_conflict_in_progress() {

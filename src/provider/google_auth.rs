@@ -165,7 +165,7 @@ impl TokenSource {
     }
 
     async fn fetch(&self) -> ProviderResult<CachedToken> {
-        crate::measured::provider(PROVIDER, "access_token_fetch", async {
+        crate::measured::provider(PROVIDER, "token", async {
             let assertion = self.key.assertion(CLOUD_PLATFORM_SCOPE, SystemTime::now())?;
             let response = self
                 .http

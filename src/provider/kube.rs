@@ -176,7 +176,7 @@ fn query_value(text: &str) -> String {
 #[async_trait::async_trait]
 impl ClusterApi for KubeClient {
     async fn service_account_ensure(&self, namespace: &str, name: &str) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "service_account_ensure", async {
+        crate::measured::provider(PROVIDER, "serviceAccounts.apply", async {
             let body = json!({
                 "apiVersion": "v1",
                 "kind": "ServiceAccount",
@@ -198,7 +198,7 @@ impl ClusterApi for KubeClient {
         namespace: &str,
         service_account: &str,
     ) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "cluster_role_binding_ensure", async {
+        crate::measured::provider(PROVIDER, "clusterRoleBindings.apply", async {
             // Applied rather than created: the role of a binding cannot change, but apply replaces
             // the subjects, and a second pass finds the same binding.
             let binding = json!({
@@ -219,7 +219,7 @@ impl ClusterApi for KubeClient {
         service_account: &str,
         expiration_seconds: u32,
     ) -> ProviderResult<IssuedToken> {
-        crate::measured::provider(PROVIDER, "token_request", async {
+        crate::measured::provider(PROVIDER, "serviceAccounts.createToken", async {
             let body = json!({
                 "apiVersion": "authentication.k8s.io/v1",
                 "kind": "TokenRequest",
@@ -242,7 +242,7 @@ impl ClusterApi for KubeClient {
     }
 
     async fn apply(&self, object: &Value, field_manager: &str, force: Force) -> ProviderResult<Value> {
-        crate::measured::provider(PROVIDER, "apply", async {
+        crate::measured::provider(PROVIDER, "objects.apply", async {
             let force = if force == Force::Yes { "&force=true" } else { "" };
             let path =
                 format!("{}?fieldManager={}{force}", object_path(&object_ref(object))?, query_value(field_manager));
@@ -252,7 +252,7 @@ impl ClusterApi for KubeClient {
     }
 
     async fn object_get(&self, object: &ObjectRef) -> ProviderResult<Option<Value>> {
-        crate::measured::provider(PROVIDER, "object_get", async {
+        crate::measured::provider(PROVIDER, "objects.get", async {
             match self.call(Method::GET, &object_path(object)?, "", None).await {
                 Ok(found) => Ok(Some(found)),
                 Err(error) if error.status == Some(404) => Ok(None),
@@ -263,11 +263,11 @@ impl ClusterApi for KubeClient {
     }
 
     async fn object_delete(&self, object: &ObjectRef) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "object_delete", async { self.delete(&object_path(object)?).await }).await
+        crate::measured::provider(PROVIDER, "objects.delete", async { self.delete(&object_path(object)?).await }).await
     }
 
     async fn objects_labelled(&self, kind: &str, selector: &str) -> ProviderResult<Vec<ObjectRef>> {
-        crate::measured::provider(PROVIDER, "objects_labelled", async {
+        crate::measured::provider(PROVIDER, "objects.list", async {
             let (group, plural, _) = kind_path(kind)?;
             let path = format!("{group}/{plural}?labelSelector={}", query_value(selector));
             let list = self.call(Method::GET, &path, "", None).await?;
@@ -282,7 +282,7 @@ impl ClusterApi for KubeClient {
     }
 
     async fn nodes_list(&self) -> ProviderResult<Vec<Node>> {
-        crate::measured::provider(PROVIDER, "nodes_list", async {
+        crate::measured::provider(PROVIDER, "nodes.list", async {
             let list = self.call(Method::GET, "/api/v1/nodes", "", None).await?;
             let items = list["items"].as_array().cloned().unwrap_or_default();
             Ok(items
@@ -303,28 +303,28 @@ impl ClusterApi for KubeClient {
     }
 
     async fn service_account_names(&self, namespace: &str) -> ProviderResult<Vec<String>> {
-        crate::measured::provider(PROVIDER, "service_account_names", async {
+        crate::measured::provider(PROVIDER, "serviceAccounts.list", async {
             self.names(&format!("/api/v1/namespaces/{namespace}/serviceaccounts")).await
         })
         .await
     }
 
     async fn service_account_delete(&self, namespace: &str, name: &str) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "service_account_delete", async {
+        crate::measured::provider(PROVIDER, "serviceAccounts.delete", async {
             self.delete(&format!("/api/v1/namespaces/{namespace}/serviceaccounts/{name}")).await
         })
         .await
     }
 
     async fn cluster_role_binding_names(&self) -> ProviderResult<Vec<String>> {
-        crate::measured::provider(PROVIDER, "cluster_role_binding_names", async {
+        crate::measured::provider(PROVIDER, "clusterRoleBindings.list", async {
             self.names("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings").await
         })
         .await
     }
 
     async fn cluster_role_binding_delete(&self, name: &str) -> ProviderResult<()> {
-        crate::measured::provider(PROVIDER, "cluster_role_binding_delete", async {
+        crate::measured::provider(PROVIDER, "clusterRoleBindings.delete", async {
             self.delete(&format!("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}")).await
         })
         .await

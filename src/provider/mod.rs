@@ -30,7 +30,7 @@ pub use cloud::{
     StickySessions, Volume, VolumeAction, VolumeChange, VolumeSpec, Volumes,
 };
 pub use cluster_api::{ClusterApi, ClusterRole, Force, IssuedToken, Node, ObjectRef};
-pub use error::{ErrorKind, Found, ProviderError, ProviderResult};
+pub use error::{ErrorClass, ErrorKind, Found, ProviderError, ProviderResult};
 pub use managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
     Operation, ReleaseChannel, ServerConfig,

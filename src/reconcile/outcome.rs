@@ -128,6 +128,12 @@ impl Backoff {
     pub const DELETE: Backoff =
         Backoff { base: Duration::from_secs(300), cap: Duration::from_secs(6 * 3600), jitter: 0.0 };
 
+    /// Failures a person must fix (refused credentials, a refused request, a suspended
+    /// account): 10, 20, 40 minutes ... at most 6 hours; a change to the resource or its account
+    /// wakes it sooner.
+    pub const PERSON: Backoff =
+        Backoff { base: Duration::from_secs(600), cap: Duration::from_secs(6 * 3600), jitter: 0.0 };
+
     /// The delay before retry number `attempt` (1 for the first failure).
     pub fn delay(&self, attempt: i64) -> Duration {
         let exponent = attempt.clamp(1, 40) as u32 - 1;

@@ -12,9 +12,11 @@ use tokio::task::JoinSet;
 use super::metering::{METERING_KIND, METERING_OBJECT};
 use super::node_liveness::{NODE_LIVENESS_KIND, NODE_LIVENESS_OBJECT, NodeLiveness};
 use super::relay::{NatsRelay, RELAY_KIND, RELAY_OBJECT};
-use super::{Metering, Next, Noop, Outcome, Pass, Reconciler, Schedule, wake};
+use super::{Backoff, Metering, Next, Noop, Outcome, Pass, Reconciler, Schedule, wake};
 use crate::error::{Error, Result};
-use crate::store::{Store, WorkItem, WorkResult, now_micros};
+use crate::measured::CallRecord;
+use crate::provider::ErrorClass;
+use crate::store::{OperationRow, Store, WorkItem, WorkResult, now_micros};
 
 /// How a worker runs; every field has a default fit for production.
 #[derive(Clone, Debug)]
@@ -261,15 +263,15 @@ impl Worker {
         let item = pass.item.clone();
         let running = {
             let reconciler = reconciler.clone();
-            tokio::spawn(async move { reconciler.reconcile(&pass).await })
+            tokio::spawn(async move { crate::measured::recording(reconciler.reconcile(&pass)).await })
         };
         let abort = running.abort_handle();
         // Cancelling this pass (the worker killed) cancels the reconcile it runs.
         let _running_guard = AbortOnDrop(abort.clone());
-        let outcome = tokio::select! {
+        let (outcome, calls) = tokio::select! {
             joined = running => match joined {
-                Ok(outcome) => outcome,
-                Err(error) => Outcome::transient(format!("the pass failed: {error}")),
+                Ok(done) => done,
+                Err(error) => (Outcome::transient(format!("the pass failed: {error}")), Vec::new()),
             },
             () = lease_lost(&lease_valid_until) => {
                 abort.abort();
@@ -278,7 +280,11 @@ impl Worker {
                 return;
             }
         };
-        let result = self.result_of(reconciler.as_ref(), &item, &outcome, started.elapsed());
+        let problem = Problem::of(&outcome, &calls);
+        let result = self.result_of(reconciler.as_ref(), &item, &outcome, problem, started.elapsed());
+        if let Err(error) = self.store.operation_log_append(&item.object_id, &item.kind, &log_rows(calls)).await {
+            tracing::warn!(kind = %item.kind, object = %item.object_id, %error, "recording the pass's calls failed");
+        }
         match self.store.work_complete(&item, &self.id, &result).await {
             Ok(true) => {}
             Ok(false) => {
@@ -305,13 +311,29 @@ impl Worker {
         }
     }
 
-    /// What to record for `outcome`.
-    fn result_of(&self, reconciler: &dyn Reconciler, item: &WorkItem, outcome: &Outcome, took: Duration) -> WorkResult {
+    /// What to record for `outcome`, whose failure (if it failed) is `problem`: a failure
+    /// that waits for a person is retried slowly ([`Backoff::PERSON`]; a change wakes it), a
+    /// throttled one when the provider said.
+    fn result_of(
+        &self,
+        reconciler: &dyn Reconciler,
+        item: &WorkItem,
+        outcome: &Outcome,
+        problem: Option<Problem>,
+        took: Duration,
+    ) -> WorkResult {
         let schedule = self.schedule_of(reconciler);
         let now = now_micros();
         let failed = outcome.error().is_some();
         let attempts = if failed { item.attempts + 1 } else { 0 };
         let delay = match &outcome.next {
+            // A failure retried on its own backoff (the spec's delete backoff) keeps it.
+            Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(Problem::waits_for_a_person) => {
+                Backoff::PERSON.delay(attempts)
+            }
+            Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(|p| p.retry_after.is_some()) => {
+                problem.and_then(|p| p.retry_after).unwrap_or_default()
+            }
             Next::Converging => schedule.converging,
             Next::Settled | Next::Permanent(_) => schedule.settled,
             Next::After(delay) => *delay,
@@ -325,6 +347,7 @@ impl Worker {
             next_due: now.saturating_add(delay.as_micros().min(i64::MAX as u128) as i64),
             attempts,
             last_error: outcome.error().map(str::to_owned),
+            problem_class: problem.map(|p| p.class.as_str().to_owned()),
             state,
             state_deadline,
             remove: outcome.next == Next::Remove,
@@ -332,6 +355,56 @@ impl Worker {
             now,
         }
     }
+}
+
+/// The class of a failed pass and the wait the provider asked for: those of the pass's last
+/// failed call, or, when no call failed (the store did), `retryable` (`invalid` for a failure
+/// the pass itself called permanent).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Problem {
+    class: ErrorClass,
+    retry_after: Option<Duration>,
+    /// Whether a provider's answer said the class (not the pass's own failure).
+    from_provider: bool,
+}
+
+impl Problem {
+    /// Whether the provider's answer says only a person can fix it.
+    fn waits_for_a_person(self) -> bool {
+        self.from_provider && self.class.waits_for_a_person()
+    }
+}
+
+impl Problem {
+    fn of(outcome: &Outcome, calls: &[CallRecord]) -> Option<Problem> {
+        outcome.error()?;
+        let failed = calls.iter().rev().find(|call| call.outcome == "error");
+        let said = failed.and_then(|call| call.error_class).and_then(ErrorClass::parse);
+        let fallback =
+            if matches!(outcome.next, Next::Permanent(_)) { ErrorClass::Invalid } else { ErrorClass::Retryable };
+        let class = said.unwrap_or(fallback);
+        let retry_after = failed.and_then(|call| call.retry_after).filter(|_| class == ErrorClass::Throttled);
+        Some(Problem { class, retry_after, from_provider: said.is_some() })
+    }
+}
+
+/// The operation log's rows of a pass's calls.
+fn log_rows(calls: Vec<CallRecord>) -> Vec<OperationRow> {
+    calls
+        .into_iter()
+        .map(|call| OperationRow {
+            id: crate::ids::random("opl"),
+            resource_id: String::new(),
+            work_kind: String::new(),
+            at_micros: call.at_micros,
+            duration_micros: call.duration.as_micros().min(i64::MAX as u128) as i64,
+            call: call.call,
+            provider_operation_id: call.provider_operation_id.unwrap_or_default(),
+            outcome: call.outcome.to_owned(),
+            error_class: call.error_class.unwrap_or_default().to_owned(),
+            message: call.message,
+        })
+        .collect()
 }
 
 /// Aborts a spawned task when dropped.

@@ -167,6 +167,7 @@ impl Service {
             rescued_from: None,
             deadline,
             last_error: String::new(),
+            problem: None,
             inventory: None,
             image: String::new(),
             created_by: ctx.caller.principal_id.clone(),

@@ -33,6 +33,7 @@ mod metal_boot;
 mod networks;
 mod nodes;
 mod offers;
+mod operations;
 mod orphans;
 mod paging;
 mod plans;

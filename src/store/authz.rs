@@ -164,6 +164,19 @@ impl Store {
         .await
     }
 
+    /// The authorization row of the resource `id`, whatever its type (ids are unique across
+    /// types: each type has its own prefix).
+    pub async fn authz_resource_find(&self, id: &str) -> Result<Option<AuthzResourceRow>> {
+        crate::measured::store("authz_resource_find", async {
+            let row = sqlx::query(authz_resource_select!("WHERE resource_id = $1 LIMIT 1"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+            row.as_ref().map(authz_resource_row).transpose()
+        })
+        .await
+    }
+
     /// The authorization rows of `tenant`'s resources of one type (those of a list's items).
     pub async fn authz_resource_list(&self, resource_type: &str, tenant: &str) -> Result<Vec<AuthzResourceRow>> {
         crate::measured::store("authz_resource_list", async {

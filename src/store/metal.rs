@@ -66,6 +66,8 @@ pub struct MetalMachineRow {
     pub deadline: Option<i64>,
     /// Why the last workflow failed.
     pub last_error: String,
+    /// Why its passes keep failing, while they do.
+    pub problem: Option<crate::domain::problem::Problem>,
     /// What inspection found.
     pub inventory: Option<serde_json::Value>,
     /// The image it runs or is deploying.
@@ -169,7 +171,11 @@ impl Record for MetalMachineRow {
                                   m.insecure, m.power_state, m.provision_state, m.previous_state, m.rescued_from, \
                                   m.deadline, m.last_error, m.inventory, m.image, m.created_by, m.idempotency_key, \
                                   m.request_digest, m.version, m.created_at, m.updated_at, m.deleted_at, m.steps, \
-                                  m.deploy_token_id, m.drift FROM metal_machines m JOIN nodes n ON n.id = m.node_id";
+                                  m.deploy_token_id, m.drift, (SELECT w.problem_class || '|' || \
+                                  COALESCE(w.problem_since, 0) || '|' || w.attempts || '|' || w.due_at || '|' || \
+                                  COALESCE(w.last_error, '') FROM work_items w WHERE w.kind = 'metal.machines' AND \
+                                  w.object_id = m.node_id AND w.problem_class <> '') AS problem \
+                                  FROM metal_machines m JOIN nodes n ON n.id = m.node_id";
     const ID: &'static str = "m.node_id";
     const NOUN: &'static str = "machine";
 
@@ -191,6 +197,7 @@ impl Record for MetalMachineRow {
             inventory: inventory.as_deref().map(value_from_json).transpose()?,
             steps: steps.split(',').filter(|step| !step.is_empty()).map(str::to_owned).collect(),
             drift: crate::domain::drift::from_column(&row.try_get::<String, _>("drift")?),
+            problem: crate::domain::problem::from_column(row.try_get::<Option<String>, _>("problem").ok().flatten().as_deref()),
         }))
     }
 }
@@ -513,5 +520,17 @@ impl Store {
             Ok(Some(machine))
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_machine_reads_its_problem_as_every_resource_does() {
+        let column = crate::domain::problem::column_sql(METAL_KIND, "m.node_id");
+        let squeezed = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(squeezed(MetalMachineRow::SELECT).contains(&squeezed(&column)), "{}", MetalMachineRow::SELECT);
     }
 }

@@ -37,6 +37,7 @@ mod metal_workflow;
 mod networks;
 mod nodes;
 mod offers;
+mod operation_log;
 mod orphans;
 mod pools;
 mod projects;
@@ -99,6 +100,7 @@ pub use networks::{
 };
 pub use nodes::{JoinOutcome, JoinOver, NodeCapacityRow, NodeRow, NodeSummaryRow};
 pub use offers::{NewOffer, OfferChange, OfferRow};
+pub use operation_log::{OPERATIONS_KEPT_MICROS, OPERATIONS_KEPT_PER_RESOURCE, OperationRow};
 pub use orphans::{
     ForcedDelete, NewOrphan, ORPHAN_DISMISSED, ORPHAN_PENDING, ORPHAN_REMOVED, ORPHAN_STILL_THERE, ORPHAN_SWEEP_KIND,
     ORPHAN_SWEEP_OBJECT, OrphanFilter, OrphanRow,
@@ -185,6 +187,7 @@ migrations!(
     (23, "join_token_machine", "0023_join_token_machine"),
     (24, "volumes", "0024_volumes"),
     (25, "drift", "0025_drift"),
+    (26, "operation_log", "0026_operation_log"),
     (27, "orphans", "0027_orphans"),
 );
 

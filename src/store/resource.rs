@@ -14,6 +14,7 @@ use sqlx::{Any, Row, Transaction};
 use super::{AuthzResourceRow, NewEvent, Store};
 use crate::domain::drift::{self, Drift};
 use crate::domain::lifecycle_events::LifecycleEvent;
+use crate::domain::problem::{self, Problem};
 use crate::domain::states::{ClusterState, LifecycleState, LoadBalancerState, ProvisionState, VolumeState};
 use crate::error::{Error, Result};
 
@@ -63,6 +64,8 @@ pub struct ResourceMeta<S> {
     pub deleted_at: Option<i64>,
     /// The drift the last pass found at the provider (empty for none).
     pub drift: Vec<Drift>,
+    /// Why its passes keep failing, while they do; read by the table's `SELECT` only.
+    pub problem: Option<Problem>,
 }
 
 impl<S: LifecycleState> ResourceMeta<S> {
@@ -96,6 +99,8 @@ impl<S: LifecycleState> ResourceMeta<S> {
             delete_requested_at, created_at, updated_at, deleted_at;
             idempotency_key: if table.keeps_idempotency_key { row.try_get("idempotency_key")? } else { String::new() },
             drift: drift::from_column(&row.try_get::<String, _>("drift")?),
+            // Only the table's own `SELECT` reads it; a write's `RETURNING` does not.
+            problem: problem::from_column(row.try_get::<Option<String>, _>("problem").ok().flatten().as_deref()),
         }))
     }
 }
@@ -167,8 +172,10 @@ impl ResourceTable {
         let key = if self.keeps_idempotency_key { "idempotency_key, " } else { "" };
         format!(
             "SELECT id, tenant_id, project_id, pool_id, account_id, owner_id, name, state, message, version, \
-             {key}request_digest, delete_requested_at, created_at, updated_at, deleted_at, drift, {} FROM {}",
-            self.columns, self.table
+             {key}request_digest, delete_requested_at, created_at, updated_at, deleted_at, drift, {}, {} FROM {}",
+            self.columns,
+            problem::column_sql(self.work_kind, &format!("{}.id", self.table)),
+            self.table
         )
     }
 

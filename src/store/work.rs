@@ -43,6 +43,8 @@ pub struct WorkResult {
     pub attempts: i64,
     /// The failure's message, if the pass failed.
     pub last_error: Option<String>,
+    /// The failure's class (`permission`, `unreachable`...), if the pass failed.
+    pub problem_class: Option<String>,
     /// The object's state after the pass.
     pub state: String,
     /// When that state counts as stuck, if it is new (µs).
@@ -319,6 +321,8 @@ impl Store {
                 "UPDATE work_items SET lease_owner = NULL, lease_expires_at = NULL, \
                  due_at = CASE WHEN generation = $4 THEN $5 ELSE $6 END, \
                  attempts = $7, last_error = $8, \
+                 problem_class = COALESCE($12, ''), \
+                 problem_since = CASE WHEN $12 IS NULL THEN NULL ELSE COALESCE(problem_since, $6) END, \
                  state_since = CASE WHEN generation <> $4 OR state = $9 THEN state_since ELSE $6 END, \
                  state_deadline = CASE WHEN generation <> $4 OR state = $9 THEN state_deadline ELSE $10 END, \
                  state = CASE WHEN generation <> $4 THEN state ELSE $9 END, \
@@ -336,6 +340,7 @@ impl Store {
             .bind(&result.state)
             .bind(result.state_deadline)
             .bind(result.pass_micros)
+            .bind(&result.problem_class)
             .execute(writer.connection())
             .await?
             .rows_affected();

@@ -24,6 +24,7 @@ mod metal;
 mod metal_drivers;
 mod metrics;
 mod nodes;
+mod operations;
 mod orphans;
 mod plans;
 mod plans_cli;

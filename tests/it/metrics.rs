@@ -63,9 +63,9 @@ async fn store_calls_are_counted_and_timed_by_operation_and_outcome() {
 async fn provider_calls_are_counted_and_timed_by_provider_and_operation() {
     // Other tests of this process call the fake cloud at the same time: the counts only rise.
     let count = |series: &str| sample(&Metrics::new().encode(), series).unwrap_or(0.0);
-    let listed_ok = r#"bc_provider_calls_total{provider="gke",operation="cluster_list",outcome="ok"}"#;
-    let missing = r#"bc_provider_calls_total{provider="gke",operation="cluster_get",outcome="error"}"#;
-    let timed = r#"bc_provider_call_seconds_count{provider="gke",operation="cluster_get"}"#;
+    let listed_ok = r#"bc_provider_calls_total{provider="gke",operation="clusters.list",outcome="ok"}"#;
+    let missing = r#"bc_provider_calls_total{provider="gke",operation="clusters.get",outcome="error"}"#;
+    let timed = r#"bc_provider_call_seconds_count{provider="gke",operation="clusters.get"}"#;
     let networks = r#"bc_provider_calls_total{provider="digitalocean",operation="network_list",outcome="ok"}"#;
     let before = [listed_ok, missing, timed, networks].map(count);
 

@@ -12,6 +12,7 @@ import { LoadBalancers } from "./gen/bettercompute/compute/v1/load_balancers_pb.
 import { Metal } from "./gen/bettercompute/compute/v1/metal_pb.js";
 import { Networks } from "./gen/bettercompute/compute/v1/networks_pb.js";
 import { Nodes } from "./gen/bettercompute/compute/v1/nodes_pb.js";
+import { Operations } from "./gen/bettercompute/compute/v1/operations_pb.js";
 import { Orphans } from "./gen/bettercompute/compute/v1/orphans_pb.js";
 import { Pools as compute_Pools } from "./gen/bettercompute/compute/v1/pools_pb.js";
 import { Usage } from "./gen/bettercompute/compute/v1/usage_pb.js";
@@ -41,6 +42,7 @@ export const services = {
   metal: Metal,
   networks: Networks,
   nodes: Nodes,
+  operations: Operations,
   orphans: Orphans,
   computePools: compute_Pools,
   usage: Usage,

@@ -138,7 +138,8 @@ impl Context<'_> {
         let failure = match world.faults.take_scripted("cluster", "create", name) {
             Some(Failure::Refuse { status, message }) => return error(status, &message),
             Some(Failure::OperationError { message }) => Some(message),
-            None => None,
+            // A class is answered before the emulator sees the call.
+            Some(Failure::Class(_)) | None => None,
         };
         let tls = match crate::tls::cluster_tls(name) {
             Ok(tls) => tls,

@@ -8,6 +8,7 @@
 
 pub mod address;
 pub mod ipmi;
+mod measured;
 pub mod redfish;
 
 use crate::provider::ProviderResult;
@@ -32,10 +33,11 @@ pub fn connect_to(
     timeout: std::time::Duration,
     addresses: &[std::net::SocketAddr],
 ) -> ProviderResult<Box<dyn Bmc>> {
-    Ok(match access.driver {
-        BmcDriver::Redfish => Box::new(redfish::Redfish::pinned(access, timeout, addresses)?),
-        BmcDriver::Ipmi => Box::new(ipmi::Ipmi::pinned(access, timeout, addresses)?),
-    })
+    let (protocol, driver): (_, Box<dyn Bmc>) = match access.driver {
+        BmcDriver::Redfish => ("redfish", Box::new(redfish::Redfish::pinned(access, timeout, addresses)?)),
+        BmcDriver::Ipmi => ("ipmi", Box::new(ipmi::Ipmi::pinned(access, timeout, addresses)?)),
+    };
+    Ok(Box::new(measured::Measured { protocol, driver }))
 }
 
 /// The protocol a BMC speaks.

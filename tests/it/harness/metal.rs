@@ -27,11 +27,27 @@ impl Env {
     /// Makes machine `name` behind a fake Redfish BMC and enrols it in `pool`; returns its node
     /// id and its system's id at the BMC (`system-N`).
     pub async fn enroll_at_fake_bmc(&self, pool: &str, name: &str) -> (String, String) {
+        self.enroll_behind(pool, name, |cloud, system| format!("{}/redfish/v1/Systems/{system}", cloud.https_url()))
+            .await
+    }
+
+    /// As [`Env::enroll_at_fake_bmc`], but the BMC answers behind a certificate that a CA no one
+    /// was given signed: every call fails its TLS handshake.
+    pub async fn enroll_at_untrusted_bmc(&self, pool: &str, name: &str) -> (String, String) {
+        self.enroll_behind(pool, name, |cloud, system| cloud.bmc_untrusted_url(system).unwrap()).await
+    }
+
+    async fn enroll_behind(
+        &self,
+        pool: &str,
+        name: &str,
+        address: impl Fn(&fakecloud::FakeCloud, &str) -> String,
+    ) -> (String, String) {
         let spec = BmcSystemSpec { name: name.to_owned(), username: "admin".to_owned(), password: PASSWORD.to_owned() };
         let path = self.cloud.add_bmc_system(spec);
         let system = path.rsplit('/').next().unwrap().to_owned();
         let enrolment = json!({"poolId": pool, "name": name, "idempotencyKey": name,
-            "bmc": {"driver": "redfish", "address": format!("{}{path}", self.cloud.https_url()), "username": "admin",
+            "bmc": {"driver": "redfish", "address": address(&self.cloud, &system), "username": "admin",
                 "password": PASSWORD, "caCertificate": self.cloud.ca_pem()}});
         let node = self.ok("/api/compute/metal/enroll", enrolment).await["id"].as_str().unwrap().to_owned();
         (node, system)

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use better_compute::provider::ErrorKind;
 use better_compute::provider::bmc::redfish::Redfish;
-use better_compute::provider::bmc::{Bmc, BootDevice, PowerAction, PowerState, connect};
+use better_compute::provider::bmc::{Bmc, BmcAccess, BootDevice, PowerAction, PowerState, connect};
+use fakecloud::{Failure, FaultClass};
 
 use super::redfish_targets::{Service, Target, fake};
 use super::{assert_no_password, wait_for_power};
@@ -69,6 +70,37 @@ async fn an_untrusted_certificate_is_refused_unless_insecure_is_asked_for() {
     assert_eq!(error.kind, ErrorKind::Transient, "{error}");
     access.insecure = true;
     assert_eq!(connect(&access).unwrap().power_state().await.unwrap(), PowerState::Off);
+}
+
+#[tokio::test]
+async fn a_bmc_whose_certificate_another_ca_signed_is_not_reached_with_the_ca_given() {
+    let target = fake().await;
+    let address = target.cloud.bmc_untrusted_url(&system(&target)).unwrap();
+    let untrusted = BmcAccess { address, ..target.access.clone() };
+    let error = connect(&untrusted).unwrap().power_state().await.unwrap_err();
+    assert_eq!(error.status, None, "a TLS failure has no HTTP status: {error}");
+    assert_no_password(&error);
+    assert_eq!(target.cloud.bmc_system(&system(&target)).unwrap()["heldRequests"], 0);
+    assert_eq!(connect(&target.access).unwrap().power_state().await.unwrap(), PowerState::Off);
+}
+
+#[tokio::test]
+async fn a_bmc_fails_any_call_with_the_class_asked_until_cleared() {
+    let target = fake().await;
+    let bmc = connect(&target.access).unwrap();
+    let throttled = FaultClass::Throttled { retry_after: Duration::from_secs(9) };
+    target.cloud.fail_next("system", "reset", &system(&target), Failure::Class(throttled));
+    let error = bmc.power(PowerAction::On).await.unwrap_err();
+    assert_eq!(error.status, Some(503), "{error}");
+    let rule = target.cloud.fail_account(&system(&target), FaultClass::Unreachable);
+    for _ in 0..2 {
+        let error = bmc.power_state().await.unwrap_err();
+        assert_eq!(error.status, None, "{error}");
+        assert_no_password(&error);
+    }
+    assert_eq!(target.cloud.fault_hits(rule), Some(2));
+    assert!(target.cloud.clear_fault(rule));
+    assert_eq!(bmc.power_state().await.unwrap(), PowerState::Off);
 }
 
 #[tokio::test]

@@ -131,11 +131,23 @@ async fn a_refused_machine_puts_the_instance_in_error(backend: Backend) {
     env.cloud.fail_next("droplet", "create", "odd", Failure::Refuse { status: 422, message: message.into() });
     let created = env.ok(CREATE, instance("odd", "nyc3", "")).await;
     let id = created["id"].as_str().unwrap();
-    let failed = env.wait_state("instances", "instanceId", id, "error").await;
+    let body = json!({"tenantId": "acme", "instanceId": id});
+    let limit = std::time::Duration::from_secs(20);
+    let failed = env
+        .get_until(&env.acme_admin, "instances", body, limit, "in error with its problem", |i| {
+            i["state"] == "error" && i["problem"].is_object()
+        })
+        .await;
     assert!(failed["message"].as_str().unwrap().contains(message), "{failed}");
     assert!(env.event_types(id).await.contains(&"instance.error".to_owned()));
-    // The next pass tries again (the refusal was the provider's, not the request's).
-    env.wait_state("instances", "instanceId", id, "ready").await;
+    // The provider refused the request as such: retrying it soon is pointless, so the problem
+    // says so and the next attempt is ten minutes away (a change would wake it sooner).
+    let problem = &failed["problem"];
+    assert_eq!(problem["class"], "invalid", "{failed}");
+    assert!(problem["message"].as_str().unwrap().contains("change the resource"), "{problem}");
+    let next = better_compute::domain::dates::rfc3339_seconds(problem["nextAttemptAt"].as_str().unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    assert!(next - now >= 9 * 60, "the next attempt comes in {} s", next - now);
 }
 
 async fn another_tenants_instance_is_not_found_over_json_and_grpc(backend: Backend) {

@@ -10,6 +10,7 @@ import better_compute_client.gen.bettercompute.compute.v1.load_balancers_pb2_grp
 import better_compute_client.gen.bettercompute.compute.v1.metal_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc
+import better_compute_client.gen.bettercompute.compute.v1.operations_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.orphans_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.pools_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.usage_pb2_grpc
@@ -43,6 +44,7 @@ STUBS = {
     "networks": better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc.NetworksStub,
     "nodes": better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc.NodesStub,
     "offers": better_compute_client.gen.bettercompute.platform.v1.offers_pb2_grpc.OffersStub,
+    "operations": better_compute_client.gen.bettercompute.compute.v1.operations_pb2_grpc.OperationsStub,
     "orphans": better_compute_client.gen.bettercompute.compute.v1.orphans_pb2_grpc.OrphansStub,
     "platform_pools": better_compute_client.gen.bettercompute.platform.v1.pools_pb2_grpc.PoolsStub,
     "principals": better_compute_client.gen.bettercompute.platform.v1.identity_pb2_grpc.PrincipalsStub,

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import operations_pb2 as _operations_pb2
 from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
@@ -14,7 +15,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Certificate(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "type", "dns_names", "not_after", "sha256_fingerprint", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "type", "dns_names", "not_after", "sha256_fingerprint", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift", "problem")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +32,7 @@ class Certificate(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     DRIFT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -47,7 +49,8 @@ class Certificate(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
     drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., type: _Optional[str] = ..., dns_names: _Optional[_Iterable[str]] = ..., not_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sha256_fingerprint: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
+    problem: _operations_pb2.Problem
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., type: _Optional[str] = ..., dns_names: _Optional[_Iterable[str]] = ..., not_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sha256_fingerprint: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ..., problem: _Optional[_Union[_operations_pb2.Problem, _Mapping]] = ...) -> None: ...
 
 class CreateCertificateRequest(_message.Message):
     __slots__ = ("tenant_id", "project_id", "pool_id", "name", "type", "private_key", "leaf_certificate", "certificate_chain", "dns_names", "idempotency_key")

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import operations_pb2 as _operations_pb2
 from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
@@ -15,7 +16,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class KubernetesCluster(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "mode", "location", "release_channel", "requested_version", "network_id", "authorized_networks", "private_nodes", "node_pools", "state", "message", "endpoint", "kubernetes_version", "node_version", "provider_name", "version", "created_at", "updated_at", "deleted_at", "drift")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "mode", "location", "release_channel", "requested_version", "network_id", "authorized_networks", "private_nodes", "node_pools", "state", "message", "endpoint", "kubernetes_version", "node_version", "provider_name", "version", "created_at", "updated_at", "deleted_at", "drift", "problem")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +42,7 @@ class KubernetesCluster(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     DRIFT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -66,10 +68,11 @@ class KubernetesCluster(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
     drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., mode: _Optional[str] = ..., location: _Optional[str] = ..., release_channel: _Optional[str] = ..., requested_version: _Optional[str] = ..., network_id: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., private_nodes: _Optional[bool] = ..., node_pools: _Optional[_Iterable[_Union[KubernetesNodePool, _Mapping]]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., endpoint: _Optional[str] = ..., kubernetes_version: _Optional[str] = ..., node_version: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
+    problem: _operations_pb2.Problem
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., mode: _Optional[str] = ..., location: _Optional[str] = ..., release_channel: _Optional[str] = ..., requested_version: _Optional[str] = ..., network_id: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., private_nodes: _Optional[bool] = ..., node_pools: _Optional[_Iterable[_Union[KubernetesNodePool, _Mapping]]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., endpoint: _Optional[str] = ..., kubernetes_version: _Optional[str] = ..., node_version: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ..., problem: _Optional[_Union[_operations_pb2.Problem, _Mapping]] = ...) -> None: ...
 
 class KubernetesNodePool(_message.Message):
-    __slots__ = ("id", "tenant_id", "cluster_id", "name", "machine_type", "node_count", "autoscaling", "disk_gib", "disk_type", "spot", "accelerators", "zones", "labels", "taints", "current_node_count", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift")
+    __slots__ = ("id", "tenant_id", "cluster_id", "name", "machine_type", "node_count", "autoscaling", "disk_gib", "disk_type", "spot", "accelerators", "zones", "labels", "taints", "current_node_count", "state", "message", "version", "created_at", "updated_at", "deleted_at", "drift", "problem")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +102,7 @@ class KubernetesNodePool(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     DRIFT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     cluster_id: str
@@ -121,7 +125,8 @@ class KubernetesNodePool(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
     drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., name: _Optional[str] = ..., machine_type: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., spot: _Optional[bool] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., zones: _Optional[_Iterable[str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., current_node_count: _Optional[int] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
+    problem: _operations_pb2.Problem
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., name: _Optional[str] = ..., machine_type: _Optional[str] = ..., node_count: _Optional[int] = ..., autoscaling: _Optional[_Union[KubernetesAutoscaling, _Mapping]] = ..., disk_gib: _Optional[int] = ..., disk_type: _Optional[str] = ..., spot: _Optional[bool] = ..., accelerators: _Optional[_Union[KubernetesAccelerators, _Mapping]] = ..., zones: _Optional[_Iterable[str]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[KubernetesTaint, _Mapping]]] = ..., current_node_count: _Optional[int] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ..., problem: _Optional[_Union[_operations_pb2.Problem, _Mapping]] = ...) -> None: ...
 
 class KubernetesAutoscaling(_message.Message):
     __slots__ = ("min_nodes", "max_nodes")

@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import operations_pb2 as _operations_pb2
 from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
@@ -15,7 +16,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class LoadBalancer(_message.Message):
-    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "scope", "region", "subnet_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "reached_ids", "state", "message", "address", "address_v6", "provider_name", "version", "created_at", "updated_at", "deleted_at", "drift")
+    __slots__ = ("id", "tenant_id", "project_id", "pool_id", "name", "description", "scope", "region", "subnet_id", "targets", "forwarding", "health_check", "sticky_sessions", "source_ranges", "redirect_http_to_https", "domains", "reached_ids", "state", "message", "address", "address_v6", "provider_name", "version", "created_at", "updated_at", "deleted_at", "drift", "problem")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +44,7 @@ class LoadBalancer(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     DRIFT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     project_id: str
@@ -70,7 +72,8 @@ class LoadBalancer(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
     drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., subnet_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., reached_ids: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., address: _Optional[str] = ..., address_v6: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
+    problem: _operations_pb2.Problem
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., subnet_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., reached_ids: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., address: _Optional[str] = ..., address_v6: _Optional[str] = ..., provider_name: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ..., problem: _Optional[_Union[_operations_pb2.Problem, _Mapping]] = ...) -> None: ...
 
 class LoadBalancerTargets(_message.Message):
     __slots__ = ("pool", "instance_ids", "load_balancer_ids")

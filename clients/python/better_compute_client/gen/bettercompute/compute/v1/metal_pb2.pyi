@@ -1,5 +1,6 @@
 import datetime
 
+from better_compute_client.gen.bettercompute.compute.v1 import operations_pb2 as _operations_pb2
 from better_compute_client.gen.bettercompute.compute.v1 import plans_pb2 as _plans_pb2
 from better_compute_client.gen.bettercompute.options.v1 import options_pb2 as _options_pb2
 from better_compute_client.gen.buf.validate import validate_pb2 as _validate_pb2
@@ -67,7 +68,7 @@ class MetalInventory(_message.Message):
     def __init__(self, cpus: _Optional[int] = ..., cpu_model: _Optional[str] = ..., memory_mib: _Optional[int] = ..., nics: _Optional[_Iterable[_Union[MetalNic, _Mapping]]] = ..., disks: _Optional[_Iterable[_Union[MetalDisk, _Mapping]]] = ..., vendor: _Optional[str] = ..., model: _Optional[str] = ..., serial: _Optional[str] = ...) -> None: ...
 
 class MetalMachine(_message.Message):
-    __slots__ = ("id", "pool_id", "name", "labels", "driver", "address", "username", "credentials_set", "ca_certificate", "insecure", "power_state", "provision_state", "previous_state", "deadline", "last_error", "inventory", "image", "created_by", "version", "created_at", "updated_at", "deleted_at", "allowed_verbs", "drift")
+    __slots__ = ("id", "pool_id", "name", "labels", "driver", "address", "username", "credentials_set", "ca_certificate", "insecure", "power_state", "provision_state", "previous_state", "deadline", "last_error", "inventory", "image", "created_by", "version", "created_at", "updated_at", "deleted_at", "allowed_verbs", "drift", "problem")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +100,7 @@ class MetalMachine(_message.Message):
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_VERBS_FIELD_NUMBER: _ClassVar[int]
     DRIFT_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
     id: str
     pool_id: str
     name: str
@@ -123,7 +125,8 @@ class MetalMachine(_message.Message):
     deleted_at: _timestamp_pb2.Timestamp
     allowed_verbs: _containers.RepeatedScalarFieldContainer[str]
     drift: _containers.RepeatedCompositeFieldContainer[_plans_pb2.Drift]
-    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., driver: _Optional[str] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., credentials_set: _Optional[bool] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., power_state: _Optional[str] = ..., provision_state: _Optional[str] = ..., previous_state: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., inventory: _Optional[_Union[MetalInventory, _Mapping]] = ..., image: _Optional[str] = ..., created_by: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., allowed_verbs: _Optional[_Iterable[str]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ...) -> None: ...
+    problem: _operations_pb2.Problem
+    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., driver: _Optional[str] = ..., address: _Optional[str] = ..., username: _Optional[str] = ..., credentials_set: _Optional[bool] = ..., ca_certificate: _Optional[str] = ..., insecure: _Optional[bool] = ..., power_state: _Optional[str] = ..., provision_state: _Optional[str] = ..., previous_state: _Optional[str] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., inventory: _Optional[_Union[MetalInventory, _Mapping]] = ..., image: _Optional[str] = ..., created_by: _Optional[str] = ..., version: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., allowed_verbs: _Optional[_Iterable[str]] = ..., drift: _Optional[_Iterable[_Union[_plans_pb2.Drift, _Mapping]]] = ..., problem: _Optional[_Union[_operations_pb2.Problem, _Mapping]] = ...) -> None: ...
 
 class EnrollMetalRequest(_message.Message):
     __slots__ = ("pool_id", "name", "bmc", "labels", "idempotency_key")

@@ -1,0 +1,72 @@
+//! A stuck cluster's `problem`: its class from the failing GKE call, when the next attempt
+//! comes, what a person must do, and gone at the next success.
+
+use std::time::Duration;
+
+use better_compute::store::Backend;
+use fakecloud::RateLimitMode;
+use serde_json::json;
+
+use super::{now_seconds, seconds};
+use crate::kubernetes::{setup, standard};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_revoked_at_the_provider_give_permission_and_stop_the_retries() {
+    let mut env = setup(Backend::Postgres).start().await;
+    env.start_worker();
+    let cluster = env.ok("/api/compute/kubernetesClusters/create", standard("revoked", "revoked")).await;
+    let id = cluster["id"].as_str().unwrap();
+    env.wait_cluster_state(id, "ready", Duration::from_secs(30)).await;
+
+    // Every GKE call is now refused as a revoked key is; a change makes the worker look.
+    env.cloud.set_error_rate("/v1/", 1.0, 403);
+    let change = json!({"tenantId": "acme", "clusterId": id, "authorizedNetworks": ["10.0.0.0/8"]});
+    env.ok("/api/compute/kubernetesClusters/update", change).await;
+    let stuck = env.wait_problem(id, "permission").await;
+    let problem = &stuck["problem"];
+    assert_eq!(problem["attempts"], 1, "{problem}");
+    let message = problem["message"].as_str().unwrap();
+    assert!(message.contains("HTTP 403"), "the provider's refusal is named: {message}");
+    assert!(message.contains("credentials"), "it says what a person must do: {message}");
+    // No retry for ten minutes: the worker waits for a person (or a change).
+    let waits = seconds(&problem["nextAttemptAt"]) - now_seconds();
+    assert!(waits >= 9 * 60, "the next attempt comes in {waits} s");
+    let since = seconds(&problem["since"]);
+    assert!((now_seconds() - since).abs() < 60, "since {since}");
+
+    // The operation log shows the refused call and its class.
+    let log = env.operations(id, 5, "").await;
+    let last = &log["operations"][0];
+    assert_eq!((&last["outcome"], &last["errorClass"]), (&json!("error"), &json!("permission")), "{log}");
+
+    // Credentials restored and a change made: the next pass succeeds and the problem is gone.
+    env.cloud.set_error_rate("/v1/", 0.0, 403);
+    let change = json!({"tenantId": "acme", "clusterId": id, "authorizedNetworks": ["10.0.0.0/16"]});
+    env.ok("/api/compute/kubernetesClusters/update", change).await;
+    let body = json!({"tenantId": "acme", "clusterId": id});
+    env.get_until(&env.acme_admin, "kubernetesClusters", body, Duration::from_secs(20), "without a problem", |c| {
+        c.get("problem").is_none() && c["state"] == "ready"
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttled_call_shows_the_next_attempt_the_provider_asked_for() {
+    let mut env = setup(Backend::Postgres).start().await;
+    env.start_worker();
+    let cluster = env.ok("/api/compute/kubernetesClusters/create", standard("throttled", "throttled")).await;
+    let id = cluster["id"].as_str().unwrap();
+    env.wait_cluster_state(id, "ready", Duration::from_secs(30)).await;
+
+    // GKE takes one call a minute: the rest are answered 429 with the window's Retry-After.
+    env.cloud.set_rate_limit(Some(RateLimitMode { limit: 1, window: Duration::from_secs(60) }));
+    let change = json!({"tenantId": "acme", "clusterId": id, "description": "throttled"});
+    env.ok("/api/compute/kubernetesClusters/update", change).await;
+    let stuck = env.wait_problem(id, "throttled").await;
+    let problem = &stuck["problem"];
+    let waits = seconds(&problem["nextAttemptAt"]) - now_seconds();
+    // The transient backoff would retry in 5 s; the provider asked for the rest of its minute.
+    assert!((20..=61).contains(&waits), "the next attempt comes in {waits} s: {problem}");
+    assert!(problem["message"].as_str().unwrap().contains("429"), "{problem}");
+    env.cloud.set_rate_limit(None);
+}
