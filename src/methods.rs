@@ -19,6 +19,17 @@ const API_PACKAGE_PREFIX: &str = "bettercompute.";
 /// `compute:instances:update` on each instance they name, though instances have no update.
 pub const SECONDARY_PERMISSIONS: &[(&str, &str)] = &[("compute:instances:update", "compute-instance")];
 
+/// The field of a delete request that ends the resource at once (leaving orphans).
+pub const FORCE_FIELD: &str = "force";
+
+/// The permission a delete with `force: true` decides besides the delete's own, on the same
+/// resource: `compute:networks:delete` gives `compute:networks:force-delete`. Declared by the
+/// descriptors alone: every method whose request has a boolean `force` field has one.
+pub fn force_permission(delete_permission: &str) -> String {
+    let kind = delete_permission.strip_suffix(":delete").unwrap_or(delete_permission);
+    format!("{kind}:force-delete")
+}
+
 /// One method of the API.
 #[derive(Clone, Debug)]
 pub struct Method {
@@ -136,6 +147,15 @@ impl MethodTable {
             resource_type: (*resource_type).to_owned(),
             attributes: Vec::new(),
         }));
+        specs.extend(self.iter().filter_map(|method| {
+            let authorization = method.authorization.as_ref()?;
+            let force = method.descriptor.input().get_field_by_name(FORCE_FIELD)?;
+            (force.kind() == Kind::Bool).then(|| ActionSpec {
+                permission: force_permission(&authorization.permission),
+                resource_type: authorization.resource.clone(),
+                attributes: Vec::new(),
+            })
+        }));
         specs.sort_by(|a, b| (&a.permission, &a.resource_type).cmp(&(&b.permission, &b.resource_type)));
         specs
     }
@@ -158,6 +178,9 @@ mod tests {
                 method.authorization.as_ref().unwrap_or_else(|| panic!("{} has no authorization", method.name));
             assert!(!authorization.permission.is_empty() && !authorization.resource.is_empty(), "{}", method.name);
         }
+        let specs = table.action_specs();
+        let force = specs.iter().find(|s| s.permission == "compute:networks:force-delete").expect("declared");
+        assert_eq!(force.resource_type, "compute-network");
         let create = table.by_http_path("/api/platform/tenants/create").unwrap();
         assert_eq!(create.grpc_path, "/bettercompute.platform.v1.Tenants/Create");
         assert_eq!(create.authorization.as_ref().unwrap().permission, "platform:tenants:create");

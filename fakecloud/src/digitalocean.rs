@@ -37,6 +37,9 @@ pub struct DoState {
     pub(super) load_balancer_tag_requests: u64,
     /// How many times each load balancer was updated in place (`PUT`), by id.
     pub(super) load_balancer_updates: BTreeMap<String, u64>,
+    /// Load balancers and droplets (by id) whose delete is accepted and does nothing (see
+    /// `FakeCloud::do_keep_after_delete`).
+    pub(super) kept_after_delete: std::collections::BTreeSet<String>,
 }
 
 impl DoState {
@@ -289,6 +292,9 @@ async fn droplet_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, P
         Ok(entered) => entered,
         Err(refusal) => return refusal,
     };
+    if world.digitalocean.kept_after_delete.contains(&id) {
+        return empty();
+    }
     match id.parse::<u64>().ok().and_then(|id| world.digitalocean.droplets.remove(&id)) {
         Some(droplet) => {
             let id = droplet.value["id"].as_u64().unwrap_or_default();

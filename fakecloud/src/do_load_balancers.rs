@@ -492,6 +492,9 @@ async fn lb_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(i
     if targeted {
         return invalid(format!("load balancer {id} is the target of a global load balancer"));
     }
+    if world.digitalocean.kept_after_delete.contains(&id) {
+        return empty();
+    }
     match world.digitalocean.load_balancers.remove(&id) {
         Some(_) => {
             world.digitalocean.load_balancer_updates.remove(&id);

@@ -49,6 +49,18 @@ impl FakeCloud {
         do_console::set_volume_size(&mut world.digitalocean, action_id, volume_id, size_gigabytes)
     }
 
+    /// DigitalOcean accepts the delete of load balancer or droplet `id` and keeps it (`keep`), as a
+    /// provider that lost the request after answering would: a test of a delete that must not end
+    /// `deleted` over what is left. `keep: false` lets the next delete remove it.
+    pub fn do_keep_after_delete(&self, id: &str, keep: bool) {
+        let mut world = self.shared.world();
+        if keep {
+            world.digitalocean.kept_after_delete.insert(id.to_owned());
+        } else {
+            world.digitalocean.kept_after_delete.remove(id);
+        }
+    }
+
     /// Someone pressed the power button of the machine behind Redfish system `system_id`
     /// (`system-N`): its `PowerState` is `On` (it boots) or `Off` at once, whatever power
     /// change was under way. False if there is no such system.

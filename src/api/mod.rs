@@ -41,6 +41,7 @@ mod nodes;
 mod offers;
 pub mod openapi;
 mod operations;
+mod orphans;
 mod plans;
 mod platform_pools;
 mod projects;
@@ -188,6 +189,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
         .add_service(compute::events_server::EventsServer::new(api.clone()))
         .add_service(compute::operations_server::OperationsServer::new(api.clone()))
         .add_service(compute::usage_server::UsageServer::new(api.clone()))
+        .add_service(compute::orphans_server::OrphansServer::new(api.clone()))
         .add_service(platform::reconcilers_server::ReconcilersServer::new(api.clone()))
         .add_service(platform::projects_server::ProjectsServer::new(api.clone()))
         .add_service(platform::accounts_server::AccountsServer::new(api.clone()))

@@ -77,7 +77,8 @@ pub fn groups_of(permission: &str) -> Vec<&'static str> {
     ]
     .iter()
     .any(|prefix| permission.starts_with(prefix));
-    if identity {
+    // A forced delete leaves provider objects behind for someone to answer for: admins only.
+    if identity || verb == "force-delete" {
         return vec!["administer"];
     }
     if !permission.starts_with("compute:") {
@@ -175,6 +176,7 @@ mod tests {
         assert_eq!(groups_of("compute:kubernetes:connect"), ["write", "own"]);
         assert_eq!(groups_of("platform:api-keys:create"), ["administer"]);
         assert_eq!(groups_of("compute:join-tokens:read"), ["administer"], "an editor or viewer sees no token");
+        assert_eq!(groups_of("compute:kubernetes:force-delete"), ["administer"], "an editor or owner may not force");
         assert!(groups_of("platform:tenants:create").is_empty());
     }
 }

@@ -3,6 +3,7 @@
 //! module holds the step functions its reconciler takes (the plan runs the same functions from
 //! the state as last applied), so what a plan says cannot drift from what a pass does.
 
+pub mod deletes;
 pub mod kubernetes;
 pub mod load_balancer_spec;
 pub mod load_balancers;

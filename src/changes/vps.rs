@@ -118,7 +118,8 @@ pub fn network_update(before: &NetworkRow, after: &NetworkRow) -> Plan {
 /// The plan of deleting a network: every subnet, then the network.
 pub fn network_delete(network: &NetworkRow) -> Plan {
     let mut plan = Plan::default();
-    let provider = if network.provider == "gce" { "gce" } else { DIGITALOCEAN };
+    // A GKE account's networks are Compute Engine's.
+    let provider = if network.provider == "gke" { "gce" } else { DIGITALOCEAN };
     let (network_kind, subnet_kind) = if provider == "gce" { ("network", "subnetwork") } else { ("vpc", "vpc") };
     for subnet in network.subnets.iter().filter(|s| s.deleted_at.is_none()) {
         plan.ask(Action::Delete, provider, subnet_kind, subnet_name(&subnet.id));

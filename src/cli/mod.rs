@@ -27,6 +27,7 @@ mod load_balancers;
 mod metal;
 mod nodes;
 mod offers;
+mod orphans;
 mod output;
 mod plan;
 mod pools;
@@ -149,6 +150,9 @@ pub enum Command {
     /// Tenants' monthly budgets.
     #[command(subcommand)]
     Budgets(budgets::BudgetsCommand),
+    /// Provider objects forced deletes may have left behind, and their removal.
+    #[command(subcommand)]
+    Orphans(orphans::OrphansCommand),
     /// Principals: operators, and a tenant's users and service accounts.
     #[command(subcommand)]
     Principals(identity::PrincipalsCommand),
@@ -231,6 +235,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Offers(command) => offers::run(&cli, command).await,
         Command::Quotas(command) => quotas::run(&cli, command).await,
         Command::Budgets(command) => budgets::run(&cli, command).await,
+        Command::Orphans(command) => orphans::run(&cli, command).await,
         Command::Principals(command) => identity::principals(&cli, command).await,
         Command::ApiKeys(command) => identity::api_keys(&cli, command).await,
         Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,

@@ -62,8 +62,14 @@ pub trait Tracked: Message + Sized + 'static {
     /// Asks for the creation of a resource; answers it as it is now.
     fn create(client: &mut Self::Client, request: Self::Create) -> impl Future<Output = Result<Self, String>>;
 
-    /// Asks for the deletion of the resource `id`; answers it as it is now.
-    fn delete(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
+    /// Asks for the deletion of the resource `id` (`force`d: ended at once, leaving orphans);
+    /// answers it as it is now.
+    fn delete(
+        client: &mut Self::Client,
+        tenant_id: String,
+        id: String,
+        force: bool,
+    ) -> impl Future<Output = Result<Self, String>>;
 
     /// What the deletion of the resource `id` would do, changing nothing.
     fn plan_delete(
@@ -118,6 +124,10 @@ pub struct DeleteCommand<K: Tracked> {
     id: String,
     #[arg(long, help = K::HELP.wait_deleted, conflicts_with = "dry_run")]
     wait: bool,
+    /// End a resource stuck deleting (or whose provider account cannot be reached) at once,
+    /// recording what it may leave at the provider as orphans (`bc orphans list`); an admin's
+    #[arg(long, conflicts_with = "dry_run")]
+    force: bool,
     #[command(flatten)]
     dry_run: DryRun,
     #[arg(skip)]
@@ -182,7 +192,7 @@ impl<K: Tracked> DeleteCommand<K> {
         if self.dry_run.dry_run {
             return plan::show(cli, &K::plan_delete(client, self.tenant.clone(), self.id.clone()).await?);
         }
-        let resource = K::delete(client, self.tenant.clone(), self.id.clone()).await?;
+        let resource = K::delete(client, self.tenant.clone(), self.id.clone(), self.force).await?;
         show(cli, client, &self.tenant, resource, self.wait.then_some("deleted")).await
     }
 }
@@ -278,8 +288,13 @@ macro_rules! tracked {
                 $crate::cli::follow::answer(client.create(request).await)
             }
 
-            async fn delete(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {
-                $crate::cli::follow::answer(client.delete($delete { tenant_id, $id, validate_only: false }).await)
+            async fn delete(
+                client: &mut Self::Client,
+                tenant_id: String,
+                $id: String,
+                force: bool,
+            ) -> Result<Self, String> {
+                $crate::cli::follow::answer(client.delete($delete { tenant_id, $id, validate_only: false, force }).await)
             }
 
             async fn plan_delete(
@@ -288,7 +303,7 @@ macro_rules! tracked {
                 $id: String,
             ) -> Result<$crate::proto::compute::Plan, String> {
                 use $crate::cli::plan::Change;
-                let request = $delete { tenant_id, $id, validate_only: false };
+                let request = $delete { tenant_id, $id, validate_only: false, force: false };
                 $crate::cli::follow::answer(client.plan(request.planned()).await)
             }
 

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use super::node_pool_drift::{self, adopt};
 use super::node_pool_steps::{self, next_pool_step};
+use super::provider_objects::ProviderObjects;
 use super::{Backoff, Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
 use crate::changes::kubernetes::{cluster_changes, pool_spec, provider_channel, version_matches};
 use crate::domain::drift::{self, DriftedField};
@@ -66,7 +67,8 @@ impl KitReconciler for KubernetesClusters {
 
     async fn reconcile(&self, pass: &Pass, cluster: ClusterRow) -> Result<Outcome, PassError> {
         let gke = self.accounts.gke(&cluster.account_id, &cluster.location).await?;
-        let step = Step { pass, cluster: &cluster, gke: &gke, delete_backoff: self.timings.delete_backoff };
+        let objects = ProviderObjects { gke: Some(self.accounts.clone()), digitalocean: None };
+        let step = Step { pass, cluster: &cluster, gke: &gke, delete_backoff: self.timings.delete_backoff, objects };
         if cluster.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
 }
@@ -77,6 +79,7 @@ struct Step<'a> {
     cluster: &'a ClusterRow,
     gke: &'a Gke,
     delete_backoff: Backoff,
+    objects: ProviderObjects,
 }
 
 fn cluster_spec(cluster: &ClusterRow) -> ClusterSpec {
@@ -169,6 +172,7 @@ impl Step<'_> {
     }
 
     async fn finish_delete(&self) -> Result<Outcome, PassError> {
+        self.objects.confirm_gone(self.cluster).await?;
         self.pass.store.cluster_access_forget_cluster(&self.cluster.id).await?;
         self.pass.store.cluster_finish_delete(&self.cluster.id, self.now()).await?;
         Ok(Outcome::remove())

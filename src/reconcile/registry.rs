@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use super::{KubernetesClusters, KubernetesSubstrates, MetalMachines, ProviderResources, Reconciler};
+use super::provider_objects::ProviderObjects;
+use super::{KubernetesClusters, KubernetesSubstrates, MetalMachines, OrphanSweeper, ProviderResources, Reconciler};
 
 /// Every resource kind the worker converges at a provider: clusters, pool substrates, bare-metal
 /// machines (through their BMCs), networks,
-/// instances, certificates and load balancers, with the accounts, key and timings of `resources` (the
+/// instances, certificates and load balancers, and the sweeper of what forced deletes left, with the accounts, key and timings of `resources` (the
 /// spec's backoffs from [`ProviderResources::new`]; tests set faster ones in its fields, and
 /// the intervals in the worker's configuration).
 pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
@@ -24,7 +25,12 @@ pub fn registry(resources: ProviderResources) -> Vec<Arc<dyn Reconciler>> {
         backoff: resources.timings.backoff,
         ..MetalMachines::new(resources.secret_key.clone(), resources.daemon_endpoint.clone())
     };
-    let mut reconcilers: Vec<Arc<dyn Reconciler>> = vec![Arc::new(clusters), Arc::new(substrates), Arc::new(metal)];
+    let sweeper = OrphanSweeper {
+        objects: ProviderObjects::new(resources.gke.clone(), resources.digitalocean.clone()),
+        backoff: resources.timings.backoff,
+    };
+    let mut reconcilers: Vec<Arc<dyn Reconciler>> =
+        vec![Arc::new(clusters), Arc::new(substrates), Arc::new(metal), Arc::new(sweeper)];
     reconcilers.extend(resources.reconcilers());
     reconcilers
 }

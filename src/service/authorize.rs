@@ -166,10 +166,11 @@ const POOL_RESOURCE: &str = "compute-pool";
 
 /// The methods whose request without a tenant reads the caller's own tenant (an operator's:
 /// every tenant's), as their pages say: the decision is on that tenant, as the service's read is.
-const OWN_TENANT_BY_DEFAULT: [&str; 3] = [
+const OWN_TENANT_BY_DEFAULT: [&str; 4] = [
     "bettercompute.compute.v1.Events/List",
     "bettercompute.compute.v1.Events/Watch",
     "bettercompute.compute.v1.Usage/List",
+    "bettercompute.compute.v1.Orphans/List",
 ];
 
 /// The attribute naming the provider account a resource is on.

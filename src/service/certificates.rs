@@ -160,6 +160,6 @@ impl Service {
     pub async fn certificate_delete(&self, ctx: &Context, request: DeleteCertificateRequest) -> Result<CertificateRow> {
         let certificate = self.certificate_of_tenant(&request.tenant_id, &request.certificate_id).await?;
         let delete = |id: String, now| async move { self.store.certificate_delete(&id, now, deadline(now)).await };
-        self.delete_unless_deleted(ctx, "certificate", certificate, delete).await
+        self.delete_resource(ctx, "certificate", certificate, request.force, delete).await
     }
 }

@@ -17,7 +17,7 @@ const DEFAULT_EVENTS: i64 = 100;
 
 impl Service {
     /// The tenant whose data the caller reads: `None` for every tenant (operators only).
-    fn readable_tenant(&self, ctx: &Context, requested: &str) -> Result<Option<String>> {
+    pub(super) fn readable_tenant(&self, ctx: &Context, requested: &str) -> Result<Option<String>> {
         match (ctx.caller.kind, ctx.caller.tenant_id.as_deref()) {
             (PrincipalKind::Operator, _) => Ok((!requested.is_empty()).then(|| requested.to_owned())),
             (_, Some(own)) if requested.is_empty() || requested == own => Ok(Some(own.to_owned())),

@@ -129,6 +129,6 @@ impl Service {
     pub async fn instance_delete(&self, ctx: &Context, request: DeleteInstanceRequest) -> Result<InstanceRow> {
         let instance = self.instance_of_tenant(&request.tenant_id, &request.instance_id).await?;
         let delete = |id: String, now| async move { self.store.instance_delete(&id, now, deadline(now)).await };
-        self.delete_unless_deleted(ctx, "instance", instance, delete).await
+        self.delete_resource(ctx, "instance", instance, request.force, delete).await
     }
 }

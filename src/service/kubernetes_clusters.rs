@@ -353,7 +353,7 @@ impl Service {
         let cluster = self.cluster_of_tenant(&request.tenant_id, &request.cluster_id).await?;
         let delete =
             |id: String, now| async move { self.store.cluster_delete(&id, now, self.cluster_deadline(now)).await };
-        self.delete_unless_deleted(ctx, "cluster", cluster, delete).await
+        self.delete_resource(ctx, "cluster", cluster, request.force, delete).await
     }
 
     /// A short-lived kubeconfig for the caller with `role`. The token goes into the answer only:

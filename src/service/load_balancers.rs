@@ -369,6 +369,6 @@ impl Service {
         let delete = |id: String, now| async move {
             self.store.load_balancer_delete(&id, now, Self::load_balancer_deadline(now)).await
         };
-        self.delete_unless_deleted(ctx, "load balancer", lb, delete).await
+        self.delete_resource(ctx, "load balancer", lb, request.force, delete).await
     }
 }

@@ -34,6 +34,7 @@ mod networks;
 mod nodes;
 mod offers;
 mod operations;
+mod orphans;
 mod paging;
 mod plans;
 mod pools;

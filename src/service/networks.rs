@@ -195,7 +195,7 @@ impl Service {
     pub async fn network_delete(&self, ctx: &Context, request: DeleteNetworkRequest) -> Result<NetworkRow> {
         let network = self.network_of_tenant(&request.tenant_id, &request.network_id).await?;
         let delete = |id: String, now| async move { self.store.network_delete(&id, now, deadline(now)).await };
-        self.delete_unless_deleted(ctx, "network", network, delete).await
+        self.delete_resource(ctx, "network", network, request.force, delete).await
     }
 
     /// The network a cluster's `networkId` names, and the subnet its nodes use: a network of

@@ -208,6 +208,6 @@ impl Service {
     pub async fn volume_delete(&self, ctx: &Context, request: DeleteVolumeRequest) -> Result<VolumeRow> {
         let volume = self.volume_of_tenant(&request.tenant_id, &request.volume_id).await?;
         let delete = |id: String, now| async move { self.store.volume_delete(&id, now, deadline(now)).await };
-        self.delete_unless_deleted(ctx, "volume", volume, delete).await
+        self.delete_resource(ctx, "volume", volume, request.force, delete).await
     }
 }

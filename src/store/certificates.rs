@@ -264,4 +264,14 @@ impl Store {
         })
         .await
     }
+
+    /// [`Store::certificate_finish_delete`] inside the caller's transaction: whether it wrote.
+    pub(super) async fn certificate_finish_delete_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<bool> {
+        self.resource_finish_delete_in::<CertificateRow>(txn, id, now, "private_key_encrypted = '', ").await
+    }
 }

@@ -233,4 +233,14 @@ impl Store {
         })
         .await
     }
+
+    /// [`Store::instance_finish_delete`] inside the caller's transaction: whether it wrote.
+    pub(super) async fn instance_finish_delete_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<bool> {
+        self.resource_finish_delete_in::<InstanceRow>(txn, id, now, "").await
+    }
 }

@@ -453,20 +453,38 @@ impl Store {
     /// authorization row, ends its billing and publishes `deleted`, in one transaction.
     pub async fn cluster_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("cluster_finish_delete", async {
-            let Some(mut txn) = self.resource_mark_deleted::<ClusterRow>(id, now, "").await? else { return Ok(()) };
-            sqlx::query(
-                "UPDATE kubernetes_node_pools SET state = 'deleted', deleted_at = $2, updated_at = $2 \
-                 WHERE cluster_id = $1 AND deleted_at IS NULL",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            self.usage_billable_end_in(&mut txn, CLUSTER_METER, id, now).await?;
-            self.resource_deleted_in::<ClusterRow>(&mut txn, id, now).await?;
-            self.commit_and_signal(txn).await
+            let mut txn = self.begin_write().await?;
+            if self.cluster_finish_delete_in(&mut txn, id, now).await? {
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(())
         })
         .await
+    }
+
+    /// [`Store::cluster_finish_delete`] inside the caller's transaction (its kubeconfig grants
+    /// forgotten too): whether it wrote.
+    pub(super) async fn cluster_finish_delete_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<bool> {
+        if !self.resource_mark_deleted_in::<ClusterRow>(txn, id, now, "").await? {
+            return Ok(false);
+        }
+        sqlx::query(
+            "UPDATE kubernetes_node_pools SET state = 'deleted', deleted_at = $2, updated_at = $2 \
+             WHERE cluster_id = $1 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(&mut **txn)
+        .await?;
+        sqlx::query("DELETE FROM cluster_access_grants WHERE cluster_id = $1").bind(id).execute(&mut **txn).await?;
+        self.usage_billable_end_in(txn, CLUSTER_METER, id, now).await?;
+        self.resource_deleted_in::<ClusterRow>(txn, id, now).await?;
+        Ok(true)
     }
 
     /// Publishes one event about a cluster on its own (credentials issued).

@@ -464,21 +464,35 @@ impl Store {
     /// row, ends its billing, refunds its quota and publishes `deleted`, in one transaction.
     pub async fn load_balancer_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("load_balancer_finish_delete", async {
-            let Some(mut txn) = self.resource_mark_deleted::<LoadBalancerRow>(id, now, "").await? else {
-                return Ok(());
-            };
-            // The quota row before the event head (taken by `resource_deleted_in`): a create books
-            // its quota before it appends its event, and the opposite order here deadlocked the two.
-            let lb = self
-                .resource_fetch_in::<LoadBalancerRow>(&mut txn, id)
-                .await?
-                .ok_or_else(|| not_found::<LoadBalancerRow>(id))?;
-            self.quota_refund_in(&mut txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
-            self.usage_billable_end_in(&mut txn, LOAD_BALANCER_METER, id, now).await?;
-            let _: LoadBalancerRow = self.resource_deleted_in(&mut txn, id, now).await?;
-            self.commit_and_signal(txn).await
+            let mut txn = self.begin_write().await?;
+            if self.load_balancer_finish_delete_in(&mut txn, id, now).await? {
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(())
         })
         .await
+    }
+
+    /// [`Store::load_balancer_finish_delete`] inside the caller's transaction: whether it wrote.
+    pub(super) async fn load_balancer_finish_delete_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<bool> {
+        if !self.resource_mark_deleted_in::<LoadBalancerRow>(txn, id, now, "").await? {
+            return Ok(false);
+        }
+        // The quota row before the event head (taken by `resource_deleted_in`): a create books
+        // its quota before it appends its event, and the opposite order here deadlocked the two.
+        let lb = self
+            .resource_fetch_in::<LoadBalancerRow>(txn, id)
+            .await?
+            .ok_or_else(|| not_found::<LoadBalancerRow>(id))?;
+        self.quota_refund_in(txn, &lb.pool_id, &lb.tenant_id, LOAD_BALANCER_QUOTA, 1).await?;
+        self.usage_billable_end_in(txn, LOAD_BALANCER_METER, id, now).await?;
+        let _: LoadBalancerRow = self.resource_deleted_in(txn, id, now).await?;
+        Ok(true)
     }
 
     /// Wakes, inside the caller's transaction, every live load balancer that may reach

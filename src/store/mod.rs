@@ -38,6 +38,7 @@ mod networks;
 mod nodes;
 mod offers;
 mod operation_log;
+mod orphans;
 mod pools;
 mod projects;
 mod quotas;
@@ -100,6 +101,10 @@ pub use networks::{
 pub use nodes::{JoinOutcome, JoinOver, NodeCapacityRow, NodeRow, NodeSummaryRow};
 pub use offers::{NewOffer, OfferChange, OfferRow};
 pub use operation_log::{OPERATIONS_KEPT_MICROS, OPERATIONS_KEPT_PER_RESOURCE, OperationRow};
+pub use orphans::{
+    ForcedDelete, NewOrphan, ORPHAN_DISMISSED, ORPHAN_PENDING, ORPHAN_REMOVED, ORPHAN_STILL_THERE, ORPHAN_SWEEP_KIND,
+    ORPHAN_SWEEP_OBJECT, OrphanFilter, OrphanRow,
+};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
 pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
@@ -183,6 +188,7 @@ migrations!(
     (24, "volumes", "0024_volumes"),
     (25, "drift", "0025_drift"),
     (26, "operation_log", "0026_operation_log"),
+    (27, "orphans", "0027_orphans"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

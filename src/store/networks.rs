@@ -469,18 +469,34 @@ impl Store {
     /// authorization row and publishes `deleted`, in one transaction.
     pub async fn network_finish_delete(&self, id: &str, now: i64) -> Result<()> {
         crate::measured::store("network_finish_delete", async {
-            let Some(mut txn) = self.resource_mark_deleted::<NetworkRow>(id, now, "").await? else { return Ok(()) };
-            sqlx::query(
-                "UPDATE subnets SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
-                 WHERE network_id = $1 AND deleted_at IS NULL",
-            )
-            .bind(id)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            self.resource_deleted_in::<NetworkRow>(&mut txn, id, now).await?;
-            self.commit_and_signal(txn).await
+            let mut txn = self.begin_write().await?;
+            if self.network_finish_delete_in(&mut txn, id, now).await? {
+                self.commit_and_signal(txn).await?;
+            }
+            Ok(())
         })
         .await
+    }
+
+    /// [`Store::network_finish_delete`] inside the caller's transaction: whether it wrote.
+    pub(super) async fn network_finish_delete_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<bool> {
+        if !self.resource_mark_deleted_in::<NetworkRow>(txn, id, now, "").await? {
+            return Ok(false);
+        }
+        sqlx::query(
+            "UPDATE subnets SET state = 'deleted', message = '', deleted_at = $2, updated_at = $2 \
+             WHERE network_id = $1 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(&mut **txn)
+        .await?;
+        self.resource_deleted_in::<NetworkRow>(txn, id, now).await?;
+        Ok(true)
     }
 }

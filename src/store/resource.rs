@@ -284,17 +284,23 @@ pub trait ConvergedRow: Send + Sync + Sized + 'static {
     const ID_FIELD: &'static str;
     /// The prefix of its ids: `plb`.
     const ID_PREFIX: &'static str;
+    /// Its authorization resource type: `compute-network`.
+    const AUTHZ_TYPE: &'static str;
     /// The row with its children, deleted or not; `None` if it was never there.
     async fn fetch(store: &Store, id: &str) -> Result<Option<Self>>;
     /// The row with its children, `None` once it is deleted or was never there.
     async fn fetch_live(store: &Store, id: &str) -> Result<Option<Self>>;
+    /// Ends the delete of row `id` inside `txn`, as the kind's reconciler ends it once the
+    /// provider has nothing left (its children, billing and quota, the `deleted` event): whether
+    /// it wrote (`false` once deleted, or when no delete was asked for).
+    async fn finish_delete_in(store: &Store, txn: &mut Transaction<'static, Any>, id: &str, now: i64) -> Result<bool>;
 }
 
 /// The one list of the kinds the kit's lifecycle owns, each with the fetch that reads a row with
 /// its children (each with its state enum and id type): implements [`ConvergedRow`] for each and lists their work kinds in
 /// [`CONVERGED_KINDS`], which the lifecycle tests iterate over.
 macro_rules! converged_kinds {
-    ($($row:ty : $state:ty, $id:ty => $fetch:ident),* $(,)?) => {
+    ($($row:ty : $state:ty, $id:ty => $fetch:ident, $finish:ident),* $(,)?) => {
         $(
             // The state named here is the row's own (this does not compile otherwise).
             const _: fn(&$row) -> $state = |row| row.state;
@@ -306,11 +312,20 @@ macro_rules! converged_kinds {
                 const NOUN: &'static str = <$row as Resource>::TABLE.noun;
                 const ID_FIELD: &'static str = <$row as Resource>::TABLE.id_field;
                 const ID_PREFIX: &'static str = <$id>::PREFIX;
+                const AUTHZ_TYPE: &'static str = <$row as Resource>::TABLE.authz_type;
                 async fn fetch(store: &Store, id: &str) -> Result<Option<Self>> {
                     store.$fetch(id).await
                 }
                 async fn fetch_live(store: &Store, id: &str) -> Result<Option<Self>> {
                     Ok(store.$fetch(id).await?.filter(|row| row.deleted_at.is_none()))
+                }
+                async fn finish_delete_in(
+                    store: &Store,
+                    txn: &mut Transaction<'static, Any>,
+                    id: &str,
+                    now: i64,
+                ) -> Result<bool> {
+                    store.$finish(txn, id, now).await
                 }
             }
         )*
@@ -321,12 +336,13 @@ macro_rules! converged_kinds {
 }
 
 converged_kinds! {
-    super::ClusterRow: ClusterState, crate::ids::KubernetesClusterId => cluster_fetch,
-    super::NetworkRow: ProvisionState, crate::ids::NetworkId => network_fetch,
-    super::InstanceRow: ProvisionState, crate::ids::InstanceId => instance_fetch,
-    super::CertificateRow: ProvisionState, crate::ids::CertificateId => certificate_fetch,
-    super::VolumeRow: VolumeState, crate::ids::VolumeId => volume_fetch,
+    super::ClusterRow: ClusterState, crate::ids::KubernetesClusterId => cluster_fetch, cluster_finish_delete_in,
+    super::NetworkRow: ProvisionState, crate::ids::NetworkId => network_fetch, network_finish_delete_in,
+    super::InstanceRow: ProvisionState, crate::ids::InstanceId => instance_fetch, instance_finish_delete_in,
+    super::CertificateRow: ProvisionState, crate::ids::CertificateId => certificate_fetch, certificate_finish_delete_in,
+    super::VolumeRow: VolumeState, crate::ids::VolumeId => volume_fetch, volume_finish_delete_in,
     super::LoadBalancerRow: LoadBalancerState, crate::ids::LoadBalancerId => load_balancer_fetch,
+        load_balancer_finish_delete_in,
 }
 
 /// Makes each row read and write its common fields as its own (`row.id`, `row.state = ..`).
@@ -490,7 +506,7 @@ impl Store {
 
     /// Marks resource `id` `deleting` (version bumped, the time of the first request kept),
     /// unless it is deleted or already `deleting` (then `false`). Takes the row lock.
-    async fn resource_mark_deleting_in<R: Resource>(
+    pub(super) async fn resource_mark_deleting_in<R: Resource>(
         &self,
         txn: &mut Transaction<'static, Any>,
         id: &str,
@@ -575,13 +591,25 @@ impl Store {
         also_set: &str,
     ) -> Result<Option<Transaction<'static, Any>>> {
         let mut txn = self.begin_write().await?;
+        let wrote = self.resource_mark_deleted_in::<R>(&mut txn, id, now, also_set).await?;
+        Ok(wrote.then_some(txn))
+    }
+
+    /// [`Store::resource_mark_deleted`] inside the caller's transaction: whether it wrote.
+    pub(super) async fn resource_mark_deleted_in<R: Resource>(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+        also_set: &str,
+    ) -> Result<bool> {
         let sql = format!(
             "UPDATE {} SET state = 'deleted', message = '', {also_set}deleted_at = $2, updated_at = $2 \
              WHERE id = $1 AND deleted_at IS NULL AND delete_requested_at IS NOT NULL",
             R::TABLE.table
         );
-        let updated = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).bind(now).execute(&mut *txn).await?;
-        Ok((updated.rows_affected() > 0).then_some(txn))
+        let updated = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).bind(now).execute(&mut **txn).await?;
+        Ok(updated.rows_affected() > 0)
     }
 
     /// After [`Store::resource_mark_deleted`]: removes the authorization row and appends the
@@ -622,6 +650,21 @@ impl Store {
         let Some(mut txn) = self.resource_mark_deleted::<R>(id, now, also_set).await? else { return Ok(()) };
         self.resource_deleted_in::<R>(&mut txn, id, now).await?;
         self.commit_and_signal(txn).await
+    }
+
+    /// [`Store::resource_finish_delete`] inside the caller's transaction: whether it wrote.
+    pub(super) async fn resource_finish_delete_in<R: Resource>(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+        also_set: &str,
+    ) -> Result<bool> {
+        if !self.resource_mark_deleted_in::<R>(txn, id, now, also_set).await? {
+            return Ok(false);
+        }
+        self.resource_deleted_in::<R>(txn, id, now).await?;
+        Ok(true)
     }
 
     /// Appends `events` and commits.

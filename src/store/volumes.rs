@@ -254,4 +254,14 @@ impl Store {
         })
         .await
     }
+
+    /// [`Store::volume_finish_delete`] inside the caller's transaction: whether it wrote.
+    pub(super) async fn volume_finish_delete_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        id: &str,
+        now: i64,
+    ) -> Result<bool> {
+        self.resource_finish_delete_in::<VolumeRow>(txn, id, now, "attached_machine_id = NULL, ").await
+    }
 }

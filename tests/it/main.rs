@@ -25,6 +25,7 @@ mod metal_drivers;
 mod metrics;
 mod nodes;
 mod operations;
+mod orphans;
 mod plans;
 mod plans_cli;
 mod provider;

@@ -13,6 +13,7 @@ import { Metal } from "./gen/bettercompute/compute/v1/metal_pb.js";
 import { Networks } from "./gen/bettercompute/compute/v1/networks_pb.js";
 import { Nodes } from "./gen/bettercompute/compute/v1/nodes_pb.js";
 import { Operations } from "./gen/bettercompute/compute/v1/operations_pb.js";
+import { Orphans } from "./gen/bettercompute/compute/v1/orphans_pb.js";
 import { Pools as compute_Pools } from "./gen/bettercompute/compute/v1/pools_pb.js";
 import { Usage } from "./gen/bettercompute/compute/v1/usage_pb.js";
 import { Volumes } from "./gen/bettercompute/compute/v1/volumes_pb.js";
@@ -42,6 +43,7 @@ export const services = {
   networks: Networks,
   nodes: Nodes,
   operations: Operations,
+  orphans: Orphans,
   computePools: compute_Pools,
   usage: Usage,
   volumes: Volumes,

@@ -167,6 +167,7 @@ impl Step<'_> {
                 .record(self.failed(message), Outcome::retry(error.to_string(), self.shared.timings.delete_backoff))
                 .await;
         }
+        self.shared.objects().confirm_gone(self.certificate).await?;
         self.pass.store.certificate_finish_delete(&self.certificate.id, now_micros()).await?;
         Ok(Outcome::remove())
     }

@@ -177,6 +177,7 @@ impl Step<'_> {
 
     async fn delete(&self) -> Result<Outcome, PassError> {
         let Some(droplet) = self.find().await? else {
+            self.shared.objects().confirm_gone(self.instance).await?;
             self.pass.store.instance_finish_delete(&self.instance.id, now_micros()).await?;
             return Ok(Outcome::remove());
         };

@@ -28,6 +28,7 @@ use crate::domain::drift;
 use crate::provider::accounts::DigitalOceanAccounts;
 use crate::provider::digitalocean::DigitalOcean;
 use crate::provider::{Found, LoadBalancer, LoadBalancers, ProviderError};
+use crate::reconcile::provider_objects::ProviderObjects;
 use crate::reconcile::{Backoff, Context, KitReconciler, Outcome, Pass, PassError, Timings, refusal};
 use crate::store::{LoadBalancerObserved, LoadBalancerRow, load_balancer_event, now_micros};
 
@@ -50,7 +51,8 @@ impl KitReconciler for ProviderLoadBalancers {
 
     async fn reconcile(&self, pass: &Pass, lb: LoadBalancerRow) -> Result<Outcome, PassError> {
         let provider = self.accounts.digitalocean(&lb.account_id).await?;
-        let step = Step { pass, lb: &lb, provider: &provider, delete_backoff: self.timings.delete_backoff };
+        let objects = ProviderObjects { digitalocean: Some(self.accounts.clone()), gke: None };
+        let step = Step { pass, lb: &lb, provider: &provider, delete_backoff: self.timings.delete_backoff, objects };
         if lb.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
     }
 }
@@ -61,6 +63,7 @@ struct Step<'a> {
     lb: &'a LoadBalancerRow,
     provider: &'a DigitalOcean,
     delete_backoff: Backoff,
+    objects: ProviderObjects,
 }
 
 impl Step<'_> {
@@ -132,6 +135,7 @@ impl Step<'_> {
             };
             return self.record(observed, Outcome::retry(error.to_string(), self.delete_backoff)).await;
         }
+        self.objects.confirm_gone(self.lb).await?;
         self.pass.store.load_balancer_finish_delete(&self.lb.id, now_micros()).await?;
         Ok(Outcome::remove())
     }

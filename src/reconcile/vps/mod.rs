@@ -50,6 +50,11 @@ impl ProviderResources {
         Self { gke, digitalocean, secret_key, timings: Timings::SPEC, daemon_endpoint: None }
     }
 
+    /// The map of provider objects over these accounts (a delete confirms through it).
+    pub fn objects(&self) -> super::provider_objects::ProviderObjects {
+        super::provider_objects::ProviderObjects::new(self.gke.clone(), self.digitalocean.clone())
+    }
+
     /// One reconciler per kind, to register with the worker.
     pub fn reconcilers(self) -> Vec<Arc<dyn Reconciler>> {
         let shared = Arc::new(self);

@@ -181,6 +181,7 @@ impl Step<'_> {
     }
 
     async fn finish_delete(&self) -> Result<Outcome, PassError> {
+        self.shared.objects().confirm_gone(self.network).await?;
         self.pass.store.network_finish_delete(&self.network.id, now_micros()).await?;
         Ok(Outcome::remove())
     }

@@ -206,6 +206,7 @@ impl Step<'_> {
 
     async fn delete(&self) -> Result<Outcome, PassError> {
         let Some(found) = self.find().await? else {
+            self.shared.objects().confirm_gone(self.volume).await?;
             self.pass.store.volume_finish_delete(&self.volume.id, now_micros()).await?;
             return Ok(Outcome::remove());
         };
@@ -222,6 +223,7 @@ impl Step<'_> {
         };
         match result {
             Ok(()) if found.droplet_ids.is_empty() => {
+                self.shared.objects().confirm_gone(self.volume).await?;
                 self.pass.store.volume_finish_delete(&self.volume.id, now_micros()).await?;
                 Ok(Outcome::remove())
             }

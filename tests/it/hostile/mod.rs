@@ -19,6 +19,7 @@ mod metal;
 mod node_identity;
 mod operations;
 mod operator_key;
+mod orphans;
 mod plans;
 mod substrate_adoption;
 mod tenant_boundaries;

@@ -335,6 +335,7 @@ async fn the_same_rules_hold_over_grpc(backend: Backend) {
             tenant_id: "acme".into(),
             cluster_id: created.id.clone(),
             validate_only: false,
+            force: false,
         })
         .await
         .unwrap()

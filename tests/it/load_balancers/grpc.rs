@@ -134,6 +134,7 @@ async fn every_method_and_refusal_over_grpc(backend: Backend) {
             tenant_id: "acme".into(),
             load_balancer_id: created.id.clone(),
             validate_only: false,
+            force: false,
         })
         .await
         .unwrap_err();
@@ -151,6 +152,7 @@ async fn every_method_and_refusal_over_grpc(backend: Backend) {
             tenant_id: "acme".into(),
             load_balancer_id: edge.id.clone(),
             validate_only: false,
+            force: false,
         })
         .await
         .unwrap()

@@ -132,14 +132,19 @@ async fn networks_instances_and_certificates_live_and_die_over_grpc(backend: Bac
     let request = GetNetworkRequest { tenant_id: "globex".into(), network_id: network.id.clone() };
     assert_eq!(not_found(their_networks.get(request).await.unwrap_err()), "NOT_FOUND");
     let mut their_instances = InstancesClient::new(globex.clone());
-    let request =
-        DeleteInstanceRequest { tenant_id: "globex".into(), instance_id: instance.id.clone(), validate_only: false };
+    let request = DeleteInstanceRequest {
+        tenant_id: "globex".into(),
+        instance_id: instance.id.clone(),
+        validate_only: false,
+        force: false,
+    };
     assert_eq!(not_found(their_instances.delete(request).await.unwrap_err()), "NOT_FOUND");
     let mut their_certificates = CertificatesClient::new(globex);
     let request = DeleteCertificateRequest {
         tenant_id: "globex".into(),
         certificate_id: certificate.id.clone(),
         validate_only: false,
+        force: false,
     };
     assert_eq!(not_found(their_certificates.delete(request).await.unwrap_err()), "NOT_FOUND");
 
@@ -148,16 +153,25 @@ async fn networks_instances_and_certificates_live_and_die_over_grpc(backend: Bac
         tenant_id: "acme".into(),
         certificate_id: certificate.id.clone(),
         validate_only: false,
+        force: false,
     };
     assert_eq!(certificates.delete(request).await.unwrap().into_inner().state, "deleting");
     // The worker pauses while the instance is being deleted, so the refusal is seen before it
     // is gone.
     env.stop_worker().await;
-    let request =
-        DeleteInstanceRequest { tenant_id: "acme".into(), instance_id: instance.id.clone(), validate_only: false };
+    let request = DeleteInstanceRequest {
+        tenant_id: "acme".into(),
+        instance_id: instance.id.clone(),
+        validate_only: false,
+        force: false,
+    };
     assert_eq!(instances.delete(request).await.unwrap().into_inner().state, "deleting");
-    let request =
-        DeleteNetworkRequest { tenant_id: "acme".into(), network_id: network.id.clone(), validate_only: false };
+    let request = DeleteNetworkRequest {
+        tenant_id: "acme".into(),
+        network_id: network.id.clone(),
+        validate_only: false,
+        force: false,
+    };
     let refused = networks.delete(request.clone()).await.unwrap_err();
     assert_eq!(grpc_error(&refused).code.as_str(), "INVALID_STATE", "the instance still rests on it");
     env.start_worker();

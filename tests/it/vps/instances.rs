@@ -184,8 +184,12 @@ async fn another_tenants_instance_is_not_found_over_json_and_grpc(backend: Backe
     let mut globex = channel(env.globex_admin.clone()).await;
     let get = GetInstanceRequest { tenant_id: "globex".into(), instance_id: created.id.clone() };
     assert_eq!(grpc_error(&globex.get(get).await.unwrap_err()).code.as_str(), "NOT_FOUND");
-    let delete =
-        DeleteInstanceRequest { tenant_id: "globex".into(), instance_id: created.id.clone(), validate_only: false };
+    let delete = DeleteInstanceRequest {
+        tenant_id: "globex".into(),
+        instance_id: created.id.clone(),
+        validate_only: false,
+        force: false,
+    };
     assert_eq!(grpc_error(&globex.delete(delete).await.unwrap_err()).code.as_str(), "NOT_FOUND");
     let across = GetInstanceRequest { tenant_id: "acme".into(), instance_id: created.id.clone() };
     assert_eq!(grpc_error(&globex.get(across).await.unwrap_err()).code.as_str(), "ACCESS_DENIED");

@@ -11,6 +11,7 @@ import better_compute_client.gen.bettercompute.compute.v1.metal_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.networks_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.operations_pb2_grpc
+import better_compute_client.gen.bettercompute.compute.v1.orphans_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.pools_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.usage_pb2_grpc
 import better_compute_client.gen.bettercompute.compute.v1.volumes_pb2_grpc
@@ -44,6 +45,7 @@ STUBS = {
     "nodes": better_compute_client.gen.bettercompute.compute.v1.nodes_pb2_grpc.NodesStub,
     "offers": better_compute_client.gen.bettercompute.platform.v1.offers_pb2_grpc.OffersStub,
     "operations": better_compute_client.gen.bettercompute.compute.v1.operations_pb2_grpc.OperationsStub,
+    "orphans": better_compute_client.gen.bettercompute.compute.v1.orphans_pb2_grpc.OrphansStub,
     "platform_pools": better_compute_client.gen.bettercompute.platform.v1.pools_pb2_grpc.PoolsStub,
     "principals": better_compute_client.gen.bettercompute.platform.v1.identity_pb2_grpc.PrincipalsStub,
     "projects": better_compute_client.gen.bettercompute.platform.v1.projects_pb2_grpc.ProjectsStub,

@@ -103,14 +103,16 @@ class GetCertificateRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., certificate_id: _Optional[str] = ...) -> None: ...
 
 class DeleteCertificateRequest(_message.Message):
-    __slots__ = ("tenant_id", "certificate_id", "validate_only")
+    __slots__ = ("tenant_id", "certificate_id", "validate_only", "force")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     CERTIFICATE_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     certificate_id: str
     validate_only: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., certificate_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    force: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., certificate_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., force: _Optional[bool] = ...) -> None: ...
 
 class PlanCertificateRequest(_message.Message):
     __slots__ = ("delete",)

@@ -109,14 +109,16 @@ class GetInstanceRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ...) -> None: ...
 
 class DeleteInstanceRequest(_message.Message):
-    __slots__ = ("tenant_id", "instance_id", "validate_only")
+    __slots__ = ("tenant_id", "instance_id", "validate_only", "force")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     instance_id: str
     validate_only: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    force: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., instance_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., force: _Optional[bool] = ...) -> None: ...
 
 class PlanInstanceRequest(_message.Message):
     __slots__ = ("delete",)

@@ -268,14 +268,16 @@ class UpdateKubernetesClusterRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., version: _Optional[str] = ..., release_channel: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., set_authorized_networks: _Optional[bool] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteKubernetesClusterRequest(_message.Message):
-    __slots__ = ("tenant_id", "cluster_id", "validate_only")
+    __slots__ = ("tenant_id", "cluster_id", "validate_only", "force")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     cluster_id: str
     validate_only: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    force: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., force: _Optional[bool] = ...) -> None: ...
 
 class PlanKubernetesClusterRequest(_message.Message):
     __slots__ = ("update", "delete")

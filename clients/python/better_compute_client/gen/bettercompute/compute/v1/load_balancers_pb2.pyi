@@ -244,14 +244,16 @@ class UpdateLoadBalancerRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., targets: _Optional[_Union[LoadBalancerTargets, _Mapping]] = ..., forwarding: _Optional[_Iterable[_Union[LoadBalancerForwardingRule, _Mapping]]] = ..., health_check: _Optional[_Union[LoadBalancerHealthCheck, _Mapping]] = ..., sticky_sessions: _Optional[_Union[LoadBalancerStickySessions, _Mapping]] = ..., source_ranges: _Optional[_Union[LoadBalancerSourceRanges, _Mapping]] = ..., redirect_http_to_https: _Optional[bool] = ..., domains: _Optional[_Iterable[_Union[LoadBalancerDomain, _Mapping]]] = ..., set_domains: _Optional[bool] = ..., clear_sticky_sessions: _Optional[bool] = ..., scope: _Optional[str] = ..., region: _Optional[str] = ..., pool_id: _Optional[str] = ..., subnet_id: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteLoadBalancerRequest(_message.Message):
-    __slots__ = ("tenant_id", "load_balancer_id", "validate_only")
+    __slots__ = ("tenant_id", "load_balancer_id", "validate_only", "force")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     LOAD_BALANCER_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     load_balancer_id: str
     validate_only: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    force: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., load_balancer_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., force: _Optional[bool] = ...) -> None: ...
 
 class PlanLoadBalancerRequest(_message.Message):
     __slots__ = ("update", "delete")

@@ -122,14 +122,16 @@ class UpdateVolumeRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ..., size_gigabytes: _Optional[int] = ..., description: _Optional[str] = ..., update_mask: _Optional[_Union[_field_mask_pb2.FieldMask, _Mapping]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
 
 class DeleteVolumeRequest(_message.Message):
-    __slots__ = ("tenant_id", "volume_id", "validate_only")
+    __slots__ = ("tenant_id", "volume_id", "validate_only", "force")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     VOLUME_ID_FIELD_NUMBER: _ClassVar[int]
     VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     volume_id: str
     validate_only: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+    force: bool
+    def __init__(self, tenant_id: _Optional[str] = ..., volume_id: _Optional[str] = ..., validate_only: _Optional[bool] = ..., force: _Optional[bool] = ...) -> None: ...
 
 class PlanVolumeRequest(_message.Message):
     __slots__ = ("update", "delete")
