@@ -32,20 +32,28 @@ function attempts(count: bigint): string {
   return `${count} failed attempt${count === 1n ? "" : "s"}`;
 }
 
+/** Whether two problems say the same: a cluster's refused call refuses its node pools' passes too. */
+export function sameProblem(a: Problem | undefined, b: Problem | undefined): boolean {
+  return !!a && !!b && a.class === b.class && a.message === b.message;
+}
+
 /**
  * The panel of a view's `problem`, or nothing while the resource's passes succeed. `what` names
- * the resource when the page shows more than one (a cluster's node pools).
+ * the resource when the page shows more than one (a cluster's node pools); `also` names the
+ * others whose problem is the same, said once here rather than in a panel each.
  */
-export function ProblemPanel(props: { problem: Problem | undefined; what?: string }) {
+export function ProblemPanel(props: { problem: Problem | undefined; what?: string; also?: string[] }) {
   const p = props.problem;
   if (!p) return null;
   const title = props.what ? `Problem of ${props.what}` : "Problem";
   const waits = FOR_A_PERSON.includes(p.class);
+  const also = props.also ?? [];
   return (
     <section class="stuck" aria-label={title} data-class={p.class}>
       <p class="stuck-title">
         <span class="badge">{p.class}</span> <strong>{MEANING[p.class] ?? "The provider's calls fail"}</strong>
         {props.what && <span class="muted"> ({props.what})</span>}
+        {also.length > 0 && <span class="muted"> (also {also.join(", ")})</span>}
       </p>
       <p class="stuck-message">{p.message}</p>
       <p class="stuck-when">

@@ -177,6 +177,9 @@ def stuck_cluster_shows_its_problem_and_calls(run: Run, dev: dict) -> dict:
     expect(panel.locator(".badge")).to_have_text("permission")
     expect(panel).to_contain_text("The provider refused the account's credentials")
     expect(panel).to_contain_text("HTTP 403")
+    # Its node pool's passes are refused alike: said once, in the cluster's panel.
+    expect(panel).to_contain_text("(also node pool general)")
+    expect(page.locator(".stuck")).to_have_count(1)
     expect(panel).to_contain_text(re.compile(r"Failing since \d+s ago · \d+ failed attempts? · next attempt in [0-9]+m \(or at the next change\)"))
     # Above the rest of the page: before the cluster's facts.
     assert page.evaluate("() => { const p = document.querySelector('.stuck'); return !!(p.compareDocumentPosition(document.querySelector('main dl')) & Node.DOCUMENT_POSITION_FOLLOWING); }")

@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import type { KubernetesCluster } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { useLive } from "../live.js";
-import { Operations, ProblemPanel } from "../problem.js";
+import { Operations, ProblemPanel, sameProblem } from "../problem.js";
 import type { Page } from "../routes.js";
 import { DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { ClusterEvents, Kubeconfig, NodePools } from "./cluster_parts.js";
@@ -95,10 +95,15 @@ export function ClusterDetail(props: { page: Page; id: string }) {
               />
             )}
           </div>
-          <ProblemPanel problem={c.problem} />
-          {c.nodePools.map((p) => (
-            <ProblemPanel problem={p.problem} what={`node pool ${p.name}`} />
-          ))}
+          <ProblemPanel
+            problem={c.problem}
+            also={c.nodePools.filter((p) => sameProblem(p.problem, c.problem)).map((p) => `node pool ${p.name}`)}
+          />
+          {c.nodePools
+            .filter((p) => !sameProblem(p.problem, c.problem))
+            .map((p) => (
+              <ProblemPanel problem={p.problem} what={`node pool ${p.name}`} />
+            ))}
           {c.state === "error" && <p class="problem">{c.message}</p>}
           <Facts
             items={[
