@@ -4,10 +4,11 @@
 
 As acme's admin: signs in, creates a cluster and sees it reach `ready` without the page reloading,
 downloads an admin kubeconfig that kubectl then uses, changes a node pool's machine type after
-confirming its rolling plan in a dialog, sees a load balancer's refusal on its field, creates the
-load balancer and deletes it, and makes a network, an instance and a certificate through their
-forms, and on a pool of its own account enrolls a bare-metal machine from bc dev's first fake BMC
-through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
+confirming its rolling plan in a dialog, sees a cluster whose GKE calls are refused 403 show its
+`permission` problem above the rest of its page and the refused call in its operation log, sees a
+load balancer's refusal on its field, creates the load balancer and deletes it, and makes a
+network, an instance and a certificate through their forms, and on a pool of its own account
+enrolls a bare-metal machine from bc dev's first fake BMC through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
 appear live, follows it to `manageable` live with exactly the verb buttons its view's `allowedVerbs`
 lists, and inspects it from its button. As acme's viewer: no create button anywhere, no enrolment
 and no verb. As the operator: makes a join token (its bearer shown once with the `bcd join` line),
@@ -137,6 +138,61 @@ def machine_type_change_confirmed_with_its_plan(run: Run, cluster_id: str) -> st
     expect(row).to_contain_text("e2-standard-8")
     expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "ready", timeout=2 * TIMEOUT_MS)
     return effect
+
+
+def stuck_cluster_shows_its_problem_and_calls(run: Run, dev: dict) -> dict:
+    """A cluster whose every GKE call is refused 403 (the fake cloud's fault controls, as a revoked
+    key is refused) after it is ready, woken by a change: its page shows the `permission` problem
+    above the rest and the refused call in its operation log."""
+    page = run.page
+    token = dev["tenants"][0]["token"]
+    run.go("clusters/new")
+    page.get_by_label("Name", exact=True).fill("stuck")
+    page.get_by_label("Nodes per zone").fill("1")
+    page.get_by_role("button", name="Create cluster").click()
+    expect(page.get_by_role("heading", name=re.compile("Cluster stuck"))).to_be_visible()
+    cluster_id = re.search(r"kcl_[0-9a-z]+", page.url).group(0)
+    expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "ready", timeout=TIMEOUT_MS)
+    # While it is well, there is nothing to show.
+    expect(page.locator(".stuck")).to_have_count(0)
+    expect(page.get_by_role("table", name="Operations")).to_contain_text("gke.clusters.create")
+    cluster = call(dev, token, "/api/compute/kubernetesClusters/get", {"tenantId": "acme", "clusterId": cluster_id})
+    # Every call on this cluster and its node pools, and no other, so the rest of the walk is not disturbed.
+    rule = fake_cloud(dev, "POST", "/_fake/faults", {"class": "permission", "name": cluster["providerName"]})["id"]
+    try:
+        change = {"tenantId": "acme", "clusterId": cluster_id, "authorizedNetworks": ["10.0.0.0/8"]}
+        call(dev, token, "/api/compute/kubernetesClusters/update", change)
+        deadline = time.monotonic() + TIMEOUT_MS / 1000
+        while (cluster.get("problem") or {}).get("class") != "permission":
+            assert time.monotonic() < deadline, f"the cluster shows no permission problem: {cluster}"
+            page.wait_for_timeout(500)
+            cluster = call(dev, token, "/api/compute/kubernetesClusters/get", {"tenantId": "acme", "clusterId": cluster_id})
+    finally:
+        fake_cloud(dev, "DELETE", f"/_fake/faults/{rule}", None)
+    run.go("clusters")
+    expect(page.get_by_role("row", name=re.compile("stuck"))).to_be_visible()
+    page.get_by_role("link", name="stuck").click()
+    panel = page.get_by_role("region", name="Problem", exact=True)
+    expect(panel).to_be_visible()
+    expect(panel.locator(".badge")).to_have_text("permission")
+    expect(panel).to_contain_text("The provider refused the account's credentials")
+    expect(panel).to_contain_text("HTTP 403")
+    # Its node pool's passes are refused alike: said once, in the cluster's panel.
+    expect(panel).to_contain_text("(also node pool general)")
+    expect(page.locator(".stuck")).to_have_count(1)
+    expect(panel).to_contain_text(re.compile(r"Failing since \d+s ago · \d+ failed attempts? · next attempt in [0-9]+m \(or at the next change\)"))
+    # Above the rest of the page: before the cluster's facts.
+    assert page.evaluate("() => { const p = document.querySelector('.stuck'); return !!(p.compareDocumentPosition(document.querySelector('main dl')) & Node.DOCUMENT_POSITION_FOLLOWING); }")
+    operations = page.get_by_role("table", name="Operations")
+    # Newest first: the refused call heads the log (call, when, duration, outcome, class, id, message).
+    newest = operations.get_by_role("row").nth(1).get_by_role("cell")
+    expect(newest.nth(0)).to_have_text(re.compile(r"^gke\.\w+\.\w+$"))
+    expect(newest.nth(3)).to_have_text("error")
+    expect(newest.nth(4)).to_have_text("permission")
+    expect(newest.nth(6)).to_contain_text("HTTP 403")
+    expect(operations).to_contain_text("gke.clusters.create")
+    run.look("problem-cluster")
+    return {"cluster": cluster_id, "class": panel.locator(".badge").inner_text(), "operations": operations.get_by_role("row").count() - 1}
 
 
 def load_balancer_refused_then_made_and_deleted(run: Run) -> str:
@@ -349,6 +405,14 @@ def as_operator(dev: dict, path: str, body: dict) -> dict:
     return call(dev, dev["adminToken"], path, body)
 
 
+def fake_cloud(dev: dict, method: str, path: str, body: dict | None) -> dict:
+    """Calls the fake cloud's test controls (its fault rules), as a test of `bc dev` can."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(dev["fakecloud"] + path, data=data, method=method, headers={"content-type": "application/json"})
+    answer = urllib.request.urlopen(request).read()
+    return json.loads(answer) if answer else {}
+
+
 def give_acme_a_budget(dev: dict) -> None:
     """A budget for the usage page to measure against, made on the JSON API as an operator would."""
     as_operator(dev, "/api/platform/budgets/create", {"tenantId": "acme", "name": "monthly", "monthlyLimit": 5000})
@@ -457,6 +521,7 @@ def main() -> None:
         cluster_id = cluster_reaches_ready_live(run)
         nodes = kubeconfig_works(run, cluster_id, Path(workdir))
         plan = machine_type_change_confirmed_with_its_plan(run, cluster_id)
+        problem = stuck_cluster_shows_its_problem_and_calls(run, dev)
         refusal = load_balancer_refused_then_made_and_deleted(run)
         the_other_resources_made(run)
         metal_pool = a_metal_pool(dev)
@@ -477,7 +542,7 @@ def main() -> None:
 
     assert not errors, f"the page threw: {errors}"
     assert not run.findings, "axe-core found serious violations:\n" + "\n".join(run.findings)
-    print(json.dumps({"cluster": cluster_id, "kubectlNodes": len(nodes.splitlines()) - 1, "plan": plan, "refusal": refusal, "metal": metal, "pages": run.pages}))
+    print(json.dumps({"cluster": cluster_id, "kubectlNodes": len(nodes.splitlines()) - 1, "plan": plan, "problem": problem, "refusal": refusal, "metal": metal, "pages": run.pages}))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 // Kubernetes clusters: the list with live state, the create form with its node pools, and the
-// detail page (node pools, events, kubeconfig).
+// detail page (why it is stuck, node pools, kubeconfig, operation log, events).
 
 import { useState } from "preact/hooks";
 import type { KubernetesCluster } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { useLive } from "../live.js";
+import { Operations, ProblemPanel, sameProblem } from "../problem.js";
 import type { Page } from "../routes.js";
 import { DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { ClusterEvents, Kubeconfig, NodePools } from "./cluster_parts.js";
@@ -94,6 +95,15 @@ export function ClusterDetail(props: { page: Page; id: string }) {
               />
             )}
           </div>
+          <ProblemPanel
+            problem={c.problem}
+            also={c.nodePools.filter((p) => sameProblem(p.problem, c.problem)).map((p) => `node pool ${p.name}`)}
+          />
+          {c.nodePools
+            .filter((p) => !sameProblem(p.problem, c.problem))
+            .map((p) => (
+              <ProblemPanel problem={p.problem} what={`node pool ${p.name}`} />
+            ))}
           {c.state === "error" && <p class="problem">{c.message}</p>}
           <Facts
             items={[
@@ -113,6 +123,7 @@ export function ClusterDetail(props: { page: Page; id: string }) {
           />
           <NodePools page={props.page} cluster={c} onChange={cluster.reload} />
           {c.state === "ready" || c.state === "updating" ? <Kubeconfig page={props.page} cluster={c} /> : null}
+          <Operations page={props.page} tenant={tenant} id={c.id} />
           <ClusterEvents page={props.page} id={c.id} />
         </>
       )}

@@ -1,7 +1,7 @@
 // Bare metal, per pool: the machines enrolled by their BMCs with their provision and power state
 // (live on the pool's `metal.machine.*` events), the enrolment form, and a machine's metal view
-// with a button for each verb its state allows (`allowedVerbs`, the server's table: the console
-// repeats none of it). Only the tenant's admins and operators decide bare metal, so every other
+// with why it is stuck, a button for each verb its state allows (`allowedVerbs`, the server's
+// table: the console repeats none of it) and its BMC calls. Only the tenant's admins and operators decide bare metal, so every other
 // key is offered no enrolment and no verb.
 
 import { useState } from "preact/hooks";
@@ -10,6 +10,7 @@ import type { MetalInventory, MetalMachine } from "../../../clients/typescript/s
 import type { Pool } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/pools_pb.js";
 import { type Watcher, useLive } from "../live.js";
 import { type ChosenPool, usePool, usePoolWatcher } from "../pools.js";
+import { Operations, ProblemPanel } from "../problem.js";
 import type { Page } from "../routes.js";
 import { ApiError, canAdminister } from "../session.js";
 import { DeleteButton, Facts, Failure, Field, NONE, type Refusal, State, Table, Unplaced, When, idempotencyKey, refusal, useLoad } from "../ui.js";
@@ -193,6 +194,7 @@ function MachineDetail(props: { page: Page; pool: Pool; node: string; watcher: W
           <h1>
             Machine {m.name} <State state={m.provisionState} message={m.lastError} />
           </h1>
+          <ProblemPanel problem={m.problem} />
           {mayDecide(page, pool) && <Verbs page={page} machine={m} onDone={one.reload} />}
           {m.lastError && <p class="problem">{m.lastError}</p>}
           <Facts
@@ -219,6 +221,7 @@ function MachineDetail(props: { page: Page; pool: Pool; node: string; watcher: W
             ]}
           />
           <Inventory inventory={m.inventory} />
+          <Operations page={page} tenant={page.tenant} id={m.id} watcher={props.watcher} />
         </>
       )}
     </section>

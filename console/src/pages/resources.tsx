@@ -1,10 +1,11 @@
-// Load balancers, networks, instances, certificates and volumes: one list, detail and delete for
-// the five, each kind saying how it is listed, fetched, deleted and shown, and which form creates
-// it.
+// Load balancers, networks, instances, certificates and volumes: one list, detail (with why it is
+// stuck and its operation log) and delete for the five, each kind saying how it is listed, fetched,
+// deleted and shown, and which form creates it.
 
 import type { ComponentChildren, FunctionComponent } from "preact";
 import { useLive } from "../live.js";
 import type { Plan } from "../plan.js";
+import { Operations, type Problem, ProblemPanel } from "../problem.js";
 import type { Page } from "../routes.js";
 import { type Column, DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { CertificateForm, InstanceForm, LoadBalancerForm, NetworkForm, VolumeForm } from "./resource_forms.js";
@@ -16,6 +17,8 @@ export interface Resource {
   state: string;
   message: string;
   poolId: string;
+  /** Why its passes keep failing; absent while they do not. */
+  problem?: Problem;
   createdAt?: { seconds: bigint; nanos: number };
 }
 
@@ -209,8 +212,10 @@ export function ResourceDetail(props: { page: Page; kind: Kind; id: string }) {
               <DeleteButton what={kind.singular} plan={() => kind.planRemove(page, id)} onDelete={() => kind.remove(page, id).then(one.reload)} />
             )}
           </div>
+          <ProblemPanel problem={r.problem} />
           {r.state === "error" && <p class="problem">{r.message}</p>}
           <Facts items={[["Id", <code>{r.id}</code>], ["Pool", <code>{r.poolId}</code>], ...kind.facts(r), ["Created", <When time={r.createdAt} />]]} />
+          <Operations page={page} tenant={page.tenant} id={r.id} />
         </>
       )}
     </section>

@@ -1,6 +1,7 @@
 //! The console in a real browser (tests/python/console_browser.py: Playwright driving Debian's
-//! chromium, axe-core on every page) against a real `bc dev`: clusters, the other resources,
-//! bare metal, a viewer's and an operator's pages. Its screenshots land in `target/console/`.
+//! chromium, axe-core on every page) against a real `bc dev`: clusters (one stuck on refused GKE
+//! calls, with its problem and operation log), the other resources, bare metal, a viewer's and an
+//! operator's pages. Its screenshots land in `target/console/`.
 
 use better_compute::domain::metal_states;
 use better_compute::domain::states::MachineState;
@@ -22,6 +23,9 @@ fn in_chromium_a_tenant_makes_a_cluster_that_goes_ready_live_and_a_viewer_is_off
     assert!(summary["cluster"].as_str().unwrap().starts_with("kcl_"), "{summary}");
     assert!(summary["kubectlNodes"].as_u64().unwrap() >= 1, "kubectl listed the cluster's nodes: {summary}");
     assert_eq!(summary["plan"], "rolling", "a new machine type was confirmed on its rolling plan: {summary}");
+    let problem = &summary["problem"];
+    assert_eq!(problem["class"], "permission", "the stuck cluster's problem was shown: {summary}");
+    assert!(problem["operations"].as_u64().unwrap() >= 2, "its create and the refused call were listed: {summary}");
     assert!(summary["refusal"].as_str().unwrap().contains("must match"), "the name's refusal shows: {summary}");
     let metal = &summary["metal"];
     assert!(metal["node"].as_str().unwrap().starts_with("node_"), "a machine was enrolled through the form: {summary}");
