@@ -10,9 +10,13 @@ use serde_json::json;
 use super::{now_seconds, seconds};
 use crate::kubernetes::{setup, standard};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn credentials_revoked_at_the_provider_give_permission_and_stop_the_retries() {
-    let mut env = setup(Backend::Postgres).start().await;
+crate::on_both_backends!(
+    credentials_revoked_at_the_provider_give_permission_and_stop_the_retries,
+    a_throttled_call_shows_the_next_attempt_the_provider_asked_for,
+);
+
+async fn credentials_revoked_at_the_provider_give_permission_and_stop_the_retries(backend: Backend) {
+    let mut env = setup(backend).start().await;
     env.start_worker();
     let cluster = env.ok("/api/compute/kubernetesClusters/create", standard("revoked", "revoked")).await;
     let id = cluster["id"].as_str().unwrap();
@@ -50,9 +54,8 @@ async fn credentials_revoked_at_the_provider_give_permission_and_stop_the_retrie
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_throttled_call_shows_the_next_attempt_the_provider_asked_for() {
-    let mut env = setup(Backend::Postgres).start().await;
+async fn a_throttled_call_shows_the_next_attempt_the_provider_asked_for(backend: Backend) {
+    let mut env = setup(backend).start().await;
     env.start_worker();
     let cluster = env.ok("/api/compute/kubernetesClusters/create", standard("throttled", "throttled")).await;
     let id = cluster["id"].as_str().unwrap();

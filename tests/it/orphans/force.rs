@@ -7,7 +7,9 @@
 use better_compute::store::Backend;
 use serde_json::json;
 
-use super::{ACCOUNT, DELETE, Env, GKE_ROUTE, LIMIT, gke_name};
+use fakecloud::FaultClass;
+
+use super::{ACCOUNT, DELETE, Env, LIMIT, gke_name};
 use crate::harness::poll;
 
 crate::on_both_backends!(
@@ -31,17 +33,17 @@ async fn a_forced_delete_of_a_cluster_whose_account_is_unreachable_leaves_an_orp
     let name = gke_name(&id);
     let body = json!({"tenantId": "acme", "clusterId": id});
 
-    // The account stops answering: the delete is stuck, its passes failing.
-    env.cloud.set_error_rate(GKE_ROUTE, 1.0, 503);
+    // GKE stops answering for the cluster (its connections closed unanswered): the delete is
+    // stuck, and the cluster says why.
+    let unreachable = env.cloud.fail_calls("cluster", "*", &name, FaultClass::Unreachable);
     let deleting = env.ok(DELETE, body.clone()).await;
     assert_eq!(deleting["state"], "deleting", "{deleting}");
-    poll(LIMIT, "a failed pass of the stuck delete", || async {
-        match env.work_failure(&id).await {
-            Some((attempts, Some(error))) if attempts > 0 => Ok(error),
-            other => Err(format!("{other:?}")),
-        }
+    let stuck = poll(LIMIT, "the stuck delete's problem", || async {
+        let cluster = env.ok("/api/compute/kubernetesClusters/get", body.clone()).await;
+        if cluster["problem"]["class"] == "unreachable" { Ok(cluster) } else { Err(cluster.to_string()) }
     })
     .await;
+    assert!(stuck["problem"]["message"].as_str().unwrap().contains("cannot reach the API"), "{stuck}");
 
     let mut forced = body.clone();
     forced["force"] = json!(true);
@@ -77,7 +79,7 @@ async fn a_forced_delete_of_a_cluster_whose_account_is_unreachable_leaves_an_orp
     assert_eq!(env.ok(DELETE, forced).await["state"], "deleted");
 
     // The account answers again: the sweeper deletes the cluster at GKE and confirms it gone.
-    env.cloud.set_error_rate(GKE_ROUTE, 0.0, 503);
+    assert!(env.cloud.clear_fault(unreachable));
     let removed =
         env.wait_orphans(&id, "the orphan removed", |orphans| orphans.iter().all(|o| o["status"] == "removed")).await;
     assert_eq!(removed.len(), 1, "{removed:?}");
