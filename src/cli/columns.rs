@@ -31,6 +31,8 @@ enum Cell {
     Count(&'static str),
     /// A join token's uses out of its maximum (`1/3`).
     Uses,
+    /// Why a resource is stuck: its problem's class and failed attempts (`permission x3`).
+    Problem,
 }
 
 /// The default columns, in order: each is shown when the rows have its field. The first field
@@ -108,6 +110,10 @@ pub fn default_columns(rows: &[Value]) -> Vec<Column> {
     if has("lastHeartbeatAt") {
         add("HEARTBEAT", Cell::Age("lastHeartbeatAt"));
     }
+    // Shown only while a row is stuck: a resource whose passes fail says so in its table.
+    if rows.iter().any(|row| row["problem"].is_object()) {
+        add("PROBLEM", Cell::Problem);
+    }
     if let Some(field) = ["createdAt", "joinedAt", "time", "hour"].into_iter().find(|f| has(f)) {
         add("AGE", Cell::Age(field));
     }
@@ -136,6 +142,16 @@ impl Column {
             Cell::Uses => match row["maxUses"].as_i64() {
                 Some(max) if max > 0 => format!("{}/{max}", row["uses"].as_i64().unwrap_or(0)),
                 _ => summary(&row["uses"]),
+            },
+            Cell::Problem => match &row["problem"] {
+                Value::Object(problem) => {
+                    format!(
+                        "{} x{}",
+                        summary(&problem["class"]),
+                        summary(problem.get("attempts").unwrap_or(&Value::Null))
+                    )
+                }
+                _ => String::new(),
             },
         }
     }
@@ -186,6 +202,19 @@ pub fn upper_snake(camel: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_stuck_row_adds_a_problem_column_with_its_class_and_attempts() {
+        let rows = [
+            serde_json::json!({"id": "kcl_1", "state": "ready"}),
+            serde_json::json!({"id": "kcl_2", "state": "updating",
+                "problem": {"class": "permission", "attempts": 3, "message": "refused"}}),
+        ];
+        let columns = default_columns(&rows);
+        let problem = columns.iter().find(|c| c.header == "PROBLEM").expect("a PROBLEM column");
+        assert_eq!((problem.cell(&rows[0]), problem.cell(&rows[1])), (String::new(), "permission x3".to_owned()));
+        assert!(default_columns(&rows[..1]).iter().all(|c| c.header != "PROBLEM"), "none while nothing is stuck");
+    }
+
     use super::*;
     use serde_json::json;
 
