@@ -153,6 +153,7 @@ async fn seed_provider(store: &Store, key: &SecretKey, fakecloud: &FakeCloud, de
             endpoint: fakecloud.base_url().to_owned(),
             locations: demo.locations.clone(),
             sealed_credentials: key.seal(&demo.credentials, &account_id)?,
+            rate_limits: String::new(),
             now,
         })
         .await?;

@@ -1,9 +1,11 @@
 //! `bettercompute.platform.v1.Accounts`: Provider accounts; the view never carries credentials.
 
 use super::handlers::thin_service;
+use super::timestamp;
 use super::views::stamps;
+use crate::domain::rate_limits;
 use crate::proto::platform::{
-    Account, CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, ListAccountsResponse,
+    Account, CreateAccountRequest, CredentialsCheck, RateLimit, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, ListAccountsResponse,
     UpdateAccountRequest, accounts_server,
 };
 use crate::service::checks::{provider_capabilities, zones_and_regions};
@@ -13,7 +15,21 @@ use crate::store::AccountRow;
 /// account cannot exist without them).
 fn account_view(row: AccountRow) -> Account {
     let (zones, regions) = zones_and_regions(&row.provider, &row.locations);
+    let rate_limits = rate_limits::windows_of(&row.provider, &row.rate_limits)
+        .into_iter()
+        .map(|window| RateLimit { requests: window.requests, per_seconds: window.per_seconds })
+        .collect();
+    let refused = row.breaker_state == "open";
+    let credentials_check = CredentialsCheck {
+        state: if refused { "credentialsRefused" } else { "ok" }.to_owned(),
+        since: row.breaker_since.filter(|_| refused).map(timestamp),
+        message: if refused { row.breaker_message } else { String::new() },
+        next_probe_at: row.breaker_probe_at.filter(|_| refused).map(timestamp),
+    };
     Account {
+        rate_limits,
+        rate_limits_set: !row.rate_limits.trim().is_empty(),
+        credentials_check: Some(credentials_check),
         capabilities: provider_capabilities(&row.provider).iter().map(|c| (*c).to_owned()).collect(),
         id: row.id,
         tenant_id: row.tenant_id.unwrap_or_default(),

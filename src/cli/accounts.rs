@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::follow::answer;
 use super::{Cli, connect, output};
 use crate::proto::platform::{
+    RateLimit,
     CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, UpdateAccountRequest,
     accounts_client::AccountsClient,
 };
@@ -39,6 +40,10 @@ pub enum AccountsCommand {
         /// A region of a DigitalOcean account; repeat for several.
         #[arg(long = "region")]
         regions: Vec<String>,
+        /// The pace of its provider calls when it is not the provider's published limits:
+        /// `REQUESTS/SECONDS` (`250/60`); repeat for several windows.
+        #[arg(long = "rate-limit", value_parser = parse_rate_limit)]
+        rate_limits: Vec<RateLimit>,
         /// Free text.
         #[arg(long, default_value = "")]
         description: String,
@@ -84,12 +89,25 @@ pub enum AccountsCommand {
         /// The new regions (DigitalOcean), replacing the old ones; repeat for several.
         #[arg(long = "region")]
         regions: Vec<String>,
+        /// The pace of its provider calls, replacing the old one: `REQUESTS/SECONDS` (`250/60`);
+        /// repeat for several windows.
+        #[arg(long = "rate-limit", value_parser = parse_rate_limit)]
+        rate_limits: Vec<RateLimit>,
     },
     /// Deletes an account without pools.
     Delete {
         /// The account's id.
         account_id: String,
     },
+}
+
+/// `REQUESTS/SECONDS`: at most that many calls in any window of that many seconds.
+fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
+    let wrong = || format!("{text:?} is not REQUESTS/SECONDS, such as 250/60 (250 calls a minute)");
+    let (requests, seconds) = text.split_once('/').ok_or_else(wrong)?;
+    let requests = requests.trim().parse().map_err(|_| wrong())?;
+    let per_seconds = seconds.trim().trim_end_matches('s').parse().map_err(|_| wrong())?;
+    Ok(RateLimit { requests, per_seconds })
 }
 
 /// The credentials in `path` (stdin for `-`), without a trailing newline.
@@ -115,6 +133,7 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
             zones,
             regions,
             description,
+            rate_limits,
         } => {
             client
                 .create(CreateAccountRequest {
@@ -126,6 +145,7 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
                     endpoint: provider_endpoint.clone(),
                     zones: zones.clone(),
                     regions: regions.clone(),
+                    rate_limits: rate_limits.clone(),
                 })
                 .await
         }
@@ -138,6 +158,7 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
             provider_endpoint,
             zones,
             regions,
+            rate_limits,
         } => {
             client
                 .update(UpdateAccountRequest {
@@ -149,6 +170,7 @@ pub async fn run(cli: &Cli, command: &AccountsCommand) -> Result<(), String> {
                     endpoint: provider_endpoint.clone(),
                     zones: zones.clone(),
                     regions: regions.clone(),
+                    rate_limits: rate_limits.clone(),
                 })
                 .await
         }

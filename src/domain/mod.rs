@@ -11,5 +11,6 @@ pub mod lifecycle_events;
 pub mod metal_policy;
 pub mod metal_states;
 pub mod problem;
+pub mod rate_limits;
 pub mod states;
 pub mod substrate_policy;

@@ -25,6 +25,7 @@ use super::digitalocean::{DigitalOcean, DigitalOceanConfig};
 use super::error::{ErrorKind, ProviderError, ProviderResult};
 use super::gke::{Gke, GkeConfig};
 use super::google_auth::{ServiceAccountKey, TokenSource};
+use super::pacing::Pacing;
 
 /// The default GKE API.
 pub const GKE_BASE_URL: &str = "https://container.googleapis.com/";
@@ -125,10 +126,12 @@ impl GkeAccounts for StaticGkeAccounts {
     }
 }
 
-/// The catalog's accounts: credentials opened with the server's secret key at each use.
+/// The catalog's accounts: credentials opened with the server's secret key at each use, calls
+/// paced per account.
 pub struct StoreGkeAccounts {
     store: Store,
     key: SecretKey,
+    pacing: Arc<Pacing>,
     /// (account, location, digest of endpoint and key) to adapter.
     cache: Mutex<HashMap<(String, String, String), Gke>>,
 }
@@ -142,7 +145,8 @@ impl std::fmt::Debug for StoreGkeAccounts {
 impl StoreGkeAccounts {
     /// Accounts of `store`, opened with `key`.
     pub fn new(store: Store, key: SecretKey) -> Arc<Self> {
-        Arc::new(Self { store, key, cache: Mutex::default() })
+        let pacing = Pacing::new(store.clone(), key.clone());
+        Arc::new(Self { store, key, pacing, cache: Mutex::default() })
     }
 }
 
@@ -154,8 +158,9 @@ impl GkeAccounts for StoreGkeAccounts {
         if let Some(gke) = self.cache.lock().expect("not poisoned").get(&cache_key) {
             return Ok(gke.clone());
         }
+        let pacer = self.pacing.account(account_id, opened.version, &opened.credentials);
         let account = GkeAccount { endpoint: opened.endpoint, key_json: opened.credentials.expose().to_owned() };
-        let gke = gke_for(&account, location)?;
+        let gke = gke_for(&account, location)?.paced(pacer);
         let mut cache = self.cache.lock().expect("not poisoned");
         cache.retain(|(id, at, _), _| !(id == account_id && at == location));
         cache.insert(cache_key, gke.clone());
@@ -217,6 +222,7 @@ pub fn digitalocean_for(endpoint: &str, token: &str) -> ProviderResult<DigitalOc
 pub struct StoreDigitalOceanAccounts {
     store: Store,
     key: SecretKey,
+    pacing: Arc<Pacing>,
     /// (account, digest of endpoint and token) to adapter.
     cache: Mutex<HashMap<(String, String), DigitalOcean>>,
 }
@@ -230,7 +236,8 @@ impl std::fmt::Debug for StoreDigitalOceanAccounts {
 impl StoreDigitalOceanAccounts {
     /// Accounts of `store`, opened with `key`.
     pub fn new(store: Store, key: SecretKey) -> Arc<Self> {
-        Arc::new(Self { store, key, cache: Mutex::default() })
+        let pacing = Pacing::new(store.clone(), key.clone());
+        Arc::new(Self { store, key, pacing, cache: Mutex::default() })
     }
 }
 
@@ -243,7 +250,8 @@ impl DigitalOceanAccounts for StoreDigitalOceanAccounts {
         if let Some(adapter) = self.cache.lock().expect("not poisoned").get(&cache_key) {
             return Ok(adapter.clone());
         }
-        let adapter = digitalocean_for(&opened.endpoint, opened.credentials.expose())?;
+        let pacer = self.pacing.account(account_id, opened.version, &opened.credentials);
+        let adapter = digitalocean_for(&opened.endpoint, opened.credentials.expose())?.paced(pacer);
         let mut cache = self.cache.lock().expect("not poisoned");
         cache.retain(|(id, _), _| id != account_id);
         cache.insert(cache_key, adapter.clone());

@@ -1,11 +1,12 @@
 //! The DigitalOcean adapter: `/v2` load balancers, droplets (instances), VPCs (networks),
 //! certificates and volumes with their actions.
 //!
-//! It honors rate limits: a `429` is waited out for its `retry-after` when that is short, and
-//! otherwise returned as transient with the wait; `ratelimit-*` headers are kept so a caller
-//! can see how much budget is left.
+//! It honors rate limits: its calls wait their turn in the account's pacer (see
+//! [`super::pacing`]), which also learns from the `ratelimit-*` headers and `retry-after`; a `429`
+//! is waited out (three times at most) when its `retry-after` is short, and otherwise returned as
+//! `throttled` with the wait.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use reqwest::Method;
@@ -18,6 +19,8 @@ use super::cloud::{
     StickySessions, Volume, VolumeAction, VolumeChange, VolumeSpec, Volumes,
 };
 use super::error::{ProviderError, ProviderResult};
+use super::pacing::{AccountPacer, AfterCall, Answered};
+use crate::secrets::Secret;
 use crate::domain::health_check;
 
 const PROVIDER: &str = "digitalocean";
@@ -73,12 +76,22 @@ pub struct DigitalOcean {
     config: DigitalOceanConfig,
     http: reqwest::Client,
     rate_limit: Arc<Mutex<Option<RateLimit>>>,
+    /// The API token: the configured one, replaced when the account's credentials rotate.
+    token: Arc<RwLock<Secret>>,
+    /// The account's pacer; none for an adapter made without a store (tests of the adapter).
+    pacer: Option<AccountPacer>,
 }
 
 impl DigitalOcean {
     /// An adapter over `http`.
     pub fn new(config: DigitalOceanConfig, http: reqwest::Client) -> Self {
-        Self { config, http, rate_limit: Arc::new(Mutex::new(None)) }
+        let token = Arc::new(RwLock::new(Secret::new(config.token.clone())));
+        Self { config, http, rate_limit: Arc::new(Mutex::new(None)), token, pacer: None }
+    }
+
+    /// The adapter with its calls paced by `pacer`.
+    pub fn paced(self, pacer: AccountPacer) -> Self {
+        Self { pacer: Some(pacer), ..self }
     }
 
     /// The rate limit as of the last answer.
@@ -89,33 +102,86 @@ impl DigitalOcean {
     /// One call; `None` for an empty answer (204).
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> ProviderResult<Option<Value>> {
         let url = format!("{}/v2/{path}", self.config.base_url.trim_end_matches('/'));
+        let mut rotated = false;
+        let mut throttled = 0;
         loop {
-            let mut request = self.http.request(method.clone(), &url).bearer_auth(&self.config.token);
+            let ticket = match &self.pacer {
+                Some(pacer) => Some(pacer.admit(PROVIDER).await?),
+                None => None,
+            };
+            if let Some(credentials) = ticket.as_ref().and_then(|ticket| ticket.credentials.as_ref()) {
+                *self.token.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = credentials.clone();
+            }
+            let token = self.token.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+            let mut request = self.http.request(method.clone(), &url).bearer_auth(token.expose());
             if let Some(body) = body {
                 request = request.json(body);
             }
-            let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
-            let status = response.status().as_u16();
-            self.remember_rate_limit(&response);
-            let retry_after = number_header(&response, "retry-after").map(Duration::from_secs);
-            let bytes = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
-            if status == 429 {
-                let wait = retry_after.unwrap_or(Duration::from_secs(1));
-                if wait <= self.config.max_rate_limit_wait {
-                    tokio::time::sleep(wait).await;
-                    continue;
+            let answer = self.send(request, path).await;
+            let Some((pacer, ticket)) = self.pacer.as_ref().zip(ticket) else {
+                match answer {
+                    Err(error) if self.wait_again(&error, &mut throttled) => {
+                        tokio::time::sleep(self.short_wait(&error).unwrap_or_default()).await;
+                        continue;
+                    }
+                    answer => return answer.map(|(body, _)| body),
                 }
+            };
+            let told = match &answer {
+                Ok((_, spent_until)) => Answered::Ok { pace_until: *spent_until },
+                Err(error) => Answered::Failed(error),
+            };
+            let after = pacer.answered(&ticket, told).await;
+            match answer {
+                Err(_) if after == AfterCall::Again && !rotated => rotated = true,
+                // The pacer waits out the provider's Retry-After for every caller of the account.
+                Err(error) if self.wait_again(&error, &mut throttled) => {}
+                answer => return answer.map(|(body, _)| body),
             }
-            if (200..300).contains(&status) {
-                if bytes.is_empty() {
-                    return Ok(None);
-                }
-                return serde_json::from_slice(&bytes).map(Some).map_err(|e| ProviderError::decode(PROVIDER, path, e));
-            }
-            let mut error = classify(status, &bytes);
-            error.retry_after = retry_after;
-            return Err(error);
         }
+    }
+
+    /// Whether to wait out `error` within the call: a 429 asking for a short wait, at most three.
+    fn wait_again(&self, error: &ProviderError, throttled: &mut u32) -> bool {
+        *throttled += 1;
+        error.status == Some(429) && *throttled <= 3 && self.short_wait(error).is_some()
+    }
+
+    /// The wait of a 429 short enough to wait within the call.
+    fn short_wait(&self, error: &ProviderError) -> Option<Duration> {
+        let wait = error.retry_after.unwrap_or(Duration::from_secs(1));
+        (wait <= self.config.max_rate_limit_wait).then_some(wait)
+    }
+
+    /// Sends `request`: its body (`None` when empty) and, when DigitalOcean said no calls are left
+    /// in its window, when the window resets (µs).
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        path: &str,
+    ) -> ProviderResult<(Option<Value>, Option<i64>)> {
+        let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
+        let status = response.status().as_u16();
+        let limit = self.remember_rate_limit(&response);
+        let spent_until =
+            limit.filter(|limit| limit.remaining == 0).map(|limit| i64::try_from(limit.reset).unwrap_or(0) * 1_000_000);
+        let retry_after = number_header(&response, "retry-after").map(Duration::from_secs);
+        let bytes = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
+        if (200..300).contains(&status) {
+            if bytes.is_empty() {
+                return Ok((None, spent_until));
+            }
+            let body = serde_json::from_slice(&bytes).map_err(|e| ProviderError::decode(PROVIDER, path, e))?;
+            return Ok((Some(body), spent_until));
+        }
+        let mut error = classify(status, &bytes);
+        error.retry_after = retry_after.or_else(|| {
+            // A 429 without Retry-After: until the window DigitalOcean named resets.
+            let reset = limit.filter(|_| status == 429)?.reset;
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+            Some(Duration::from_secs(reset.saturating_sub(now).max(1)))
+        });
+        Err(error)
     }
 
     async fn value(&self, method: Method, path: &str, body: Option<&Value>) -> ProviderResult<Value> {
@@ -141,15 +207,17 @@ impl DigitalOcean {
         Ok(items)
     }
 
-    fn remember_rate_limit(&self, response: &reqwest::Response) {
-        if let (Some(limit), Some(remaining), Some(reset)) = (
+    fn remember_rate_limit(&self, response: &reqwest::Response) -> Option<RateLimit> {
+        let (Some(limit), Some(remaining), Some(reset)) = (
             number_header(response, "ratelimit-limit"),
             number_header(response, "ratelimit-remaining"),
             number_header(response, "ratelimit-reset"),
-        ) {
-            *self.rate_limit.lock().expect("the rate-limit lock is never poisoned") =
-                Some(RateLimit { limit, remaining, reset });
-        }
+        ) else {
+            return None;
+        };
+        let seen = RateLimit { limit, remaining, reset };
+        *self.rate_limit.lock().expect("the rate-limit lock is never poisoned") = Some(seen);
+        Some(seen)
     }
 }
 

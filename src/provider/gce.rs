@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::error::{ErrorKind, ProviderError, ProviderResult};
 use super::google_auth::{GoogleCall, TokenSource};
+use super::pacing::AccountPacer;
 
 const PROVIDER: &str = "gce";
 
@@ -25,6 +26,8 @@ pub struct Gce {
     project: String,
     http: reqwest::Client,
     tokens: TokenSource,
+    /// The account's pacer, shared with the GKE adapter it came from.
+    pacer: Option<AccountPacer>,
 }
 
 /// A VPC network as Compute Engine reports it.
@@ -142,7 +145,12 @@ impl Gce {
         } else {
             base_url.to_owned()
         };
-        Self { base_url, project: project.to_owned(), http, tokens }
+        Self { base_url, project: project.to_owned(), http, tokens, pacer: None }
+    }
+
+    /// The adapter with its calls paced by `pacer`.
+    pub fn paced(self, pacer: AccountPacer) -> Self {
+        Self { pacer: Some(pacer), ..self }
     }
 
     /// The project.
@@ -153,7 +161,7 @@ impl Gce {
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Value> {
         let url = format!("{}/compute/v1/projects/{}/{path}", self.base_url.trim_end_matches('/'), self.project);
         let call = GoogleCall { provider: PROVIDER, method, url, what: path, body };
-        call.send(&self.http, &self.tokens, classify).await
+        call.send(&self.http, &self.tokens, self.pacer.as_ref(), classify).await
     }
 
     async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<GceOperation> {

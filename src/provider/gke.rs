@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::error::{ErrorClass, ErrorKind, ProviderError, ProviderResult};
 use super::google_auth::{GoogleCall, TokenSource};
+use super::pacing::AccountPacer;
 use super::managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
     Operation, ReleaseChannel, ServerConfig,
@@ -40,12 +41,19 @@ pub struct Gke {
     config: GkeConfig,
     http: reqwest::Client,
     tokens: TokenSource,
+    /// The account's pacer; none for an adapter made without a store (tests of the adapter).
+    pacer: Option<AccountPacer>,
 }
 
 impl Gke {
     /// An adapter over `http`, authenticated by `tokens`.
     pub fn new(config: GkeConfig, http: reqwest::Client, tokens: TokenSource) -> Self {
-        Self { config, http, tokens }
+        Self { config, http, tokens, pacer: None }
+    }
+
+    /// The adapter with its calls paced by `pacer`.
+    pub fn paced(self, pacer: AccountPacer) -> Self {
+        Self { pacer: Some(pacer), ..self }
     }
 
     /// The access tokens the adapter uses (a GKE cluster's API accepts them too).
@@ -55,7 +63,11 @@ impl Gke {
 
     /// The Compute Engine adapter of the same project and service account (tenant networks).
     pub fn compute(&self) -> super::gce::Gce {
-        super::gce::Gce::new(&self.config.base_url, &self.config.project, self.http.clone(), self.tokens.clone())
+        let gce = super::gce::Gce::new(&self.config.base_url, &self.config.project, self.http.clone(), self.tokens.clone());
+        match &self.pacer {
+            Some(pacer) => gce.paced(pacer.clone()),
+            None => gce,
+        }
     }
 
     fn parent(&self) -> String {
@@ -74,7 +86,7 @@ impl Gke {
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Value> {
         let url = format!("{}/v1/{path}", self.config.base_url.trim_end_matches('/'));
         let call = GoogleCall { provider: PROVIDER, method, url, what: path, body };
-        call.send(&self.http, &self.tokens, classify).await
+        call.send(&self.http, &self.tokens, self.pacer.as_ref(), classify).await
     }
 
     async fn operation(&self, method: Method, path: &str, body: Option<Value>) -> ProviderResult<Operation> {

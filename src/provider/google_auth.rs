@@ -12,7 +12,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::Mutex;
 
-use super::error::{ErrorKind, ProviderError, ProviderResult};
+use super::error::{ErrorClass, ErrorKind, ProviderError, ProviderResult};
+use super::pacing::{AccountPacer, AfterCall, Answered};
 
 /// The scope the GKE API needs.
 pub const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
@@ -110,14 +111,15 @@ struct CachedToken {
 /// Access tokens of one service account, fetched when needed and cached.
 #[derive(Clone)]
 pub struct TokenSource {
-    key: Arc<ServiceAccountKey>,
+    /// Shared by every clone, so a key rotated under way is used by all of them.
+    key: Arc<std::sync::RwLock<Arc<ServiceAccountKey>>>,
     http: reqwest::Client,
     cached: Arc<Mutex<Option<CachedToken>>>,
 }
 
 impl std::fmt::Debug for TokenSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenSource").field("account", &self.key.client_email).finish_non_exhaustive()
+        f.debug_struct("TokenSource").field("account", &self.key().client_email).finish_non_exhaustive()
     }
 }
 
@@ -139,12 +141,23 @@ struct OAuthError {
 impl TokenSource {
     /// A token source for `key`, over `http`.
     pub fn new(key: ServiceAccountKey, http: reqwest::Client) -> Self {
-        Self { key: Arc::new(key), http, cached: Arc::new(Mutex::new(None)) }
+        Self { key: Arc::new(std::sync::RwLock::new(Arc::new(key))), http, cached: Arc::new(Mutex::new(None)) }
+    }
+
+    fn key(&self) -> Arc<ServiceAccountKey> {
+        self.key.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
     /// The account's e-mail.
-    pub fn account(&self) -> &str {
-        &self.key.client_email
+    pub fn account(&self) -> String {
+        self.key().client_email.clone()
+    }
+
+    /// Uses `key` from now on (the account's credentials were rotated), forgetting the token
+    /// the old key was granted.
+    pub async fn replace_key(&self, key: ServiceAccountKey) {
+        *self.key.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(key);
+        self.invalidate().await;
     }
 
     /// A valid access token: the cached one, or a new one from the token endpoint.
@@ -166,10 +179,11 @@ impl TokenSource {
 
     async fn fetch(&self) -> ProviderResult<CachedToken> {
         crate::measured::provider(PROVIDER, "token", async {
-            let assertion = self.key.assertion(CLOUD_PLATFORM_SCOPE, SystemTime::now())?;
+            let key = self.key();
+            let assertion = key.assertion(CLOUD_PLATFORM_SCOPE, SystemTime::now())?;
             let response = self
                 .http
-                .post(&self.key.token_uri)
+                .post(&key.token_uri)
                 .form(&[("grant_type", JWT_BEARER_GRANT), ("assertion", assertion.as_str())])
                 .send()
                 .await
@@ -185,6 +199,10 @@ impl TokenSource {
                     format!("the token endpoint refused the grant: {}", refused.error_description),
                 );
                 error.status = Some(status);
+                // A key that was deleted or disabled: the credentials are refused.
+                if refused.error == "invalid_grant" || status == 401 {
+                    error.class_hint = Some(ErrorClass::Permission);
+                }
                 error.reason = refused.error;
                 return Err(error);
             }
@@ -213,11 +231,39 @@ pub struct GoogleCall<'a> {
 }
 
 impl GoogleCall<'_> {
-    /// Sends the call as the service account of `tokens`, once more with a fresh token if the API
-    /// says the token is no longer good; an error answer is read by `classify` (each API words
-    /// its errors its own way) and carries the request id and the `Retry-After` Google sent.
+    /// Sends the call as the service account of `tokens` in its account's turn (`pacer`), once
+    /// more with a fresh token if the API says the token is no longer good, and once more with
+    /// new credentials when they changed while it was refused; the answer is told to the pacer.
     pub async fn send(
         self,
+        http: &reqwest::Client,
+        tokens: &TokenSource,
+        pacer: Option<&AccountPacer>,
+        classify: fn(u16, &[u8]) -> ProviderError,
+    ) -> ProviderResult<serde_json::Value> {
+        let Some(pacer) = pacer else { return self.send_once(http, tokens, classify).await };
+        let mut rotated = false;
+        loop {
+            let ticket = pacer.admit(self.provider).await?;
+            if let Some(credentials) = &ticket.credentials {
+                tokens.replace_key(ServiceAccountKey::from_json(credentials.expose())?).await;
+            }
+            let answer = self.send_once(http, tokens, classify).await;
+            let told = match &answer {
+                Ok(_) => Answered::Ok { pace_until: None },
+                Err(error) => Answered::Failed(error),
+            };
+            if pacer.answered(&ticket, told).await == AfterCall::Again && !rotated {
+                rotated = true;
+                continue;
+            }
+            return answer;
+        }
+    }
+
+    /// Sends the call as [`GoogleCall::send`] does, without pacing.
+    async fn send_once(
+        &self,
         http: &reqwest::Client,
         tokens: &TokenSource,
         classify: fn(u16, &[u8]) -> ProviderError,

@@ -23,6 +23,7 @@ pub mod gke;
 pub mod google_auth;
 pub mod kube;
 pub mod managed;
+pub mod pacing;
 
 pub use cloud::{
     Certificate, CertificateSpec, Certificates, Domain, Firewall, ForwardingRule, GlobalSettings, HealthCheck,

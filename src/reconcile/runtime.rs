@@ -263,7 +263,11 @@ impl Worker {
         let item = pass.item.clone();
         let running = {
             let reconciler = reconciler.clone();
-            tokio::spawn(async move { crate::measured::recording(reconciler.reconcile(&pass)).await })
+            let tenant = pass.item.tenant_id.clone().unwrap_or_default();
+            tokio::spawn(async move {
+                let work = crate::measured::recording(reconciler.reconcile(&pass));
+                crate::provider::pacing::for_tenant(tenant, work).await
+            })
         };
         let abort = running.abort_handle();
         // Cancelling this pass (the worker killed) cancels the reconcile it runs.

@@ -5,9 +5,10 @@ use super::checks::provider_has_zones;
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
+use crate::domain::rate_limits::{self, RateWindow};
 use crate::ids::AccountId;
 use crate::proto::platform::{
-    CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, UpdateAccountRequest,
+    CreateAccountRequest, RateLimit, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, UpdateAccountRequest,
 };
 use crate::secrets::SecretKey;
 use crate::store::{AccountChange, AccountRow, NewAccount, now_micros};
@@ -71,6 +72,21 @@ fn locations_problems(provider: &str, zones: &[String], regions: &[String], crea
     problems
 }
 
+/// The windows given, as stored (JSON; empty for none, the provider's published limits), or
+/// what is wrong with them.
+fn rate_limits_json(given: &[RateLimit]) -> Result<String, Vec<FieldViolation>> {
+    let windows: Vec<RateWindow> =
+        given.iter().map(|limit| RateWindow { requests: limit.requests, per_seconds: limit.per_seconds }).collect();
+    let problems: Vec<FieldViolation> = rate_limits::problems(&windows)
+        .into_iter()
+        .map(|(index, what)| FieldViolation::new(format!("rateLimits[{index}]"), what))
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(if windows.is_empty() { String::new() } else { serde_json::to_string(&windows).unwrap_or_default() })
+}
+
 impl Service {
     /// The secret key, or `UNAVAILABLE` on a server started without one.
     pub(super) fn sealing_key(&self) -> Result<&SecretKey> {
@@ -83,6 +99,10 @@ impl Service {
     pub async fn account_create(&self, ctx: &Context, request: CreateAccountRequest) -> Result<AccountRow> {
         let mut problems = locations_problems(&request.provider, &request.zones, &request.regions, true);
         problems.extend(credentials_problem(&request.provider, &request.credentials));
+        let rate_limits = rate_limits_json(&request.rate_limits).unwrap_or_else(|found| {
+            problems.extend(found);
+            String::new()
+        });
         if !problems.is_empty() {
             return Err(Error::fields(problems));
         }
@@ -100,6 +120,7 @@ impl Service {
                 endpoint: request.endpoint,
                 locations,
                 sealed_credentials,
+                rate_limits,
                 now: now_micros(),
             })
             .await?;
@@ -120,7 +141,7 @@ impl Service {
     /// Changes what is named; credentials are replaced whole and sealed again.
     pub async fn account_update(&self, ctx: &Context, request: UpdateAccountRequest) -> Result<AccountRow> {
         let named = Named::of(&request.update_mask);
-        named.require_some(&["name", "description", "credentials", "endpoint", "zones", "regions"])?;
+        named.require_some(&["name", "description", "credentials", "endpoint", "zones", "regions", "rate_limits"])?;
         let name = named.required("name", "name", request.name.clone())?;
         let credentials = named.required("credentials", "credentials", request.credentials.clone())?;
         let current = self.store.account_fetch(&request.account_id).await?;
@@ -133,6 +154,13 @@ impl Service {
         }
         let endpoint = named.clearable("endpoint", request.endpoint.clone());
         problems.extend(endpoint_without_credentials(&current.endpoint, endpoint.as_deref(), credentials.is_some()));
+        let rate_limits = match rate_limits_json(&request.rate_limits) {
+            Ok(json) => named.has("rate_limits").then_some(json),
+            Err(found) => {
+                problems.extend(found);
+                None
+            }
+        };
         if !problems.is_empty() {
             return Err(Error::fields(problems));
         }
@@ -147,6 +175,7 @@ impl Service {
             endpoint,
             locations: names_locations.then_some(locations),
             sealed_credentials,
+            rate_limits,
         };
         let account = self.store.account_update(&current.id, &change, now_micros()).await?;
         tracing::info!(account = %account.id, version = account.version, by = %ctx.caller.principal_id, "account updated");

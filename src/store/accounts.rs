@@ -39,6 +39,16 @@ pub struct AccountRow {
     pub updated_at: i64,
     /// Deletion time, once deleted.
     pub deleted_at: Option<i64>,
+    /// Its own call windows (JSON), empty for the provider's published ones.
+    pub rate_limits: String,
+    /// `closed`, or `open` while the provider refuses its credentials.
+    pub breaker_state: String,
+    /// Since when the breaker is open (µs).
+    pub breaker_since: Option<i64>,
+    /// The provider's words when it refused the credentials.
+    pub breaker_message: String,
+    /// When the open breaker lets its next probe call through (µs).
+    pub breaker_probe_at: Option<i64>,
 }
 
 /// An account to create.
@@ -60,6 +70,8 @@ pub struct NewAccount {
     pub locations: Vec<String>,
     /// The credentials, sealed to `id`.
     pub sealed_credentials: String,
+    /// Its own call windows (JSON), empty for the provider's.
+    pub rate_limits: String,
     /// The creation time.
     pub now: i64,
 }
@@ -83,6 +95,8 @@ pub struct AccountChange {
     pub locations: Option<Vec<String>>,
     /// New credentials, sealed to the account's id.
     pub sealed_credentials: Option<String>,
+    /// New call windows (JSON; empty: the provider's).
+    pub rate_limits: Option<String>,
 }
 
 impl std::fmt::Debug for AccountChange {
@@ -104,16 +118,20 @@ pub struct AccountCredentials {
     pub locations: Vec<String>,
     /// The opened credentials: a service-account JSON key or an API token.
     pub credentials: Secret,
+    /// The account's version they were read at.
+    pub version: i64,
 }
 
 impl Record for AccountRow {
     const SELECT: &'static str = "SELECT id, tenant_id, provider, name, description, endpoint, locations, state, \
-                                  version, created_at, updated_at, deleted_at FROM provider_accounts";
+                                  version, created_at, updated_at, deleted_at, rate_limits, breaker_state, breaker_since, \
+                                  breaker_message, breaker_probe_at FROM provider_accounts";
     const NOUN: &'static str = "account";
 
     fn from_row(row: &AnyRow) -> Result<AccountRow> {
         Ok(read_columns!(row, AccountRow {
-            id, tenant_id, provider, name, description, endpoint, state, version, created_at, updated_at, deleted_at;
+            id, tenant_id, provider, name, description, endpoint, state, version, created_at, updated_at, deleted_at,
+            rate_limits, breaker_state, breaker_since, breaker_message, breaker_probe_at;
             locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
         }))
     }
@@ -130,7 +148,7 @@ impl Announced for AccountRow {
     fn event(&self, change: &str) -> NewEvent {
         let data = serde_json::json!({"id": self.id, "tenantId": self.tenant_id, "provider": self.provider,
             "name": self.name, "endpoint": self.endpoint, "locations": self.locations, "state": self.state,
-            "version": self.version});
+            "version": self.version, "breaker": self.breaker_state});
         catalog_event("account", change, &self.id, self.tenant_id.as_deref(), self.updated_at, data)
     }
 }
@@ -145,8 +163,8 @@ impl Store {
             }
             sqlx::query(
                 "INSERT INTO provider_accounts (id, tenant_id, provider, name, description, endpoint, locations, \
-                 credentials, state, version, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9)",
+                 credentials, state, version, created_at, updated_at, rate_limits) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, $9, $9, $10)",
             )
             .bind(&new.id)
             .bind(&new.tenant_id)
@@ -157,6 +175,7 @@ impl Store {
             .bind(strings_to_json(&new.locations))
             .bind(&new.sealed_credentials)
             .bind(new.now)
+            .bind(&new.rate_limits)
             .execute(&mut *txn)
             .await?;
             let attributes = serde_json::Map::from_iter([("provider".to_owned(), new.provider.clone().into())]);
@@ -187,14 +206,22 @@ impl Store {
         crate::measured::store("account_list", self.record_list(condition, "created_at, id", bind)).await
     }
 
-    /// Applies `change` to a live account and bumps its version.
+    /// Applies `change` to a live account and bumps its version. New credentials close its
+    /// breaker; any change wakes every resource on the account, so a pass waiting out a refusal
+    /// tries again at once with what changed.
     pub async fn account_update(&self, id: &str, change: &AccountChange, now: i64) -> Result<AccountRow> {
         crate::measured::store("account_update", async {
             let mut txn = self.begin_write().await?;
             let current: AccountRow = self.record_live_in(&mut txn, id).await?;
             sqlx::query(
                 "UPDATE provider_accounts SET name = $2, description = $3, endpoint = $4, locations = $5, \
-                 credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7 WHERE id = $1",
+                 credentials = COALESCE($6, credentials), version = version + 1, updated_at = $7, \
+                 rate_limits = $8, paced_until = NULL, \
+                 breaker_state = CASE WHEN $6 IS NULL THEN breaker_state ELSE 'closed' END, \
+                 breaker_since = CASE WHEN $6 IS NULL THEN breaker_since ELSE NULL END, \
+                 breaker_message = CASE WHEN $6 IS NULL THEN breaker_message ELSE '' END, \
+                 breaker_probe_at = CASE WHEN $6 IS NULL THEN breaker_probe_at ELSE NULL END \
+                 WHERE id = $1",
             )
             .bind(id)
             .bind(change.name.as_ref().unwrap_or(&current.name))
@@ -203,8 +230,10 @@ impl Store {
             .bind(strings_to_json(change.locations.as_ref().unwrap_or(&current.locations)))
             .bind(&change.sealed_credentials)
             .bind(now)
+            .bind(change.rate_limits.as_ref().unwrap_or(&current.rate_limits))
             .execute(&mut *txn)
             .await?;
+            self.work_wake_account_in(&mut txn, id, now).await?;
             let account: AccountRow = self.record_fetch_in(&mut txn, id).await?;
             let mut event = account.event("updated");
             // Say that the credentials changed, never what they are.
@@ -241,7 +270,9 @@ impl Store {
     pub async fn account_credentials(&self, key: &SecretKey, id: &str) -> Result<AccountCredentials> {
         crate::measured::store("account_credentials", async {
             let row =
-                sqlx::query("SELECT provider, endpoint, locations, credentials FROM provider_accounts WHERE id = $1")
+                sqlx::query(
+                    "SELECT provider, endpoint, locations, credentials, version FROM provider_accounts WHERE id = $1",
+                )
                     .bind(id)
                     .fetch_optional(&self.pool)
                     .await?
@@ -253,6 +284,7 @@ impl Store {
                 endpoint: row.try_get("endpoint")?,
                 locations: strings_from_json(&row.try_get::<String, _>("locations")?)?,
                 credentials: key.open(&sealed, id)?,
+                version: row.try_get("version")?,
             })
         })
         .await

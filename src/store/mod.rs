@@ -39,6 +39,7 @@ mod nodes;
 mod offers;
 mod operation_log;
 mod orphans;
+mod pacing;
 mod pools;
 mod projects;
 mod quotas;
@@ -105,6 +106,7 @@ pub use orphans::{
     ForcedDelete, NewOrphan, ORPHAN_DISMISSED, ORPHAN_PENDING, ORPHAN_REMOVED, ORPHAN_STILL_THERE, ORPHAN_SWEEP_KIND,
     ORPHAN_SWEEP_OBJECT, OrphanFilter, OrphanRow,
 };
+pub use pacing::{CallReport, OpenBreaker, ReportAnswer, Take, Verdict};
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
 pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
@@ -189,6 +191,7 @@ migrations!(
     (25, "drift", "0025_drift"),
     (26, "operation_log", "0026_operation_log"),
     (27, "orphans", "0027_orphans"),
+    (28, "pacing", "0028_pacing"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

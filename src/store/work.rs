@@ -32,6 +32,9 @@ pub struct WorkItem {
     pub state_since: i64,
     /// When the pass was due (µs).
     pub due_at: i64,
+    /// The tenant of the object, when it has one: its provider calls wait their turn among
+    /// that tenant's.
+    pub tenant_id: Option<String>,
 }
 
 /// What a finished pass records.
@@ -95,7 +98,7 @@ pub struct StuckItem {
 
 fn item_from_row(kind: &str, row: &AnyRow) -> Result<WorkItem> {
     Ok(read_columns!(row, WorkItem {
-        object_id, generation, attempts, last_error, state, state_since, due_at;
+        object_id, generation, attempts, last_error, state, state_since, due_at, tenant_id;
         kind: kind.to_owned(),
     }))
 }
@@ -202,7 +205,9 @@ impl Store {
     }
 
     /// Claims up to `limit` due objects of `kind` for `owner` until `lease_until`. Rows leased
-    /// by a live worker are skipped; rows whose lease expired are taken over.
+    /// by a live worker are skipped; rows whose lease expired are taken over. Tenants take turns:
+    /// each tenant's earliest due object comes before any tenant's second, so one tenant's
+    /// thousand due objects do not keep another's one waiting.
     pub async fn work_claim_due(
         &self,
         kind: &str,
@@ -216,14 +221,20 @@ impl Store {
                 Backend::Postgres => " FOR UPDATE SKIP LOCKED",
                 Backend::Sqlite => "",
             };
+            const DUE: &str = "kind = $3 AND due_at <= $4 AND (lease_expires_at IS NULL OR lease_expires_at <= $4)";
+            const TENANT: &str =
+                "(SELECT tenant_id FROM authz_resources WHERE resource_id = work_items.object_id LIMIT 1)";
             // The CTE runs once (a subquery in `IN` may be rescanned, taking more rows than asked).
             let sql = format!(
-                "WITH due AS (SELECT object_id FROM work_items WHERE kind = $3 AND due_at <= $4 \
-                   AND (lease_expires_at IS NULL OR lease_expires_at <= $4) ORDER BY due_at LIMIT $5{lock}) \
+                "WITH ranked AS (SELECT object_id, due_at, \
+                   ROW_NUMBER() OVER (PARTITION BY {TENANT} ORDER BY due_at, object_id) AS turn \
+                   FROM work_items WHERE {DUE}), \
+                 due AS (SELECT object_id FROM work_items WHERE {DUE} AND object_id IN \
+                   (SELECT object_id FROM ranked ORDER BY turn, due_at LIMIT $5){lock}) \
                  UPDATE work_items SET lease_owner = $1, lease_expires_at = $2 FROM due \
                  WHERE work_items.kind = $3 AND work_items.object_id = due.object_id \
                  RETURNING work_items.object_id, work_items.generation, work_items.attempts, work_items.last_error, \
-                 work_items.state, work_items.state_since, work_items.due_at"
+                 work_items.state, work_items.state_since, work_items.due_at, {TENANT} AS tenant_id"
             );
             let mut writer = self.begin_statements().await?;
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))

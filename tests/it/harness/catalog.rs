@@ -119,6 +119,7 @@ impl Catalog {
                     endpoint: cloud.base_url().to_owned(),
                     locations: account.locations.clone(),
                     sealed_credentials: key.seal(&credentials, &account.id).unwrap(),
+                    rate_limits: String::new(),
                     now,
                 })
                 .await
