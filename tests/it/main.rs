@@ -26,6 +26,7 @@ mod metrics;
 mod nodes;
 mod operations;
 mod orphans;
+mod pacing;
 mod plans;
 mod plans_cli;
 mod provider;

@@ -8,6 +8,10 @@ use fakecloud::RateLimitMode;
 use serde_json::json;
 
 use super::{now_seconds, seconds};
+use crate::harness::PROJECT;
+
+/// The GKE account of the Kubernetes suite's pool.
+const ACCOUNT: &str = "acct_0000000000000000000000gke1";
 use crate::kubernetes::{setup, standard};
 
 crate::on_both_backends!(
@@ -43,10 +47,21 @@ async fn credentials_revoked_at_the_provider_give_permission_and_stop_the_retrie
     let last = &log["operations"][0];
     assert_eq!((&last["outcome"], &last["errorClass"]), (&json!("error"), &json!("permission")), "{log}");
 
-    // Credentials restored and a change made: the next pass succeeds and the problem is gone.
+    // The account's breaker is open: its view says so, with the provider's words.
+    let account = json!({"accountId": ACCOUNT});
+    let refused = env.server.admin_ok("/api/platform/accounts/get", account.clone()).await;
+    let check = &refused["credentialsCheck"];
+    assert_eq!(check["state"], "credentialsRefused", "{refused}");
+    assert!(!check["message"].as_str().unwrap().is_empty(), "the provider's words: {check}");
+    assert!(check["nextProbeAt"].is_string(), "{check}");
+
+    // The operator fixes the credentials (given again): the breaker closes and the cluster's
+    // pass runs at once, whatever its backoff; the problem is gone.
     env.cloud.set_error_rate("/v1/", 0.0, 403);
-    let change = json!({"tenantId": "acme", "clusterId": id, "authorizedNetworks": ["10.0.0.0/16"]});
-    env.ok("/api/compute/kubernetesClusters/update", change).await;
+    let key = env.cloud.service_account_key(PROJECT, "better-compute");
+    env.server.admin_ok("/api/platform/accounts/update", json!({"accountId": ACCOUNT, "credentials": key})).await;
+    let fixed = env.server.admin_ok("/api/platform/accounts/get", account).await;
+    assert_eq!(fixed["credentialsCheck"]["state"], "ok", "{fixed}");
     let body = json!({"tenantId": "acme", "clusterId": id});
     env.get_until(&env.acme_admin, "kubernetesClusters", body, Duration::from_secs(20), "without a problem", |c| {
         c.get("problem").is_none() && c["state"] == "ready"

@@ -1,0 +1,74 @@
+//! The budget and the breaker as the store keeps them, for every worker process at once: two
+//! store handles (two processes) spend one budget; an open breaker refuses every call but one
+//! probe per interval, a working probe closes it, and a refusal of credentials that changed
+//! meanwhile is stale (the call is made again with the new ones).
+
+use better_compute::domain::rate_limits::PROBE_EVERY_MICROS;
+use better_compute::store::{Backend, CallReport, ReportAnswer, Store, Verdict};
+
+use super::{ACCOUNT, setup};
+
+/// An account view's version (an int64: a string in JSON).
+fn version_of(account: &serde_json::Value) -> i64 {
+    account["version"].as_str().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{account}"))
+}
+
+crate::on_both_backends!(two_processes_spend_one_budget, an_open_breaker_lets_one_probe_out_per_interval);
+
+async fn two_processes_spend_one_budget(backend: Backend) {
+    let env = setup(backend).start().await;
+    let version = version_of(&env.pace_account(&[(100, 3_600)]).await);
+    let other_process = Store::connect(&env.server.db.url, 2).await.unwrap();
+    let now = 1_000_000_000_000;
+    let mut granted = 0;
+    for turn in 0..30 {
+        let store = if turn % 2 == 0 { &env.store } else { &other_process };
+        match store.pacing_take(ACCOUNT, version, 1, now).await.unwrap().verdict {
+            Verdict::Go { granted: n, probe: false } => granted += n,
+            Verdict::Wait(wait) => assert!(wait > 0),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(granted, 10, "a burst of a tenth of 100, shared by both");
+    // Several calls at once take several from the budget, no more than it holds.
+    let later = now + 3_600 * 1_000_000;
+    let take = other_process.pacing_take(ACCOUNT, version, 25, later).await.unwrap();
+    assert_eq!(take.verdict, Verdict::Go { granted: 10, probe: false });
+}
+
+async fn an_open_breaker_lets_one_probe_out_per_interval(backend: Backend) {
+    let env = setup(backend).start().await;
+    let store = &env.store;
+    let version = version_of(&env.account().await);
+    let now = 2_000_000_000_000;
+    let refused = CallReport::CredentialsRefused { version, message: "Unable to authenticate you".into() };
+    assert_eq!(store.pacing_report(ACCOUNT, &refused, now).await.unwrap(), ReportAnswer::Recorded);
+    let Verdict::Refused(breaker) = store.pacing_take(ACCOUNT, version, 1, now + 1).await.unwrap().verdict else {
+        panic!("the breaker refuses");
+    };
+    assert_eq!((breaker.since, breaker.probe_at), (now, now + PROBE_EVERY_MICROS));
+    assert_eq!(breaker.message, "Unable to authenticate you");
+
+    let due = now + PROBE_EVERY_MICROS;
+    assert_eq!(store.pacing_take(ACCOUNT, version, 5, due).await.unwrap().verdict, Verdict::Go {
+        granted: 1,
+        probe: true
+    });
+    assert!(
+        matches!(store.pacing_take(ACCOUNT, version, 1, due).await.unwrap().verdict, Verdict::Refused(_)),
+        "one probe per interval"
+    );
+    assert_eq!(store.pacing_report(ACCOUNT, &CallReport::CredentialsWork, due).await.unwrap(), ReportAnswer::Reopened);
+    assert!(matches!(
+        store.pacing_take(ACCOUNT, version, 1, due).await.unwrap().verdict,
+        Verdict::Go { probe: false, .. }
+    ));
+
+    // The credentials change; a refusal of a call made with the old ones opens nothing.
+    let changed = version_of(&env.pace_account(&[(250, 60)]).await);
+    let take = store.pacing_take(ACCOUNT, version, 1, due).await.unwrap();
+    assert_eq!(take.version, changed);
+    assert!(take.sealed_credentials.is_some(), "the new version's credentials come with the take");
+    assert_eq!(store.pacing_report(ACCOUNT, &refused, due).await.unwrap(), ReportAnswer::Stale);
+    assert!(matches!(store.pacing_take(ACCOUNT, changed, 1, due).await.unwrap().verdict, Verdict::Go { .. }));
+}
