@@ -22,6 +22,12 @@
 //! [`FaultClass`], answered as that provider answers it ([`FakeCloud::fail_next`] with
 //! [`Failure::Class`], [`FakeCloud::fail_calls`], [`FakeCloud::fail_account`]), and a BMC can be
 //! reached behind a certificate no one trusts ([`FakeCloud::bmc_untrusted_url`]).
+//!
+//! The providers' published limits hold as in the real APIs, at their real numbers unless a
+//! test lowers them: DigitalOcean's requests per token
+//! ([`FakeCloud::set_digitalocean_rate_limits`], [`FakeCloud::digitalocean_calls`]) and GKE's
+//! operations at once per cluster ([`FakeCloud::set_gke_concurrent_operations_per_cluster`]);
+//! GKE's requests per project only when a test sets them ([`FakeCloud::set_gke_rate_limits`]).
 
 // Handlers refuse by returning the finished `Response`, once per request: its size is no cost.
 #![allow(clippy::result_large_err)]
