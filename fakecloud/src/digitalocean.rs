@@ -119,7 +119,8 @@ pub(super) fn enter<'a>(
     body: &Bytes,
     scripted: (&str, &str, &str),
 ) -> Result<(std::sync::MutexGuard<'a, World>, Value), Response> {
-    if bearer(headers) != Some(shared.config.digitalocean_token.as_str()) {
+    let mut world = shared.world();
+    if !world.digitalocean_tokens.accepts(bearer(headers)) {
         return Err(refuse(401, "Unable to authenticate you"));
     }
     let body = if body.is_empty() {
@@ -127,7 +128,6 @@ pub(super) fn enter<'a>(
     } else {
         serde_json::from_slice(body).map_err(|_| refuse(400, "The request body is not valid JSON."))?
     };
-    let mut world = shared.world();
     let (kind, verb, name) = scripted;
     // DigitalOcean has no operations to fail later: every scripted failure is a refusal. (A
     // class is answered before the emulator sees the call.)

@@ -22,6 +22,12 @@
 //! [`FaultClass`], answered as that provider answers it ([`FakeCloud::fail_next`] with
 //! [`Failure::Class`], [`FakeCloud::fail_calls`], [`FakeCloud::fail_account`]), and a BMC can be
 //! reached behind a certificate no one trusts ([`FakeCloud::bmc_untrusted_url`]).
+//!
+//! The providers' published limits hold as in the real APIs, at their real numbers unless a
+//! test lowers them: DigitalOcean's requests per token
+//! ([`FakeCloud::set_digitalocean_rate_limits`], [`FakeCloud::digitalocean_calls`]) and GKE's
+//! operations at once per cluster ([`FakeCloud::set_gke_concurrent_operations_per_cluster`]);
+//! GKE's requests per project only when a test sets them ([`FakeCloud::set_gke_rate_limits`]).
 
 // Handlers refuse by returning the finished `Response`, once per request: its size is no cost.
 #![allow(clippy::result_large_err)]
@@ -31,6 +37,7 @@ mod clock;
 mod compute;
 mod digitalocean;
 mod do_console;
+mod do_limits;
 mod do_load_balancers;
 mod do_volumes;
 mod fault_answers;
@@ -40,9 +47,11 @@ mod gke;
 mod hooks;
 mod kubeapi;
 mod kubelet;
+mod limit_controls;
 mod machine_types;
 mod oauth;
 mod operations;
+mod rate_windows;
 mod redfish;
 mod tls;
 
@@ -61,8 +70,10 @@ use tokio::net::TcpListener;
 use calls::Family;
 use tokio::task::JoinHandle;
 
+pub use do_limits::CallCounts;
 pub use faults::{ErrorRate, Failure, FaultClass, FaultRule, FaultScope, RateLimitMode, ScriptedFailure};
 pub use gke::VersionCatalog;
+pub use rate_windows::RateWindow;
 pub use redfish::{BmcSystemSpec, Boot};
 
 /// How the fake cloud behaves.
@@ -74,8 +85,17 @@ pub struct FakeCloudConfig {
     pub operation_duration: Duration,
     /// How long DigitalOcean objects stay `new`/`pending` before `active`/`verified`.
     pub activation_delay: Duration,
-    /// The DigitalOcean API token the fake accepts.
+    /// The DigitalOcean API token the fake accepts ([`FakeCloud::accept_digitalocean_token`]
+    /// adds others).
     pub digitalocean_token: String,
+    /// The requests each DigitalOcean token may make per window (DigitalOcean's: 250 a minute
+    /// and 5,000 an hour); none: no limit.
+    pub digitalocean_rate_limits: Vec<RateWindow>,
+    /// How many operations GKE runs at once on one cluster (GKE's: 5).
+    pub gke_concurrent_operations_per_cluster: usize,
+    /// The requests each Google project may make to GKE per window; none (the default): no
+    /// limit, as no test of the fake comes near GKE's quota.
+    pub gke_rate_limits: Vec<RateWindow>,
     /// The versions every location offers unless a test sets its own.
     pub versions: VersionCatalog,
 }
@@ -87,6 +107,9 @@ impl Default for FakeCloudConfig {
             operation_duration: Duration::from_millis(300),
             activation_delay: Duration::from_millis(300),
             digitalocean_token: "fake-digitalocean-token".to_owned(),
+            digitalocean_rate_limits: RateWindow::digitalocean(),
+            gke_concurrent_operations_per_cluster: 5,
+            gke_rate_limits: Vec::new(),
             versions: VersionCatalog::default(),
         }
     }
@@ -101,10 +124,26 @@ pub struct World {
     oauth: oauth::OAuthState,
     redfish: redfish::RedfishState,
     faults: faults::Faults,
+    /// The DigitalOcean tokens, their budgets and what they were answered.
+    digitalocean_tokens: do_limits::DoTokens,
+    /// Each Google project's budget of GKE requests.
+    gke_budgets: rate_windows::Budgets,
+    /// What each Google project's GKE requests were answered.
+    gke_counts: std::collections::BTreeMap<String, CallCounts>,
     sequence: u64,
 }
 
 impl World {
+    fn new(config: &FakeCloudConfig) -> World {
+        let mut world = World {
+            digitalocean_tokens: do_limits::DoTokens::new(&config.digitalocean_token, &config.digitalocean_rate_limits),
+            gke_budgets: rate_windows::Budgets::new(&config.gke_rate_limits),
+            ..World::default()
+        };
+        world.gke.operation_limit = config.gke_concurrent_operations_per_cluster;
+        world
+    }
+
     /// Applies every time-driven change that is due.
     fn advance(&mut self, shared: &Shared) {
         let now = Instant::now();
@@ -177,7 +216,7 @@ impl FakeCloud {
     pub async fn start(config: FakeCloudConfig) -> std::io::Result<FakeCloud> {
         let listener = TcpListener::bind(("127.0.0.1", config.port)).await?;
         let base_url = format!("http://{}", listener.local_addr()?);
-        let shared = Arc::new(Shared { config, base_url, world: Mutex::new(World::default()) });
+        let shared = Arc::new(Shared { base_url, world: Mutex::new(World::new(&config)), config });
         let router = Router::new()
             .merge(gke::routes())
             .merge(compute::routes())
@@ -185,6 +224,7 @@ impl FakeCloud {
             .merge(oauth::routes())
             .merge(redfish::routes())
             .merge(fault_controls::routes())
+            .merge(limit_controls::routes())
             .route("/_fake/images/{name}", axum::routing::get(image_route))
             .route("/_fake/inspect", axum::routing::get(inspect_route))
             .route("/_fake/service-account-key", axum::routing::get(key_route))
@@ -380,8 +420,9 @@ fn request_id() -> String {
 const MAX_BODY: usize = 64 << 20;
 
 /// Faults, before the emulators see a request: a failure class scripted for the call or in
-/// force for it or its account; then (provider APIs only) latency, rate limits and random
-/// errors.
+/// force for it or its account; then (provider APIs only) the providers' own limits
+/// (DigitalOcean's per token, GKE's per project), latency, the rate-limit fault and random
+/// errors. Counts what each DigitalOcean token and Google project was answered.
 async fn faults_layer(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     let family = Family::of(&path);
@@ -393,60 +434,123 @@ async fn faults_layer(State(shared): State<Arc<Shared>>, request: Request, next:
     let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
         return error_response(family, 413, "The request body is too large.", &id);
     };
-    let failed = {
+    let token = bearer(&parts.headers).map(str::to_owned);
+    let (call, failed) = {
         let mut world = shared.world();
-        let token = bearer(&parts.headers);
-        let email = token.and_then(|token| world.oauth.account_of(token)).map(str::to_owned);
-        let call = calls::identify(&parts.method, &path, token.map(|token| (token, email.as_deref())), &body);
-        world.faults.class_for(&call).map(|class| fault_answers::answer(&call, &class, &id))
+        let email = token.as_deref().and_then(|token| world.oauth.account_of(token)).map(str::to_owned);
+        let call =
+            calls::identify(&parts.method, &path, token.as_deref().map(|token| (token, email.as_deref())), &body);
+        let failed = world.faults.class_for(&call).map(|class| fault_answers::answer(&call, &class, &id));
+        (call, failed)
     };
+    let token = token.as_deref();
     if let Some(response) = failed {
-        return with_provider_headers(response, family, None, &id);
+        let budget = shared.world().digitalocean_tokens.peek(token, Instant::now());
+        let response = with_provider_headers(response, family, None, budget, &id);
+        return counted(&shared, &call, token, response);
     }
     let request = Request::from_parts(parts, Body::from(body));
     if !matches!(family, Family::Gke | Family::Compute | Family::DigitalOcean) {
         return next.run(request).await;
     }
-    let (latency, decision, failure) = {
+    let (latency, budget, over_limit, decision, failure) = {
         let mut world = shared.world();
+        let (budget, over_limit) = provider_limits(&mut world, &call, token, &id);
         let decision = world.faults.rate(Instant::now());
-        (world.faults.latency, decision, world.faults.random_failure(&path))
+        (world.faults.latency, budget, over_limit, decision, world.faults.random_failure(&path))
     };
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let response = match (decision, failure) {
-        (Some(d), _) if !d.allowed => {
+    let response = match (over_limit, decision, failure) {
+        (Some(refused), _, _) => refused,
+        (_, Some(d), _) if !d.allowed => {
             let mut refused = error_response(family, 429, "API rate limit exceeded.", &id);
             refused.headers_mut().insert("retry-after", HeaderValue::from(d.reset_in));
             refused
         }
-        (_, Some(status)) => error_response(family, status, "injected failure", &id),
+        (_, _, Some(status)) => error_response(family, status, "injected failure", &id),
         _ => next.run(request).await,
     };
-    with_provider_headers(response, family, decision, &id)
+    let response = with_provider_headers(response, family, decision, budget, &id);
+    counted(&shared, &call, token, response)
+}
+
+/// The providers' own limits on `call`: the budget it was counted against (for DigitalOcean's
+/// headers), and the provider's 429 if it is past one. DigitalOcean counts the requests of the
+/// tokens it accepts (an unknown token is refused 401 by the emulator); GKE those of a project.
+fn provider_limits(
+    world: &mut World,
+    call: &calls::Call,
+    token: Option<&str>,
+    id: &str,
+) -> (Option<rate_windows::Verdict>, Option<Response>) {
+    let now = Instant::now();
+    match call.family {
+        Family::DigitalOcean => match world.digitalocean_tokens.admit(token, now) {
+            Some(verdict) if !verdict.allowed => (Some(verdict), Some(do_limits::too_many_requests(&verdict, now, id))),
+            Some(verdict) => (Some(verdict), None),
+            None => (world.digitalocean_tokens.peek(token, now), None),
+        },
+        Family::Gke => {
+            let project = call.accounts.first().map(String::as_str).unwrap_or_default();
+            match world.gke_budgets.admit(project, now) {
+                Some(verdict) if !verdict.allowed => {
+                    let class = FaultClass::Throttled { retry_after: verdict.retry_after };
+                    (None, Some(fault_answers::answer(call, &class, id)))
+                }
+                _ => (None, None),
+            }
+        }
+        _ => (None, None),
+    }
+}
+
+/// Counts `response` for the DigitalOcean token or Google project `call` was made on (a
+/// connection closed unanswered is no answer).
+fn counted(shared: &Shared, call: &calls::Call, token: Option<&str>, response: Response) -> Response {
+    if response.extensions().get::<fault_answers::HangUp>().is_some() {
+        return response;
+    }
+    let status = response.status().as_u16();
+    let mut world = shared.world();
+    match call.family {
+        Family::DigitalOcean => world.digitalocean_tokens.record(token, status),
+        Family::Gke => {
+            let project = call.accounts.first().cloned().unwrap_or_default();
+            world.gke_counts.entry(project).or_default().record(status);
+        }
+        _ => {}
+    }
+    response
 }
 
 /// The headers every answer of the API carries and an answer did not set: the request id, and
-/// DigitalOcean's rate-limit headers.
+/// DigitalOcean's rate-limit headers: the rate-limit fault's if it is on, else the token's
+/// budget's.
 fn with_provider_headers(
     mut response: Response,
     family: Family,
     decision: Option<faults::RateDecision>,
+    budget: Option<rate_windows::Verdict>,
     id: &str,
 ) -> Response {
     let headers = response.headers_mut();
     if !headers.contains_key("x-request-id") {
         headers.insert("x-request-id", HeaderValue::from_str(id).expect("hex is a header value"));
     }
-    if family == Family::DigitalOcean && !headers.contains_key("ratelimit-limit") {
-        let d = decision.unwrap_or(faults::RateDecision { allowed: true, limit: 5000, remaining: 4999, reset_in: 60 });
-        let reset = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()
-            + d.reset_in;
-        headers.insert("ratelimit-limit", HeaderValue::from(d.limit));
-        headers.insert("ratelimit-remaining", HeaderValue::from(d.remaining));
-        headers.insert("ratelimit-reset", HeaderValue::from(reset));
+    if family != Family::DigitalOcean || headers.contains_key("ratelimit-limit") {
+        return response;
     }
+    if let (None, Some(budget)) = (decision, budget) {
+        return do_limits::with_rate_headers(response, &budget, Instant::now());
+    }
+    let d = decision.unwrap_or(faults::RateDecision { allowed: true, limit: 5000, remaining: 4999, reset_in: 60 });
+    let reset =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs() + d.reset_in;
+    headers.insert("ratelimit-limit", HeaderValue::from(d.limit));
+    headers.insert("ratelimit-remaining", HeaderValue::from(d.remaining));
+    headers.insert("ratelimit-reset", HeaderValue::from(reset));
     response
 }
 

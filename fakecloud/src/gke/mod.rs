@@ -1,6 +1,6 @@
 //! The fake GKE v1 API: clusters, node pools, operations that take time, server config per
-//! location, and GKE's refusals (a second operation on a busy cluster, an unknown version, a
-//! downgrade, more than one change per update).
+//! location, and GKE's refusals (a change while operations it must wait for run on the
+//! cluster, an unknown version, a downgrade, more than one change per update).
 //!
 //! This file routes a request to its handler, a method of [`Context`] (the caller's project and
 //! location) in the file of its concern: `clusters`, `node_pools`, `operations`, `versions`;

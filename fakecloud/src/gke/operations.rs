@@ -1,11 +1,12 @@
 //! GKE's operations: every change to a cluster or its pools is admitted only when the cluster
-//! exists, is not broken and runs no other operation, and is answered by an operation that
-//! applies it when due.
+//! exists, is not broken and runs no operation the change must wait for (any, for a change of
+//! the cluster itself; one on the same pool, or as many as GKE runs at once on a cluster, for a
+//! change of a pool), and is answered by an operation that applies it when due.
 
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::state::{ClusterKey, Effect, GkeOperation, Initiator};
+use super::state::{ClusterKey, Effect, GkeOperation, Initiator, pool_of};
 use super::{Context, error, status_error};
 use crate::faults::Failure;
 use crate::operations::FakeOperation;
@@ -50,10 +51,35 @@ impl Context<'_> {
             cluster.operation_log.push((name.clone(), Initiator::Api));
         }
         world.gke.operations.insert(name, op);
+        let running = world.gke.running(key).len();
+        let most = world.gke.most_operations_running.entry(key.2.clone()).or_default();
+        *most = (*most).max(running);
         json_response(200, body)
     }
 
-    /// The refusal if the cluster is missing, busy or broken; the scripted failure otherwise.
+    /// Why a change of the cluster `key` (of its node pool `pool`) must wait for the operations
+    /// running on it, as GKE words it, if it must. A change of the cluster itself (create,
+    /// update, upgrade, delete) runs alone; changes of different node pools run side by side,
+    /// one per pool, up to the limit of operations per cluster.
+    fn wait_for_operations(world: &World, key: &ClusterKey, pool: Option<&str>) -> Option<String> {
+        let running = world.gke.running(key);
+        let incompatible =
+            running.iter().find(|(_, op)| pool.is_none() || pool_of(op).is_none() || pool_of(op) == pool);
+        if let Some((name, _)) = incompatible {
+            return Some(format!(
+                "Cluster is running incompatible operation projects/{}/locations/{}/operations/{name}.",
+                key.0, key.1
+            ));
+        }
+        let (oldest, _) = running.first().filter(|_| running.len() >= world.gke.operation_limit)?;
+        Some(format!(
+            "Operation {oldest} is currently running on cluster {}. Please wait and try again once it is done.",
+            key.2
+        ))
+    }
+
+    /// The refusal if the cluster is missing, broken or runs operations the change must wait
+    /// for; the scripted failure otherwise.
     pub(super) fn admit(
         &self,
         world: &mut World,
@@ -68,15 +94,9 @@ impl Context<'_> {
         if cluster.status == "ERROR" && verb != "delete" {
             return Err(status_error(400, "FAILED_PRECONDITION", "Cluster is in ERROR state; it can only be deleted."));
         }
-        if let Some(running) = world.gke.busy(key) {
-            return Err(status_error(
-                400,
-                "FAILED_PRECONDITION",
-                &format!(
-                    "Cluster is running incompatible operation projects/{}/locations/{}/operations/{running}.",
-                    key.0, key.1
-                ),
-            ));
+        if let Some(message) = Self::wait_for_operations(world, key, (kind == "nodePool").then_some(name)) {
+            *world.gke.operations_refused.entry(key.2.clone()).or_default() += 1;
+            return Err(status_error(400, "FAILED_PRECONDITION", &message));
         }
         match world.faults.take_scripted(kind, verb, name) {
             Some(Failure::Refuse { status, message }) => Err(error(status, &message)),

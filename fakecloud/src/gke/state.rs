@@ -249,6 +249,12 @@ pub struct GkeState {
     pub(super) operations: Operations<ClusterKey, Effect>,
     /// Version catalogs by location; others get the configured default.
     pub catalogs: BTreeMap<String, VersionCatalog>,
+    /// How many operations run at once on one cluster, at most.
+    pub operation_limit: usize,
+    /// By cluster name: how many changes were refused because operations ran on the cluster.
+    pub operations_refused: BTreeMap<String, u64>,
+    /// By cluster name: the most operations that ever ran on the cluster at once.
+    pub most_operations_running: BTreeMap<String, usize>,
 }
 
 impl GkeState {
@@ -268,9 +274,13 @@ impl GkeState {
             }
             return;
         }
+        // The cluster reconciles until its last operation is done.
+        let others_running = !self.running(key).is_empty();
         let Some(cluster) = self.clusters.get_mut(key) else { return };
-        cluster.status = "RUNNING".into();
-        cluster.status_message.clear();
+        if !others_running {
+            cluster.status = "RUNNING".into();
+            cluster.status_message.clear();
+        }
         let pool = |cluster: &mut FakeCluster, name: &str| -> Option<usize> {
             cluster.pools.iter().position(|p| p.name == name)
         };
@@ -363,9 +373,17 @@ impl GkeState {
             .map(|((_, _, name), _)| name.clone())
     }
 
-    pub(super) fn busy(&self, key: &ClusterKey) -> Option<String> {
-        self.operations.iter().find(|(_, op)| !op.done && &op.scope == key).map(|(name, _)| name.clone())
+    /// The operations not yet done on the cluster `key`, oldest first, by name.
+    pub(super) fn running(&self, key: &ClusterKey) -> Vec<(&String, &GkeOperation)> {
+        let mut running: Vec<_> = self.operations.iter().filter(|(_, op)| !op.done && &op.scope == key).collect();
+        running.sort_by_key(|(_, op)| op.due);
+        running
     }
+}
+
+/// The node pool an operation changes; `None` for one on the cluster itself.
+pub(super) fn pool_of(operation: &GkeOperation) -> Option<&str> {
+    operation.target_link.rsplit_once("/nodePools/").map(|(_, pool)| pool)
 }
 
 fn lowest_version(cluster: &FakeCluster) -> String {

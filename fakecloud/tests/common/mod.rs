@@ -18,11 +18,15 @@ pub struct Fixture {
 }
 
 pub async fn start() -> Fixture {
-    let config = FakeCloudConfig {
+    start_with(FakeCloudConfig {
         operation_duration: Duration::from_millis(30),
         activation_delay: Duration::from_millis(30),
         ..FakeCloudConfig::default()
-    };
+    })
+    .await
+}
+
+pub async fn start_with(config: FakeCloudConfig) -> Fixture {
     let cloud = FakeCloud::start(config).await.expect("the fake cloud starts");
     let google_token = cloud.access_token("tester@p.iam.gserviceaccount.com");
     Fixture { cloud, http: reqwest::Client::new(), google_token }
