@@ -411,7 +411,7 @@ fn refused(provider: &'static str, account: &str, breaker: &OpenBreaker) -> Prov
     let (since, probe) = (rfc3339(breaker.since), rfc3339(breaker.probe_at));
     let message = format!(
         "not sent: the provider refused the credentials of account {account} at {since} ({}); its calls stop \
-         until they work again (next check at {probe}), or update the account's credentials",
+         until they work again (next check at {probe})",
         breaker.message
     );
     let mut error = ProviderError::new(ErrorKind::Transient, provider, message);

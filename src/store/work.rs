@@ -205,9 +205,10 @@ impl Store {
     }
 
     /// Claims up to `limit` due objects of `kind` for `owner` until `lease_until`. Rows leased
-    /// by a live worker are skipped; rows whose lease expired are taken over. Tenants take turns:
-    /// each tenant's earliest due object comes before any tenant's second, so one tenant's
-    /// thousand due objects do not keep another's one waiting.
+    /// by a live worker are skipped; rows whose lease expired are taken over. Tenants share the
+    /// passes: a tenant's due objects rank by how many of its objects are in passes already plus
+    /// their place in its queue, so one tenant's thousand due objects do not keep another's one
+    /// waiting.
     pub async fn work_claim_due(
         &self,
         kind: &str,
@@ -221,15 +222,19 @@ impl Store {
                 Backend::Postgres => " FOR UPDATE SKIP LOCKED",
                 Backend::Sqlite => "",
             };
-            const DUE: &str = "kind = $3 AND due_at <= $4 AND (lease_expires_at IS NULL OR lease_expires_at <= $4)";
+            const FREE: &str = "due_at <= $4 AND (lease_expires_at IS NULL OR lease_expires_at <= $4)";
             const TENANT: &str =
                 "(SELECT tenant_id FROM authz_resources WHERE resource_id = work_items.object_id LIMIT 1)";
             // The CTE runs once (a subquery in `IN` may be rescanned, taking more rows than asked).
             let sql = format!(
-                "WITH ranked AS (SELECT object_id, due_at, \
-                   ROW_NUMBER() OVER (PARTITION BY {TENANT} ORDER BY due_at, object_id) AS turn \
-                   FROM work_items WHERE {DUE}), \
-                 due AS (SELECT object_id FROM work_items WHERE {DUE} AND object_id IN \
+                "WITH live AS (SELECT object_id, due_at, lease_expires_at, COALESCE({TENANT}, '') AS tenant \
+                   FROM work_items WHERE kind = $3 AND ({FREE} OR lease_expires_at > $4)), \
+                 busy AS (SELECT tenant, COUNT(*) AS passes FROM live WHERE lease_expires_at > $4 GROUP BY tenant), \
+                 ranked AS (SELECT live.object_id, live.due_at, COALESCE(busy.passes, 0) \
+                   + ROW_NUMBER() OVER (PARTITION BY live.tenant ORDER BY live.due_at, live.object_id) AS turn \
+                   FROM live LEFT JOIN busy ON busy.tenant = live.tenant \
+                   WHERE live.due_at <= $4 AND (live.lease_expires_at IS NULL OR live.lease_expires_at <= $4)), \
+                 due AS (SELECT object_id FROM work_items WHERE kind = $3 AND {FREE} AND object_id IN \
                    (SELECT object_id FROM ranked ORDER BY turn, due_at LIMIT $5){lock}) \
                  UPDATE work_items SET lease_owner = $1, lease_expires_at = $2 FROM due \
                  WHERE work_items.kind = $3 AND work_items.object_id = due.object_id \

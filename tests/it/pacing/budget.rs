@@ -8,9 +8,9 @@ use better_compute::store::{Backend, CallReport, ReportAnswer, Store, Verdict};
 
 use super::{ACCOUNT, setup};
 
-/// An account view's version (an int64: a string in JSON).
+/// An account view's version.
 fn version_of(account: &serde_json::Value) -> i64 {
-    account["version"].as_str().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{account}"))
+    account["version"].as_i64().unwrap_or_else(|| panic!("{account}"))
 }
 
 crate::on_both_backends!(two_processes_spend_one_budget, an_open_breaker_lets_one_probe_out_per_interval);

@@ -5,7 +5,7 @@
 
 mod breaker;
 mod budget;
-// mod fairness;
+mod fairness;
 
 use std::time::Duration;
 
@@ -53,6 +53,8 @@ impl Env {
     pub async fn third_tenant(&self) -> String {
         self.server.admin_ok("/api/platform/tenants/create", json!({"id": "initech"})).await;
         self.server.admin_ok("/api/platform/offers/create", json!({"poolId": POOL, "tenantId": "initech"})).await;
+        let quota = json!({"poolId": POOL, "tenantId": "initech", "resourceKind": "loadBalancers", "limit": 10});
+        self.server.admin_ok("/api/platform/quotas/create", quota).await;
         tenant_principal(&self.store, "initech", "admin").await
     }
 
