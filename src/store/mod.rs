@@ -43,6 +43,7 @@ mod pools;
 mod projects;
 mod quotas;
 mod record;
+mod resealing;
 mod resource;
 mod role_bindings;
 mod signals;
@@ -108,6 +109,7 @@ pub use orphans::{
 pub use pools::{NewPool, PoolChange, PoolRow, VisiblePool};
 pub use projects::{NewProject, ProjectChange, ProjectRow};
 pub use quotas::{NewQuota, QuotaRow, quota_exceeded};
+pub use resealing::{SEALED_COLUMNS, SealedColumn, SealedValue};
 pub use resource::{CONVERGED_KINDS, ConvergedRow, ResourceFilter, ResourceMeta};
 pub use role_bindings::RoleBindingRow;
 pub use signals::{ACCESS_CHANNEL, NOTIFY_CHANNEL, Signals};
