@@ -156,10 +156,7 @@ impl SecretKey {
     /// row and which key id; the secret is never in them).
     pub fn open(&self, sealed: &str, bound_to: &str) -> Result<Secret> {
         let ring = self.ring();
-        let (key_id, body) = match sealed.split_once(KEY_ID_SEPARATOR) {
-            Some((id, body)) => (Some(id), body),
-            None => (None, sealed),
-        };
+        let key_id = Self::sealed_key_id(sealed);
         let mut candidates = ring.keys.iter().filter(|keyed| key_id.is_none_or(|id| keyed.id == id)).peekable();
         if candidates.peek().is_none() {
             return Err(Error::internal(format!(
@@ -168,26 +165,26 @@ impl SecretKey {
                 key_id.unwrap_or_default()
             )));
         }
-        let failed = || Error::internal(format!("the secret of {bound_to} does not open with the configured keys"));
-        let bytes = STANDARD.decode(body).map_err(|_| failed())?;
-        if bytes.len() < NONCE_LEN {
-            return Err(failed());
+        open_with(candidates, sealed, bound_to)
+            .ok_or_else(|| Error::internal(format!("the secret of {bound_to} does not open with the configured keys")))
+    }
+
+    /// Whether the sealing key sealed `sealed`. A value sealed before keys had ids is opened with
+    /// the sealing key to tell: the one key of a process upgraded to keys with ids seals it, and
+    /// it is left as it is until that key is rotated.
+    pub fn is_sealed_with_sealing_key(&self, sealed: &str, bound_to: &str) -> bool {
+        let ring = self.ring();
+        let sealing = &ring.keys[0];
+        match Self::sealed_key_id(sealed) {
+            Some(id) => id == sealing.id,
+            None => open_with(std::iter::once(sealing), sealed, bound_to).is_some(),
         }
-        let (nonce, ciphertext) = bytes.split_at(NONCE_LEN);
-        for keyed in candidates {
-            let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| failed())?;
-            let mut buffer = ciphertext.to_vec();
-            if let Ok(plaintext) = keyed.key.open_in_place(nonce, Aad::from(bound_to.as_bytes()), &mut buffer) {
-                return String::from_utf8(plaintext.to_vec()).map(Secret).map_err(|_| failed());
-            }
-        }
-        Err(failed())
     }
 
     /// `sealed` sealed again with the sealing key, or `None` when the sealing key sealed it
     /// already: what the re-seal writes back.
     pub fn reseal(&self, sealed: &str, bound_to: &str) -> Result<Option<String>> {
-        if Self::sealed_key_id(sealed) == Some(self.sealing_key_id().as_str()) {
+        if self.is_sealed_with_sealing_key(sealed, bound_to) {
             return Ok(None);
         }
         let secret = self.open(sealed, bound_to)?;
@@ -257,6 +254,25 @@ impl SecretKey {
             }
         }))
     }
+}
+
+/// What the first of `keys` that opens `sealed` (with or without its key id) for `bound_to`
+/// opens.
+fn open_with<'a>(keys: impl Iterator<Item = &'a Keyed>, sealed: &str, bound_to: &str) -> Option<Secret> {
+    let body = sealed.split_once(KEY_ID_SEPARATOR).map_or(sealed, |(_, body)| body);
+    let bytes = STANDARD.decode(body).ok()?;
+    if bytes.len() < NONCE_LEN {
+        return None;
+    }
+    let (nonce, ciphertext) = bytes.split_at(NONCE_LEN);
+    for keyed in keys {
+        let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
+        let mut buffer = ciphertext.to_vec();
+        if let Ok(plaintext) = keyed.key.open_in_place(nonce, Aad::from(bound_to.as_bytes()), &mut buffer) {
+            return String::from_utf8(plaintext.to_vec()).ok().map(Secret);
+        }
+    }
+    None
 }
 
 impl KeyRing {
@@ -468,7 +484,10 @@ mod tests {
         let (old, new) = (SecretKey::generate_base64(), SecretKey::generate_base64());
         let legacy = SecretKey::from_base64(&old).unwrap().seal("hunter2", "acct_1").unwrap();
         let legacy = without_key_id(&legacy);
-        assert_eq!(SecretKey::from_list(&old).unwrap().open(legacy, "acct_1").unwrap().expose(), "hunter2");
+        let upgraded = SecretKey::from_list(&old).unwrap();
+        assert_eq!(upgraded.open(legacy, "acct_1").unwrap().expose(), "hunter2");
+        assert!(upgraded.is_sealed_with_sealing_key(legacy, "acct_1"));
+        assert_eq!(upgraded.reseal(legacy, "acct_1").unwrap(), None, "left as it is until the key rotates");
         let rotated = SecretKey::from_list(&format!("{new},{old}")).unwrap();
         assert_eq!(rotated.open(legacy, "acct_1").unwrap().expose(), "hunter2", "the second key is tried too");
         assert!(rotated.open(legacy, "acct_2").is_err());

@@ -1,6 +1,8 @@
 //! The re-seal: every value of every sealed column that a key other than the sealing one sealed
 //! is opened and sealed again with the sealing key, so that once a sweep finds none the old key
-//! can be removed (docs/secret-keys.md). Each worker process sweeps on an interval and right
+//! can be removed (docs/secret-keys.md). A value sealed before keys had ids that the sealing key
+//! opens is left as it is: a release before ids cannot open a value with one, so upgrading
+//! rewrites nothing. Each worker process sweeps on an interval and right
 //! after its keys change; a value is written back only if it is still the one read, so a
 //! concurrent write (new credentials) wins and two workers sweeping at once do no harm.
 
@@ -114,8 +116,25 @@ impl Resealer {
                 }
             }
         }
-        swept.stale = self.store.sealed_values_count_not_sealed_with(column, &self.key.sealing_key_id()).await?;
+        swept.stale = self.stale_in(column).await?;
         Ok(swept)
+    }
+
+    /// How many values of `column` the sealing key did not seal, now: read again rather than
+    /// counted during the sweep, so that a value a lagging process sealed with another key
+    /// meanwhile counts.
+    async fn stale_in(&self, column: &SealedColumn) -> crate::error::Result<i64> {
+        let mut stale = 0;
+        let mut after = String::new();
+        loop {
+            let sealing = self.key.sealing_key_id();
+            let page = self.store.sealed_values_not_sealed_with(column, &sealing, &after, PAGE).await?;
+            let Some(last) = page.last() else { return Ok(stale) };
+            after = last.row_id.clone();
+            stale +=
+                page.iter().filter(|value| !self.key.is_sealed_with_sealing_key(&value.sealed, &value.row_id)).count()
+                    as i64;
+        }
     }
 
     /// Logs what the sweep did: what it sealed again and what is left, and once per sealing

@@ -43,21 +43,15 @@ pub struct SealedValue {
     pub sealed: String,
 }
 
-/// What selects the values of `column` that the key `key_id` did not seal (`$1`): every row,
-/// deleted ones too, since a value kept is a value some key must open.
-fn not_sealed_with(column: &SealedColumn) -> String {
-    let SealedColumn { column, .. } = column;
-    format!("{column} <> '' AND {column} NOT LIKE $1")
-}
-
 /// The `LIKE` pattern of the values key `key_id` sealed (a key id is hex: no wildcard in it).
 fn sealed_with(key_id: &str) -> String {
     format!("{key_id}:%")
 }
 
 impl Store {
-    /// Up to `limit` values of `column` that key `key_id` did not seal, of rows whose id sorts
-    /// after `after`, by id.
+    /// Up to `limit` values of `column` that do not name key `key_id` as their sealer (those
+    /// sealed before keys had ids included), of rows whose id sorts after `after`, by id: of
+    /// every row, deleted ones too, since a value kept is a value some key must open.
     pub async fn sealed_values_not_sealed_with(
         &self,
         column: &SealedColumn,
@@ -68,8 +62,8 @@ impl Store {
         crate::measured::store("sealed_values_not_sealed_with", async {
             let SealedColumn { table, column: name, row_id } = column;
             let sql = format!(
-                "SELECT {row_id}, {name} FROM {table} WHERE {} AND {row_id} > $2 ORDER BY {row_id} LIMIT $3",
-                not_sealed_with(column)
+                "SELECT {row_id}, {name} FROM {table} WHERE {name} <> '' AND {name} NOT LIKE $1 AND {row_id} > $2 \
+                 ORDER BY {row_id} LIMIT $3"
             );
             let rows: Vec<(String, String)> = sqlx::query_as(AssertSqlSafe(sql))
                 .bind(sealed_with(key_id))
@@ -78,15 +72,6 @@ impl Store {
                 .fetch_all(&self.pool)
                 .await?;
             Ok(rows.into_iter().map(|(row_id, sealed)| SealedValue { row_id, sealed }).collect())
-        })
-        .await
-    }
-
-    /// How many values of `column` key `key_id` did not seal.
-    pub async fn sealed_values_count_not_sealed_with(&self, column: &SealedColumn, key_id: &str) -> Result<i64> {
-        crate::measured::store("sealed_values_count_not_sealed_with", async {
-            let sql = format!("SELECT COUNT(*) FROM {} WHERE {}", column.table, not_sealed_with(column));
-            Ok(sqlx::query_scalar(AssertSqlSafe(sql)).bind(sealed_with(key_id)).fetch_one(&self.pool).await?)
         })
         .await
     }

@@ -73,6 +73,12 @@ async fn the_re_seal_seals_old_values_again_with_the_secret_key_and_never_overwr
     let foreign = SecretKey::from_list(&SecretKey::generate_base64()).unwrap().seal("dop_v1_lost", DO_FOREIGN).unwrap();
     store_credentials(&pool, DO_FOREIGN, &foreign).await;
 
+    // Upgraded to keys with ids, the one key rewrites nothing: a value sealed before ids that
+    // it opens is left as it is (a process of the release before could not open it otherwise).
+    let upgraded = Resealer::new(store.clone(), old_key.clone(), Duration::from_secs(3600)).sweep().await;
+    assert_eq!(upgraded, SweepReport { resealed: 0, stale: 1, unopenable: 1, failed: 0 });
+    assert_eq!(stored_credentials(&pool, DO_LEGACY).await, legacy.split_once(':').unwrap().1);
+
     let rotated = SecretKey::from_list(&format!("{new},{old}")).unwrap();
     let mut resealer = Resealer::new(store.clone(), rotated.clone(), Duration::from_secs(3600));
     let report = resealer.sweep().await;
@@ -101,7 +107,6 @@ async fn the_re_seal_seals_old_values_again_with_the_secret_key_and_never_overwr
 
     let again = resealer.sweep().await;
     assert_eq!(again, SweepReport { resealed: 0, stale: 1, unopenable: 1, failed: 0 });
-    assert_eq!(store.sealed_values_count_not_sealed_with(column, &new_id).await.unwrap(), 1);
     pool.close().await;
 }
 
