@@ -63,11 +63,8 @@ pub struct ServerOptions {
     #[arg(long = "policy-file", env = "BC_POLICY_FILES", value_delimiter = ',')]
     pub policy_files: Vec<std::path::PathBuf>,
 
-    /// The key that seals provider credentials at rest: 32 random bytes in base64 (make one with
-    /// `openssl rand -base64 32`). Required to serve; every replica needs the same one, and
-    /// changing it makes stored credentials unreadable.
-    #[arg(long, env = "BC_SECRET_KEY", hide_env_values = true)]
-    pub secret_key: Option<Redacted>,
+    #[command(flatten)]
+    pub secret_keys: SecretKeyOptions,
 
     /// The most Kubernetes clusters a tenant may have that are not deleted (the Kubernetes
     /// module's `maxClustersPerTenant`); one more is `QUOTA_EXCEEDED`.
@@ -182,15 +179,57 @@ impl ServerOptions {
             .collect()
     }
 
-    /// The secret key, or an error saying how to give one.
+    /// The secret keys, or an error saying how to give them.
     pub fn require_secret_key(&self) -> Result<crate::secrets::SecretKey, String> {
-        let text =
-            self.secret_key.as_ref().map(|key| key.0.as_str()).filter(|key| !key.is_empty()).ok_or_else(|| {
-                "no secret key: pass --secret-key (or set BC_SECRET_KEY) to 32 random bytes in base64, made with \
-             `openssl rand -base64 32`; it seals provider credentials at rest"
-                    .to_owned()
-            })?;
-        crate::secrets::SecretKey::from_base64(text).map_err(|error| format!("--secret-key: {error}"))
+        self.secret_keys.require()
+    }
+}
+
+/// The keys that seal secrets at rest, which servers and workers share.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SecretKeyOptions {
+    /// The keys that seal secrets at rest (provider credentials, BMC passwords, certificates'
+    /// private keys, join tokens): 32 random bytes in base64 each (make one with
+    /// `openssl rand -base64 32`), comma-separated. The first seals; the others only open what
+    /// they sealed, so a key is rotated without making stored secrets unreadable (a worker
+    /// re-seals them with the first). Every server and worker needs the same keys; see
+    /// docs/secret-keys.md.
+    #[arg(long, env = "BC_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<Redacted>,
+
+    /// Instead of `--secret-key`: a file of keys, one a line, the first sealing. It is re-read
+    /// when it changes, so keys rotate while the process runs.
+    #[arg(long, env = "BC_SECRET_KEY_FILE")]
+    pub secret_key_file: Option<std::path::PathBuf>,
+}
+
+impl SecretKeyOptions {
+    /// The keys, or an error saying how to give them. Keys from a file are re-read while the
+    /// process runs; the keys in use are logged by id (never the keys).
+    pub fn require(&self) -> Result<crate::secrets::SecretKey, String> {
+        let text = self.secret_key.as_ref().map(|key| key.0.as_str()).filter(|key| !key.trim().is_empty());
+        let keys = match (text, &self.secret_key_file) {
+            (Some(_), Some(_)) => {
+                return Err("both --secret-key (BC_SECRET_KEY) and --secret-key-file (BC_SECRET_KEY_FILE) are \
+                            given; give the keys one way"
+                    .to_owned());
+            }
+            (Some(text), None) => {
+                crate::secrets::SecretKey::from_list(text).map_err(|error| format!("--secret-key: {error}"))?
+            }
+            (None, Some(path)) => {
+                crate::secrets::SecretKey::from_file(path).map_err(|error| format!("--secret-key-file: {error}"))?
+            }
+            (None, None) => {
+                return Err("no secret key: pass --secret-key (or set BC_SECRET_KEY) to 32 random bytes in base64, \
+                            made with `openssl rand -base64 32`, or --secret-key-file (BC_SECRET_KEY_FILE) to a \
+                            file of such keys, one a line; it seals provider credentials at rest"
+                    .to_owned());
+            }
+        };
+        keys.announce("secret keys loaded");
+        keys.keep_reloading();
+        Ok(keys)
     }
 }
 

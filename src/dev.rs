@@ -240,6 +240,11 @@ pub async fn run(options: DevOptions) -> Result<()> {
         ..ProviderResources::new(services.gke_accounts()?, digitalocean, secret_key.clone())
     };
     let worker = worker.with_reconcilers(registry(resources));
+    let mut reseal_stop = stop_rx.clone();
+    let resealer = crate::reconcile::Resealer::new(store.clone(), secret_key.clone(), Duration::from_secs(600));
+    tokio::spawn(resealer.run(async move {
+        let _ = reseal_stop.wait_for(|stop| *stop).await;
+    }));
     let mut worker_stop = stop_rx.clone();
     let worker = tokio::spawn(worker.run(async move {
         let _ = worker_stop.wait_for(|stop| *stop).await;
@@ -276,26 +281,23 @@ fn create_private_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The key that seals credentials in this data directory: made on first start and kept in
-/// `secret.key`, readable by its owner only.
+/// The keys that seal credentials in this data directory: one made on first start and kept in
+/// `secret.key`, readable by its owner only; a key file like `--secret-key-file`'s (one key a
+/// line, the first sealing), re-read when it changes.
 fn dev_secret_key(data_dir: &Path) -> Result<crate::secrets::SecretKey> {
     let path = data_dir.join("secret.key");
     let io = |error: std::io::Error| Error::internal(format!("cannot use {}: {error}", path.display()));
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            let text = crate::secrets::SecretKey::generate_base64();
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            std::io::Write::write_all(&mut options.open(&path).map_err(io)?, text.as_bytes()).map_err(io)?;
-            text
-        }
-        Err(error) => return Err(io(error)),
-    };
-    crate::secrets::SecretKey::from_base64(&text)
-        .map_err(|error| Error::invalid_state(format!("{}: {error}", path.display())))
+    if !path.exists() {
+        let text = crate::secrets::SecretKey::generate_base64();
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        std::io::Write::write_all(&mut options.open(&path).map_err(io)?, text.as_bytes()).map_err(io)?;
+    }
+    let keys = crate::secrets::SecretKey::from_file(&path).map_err(Error::invalid_state)?;
+    keys.keep_reloading();
+    Ok(keys)
 }
 
 /// The local CA of `bc dev --tls`: `tls/ca.pem` and `tls/ca.key` (its owner's only) in the data

@@ -89,8 +89,8 @@ static FAMILIES: LazyLock<Families> = LazyLock::new(|| Families {
     provider_seconds: Family::new_with_constructor(latency_histogram),
 });
 
-/// Adds the process's call families to `registry` (families are shared, so registering them in
-/// several registries shows the same figures in each).
+/// Adds the process's call families, and its keys' and re-seal's, to `registry` (families are
+/// shared, so registering them in several registries shows the same figures in each).
 pub fn register(registry: &mut Registry) {
     let families = &*FAMILIES;
     registry.register("store_calls", "Store calls by operation and outcome", families.store_calls.clone());
@@ -105,6 +105,7 @@ pub fn register(registry: &mut Registry) {
         "Provider API call latency by provider and operation",
         families.provider_seconds.clone(),
     );
+    crate::secrets::register_metrics(registry);
 }
 
 /// Runs the store call `call`, then counts it under `operation` with its outcome and records

@@ -6,12 +6,11 @@ use std::time::Duration;
 use clap::Parser;
 use tokio::net::TcpListener;
 
-use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions};
+use better_compute::config::{ConfigFileOption, DatabaseOptions, LogOptions, SecretKeyOptions};
 use better_compute::provider::accounts::{StoreDigitalOceanAccounts, StoreGkeAccounts};
 use better_compute::reconcile::{
-    DaemonEndpoint, ProviderResources, Worker, WorkerConfig, parse_kind_intervals, registry,
+    DaemonEndpoint, ProviderResources, Resealer, Worker, WorkerConfig, parse_kind_intervals, registry,
 };
-use better_compute::secrets::SecretKey;
 use better_compute::store::Store;
 use better_compute::{shutdown, telemetry};
 
@@ -21,10 +20,14 @@ use better_compute::{shutdown, telemetry};
 struct Cli {
     #[command(flatten)]
     database: DatabaseOptions,
-    /// The key that seals provider credentials (the servers' `--secret-key`): the reconcilers
-    /// open account credentials with it. Without it, provider reconcilers do not run.
-    #[arg(long, env = "BC_SECRET_KEY", hide_env_values = true)]
-    secret_key: Option<better_compute::config::Redacted>,
+    /// The servers' keys: the reconcilers open what they sealed (account credentials, BMC
+    /// passwords, private keys) and the re-seal seals it again with the first. Required.
+    #[command(flatten)]
+    secret_keys: SecretKeyOptions,
+    /// How often every sealed value not sealed with the sealing key is sealed again with it, in
+    /// milliseconds; it also runs whenever the keys change.
+    #[arg(long, env = "BC_WORKER_RESEAL_MS", default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1..))]
+    reseal_ms: u64,
     /// The longest an idle worker waits before looking for due work, in milliseconds (writes
     /// wake it at once).
     #[arg(long, env = "BC_WORKER_TICK_MS", default_value_t = 1000)]
@@ -86,6 +89,7 @@ fn main() {
 async fn run(cli: Cli) -> Result<(), String> {
     telemetry::init_logging(cli.log.log_format);
     let url = cli.database.require_url()?;
+    let key = cli.secret_keys.require()?;
     let store = Store::connect(url, cli.database.database_max_connections).await.map_err(|e| e.to_string())?;
     let ms = Duration::from_millis;
     let config = WorkerConfig {
@@ -101,21 +105,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         nats_url: cli.nats_url,
         ..WorkerConfig::default()
     };
-    let mut worker = Worker::new(store.clone(), config);
-    match cli.secret_key.as_ref().filter(|key| !key.0.is_empty()) {
-        Some(key) => {
-            let key = SecretKey::from_base64(&key.0).map_err(|e| format!("--secret-key: {e}"))?;
-            let gke = StoreGkeAccounts::new(store.clone(), key.clone());
-            let digitalocean = StoreDigitalOceanAccounts::new(store.clone(), key.clone());
-            let daemon_endpoint =
-                cli.api_endpoint.map(|url| DaemonEndpoint { url, ca_sha256: cli.api_ca_sha256.clone() });
-            let resources = ProviderResources { daemon_endpoint, ..ProviderResources::new(gke, digitalocean, key) };
-            worker = worker.with_reconcilers(registry(resources));
-        }
-        None => {
-            tracing::warn!("no --secret-key: the kubernetes.clusters and vps.provider-resources reconcilers do not run")
-        }
-    }
+    let gke = StoreGkeAccounts::new(store.clone(), key.clone());
+    let digitalocean = StoreDigitalOceanAccounts::new(store.clone(), key.clone());
+    let daemon_endpoint = cli.api_endpoint.map(|url| DaemonEndpoint { url, ca_sha256: cli.api_ca_sha256.clone() });
+    let resources = ProviderResources { daemon_endpoint, ..ProviderResources::new(gke, digitalocean, key.clone()) };
+    let worker = Worker::new(store.clone(), config).with_reconcilers(registry(resources));
+    // Neither the passes nor the re-seal write to a schema they do not know.
+    worker.check_store().await.map_err(|e| e.to_string())?;
     let (stopped, mut metrics_stop) = tokio::sync::watch::channel(false);
     let metrics = match cli.metrics_listen {
         Some(address) => {
@@ -130,8 +126,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         None => None,
     };
+    let mut reseal_stop = stopped.subscribe();
+    let resealing = tokio::spawn(Resealer::new(store.clone(), key, ms(cli.reseal_ms)).run(async move {
+        let _ = reseal_stop.wait_for(|stopped| *stopped).await;
+    }));
     let worked = worker.run(shutdown::signal()).await.map_err(|e| e.to_string());
     let _ = stopped.send(true);
+    let _ = resealing.await;
     if let Some(serving) = metrics
         && let Ok(Err(error)) = serving.await
     {

@@ -31,6 +31,7 @@ mod outcome;
 pub mod provider_objects;
 mod registry;
 pub mod relay;
+mod resealing;
 mod runtime;
 pub mod vps;
 mod wake;
@@ -45,6 +46,7 @@ pub use noop::Noop;
 pub use orphan_sweeper::OrphanSweeper;
 pub use outcome::{Backoff, Next, Outcome, Schedule, Timings};
 pub use registry::registry;
+pub use resealing::{Resealer, SweepReport};
 pub use runtime::{Worker, WorkerConfig, parse_kind_intervals};
 pub use vps::{ProviderLoadBalancers, ProviderResources};
 

@@ -201,12 +201,14 @@ async fn bc_server_migrates_then_serves_postgres_with_a_given_bootstrap_token_an
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_worker_checks_migrations_idles_and_stops_on_sigterm() {
     let db = System::on(Backend::Postgres).database().await;
-    let refused = Command::new(BC_WORKER).args(["--database-url", &db.url]).output().unwrap();
+    let key = better_compute::secrets::SecretKey::generate_base64();
+    let refused = Command::new(BC_WORKER).args(["--database-url", &db.url, "--secret-key", &key]).output().unwrap();
     assert!(!refused.status.success(), "a worker refuses an unmigrated database");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("migrations"), "refused for the migrations");
     let store = db.store().await;
     let worker = Running(
         Command::new(BC_WORKER)
-            .args(["--database-url", &db.url])
+            .args(["--database-url", &db.url, "--secret-key", &key])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

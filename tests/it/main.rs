@@ -32,6 +32,7 @@ mod plans_cli;
 mod provider;
 mod readme_recipe;
 mod scale_out;
+mod secret_keys;
 mod store_conformance;
 mod substrates;
 mod vps;

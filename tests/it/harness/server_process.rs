@@ -36,7 +36,10 @@ pub struct ServerProcess {
     /// The database's URL.
     pub database_url: String,
     /// The key that seals provider credentials (`--secret-key`, base64): the workers need it.
+    /// With `--secret-key-file`, the file's first key when the server started.
     pub secret_key: String,
+    /// The `--secret-key-file` it was started with, which its workers are given too.
+    key_file: Option<String>,
     /// The database, kept until the process is gone.
     _db: TestDb,
     /// The arguments it was started with, to start it again.
@@ -57,10 +60,16 @@ impl ServerProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let admin_token = better_compute::service::ApiKeyToken::generate().reveal();
         let files = tempfile::tempdir().unwrap();
-        let secret_key = better_compute::secrets::SecretKey::generate_base64();
+        let key_file = extra.iter().position(|arg| *arg == "--secret-key-file").map(|at| extra[at + 1].to_owned());
+        let secret_key = match &key_file {
+            Some(path) => std::fs::read_to_string(path).unwrap().lines().next().unwrap().trim().to_owned(),
+            None => better_compute::secrets::SecretKey::generate_base64(),
+        };
         let mut args: Vec<String> = vec!["--database-url".into(), db.url.clone()];
         args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
-        args.extend(["--secret-key".into(), secret_key.clone()]);
+        if key_file.is_none() {
+            args.extend(["--secret-key".into(), secret_key.clone()]);
+        }
         if !extra.contains(&"--database-max-connections") {
             args.extend(["--database-max-connections".into(), PROCESS_CONNECTIONS.into()]);
         }
@@ -83,6 +92,7 @@ impl ServerProcess {
             ca,
             database_url: db.url.clone(),
             secret_key,
+            key_file,
             _db: db,
             args,
             files,
@@ -108,6 +118,7 @@ impl ServerProcess {
             ca: None,
             database_url: self.database_url.clone(),
             secret_key: self.secret_key.clone(),
+            key_file: self.key_file.clone(),
             _db: self._db.clone(),
             args,
             files: tempfile::tempdir().unwrap(),
@@ -124,9 +135,16 @@ impl ServerProcess {
     }
 
     /// A `bc-worker` process on the server's database with the key that opens the accounts'
-    /// credentials, and `args`.
+    /// credentials (the server's `--secret-key-file` when it has one), and `args`.
     pub async fn worker_process(&self, args: &[&str]) -> WorkerProcess {
-        WorkerProcess::start(&self.database_url, Some(&self.secret_key), args).await
+        match &self.key_file {
+            Some(path) => {
+                let with_file: Vec<&str> =
+                    ["--secret-key-file", path.as_str()].into_iter().chain(args.iter().copied()).collect();
+                WorkerProcess::start(&self.database_url, None, &with_file).await
+            }
+            None => WorkerProcess::start(&self.database_url, Some(&self.secret_key), args).await,
+        }
     }
 
     /// Sends SIGTERM: the server drains and exits by itself ([`ServerProcess::wait_exit`]).
@@ -169,6 +187,8 @@ impl ServerProcess {
             .args(&self.args)
             .env("BC_BOOTSTRAP_TOKEN", &self.admin_token)
             .env_remove("BC_CONFIG")
+            .env_remove("BC_SECRET_KEY")
+            .env_remove("BC_SECRET_KEY_FILE")
             .stdout(Stdio::null())
             .stderr(std::fs::OpenOptions::new().append(true).open(self.log.path()).unwrap())
             .spawn()

@@ -23,8 +23,9 @@ pub struct WorkerProcess {
 }
 
 impl WorkerProcess {
-    /// Starts `bc-worker` on `database_url` with `args` (and `--secret-key` when given, which the
-    /// provider reconcilers need), and waits until it has started.
+    /// Starts `bc-worker` on `database_url` with `args` and `--secret-key` when given (without
+    /// it, `args` must give `--secret-key-file`: a worker refuses to start without keys), and
+    /// waits until it has started.
     pub(super) async fn start(database_url: &str, secret_key: Option<&str>, args: &[&str]) -> WorkerProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let log = tempfile::NamedTempFile::new().unwrap();
@@ -35,6 +36,7 @@ impl WorkerProcess {
             .env_remove("BC_CONFIG")
             .env("BC_DATABASE_MAX_CONNECTIONS", PROCESS_CONNECTIONS)
             .env_remove("BC_SECRET_KEY")
+            .env_remove("BC_SECRET_KEY_FILE")
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(std::fs::OpenOptions::new().append(true).open(log.path()).unwrap());

@@ -15,6 +15,7 @@ const OBJECTS: usize = 2000;
 fn spawn_worker(url: &str) -> Running {
     Command::new(env!("CARGO_BIN_EXE_bc-worker"))
         .env("BC_DATABASE_URL", url)
+        .env("BC_SECRET_KEY", better_compute::secrets::SecretKey::generate_base64())
         .env("RUST_LOG", "warn")
         .args(["--noop-pass-ms", "15", "--concurrency", "4", "--lease-ms", "1500", "--tick-ms", "200"])
         .args(["--settled-ms", "3600000", "--shutdown-grace-ms", "5000"])

@@ -29,6 +29,7 @@ async fn postgres_notify_wakes_another_process_within_a_second() {
     let store = db.store().await;
     let worker = Command::new(env!("CARGO_BIN_EXE_bc-worker"))
         .env("BC_DATABASE_URL", &db.url)
+        .env("BC_SECRET_KEY", better_compute::secrets::SecretKey::generate_base64())
         .env("RUST_LOG", "warn")
         .args(["--noop-pass-ms", "0", "--tick-ms", "60000"])
         .stdout(Stdio::null())
