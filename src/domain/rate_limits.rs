@@ -67,9 +67,11 @@ pub fn problems(windows: &[RateWindow]) -> Vec<(usize, &'static str)> {
 }
 
 /// One window's bucket as stored: `tokens` left as of `refilled_at` (µs).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Bucket {
     /// The window it paces.
+    #[serde(flatten)]
     pub window: RateWindow,
     /// Calls left.
     pub tokens: f64,
@@ -110,6 +112,16 @@ impl Bucket {
         }
         ((1.0 - self.tokens) / self.window.refill_per_micro()).ceil() as i64
     }
+}
+
+/// The buckets stored as JSON (none for anything unreadable: they start full).
+pub fn buckets_from_json(stored: &str) -> Vec<Bucket> {
+    serde_json::from_str(stored).unwrap_or_default()
+}
+
+/// The buckets as stored.
+pub fn buckets_to_json(buckets: &[Bucket]) -> String {
+    serde_json::to_string(buckets).unwrap_or_default()
 }
 
 /// Spends up to `wanted` calls from every bucket at `now`, as many as each holds (at least

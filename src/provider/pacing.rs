@@ -33,6 +33,14 @@ use crate::store::{CallReport, OpenBreaker, ReportAnswer, Store, Verdict, now_mi
 /// can shorten when the account's limits change).
 const LONGEST_NAP: Duration = Duration::from_secs(5);
 
+/// Calls a take asks for beyond those waiting, kept for the next calls of this process for
+/// [`SURPLUS_KEPT`]: under load most calls then need no store round trip of their own.
+const PREFETCH: u32 = 4;
+
+/// How long calls taken ahead stay usable; unused ones are lost (the budget was spent), so the
+/// account never goes past its limits, and another process's turn is not held long.
+const SURPLUS_KEPT: Duration = Duration::from_millis(250);
+
 /// The longest a call waits for budget inside its pass: past it the call fails `throttled` with
 /// the wait, so the pass ends, gives its worker slot back and comes again when the budget does.
 const LONGEST_WAIT_IN_PASS: Duration = Duration::from_secs(10);
@@ -153,10 +161,18 @@ impl Queue {
     }
 }
 
+/// Calls taken ahead from the budget, usable until `until`.
+struct Surplus {
+    calls: u32,
+    version: i64,
+    until: Instant,
+}
+
 /// One account's state in this process.
 struct Gate {
     account_id: String,
     queue: Mutex<Queue>,
+    surplus: Mutex<Surplus>,
     /// The version whose credentials were last handed out, and them.
     credentials: Mutex<(i64, Option<Secret>)>,
 }
@@ -191,6 +207,7 @@ impl Pacing {
                 Arc::new(Gate {
                     account_id: account_id.to_owned(),
                     queue: Mutex::default(),
+                    surplus: Mutex::new(Surplus { calls: 0, version, until: Instant::now() }),
                     credentials: Mutex::new((version, Some(credentials.clone()))),
                 })
             })
@@ -216,7 +233,7 @@ impl Pacing {
                     queue.dispatching = false;
                     return;
                 }
-                u32::try_from(waiting).unwrap_or(u32::MAX)
+                u32::try_from(waiting).unwrap_or(u32::MAX).saturating_add(PREFETCH)
             };
             let known = gate.credentials.lock().expect("the credentials lock is never poisoned").0;
             let take = match self.store.pacing_take(&gate.account_id, known, wanted, now_micros()).await {
@@ -268,10 +285,17 @@ impl Pacing {
                         FAMILIES.breaker_open.get_or_create(&label).set(0);
                     }
                     let mut queue = gate.queue.lock().expect("the pacing lock is never poisoned");
-                    for _ in 0..granted {
+                    let mut left = granted;
+                    while left > 0 {
                         let Some(sender) = queue.next() else { break };
-                        FAMILIES.calls.get_or_create(&label).inc();
-                        let _ = sender.send(Ok((take.version, probe, None)));
+                        if sender.send(Ok((take.version, probe, None))).is_ok() {
+                            FAMILIES.calls.get_or_create(&label).inc();
+                            left -= 1;
+                        }
+                    }
+                    if left > 0 && !probe {
+                        let mut surplus = gate.surplus.lock().expect("the surplus lock is never poisoned");
+                        *surplus = Surplus { calls: left, version: take.version, until: Instant::now() + SURPLUS_KEPT };
                     }
                 }
             }
@@ -318,19 +342,31 @@ impl AccountPacer {
     /// Waits for the account's budget to let one call of `provider` out, in the pass's
     /// tenant's turn. An open breaker is a `permission` error that says since when and what to do.
     pub async fn admit(&self, provider: &'static str) -> ProviderResult<Ticket> {
+        let label = AccountLabel { account: self.gate.account_id.clone() };
         let (sender, receiver) = oneshot::channel();
-        let spawn = {
+        let (taken_ahead, spawn) = {
             let mut queue = self.gate.queue.lock().expect("the pacing lock is never poisoned");
-            queue.waiting.entry(current_tenant()).or_default().push_back(sender);
-            !std::mem::replace(&mut queue.dispatching, true)
+            // A call taken ahead goes only to a caller who jumps no queue.
+            let ahead = queue.waiting.is_empty().then(|| self.take_surplus()).flatten();
+            if ahead.is_none() {
+                queue.waiting.entry(current_tenant()).or_default().push_back(sender);
+            }
+            let spawn = ahead.is_none() && !std::mem::replace(&mut queue.dispatching, true);
+            (ahead, spawn)
         };
         if spawn {
             tokio::spawn(self.pacing.clone().dispatch(self.gate.clone()));
         }
         let started = Instant::now();
-        let turn = receiver.await.map_err(|_| ProviderError::new(ErrorKind::Transient, provider, "pacing stopped"))?;
-        let (version, probe, breaker) = turn?;
-        let label = AccountLabel { account: self.gate.account_id.clone() };
+        let (version, probe, breaker) = match taken_ahead {
+            Some(version) => {
+                FAMILIES.calls.get_or_create(&label).inc();
+                (version, false, None)
+            }
+            None => receiver
+                .await
+                .map_err(|_| ProviderError::new(ErrorKind::Transient, provider, "pacing stopped"))??,
+        };
         FAMILIES.waits.get_or_create(&label).observe(started.elapsed().as_secs_f64());
         if let Some(breaker) = breaker {
             return Err(refused(provider, &self.gate.account_id, &breaker));
@@ -342,6 +378,22 @@ impl AccountPacer {
             *seen = known.0;
         }
         Ok(Ticket { version: version.max(*seen), probe, credentials })
+    }
+
+    /// One call taken ahead, if one is left and still usable: the account's version it was
+    /// taken at.
+    fn take_surplus(&self) -> Option<i64> {
+        let mut surplus = self.gate.surplus.lock().expect("the surplus lock is never poisoned");
+        if surplus.calls == 0 || surplus.until <= Instant::now() {
+            return None;
+        }
+        surplus.calls -= 1;
+        Some(surplus.version)
+    }
+
+    /// Drops the calls taken ahead: the provider refused the account or asked for a pause.
+    fn drop_surplus(&self) {
+        self.gate.surplus.lock().expect("the surplus lock is never poisoned").calls = 0;
     }
 
     /// Tells the account's budget and breaker what the call made with `ticket` was answered.
@@ -370,6 +422,9 @@ impl AccountPacer {
             }
         };
         let Some(report) = report else { return AfterCall::Done };
+        if !matches!(report, CallReport::CredentialsWork) {
+            self.drop_surplus();
+        }
         match self.pacing.store.pacing_report(account, &report, now).await {
             Ok(ReportAnswer::Stale) => AfterCall::Again,
             Ok(ReportAnswer::Reopened) => {

@@ -1,13 +1,14 @@
 //! The shared side of pacing provider calls: each account's call budget (token buckets, see
 //! [`crate::domain::rate_limits`]), the wait a provider asked for, and the account's breaker,
 //! held in the store so every worker process spends the same budget and stops on the same
-//! refusal. One short write transaction per call; the account row is locked for it, so takes of
-//! one account are serialised across processes while other accounts go on.
+//! refusal. One short write transaction per take (a take lets out one call or several): the
+//! account row, which holds the buckets, is locked for it, so takes of one account are
+//! serialised across processes while other accounts go on.
 
 use sqlx::Row;
 
 use super::{Backend, Store};
-use crate::domain::rate_limits::{self, Bucket, PROBE_EVERY_MICROS, RateWindow};
+use crate::domain::rate_limits::{self, PROBE_EVERY_MICROS};
 use crate::error::{Error, Result};
 
 /// The account's breaker as a take found it.
@@ -86,8 +87,8 @@ impl Store {
             let mut txn = self.begin_write().await?;
             let lock = if self.backend == Backend::Postgres { " FOR UPDATE" } else { "" };
             let sql = format!(
-                "SELECT provider, version, rate_limits, paced_until, breaker_state, breaker_since, breaker_message, \
-                 breaker_probe_at, CASE WHEN version <> $2 THEN credentials ELSE NULL END AS credentials \
+                "SELECT provider, version, rate_limits, budget, paced_until, breaker_state, breaker_since, \
+                 breaker_message, breaker_probe_at, CASE WHEN version <> $2 THEN credentials ELSE NULL END AS credentials \
                  FROM provider_accounts WHERE id = $1{lock}"
             );
             let account = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -120,54 +121,22 @@ impl Store {
             }
             let provider: String = account.try_get("provider")?;
             let windows = rate_limits::windows_of(&provider, &account.try_get::<String, _>("rate_limits")?);
-            let stored = sqlx::query(
-                "SELECT window_seconds, capacity, tokens, refilled_at FROM provider_budgets WHERE account_id = $1",
-            )
-            .bind(account_id)
-            .fetch_all(&mut *txn)
-            .await?
-            .iter()
-            .map(|row| {
-                Ok(Bucket {
-                    window: RateWindow { requests: row.try_get("capacity")?, per_seconds: row.try_get("window_seconds")? },
-                    tokens: row.try_get("tokens")?,
-                    refilled_at: row.try_get("refilled_at")?,
-                })
-            })
-            .collect::<Result<Vec<Bucket>>>()?;
+            let stored = rate_limits::buckets_from_json(&account.try_get::<String, _>("budget")?);
             let wanted = if probe { 1 } else { wanted };
             let (buckets, granted) = match rate_limits::take_many(&stored, &windows, now, wanted) {
                 Ok(taken) => taken,
                 Err(wait) => return Ok(answer(Verdict::Wait(wait))),
             };
-            if buckets.len() != stored.len() || buckets.iter().zip(&stored).any(|(new, old)| new.window != old.window) {
-                sqlx::query("DELETE FROM provider_budgets WHERE account_id = $1")
-                    .bind(account_id)
-                    .execute(&mut *txn)
-                    .await?;
-            }
-            for bucket in &buckets {
-                sqlx::query(
-                    "INSERT INTO provider_budgets (account_id, window_seconds, capacity, tokens, refilled_at) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, window_seconds) \
-                     DO UPDATE SET capacity = excluded.capacity, tokens = excluded.tokens, \
-                     refilled_at = excluded.refilled_at",
-                )
-                .bind(account_id)
-                .bind(bucket.window.per_seconds)
-                .bind(bucket.window.requests)
-                .bind(bucket.tokens)
-                .bind(bucket.refilled_at)
-                .execute(&mut *txn)
-                .await?;
-            }
-            if probe {
-                sqlx::query("UPDATE provider_accounts SET breaker_probe_at = $2 WHERE id = $1")
-                    .bind(account_id)
-                    .bind(now + PROBE_EVERY_MICROS)
-                    .execute(&mut *txn)
-                    .await?;
-            }
+            sqlx::query(
+                "UPDATE provider_accounts SET budget = $2, \
+                 breaker_probe_at = CASE WHEN $3 THEN $4 ELSE breaker_probe_at END WHERE id = $1",
+            )
+            .bind(account_id)
+            .bind(rate_limits::buckets_to_json(&buckets))
+            .bind(probe)
+            .bind(now + PROBE_EVERY_MICROS)
+            .execute(&mut *txn)
+            .await?;
             self.commit(txn).await?;
             Ok(answer(Verdict::Go { granted, probe }))
         })

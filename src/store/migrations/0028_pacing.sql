@@ -1,16 +1,9 @@
 -- Pacing of provider calls per account, shared by every worker process.
 --
--- One token bucket per account and window (`window_seconds`): `capacity` calls per window,
--- `tokens` left as of `refilled_at` (µs); a take refills by the time passed and spends one.
-CREATE TABLE provider_budgets (
-    account_id     TEXT NOT NULL,
-    window_seconds BIGINT NOT NULL,
-    capacity       BIGINT NOT NULL,
-    tokens         DOUBLE PRECISION NOT NULL,
-    refilled_at    BIGINT NOT NULL,
-    PRIMARY KEY (account_id, window_seconds)
-);
-
+-- `budget`: the account's token buckets as a take left them, a JSON array of
+-- {"requests", "perSeconds", "tokens", "refilledAt"} (µs); a take refills them by the time
+-- passed and spends what it lets out, in the same row lock as it reads the breaker.
+ALTER TABLE provider_accounts ADD COLUMN budget TEXT NOT NULL DEFAULT '';
 -- The account's own limits: a JSON array of {"requests": n, "perSeconds": s}; empty for the
 -- provider's published ones. `paced_until`: no call before this (a provider's Retry-After).
 ALTER TABLE provider_accounts ADD COLUMN rate_limits TEXT NOT NULL DEFAULT '';
