@@ -6,6 +6,7 @@
 mod breaker;
 mod budget;
 mod fairness;
+mod rotation;
 
 use std::time::Duration;
 
