@@ -93,8 +93,10 @@ class AccountsServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Update(self, request, context):
-        """Changes the name, description, endpoint, credentials (replaced whole) or the zones or regions;
-        name at least one. Every update bumps `version`. A deleted account is `INVALID_STATE`.
+        """Changes the name, description, endpoint, credentials (replaced whole), the zones or regions,
+        or the rate limits; name at least one. Every update bumps `version` and makes every resource
+        on the account try again at once; new credentials are used from the next provider call of
+        every worker, and close the account's breaker. A deleted account is `INVALID_STATE`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file bettercompute/platform/v1/accounts.proto.
  */
 export const file_bettercompute_platform_v1_accounts: GenFile = /*@__PURE__*/
-  fileDesc("CihiZXR0ZXJjb21wdXRlL3BsYXRmb3JtL3YxL2FjY291bnRzLnByb3RvEhliZXR0ZXJjb21wdXRlLnBsYXRmb3JtLnYxIu4CCgdBY2NvdW50EgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRIQCghwcm92aWRlchgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEhAKCGVuZHBvaW50GAYgASgJEg0KBXpvbmVzGAcgAygJEg8KB3JlZ2lvbnMYCCADKAkSFAoMY2FwYWJpbGl0aWVzGAkgAygJEhcKD2NyZWRlbnRpYWxzX3NldBgKIAEoCBINCgVzdGF0ZRgLIAEoCRIPCgd2ZXJzaW9uGAwgASgDEi4KCmNyZWF0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGV0ZWRfYXQYFiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIp4DChRDcmVhdGVBY2NvdW50UmVxdWVzdBI1Cgl0ZW5hbnRfaWQYASABKAlCIrpIH3IdGIABMhheW0EtWmEtejAtOS5fOi1dezAsMTI4fSQSLQoIcHJvdmlkZXIYAiABKAlCG7pIGMgBAXITUgNna2VSDGRpZ2l0YWxvY2VhbhI7CgRuYW1lGAMgASgJQi26SCrIAQFyJRg/MiFeW2Etel0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pPyQSHQoLZGVzY3JpcHRpb24YBCABKAlCCLpIBXIDGIACEiEKC2NyZWRlbnRpYWxzGAUgASgJQgy6SAnIAQFyBBiAgAESMAoIZW5kcG9pbnQYBiABKAlCHrpIG3IZGIACMhReKGh0dHBzPzovL1shLX5dKyk/JBI8CgV6b25lcxgHIAMoCUItukgqkgEnEEAYASIhch8YPzIbXlthLXpdKy1bYS16XStbMC05XSstW2Etel0kEjEKB3JlZ2lvbnMYCCADKAlCILpIHZIBGhBAGAEiFHISGD8yDl5bYS16XStbMC05XSskIlIKEUdldEFjY291bnRSZXF1ZXN0Ej0KCmFjY291bnRfaWQYASABKAlCKbpIJsgBAXIhGB8yHV5hY2N0X1swLTlhLWhqa21ucC10di16XXsyNn0kInwKE0xpc3RBY2NvdW50c1JlcXVlc3QSNQoJdGVuYW50X2lkGAEgASgJQiK6SB9yHRiAATIYXltBLVphLXowLTkuXzotXXswLDEyOH0kEhUKDXBsYXRmb3JtX29ubHkYAiABKAgSFwoPaW5jbHVkZV9kZWxldGVkGAMgASgIIkwKFExpc3RBY2NvdW50c1Jlc3BvbnNlEjQKCGFjY291bnRzGAEgAygLMiIuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5BY2NvdW50Iu4DChRVcGRhdGVBY2NvdW50UmVxdWVzdBI9CgphY2NvdW50X2lkGAEgASgJQim6SCbIAQFyIRgfMh1eYWNjdF9bMC05YS1oamttbnAtdHYtel17MjZ9JBI9CgRuYW1lGAIgASgJQiq6SCdyJRg/MiFeW2Etel0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pPyRIAIgBARIiCgtkZXNjcmlwdGlvbhgDIAEoCUIIukgFcgMYgAJIAYgBARIlCgtjcmVkZW50aWFscxgEIAEoCUILukgIcgYQARiAgAFIAogBARI1CghlbmRwb2ludBgFIAEoCUIeukgbchkYgAIyFF4oaHR0cHM/Oi8vWyEtfl0rKT8kSAOIAQESPAoFem9uZXMYBiADKAlCLbpIKpIBJxBAGAEiIXIfGD8yG15bYS16XSstW2Etel0rWzAtOV0rLVthLXpdJBIxCgdyZWdpb25zGAcgAygJQiC6SB2SARoQQBgBIhRyEhg/Mg5eW2Etel0rWzAtOV0rJBIvCgt1cGRhdGVfbWFzaxgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQg4KDF9jcmVkZW50aWFsc0ILCglfZW5kcG9pbnQiVQoURGVsZXRlQWNjb3VudFJlcXVlc3QSPQoKYWNjb3VudF9pZBgBIAEoCUIpukgmyAEBciEYHzIdXmFjY3RfWzAtOWEtaGprbW5wLXR2LXpdezI2fSQy0QcKCEFjY291bnRzErcBCgZDcmVhdGUSLy5iZXR0ZXJjb21wdXRlLnBsYXRmb3JtLnYxLkNyZWF0ZUFjY291bnRSZXF1ZXN0GiIuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5BY2NvdW50IljK8xgsChhwbGF0Zm9ybTphY2NvdW50czpjcmVhdGUSEHBsYXRmb3JtLWFjY291bnSC0+STAiI6ASoiHS9hcGkvcGxhdGZvcm0vYWNjb3VudHMvY3JlYXRlErsBCgNHZXQSLC5iZXR0ZXJjb21wdXRlLnBsYXRmb3JtLnYxLkdldEFjY291bnRSZXF1ZXN0GiIuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5BY2NvdW50ImLK8xg5ChZwbGF0Zm9ybTphY2NvdW50czpyZWFkEhBwbGF0Zm9ybS1hY2NvdW50IgphY2NvdW50X2lkKgEtgtPkkwIfOgEqIhovYXBpL3BsYXRmb3JtL2FjY291bnRzL2dldBK6AQoETGlzdBIuLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuTGlzdEFjY291bnRzUmVxdWVzdBovLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuTGlzdEFjY291bnRzUmVzcG9uc2UiUcrzGCcKFnBsYXRmb3JtOmFjY291bnRzOnJlYWQSCHBsYXRmb3JtGAEqAS2C0+STAiA6ASoiGy9hcGkvcGxhdGZvcm0vYWNjb3VudHMvbGlzdBLGAQoGVXBkYXRlEi8uYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5VcGRhdGVBY2NvdW50UmVxdWVzdBoiLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuQWNjb3VudCJnyvMYOwoYcGxhdGZvcm06YWNjb3VudHM6dXBkYXRlEhBwbGF0Zm9ybS1hY2NvdW50IgphY2NvdW50X2lkKgEtgtPkkwIiOgEqIh0vYXBpL3BsYXRmb3JtL2FjY291bnRzL3VwZGF0ZRLGAQoGRGVsZXRlEi8uYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5EZWxldGVBY2NvdW50UmVxdWVzdBoiLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuQWNjb3VudCJnyvMYOwoYcGxhdGZvcm06YWNjb3VudHM6ZGVsZXRlEhBwbGF0Zm9ybS1hY2NvdW50IgphY2NvdW50X2lkKgEtgtPkkwIiOgEqIh0vYXBpL3BsYXRmb3JtL2FjY291bnRzL2RlbGV0ZWIGcHJvdG8z", [file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CihiZXR0ZXJjb21wdXRlL3BsYXRmb3JtL3YxL2FjY291bnRzLnByb3RvEhliZXR0ZXJjb21wdXRlLnBsYXRmb3JtLnYxIooECgdBY2NvdW50EgoKAmlkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRIQCghwcm92aWRlchgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEhAKCGVuZHBvaW50GAYgASgJEg0KBXpvbmVzGAcgAygJEg8KB3JlZ2lvbnMYCCADKAkSFAoMY2FwYWJpbGl0aWVzGAkgAygJEhcKD2NyZWRlbnRpYWxzX3NldBgKIAEoCBINCgVzdGF0ZRgLIAEoCRIPCgd2ZXJzaW9uGAwgASgDEjkKC3JhdGVfbGltaXRzGA0gAygLMiQuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5SYXRlTGltaXQSFwoPcmF0ZV9saW1pdHNfc2V0GA4gASgIEkYKEWNyZWRlbnRpYWxzX2NoZWNrGA8gASgLMisuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5DcmVkZW50aWFsc0NoZWNrEi4KCmNyZWF0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmRlbGV0ZWRfYXQYFiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkwKCVJhdGVMaW1pdBIdCghyZXF1ZXN0cxgBIAEoA0ILukgIIgYYwIQ9KAESIAoLcGVyX3NlY29uZHMYAiABKANCC7pICCIGGICjBSgBIpABChBDcmVkZW50aWFsc0NoZWNrEg0KBXN0YXRlGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdtZXNzYWdlGAMgASgJEjEKDW5leHRfcHJvYmVfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIuMDChRDcmVhdGVBY2NvdW50UmVxdWVzdBI1Cgl0ZW5hbnRfaWQYASABKAlCIrpIH3IdGIABMhheW0EtWmEtejAtOS5fOi1dezAsMTI4fSQSLQoIcHJvdmlkZXIYAiABKAlCG7pIGMgBAXITUgNna2VSDGRpZ2l0YWxvY2VhbhI7CgRuYW1lGAMgASgJQi26SCrIAQFyJRg/MiFeW2Etel0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pPyQSHQoLZGVzY3JpcHRpb24YBCABKAlCCLpIBXIDGIACEiEKC2NyZWRlbnRpYWxzGAUgASgJQgy6SAnIAQFyBBiAgAESMAoIZW5kcG9pbnQYBiABKAlCHrpIG3IZGIACMhReKGh0dHBzPzovL1shLX5dKyk/JBI8CgV6b25lcxgHIAMoCUItukgqkgEnEEAYASIhch8YPzIbXlthLXpdKy1bYS16XStbMC05XSstW2Etel0kEjEKB3JlZ2lvbnMYCCADKAlCILpIHZIBGhBAGAEiFHISGD8yDl5bYS16XStbMC05XSskEkMKC3JhdGVfbGltaXRzGAkgAygLMiQuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5SYXRlTGltaXRCCLpIBZIBAhAEIlIKEUdldEFjY291bnRSZXF1ZXN0Ej0KCmFjY291bnRfaWQYASABKAlCKbpIJsgBAXIhGB8yHV5hY2N0X1swLTlhLWhqa21ucC10di16XXsyNn0kInwKE0xpc3RBY2NvdW50c1JlcXVlc3QSNQoJdGVuYW50X2lkGAEgASgJQiK6SB9yHRiAATIYXltBLVphLXowLTkuXzotXXswLDEyOH0kEhUKDXBsYXRmb3JtX29ubHkYAiABKAgSFwoPaW5jbHVkZV9kZWxldGVkGAMgASgIIkwKFExpc3RBY2NvdW50c1Jlc3BvbnNlEjQKCGFjY291bnRzGAEgAygLMiIuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5BY2NvdW50IrMEChRVcGRhdGVBY2NvdW50UmVxdWVzdBI9CgphY2NvdW50X2lkGAEgASgJQim6SCbIAQFyIRgfMh1eYWNjdF9bMC05YS1oamttbnAtdHYtel17MjZ9JBI9CgRuYW1lGAIgASgJQiq6SCdyJRg/MiFeW2Etel0oWy1hLXowLTldezAsNjF9W2EtejAtOV0pPyRIAIgBARIiCgtkZXNjcmlwdGlvbhgDIAEoCUIIukgFcgMYgAJIAYgBARIlCgtjcmVkZW50aWFscxgEIAEoCUILukgIcgYQARiAgAFIAogBARI1CghlbmRwb2ludBgFIAEoCUIeukgbchkYgAIyFF4oaHR0cHM/Oi8vWyEtfl0rKT8kSAOIAQESPAoFem9uZXMYBiADKAlCLbpIKpIBJxBAGAEiIXIfGD8yG15bYS16XSstW2Etel0rWzAtOV0rLVthLXpdJBIxCgdyZWdpb25zGAcgAygJQiC6SB2SARoQQBgBIhRyEhg/Mg5eW2Etel0rWzAtOV0rJBJDCgtyYXRlX2xpbWl0cxgJIAMoCzIkLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuUmF0ZUxpbWl0Qgi6SAWSAQIQBBIvCgt1cGRhdGVfbWFzaxgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQg4KDF9jcmVkZW50aWFsc0ILCglfZW5kcG9pbnQiVQoURGVsZXRlQWNjb3VudFJlcXVlc3QSPQoKYWNjb3VudF9pZBgBIAEoCUIpukgmyAEBciEYHzIdXmFjY3RfWzAtOWEtaGprbW5wLXR2LXpdezI2fSQy0QcKCEFjY291bnRzErcBCgZDcmVhdGUSLy5iZXR0ZXJjb21wdXRlLnBsYXRmb3JtLnYxLkNyZWF0ZUFjY291bnRSZXF1ZXN0GiIuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5BY2NvdW50IljK8xgsChhwbGF0Zm9ybTphY2NvdW50czpjcmVhdGUSEHBsYXRmb3JtLWFjY291bnSC0+STAiI6ASoiHS9hcGkvcGxhdGZvcm0vYWNjb3VudHMvY3JlYXRlErsBCgNHZXQSLC5iZXR0ZXJjb21wdXRlLnBsYXRmb3JtLnYxLkdldEFjY291bnRSZXF1ZXN0GiIuYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5BY2NvdW50ImLK8xg5ChZwbGF0Zm9ybTphY2NvdW50czpyZWFkEhBwbGF0Zm9ybS1hY2NvdW50IgphY2NvdW50X2lkKgEtgtPkkwIfOgEqIhovYXBpL3BsYXRmb3JtL2FjY291bnRzL2dldBK6AQoETGlzdBIuLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuTGlzdEFjY291bnRzUmVxdWVzdBovLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuTGlzdEFjY291bnRzUmVzcG9uc2UiUcrzGCcKFnBsYXRmb3JtOmFjY291bnRzOnJlYWQSCHBsYXRmb3JtGAEqAS2C0+STAiA6ASoiGy9hcGkvcGxhdGZvcm0vYWNjb3VudHMvbGlzdBLGAQoGVXBkYXRlEi8uYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5VcGRhdGVBY2NvdW50UmVxdWVzdBoiLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuQWNjb3VudCJnyvMYOwoYcGxhdGZvcm06YWNjb3VudHM6dXBkYXRlEhBwbGF0Zm9ybS1hY2NvdW50IgphY2NvdW50X2lkKgEtgtPkkwIiOgEqIh0vYXBpL3BsYXRmb3JtL2FjY291bnRzL3VwZGF0ZRLGAQoGRGVsZXRlEi8uYmV0dGVyY29tcHV0ZS5wbGF0Zm9ybS52MS5EZWxldGVBY2NvdW50UmVxdWVzdBoiLmJldHRlcmNvbXB1dGUucGxhdGZvcm0udjEuQWNjb3VudCJnyvMYOwoYcGxhdGZvcm06YWNjb3VudHM6ZGVsZXRlEhBwbGF0Zm9ybS1hY2NvdW50IgphY2NvdW50X2lkKgEtgtPkkwIiOgEqIh0vYXBpL3BsYXRmb3JtL2FjY291bnRzL2RlbGV0ZWIGcHJvdG8z", [file_bettercompute_options_v1_options, file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * A provider account, without its credentials.
@@ -111,6 +111,29 @@ export type Account = Message<"bettercompute.platform.v1.Account"> & {
   version: bigint;
 
   /**
+   * The pace of the account's provider calls, shared by every worker: the windows set on the
+   * account, or the provider's published limits (DigitalOcean: 250 a minute and 5,000 an hour
+   * per token; GKE: 3,000 a minute per project).
+   *
+   * @generated from field: repeated bettercompute.platform.v1.RateLimit rate_limits = 13;
+   */
+  rateLimits: RateLimit[];
+
+  /**
+   * Whether `rate_limits` are the account's own (false: the provider's published limits).
+   *
+   * @generated from field: bool rate_limits_set = 14;
+   */
+  rateLimitsSet: boolean;
+
+  /**
+   * Whether the provider takes the account's credentials.
+   *
+   * @generated from field: bettercompute.platform.v1.CredentialsCheck credentials_check = 15;
+   */
+  credentialsCheck?: CredentialsCheck | undefined;
+
+  /**
    * When it was created.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 20;
@@ -138,6 +161,78 @@ export type Account = Message<"bettercompute.platform.v1.Account"> & {
  */
 export const AccountSchema: GenMessage<Account> = /*@__PURE__*/
   messageDesc(file_bettercompute_platform_v1_accounts, 0);
+
+/**
+ * At most `requests` provider calls in any `perSeconds` seconds.
+ *
+ * @generated from message bettercompute.platform.v1.RateLimit
+ */
+export type RateLimit = Message<"bettercompute.platform.v1.RateLimit"> & {
+  /**
+   * Calls allowed per window, at least 1.
+   *
+   * @generated from field: int64 requests = 1;
+   */
+  requests: bigint;
+
+  /**
+   * The window in seconds, from 1 to 86400.
+   *
+   * @generated from field: int64 per_seconds = 2;
+   */
+  perSeconds: bigint;
+};
+
+/**
+ * Describes the message bettercompute.platform.v1.RateLimit.
+ * Use `create(RateLimitSchema)` to create a new message.
+ */
+export const RateLimitSchema: GenMessage<RateLimit> = /*@__PURE__*/
+  messageDesc(file_bettercompute_platform_v1_accounts, 1);
+
+/**
+ * Whether the provider takes an account's credentials.
+ *
+ * @generated from message bettercompute.platform.v1.CredentialsCheck
+ */
+export type CredentialsCheck = Message<"bettercompute.platform.v1.CredentialsCheck"> & {
+  /**
+   * `ok`, or `credentialsRefused` once the provider refused them: the account's provider calls
+   * stop (its resources' `problem` says why) except one probe call every few minutes, which
+   * closes the breaker when it works; new credentials close it at once.
+   *
+   * @generated from field: string state = 1;
+   */
+  state: string;
+
+  /**
+   * Since when they are refused.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 2;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * The provider's words.
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+
+  /**
+   * When the next probe call may go out.
+   *
+   * @generated from field: google.protobuf.Timestamp next_probe_at = 4;
+   */
+  nextProbeAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message bettercompute.platform.v1.CredentialsCheck.
+ * Use `create(CredentialsCheckSchema)` to create a new message.
+ */
+export const CredentialsCheckSchema: GenMessage<CredentialsCheck> = /*@__PURE__*/
+  messageDesc(file_bettercompute_platform_v1_accounts, 2);
 
 /**
  * Input of `Accounts.Create`.
@@ -201,6 +296,14 @@ export type CreateAccountRequest = Message<"bettercompute.platform.v1.CreateAcco
    * @generated from field: repeated string regions = 8;
    */
   regions: string[];
+
+  /**
+   * The pace of its provider calls, when it is not the provider's published limits (a token
+   * shared with other tools, a raised quota): every window must allow the call.
+   *
+   * @generated from field: repeated bettercompute.platform.v1.RateLimit rate_limits = 9;
+   */
+  rateLimits: RateLimit[];
 };
 
 /**
@@ -208,7 +311,7 @@ export type CreateAccountRequest = Message<"bettercompute.platform.v1.CreateAcco
  * Use `create(CreateAccountRequestSchema)` to create a new message.
  */
 export const CreateAccountRequestSchema: GenMessage<CreateAccountRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_platform_v1_accounts, 1);
+  messageDesc(file_bettercompute_platform_v1_accounts, 3);
 
 /**
  * Input of `Accounts.Get`.
@@ -229,7 +332,7 @@ export type GetAccountRequest = Message<"bettercompute.platform.v1.GetAccountReq
  * Use `create(GetAccountRequestSchema)` to create a new message.
  */
 export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_platform_v1_accounts, 2);
+  messageDesc(file_bettercompute_platform_v1_accounts, 4);
 
 /**
  * Input of `Accounts.List`.
@@ -264,7 +367,7 @@ export type ListAccountsRequest = Message<"bettercompute.platform.v1.ListAccount
  * Use `create(ListAccountsRequestSchema)` to create a new message.
  */
 export const ListAccountsRequestSchema: GenMessage<ListAccountsRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_platform_v1_accounts, 3);
+  messageDesc(file_bettercompute_platform_v1_accounts, 5);
 
 /**
  * Output of `Accounts.List`.
@@ -285,7 +388,7 @@ export type ListAccountsResponse = Message<"bettercompute.platform.v1.ListAccoun
  * Use `create(ListAccountsResponseSchema)` to create a new message.
  */
 export const ListAccountsResponseSchema: GenMessage<ListAccountsResponse> = /*@__PURE__*/
-  messageDesc(file_bettercompute_platform_v1_accounts, 4);
+  messageDesc(file_bettercompute_platform_v1_accounts, 6);
 
 /**
  * Input of `Accounts.Update`.
@@ -343,6 +446,13 @@ export type UpdateAccountRequest = Message<"bettercompute.platform.v1.UpdateAcco
   regions: string[];
 
   /**
+   * The new pace of its provider calls (named and empty: the provider's published limits).
+   *
+   * @generated from field: repeated bettercompute.platform.v1.RateLimit rate_limits = 9;
+   */
+  rateLimits: RateLimit[];
+
+  /**
    * The fields this update changes, by proto name (`authorized_networks`; in JSON, camelCase
    * and comma-separated). A field named here is set to the value given, so an empty list clears
    * a list and an absent value clears the field. The JSON gateway fills it from the keys of the
@@ -359,7 +469,7 @@ export type UpdateAccountRequest = Message<"bettercompute.platform.v1.UpdateAcco
  * Use `create(UpdateAccountRequestSchema)` to create a new message.
  */
 export const UpdateAccountRequestSchema: GenMessage<UpdateAccountRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_platform_v1_accounts, 5);
+  messageDesc(file_bettercompute_platform_v1_accounts, 7);
 
 /**
  * Input of `Accounts.Delete`.
@@ -380,7 +490,7 @@ export type DeleteAccountRequest = Message<"bettercompute.platform.v1.DeleteAcco
  * Use `create(DeleteAccountRequestSchema)` to create a new message.
  */
 export const DeleteAccountRequestSchema: GenMessage<DeleteAccountRequest> = /*@__PURE__*/
-  messageDesc(file_bettercompute_platform_v1_accounts, 6);
+  messageDesc(file_bettercompute_platform_v1_accounts, 8);
 
 /**
  * A provider account: a GKE project reached with a service-account key, or a DigitalOcean team
@@ -423,8 +533,10 @@ export const Accounts: GenService<{
     output: typeof ListAccountsResponseSchema;
   },
   /**
-   * Changes the name, description, endpoint, credentials (replaced whole) or the zones or regions;
-   * name at least one. Every update bumps `version`. A deleted account is `INVALID_STATE`.
+   * Changes the name, description, endpoint, credentials (replaced whole), the zones or regions,
+   * or the rate limits; name at least one. Every update bumps `version` and makes every resource
+   * on the account try again at once; new credentials are used from the next provider call of
+   * every worker, and close the account's breaker. A deleted account is `INVALID_STATE`.
    *
    * @generated from rpc bettercompute.platform.v1.Accounts.Update
    */
