@@ -128,6 +128,10 @@ impl Backoff {
     pub const DELETE: Backoff =
         Backoff { base: Duration::from_secs(300), cap: Duration::from_secs(6 * 3600), jitter: 0.0 };
 
+    /// A provider quota used up (a quota is not a rate: retrying at once only burns calls):
+    /// 1, 2, 4 minutes ... at most an hour, with jitter; a change wakes it sooner.
+    pub const QUOTA: Backoff = Backoff { base: Duration::from_secs(60), cap: Duration::from_secs(3600), jitter: 0.2 };
+
     /// Failures a person must fix (refused credentials, a refused request, a suspended
     /// account): 10, 20, 40 minutes ... at most 6 hours; a change to the resource or its account
     /// wakes it sooner.

@@ -316,8 +316,8 @@ impl Worker {
     }
 
     /// What to record for `outcome`, whose failure (if it failed) is `problem`: a failure
-    /// that waits for a person is retried slowly ([`Backoff::PERSON`]; a change wakes it), a
-    /// throttled one when the provider said.
+    /// that waits for a person is retried slowly ([`Backoff::PERSON`]; a change wakes it), a used
+    /// up quota on [`Backoff::QUOTA`], a throttled one when the provider said.
     fn result_of(
         &self,
         reconciler: &dyn Reconciler,
@@ -334,6 +334,11 @@ impl Worker {
             // A failure retried on its own backoff (the spec's delete backoff) keeps it.
             Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(Problem::waits_for_a_person) => {
                 Backoff::PERSON.delay(attempts)
+            }
+            Next::Transient(_) | Next::Permanent(_)
+                if problem.is_some_and(|p| p.from_provider && p.class == ErrorClass::Quota) =>
+            {
+                Backoff::QUOTA.delay(attempts)
             }
             Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(|p| p.retry_after.is_some()) => {
                 problem.and_then(|p| p.retry_after).unwrap_or_default()
