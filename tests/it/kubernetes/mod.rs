@@ -3,6 +3,7 @@
 
 mod access;
 mod clusters;
+mod concurrent_operations;
 mod credentials;
 mod dev;
 mod errors;
