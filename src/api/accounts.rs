@@ -5,8 +5,8 @@ use super::timestamp;
 use super::views::stamps;
 use crate::domain::rate_limits;
 use crate::proto::platform::{
-    Account, CreateAccountRequest, CredentialsCheck, RateLimit, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, ListAccountsResponse,
-    UpdateAccountRequest, accounts_server,
+    Account, CreateAccountRequest, CredentialsCheck, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest,
+    ListAccountsResponse, RateLimit, UpdateAccountRequest, accounts_server,
 };
 use crate::service::checks::{provider_capabilities, zones_and_regions};
 use crate::store::AccountRow;

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use super::follow::answer;
 use super::{Cli, connect, output};
 use crate::proto::platform::{
-    RateLimit,
-    CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, UpdateAccountRequest,
-    accounts_client::AccountsClient,
+    CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, RateLimit,
+    UpdateAccountRequest, accounts_client::AccountsClient,
 };
 
 /// The account commands.

@@ -226,10 +226,10 @@ mod tests {
     fn accounts_without_their_own_windows_use_the_published_ones() {
         assert_eq!(windows_of("digitalocean", ""), DIGITALOCEAN);
         assert_eq!(windows_of("gke", "[]"), GKE);
-        assert_eq!(windows_of("digitalocean", r#"[{"requests":60,"perSeconds":5}]"#), vec![RateWindow {
-            requests: 60,
-            per_seconds: 5
-        }]);
+        assert_eq!(
+            windows_of("digitalocean", r#"[{"requests":60,"perSeconds":5}]"#),
+            vec![RateWindow { requests: 60, per_seconds: 5 }]
+        );
         assert_eq!(problems(&[RateWindow { requests: 0, per_seconds: 0 }]).len(), 2);
     }
 }

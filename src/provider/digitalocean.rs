@@ -20,8 +20,8 @@ use super::cloud::{
 };
 use super::error::{ProviderError, ProviderResult};
 use super::pacing::{AccountPacer, AfterCall, Answered};
-use crate::secrets::Secret;
 use crate::domain::health_check;
+use crate::secrets::Secret;
 
 const PROVIDER: &str = "digitalocean";
 
@@ -155,11 +155,7 @@ impl DigitalOcean {
 
     /// Sends `request`: its body (`None` when empty) and, when DigitalOcean said no calls are left
     /// in its window, when the window resets (µs).
-    async fn send(
-        &self,
-        request: reqwest::RequestBuilder,
-        path: &str,
-    ) -> ProviderResult<(Option<Value>, Option<i64>)> {
+    async fn send(&self, request: reqwest::RequestBuilder, path: &str) -> ProviderResult<(Option<Value>, Option<i64>)> {
         let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
         let status = response.status().as_u16();
         let limit = self.remember_rate_limit(&response);

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 
 use super::error::{ErrorClass, ErrorKind, ProviderError, ProviderResult};
 use super::google_auth::{GoogleCall, TokenSource};
-use super::pacing::AccountPacer;
 use super::managed::{
     Autoscaling, Cluster, ClusterChange, ClusterSpec, ManagedKubernetes, NodePool, NodePoolChange, NodePoolSpec,
     Operation, ReleaseChannel, ServerConfig,
 };
+use super::pacing::AccountPacer;
 
 const PROVIDER: &str = "gke";
 
@@ -63,7 +63,8 @@ impl Gke {
 
     /// The Compute Engine adapter of the same project and service account (tenant networks).
     pub fn compute(&self) -> super::gce::Gce {
-        let gce = super::gce::Gce::new(&self.config.base_url, &self.config.project, self.http.clone(), self.tokens.clone());
+        let gce =
+            super::gce::Gce::new(&self.config.base_url, &self.config.project, self.http.clone(), self.tokens.clone());
         match &self.pacer {
             Some(pacer) => gce.paced(pacer.clone()),
             None => gce,

@@ -148,7 +148,9 @@ impl Queue {
         let after = self.last.clone();
         let tenant = after
             .as_ref()
-            .and_then(|last| self.waiting.range::<String, _>((std::ops::Bound::Excluded(last), std::ops::Bound::Unbounded)).next())
+            .and_then(|last| {
+                self.waiting.range::<String, _>((std::ops::Bound::Excluded(last), std::ops::Bound::Unbounded)).next()
+            })
             .or_else(|| self.waiting.iter().next())
             .map(|(tenant, _)| tenant.clone())?;
         let senders = self.waiting.get_mut(&tenant)?;
@@ -363,9 +365,9 @@ impl AccountPacer {
                 FAMILIES.calls.get_or_create(&label).inc();
                 (version, false, None)
             }
-            None => receiver
-                .await
-                .map_err(|_| ProviderError::new(ErrorKind::Transient, provider, "pacing stopped"))??,
+            None => {
+                receiver.await.map_err(|_| ProviderError::new(ErrorKind::Transient, provider, "pacing stopped"))??
+            }
         };
         FAMILIES.waits.get_or_create(&label).observe(started.elapsed().as_secs_f64());
         if let Some(breaker) = breaker {

@@ -9,8 +9,10 @@
 //! and the authorized networks; create and delete node pools, and change each in place
 //! (autoscaling, labels, taints, zones, machine type, boot disk, accelerators, size); then
 //! upgrade each pool whose nodes are behind the control plane to its version; then `ready`.
-//! GKE takes one change at a time, so each pass issues at most one and "operation in
-//! progress" means "later": changes queue in the desired state and go out one per pass. A
+//! GKE runs at most five operations at once on a cluster (and a change to the cluster itself
+//! only while none runs); each pass issues at most one change and waits while the cluster
+//! reconciles, so a cluster has one operation at a time, well inside the rule, and "operation
+//! in progress" (another's) means "later": changes queue in the desired state, one per pass. A
 //! pool with autoscaling belongs to the autoscaler: its live count is recorded, never resized.
 //! Deletion deletes at the provider, waits until the cluster is gone, then finishes the row.
 //! Before any step on a running cluster, kubeconfig accounts whose grant was revoked (their

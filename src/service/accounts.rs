@@ -4,11 +4,11 @@
 use super::checks::provider_has_zones;
 use super::update_mask::Named;
 use super::{Context, Service};
-use crate::error::{Error, FieldViolation, Result};
 use crate::domain::rate_limits::{self, RateWindow};
+use crate::error::{Error, FieldViolation, Result};
 use crate::ids::AccountId;
 use crate::proto::platform::{
-    CreateAccountRequest, RateLimit, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, UpdateAccountRequest,
+    CreateAccountRequest, DeleteAccountRequest, GetAccountRequest, ListAccountsRequest, RateLimit, UpdateAccountRequest,
 };
 use crate::secrets::SecretKey;
 use crate::store::{AccountChange, AccountRow, NewAccount, now_micros};

@@ -269,14 +269,13 @@ impl Store {
     /// An account's endpoint and opened credentials, for the provider adapters of reconcilers.
     pub async fn account_credentials(&self, key: &SecretKey, id: &str) -> Result<AccountCredentials> {
         crate::measured::store("account_credentials", async {
-            let row =
-                sqlx::query(
-                    "SELECT provider, endpoint, locations, credentials, version FROM provider_accounts WHERE id = $1",
-                )
-                    .bind(id)
-                    .fetch_optional(&self.pool)
-                    .await?
-                    .ok_or_else(|| Error::not_found("account", id))?;
+            let row = sqlx::query(
+                "SELECT provider, endpoint, locations, credentials, version FROM provider_accounts WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| Error::not_found("account", id))?;
             let sealed: String = row.try_get("credentials")?;
             Ok(AccountCredentials {
                 id: id.to_owned(),

@@ -79,8 +79,8 @@ async fn every_field_gke_changes_in_place_converges_one_operation_at_a_time(back
 
     // One request naming every field GKE changes in place, and a second one right behind it
     // while the first is still going out: both queue in the pool's spec; GKE takes one
-    // operation at a time (a second is refused as "in progress"), and the reconciler sends
-    // them one after another.
+    // operation at a time on a pool (a second is refused as "in progress"), and the reconciler
+    // sends them one after another.
     let mut change = pool_ref.clone();
     change["nodeCount"] = json!(1);
     change["machineType"] = json!("g2-standard-8");

@@ -50,10 +50,10 @@ async fn an_open_breaker_lets_one_probe_out_per_interval(backend: Backend) {
     assert_eq!(breaker.message, "Unable to authenticate you");
 
     let due = now + PROBE_EVERY_MICROS;
-    assert_eq!(store.pacing_take(ACCOUNT, version, 5, due).await.unwrap().verdict, Verdict::Go {
-        granted: 1,
-        probe: true
-    });
+    assert_eq!(
+        store.pacing_take(ACCOUNT, version, 5, due).await.unwrap().verdict,
+        Verdict::Go { granted: 1, probe: true }
+    );
     assert!(
         matches!(store.pacing_take(ACCOUNT, version, 1, due).await.unwrap().verdict, Verdict::Refused(_)),
         "one probe per interval"
