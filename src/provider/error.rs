@@ -182,14 +182,17 @@ impl ProviderError {
             return class;
         }
         let words = format!("{} {}", self.reason, self.message).to_ascii_lowercase();
-        // A 429 is throttling even when Google words it as a per-minute quota.
         let quota = words.contains("quota") || words.contains("resource_exhausted");
+        // A 429 is throttling when Google words a request rate as a quota ("Quota exceeded for
+        // quota metric 'Requests'"); a quota of resources (CPUs, addresses) answered 429 is not.
+        let rate = ["requests", "per minute", "per second", "rate limit"].iter().any(|w| words.contains(w));
         let person =
             ["billing", "suspended", "locked", "terms of service", "verify your"].iter().any(|w| words.contains(w));
         match (self.kind, self.status) {
             (ErrorKind::NotFound, _) | (_, Some(404)) => ErrorClass::NotFound,
             (ErrorKind::ConflictInProgress, _) | (_, Some(409)) => ErrorClass::Conflict,
             (_, Some(_)) if person => ErrorClass::NeedsHuman,
+            (_, Some(429)) if quota && !rate => ErrorClass::Quota,
             (_, Some(429)) => ErrorClass::Throttled,
             (_, Some(_)) if quota => ErrorClass::Quota,
             (_, Some(401 | 403)) => ErrorClass::Permission,
@@ -343,6 +346,10 @@ mod tests {
             error.class()
         };
         assert_eq!(with(503, "", "backend error"), ErrorClass::Retryable);
+        assert_eq!(
+            with(429, "RESOURCE_EXHAUSTED", "Insufficient regional quota to satisfy request: resource \"CPUS\""),
+            ErrorClass::Quota
+        );
         assert_eq!(with(429, "", "slow down"), ErrorClass::Throttled);
         assert_eq!(with(403, "PERMISSION_DENIED", "caller lacks container.clusters.get"), ErrorClass::Permission);
         assert_eq!(with(401, "unauthorized", "Unable to authenticate you"), ErrorClass::Permission);

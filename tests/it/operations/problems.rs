@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use better_compute::store::Backend;
-use fakecloud::RateLimitMode;
+use fakecloud::{FaultClass, RateLimitMode};
 use serde_json::json;
 
 use super::{now_seconds, seconds};
@@ -17,6 +17,7 @@ use crate::kubernetes::{setup, standard};
 crate::on_both_backends!(
     credentials_revoked_at_the_provider_give_permission_and_stop_the_retries,
     a_throttled_call_shows_the_next_attempt_the_provider_asked_for,
+    a_used_up_quota_waits_minutes_and_names_the_quota,
 );
 
 async fn credentials_revoked_at_the_provider_give_permission_and_stop_the_retries(backend: Backend) {
@@ -87,4 +88,25 @@ async fn a_throttled_call_shows_the_next_attempt_the_provider_asked_for(backend:
     assert!((20..=61).contains(&waits), "the next attempt comes in {waits} s: {problem}");
     assert!(problem["message"].as_str().unwrap().contains("429"), "{problem}");
     env.cloud.set_rate_limit(None);
+}
+
+async fn a_used_up_quota_waits_minutes_and_names_the_quota(backend: Backend) {
+    let mut env = setup(backend).start().await;
+    env.start_worker();
+    let cluster = env.ok("/api/compute/kubernetesClusters/create", standard("quota", "quota")).await;
+    let id = cluster["id"].as_str().unwrap();
+    env.wait_cluster_state(id, "ready", Duration::from_secs(30)).await;
+
+    // GKE answers the change 429 RESOURCE_EXHAUSTED for a regional CPU quota: not a rate.
+    let used_up = env.cloud.fail_calls("cluster", "update", "*", FaultClass::Quota);
+    let change = json!({"tenantId": "acme", "clusterId": id, "authorizedNetworks": ["10.0.0.0/8"]});
+    env.ok("/api/compute/kubernetesClusters/update", change).await;
+    let stuck = env.wait_problem(id, "quota").await;
+    let problem = &stuck["problem"];
+    let message = problem["message"].as_str().unwrap();
+    assert!(message.contains("CPUS"), "names the quota: {message}");
+    // Not the 5 s of a retryable failure: a minute, less its jitter.
+    let waits = seconds(&problem["nextAttemptAt"]) - now_seconds();
+    assert!((45..=61).contains(&waits), "the next attempt comes in {waits} s: {problem}");
+    env.cloud.clear_fault(used_up);
 }
