@@ -159,8 +159,10 @@ impl DigitalOcean {
         let response = request.send().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
         let status = response.status().as_u16();
         let limit = self.remember_rate_limit(&response);
-        let spent_until =
-            limit.filter(|limit| limit.remaining == 0).map(|limit| i64::try_from(limit.reset).unwrap_or(0) * 1_000_000);
+        // The reset is in whole seconds, cut down: a second more, so the window has freed a call.
+        let spent_until = limit
+            .filter(|limit| limit.remaining == 0)
+            .map(|limit| (i64::try_from(limit.reset).unwrap_or(0) + 1) * 1_000_000);
         let retry_after = number_header(&response, "retry-after").map(Duration::from_secs);
         let bytes = response.bytes().await.map_err(|error| ProviderError::transport(PROVIDER, error))?;
         if (200..300).contains(&status) {

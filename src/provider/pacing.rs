@@ -8,7 +8,8 @@
 //! for the pass with [`for_tenant`].
 //!
 //! The answer of a call moves the budget for everyone: a `Retry-After` (or DigitalOcean's
-//! `ratelimit-remaining: 0`) stops the account's calls until then; credentials the provider
+//! `ratelimit-remaining: 0`) stops the account's calls until then, and then lets one call out at
+//! a time until an answer says there is room again; credentials the provider
 //! refuses open the account's breaker (its calls are refused here, one probe every few minutes
 //! goes out, and closes it when it works). A pacer also carries the account's credentials as of
 //! its latest take: an update through the API is used from the next call of every worker.
@@ -114,12 +115,15 @@ pub struct Ticket {
     pub version: i64,
     /// Whether the call is the probe of an open breaker.
     pub probe: bool,
+    /// Whether the call is the one let out after the provider's hold.
+    pub cautious: bool,
     /// The account's credentials, when they changed since the pacer last handed them out.
     pub credentials: Option<Secret>,
 }
 
-/// What a take hands a waiting call.
-type Turn = ProviderResult<(i64, bool, Option<OpenBreaker>)>;
+/// What a take hands a waiting call: the version, whether it is a probe, whether it is the
+/// call after a provider's hold, or the open breaker.
+type Turn = ProviderResult<(i64, bool, bool, Option<OpenBreaker>)>;
 
 /// The calls of one account waiting in this process, by tenant.
 #[derive(Default)]
@@ -279,10 +283,10 @@ impl Pacing {
                     let mut queue = gate.queue.lock().expect("the pacing lock is never poisoned");
                     while let Some(sender) = queue.next() {
                         FAMILIES.refused.get_or_create(&label).inc();
-                        let _ = sender.send(Ok((take.version, false, Some(breaker.clone()))));
+                        let _ = sender.send(Ok((take.version, false, false, Some(breaker.clone()))));
                     }
                 }
-                Verdict::Go { granted, probe } => {
+                Verdict::Go { granted, probe, cautious } => {
                     if !probe {
                         FAMILIES.breaker_open.get_or_create(&label).set(0);
                     }
@@ -290,12 +294,12 @@ impl Pacing {
                     let mut left = granted;
                     while left > 0 {
                         let Some(sender) = queue.next() else { break };
-                        if sender.send(Ok((take.version, probe, None))).is_ok() {
+                        if sender.send(Ok((take.version, probe, cautious, None))).is_ok() {
                             FAMILIES.calls.get_or_create(&label).inc();
                             left -= 1;
                         }
                     }
-                    if left > 0 && !probe {
+                    if left > 0 && !probe && !cautious {
                         let mut surplus = gate.surplus.lock().expect("the surplus lock is never poisoned");
                         *surplus = Surplus { calls: left, version: take.version, until: Instant::now() + SURPLUS_KEPT };
                     }
@@ -360,10 +364,10 @@ impl AccountPacer {
             tokio::spawn(self.pacing.clone().dispatch(self.gate.clone()));
         }
         let started = Instant::now();
-        let (version, probe, breaker) = match taken_ahead {
+        let (version, probe, cautious, breaker) = match taken_ahead {
             Some(version) => {
                 FAMILIES.calls.get_or_create(&label).inc();
-                (version, false, None)
+                (version, false, false, None)
             }
             None => {
                 receiver.await.map_err(|_| ProviderError::new(ErrorKind::Transient, provider, "pacing stopped"))??
@@ -379,7 +383,7 @@ impl AccountPacer {
         if credentials.is_some() {
             *seen = known.0;
         }
-        Ok(Ticket { version: version.max(*seen), probe, credentials })
+        Ok(Ticket { version: version.max(*seen), probe, cautious, credentials })
     }
 
     /// One call taken ahead, if one is left and still usable: the account's version it was
@@ -407,6 +411,7 @@ impl AccountPacer {
             Answered::Ok { pace_until } => match (ticket.probe, pace_until) {
                 (true, _) => Some(CallReport::CredentialsWork),
                 (false, Some(until)) => Some(CallReport::PaceUntil(until)),
+                (false, None) if ticket.cautious => Some(CallReport::HoldOver),
                 (false, None) => None,
             },
             Answered::Failed(error) => {
@@ -424,7 +429,7 @@ impl AccountPacer {
             }
         };
         let Some(report) = report else { return AfterCall::Done };
-        if !matches!(report, CallReport::CredentialsWork) {
+        if matches!(report, CallReport::PaceUntil(_) | CallReport::CredentialsRefused { .. }) {
             self.drop_surplus();
         }
         match self.pacing.store.pacing_report(account, &report, now).await {

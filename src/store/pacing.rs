@@ -11,6 +11,10 @@ use super::{Backend, Store};
 use crate::domain::rate_limits::{self, PROBE_EVERY_MICROS};
 use crate::error::{Error, Result};
 
+/// How long the one call let out after a provider's hold keeps the others waiting for its
+/// answer.
+const CAUTIOUS_MICROS: i64 = 2_000_000;
+
 /// The account's breaker as a take found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenBreaker {
@@ -31,6 +35,9 @@ pub enum Verdict {
         granted: u32,
         /// Whether this call is the probe of an open breaker.
         probe: bool,
+        /// Whether the provider held the account's calls and this one call tries whether it
+        /// lets them out again (its answer ends the hold, or renews it).
+        cautious: bool,
     },
     /// No budget yet: ask again after this many µs.
     Wait(i64),
@@ -64,6 +71,9 @@ pub enum CallReport {
     CredentialsWork,
     /// The provider asked for no calls before `until` (µs).
     PaceUntil(i64),
+    /// A call after the provider's hold worked with room left: calls go out at the account's
+    /// pace again.
+    HoldOver,
 }
 
 /// What a report did.
@@ -114,15 +124,19 @@ impl Store {
                 }
                 probe = true;
             }
-            if let Some(until) = account.try_get::<Option<i64>, _>("paced_until")?
+            // A hold the provider asked for: none until it ends, then one call at a time until
+            // an answer says there is room again (its window frees a call, not all of them).
+            let held = account.try_get::<Option<i64>, _>("paced_until")?;
+            if let Some(until) = held
                 && until > now
             {
                 return Ok(answer(Verdict::Wait(until - now)));
             }
+            let cautious = held.is_some();
             let provider: String = account.try_get("provider")?;
             let windows = rate_limits::windows_of(&provider, &account.try_get::<String, _>("rate_limits")?);
             let stored = rate_limits::buckets_from_json(&account.try_get::<String, _>("budget")?);
-            let wanted = if probe { 1 } else { wanted };
+            let wanted = if probe || cautious { 1 } else { wanted };
             let (buckets, granted) = match rate_limits::take_many(&stored, &windows, now, wanted) {
                 Ok(taken) => taken,
                 Err(wait) => return Ok(answer(Verdict::Wait(wait))),
@@ -137,8 +151,16 @@ impl Store {
             .bind(now + PROBE_EVERY_MICROS)
             .execute(&mut *txn)
             .await?;
+            if cautious {
+                // The next take waits for this call's answer (or a short while, if it never comes).
+                sqlx::query("UPDATE provider_accounts SET paced_until = $2 WHERE id = $1")
+                    .bind(account_id)
+                    .bind(now + CAUTIOUS_MICROS)
+                    .execute(&mut *txn)
+                    .await?;
+            }
             self.commit(txn).await?;
-            Ok(answer(Verdict::Go { granted, probe }))
+            Ok(answer(Verdict::Go { granted, probe, cautious }))
         })
         .await
     }
@@ -157,6 +179,13 @@ impl Store {
                     .bind(until)
                     .execute(&mut *txn)
                     .await?;
+                    ReportAnswer::Recorded
+                }
+                CallReport::HoldOver => {
+                    sqlx::query("UPDATE provider_accounts SET paced_until = NULL WHERE id = $1")
+                        .bind(account_id)
+                        .execute(&mut *txn)
+                        .await?;
                     ReportAnswer::Recorded
                 }
                 CallReport::CredentialsRefused { version, message } => {

@@ -24,7 +24,7 @@ async fn two_processes_spend_one_budget(backend: Backend) {
     for turn in 0..30 {
         let store = if turn % 2 == 0 { &env.store } else { &other_process };
         match store.pacing_take(ACCOUNT, version, 1, now).await.unwrap().verdict {
-            Verdict::Go { granted: n, probe: false } => granted += n,
+            Verdict::Go { granted: n, probe: false, .. } => granted += n,
             Verdict::Wait(wait) => assert!(wait > 0),
             other => panic!("{other:?}"),
         }
@@ -33,7 +33,7 @@ async fn two_processes_spend_one_budget(backend: Backend) {
     // Several calls at once take several from the budget, no more than it holds.
     let later = now + 3_600 * 1_000_000;
     let take = other_process.pacing_take(ACCOUNT, version, 25, later).await.unwrap();
-    assert_eq!(take.verdict, Verdict::Go { granted: 10, probe: false });
+    assert_eq!(take.verdict, Verdict::Go { granted: 10, probe: false, cautious: false });
 }
 
 async fn an_open_breaker_lets_one_probe_out_per_interval(backend: Backend) {
@@ -52,7 +52,7 @@ async fn an_open_breaker_lets_one_probe_out_per_interval(backend: Backend) {
     let due = now + PROBE_EVERY_MICROS;
     assert_eq!(
         store.pacing_take(ACCOUNT, version, 5, due).await.unwrap().verdict,
-        Verdict::Go { granted: 1, probe: true }
+        Verdict::Go { granted: 1, probe: true, cautious: false }
     );
     assert!(
         matches!(store.pacing_take(ACCOUNT, version, 1, due).await.unwrap().verdict, Verdict::Refused(_)),
@@ -71,4 +71,28 @@ async fn an_open_breaker_lets_one_probe_out_per_interval(backend: Backend) {
     assert!(take.sealed_credentials.is_some(), "the new version's credentials come with the take");
     assert_eq!(store.pacing_report(ACCOUNT, &refused, due).await.unwrap(), ReportAnswer::Stale);
     assert!(matches!(store.pacing_take(ACCOUNT, changed, 1, due).await.unwrap().verdict, Verdict::Go { .. }));
+}
+
+#[tokio::test]
+async fn a_wait_the_provider_asked_for_holds_every_process() {
+    let env = setup(Backend::Sqlite).start().await;
+    let version = version_of(&env.account().await);
+    let now = 3_000_000_000_000;
+    let until = now + 5_000_000;
+    let paced = env.store.pacing_report(ACCOUNT, &CallReport::PaceUntil(until), now).await.unwrap();
+    assert_eq!(paced, ReportAnswer::Recorded);
+    assert_eq!(
+        env.store.pacing_take(ACCOUNT, version, 1, now + 1_000_000).await.unwrap().verdict,
+        Verdict::Wait(4_000_000)
+    );
+    // A shorter wait asked later does not shorten it.
+    env.store.pacing_report(ACCOUNT, &CallReport::PaceUntil(now + 1), now).await.unwrap();
+    assert!(matches!(env.store.pacing_take(ACCOUNT, version, 1, now + 2).await.unwrap().verdict, Verdict::Wait(_)));
+    // Then one call at a time, until an answer says there is room again.
+    let after = env.store.pacing_take(ACCOUNT, version, 8, until).await.unwrap().verdict;
+    assert_eq!(after, Verdict::Go { granted: 1, probe: false, cautious: true });
+    assert!(matches!(env.store.pacing_take(ACCOUNT, version, 8, until).await.unwrap().verdict, Verdict::Wait(_)));
+    env.store.pacing_report(ACCOUNT, &CallReport::HoldOver, until).await.unwrap();
+    let free = env.store.pacing_take(ACCOUNT, version, 8, until).await.unwrap().verdict;
+    assert_eq!(free, Verdict::Go { granted: 8, probe: false, cautious: false });
 }

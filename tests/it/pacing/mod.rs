@@ -6,6 +6,7 @@
 mod breaker;
 mod budget;
 mod fairness;
+mod provider_word;
 mod rotation;
 
 use std::time::Duration;
