@@ -9,7 +9,10 @@
 //! `cargo bench --bench converge`. Settings (environment): `BC_BENCH_CLUSTERS` (`100,1000`),
 //! `BC_BENCH_WORKERS` (`1,2`), `BC_BENCH_CONVERGING_MS`, the workers' interval while converging
 //! (default 100: the spec's 30 s would measure the interval, not the machine),
-//! `BC_BENCH_POSTGRES_URL` (the machine's Postgres).
+//! `BC_BENCH_POSTGRES_URL` (the machine's Postgres), `BC_BENCH_RATE_LIMIT`, the GKE account's
+//! rate limit as `REQUESTS/SECONDS` (default `1000000/1`: pacing still takes budget from the
+//! store before each call but never waits, so the figures measure its cost, not the limit), or
+//! `published` to keep the provider's (3,000 a minute: 1,000 clusters would then wait on it).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -37,6 +40,9 @@ const PASS_REMOVED: &str = "DELETE FROM work_items WHERE kind = $1 AND object_id
 /// Tenants the clusters are spread over.
 const TENANTS: usize = 10;
 
+/// The GKE account's default rate limit: one pacing never waits on at this bench's call rates.
+const NO_LIMIT: (i64, i64) = (1_000_000, 1);
+
 fn main() {
     if !common::started_by_cargo_bench() {
         println!("converge benchmark: run it with `cargo bench --bench converge`");
@@ -45,12 +51,20 @@ fn main() {
     let clusters = common::env_list("BC_BENCH_CLUSTERS", &[100, 1000]);
     let workers = common::env_list("BC_BENCH_WORKERS", &[1, 2]);
     let converging_ms: u64 = common::env_or("BC_BENCH_CONVERGING_MS", 100);
+    let rate_limit = match rate_limit_setting() {
+        Ok(limit) => limit,
+        Err(error) => {
+            eprintln!("converge benchmark: {error}");
+            std::process::exit(2);
+        }
+    };
+    println!("GKE account's rate limit: {}", describe(rate_limit));
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let result = runtime.block_on(async {
         let mut results = Vec::new();
         for &n in &clusters {
             for &w in &workers {
-                let result = run(n, w, converging_ms).await?;
+                let result = run(n, w, converging_ms, rate_limit).await?;
                 println!(
                     "  {n} clusters, {w} worker(s): ready after {:.2} s, deleted after {:.2} s",
                     result.ready.seconds, result.deleted.seconds
@@ -61,11 +75,43 @@ fn main() {
         Ok::<_, String>(results)
     });
     match result {
-        Ok(results) => report(&results, converging_ms),
+        Ok(results) => report(&results, converging_ms, rate_limit),
         Err(error) => {
             eprintln!("converge benchmark failed: {error}");
             std::process::exit(1);
         }
+    }
+}
+
+/// The GKE account's rate limit from `BC_BENCH_RATE_LIMIT`: `(requests, per seconds)`, or `None`
+/// for the provider's published limit.
+fn rate_limit_setting() -> Result<Option<(i64, i64)>, String> {
+    let Ok(text) = std::env::var("BC_BENCH_RATE_LIMIT") else {
+        return Ok(Some(NO_LIMIT));
+    };
+    let text = text.trim();
+    if text == "published" {
+        return Ok(None);
+    }
+    let parsed = text.split_once('/').and_then(|(requests, seconds)| {
+        Some((requests.trim().parse::<i64>().ok()?, seconds.trim().parse::<i64>().ok()?))
+    });
+    match parsed {
+        Some((requests, seconds)) if requests >= 1 && (1..=86_400).contains(&seconds) => Ok(Some((requests, seconds))),
+        _ => Err(format!(
+            "BC_BENCH_RATE_LIMIT is {text:?}; accepted: REQUESTS/SECONDS (requests at least 1, seconds from 1 to \
+             86400), e.g. 1000000/1, or `published`"
+        )),
+    }
+}
+
+/// The limit as the bench prints it.
+fn describe(rate_limit: Option<(i64, i64)>) -> String {
+    match rate_limit {
+        Some((requests, seconds)) => {
+            format!("{requests} calls per {seconds} s (BC_BENCH_RATE_LIMIT={requests}/{seconds})")
+        }
+        None => "the provider's published limit (BC_BENCH_RATE_LIMIT=published)".to_owned(),
     }
 }
 
@@ -127,7 +173,12 @@ struct Converged {
     worker_rss: Vec<[Option<u64>; 2]>,
 }
 
-async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Converged, String> {
+async fn run(
+    clusters: usize,
+    workers: usize,
+    converging_ms: u64,
+    rate_limit: Option<(i64, i64)>,
+) -> Result<Converged, String> {
     let logs = tempfile::Builder::new().prefix("bc-bench-converge").tempdir().map_err(|e| e.to_string())?;
     let database = Database::create(&common::pg::admin_url()).await?;
     let upstream = upstream_of(&common::pg::admin_url());
@@ -143,6 +194,14 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     .map_err(|e| e.to_string())?;
     let api = Api::new(&server.endpoint);
     let platform = platform::seed_platform(&api, &server.admin_token, &cloud).await?;
+    if let Some((requests, seconds)) = rate_limit {
+        api.ok(
+            &server.admin_token,
+            "/api/platform/accounts/update",
+            json!({"accountId": platform.gke_account, "rateLimits": [{"requests": requests, "perSeconds": seconds}]}),
+        )
+        .await?;
+    }
     let mut tenants = Vec::new();
     for i in 0..TENANTS {
         let id = format!("conv-{i}");
@@ -289,8 +348,8 @@ where
     Ok(ids.into_iter().map(|(_, id)| id).collect())
 }
 
-fn report(results: &[Converged], converging_ms: u64) {
-    println!();
+fn report(results: &[Converged], converging_ms: u64, rate_limit: Option<(i64, i64)>) {
+    println!("\nGKE account's rate limit: {}", describe(rate_limit));
     let mut table = Table::new(&[
         "clusters",
         "workers",
@@ -354,7 +413,8 @@ fn report(results: &[Converged], converging_ms: u64) {
     }
     let figures = json!({
         "machine": machine(),
-        "settings": {"convergingMs": converging_ms, "workerConcurrency": 16, "fakeCloudLatencyMs": 0, "tenants": TENANTS},
+        "settings": {"convergingMs": converging_ms, "workerConcurrency": 16, "fakeCloudLatencyMs": 0, "tenants": TENANTS,
+            "gkeRateLimit": rate_limit.map_or(json!("published"), |(requests, seconds)| json!({"requests": requests, "perSeconds": seconds}))},
         "runs": results.iter().map(|r| json!({
             "clusters": r.clusters, "workers": r.workers,
             "ready": r.ready.to_json(), "deleted": r.deleted.to_json(),
