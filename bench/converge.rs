@@ -1,9 +1,10 @@
 //! Convergence: N clusters (100 and 1,000) created through the API against a fake cloud with
 //! zero latency, with 1 and 2 `bc-worker` processes on Postgres: the time until all are `ready`
 //! and until all are deleted, reconcile passes per second, and store statements per pass (the
-//! workers reach Postgres through a proxy that counts what they execute). The calls are made
-//! while the workers are stopped, so the times are the workers' alone. Resident memory of
-//! `bc-server` and the workers at idle and at the end of each run. Prints a table; writes
+//! workers reach Postgres through a proxy that counts what they execute), GKE calls per pass and
+//! takes from the account's pacing budget per call. The API calls are made while the workers
+//! are stopped, so the times are the workers' alone. Resident memory of `bc-server` and the
+//! workers at idle and at the end of each run. Prints a table; writes
 //! `bench/results/converge.json`.
 //!
 //! `cargo bench --bench converge`. Settings (environment): `BC_BENCH_CLUSTERS` (`100,1000`),
@@ -36,6 +37,12 @@ use common::stats::round;
 /// `DELETE` when the pass removed its object.
 const PASS_RECORDED: &str = "last_pass_at = $6, last_pass_micros = $11";
 const PASS_REMOVED: &str = "DELETE FROM work_items WHERE kind = $1 AND object_id = $2 AND lease_owner = $3";
+/// The SQL of a take from an account's pacing budget (`Store::pacing_take`): one execution per
+/// take, which may hand out several calls.
+const BUDGET_TAKEN: &str = "FROM provider_accounts WHERE id = $1 FOR UPDATE";
+
+/// The Google project of the bench's GKE account (`platform::seed_platform`).
+const GKE_PROJECT: &str = "bc-bench";
 
 /// Tenants the clusters are spread over.
 const TENANTS: usize = 10;
@@ -125,6 +132,8 @@ struct Phase {
     passes: u64,
     /// Statements the workers executed.
     statements: Counts,
+    /// Calls the fake GKE answered.
+    provider_calls: u64,
 }
 
 impl Phase {
@@ -147,6 +156,12 @@ impl Phase {
         (total(&self.statements) - control) as f64 / (self.passes.max(1)) as f64
     }
 
+    /// Takes from the account's pacing budget per provider call: below 1 when a take hands out
+    /// calls ahead that later calls use.
+    fn takes_per_call(&self) -> f64 {
+        matching(&self.statements, BUDGET_TAKEN) as f64 / (self.provider_calls.max(1)) as f64
+    }
+
     fn to_json(&self) -> Value {
         let mut top: Vec<(&String, &u64)> = self.statements.iter().collect();
         top.sort_by(|a, b| b.1.cmp(a.1));
@@ -158,6 +173,8 @@ impl Phase {
             "statements": total(&self.statements),
             "statementsPerPass": round(self.statements_per_pass(), 2),
             "queriesPerPass": round(self.queries_per_pass(), 2),
+            "providerCalls": self.provider_calls,
+            "budgetTakes": matching(&self.statements, BUDGET_TAKEN),
             "byStatement": top.iter().take(25).map(|(sql, n)| json!({"sql": sql, "executions": n})).collect::<Vec<_>>(),
         })
     }
@@ -237,6 +254,7 @@ async fn run(
     let calls_seconds = started.elapsed().as_secs_f64();
     let limit = Duration::from_secs(120 + clusters as u64);
     let before = proxy.snapshot();
+    let calls_before = cloud.gke_calls(GKE_PROJECT).answered;
     let started = Instant::now();
     signal("CONT")?;
     common::wait_for("every cluster ready", limit, Duration::from_millis(100), || {
@@ -263,7 +281,8 @@ async fn run(
         return Err(format!("{failed} clusters went to error; see {}", logs.keep().display()));
     }
     let at_ready = proxy.snapshot();
-    let ready = phase(ready_seconds, calls_seconds, delta(&before, &at_ready));
+    let provider_calls = cloud.gke_calls(GKE_PROJECT).answered - calls_before;
+    let ready = phase(ready_seconds, calls_seconds, delta(&before, &at_ready), provider_calls);
 
     signal("STOP")?;
     let started = Instant::now();
@@ -274,6 +293,7 @@ async fn run(
     .await?;
     let calls_seconds = started.elapsed().as_secs_f64();
     let before = proxy.snapshot();
+    let calls_before = cloud.gke_calls(GKE_PROJECT).answered;
     let started = Instant::now();
     signal("CONT")?;
     common::wait_for("every cluster deleted", limit, Duration::from_millis(100), || {
@@ -288,7 +308,8 @@ async fn run(
     })
     .await?;
     let deleted_seconds = started.elapsed().as_secs_f64();
-    let deleted = phase(deleted_seconds, calls_seconds, delta(&before, &proxy.snapshot()));
+    let provider_calls = cloud.gke_calls(GKE_PROJECT).answered - calls_before;
+    let deleted = phase(deleted_seconds, calls_seconds, delta(&before, &proxy.snapshot()), provider_calls);
     let left = cloud.inspect()["gke"]["clusters"].as_array().map_or(0, Vec::len);
     if left > 0 {
         return Err(format!("{left} clusters left at the fake cloud after every row was deleted"));
@@ -297,9 +318,9 @@ async fn run(
     Ok(Converged { clusters, workers, ready, deleted, server_rss: [server_idle, server.process.rss_kib()], worker_rss })
 }
 
-fn phase(seconds: f64, calls_seconds: f64, statements: Counts) -> Phase {
+fn phase(seconds: f64, calls_seconds: f64, statements: Counts, provider_calls: u64) -> Phase {
     let passes = matching(&statements, PASS_RECORDED) + matching(&statements, PASS_REMOVED);
-    Phase { seconds, calls_seconds, passes, statements }
+    Phase { seconds, calls_seconds, passes, statements, provider_calls }
 }
 
 /// `host:port` of a Postgres URL.
@@ -399,6 +420,21 @@ fn report(results: &[Converged], converging_ms: u64, rate_limit: Option<(i64, i6
             .collect::<Vec<_>>()
             .join(", ")
     );
+    println!("\nGKE calls and takes from the account's pacing budget (a take may hand out several calls):");
+    for r in results {
+        println!(
+            "  {}x{}: to ready {} calls ({:.2} per pass), {:.2} takes per call; to deleted {} calls ({:.2} per pass), \
+             {:.2} takes per call",
+            r.clusters,
+            r.workers,
+            r.ready.provider_calls,
+            r.ready.provider_calls as f64 / r.ready.passes.max(1) as f64,
+            r.ready.takes_per_call(),
+            r.deleted.provider_calls,
+            r.deleted.provider_calls as f64 / r.deleted.passes.max(1) as f64,
+            r.deleted.takes_per_call(),
+        );
+    }
     if let Some(last) = results.last() {
         println!(
             "\nStatements per pass to ready ({} clusters, {} workers), most executed first:",
