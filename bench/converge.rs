@@ -1,15 +1,19 @@
 //! Convergence: N clusters (100 and 1,000) created through the API against a fake cloud with
 //! zero latency, with 1 and 2 `bc-worker` processes on Postgres: the time until all are `ready`
 //! and until all are deleted, reconcile passes per second, and store statements per pass (the
-//! workers reach Postgres through a proxy that counts what they execute). The calls are made
-//! while the workers are stopped, so the times are the workers' alone. Resident memory of
-//! `bc-server` and the workers at idle and at the end of each run. Prints a table; writes
+//! workers reach Postgres through a proxy that counts what they execute), GKE calls per pass and
+//! takes from the account's pacing budget per call. The API calls are made while the workers
+//! are stopped, so the times are the workers' alone. Resident memory of `bc-server` and the
+//! workers at idle and at the end of each run. Prints a table; writes
 //! `bench/results/converge.json`.
 //!
 //! `cargo bench --bench converge`. Settings (environment): `BC_BENCH_CLUSTERS` (`100,1000`),
 //! `BC_BENCH_WORKERS` (`1,2`), `BC_BENCH_CONVERGING_MS`, the workers' interval while converging
 //! (default 100: the spec's 30 s would measure the interval, not the machine),
-//! `BC_BENCH_POSTGRES_URL` (the machine's Postgres).
+//! `BC_BENCH_POSTGRES_URL` (the machine's Postgres), `BC_BENCH_RATE_LIMIT`, the GKE account's
+//! rate limit as `REQUESTS/SECONDS` (default `1000000/1`: pacing still takes budget from the
+//! store before each call but never waits, so the figures measure its cost, not the limit), or
+//! `published` to keep the provider's (3,000 a minute: 1,000 clusters would then wait on it).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -33,9 +37,18 @@ use common::stats::round;
 /// `DELETE` when the pass removed its object.
 const PASS_RECORDED: &str = "last_pass_at = $6, last_pass_micros = $11";
 const PASS_REMOVED: &str = "DELETE FROM work_items WHERE kind = $1 AND object_id = $2 AND lease_owner = $3";
+/// The SQL of a take from an account's pacing budget (`Store::pacing_take`): one execution per
+/// take, which may hand out several calls.
+const BUDGET_TAKEN: &str = "FROM provider_accounts WHERE id = $1 FOR UPDATE";
+
+/// The Google project of the bench's GKE account (`platform::seed_platform`).
+const GKE_PROJECT: &str = "bc-bench";
 
 /// Tenants the clusters are spread over.
 const TENANTS: usize = 10;
+
+/// The GKE account's default rate limit: one pacing never waits on at this bench's call rates.
+const NO_LIMIT: (i64, i64) = (1_000_000, 1);
 
 fn main() {
     if !common::started_by_cargo_bench() {
@@ -45,12 +58,20 @@ fn main() {
     let clusters = common::env_list("BC_BENCH_CLUSTERS", &[100, 1000]);
     let workers = common::env_list("BC_BENCH_WORKERS", &[1, 2]);
     let converging_ms: u64 = common::env_or("BC_BENCH_CONVERGING_MS", 100);
+    let rate_limit = match rate_limit_setting() {
+        Ok(limit) => limit,
+        Err(error) => {
+            eprintln!("converge benchmark: {error}");
+            std::process::exit(2);
+        }
+    };
+    println!("GKE account's rate limit: {}", describe(rate_limit));
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let result = runtime.block_on(async {
         let mut results = Vec::new();
         for &n in &clusters {
             for &w in &workers {
-                let result = run(n, w, converging_ms).await?;
+                let result = run(n, w, converging_ms, rate_limit).await?;
                 println!(
                     "  {n} clusters, {w} worker(s): ready after {:.2} s, deleted after {:.2} s",
                     result.ready.seconds, result.deleted.seconds
@@ -61,11 +82,43 @@ fn main() {
         Ok::<_, String>(results)
     });
     match result {
-        Ok(results) => report(&results, converging_ms),
+        Ok(results) => report(&results, converging_ms, rate_limit),
         Err(error) => {
             eprintln!("converge benchmark failed: {error}");
             std::process::exit(1);
         }
+    }
+}
+
+/// The GKE account's rate limit from `BC_BENCH_RATE_LIMIT`: `(requests, per seconds)`, or `None`
+/// for the provider's published limit.
+fn rate_limit_setting() -> Result<Option<(i64, i64)>, String> {
+    let Ok(text) = std::env::var("BC_BENCH_RATE_LIMIT") else {
+        return Ok(Some(NO_LIMIT));
+    };
+    let text = text.trim();
+    if text == "published" {
+        return Ok(None);
+    }
+    let parsed = text.split_once('/').and_then(|(requests, seconds)| {
+        Some((requests.trim().parse::<i64>().ok()?, seconds.trim().parse::<i64>().ok()?))
+    });
+    match parsed {
+        Some((requests, seconds)) if requests >= 1 && (1..=86_400).contains(&seconds) => Ok(Some((requests, seconds))),
+        _ => Err(format!(
+            "BC_BENCH_RATE_LIMIT is {text:?}; accepted: REQUESTS/SECONDS (requests at least 1, seconds from 1 to \
+             86400), e.g. 1000000/1, or `published`"
+        )),
+    }
+}
+
+/// The limit as the bench prints it.
+fn describe(rate_limit: Option<(i64, i64)>) -> String {
+    match rate_limit {
+        Some((requests, seconds)) => {
+            format!("{requests} calls per {seconds} s (BC_BENCH_RATE_LIMIT={requests}/{seconds})")
+        }
+        None => "the provider's published limit (BC_BENCH_RATE_LIMIT=published)".to_owned(),
     }
 }
 
@@ -79,6 +132,8 @@ struct Phase {
     passes: u64,
     /// Statements the workers executed.
     statements: Counts,
+    /// Calls the fake GKE answered.
+    provider_calls: u64,
 }
 
 impl Phase {
@@ -101,6 +156,12 @@ impl Phase {
         (total(&self.statements) - control) as f64 / (self.passes.max(1)) as f64
     }
 
+    /// Takes from the account's pacing budget per provider call: below 1 when a take hands out
+    /// calls ahead that later calls use.
+    fn takes_per_call(&self) -> f64 {
+        matching(&self.statements, BUDGET_TAKEN) as f64 / (self.provider_calls.max(1)) as f64
+    }
+
     fn to_json(&self) -> Value {
         let mut top: Vec<(&String, &u64)> = self.statements.iter().collect();
         top.sort_by(|a, b| b.1.cmp(a.1));
@@ -112,6 +173,8 @@ impl Phase {
             "statements": total(&self.statements),
             "statementsPerPass": round(self.statements_per_pass(), 2),
             "queriesPerPass": round(self.queries_per_pass(), 2),
+            "providerCalls": self.provider_calls,
+            "budgetTakes": matching(&self.statements, BUDGET_TAKEN),
             "byStatement": top.iter().take(25).map(|(sql, n)| json!({"sql": sql, "executions": n})).collect::<Vec<_>>(),
         })
     }
@@ -127,7 +190,12 @@ struct Converged {
     worker_rss: Vec<[Option<u64>; 2]>,
 }
 
-async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Converged, String> {
+async fn run(
+    clusters: usize,
+    workers: usize,
+    converging_ms: u64,
+    rate_limit: Option<(i64, i64)>,
+) -> Result<Converged, String> {
     let logs = tempfile::Builder::new().prefix("bc-bench-converge").tempdir().map_err(|e| e.to_string())?;
     let database = Database::create(&common::pg::admin_url()).await?;
     let upstream = upstream_of(&common::pg::admin_url());
@@ -143,6 +211,14 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     .map_err(|e| e.to_string())?;
     let api = Api::new(&server.endpoint);
     let platform = platform::seed_platform(&api, &server.admin_token, &cloud).await?;
+    if let Some((requests, seconds)) = rate_limit {
+        api.ok(
+            &server.admin_token,
+            "/api/platform/accounts/update",
+            json!({"accountId": platform.gke_account, "rateLimits": [{"requests": requests, "perSeconds": seconds}]}),
+        )
+        .await?;
+    }
     let mut tenants = Vec::new();
     for i in 0..TENANTS {
         let id = format!("conv-{i}");
@@ -178,6 +254,7 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     let calls_seconds = started.elapsed().as_secs_f64();
     let limit = Duration::from_secs(120 + clusters as u64);
     let before = proxy.snapshot();
+    let calls_before = cloud.gke_calls(GKE_PROJECT).answered;
     let started = Instant::now();
     signal("CONT")?;
     common::wait_for("every cluster ready", limit, Duration::from_millis(100), || {
@@ -204,7 +281,8 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
         return Err(format!("{failed} clusters went to error; see {}", logs.keep().display()));
     }
     let at_ready = proxy.snapshot();
-    let ready = phase(ready_seconds, calls_seconds, delta(&before, &at_ready));
+    let provider_calls = cloud.gke_calls(GKE_PROJECT).answered - calls_before;
+    let ready = phase(ready_seconds, calls_seconds, delta(&before, &at_ready), provider_calls);
 
     signal("STOP")?;
     let started = Instant::now();
@@ -215,6 +293,7 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     .await?;
     let calls_seconds = started.elapsed().as_secs_f64();
     let before = proxy.snapshot();
+    let calls_before = cloud.gke_calls(GKE_PROJECT).answered;
     let started = Instant::now();
     signal("CONT")?;
     common::wait_for("every cluster deleted", limit, Duration::from_millis(100), || {
@@ -229,7 +308,8 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     })
     .await?;
     let deleted_seconds = started.elapsed().as_secs_f64();
-    let deleted = phase(deleted_seconds, calls_seconds, delta(&before, &proxy.snapshot()));
+    let provider_calls = cloud.gke_calls(GKE_PROJECT).answered - calls_before;
+    let deleted = phase(deleted_seconds, calls_seconds, delta(&before, &proxy.snapshot()), provider_calls);
     let left = cloud.inspect()["gke"]["clusters"].as_array().map_or(0, Vec::len);
     if left > 0 {
         return Err(format!("{left} clusters left at the fake cloud after every row was deleted"));
@@ -238,9 +318,9 @@ async fn run(clusters: usize, workers: usize, converging_ms: u64) -> Result<Conv
     Ok(Converged { clusters, workers, ready, deleted, server_rss: [server_idle, server.process.rss_kib()], worker_rss })
 }
 
-fn phase(seconds: f64, calls_seconds: f64, statements: Counts) -> Phase {
+fn phase(seconds: f64, calls_seconds: f64, statements: Counts, provider_calls: u64) -> Phase {
     let passes = matching(&statements, PASS_RECORDED) + matching(&statements, PASS_REMOVED);
-    Phase { seconds, calls_seconds, passes, statements }
+    Phase { seconds, calls_seconds, passes, statements, provider_calls }
 }
 
 /// `host:port` of a Postgres URL.
@@ -289,8 +369,8 @@ where
     Ok(ids.into_iter().map(|(_, id)| id).collect())
 }
 
-fn report(results: &[Converged], converging_ms: u64) {
-    println!();
+fn report(results: &[Converged], converging_ms: u64, rate_limit: Option<(i64, i64)>) {
+    println!("\nGKE account's rate limit: {}", describe(rate_limit));
     let mut table = Table::new(&[
         "clusters",
         "workers",
@@ -340,6 +420,21 @@ fn report(results: &[Converged], converging_ms: u64) {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    println!("\nGKE calls and takes from the account's pacing budget (a take may hand out several calls):");
+    for r in results {
+        println!(
+            "  {}x{}: to ready {} calls ({:.2} per pass), {:.2} takes per call; to deleted {} calls ({:.2} per pass), \
+             {:.2} takes per call",
+            r.clusters,
+            r.workers,
+            r.ready.provider_calls,
+            r.ready.provider_calls as f64 / r.ready.passes.max(1) as f64,
+            r.ready.takes_per_call(),
+            r.deleted.provider_calls,
+            r.deleted.provider_calls as f64 / r.deleted.passes.max(1) as f64,
+            r.deleted.takes_per_call(),
+        );
+    }
     if let Some(last) = results.last() {
         println!(
             "\nStatements per pass to ready ({} clusters, {} workers), most executed first:",
@@ -354,7 +449,8 @@ fn report(results: &[Converged], converging_ms: u64) {
     }
     let figures = json!({
         "machine": machine(),
-        "settings": {"convergingMs": converging_ms, "workerConcurrency": 16, "fakeCloudLatencyMs": 0, "tenants": TENANTS},
+        "settings": {"convergingMs": converging_ms, "workerConcurrency": 16, "fakeCloudLatencyMs": 0, "tenants": TENANTS,
+            "gkeRateLimit": rate_limit.map_or(json!("published"), |(requests, seconds)| json!({"requests": requests, "perSeconds": seconds}))},
         "runs": results.iter().map(|r| json!({
             "clusters": r.clusters, "workers": r.workers,
             "ready": r.ready.to_json(), "deleted": r.deleted.to_json(),

@@ -56,6 +56,8 @@ impl Api {
 /// The platform's pools.
 #[derive(Clone, Debug)]
 pub struct Platform {
+    /// The GKE account.
+    pub gke_account: String,
     /// The metered GKE pool.
     pub gke_pool: String,
     /// The metered DigitalOcean pool.
@@ -91,7 +93,11 @@ pub async fn seed_platform(api: &Api, admin: &str, cloud: &FakeCloud) -> Result<
             .await?;
         pools.push(pool["id"].as_str().unwrap_or_default().to_owned());
     }
-    Ok(Platform { gke_pool: pools[0].clone(), do_pool: pools[1].clone() })
+    Ok(Platform {
+        gke_account: gke["id"].as_str().unwrap_or_default().to_owned(),
+        gke_pool: pools[0].clone(),
+        do_pool: pools[1].clone(),
+    })
 }
 
 /// Makes tenant `id` with offers of both pools and a `loadBalancers` quota of `lb_quota` on the
