@@ -92,6 +92,7 @@ static FAMILIES: LazyLock<Families> = LazyLock::new(|| Families {
 /// Adds the process's call families, and its keys' and re-seal's, to `registry` (families are
 /// shared, so registering them in several registries shows the same figures in each).
 pub fn register(registry: &mut Registry) {
+    accounts::register(registry);
     let families = &*FAMILIES;
     registry.register("store_calls", "Store calls by operation and outcome", families.store_calls.clone());
     registry.register("store_call_seconds", "Store call latency by operation", families.store_seconds.clone());
@@ -356,5 +357,97 @@ mod tests {
         assert_eq!(sample(r#"bc_store_calls_total{operation="measured_test_cancelled",outcome="ok"}"#), 0.0);
         let seconds = sample(r#"bc_store_call_seconds_sum{operation="measured_test_cancelled"}"#);
         assert!(seconds >= 0.01, "the time until it was dropped is observed: {seconds}");
+    }
+}
+
+/// The pace of each provider account's calls ([`crate::provider::pacing`]), per account.
+pub mod accounts {
+    use std::sync::LazyLock;
+    use std::time::Duration;
+
+    use prometheus_client::encoding::EncodeLabelSet;
+    use prometheus_client::metrics::counter::Counter;
+    use prometheus_client::metrics::family::Family;
+    use prometheus_client::metrics::gauge::Gauge;
+    use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+    use prometheus_client::registry::Registry;
+
+    /// Labels of an account's figures.
+    #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+    struct AccountLabel {
+        account: String,
+    }
+
+    /// The process's pacing figures, per account.
+    struct Families {
+        calls: Family<AccountLabel, Counter>,
+        throttled: Family<AccountLabel, Counter>,
+        refused: Family<AccountLabel, Counter>,
+        waits: Family<AccountLabel, Histogram, fn() -> Histogram>,
+        breaker_open: Family<AccountLabel, Gauge>,
+    }
+
+    /// 1 ms to about 4 min.
+    fn wait_histogram() -> Histogram {
+        Histogram::new(exponential_buckets(0.001, 4.0, 10))
+    }
+
+    static FAMILIES: LazyLock<Families> = LazyLock::new(|| Families {
+        calls: Family::default(),
+        throttled: Family::default(),
+        refused: Family::default(),
+        waits: Family::new_with_constructor(wait_histogram),
+        breaker_open: Family::default(),
+    });
+
+    fn label(account: &str) -> AccountLabel {
+        AccountLabel { account: account.to_owned() }
+    }
+
+    /// A call of `account` let out.
+    pub fn call(account: &str) {
+        FAMILIES.calls.get_or_create(&label(account)).inc();
+    }
+
+    /// An answer 429 to a call of `account`.
+    pub fn throttled(account: &str) {
+        FAMILIES.throttled.get_or_create(&label(account)).inc();
+    }
+
+    /// A call of `account` its open breaker refused.
+    pub fn refused(account: &str) {
+        FAMILIES.refused.get_or_create(&label(account)).inc();
+    }
+
+    /// How long a call of `account` waited for its budget.
+    pub fn waited(account: &str, wait: Duration) {
+        FAMILIES.waits.get_or_create(&label(account)).observe(wait.as_secs_f64());
+    }
+
+    /// Whether the breaker of `account` is open.
+    pub fn breaker(account: &str, open: bool) {
+        FAMILIES.breaker_open.get_or_create(&label(account)).set(i64::from(open));
+    }
+
+    /// Adds the pacing figures to `registry`.
+    pub(super) fn register(registry: &mut Registry) {
+        let f = &*FAMILIES;
+        registry.register("provider_account_calls", "Provider calls let out, by account", f.calls.clone());
+        registry.register("provider_account_throttled", "Provider answers 429, by account", f.throttled.clone());
+        registry.register(
+            "provider_account_breaker_refusals",
+            "Provider calls refused by the account's open breaker, by account",
+            f.refused.clone(),
+        );
+        registry.register(
+            "provider_account_budget_wait_seconds",
+            "How long provider calls waited for their account's budget",
+            f.waits.clone(),
+        );
+        registry.register(
+            "provider_account_breaker_open",
+            "1 while the account's breaker is open (its credentials refused)",
+            f.breaker_open.clone(),
+        );
     }
 }

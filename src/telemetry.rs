@@ -108,7 +108,6 @@ impl Metrics {
         registry.register("reconcile_pass_mean_seconds", "Mean duration of the last passes", r.pass_mean.clone());
         registry.register("reconcile_pass_max_seconds", "Longest of the last passes", r.pass_max.clone());
         crate::measured::register(&mut registry);
-        crate::provider::pacing::register(&mut registry);
         Self { registry: Arc::new(Mutex::new(registry)), calls, latency, reconcilers: r }
     }
 
@@ -160,7 +159,6 @@ pub async fn serve_calls(
 ) -> std::io::Result<()> {
     let mut registry = Registry::with_prefix("bc");
     crate::measured::register(&mut registry);
-    crate::provider::pacing::register(&mut registry);
     let registry = Arc::new(registry);
     let metrics = move || {
         let registry = registry.clone();

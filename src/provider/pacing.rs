@@ -15,18 +15,13 @@
 //! its latest take: an update through the API is used from the next call of every worker.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
 use tokio::sync::oneshot;
 
 use super::error::{ErrorClass, ErrorKind, ProviderError, ProviderResult};
+use crate::measured::accounts as figures;
 use crate::secrets::{Secret, SecretKey};
 use crate::store::{CallReport, OpenBreaker, ReportAnswer, Store, Verdict, now_micros};
 
@@ -57,55 +52,6 @@ pub async fn for_tenant<T>(tenant: String, work: impl Future<Output = T>) -> T {
 
 fn current_tenant() -> String {
     TENANT.try_with(Clone::clone).unwrap_or_default()
-}
-
-/// Labels of an account's figures.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct AccountLabel {
-    account: String,
-}
-
-/// The process's pacing figures, per account.
-struct Families {
-    calls: Family<AccountLabel, Counter>,
-    throttled: Family<AccountLabel, Counter>,
-    refused: Family<AccountLabel, Counter>,
-    waits: Family<AccountLabel, Histogram, fn() -> Histogram>,
-    breaker_open: Family<AccountLabel, Gauge>,
-}
-
-fn wait_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.001, 4.0, 10))
-}
-
-static FAMILIES: LazyLock<Families> = LazyLock::new(|| Families {
-    calls: Family::default(),
-    throttled: Family::default(),
-    refused: Family::default(),
-    waits: Family::new_with_constructor(wait_histogram),
-    breaker_open: Family::default(),
-});
-
-/// Adds the pacing figures to `registry`.
-pub fn register(registry: &mut Registry) {
-    let f = &*FAMILIES;
-    registry.register("provider_account_calls", "Provider calls let out, by account", f.calls.clone());
-    registry.register("provider_account_throttled", "Provider answers 429, by account", f.throttled.clone());
-    registry.register(
-        "provider_account_breaker_refusals",
-        "Provider calls refused by the account's open breaker, by account",
-        f.refused.clone(),
-    );
-    registry.register(
-        "provider_account_budget_wait_seconds",
-        "How long provider calls waited for their account's budget",
-        f.waits.clone(),
-    );
-    registry.register(
-        "provider_account_breaker_open",
-        "1 while the account's breaker is open (its credentials refused)",
-        f.breaker_open.clone(),
-    );
 }
 
 /// A turn given to one call.
@@ -229,7 +175,7 @@ impl Pacing {
 
     /// Hands out turns of `gate`'s account while calls wait.
     async fn dispatch(self: Arc<Self>, gate: Arc<Gate>) {
-        let label = AccountLabel { account: gate.account_id.clone() };
+        let label = gate.account_id.as_str();
         loop {
             let wanted = {
                 let mut queue = gate.queue.lock().expect("the pacing lock is never poisoned");
@@ -279,23 +225,23 @@ impl Pacing {
                     tokio::time::sleep(wait.min(LONGEST_NAP)).await;
                 }
                 Verdict::Refused(breaker) => {
-                    FAMILIES.breaker_open.get_or_create(&label).set(1);
+                    figures::breaker(label, true);
                     let mut queue = gate.queue.lock().expect("the pacing lock is never poisoned");
                     while let Some(sender) = queue.next() {
-                        FAMILIES.refused.get_or_create(&label).inc();
+                        figures::refused(label);
                         let _ = sender.send(Ok((take.version, false, false, Some(breaker.clone()))));
                     }
                 }
                 Verdict::Go { granted, probe, cautious } => {
                     if !probe {
-                        FAMILIES.breaker_open.get_or_create(&label).set(0);
+                        figures::breaker(label, false);
                     }
                     let mut queue = gate.queue.lock().expect("the pacing lock is never poisoned");
                     let mut left = granted;
                     while left > 0 {
                         let Some(sender) = queue.next() else { break };
                         if sender.send(Ok((take.version, probe, cautious, None))).is_ok() {
-                            FAMILIES.calls.get_or_create(&label).inc();
+                            figures::call(label);
                             left -= 1;
                         }
                     }
@@ -348,7 +294,7 @@ impl AccountPacer {
     /// Waits for the account's budget to let one call of `provider` out, in the pass's
     /// tenant's turn. An open breaker is a `permission` error that says since when and what to do.
     pub async fn admit(&self, provider: &'static str) -> ProviderResult<Ticket> {
-        let label = AccountLabel { account: self.gate.account_id.clone() };
+        let label = self.gate.account_id.as_str();
         let (sender, receiver) = oneshot::channel();
         let (taken_ahead, spawn) = {
             let mut queue = self.gate.queue.lock().expect("the pacing lock is never poisoned");
@@ -366,14 +312,14 @@ impl AccountPacer {
         let started = Instant::now();
         let (version, probe, cautious, breaker) = match taken_ahead {
             Some(version) => {
-                FAMILIES.calls.get_or_create(&label).inc();
+                figures::call(label);
                 (version, false, false, None)
             }
             None => {
                 receiver.await.map_err(|_| ProviderError::new(ErrorKind::Transient, provider, "pacing stopped"))??
             }
         };
-        FAMILIES.waits.get_or_create(&label).observe(started.elapsed().as_secs_f64());
+        figures::waited(label, started.elapsed());
         if let Some(breaker) = breaker {
             return Err(refused(provider, &self.gate.account_id, &breaker));
         }
@@ -406,7 +352,7 @@ impl AccountPacer {
     pub async fn answered(&self, ticket: &Ticket, answer: Answered<'_>) -> AfterCall {
         let now = now_micros();
         let account = &self.gate.account_id;
-        let label = AccountLabel { account: account.clone() };
+        let label = account.as_str();
         let report = match answer {
             Answered::Ok { pace_until } => match (ticket.probe, pace_until) {
                 (true, _) => Some(CallReport::CredentialsWork),
@@ -416,7 +362,7 @@ impl AccountPacer {
             },
             Answered::Failed(error) => {
                 if error.status == Some(429) {
-                    FAMILIES.throttled.get_or_create(&label).inc();
+                    figures::throttled(label);
                 }
                 match error.class() {
                     ErrorClass::Permission if matches!(error.status, Some(401 | 403)) => {
@@ -436,12 +382,12 @@ impl AccountPacer {
             Ok(ReportAnswer::Stale) => AfterCall::Again,
             Ok(ReportAnswer::Reopened) => {
                 tracing::info!(account = %account, "the provider takes the account's credentials again");
-                FAMILIES.breaker_open.get_or_create(&label).set(0);
+                figures::breaker(label, false);
                 AfterCall::Done
             }
             Ok(ReportAnswer::Recorded) => {
                 if matches!(report, CallReport::CredentialsRefused { .. }) {
-                    FAMILIES.breaker_open.get_or_create(&label).set(1);
+                    figures::breaker(label, true);
                     tracing::warn!(account = %account, "the provider refused the account's credentials: its calls stop");
                 }
                 AfterCall::Done
