@@ -9,8 +9,8 @@
 //!
 //! The answer of a call moves the budget for everyone: a `Retry-After` (or DigitalOcean's
 //! `ratelimit-remaining: 0`) stops the account's calls until then, and then lets one call out at
-//! a time until an answer says there is room again; credentials the provider
-//! refuses open the account's breaker (its calls are refused here, one probe every few minutes
+//! a time until an answer says there is room again; credentials the provider refuses (401, or a
+//! key its token endpoint refuses; a 403 is one object's permission) open the account's breaker (its calls are refused here, one probe every few minutes
 //! goes out, and closes it when it works). A pacer also carries the account's credentials as of
 //! its latest take: an update through the API is used from the next call of every worker.
 
@@ -365,7 +365,9 @@ impl AccountPacer {
                     figures::throttled(label);
                 }
                 match error.class() {
-                    ErrorClass::Permission if matches!(error.status, Some(401 | 403)) => {
+                    // Refused credentials (401, or Google's token endpoint refusing the key), not a
+                    // permission one object lacks (403): that stays the object's problem.
+                    ErrorClass::Permission if error.status == Some(401) || error.reason == "invalid_grant" => {
                         Some(CallReport::CredentialsRefused { version: ticket.version, message: error.message.clone() })
                     }
                     _ => error.retry_after.map(|wait| {
