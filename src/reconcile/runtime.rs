@@ -335,9 +335,8 @@ impl Worker {
             Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(Problem::waits_for_a_person) => {
                 Backoff::PERSON.delay(attempts)
             }
-            Next::Transient(_) | Next::Permanent(_)
-                if problem.is_some_and(|p| p.from_provider && p.class == ErrorClass::Quota) =>
-            {
+            // A quota a pass will try again (one in `error` keeps the settled refresh).
+            Next::Transient(_) if problem.is_some_and(|p| p.from_provider && p.class == ErrorClass::Quota) => {
                 Backoff::QUOTA.delay(attempts)
             }
             Next::Transient(_) | Next::Permanent(_) if problem.is_some_and(|p| p.retry_after.is_some()) => {
