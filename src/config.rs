@@ -11,7 +11,7 @@ use crate::telemetry::LogFormat;
 #[derive(clap::Args, Clone, Debug)]
 pub struct DatabaseOptions {
     /// The database: `postgres://user@host:5432/name` in production, or `sqlite://path` for a
-    /// single process. Required (only `bc dev` makes its own).
+    /// single process. Required (only `bcctl dev` makes its own).
     #[arg(long, env = "BC_DATABASE_URL", hide_env_values = true, global = true)]
     pub database_url: Option<String>,
 
@@ -25,7 +25,7 @@ impl DatabaseOptions {
     pub fn require_url(&self) -> Result<&str, String> {
         self.database_url.as_deref().filter(|url| !url.is_empty()).ok_or_else(|| {
             "no database: pass --database-url (or set BC_DATABASE_URL), e.g. postgres://postgres@127.0.0.1:5432/bc; \
-             `bc dev` runs everything on an embedded SQLite file instead"
+             `bcctl dev` runs everything on an embedded SQLite file instead"
                 .to_owned()
         })
     }

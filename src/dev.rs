@@ -1,4 +1,4 @@
-//! `bc dev`: the whole system in one process on an embedded SQLite file, for newcomers, examples
+//! `bcctl dev`: the whole system in one process on an embedded SQLite file, for newcomers, examples
 //! and demos. It writes `<data-dir>/dev.json` with the endpoint and the tokens to use.
 
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use crate::reconcile::{ProviderResources, Worker, WorkerConfig, registry};
 use crate::service::Service;
 use crate::store::Store;
 
-/// Options of `bc dev`.
+/// Options of `bcctl dev`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct DevOptions {
     /// Where the SQLite file and `dev.json` live; reusing it keeps the data.
@@ -42,7 +42,7 @@ pub struct DevTenant {
     pub viewer_token: String,
 }
 
-/// `<data-dir>/dev.json`: how to reach the running `bc dev`.
+/// `<data-dir>/dev.json`: how to reach the running `bcctl dev`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DevFile {
@@ -56,7 +56,7 @@ pub struct DevFile {
     pub pools: serde_json::Map<String, serde_json::Value>,
     /// The fake cloud's address.
     pub fakecloud: String,
-    /// With `--tls`: the SHA-256 of the local CA's public key, which `bc` and `bcd` pin.
+    /// With `--tls`: the SHA-256 of the local CA's public key, which `bcctl` and `bcd` pin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_sha256: Option<String>,
     /// With `--tls`: the local CA's certificate file, for other clients (`curl --cacert`).
@@ -65,7 +65,7 @@ pub struct DevFile {
     /// The fake cloud over HTTPS, for clients that refuse plain HTTP (pydo).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fakecloud_tls: Option<FakecloudTls>,
-    /// The fake cloud's BMCs, one per fake machine, for `bc metal enroll`.
+    /// The fake cloud's BMCs, one per fake machine, for `bcctl metal enroll`.
     #[serde(default)]
     pub bmcs: Vec<DevBmc>,
 }
@@ -82,7 +82,7 @@ pub struct DevBmc {
     pub password: String,
 }
 
-/// How many fake machines `bc dev` puts behind the fake cloud's Redfish BMC.
+/// How many fake machines `bcctl dev` puts behind the fake cloud's Redfish BMC.
 const DEV_MACHINES: usize = 3;
 
 /// Makes the fake machines and lists their BMCs.
@@ -145,7 +145,7 @@ impl DevFile {
     }
 }
 
-/// Runs `bc dev` until Ctrl-C or SIGTERM.
+/// Runs `bcctl dev` until Ctrl-C or SIGTERM.
 pub async fn run(options: DevOptions) -> Result<()> {
     let data_dir = &options.data_dir;
     std::fs::create_dir_all(data_dir)
@@ -197,7 +197,7 @@ pub async fn run(options: DevOptions) -> Result<()> {
         false => (format!("http://{address}"), None, None),
         true => {
             let (ca, ca_file) = dev_ca(data_dir)?;
-            let serving = ca.issue("bc dev", &["localhost", "127.0.0.1"])?;
+            let serving = ca.issue("bcctl dev", &["localhost", "127.0.0.1"])?;
             (format!("https://{address}"), Some(crate::tls::server_config(serving)?), Some((ca.sha256(), ca_file)))
         }
     };
@@ -300,7 +300,7 @@ fn dev_secret_key(data_dir: &Path) -> Result<crate::secrets::SecretKey> {
     Ok(keys)
 }
 
-/// The local CA of `bc dev --tls`: `tls/ca.pem` and `tls/ca.key` (its owner's only) in the data
+/// The local CA of `bcctl dev --tls`: `tls/ca.pem` and `tls/ca.key` (its owner's only) in the data
 /// directory, made on first use and kept, so that a pin stays good across restarts.
 fn dev_ca(data_dir: &Path) -> Result<(crate::tls::LocalCa, PathBuf)> {
     let dir = data_dir.join("tls");
@@ -312,7 +312,7 @@ fn dev_ca(data_dir: &Path) -> Result<(crate::tls::LocalCa, PathBuf)> {
         return Ok((crate::tls::LocalCa::from_pem(&cert, &key)?, cert_path));
     }
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-    let ca = crate::tls::LocalCa::generate("bc dev local CA")?;
+    let ca = crate::tls::LocalCa::generate("bcctl dev local CA")?;
     create_private_file(&key_path)?;
     std::fs::write(&key_path, ca.key_pem()).map_err(|e| io(&key_path, e))?;
     std::fs::write(&cert_path, ca.cert_pem()).map_err(|e| io(&cert_path, e))?;
@@ -323,7 +323,7 @@ fn print_banner(endpoint: &str, token: &str, data_dir: &Path, ca: Option<&(Strin
     if let Some((sha256, file)) = ca {
         println!(
             "TLS: a local CA signs the server's certificate ({file}).\n\
-             Its SHA-256, for `bcd join --ca-sha256` and `bc --ca-sha256`: {sha256}\n",
+             Its SHA-256, for `bcd join --ca-sha256` and `bcctl --ca-sha256`: {sha256}\n",
             file = file.display()
         );
     }
@@ -334,14 +334,14 @@ fn print_banner(endpoint: &str, token: &str, data_dir: &Path, ca: Option<&(Strin
          Data and tokens: {dir} (dev.json has the endpoint and the operator key)\n\
          \n\
          Try:\n\
-         \x20 bc tenants list\n\
-         \x20 bc pools visible --tenant acme\n\
-         \x20 bc quotas list --tenant acme\n\
-         \x20 BC_TOKEN=<acme token> bc clusters create --tenant acme --pool <gke pool> --name web \\\n\
+         \x20 bcctl tenants list\n\
+         \x20 bcctl pools visible --tenant acme\n\
+         \x20 bcctl quotas list --tenant acme\n\
+         \x20 BC_TOKEN=<acme token> bcctl clusters create --tenant acme --pool <gke pool> --name web \\\n\
          \x20   --location us-central1 --node-pool name=general,machine-type=e2-standard-4,count=2 --wait\n\
          \x20 curl -s {endpoint}/api/platform/tenants/list -H 'Authorization: Bearer {token}' -d '{{}}'\n\
          \n\
-         Stop with Ctrl-C; run `bc dev` again on the same directory to pick up where you left off.",
+         Stop with Ctrl-C; run `bcctl dev` again on the same directory to pick up where you left off.",
         dir = data_dir.display(),
     );
 }

@@ -1,4 +1,4 @@
-//! `bc dev`'s demo catalog: a GKE and a DigitalOcean account on the in-process fake cloud, a
+//! `bcctl dev`'s demo catalog: a GKE and a DigitalOcean account on the in-process fake cloud, a
 //! metered pool on each offered to both demo tenants (`acme` and `globex`, which
 //! [`crate::dev_seed`] makes first), a `loadBalancers` quota of 5 per tenant on the
 //! DigitalOcean pool, and the platform's bare-metal pool (`pools.metal`) for the fake cloud's

@@ -1,7 +1,7 @@
-//! The demo tenants of `bc dev`: `acme` and `globex`, each with an admin and a viewer and an API
+//! The demo tenants of `bcctl dev`: `acme` and `globex`, each with an admin and a viewer and an API
 //! key for each, made once and kept in `dev.json` (the store keeps only the keys' hashes), and a
 //! few days of demo usage each, so that the console's usage chart has history to show (metering
-//! bills only hours that are over, so a fresh `bc dev` would otherwise show none for an hour).
+//! bills only hours that are over, so a fresh `bcctl dev` would otherwise show none for an hour).
 
 use crate::dev::DevTenant;
 use crate::error::{Code, Result};
@@ -29,7 +29,7 @@ pub async fn seed_tenants(services: &Service, previous: &[DevTenant]) -> Result<
             .tenant_create(&NewTenant {
                 id: id.to_owned(),
                 display_name: format!("{}{}", id[..1].to_uppercase(), &id[1..]),
-                description: "a demo tenant of bc dev".to_owned(),
+                description: "a demo tenant of bcctl dev".to_owned(),
                 now: now_micros(),
             })
             .await
@@ -92,7 +92,7 @@ async fn principal_with_key(services: &Service, tenant: &str, role: &str) -> Res
     let key = NewApiKey {
         id: token.id.to_string(),
         secret_sha256: token.secret_sha256(),
-        description: format!("bc dev: {tenant} {role}"),
+        description: format!("bcctl dev: {tenant} {role}"),
         expires_at: None,
     };
     services.store().principal_create_with_key(&principal, &key, &[binding]).await?;

@@ -3,7 +3,7 @@
 //! A user sees a code string (`INVALID_INPUT`), a message that names the field or resource, and
 //! structured details. Internal context (a database error, say) is logged, never sent. The codes
 //! and the reading of a status back are the client's side of the wire, in
-//! [`bcd::api_error`], which `bc` and `bcd` share.
+//! [`bcd::api_error`], which `bcctl` and `bcd` share.
 
 use std::fmt;
 

@@ -39,7 +39,7 @@ const LAYERS: &[(&[&str], bool)] = &[
     (&["api"], false),
     // The listener.
     (&["server"], false),
-    // What the binaries run: their options, `bc dev` and its seed, the CLI. (The node daemon and
+    // What the binaries run: their options, `bcctl dev` and its seed, the CLI. (The node daemon and
     // the fake cloud are crates of their own, which cannot name this one.)
     (&["config", "process", "dev", "dev_catalog", "dev_seed", "cli"], true),
 ];

@@ -27,7 +27,7 @@
 //! - [`error`], [`ids`], [`telemetry`], [`measured`]: shared plumbing;
 //! - [`secrets`]: credentials sealed at rest; [`bearer`]: the bearer form of keys and tokens.
 //!
-//! The node daemon ([`bcd`]) and the provider emulators ([`fakecloud`], which only `bc dev` and
+//! The node daemon ([`bcd`]) and the provider emulators ([`fakecloud`], which only `bcctl dev` and
 //! the tests use) are crates of their own. The wire every program shares lives in `bcd`, the
 //! lowest crate, and is named here as the control plane's own: [`tls`], [`channel`],
 //! [`boot_config`], [`shutdown`].

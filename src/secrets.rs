@@ -107,7 +107,7 @@ impl SecretKey {
         SecretKey { shared: Arc::new(shared) }
     }
 
-    /// A new random key, as base64 (what `bc dev` keeps in its data directory).
+    /// A new random key, as base64 (what `bcctl dev` keeps in its data directory).
     pub fn generate_base64() -> String {
         let mut bytes = [0u8; 32];
         SystemRandom::new().fill(&mut bytes).expect("the system's random source works");

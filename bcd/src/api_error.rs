@@ -161,7 +161,7 @@ impl ApiError {
     }
 }
 
-/// A failed call as `bc` and `bcd` print it: the code string, the message and the details.
+/// A failed call as `bcctl` and `bcd` print it: the code string, the message and the details.
 pub fn describe_status(status: &tonic::Status) -> String {
     let error = ApiError::from_status(status);
     if error.details.is_empty() {

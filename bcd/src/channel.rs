@@ -1,4 +1,4 @@
-//! A gRPC channel to the API for `bc` and `bcd`: plain on `http://`, TLS on `https://`
+//! A gRPC channel to the API for `bcctl` and `bcd`: plain on `http://`, TLS on `https://`
 //! trusting a pinned CA (`--ca-sha256`) or else the system's roots; and the bearer credential
 //! every call on it carries.
 

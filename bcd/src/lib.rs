@@ -6,7 +6,7 @@
 //! `proto/` by this crate's own build ([`proto`]), and it links no database, Cedar or server code.
 //!
 //! The wire pieces are here, in the lowest crate, because the control plane (server, worker,
-//! `bc`), the fake cloud (which runs embedded daemons) and bcd itself all speak them:
+//! `bcctl`), the fake cloud (which runs embedded daemons) and bcd itself all speak them:
 //! - [`tls`]: rustls on ring, local CAs, CA pins, client and server configurations;
 //! - [`channel`]: a gRPC channel to the API and the bearer credential its calls carry;
 //! - [`api_error`]: the API's error codes, and a failed call read back from its status;

@@ -1,5 +1,5 @@
 //! TLS with rustls on ring: the API served from a certificate and key (`bc-server --tls-cert`),
-//! local CAs (`bc dev --tls`, the fake clusters), and the client side that pins a CA by the
+//! local CAs (`bcctl dev --tls`, the fake clusters), and the client side that pins a CA by the
 //! SHA-256 of its public key (`bcd --ca-sha256`), as kubeadm's discovery hash does.
 
 use std::path::Path;

@@ -30,7 +30,7 @@ function SignIn(props: { onSession: (session: Session) => void }) {
           aria-describedby={error ? "api-key-error" : "api-key-hint"}
           aria-invalid={error ? true : undefined}
         />
-        <small id="api-key-hint">Kept for this browser tab only. `bc dev` wrote keys to .bc-dev/dev.json.</small>
+        <small id="api-key-hint">Kept for this browser tab only. <code>bcctl dev</code> wrote keys to <code>.bc-dev/dev.json</code>.</small>
         {error && (
           <small class="error" id="api-key-error" role="alert">
             {error}

@@ -82,7 +82,7 @@ impl FakeCloud {
     }
 }
 
-/// The fault controls over HTTP, for a `bc fakecloud` in another process (as under `bc dev`):
+/// The fault controls over HTTP, for a `bcctl fakecloud` in another process (as under `bcctl dev`):
 /// `POST /_fake/faults` with `class` (`retryable`, `throttled` with `retryAfterSeconds`,
 /// `quota`, `permission`, `unauthenticated`, `invalid`, `conflict`, `notFound`, `unreachable`,
 /// `needsHuman`) and either `account` or `kind`, `verb`, `name` (each defaulting to `*`; with

@@ -1,7 +1,7 @@
 //! The fake cloud: stateful emulators of the provider HTTP APIs our adapters speak (GKE v1,
 //! DigitalOcean v2, Google's OAuth token endpoint, and one Kubernetes API server per fake
-//! cluster), so tests and `bc dev` run the real adapters with no network. A crate of its own:
-//! only `bc` (for `bc dev` and `bc fakecloud`) and the tests link it, never the server or the
+//! cluster), so tests and `bcctl dev` run the real adapters with no network. A crate of its own:
+//! only `bcctl` (for `bcctl dev` and `bcctl fakecloud`) and the tests link it, never the server or the
 //! worker; it depends on nothing of the control plane but the node daemon it runs ([`bcd`]).
 //!
 //! Design: one [`World`] behind a mutex holds every emulated object. Time-driven changes
@@ -14,7 +14,7 @@
 //! Redfish BMC with one fake machine per system a test makes ([`FakeCloud::add_bmc_system`]) at
 //! `{base}/redfish/v1`.
 //!
-//! Start it with [`FakeCloud::start`] (or `bc fakecloud --port N`); point adapters at
+//! Start it with [`FakeCloud::start`] (or `bcctl fakecloud --port N`); point adapters at
 //! [`FakeCloud::base_url`] (plain HTTP), or at [`FakeCloud::https_url`] (the same API over HTTPS,
 //! trusting [`FakeCloud::ca_pem`]): GKE at `{base}/` (paths `/v1/projects/...`), DigitalOcean at
 //! `{base}` (paths `/v2/...`), the token endpoint is `{base}/token`. Test controls are methods of
@@ -387,7 +387,7 @@ async fn inspect_route(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 /// `GET /_fake/service-account-key?project=P&name=N`: a key the token endpoint accepts, for
-/// processes that reach a `bc fakecloud` over HTTP (the handle gives it in-process).
+/// processes that reach a `bcctl fakecloud` over HTTP (the handle gives it in-process).
 async fn key_route(
     State(shared): State<Arc<Shared>>,
     axum::extract::Query(query): axum::extract::Query<std::collections::BTreeMap<String, String>>,

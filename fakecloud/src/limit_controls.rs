@@ -78,7 +78,7 @@ impl FakeCloud {
     }
 }
 
-/// The limits over HTTP, for a `bc fakecloud` in another process (as under `bc dev`):
+/// The limits over HTTP, for a `bcctl fakecloud` in another process (as under `bcctl dev`):
 ///
 /// - `GET`/`PUT /_fake/digitalocean/rate-limits` with `{"windows": [{"requests": 250,
 ///   "windowSeconds": 60}, ...]}` (`windowSeconds` may be fractional; `[]`: no limit);

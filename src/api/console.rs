@@ -1,5 +1,5 @@
 //! The web console at `/console/`: the bundle built from `console/` (TypeScript, Preact, esbuild)
-//! and committed in `console/dist`, embedded in the binary so that `bc dev` serves it with no
+//! and committed in `console/dist`, embedded in the binary so that `bcctl dev` serves it with no
 //! Node at run time, plus `/console/whoami`, which tells the console who an API key is.
 //!
 //! The console calls the API as any client does, over gRPC-web with the key as a bearer token;

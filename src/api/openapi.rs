@@ -6,7 +6,7 @@
 //! It describes what the gateway really does, not what proto3 JSON allows in general: unknown
 //! fields are refused (`additionalProperties: false`), 64-bit integers are JSON numbers, every
 //! field without presence is in every response, and every error is `{"error": {...}}` with the
-//! documented code of its HTTP status. Served at `/openapi.json`, printed by `bc openapi`, and
+//! documented code of its HTTP status. Served at `/openapi.json`, printed by `bcctl openapi`, and
 //! committed as `clients/openapi/openapi.json` (a test keeps the three equal).
 
 use std::collections::{BTreeMap, BTreeSet};

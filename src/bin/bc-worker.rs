@@ -72,7 +72,7 @@ struct Cli {
     /// it a pool substrate goes `error`).
     #[arg(long, env = "BC_API_ENDPOINT")]
     api_endpoint: Option<String>,
-    /// The SHA-256 of the API's CA public key (as `bc dev --tls` prints it), for bcd to pin; left
+    /// The SHA-256 of the API's CA public key (as `bcctl dev --tls` prints it), for bcd to pin; left
     /// out when the API's certificate chains to a public CA.
     #[arg(long, env = "BC_API_CA_SHA256")]
     api_ca_sha256: Option<String>,

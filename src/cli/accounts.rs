@@ -1,4 +1,4 @@
-//! `bc accounts ...`. Credentials are read from a file (or stdin), never from the command line,
+//! `bcctl accounts ...`. Credentials are read from a file (or stdin), never from the command line,
 //! where other users of the machine could see them in the process list.
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! `bc budgets ...`.
+//! `bcctl budgets ...`.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

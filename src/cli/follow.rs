@@ -1,4 +1,4 @@
-//! What the resource commands share: the answer of a call (or its failure as `bc` prints it),
+//! What the resource commands share: the answer of a call (or its failure as `bcctl` prints it),
 //! and `--wait`, which follows an asynchronous resource until it reaches a state, printing each
 //! new state to stderr (the commands every such resource has are in `tracked`).
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{describe_status, output};
 
-/// The message of a call's answer, or the call's failure as `bc` prints it.
+/// The message of a call's answer, or the call's failure as `bcctl` prints it.
 pub fn answer<T>(reply: Result<tonic::Response<T>, tonic::Status>) -> Result<T, String> {
     reply.map(tonic::Response::into_inner).map_err(|status| describe_status(&status))
 }

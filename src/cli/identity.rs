@@ -1,4 +1,4 @@
-//! `bc principals ...`, `bc api-keys ...`, `bc role-bindings ...` and `bc audit list`.
+//! `bcctl principals ...`, `bcctl api-keys ...`, `bcctl role-bindings ...` and `bcctl audit list`.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

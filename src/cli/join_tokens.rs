@@ -1,4 +1,4 @@
-//! `bc jointokens ...`: a pool's join tokens. The create prints the bearer form this once, with
+//! `bcctl jointokens ...`: a pool's join tokens. The create prints the bearer form this once, with
 //! the `bcd join` command line that uses it.
 
 use super::follow::answer;
@@ -96,7 +96,7 @@ pub async fn run(cli: &Cli, command: &JoinTokensCommand) -> Result<(), String> {
     output::print_one(cli.output, &answer(token)?, "bettercompute.compute.v1.JoinToken")
 }
 
-/// A key no other create used: each `bc jointokens create` without one makes a new token.
+/// A key no other create used: each `bcctl jointokens create` without one makes a new token.
 fn new_idempotency_key() -> String {
     crate::ids::JoinTokenId::random().to_string()
 }

@@ -1,4 +1,4 @@
-//! `bc clusters ...` and `bc nodepools ...`: Kubernetes clusters and their node pools, with
+//! `bcctl clusters ...` and `bcctl nodepools ...`: Kubernetes clusters and their node pools, with
 //! `--wait` that follows a cluster until it is ready (or deleted) and a `credentials` form that
 //! writes the kubeconfig to a file only its owner reads.
 

@@ -1,4 +1,4 @@
-//! `bc loadbalancers ...`: load balancers, with `--wait` that follows one until it is ready (or
+//! `bcctl loadbalancers ...`: load balancers, with `--wait` that follows one until it is ready (or
 //! deleted), printing each new state.
 
 use prost_types::FieldMask;

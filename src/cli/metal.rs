@@ -1,4 +1,4 @@
-//! `bc metal ...`: bare-metal machines of a pool, enrolled by their BMCs and moved through the
+//! `bcctl metal ...`: bare-metal machines of a pool, enrolled by their BMCs and moved through the
 //! provision state machine. The BMC password is read from `--password-file` or asked for on the
 //! terminal without echo; it is never a flag's value, so it stays out of shell histories and
 //! process lists.
@@ -357,7 +357,7 @@ mod tests {
     fn the_password_is_no_flag() {
         use clap::Parser;
         let parsed = Cli::try_parse_from([
-            "bc",
+            "bcctl",
             "metal",
             "enroll",
             "--pool",

@@ -1,13 +1,13 @@
-//! `bc`, the command-line client: one subcommand per resource, built on the generated tonic
+//! `bcctl`, the command-line client: one subcommand per resource, built on the generated tonic
 //! clients, printing JSON (the API's own mapping) or a table.
 //!
 //! Each resource's commands live in a file named after it, except for these groupings, which
 //! follow the API's modules:
 //!
-//! - `kubernetes`: `bc clusters` and `bc nodepools` (they share the node pool spec's parser and
+//! - `kubernetes`: `bcctl clusters` and `bcctl nodepools` (they share the node pool spec's parser and
 //!   the cluster's `--wait`);
-//! - `vps`: `bc networks`, `bc instances` and `bc certificates`;
-//! - `identity`: `bc principals`, `bc api-keys`, `bc role-bindings` and `bc audit` (the paged
+//! - `vps`: `bcctl networks`, `bcctl instances` and `bcctl certificates`;
+//! - `identity`: `bcctl principals`, `bcctl api-keys`, `bcctl role-bindings` and `bcctl audit` (the paged
 //!   lists of the identity services);
 //! - `pools`: both pools services, the operator's and the tenant's (`visible`,
 //!   `check-placement`).
@@ -51,9 +51,9 @@ pub use output::OutputFormat;
 
 use crate::dev::{DevFile, DevOptions};
 
-/// `bc`: the better-compute command-line client.
+/// `bcctl`: the better-compute command-line client.
 #[derive(clap::Parser, Debug)]
-#[command(name = "bc", version, about = "The better-compute command-line client, and `bc dev`.")]
+#[command(name = "bcctl", version, about = "The better-compute command-line client, and `bcctl dev`.")]
 pub struct Cli {
     /// The API endpoint. Defaults to the one in ./.bc-dev/dev.json, else http://127.0.0.1:8080.
     #[arg(long, env = "BC_ENDPOINT", global = true)]
@@ -65,7 +65,7 @@ pub struct Cli {
     pub token: Option<String>,
 
     /// On an https:// endpoint, trust only a server whose CA has this public-key SHA-256 (what
-    /// `bc dev --tls` prints). Defaults to the one in ./.bc-dev/dev.json, else the system's roots.
+    /// `bcctl dev --tls` prints). Defaults to the one in ./.bc-dev/dev.json, else the system's roots.
     #[arg(long, env = "BC_CA_SHA256", global = true)]
     pub ca_sha256: Option<crate::tls::CaPin>,
 
@@ -80,7 +80,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The commands of `bc`.
+/// The commands of `bcctl`.
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
     /// Runs the whole system in this process on an embedded SQLite file.
@@ -167,8 +167,8 @@ pub enum Command {
     Audit(identity::AuditCommand),
     /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
     Openapi,
-    /// Prints a completion script for a shell: `source <(bc completion bash)`,
-    /// `bc completion zsh > "${fpath[1]}/_bc"`, `bc completion fish | source`.
+    /// Prints a completion script for a shell: `source <(bcctl completion bash)`,
+    /// `bcctl completion zsh > "${fpath[1]}/_bcctl"`, `bcctl completion fish | source`.
     Completion {
         /// The shell.
         #[arg(value_enum)]
@@ -179,12 +179,12 @@ pub enum Command {
 /// A channel whose every call carries the bearer token.
 pub type AuthedChannel = InterceptedService<Channel, BearerToken>;
 
-/// Where `bc` finds a running `bc dev` when no endpoint or token is given.
+/// Where `bcctl` finds a running `bcctl dev` when no endpoint or token is given.
 fn default_dev_file() -> Option<DevFile> {
     DevFile::read(&PathBuf::from("./.bc-dev"))
 }
 
-/// The endpoint `bc` talks to, as the flags, the environment or `dev.json` say.
+/// The endpoint `bcctl` talks to, as the flags, the environment or `dev.json` say.
 pub fn endpoint(cli: &Cli) -> String {
     cli.endpoint
         .clone()
@@ -192,7 +192,7 @@ pub fn endpoint(cli: &Cli) -> String {
         .unwrap_or_else(|| "http://127.0.0.1:8080".to_owned())
 }
 
-/// The CA `bc` pins on an https:// endpoint, as the flags, the environment or `dev.json` say.
+/// The CA `bcctl` pins on an https:// endpoint, as the flags, the environment or `dev.json` say.
 pub fn ca_pin(cli: &Cli) -> Result<Option<crate::tls::CaPin>, String> {
     match cli.ca_sha256 {
         Some(pin) => Ok(Some(pin)),
@@ -209,7 +209,7 @@ pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
     let bearer = BearerToken::new(token.as_deref())?;
     let pin = ca_pin(cli)?;
     let channel =
-        crate::channel::connect(&endpoint, pin).await.map_err(|error| format!("{error} (is `bc dev` running?)"))?;
+        crate::channel::connect(&endpoint, pin).await.map_err(|error| format!("{error} (is `bcctl dev` running?)"))?;
     Ok(InterceptedService::new(channel, bearer))
 }
 
@@ -242,7 +242,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::Audit(command) => identity::audit(&cli, command).await,
         Command::Completion { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(*shell, &mut command, "bc", &mut std::io::stdout());
+            clap_complete::generate(*shell, &mut command, "bcctl", &mut std::io::stdout());
             Ok(())
         }
         Command::Openapi => {

@@ -1,4 +1,4 @@
-//! `bc nodes ...`: the nodes of a pool, and cordoning or deleting one.
+//! `bcctl nodes ...`: the nodes of a pool, and cordoning or deleting one.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

@@ -1,4 +1,4 @@
-//! `bc offers ...`.
+//! `bcctl offers ...`.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

@@ -1,4 +1,4 @@
-//! `bc orphans ...`: what forced deletes may have left at the provider.
+//! `bcctl orphans ...`: what forced deletes may have left at the provider.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

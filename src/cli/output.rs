@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::columns::{self, Column};
 use crate::proto::descriptor_pool;
 
-/// How `bc` prints results.
+/// How `bcctl` prints results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
     /// A table of a few columns: id, name, state, where it lives, key figures, age.

@@ -1,4 +1,4 @@
-//! `bc pools ...`: the operator's pools, and (`visible`, `check-placement`) a tenant's view.
+//! `bcctl pools ...`: the operator's pools, and (`visible`, `check-placement`) a tenant's view.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;

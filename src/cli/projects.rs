@@ -1,4 +1,4 @@
-//! `bc projects ...`.
+//! `bcctl projects ...`.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

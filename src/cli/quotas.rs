@@ -1,4 +1,4 @@
-//! `bc quotas ...`.
+//! `bcctl quotas ...`.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

@@ -1,5 +1,5 @@
-//! `bc substrates ...`: a pool's Kubernetes substrate, read (the pool's policy makes it, and
-//! archiving the pool tears it down; see `bc pools update --policy-file`).
+//! `bcctl substrates ...`: a pool's Kubernetes substrate, read (the pool's policy makes it, and
+//! archiving the pool tears it down; see `bcctl pools update --policy-file`).
 
 use super::follow::answer;
 use super::{Cli, connect, output};

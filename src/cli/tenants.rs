@@ -1,4 +1,4 @@
-//! `bc tenants ...`.
+//! `bcctl tenants ...`.
 
 use super::follow::answer;
 use super::{Cli, connect, output};

@@ -125,7 +125,7 @@ pub struct DeleteCommand<K: Tracked> {
     #[arg(long, help = K::HELP.wait_deleted, conflicts_with = "dry_run")]
     wait: bool,
     /// End a resource stuck deleting (or whose provider account cannot be reached) at once,
-    /// recording what it may leave at the provider as orphans (`bc orphans list`); an admin's
+    /// recording what it may leave at the provider as orphans (`bcctl orphans list`); an admin's
     #[arg(long, conflicts_with = "dry_run")]
     force: bool,
     #[command(flatten)]

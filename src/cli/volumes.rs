@@ -1,4 +1,4 @@
-//! `bc volumes ...`: block-storage volumes, with `--wait` that follows one until it is ready
+//! `bcctl volumes ...`: block-storage volumes, with `--wait` that follows one until it is ready
 //! (after a create, an update, an attach or a detach) or deleted.
 
 use super::follow::{answer, state_and_message};

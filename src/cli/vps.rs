@@ -1,4 +1,4 @@
-//! `bc networks ...`, `bc instances ...` and `bc certificates ...`: the `vps` module's tenant
+//! `bcctl networks ...`, `bcctl instances ...` and `bcctl certificates ...`: the `vps` module's tenant
 //! resources, with `--wait` that follows one until it is ready (or deleted). A certificate's
 //! PEMs are read from files, so a private key never sits on a command line.
 

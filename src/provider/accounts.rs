@@ -10,7 +10,7 @@
 //! reused across passes and a rotated key or a moved endpoint is picked up at once.
 //!
 //! The adapters' HTTPS clients trust the public roots and the extra roots this process was
-//! told to trust with [`trust_root`] (`bc dev` trusts its fake cloud's CA, so an account
+//! told to trust with [`trust_root`] (`bcctl dev` trusts its fake cloud's CA, so an account
 //! pointed at the fake cloud's `https://` address verifies it like any other provider).
 
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //! "managed Kubernetes" or "load balancers" and the adapter speaks GKE or DigitalOcean.
 //!
 //! Adapters speak the real HTTP APIs over reqwest (rustls on ring) and take their base URL as
-//! configuration: production points them at the provider, tests and `bc dev` at the
+//! configuration: production points them at the provider, tests and `bcctl dev` at the
 //! [fake cloud](fakecloud). Every failure is a [`ProviderError`] classified for the
 //! reconciler: transient (retry on a later pass), permanent (put the resource in `error`),
 //! not found, or conflict-in-progress (another operation runs: wait it out).

@@ -15,7 +15,7 @@
 //! and commits with `commit_and_signal`. And it implements [`ResourceReconciler`]: the runtime
 //! fetches the row, drops the work of an object that is gone, and turns a failed pass into its
 //! outcome through the one error policy ([`PassError`]); the reconciler is listed in
-//! [`registry`], which `bc-worker`, `bc dev` and the tests register with the worker.
+//! [`registry`], which `bc-worker`, `bcctl dev` and the tests register with the worker.
 
 mod error;
 pub mod kubernetes_clusters;

@@ -1,4 +1,4 @@
-//! The one list of the resource reconcilers: `bc-worker`, `bc dev` and the tests register what
+//! The one list of the resource reconcilers: `bc-worker`, `bcctl dev` and the tests register what
 //! [`registry`] returns, so a new kind is added here and runs everywhere.
 
 use std::sync::Arc;

@@ -27,9 +27,9 @@ pub struct WorkerConfig {
     pub lease: Duration,
     /// Passes at once.
     pub concurrency: usize,
-    /// Overrides every kind's converging interval (tests, `bc dev`).
+    /// Overrides every kind's converging interval (tests, `bcctl dev`).
     pub converging: Option<Duration>,
-    /// Overrides every kind's settled interval (tests, `bc dev`).
+    /// Overrides every kind's settled interval (tests, `bcctl dev`).
     pub settled: Option<Duration>,
     /// Overrides one kind's intervals: kind, converging, settled (see [`parse_kind_intervals`]);
     /// wins over the two above.

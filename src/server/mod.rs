@@ -1,4 +1,4 @@
-//! The API server as a value: what `bc-server serve` and `bc dev` both run.
+//! The API server as a value: what `bc-server serve` and `bcctl dev` both run.
 //!
 //! The listener is driven here rather than by `axum::serve`, for the limits a hostile client
 //! meets: a deadline on request headers and on a connection's first call (HTTP/1 and HTTP/2),
@@ -99,7 +99,7 @@ impl Default for Limits {
 pub struct ServeOptions {
     /// The listener's limits.
     pub limits: Limits,
-    /// Who may read `/metrics` on the API listener. The default, open, suits `bc dev` and tests
+    /// Who may read `/metrics` on the API listener. The default, open, suits `bcctl dev` and tests
     /// on loopback; `bc-server` serves it only when told how (`--metrics-token`, `--metrics-listen`).
     pub metrics: MetricsAccess,
     /// A listener of its own for `/metrics`, with the same access rule as `metrics` unless that is off.

@@ -148,13 +148,13 @@ fn already_a_node(node: &NodeRow, metal: bool) -> Error {
     let how = if metal {
         format!(
             "it is bare-metal machine {}: only its deploy's join token or the node's credential joins it again \
-             (bc metal deploy, or bcd from the machine's --state-dir)",
+             (bcctl metal deploy, or bcd from the machine's --state-dir)",
             node.id
         )
     } else {
         format!(
             "only that node's credential joins it again (bcd presents it from its --state-dir, at the endpoint \
-             it joined through); to join this machine as a new node, delete node {} first (bc nodes delete)",
+             it joined through); to join this machine as a new node, delete node {} first (bcctl nodes delete)",
             node.id
         )
     };

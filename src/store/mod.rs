@@ -1,5 +1,5 @@
 //! The store: every SQL statement of the project, behind one `Store` over Postgres (production)
-//! or SQLite (`bc dev`). Methods are named resource first (`tenant_create`), one file per
+//! or SQLite (`bcctl dev`). Methods are named resource first (`tenant_create`), one file per
 //! resource; each mutation is one transaction.
 //!
 //! Both backends go through sqlx's `Any` driver, so the SQL is shared (`$N` placeholders, plain
@@ -127,7 +127,7 @@ use crate::error::{Error, Result};
 pub enum Backend {
     /// PostgreSQL (production; the SQL stays within what CockroachDB also accepts).
     Postgres,
-    /// SQLite (the embedded default of `bc dev`).
+    /// SQLite (the embedded default of `bcctl dev`).
     Sqlite,
 }
 

@@ -1,5 +1,5 @@
 //! In-process signals: a write wakes the worker and the event watchers of its own process at
-//! once (`bc dev`, tests); other processes hear Postgres' `NOTIFY` through a listener. A
+//! once (`bcctl dev`, tests); other processes hear Postgres' `NOTIFY` through a listener. A
 //! revocation (a key revoked, a principal or a tenant deleted, a binding removed) has its own
 //! signal, so that open event watches check again at once whether their caller may still read.
 

@@ -13,7 +13,7 @@ use crate::harness::poll;
 use crate::harness::{DO_TOKEN, Running, ServerProcess, System, bcd_binary, eventually, run_ok, tenant_principal};
 use better_compute::store::Backend;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
 /// What bcd logs when a heartbeat finds no server (the first failure of a run of them).
 const HEARTBEAT_FAILED: &str = "retrying with backoff";
@@ -224,15 +224,15 @@ async fn a_pinned_bcd_joins_heartbeats_is_cordoned_survives_a_restart_and_stops_
     }
 }
 
-/// The README's `bc dev` section: a token made with `bc jointokens create`, the `bcd join` line it
-/// prints run as printed (over TLS, pinned), and `bc nodes list` showing the node `ready`.
+/// The README's `bcctl dev` section: a token made with `bcctl jointokens create`, the `bcd join` line it
+/// prints run as printed (over TLS, pinned), and `bcctl nodes list` showing the node `ready`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
     let dir = tempfile::tempdir().unwrap();
     let (_dev, dev) = System::on(Backend::Sqlite).tls().dev(&dir.path().join(".bc-dev"));
     assert!(dev["endpoint"].as_str().unwrap().starts_with("https://"), "{dev}");
     let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
-    let bc = |args: &[&str]| {
+    let bcctl = |args: &[&str]| {
         let mut command = Command::new(BC);
         command.current_dir(dir.path()).args(args);
         for variable in ["BC_ENDPOINT", "BC_TOKEN", "BC_CA_SHA256", "BC_CONFIG"] {
@@ -240,7 +240,7 @@ async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
         }
         String::from_utf8(run_ok(&mut command).stdout).unwrap()
     };
-    let created = bc(&["jointokens", "create", "--pool", &pool, "--description", "rack 4", "--label", "rack=r4"]);
+    let created = bcctl(&["jointokens", "create", "--pool", &pool, "--description", "rack 4", "--label", "rack=r4"]);
     let line = created.lines().find(|line| line.trim_start().starts_with("bcd join")).expect(&created);
     let pin = dev["caSha256"].as_str().unwrap();
     assert!(line.contains(&format!("--ca-sha256 {pin}")), "the printed line pins the CA: {line}");
@@ -257,8 +257,8 @@ async fn bc_dev_with_tls_joins_a_node_the_way_the_readme_says() {
             .spawn()
             .unwrap(),
     );
-    eventually(Duration::from_secs(30), "bc nodes list to show the node ready", || async {
-        let listed = bc(&["nodes", "list", "--pool", &pool]);
+    eventually(Duration::from_secs(30), "bcctl nodes list to show the node ready", || async {
+        let listed = bcctl(&["nodes", "list", "--pool", &pool]);
         listed.lines().skip(1).any(|row| row.split_whitespace().nth(2) == Some("ready")).then_some(())
     })
     .await;

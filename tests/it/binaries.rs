@@ -1,4 +1,4 @@
-//! The binaries as a user runs them: `bc dev` with curl and Python's gRPC client, the `bc` CLI,
+//! The binaries as a user runs them: `bcctl dev` with curl and Python's gRPC client, the `bcctl` CLI,
 //! `bc-server migrate` and `serve`, and `bc-worker`, each started as its own process.
 
 use std::process::{Command, Stdio};
@@ -9,7 +9,7 @@ use crate::harness::{Running, System, curl, python, repo_root, run_ok};
 use crate::harness::{serving, worker_idle};
 use better_compute::store::Backend;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
 
@@ -76,12 +76,12 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
         curl(&["-s", &format!("{endpoint}/api/platform/tenants/get"), "-H", &auth, "-d", r#"{"tenantId":"pyco"}"#]);
     assert!(read.contains("From Python"), "{read}");
 
-    // The bc CLI against the same server.
+    // The bcctl CLI against the same server.
     let listed =
         run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "-o", "json", "tenants", "list"]));
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let ids: Vec<&str> = listed["tenants"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["acme", "globex", "curlco", "pyco"], "after the demo tenants bc dev seeds");
+    assert_eq!(ids, ["acme", "globex", "curlco", "pyco"], "after the demo tenants bcctl dev seeds");
     let table = run_ok(Command::new(BC).args(["--endpoint", &endpoint, "--token", &token, "tenants", "get", "pyco"]));
     let table = String::from_utf8(table.stdout).unwrap();
     assert!(table.starts_with("ID") && table.contains("pyco") && table.contains("From Python"), "{table}");
@@ -91,7 +91,7 @@ fn bc_dev_serves_curl_and_python_grpc_and_keeps_data_across_restarts() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("NOT_FOUND"));
 
     // Restart on the same directory: the data and the operator key are still there.
-    assert!(dev.terminate().success(), "bc dev exits cleanly on SIGTERM");
+    assert!(dev.terminate().success(), "bcctl dev exits cleanly on SIGTERM");
     let (_dev, file) = System::on(Backend::Sqlite).dev(dir.path());
     assert_eq!(file["adminToken"].as_str(), Some(token.as_str()));
     assert_eq!(file["tenants"], serde_json::Value::Array(tenants.clone()), "the demo keys are kept");

@@ -1,4 +1,4 @@
-//! The generated clients and the OpenAPI document against `bc dev`, each run as a user would:
+//! The generated clients and the OpenAPI document against `bcctl dev`, each run as a user would:
 //! the Python client over gRPC, the TypeScript client over gRPC-web (Node), the README's Rust
 //! example, `openapi-spec-validator` on the document and schemathesis against `/openapi.json`.
 //!
@@ -121,7 +121,7 @@ fn the_readme_rust_example_is_the_tested_one() {
     }
 }
 
-/// The document served at `/openapi.json` of a running `bc dev`, saved to a file.
+/// The document served at `/openapi.json` of a running `bcctl dev`, saved to a file.
 fn served_document(endpoint: &str, dir: &Path) -> PathBuf {
     let path = dir.join("openapi.json");
     let text = curl(&["-s", "-f", &format!("{endpoint}/openapi.json")]);

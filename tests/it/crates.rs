@@ -1,5 +1,5 @@
 //! What the workspace's crates keep apart, proved on what cargo resolves and on the binaries it
-//! links: the server and the worker carry no fake cloud (only `bc`, for `bc dev`, does), and
+//! links: the server and the worker carry no fake cloud (only `bcctl`, for `bcctl dev`, does), and
 //! `bcd` carries no database, Cedar, server or control-plane code.
 
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::process::Command;
 
 use crate::harness::{bcd_binary, cargo, run_ok};
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 const BC_SERVER: &str = env!("CARGO_BIN_EXE_bc-server");
 const BC_WORKER: &str = env!("CARGO_BIN_EXE_bc-worker");
 
@@ -29,7 +29,7 @@ fn the_server_and_the_worker_link_no_fake_cloud_and_bc_does() {
         let found = naming(&symbols, &["fakecloud::"]);
         assert!(found.is_empty(), "{binary} links the fake cloud: {found:#?}");
     }
-    assert!(!naming(&symbols(Path::new(BC)), &["fakecloud::"]).is_empty(), "bc runs the fake cloud for `bc dev`");
+    assert!(!naming(&symbols(Path::new(BC)), &["fakecloud::"]).is_empty(), "bcctl runs the fake cloud for `bcctl dev`");
 }
 
 #[test]

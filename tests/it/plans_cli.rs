@@ -1,4 +1,4 @@
-//! `bc ... --dry-run` as a user runs it: the kind's plan of the change the command would send,
+//! `bcctl ... --dry-run` as a user runs it: the kind's plan of the change the command would send,
 //! printed like a diff that fits the terminal, with nothing changed; a refused one fails the
 //! command naming the field, as the real call would.
 
@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use crate::harness::Env;
 use crate::kubernetes::standard;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
-/// Runs `bc` as acme's admin in a terminal `columns` wide.
-async fn bc(env: &Env, columns: usize, args: &[&str]) -> Output {
+/// Runs `bcctl` as acme's admin in a terminal `columns` wide.
+async fn bcctl(env: &Env, columns: usize, args: &[&str]) -> Output {
     let mut command = Command::new(BC);
     command
         .env("BC_ENDPOINT", &env.server.endpoint)
@@ -27,7 +27,7 @@ async fn bc(env: &Env, columns: usize, args: &[&str]) -> Output {
 /// Its standard output; panics unless it succeeded.
 fn succeeded(args: &[&str], output: &Output) -> String {
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "bc {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "bcctl {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     stdout
 }
 
@@ -68,8 +68,8 @@ async fn a_dry_run_of_a_machine_type_change_prints_the_rolling_plan_and_changes_
     let update = ["nodepools", "update", "--tenant", "acme", "--cluster", &cluster, general];
     let args = [&update[..], &["--machine-type", "e2-standard-8", "--dry-run"]].concat();
     for columns in [80, 120] {
-        let text = succeeded(&args, &bc(&env, columns, &args).await);
-        print!("bc {} --dry-run in {columns} columns:\n{text}", update.join(" "));
+        let text = succeeded(&args, &bcctl(&env, columns, &args).await);
+        print!("bcctl {} --dry-run in {columns} columns:\n{text}", update.join(" "));
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "plan: rolling — nothing was changed", "{text}");
         assert!(lines[1].starts_with(r#"~ machineType: "e2-standard-4" -> "e2-standard-8""#), "{text}");
@@ -79,7 +79,7 @@ async fn a_dry_run_of_a_machine_type_change_prints_the_rolling_plan_and_changes_
         assert!(widest(&text) <= columns, "the plan is {} columns wide:\n{text}", widest(&text));
     }
     let json_args = [&["-o", "json"], &args[..]].concat();
-    let plan: Value = serde_json::from_str(&succeeded(&json_args, &bc(&env, 120, &json_args).await)).unwrap();
+    let plan: Value = serde_json::from_str(&succeeded(&json_args, &bcctl(&env, 120, &json_args).await)).unwrap();
     assert_eq!(plan["effect"], "rolling", "{plan}");
     assert_eq!(plan["changes"][0]["field"], "machineType", "{plan}");
 
@@ -93,7 +93,7 @@ async fn a_dry_run_of_a_machine_type_change_prints_the_rolling_plan_and_changes_
     // Refused as the real update would be (a zone outside the cluster's region): the plan
     // names the field, the command fails, and still nothing changed.
     let refused = [&update[..], &["--zone", "us-central1-a", "--dry-run"]].concat();
-    let output = bc(&env, 80, &refused).await;
+    let output = bcctl(&env, 80, &refused).await;
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     print!("a refused dry run:\n{stdout}{stderr}");
     assert!(!output.status.success(), "a refused dry run fails:\n{stdout}");
@@ -103,7 +103,7 @@ async fn a_dry_run_of_a_machine_type_change_prints_the_rolling_plan_and_changes_
     assert!(widest(&stdout) <= 80, "{stdout}");
     // A value the API's schema refuses fails the plan call itself, naming the field the same.
     let malformed = [&update[..], &["--machine-type", "Bad Type", "--dry-run"]].concat();
-    let output = bc(&env, 80, &malformed).await;
+    let output = bcctl(&env, 80, &malformed).await;
     assert!(!output.status.success(), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("machineType: must match"), "{output:?}");
     assert_eq!(pool(&env, &cluster, general).await["version"], before["version"]);
@@ -117,14 +117,14 @@ async fn a_dry_run_of_a_delete_prints_the_provider_objects_and_the_resource_stay
     let batch = pools["batch"].as_str().unwrap();
 
     let args = ["nodepools", "delete", "--tenant", "acme", "--cluster", &cluster, batch, "--dry-run"];
-    let text = succeeded(&args, &bc(&env, 80, &args).await);
-    print!("bc nodepools delete --dry-run:\n{text}");
+    let text = succeeded(&args, &bcctl(&env, 80, &args).await);
+    print!("bcctl nodepools delete --dry-run:\n{text}");
     assert!(text.starts_with("plan: delete — nothing was changed\n"), "{text}");
     assert!(text.contains("\nprovider objects:\n  delete gke node pool ") && text.contains("/batch\n"), "{text}");
 
     let args = ["clusters", "delete", "--tenant", "acme", &cluster, "--dry-run"];
-    let text = succeeded(&args, &bc(&env, 80, &args).await);
-    print!("bc clusters delete --dry-run:\n{text}");
+    let text = succeeded(&args, &bcctl(&env, 80, &args).await);
+    print!("bcctl clusters delete --dry-run:\n{text}");
     assert!(text.starts_with("plan: delete — nothing was changed\n"), "{text}");
     let objects: Vec<&str> =
         text.lines().skip_while(|l| *l != "provider objects:").skip(1).take_while(|l| l.starts_with("  ")).collect();

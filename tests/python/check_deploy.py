@@ -124,7 +124,7 @@ def check_dockerfile(root):
     users = [line.split()[1] for line in final if line.startswith("USER ")]
     expect(bool(users) and users[-1].split(":")[0] not in ("0", "root"), "Dockerfile: runs as root")
     build = " ".join(lines)
-    for binary in ["bc-server", "bc-worker", "bc", "bcd"]:
+    for binary in ["bc-server", "bc-worker", "bcctl", "bcd"]:
         expect(f"--bin {binary} " in build or f"--bin {binary}\\" in build, f"Dockerfile: {binary} is not built")
 
 

@@ -1,4 +1,4 @@
-"""The console in a real browser: Debian's chromium driven by Playwright against a running `bc dev`.
+"""The console in a real browser: Debian's chromium driven by Playwright against a running `bcctl dev`.
 
     console_browser.py <dev.json> <screenshot dir>
 
@@ -8,13 +8,13 @@ confirming its rolling plan in a dialog, sees a cluster whose GKE calls are refu
 `permission` problem above the rest of its page and the refused call in its operation log, sees a
 load balancer's refusal on its field, creates the load balancer and deletes it, and makes a
 network, an instance and a certificate through their forms, and on a pool of its own account
-enrolls a bare-metal machine from bc dev's first fake BMC through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
+enrolls a bare-metal machine from bcctl dev's first fake BMC through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
 appear live, follows it to `manageable` live with exactly the verb buttons its view's `allowedVerbs`
 lists, and inspects it from its button. As acme's viewer: no create button anywhere, no enrolment
 and no verb. As the operator: makes a join token (its bearer shown once with the `bcd join` line),
 picks acme and deletes its cluster after its confirmation shows the delete's plan, gives a pool a
 substrate and sees it reach `ready` live with its flavors, hosted join token and messages, and the
-nodes it brought, and sees the audit trail and the usage chart (of the demo usage `bc dev` seeds)
+nodes it brought, and sees the audit trail and the usage chart (of the demo usage `bcctl dev` seeds)
 with acme's budget.
 Each page is screenshot into the directory and checked by axe-core: no serious or critical
 violation. Prints a JSON summary; any failed expectation raises.
@@ -38,7 +38,7 @@ TIMEOUT_MS = 30_000
 SUBSTRATE_TIMEOUT_MS = 120_000
 # The metal reconciler reaches a fake BMC within seconds; inspecting boots nothing.
 METAL_TIMEOUT_MS = 60_000
-# `bc dev` meters once a minute.
+# `bcctl dev` meters once a minute.
 USAGE_TIMEOUT_S = 150
 
 
@@ -326,7 +326,7 @@ def metal_machine_enrolled_live(run: Run, dev: dict, pool: str) -> dict:
     expect(machines.get_by_role("row", name=re.compile(r"rack4-1 node_\w+ redfish"))).to_be_visible()
     expect(page.get_by_role("status")).to_contain_text("Enrolled rack4-1")
     expect(form.get_by_label("Password")).to_have_value("")
-    # Enrolled elsewhere (the JSON API, as `bc metal enroll` does): the page learns it from the
+    # Enrolled elsewhere (the JSON API, as `bcctl metal enroll` does): the page learns it from the
     # pool's events.
     bmc = {"driver": second["driver"], "address": second["address"], "username": second["username"],
            "password": second["password"], "insecure": True}
@@ -391,7 +391,7 @@ def viewer_sees_no_create_buttons(run: Run, key: str) -> None:
 
 
 def call(dev: dict, token: str, path: str, body: dict) -> dict:
-    """Calls the JSON API with `token`, as `bc` or a script would."""
+    """Calls the JSON API with `token`, as `bcctl` or a script would."""
     request = urllib.request.Request(
         dev["endpoint"] + path,
         data=json.dumps(body).encode(),
@@ -406,7 +406,7 @@ def as_operator(dev: dict, path: str, body: dict) -> dict:
 
 
 def fake_cloud(dev: dict, method: str, path: str, body: dict | None) -> dict:
-    """Calls the fake cloud's test controls (its fault rules), as a test of `bc dev` can."""
+    """Calls the fake cloud's test controls (its fault rules), as a test of `bcctl dev` can."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(dev["fakecloud"] + path, data=data, method=method, headers={"content-type": "application/json"})
     answer = urllib.request.urlopen(request).read()
@@ -479,7 +479,7 @@ def operator_sees_usage_and_audit(run: Run) -> None:
     expect(page.get_by_role("table", name="Audit events")).to_be_visible()
     expect(page.get_by_role("row", name=re.compile("KubernetesClusters.Delete")).first).to_be_visible()
     run.look("audit")
-    # Metering bills only hours that are over, so this test's own cluster is not billed yet; `bc
+    # Metering bills only hours that are over, so this test's own cluster is not billed yet; `bcctl
     # dev` seeds each demo tenant a few days of usage, which its metering pass (every minute)
     # bills into the ledger. Usage is hourly, so the page is not live: it is opened again until
     # that pass has run.

@@ -70,7 +70,7 @@ pub struct JoinArgs {
     /// The join token `bcjt_...` (from `BCD_TOKEN` it stays out of the process list).
     #[arg(long, env = "BCD_TOKEN", hide_env_values = true)]
     pub token: Redacted,
-    /// Trust only a server whose CA's public key has this SHA-256 (as `bc dev --tls` prints it),
+    /// Trust only a server whose CA's public key has this SHA-256 (as `bcctl dev --tls` prints it),
     /// so that the token is never sent to an impostor.
     #[arg(long, env = "BCD_CA_SHA256")]
     pub ca_sha256: Option<CaPin>,

@@ -96,8 +96,29 @@ impl Step<'_> {
     }
 
     /// Whether an action on the provider's volume is still running.
-    async fn busy(&self, found: &Volume) -> Result<bool, ProviderError> {
-        Ok(self.adapter.volume_actions(&found.id).await?.iter().any(|a| a.status == "in-progress"))
+    async fn busy(&self, volume_id: &str) -> Result<bool, ProviderError> {
+        Ok(self.adapter.volume_actions(volume_id).await?.iter().any(|a| a.status == "in-progress"))
+    }
+
+    /// The volume at the provider and whether an action on it is still running. The actions
+    /// are read before the volume: an action that completes between the two reads is then
+    /// seen in the volume, where reading the volume first could show it still attached (or
+    /// not yet) while its actions say nothing is running, and the next step would be refused.
+    async fn observe(&self) -> Result<Option<(Volume, bool)>, ProviderError> {
+        let known = if self.volume.provider_id.is_empty() {
+            match self.find().await? {
+                Some(found) => found.id,
+                None => return Ok(None),
+            }
+        } else {
+            self.volume.provider_id.clone()
+        };
+        let busy = self.busy(&known).await.found()?;
+        let found = self.adapter.volume_get(&known).await.found()?;
+        Ok(match (found, busy) {
+            (Some(found), Some(busy)) => Some((found, busy)),
+            _ => None,
+        })
     }
 
     /// The step the attachment needs: detach from a machine that is not the asked one first.
@@ -122,7 +143,7 @@ impl Step<'_> {
     }
 
     async fn converge(&self) -> Result<Outcome, PassError> {
-        let Some(found) = self.find().await? else {
+        let Some((found, busy)) = self.observe().await? else {
             if !self.volume.provider_id.is_empty() {
                 let gone = "the volume is gone at the provider; delete it and make another";
                 return self.record(self.failed(gone.into()), Outcome::permanent("the volume is gone")).await;
@@ -136,7 +157,7 @@ impl Step<'_> {
         let observed = VolumeObserved { attached_machine_id: attached, message: String::new(), ..self.unchanged() };
         let working =
             if self.volume.state == VolumeState::Pending { VolumeState::Pending } else { VolumeState::Updating };
-        if self.busy(&found).await? {
+        if busy {
             return self.record(VolumeObserved { state: working, ..observed }, Outcome::converging()).await;
         }
         let next = if found.size_gigabytes < self.volume.size_gigabytes {
@@ -205,12 +226,12 @@ impl Step<'_> {
     }
 
     async fn delete(&self) -> Result<Outcome, PassError> {
-        let Some(found) = self.find().await? else {
+        let Some((found, busy)) = self.observe().await? else {
             self.shared.objects().confirm_gone(self.volume).await?;
             self.pass.store.volume_finish_delete(&self.volume.id, now_micros()).await?;
             return Ok(Outcome::remove());
         };
-        if self.busy(&found).await? {
+        if busy {
             return Ok(Outcome::converging().in_state(VolumeState::Deleting));
         }
         let result = match found.droplet_ids.first() {

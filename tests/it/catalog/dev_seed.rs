@@ -1,4 +1,4 @@
-//! `bc dev` seeds the demo catalog once and lists its pools in `dev.json`.
+//! `bcctl dev` seeds the demo catalog once and lists its pools in `dev.json`.
 
 use std::process::{Command, Output};
 
@@ -14,9 +14,9 @@ fn call(dev: &Value, path: &str, body: Value) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: {text}"))
 }
 
-/// Runs `bc` against the `bc dev` of `dev` as its operator.
-fn bc(dev: &Value, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bc"))
+/// Runs `bcctl` against the `bcctl dev` of `dev` as its operator.
+fn bcctl(dev: &Value, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bcctl"))
         .args(args)
         .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
         .env("BC_TOKEN", dev["adminToken"].as_str().unwrap())
@@ -25,8 +25,8 @@ fn bc(dev: &Value, args: &[&str]) -> Output {
 }
 
 fn bc_json(dev: &Value, args: &[&str]) -> Value {
-    let output = bc(dev, &[&["-o", "json"], args].concat());
-    assert!(output.status.success(), "bc {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    let output = bcctl(dev, &[&["-o", "json"], args].concat());
+    assert!(output.status.success(), "bcctl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
@@ -77,7 +77,7 @@ fn bc_dev_seeds_accounts_pools_offers_and_quotas_once() {
         assert_eq!(mode & 0o777, 0o600, "the secret key is its owner's alone");
     }
 
-    // The same catalog through `bc`; credentials go in by file and never come out.
+    // The same catalog through `bcctl`; credentials go in by file and never come out.
     let visible = bc_json(&dev, &["pools", "visible", "--tenant", "acme"]);
     assert_eq!(visible["pools"].as_array().unwrap().len(), 2, "{visible}");
     let quota = bc_json(
@@ -87,7 +87,7 @@ fn bc_dev_seeds_accounts_pools_offers_and_quotas_once() {
     assert_eq!(quota["limit"], 5);
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "dop_v1_CLISECRET77\n").unwrap();
-    let created = bc(
+    let created = bcctl(
         &dev,
         &[
             "-o",
@@ -107,7 +107,7 @@ fn bc_dev_seeds_accounts_pools_offers_and_quotas_once() {
     assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
     let stdout = String::from_utf8(created.stdout).unwrap();
     assert!(stdout.contains("\"credentialsSet\": true") && !stdout.contains("CLISECRET"), "{stdout}");
-    let refused = bc(
+    let refused = bcctl(
         &dev,
         &[
             "pools",
@@ -131,7 +131,7 @@ fn bc_dev_seeds_accounts_pools_offers_and_quotas_once() {
     let (_running, again) = System::on(Backend::Sqlite).dev(dir.path());
     assert_eq!((again["pools"]["gke"].clone(), again["pools"]["digitalocean"].clone()), (gke, digitalocean));
     let accounts = call(&again, "/api/platform/accounts/list", json!({}));
-    assert_eq!(accounts["accounts"].as_array().unwrap().len(), 3, "the two seeded and the one bc made");
+    assert_eq!(accounts["accounts"].as_array().unwrap().len(), 3, "the two seeded and the one bcctl made");
     let fakecloud = again["fakecloud"].as_str().unwrap();
     let seeded = accounts["accounts"].as_array().unwrap().iter().filter(|a| a["name"] != "cli");
     assert!(seeded.clone().count() == 2 && seeded.into_iter().all(|a| a["endpoint"] == fakecloud), "{accounts}");

@@ -1,5 +1,5 @@
 //! The console in a real browser (tests/python/console_browser.py: Playwright driving Debian's
-//! chromium, axe-core on every page) against a real `bc dev`: clusters (one stuck on refused GKE
+//! chromium, axe-core on every page) against a real `bcctl dev`: clusters (one stuck on refused GKE
 //! calls, with its problem and operation log), the other resources, bare metal, a viewer's and an
 //! operator's pages. Its screenshots land in `target/console/`.
 

@@ -1,4 +1,4 @@
-//! `bc dev` serves the console's embedded bundle at `/console/` with a strict content security
+//! `bcctl dev` serves the console's embedded bundle at `/console/` with a strict content security
 //! policy, with no Node on its `PATH` and away from the source tree, and `/console/whoami` tells
 //! the console who a key is.
 

@@ -1,6 +1,6 @@
-//! `bc`'s tables as kubectl's read: a few columns that fit a 120-column terminal by default,
+//! `bcctl`'s tables as kubectl's read: a few columns that fit a 120-column terminal by default,
 //! every field with `-o wide`, the same resource as YAML with `-o yaml`, times as RFC 3339 or
-//! ages and never unix numbers; and `bc completion` for the shells.
+//! ages and never unix numbers; and `bcctl completion` for the shells.
 
 use std::process::{Command, Output};
 
@@ -9,10 +9,10 @@ use serde_json::Value;
 use crate::harness::{System, run_ok};
 use better_compute::store::Backend;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
-/// Runs `bc` as acme's admin against `bc dev`, in a terminal `columns` wide.
-fn bc(dev: &Value, columns: &str, args: &[&str]) -> Output {
+/// Runs `bcctl` as acme's admin against `bcctl dev`, in a terminal `columns` wide.
+fn bcctl(dev: &Value, columns: &str, args: &[&str]) -> Output {
     run_ok(
         Command::new(BC)
             .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
@@ -39,13 +39,13 @@ fn cluster_tables_fit_120_columns_and_wide_shows_every_field() {
     for (name, location) in [("web", "us-central1"), ("analytics-production", "us-central1-a")] {
         let pools = ["--node-pool", "name=general,machine-type=e2-standard-4,count=2"];
         let create = ["clusters", "create", "--tenant", "acme", "--pool", pool, "--name", name, "--location", location];
-        bc(&dev, "120", &[&create[..], &pools, &["--wait"]].concat());
+        bcctl(&dev, "120", &[&create[..], &pools, &["--wait"]].concat());
     }
 
     let unix_time = regex::Regex::new(r"\b1[0-9]{9}\b").unwrap();
     for columns in ["80", "120"] {
-        let table = text(&bc(&dev, columns, &["clusters", "list", "--tenant", "acme"]));
-        print!("bc clusters list in a {columns}-column terminal:\n{table}");
+        let table = text(&bcctl(&dev, columns, &["clusters", "list", "--tenant", "acme"]));
+        print!("bcctl clusters list in a {columns}-column terminal:\n{table}");
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 3, "a header and two clusters: {table}");
         let headers: Vec<&str> = lines[0].split_whitespace().collect();
@@ -56,29 +56,29 @@ fn cluster_tables_fit_120_columns_and_wide_shows_every_field() {
     }
 
     let json: Value =
-        serde_json::from_slice(&bc(&dev, "120", &["-o", "json", "clusters", "list", "--tenant", "acme"]).stdout)
+        serde_json::from_slice(&bcctl(&dev, "120", &["-o", "json", "clusters", "list", "--tenant", "acme"]).stdout)
             .unwrap();
     let cluster = &json["clusters"][0];
-    let wide = text(&bc(&dev, "120", &["-o", "wide", "clusters", "list", "--tenant", "acme"]));
+    let wide = text(&bcctl(&dev, "120", &["-o", "wide", "clusters", "list", "--tenant", "acme"]));
     let wide_headers: Vec<&str> = wide.lines().next().unwrap().split_whitespace().collect();
     let fields: Vec<String> = cluster.as_object().unwrap().keys().map(|k| header_of(k)).collect();
     assert_eq!(wide_headers, fields, "-o wide shows every field of -o json, in its order");
     assert!(wide.contains("general") && wide.contains(cluster["createdAt"].as_str().unwrap()), "{wide}");
 
     let id = cluster["id"].as_str().unwrap();
-    let yaml = text(&bc(&dev, "120", &["-o", "yaml", "clusters", "get", "--tenant", "acme", id]));
+    let yaml = text(&bcctl(&dev, "120", &["-o", "yaml", "clusters", "get", "--tenant", "acme", id]));
     assert_eq!(&serde_yaml::from_str::<Value>(&yaml).unwrap(), cluster, "-o yaml is -o json's resource");
 
     let kubeconfig = dir.path().join("web.kubeconfig");
     let args = ["clusters", "credentials", "--tenant", "acme", id, "--kubeconfig-file", kubeconfig.to_str().unwrap()];
-    let said = String::from_utf8(bc(&dev, "120", &args).stderr).unwrap();
+    let said = String::from_utf8(bcctl(&dev, "120", &args).stderr).unwrap();
     let expiry = regex::Regex::new(r"expires at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 1h\)").unwrap();
     assert!(expiry.is_match(&said), "{said}");
 }
 
 #[test]
 fn bc_completion_prints_a_script_for_each_shell() {
-    for (shell, mark) in [("bash", "complete -F"), ("zsh", "#compdef bc"), ("fish", "complete -c bc")] {
+    for (shell, mark) in [("bash", "complete -F"), ("zsh", "#compdef bcctl"), ("fish", "complete -c bcctl")] {
         let script = String::from_utf8(run_ok(Command::new(BC).args(["completion", shell])).stdout).unwrap();
         assert!(script.contains(mark) && script.contains("clusters") && script.contains("loadbalancers"), "{shell}");
     }

@@ -2,7 +2,7 @@
 //! fake cluster serves into its models (which refuse an object missing a required field) and
 //! server-side applies; DigitalOcean's pydo, which sends its token over HTTPS only, lists and
 //! creates against the fake cloud's HTTPS address trusting its CA; and an account's adapter
-//! trusts that CA once the process is told to; `bc dev` says where the HTTPS address and its CA
+//! trusts that CA once the process is told to; `bcctl dev` says where the HTTPS address and its CA
 //! are.
 
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! what it needs with: a database ([`TestDb`]), the real server in this process ([`TestServer`]),
 //! the resource environment with the fake cloud, a seeded [`Catalog`] and workers on demand
 //! ([`Env`]), `bc-server` and `bc-worker` as processes ([`ServerProcess`], [`WorkerProcess`]),
-//! or `bc dev` ([`Running`]). No suite builds these parts itself. Waiting for what the system
+//! or `bcctl dev` ([`Running`]). No suite builds these parts itself. Waiting for what the system
 //! records: [`poll`], [`eventually`]. Helpers more than one suite uses live here too: the
 //! operator's [`Client`] and [`Platform`] (`platform`), the provider adapters on a fake cloud
 //! (`adapters`), principals and error details (below), `bcd` and cargo (`workspace`).

@@ -114,7 +114,7 @@ pub async fn serving(endpoint: &str, log: &Path) {
     .await;
 }
 
-/// [`poll`] for a test that runs outside a runtime (a plain `#[test]` driving `bc dev`): the
+/// [`poll`] for a test that runs outside a runtime (a plain `#[test]` driving `bcctl dev`): the
 /// thread waits between two looks.
 pub fn poll_blocking<T>(limit: Duration, what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
     let started = Instant::now();

@@ -1,4 +1,4 @@
-//! The binaries as their own processes: `bc dev` started and waited for
+//! The binaries as their own processes: `bcctl dev` started and waited for
 //! ([`System::dev`](super::System::dev) starts it), a child killed when the test ends, and the
 //! commands the suites run beside them (curl, Python).
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::poll::{poll, poll_blocking};
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
 /// A child process killed when the test ends, however it ends.
 pub struct Running(pub Child);
@@ -47,7 +47,7 @@ impl Running {
     }
 }
 
-/// How [`start_dev`] runs `bc dev`.
+/// How [`start_dev`] runs `bcctl dev`.
 pub(super) struct DevOptions {
     /// `--tls`.
     pub tls: bool,
@@ -57,7 +57,7 @@ pub(super) struct DevOptions {
     pub logging: Option<(String, PathBuf)>,
 }
 
-/// Starts `bc dev` on a free port in `data_dir` and waits until the `dev.json` it writes names
+/// Starts `bcctl dev` on a free port in `data_dir` and waits until the `dev.json` it writes names
 /// an endpoint that is ready.
 pub(super) fn start_dev(data_dir: &Path, options: DevOptions) -> (Running, Value) {
     let mut command = Command::new(BC);
@@ -80,7 +80,7 @@ pub(super) fn start_dev(data_dir: &Path, options: DevOptions) -> (Running, Value
     let spawned = std::time::SystemTime::now();
     let running = Running(command.spawn().unwrap());
     let path = data_dir.join("dev.json");
-    let dev = poll_blocking(Duration::from_secs(30), "bc dev serving what its dev.json names", || {
+    let dev = poll_blocking(Duration::from_secs(30), "bcctl dev serving what its dev.json names", || {
         let fresh = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|modified| modified >= spawned);
         let text = fresh.then(|| std::fs::read_to_string(&path).ok()).flatten().ok_or("no fresh dev.json")?;
         let dev: Value = serde_json::from_str(&text).unwrap();

@@ -2,7 +2,7 @@
 //! differs from the defaults (catalog, policies, Kubernetes settings, fake cloud timings, the
 //! worker's configuration and kinds, the server's flags, TLS), then end with what to start: a
 //! bare database, the server in this process, the whole resource environment, `bc-server` as
-//! its own process, or `bc dev`. Each ending returns the handle of that
+//! its own process, or `bcctl dev`. Each ending returns the handle of that
 //! system, which starts its workers and further servers itself.
 
 use std::path::{Path, PathBuf};
@@ -31,11 +31,11 @@ pub struct System {
     worker_config: WorkerConfig,
     /// The kinds they reconcile; `None`: every kind of the registry.
     kinds: Option<Vec<&'static str>>,
-    /// Over TLS (`bc-server` and `bc dev` only).
+    /// Over TLS (`bc-server` and `bcctl dev` only).
     tls: bool,
-    /// `bc dev` as on a machine with no Node and no source tree.
+    /// `bcctl dev` as on a machine with no Node and no source tree.
     bare: bool,
-    /// `bc dev`'s `RUST_LOG` and the file its output goes to.
+    /// `bcctl dev`'s `RUST_LOG` and the file its output goes to.
     logging: Option<(String, PathBuf)>,
 }
 
@@ -93,20 +93,20 @@ impl System {
         self
     }
 
-    /// `bc-server` or `bc dev` over TLS, with a CA of the test's own.
+    /// `bc-server` or `bcctl dev` over TLS, with a CA of the test's own.
     pub fn tls(mut self) -> System {
         self.tls = true;
         self
     }
 
-    /// `bc dev` with an empty environment, no program on its `PATH` and its data directory as
+    /// `bcctl dev` with an empty environment, no program on its `PATH` and its data directory as
     /// its working directory: a machine with no Node and no source tree.
     pub fn bare(mut self) -> System {
         self.bare = true;
         self
     }
 
-    /// `bc dev` logging at `rust_log` to `log`.
+    /// `bcctl dev` logging at `rust_log` to `log`.
     pub fn logging(mut self, rust_log: &str, log: &Path) -> System {
         self.logging = Some((rust_log.to_owned(), log.to_owned()));
         self
@@ -149,10 +149,10 @@ impl System {
         ServerProcess::start(args, self.tls).await
     }
 
-    /// `bc dev` in `data_dir` on a free port, once its `dev.json` names a ready endpoint: the
-    /// process and that file. `bc dev` keeps its own SQLite file there.
+    /// `bcctl dev` in `data_dir` on a free port, once its `dev.json` names a ready endpoint: the
+    /// process and that file. `bcctl dev` keeps its own SQLite file there.
     pub fn dev(self, data_dir: &Path) -> (Running, Value) {
-        assert_eq!(self.backend, Backend::Sqlite, "bc dev runs on its own SQLite file");
+        assert_eq!(self.backend, Backend::Sqlite, "bcctl dev runs on its own SQLite file");
         start_dev(data_dir, DevOptions { tls: self.tls, bare: self.bare, logging: self.logging })
     }
 

@@ -1,5 +1,5 @@
 //! The worker in tests: every worker is built by [`worker`], and the resource reconcilers come
-//! from the one registry (`better_compute::reconcile::registry`, as `bc-worker` and `bc dev`
+//! from the one registry (`better_compute::reconcile::registry`, as `bc-worker` and `bcctl dev`
 //! use it), with backoffs and intervals short enough for a test.
 
 use std::sync::Arc;

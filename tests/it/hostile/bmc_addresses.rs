@@ -19,7 +19,7 @@ use crate::harness::{DO_TOKEN, ENROLL, Env, PASSWORD, System, poll, violated_fie
 
 /// Text a hostile "BMC" plants in its answers; none of it may reach a view.
 const MARKER: &str = "PLANTED-SECRET-3f9a1c";
-/// The policy that allows the loopback networks, as `bc dev` has for its fake BMCs.
+/// The policy that allows the loopback networks, as `bcctl dev` has for its fake BMCs.
 fn loopback_allowed() -> Value {
     json!({"metal": {"bmcAllowedNetworks": ["127.0.0.0/8", "::1/128"]}})
 }

@@ -1,7 +1,7 @@
-//! The clients' own footguns: `bc`'s provider endpoint flag, which must never read `BC_ENDPOINT`.
+//! The clients' own footguns: `bcctl`'s provider endpoint flag, which must never read `BC_ENDPOINT`.
 //!
 //! An account's `--endpoint` and the client's global `--endpoint` were one flag, so
-//! `bc accounts update <id> --credentials-file f` with `BC_ENDPOINT` set sent the control plane's
+//! `bcctl accounts update <id> --credentials-file f` with `BC_ENDPOINT` set sent the control plane's
 //! address as the account's provider endpoint, with new credentials: the change was taken
 //! (version 2, no warning), and the worker would have sent those credentials there. The
 //! provider's address now has its own flag, `--provider-endpoint`.
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{System, TestServer};
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
 /// Where acme's account is when the test starts.
 const PROVIDER: &str = "http://127.0.0.1:1";
@@ -36,9 +36,9 @@ async fn account(server: &TestServer) -> String {
     created["id"].as_str().unwrap().to_owned()
 }
 
-/// Runs `bc` with `args`, reaching the server only through `BC_ENDPOINT` and `BC_TOKEN`, as an
+/// Runs `bcctl` with `args`, reaching the server only through `BC_ENDPOINT` and `BC_TOKEN`, as an
 /// operator's shell does; its exit, stdout and stderr.
-async fn bc(server: &TestServer, dir: &Path, args: &[&str]) -> (bool, String, String) {
+async fn bcctl(server: &TestServer, dir: &Path, args: &[&str]) -> (bool, String, String) {
     let output = tokio::process::Command::new(BC)
         .args(args)
         .current_dir(dir)
@@ -65,7 +65,7 @@ async fn bc_accounts_update_with_bc_endpoint_set_leaves_the_provider_endpoint_al
     std::fs::write(&credentials, "dop_v1_rotated\n").unwrap();
 
     let args = ["-o", "json", "accounts", "update", &id, "--credentials-file", credentials.to_str().unwrap()];
-    let (ok, stdout, stderr) = bc(&server, dir.path(), &args).await;
+    let (ok, stdout, stderr) = bcctl(&server, dir.path(), &args).await;
     assert!(ok, "the rotation goes through the API at BC_ENDPOINT: {stdout} {stderr}");
     let account = stored(&server, &id).await;
     assert_eq!(account["endpoint"], PROVIDER, "the API's address is not the provider's: {account}");
@@ -84,7 +84,7 @@ async fn bc_accounts_provider_endpoint_changes_the_provider_endpoint(backend: Ba
 
     let file = credentials.to_str().unwrap();
     let args = ["-o", "json", "accounts", "update", &id, "--credentials-file", file, "--provider-endpoint", moved];
-    let (ok, stdout, stderr) = bc(&server, dir.path(), &args).await;
+    let (ok, stdout, stderr) = bcctl(&server, dir.path(), &args).await;
     assert!(ok, "{stdout} {stderr}");
     let account = stored(&server, &id).await;
     assert_eq!((account["endpoint"].as_str(), account["version"].as_i64()), (Some(moved), Some(2)), "{account}");
@@ -108,7 +108,7 @@ async fn bc_accounts_provider_endpoint_changes_the_provider_endpoint(backend: Ba
         "--provider-endpoint",
         moved,
     ];
-    let (ok, stdout, stderr) = bc(&server, dir.path(), &args).await;
+    let (ok, stdout, stderr) = bcctl(&server, dir.path(), &args).await;
     assert!(ok, "{stdout} {stderr}");
     let created: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(created["endpoint"], moved, "{created}");

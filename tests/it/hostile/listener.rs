@@ -1,5 +1,5 @@
 //! The listener: slow, half-sent and idle connections, and the connection cap; who may read
-//! `/metrics`; and the modes of the files `bc dev` keeps.
+//! `/metrics`; and the modes of the files `bcctl dev` keeps.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -186,7 +186,7 @@ fn bc_dev_keeps_its_store_and_tokens_readable_by_their_owner_only() {
     let (dev, _) = System::on(Backend::Sqlite).dev(dir.path());
     for name in ["bc.sqlite", "bc.sqlite-wal", "bc.sqlite-shm", "dev.json", "secret.key"] {
         let Ok(metadata) = std::fs::metadata(dir.path().join(name)) else {
-            assert!(name.contains('-'), "bc dev made no {name}");
+            assert!(name.contains('-'), "bcctl dev made no {name}");
             continue;
         };
         let mode = metadata.permissions().mode() & 0o777;

@@ -373,7 +373,7 @@ async fn bcd_joining_again_from_its_state_presents_its_nodes_credential() {
     assert_eq!(nodes().await.len(), 1);
 }
 
-/// `bc dev` without TLS prints a `bcd join` line that says it sends the token in clear
+/// `bcctl dev` without TLS prints a `bcd join` line that says it sends the token in clear
 /// (`--insecure-plaintext`), and that line, run as printed, joins.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bc_dev_without_tls_prints_a_join_line_that_says_it_is_plaintext() {
@@ -381,15 +381,15 @@ async fn bc_dev_without_tls_prints_a_join_line_that_says_it_is_plaintext() {
     let (_dev, dev) = System::on(Backend::Sqlite).dev(&dir.path().join(".bc-dev"));
     assert!(dev["endpoint"].as_str().unwrap().starts_with("http://"), "{dev}");
     let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
-    let bc = |args: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_bc"));
+    let bcctl = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bcctl"));
         command.current_dir(dir.path()).args(args);
         for variable in ["BC_ENDPOINT", "BC_TOKEN", "BC_CA_SHA256", "BC_CONFIG"] {
             command.env_remove(variable);
         }
         String::from_utf8(crate::harness::run_ok(&mut command).stdout).unwrap()
     };
-    let created = bc(&["jointokens", "create", "--pool", &pool]);
+    let created = bcctl(&["jointokens", "create", "--pool", &pool]);
     let line = created.lines().find(|line| line.trim_start().starts_with("bcd join")).expect(&created);
     assert!(line.contains(" --insecure-plaintext ") && !line.contains("--ca-sha256"), "{line}");
     let printed: Vec<&str> = line.split_whitespace().skip(1).collect();
@@ -405,8 +405,8 @@ async fn bc_dev_without_tls_prints_a_join_line_that_says_it_is_plaintext() {
             .spawn()
             .unwrap(),
     );
-    eventually(Duration::from_secs(30), "bc nodes list to show the node ready", || async {
-        let listed = bc(&["nodes", "list", "--pool", &pool]);
+    eventually(Duration::from_secs(30), "bcctl nodes list to show the node ready", || async {
+        let listed = bcctl(&["nodes", "list", "--pool", &pool]);
         listed.lines().skip(1).any(|row| row.split_whitespace().nth(2) == Some("ready")).then_some(())
     })
     .await;

@@ -1,4 +1,4 @@
-//! Under `bc dev`, as a user runs it with the `bc` CLI: a standard cluster with two node pools
+//! Under `bcctl dev`, as a user runs it with the `bcctl` CLI: a standard cluster with two node pools
 //! reaches `ready` within 10 seconds, `kubectl --kubeconfig <issued> get nodes` lists its
 //! nodes, and the issued token appears in no log line of the process.
 
@@ -10,10 +10,10 @@ use serde_json::Value;
 use crate::harness::{System, run_ok};
 use better_compute::store::Backend;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
-/// Runs `bc` as acme against `bc dev`; panics unless it succeeds.
-fn bc(dev: &Value, args: &[&str]) -> std::process::Output {
+/// Runs `bcctl` as acme against `bcctl dev`; panics unless it succeeds.
+fn bcctl(dev: &Value, args: &[&str]) -> std::process::Output {
     run_ok(
         Command::new(BC)
             .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
@@ -31,7 +31,7 @@ fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists
     let pool = dev["pools"]["gke"].as_str().unwrap();
 
     let started = Instant::now();
-    let created = bc(
+    let created = bcctl(
         &dev,
         &[
             "-o",
@@ -55,7 +55,7 @@ fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists
     );
     let took = started.elapsed();
     let cluster: Value = serde_json::from_slice(&created.stdout).unwrap();
-    println!("bc dev: a standard cluster with two node pools was ready in {took:?} (bc clusters create --wait)");
+    println!("bcctl dev: a standard cluster with two node pools was ready in {took:?} (bcctl clusters create --wait)");
     assert_eq!(cluster["state"], "ready", "{cluster}");
     assert!(took < Duration::from_secs(10), "ready in {took:?}");
     let progress = String::from_utf8_lossy(&created.stderr);
@@ -63,7 +63,7 @@ fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists
 
     let id = cluster["id"].as_str().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    bc(
+    bcctl(
         &dev,
         &[
             "clusters",
@@ -90,9 +90,9 @@ fn under_bc_dev_a_standard_cluster_is_ready_within_ten_seconds_and_kubectl_lists
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
     let config: Value = serde_yaml::from_str(&text).unwrap();
     let token = config["users"][0]["user"]["token"].as_str().unwrap().to_owned();
-    bc(&dev, &["clusters", "delete", "--tenant", "acme", id, "--wait"]);
+    bcctl(&dev, &["clusters", "delete", "--tenant", "acme", id, "--wait"]);
     assert!(running.terminate().success());
     let logs = std::fs::read_to_string(&log_path).unwrap();
     assert!(logs.contains("credentials issued"), "the log has the issue, without the token");
-    assert!(!logs.contains(&token), "the token is in bc dev's log");
+    assert!(!logs.contains(&token), "the token is in bcctl dev's log");
 }

@@ -1,7 +1,7 @@
 //! Updates change what their `update_mask` names: through the JSON API the keys of the body are
 //! the mask, so `[]`, `{}` and `null` clear a list, a map or a setting, alone or beside other
 //! fields; over gRPC a caller's mask says the same, and without one only the fields given a value
-//! are named; `bc` names what its clear flags clear. A body that names nothing is still refused.
+//! are named; `bcctl` names what its clear flags clear. A body that names nothing is still refused.
 
 use std::process::Command;
 
@@ -166,9 +166,9 @@ async fn the_cli_clear_flags_name_what_they_clear(backend: Backend) {
     let id = cluster_with_networks(&env, "cli").await;
     let created = env.ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": id})).await;
     let batch = created["nodePools"][1]["id"].as_str().unwrap().to_owned();
-    let bc = |args: &[&str]| {
+    let bcctl = |args: &[&str]| {
         let output = tokio::task::block_in_place(|| {
-            Command::new(env!("CARGO_BIN_EXE_bc"))
+            Command::new(env!("CARGO_BIN_EXE_bcctl"))
                 .env("BC_ENDPOINT", &env.server.endpoint)
                 .env("BC_TOKEN", &env.acme_admin)
                 .args(["-o", "json"])
@@ -176,12 +176,12 @@ async fn the_cli_clear_flags_name_what_they_clear(backend: Backend) {
                 .output()
                 .unwrap()
         });
-        assert!(output.status.success(), "bc {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "bcctl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
         serde_json::from_slice::<Value>(&output.stdout).unwrap()
     };
-    let cluster = bc(&["clusters", "update", "--tenant", "acme", &id, "--clear-authorized-networks"]);
+    let cluster = bcctl(&["clusters", "update", "--tenant", "acme", &id, "--clear-authorized-networks"]);
     assert_eq!((count(&cluster, "authorizedNetworks"), cluster["version"].as_i64()), (0, Some(2)), "{cluster}");
-    let pool = bc(&[
+    let pool = bcctl(&[
         "nodepools",
         "update",
         "--tenant",
@@ -200,7 +200,7 @@ async fn the_cli_clear_flags_name_what_they_clear(backend: Backend) {
 
     // A value and the flag that clears it exclude each other, before anything is sent.
     let output = tokio::task::block_in_place(|| {
-        Command::new(env!("CARGO_BIN_EXE_bc"))
+        Command::new(env!("CARGO_BIN_EXE_bcctl"))
             .env("BC_ENDPOINT", &env.server.endpoint)
             .env("BC_TOKEN", &env.acme_admin)
             .args(["clusters", "update", "--tenant", "acme", &id, "--clear-authorized-networks"])

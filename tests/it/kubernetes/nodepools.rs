@@ -2,7 +2,7 @@
 //! `setAutoscaling` change goes out one GKE operation at a time (queued behind each other, never
 //! failing on "operation in progress") and lands on the fake GKE's pool and its nodes as kubectl
 //! sees them; the fields GKE cannot change in place are refused, saying to make a new pool; the
-//! same over gRPC and through `bc nodepools update`.
+//! same over gRPC and through `bcctl nodepools update`.
 
 use std::process::Command;
 use std::time::Duration;
@@ -267,9 +267,9 @@ async fn the_same_update_over_grpc_and_through_the_cli(backend: Backend) {
     assert_eq!(fake["diskType"], "pd-ssd");
     assert_eq!(fake["taints"], json!([{"key": "team", "value": "web", "effect": "PREFER_NO_SCHEDULE"}]));
 
-    // `bc nodepools update`, followed with --wait until the cluster is ready again.
+    // `bcctl nodepools update`, followed with --wait until the cluster is ready again.
     let output = tokio::task::block_in_place(|| {
-        Command::new(env!("CARGO_BIN_EXE_bc"))
+        Command::new(env!("CARGO_BIN_EXE_bcctl"))
             .env("BC_ENDPOINT", &env.server.endpoint)
             .env("BC_TOKEN", &env.acme_admin)
             .args(["-o", "json", "nodepools", "update", "--tenant", "acme", "--cluster", &id, &general])
@@ -278,7 +278,7 @@ async fn the_same_update_over_grpc_and_through_the_cli(backend: Backend) {
             .output()
             .unwrap()
     });
-    assert!(output.status.success(), "bc: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "bcctl: {}", String::from_utf8_lossy(&output.stderr));
     let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(answer["machineType"], "e2-highmem-4", "{answer}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("ready"), "--wait shows progress");

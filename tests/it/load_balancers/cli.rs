@@ -1,4 +1,4 @@
-//! `bc loadbalancers ...` as a user runs it: create with `--wait` follows the load balancer until
+//! `bcctl loadbalancers ...` as a user runs it: create with `--wait` follows the load balancer until
 //! it is ready, update and delete likewise, list and get print it.
 
 use std::process::Command;
@@ -8,15 +8,15 @@ use serde_json::Value;
 use super::{Env, POOL, REGION};
 use better_compute::store::Backend;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
-async fn bc(env: &Env, args: &[&str]) -> Value {
+async fn bcctl(env: &Env, args: &[&str]) -> Value {
     let mut command = Command::new(BC);
     command.env("BC_ENDPOINT", &env.server.endpoint).env("BC_TOKEN", &env.acme_admin).args(["-o", "json"]).args(args);
     let output = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
     assert!(
         output.status.success(),
-        "bc {args:?} failed:\n{}\n{}",
+        "bcctl {args:?} failed:\n{}\n{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
@@ -28,7 +28,7 @@ async fn bc_loadbalancers_create_update_and_delete_with_wait() {
     let mut env = super::start(Backend::Sqlite).await;
     env.start_worker();
     let web = env.instance("acme", POOL, REGION, None).await;
-    let created = bc(
+    let created = bcctl(
         &env,
         &[
             "loadbalancers",
@@ -59,9 +59,9 @@ async fn bc_loadbalancers_create_update_and_delete_with_wait() {
     assert!(!created["address"].as_str().unwrap().is_empty());
     assert_eq!(created["healthCheck"]["intervalSeconds"], 20);
     let id = created["id"].as_str().unwrap().to_owned();
-    let listed = bc(&env, &["loadbalancers", "list", "--tenant", "acme"]).await;
+    let listed = bcctl(&env, &["loadbalancers", "list", "--tenant", "acme"]).await;
     assert_eq!(listed["loadBalancers"][0]["id"], id.as_str());
-    let updated = bc(
+    let updated = bcctl(
         &env,
         &[
             "loadbalancers",
@@ -80,8 +80,8 @@ async fn bc_loadbalancers_create_update_and_delete_with_wait() {
     assert_eq!(updated["forwarding"][0]["entryProtocol"], "tcp");
     let fake = env.fake_load_balancer(updated["providerName"].as_str().unwrap()).unwrap();
     assert_eq!(fake["stickySessions"]["type"], "none");
-    let got = bc(&env, &["loadbalancers", "get", "--tenant", "acme", &id]).await;
+    let got = bcctl(&env, &["loadbalancers", "get", "--tenant", "acme", &id]).await;
     assert_eq!(got["id"], id.as_str());
-    let deleted = bc(&env, &["loadbalancers", "delete", "--tenant", "acme", &id, "--wait"]).await;
+    let deleted = bcctl(&env, &["loadbalancers", "delete", "--tenant", "acme", &id, "--wait"]).await;
     assert_eq!(deleted["state"], "deleted");
 }

@@ -1,4 +1,4 @@
-//! End to end on `bc dev` through the CLI: a fake machine from dev.json's `bmcs` is enrolled in
+//! End to end on `bcctl dev` through the CLI: a fake machine from dev.json's `bmcs` is enrolled in
 //! `pools.metal` and taken through inspect, commission, deploy (its bcd joins), rescue and back,
 //! release and retire, each with `--wait`; the password goes in by file and is in no output.
 
@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::harness::{System, run_ok};
 use better_compute::store::Backend;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
 #[test]
 fn bc_dev_takes_a_fake_machine_through_every_verb_with_the_cli() {
@@ -20,7 +20,7 @@ fn bc_dev_takes_a_fake_machine_through_every_verb_with_the_cli() {
     let password = bmc["password"].as_str().unwrap();
     let password_file = dir.path().join("bmc-password");
     std::fs::write(&password_file, format!("{password}\n")).unwrap();
-    let bc = |args: &[&str]| -> (Value, String) {
+    let bcctl = |args: &[&str]| -> (Value, String) {
         let mut command = Command::new(BC);
         command
             .env("BC_ENDPOINT", file["endpoint"].as_str().unwrap())
@@ -33,7 +33,7 @@ fn bc_dev_takes_a_fake_machine_through_every_verb_with_the_cli() {
         assert!(!stdout.contains(password) && !stderr.contains(password), "{args:?} printed the password");
         (serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}")), stderr)
     };
-    let (machine, progress) = bc(&[
+    let (machine, progress) = bcctl(&[
         "metal",
         "enroll",
         "--pool",
@@ -59,7 +59,7 @@ fn bc_dev_takes_a_fake_machine_through_every_verb_with_the_cli() {
         let mut full = vec!["metal"];
         full.extend_from_slice(args);
         full.extend_from_slice(&["--pool", &pool, &node, "--wait"]);
-        let (machine, progress) = bc(&full);
+        let (machine, progress) = bcctl(&full);
         assert_eq!(machine["provisionState"], state, "{args:?}: {machine}\n{progress}");
         machine
     };
@@ -69,7 +69,7 @@ fn bc_dev_takes_a_fake_machine_through_every_verb_with_the_cli() {
     // The pool's policy names the default image.
     let deployed = verb(&["deploy"], "deployed");
     assert!(deployed["image"].as_str().unwrap().ends_with(".iso"), "{deployed}");
-    let (nodes, _) = bc(&["nodes", "get", "--pool", &pool, &node]);
+    let (nodes, _) = bcctl(&["nodes", "get", "--pool", &pool, &node]);
     assert_eq!((nodes["state"].as_str(), nodes["hostname"].as_str()), (Some("ready"), Some("metal-1")), "{nodes}");
     verb(&["rescue"], "rescue");
     verb(&["rescue", "--exit"], "deployed");

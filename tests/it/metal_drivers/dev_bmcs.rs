@@ -1,4 +1,4 @@
-//! `bc dev` lists its fake BMCs in dev.json, and the Redfish driver signs in to them.
+//! `bcctl dev` lists its fake BMCs in dev.json, and the Redfish driver signs in to them.
 
 use better_compute::provider::bmc::{BmcAccess, BmcDriver, PowerState, connect};
 use better_compute::secrets::Secret;

@@ -1,5 +1,5 @@
-//! `bc` as an operator runs it for substrates: `bc pools create --policy-file` with a YAML
-//! substrate, `bc substrates list|get` reading it back (a table with one line per flavor, or
+//! `bcctl` as an operator runs it for substrates: `bcctl pools create --policy-file` with a YAML
+//! substrate, `bcctl substrates list|get` reading it back (a table with one line per flavor, or
 //! JSON), and a bad file refused before anything is sent.
 
 use std::process::Command;
@@ -10,17 +10,17 @@ use serde_json::Value;
 use super::{GKE_ACCOUNT, ZONE, setup};
 use crate::harness::Env;
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
-async fn bc(env: &Env, args: &[&str]) -> std::process::Output {
+async fn bcctl(env: &Env, args: &[&str]) -> std::process::Output {
     let mut command = Command::new(BC);
     command.env("BC_ENDPOINT", &env.server.endpoint).env("BC_TOKEN", &env.server.admin_token).args(args);
     tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap()
 }
 
 async fn bc_ok(env: &Env, args: &[&str]) -> String {
-    let output = bc(env, args).await;
-    assert!(output.status.success(), "bc {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    let output = bcctl(env, args).await;
+    assert!(output.status.success(), "bcctl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -70,7 +70,7 @@ async fn a_substrate_from_a_yaml_file_is_read_back_by_bc_substrates() {
     assert_eq!(listed["substrates"][0]["flavors"][1]["name"], "l4", "{listed}");
 
     std::fs::write(&file, "flavors: [unclosed").unwrap();
-    let refused = bc(&env, &["pools", "update", pool, "--policy-file", path]).await;
+    let refused = bcctl(&env, &["pools", "update", pool, "--policy-file", path]).await;
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("--policy-file") && said.contains("not YAML or JSON"), "{said}");

@@ -1,6 +1,6 @@
 //! A private key sent with a certificate is kept only encrypted: it appears in no response (JSON
 //! or gRPC, success or refusal), no event, no store row but as ciphertext that opens to it, and
-//! (under `bc dev`, server and worker in one process logging at debug) no log line.
+//! (under `bcctl dev`, server and worker in one process logging at debug) no log line.
 
 use std::process::Command;
 
@@ -146,10 +146,10 @@ async fn a_private_key_is_in_no_response_event_or_row_but_encrypted(backend: Bac
 
 crate::on_both_backends!(a_private_key_is_in_no_response_event_or_row_but_encrypted);
 
-const BC: &str = env!("CARGO_BIN_EXE_bc");
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 
-/// Runs `bc` as acme against `bc dev`; panics unless it succeeds; returns its JSON output.
-fn bc(dev: &Value, args: &[&str]) -> Value {
+/// Runs `bcctl` as acme against `bcctl dev`; panics unless it succeeds; returns its JSON output.
+fn bcctl(dev: &Value, args: &[&str]) -> Value {
     let output = Command::new(BC)
         .env("BC_ENDPOINT", dev["endpoint"].as_str().unwrap())
         .env("BC_TOKEN", dev["tenants"][0]["token"].as_str().unwrap())
@@ -158,11 +158,11 @@ fn bc(dev: &Value, args: &[&str]) -> Value {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success(), "bc {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("bc {args:?} printed no JSON: {stdout}"))
+    assert!(output.status.success(), "bcctl {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("bcctl {args:?} printed no JSON: {stdout}"))
 }
 
-/// Under `bc dev` (server and worker in one process, logging at debug), the CLI makes a network,
+/// Under `bcctl dev` (server and worker in one process, logging at debug), the CLI makes a network,
 /// an instance on its subnet and a custom certificate from PEM files, each followed with
 /// `--wait` until ready and then deleted with `--wait`; the certificate's private key is in no
 /// line of the log.
@@ -173,7 +173,7 @@ fn under_bc_dev_the_cli_waits_for_each_resource_and_no_log_line_has_the_private_
     let (running, dev) = System::on(Backend::Sqlite).logging("debug", &log_path).dev(dir.path());
     let pool = dev["pools"]["digitalocean"].as_str().unwrap().to_owned();
 
-    let network = bc(
+    let network = bcctl(
         &dev,
         &[
             "networks",
@@ -192,7 +192,7 @@ fn under_bc_dev_the_cli_waits_for_each_resource_and_no_log_line_has_the_private_
     assert_eq!(network["state"], "ready", "{network}");
     let network_id = network["id"].as_str().unwrap();
     let subnet = network["subnets"][0]["id"].as_str().unwrap();
-    let instance = bc(
+    let instance = bcctl(
         &dev,
         &[
             "instances",
@@ -217,7 +217,7 @@ fn under_bc_dev_the_cli_waits_for_each_resource_and_no_log_line_has_the_private_
     let (key_file, leaf_file) = (dir.path().join("key.pem"), dir.path().join("leaf.pem"));
     std::fs::write(&key_file, &key).unwrap();
     std::fs::write(&leaf_file, &leaf).unwrap();
-    let certificate = bc(
+    let certificate = bcctl(
         &dev,
         &[
             "certificates",
@@ -239,18 +239,18 @@ fn under_bc_dev_the_cli_waits_for_each_resource_and_no_log_line_has_the_private_
     assert_absent(&key, &certificate.to_string(), "the CLI's output");
 
     let certificate_id = certificate["id"].as_str().unwrap();
-    let gone = bc(&dev, &["certificates", "delete", "--tenant", "acme", certificate_id, "--wait"]);
+    let gone = bcctl(&dev, &["certificates", "delete", "--tenant", "acme", certificate_id, "--wait"]);
     assert_eq!(gone["state"], "deleted");
-    let gone = bc(&dev, &["instances", "delete", "--tenant", "acme", instance["id"].as_str().unwrap(), "--wait"]);
+    let gone = bcctl(&dev, &["instances", "delete", "--tenant", "acme", instance["id"].as_str().unwrap(), "--wait"]);
     assert_eq!(gone["state"], "deleted");
-    let gone = bc(&dev, &["networks", "delete", "--tenant", "acme", network_id, "--wait"]);
+    let gone = bcctl(&dev, &["networks", "delete", "--tenant", "acme", network_id, "--wait"]);
     assert_eq!(gone["state"], "deleted");
-    let listed = bc(&dev, &["networks", "list", "--tenant", "acme", "--include-deleted"]);
+    let listed = bcctl(&dev, &["networks", "list", "--tenant", "acme", "--include-deleted"]);
     assert_eq!(listed["networks"][0]["id"], network["id"]);
 
     assert!(running.terminate().success());
     let logged = std::fs::read_to_string(&log_path).unwrap();
     assert!(logged.contains("certificate created"), "the log is the server's and the worker's");
     assert!(logged.contains("DEBUG"), "debug lines are in it");
-    assert_absent(&key, &logged, "a log line of bc dev");
+    assert_absent(&key, &logged, "a log line of bcctl dev");
 }

@@ -1,4 +1,4 @@
-//! `bc`: the command-line client, and `bc dev`.
+//! `bcctl`: the command-line client, and `bcctl dev`.
 
 use better_compute::cli::{self, Cli, Command};
 use better_compute::{dev, telemetry};
@@ -16,7 +16,7 @@ fn main() {
     })
 }
 
-/// `bc fakecloud`: serves the fake cloud until Ctrl-C or SIGTERM.
+/// `bcctl fakecloud`: serves the fake cloud until Ctrl-C or SIGTERM.
 async fn run_fakecloud(port: u16) -> Result<(), String> {
     let config = fakecloud::FakeCloudConfig { port, ..Default::default() };
     let cloud = fakecloud::FakeCloud::start(config)
