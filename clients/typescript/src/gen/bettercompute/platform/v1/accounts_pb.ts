@@ -61,7 +61,7 @@ export type Account = Message<"bettercompute.platform.v1.Account"> & {
   description: string;
 
   /**
-   * The provider API's base URL when it is not the provider's own (tests, `bc dev`).
+   * The provider API's base URL when it is not the provider's own (tests, `bcctl dev`).
    *
    * @generated from field: string endpoint = 6;
    */
