@@ -281,6 +281,25 @@ impl Store {
         )
     }
 
+    /// Makes the database `url` names when its server has none of that name, so that
+    /// `bc-server migrate` on a fresh server needs no `createdb` first; `true` when it made it.
+    /// Asking and making go through the server's maintenance database (`postgres`).
+    pub async fn create_database_if_missing(url: &str) -> Result<bool> {
+        use sqlx::migrate::MigrateDatabase;
+        install_default_drivers();
+        Backend::of_url(url)?;
+        let unreachable = |error: sqlx::Error| {
+            Error::unavailable(format!("cannot ask the database server for the database: {}", redact(&error)))
+        };
+        if sqlx::Any::database_exists(url).await.map_err(unreachable)? {
+            return Ok(false);
+        }
+        sqlx::Any::create_database(url)
+            .await
+            .map_err(|error| Error::unavailable(format!("cannot create the database: {}", redact(&error))))?;
+        Ok(true)
+    }
+
     /// Applies the migrations that are not applied yet.
     pub async fn migrate(&self) -> Result<()> {
         crate::measured::store("migrate", async {

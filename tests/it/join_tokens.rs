@@ -223,6 +223,13 @@ async fn only_the_pools_tenant_admins_and_operators_decide(backend: Backend) {
                 (403, Some("ACCESS_DENIED")),
                 "{who} {path}: {refused}"
             );
+            // Only a refusal on a platform pool says that an operator's key is what it takes.
+            let message = refused["error"]["message"].as_str().unwrap();
+            assert_eq!(
+                message.contains("only an operator's key may"),
+                pool == &pools.offered,
+                "{who} {path}: {message}"
+            );
         }
     }
     // acme's admin on its own pool, and the operator on any pool, decide.

@@ -12,6 +12,7 @@ mod clients;
 mod console;
 mod crates;
 mod deploy;
+mod docs_blocks;
 mod drift;
 mod fakecloud_kube;
 mod grpc;
