@@ -194,23 +194,31 @@ async fn asset(axum::extract::Path(file): axum::extract::Path<String>, request: 
     response
 }
 
-/// Who the bearer of the request's API key is: principal, kind, tenant and role bindings. The
-/// API has no such method (a caller knows who they are); the console does not, as it is handed
-/// a bare key, and needs it to offer only what the key may do.
+/// Who the bearer of the request's API key is: principal (id and name), kind, tenant (id and
+/// display name) and role bindings. The API has no such method (a caller knows who they are);
+/// the console does not, as it is handed a bare key, and needs it to name the caller and to
+/// offer only what the key may do.
 async fn whoami(State(services): State<Service>, headers: HeaderMap) -> Response {
     let authorization = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    match services.authenticate(authorization).await {
-        Ok(caller) => axum::Json(serde_json::json!({
-            "principalId": caller.principal_id,
-            "kind": caller.kind.as_str(),
-            "tenantId": caller.tenant_id,
-            "bindings": caller.bindings.iter().map(|b| serde_json::json!({
-                "role": b.role, "scopeType": b.scope_type, "scopeId": b.scope_id,
-            })).collect::<Vec<_>>(),
-        }))
-        .into_response(),
-        Err(error) => (error.http_status(), axum::Json(error.to_json())).into_response(),
-    }
+    let caller = match services.authenticate(authorization).await {
+        Ok(caller) => caller,
+        Err(error) => return (error.http_status(), axum::Json(error.to_json())).into_response(),
+    };
+    let (name, tenant_name) = match services.caller_names(&caller).await {
+        Ok(names) => names,
+        Err(error) => return (error.http_status(), axum::Json(error.to_json())).into_response(),
+    };
+    axum::Json(serde_json::json!({
+        "principalId": caller.principal_id,
+        "name": name,
+        "kind": caller.kind.as_str(),
+        "tenantId": caller.tenant_id,
+        "tenantName": tenant_name,
+        "bindings": caller.bindings.iter().map(|b| serde_json::json!({
+            "role": b.role, "scopeType": b.scope_type, "scopeId": b.scope_id,
+        })).collect::<Vec<_>>(),
+    }))
+    .into_response()
 }
 
 #[cfg(test)]

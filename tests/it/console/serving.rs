@@ -92,8 +92,14 @@ fn bc_dev_without_node_serves_the_embedded_console_and_says_who_a_key_is() {
     let viewer = whoami(dev["tenants"][0]["viewerToken"].as_str().unwrap());
     assert_eq!((viewer["kind"].as_str(), viewer["tenantId"].as_str()), (Some("user"), Some("acme")), "{viewer}");
     assert_eq!(viewer["bindings"][0]["role"], "viewer", "{viewer}");
+    assert_eq!(
+        (viewer["name"].as_str(), viewer["tenantName"].as_str()),
+        (Some("acme viewer"), Some("Acme")),
+        "{viewer}"
+    );
     let operator = whoami(dev["adminToken"].as_str().unwrap());
     assert_eq!((operator["kind"].as_str(), &operator["tenantId"]), (Some("operator"), &Value::Null), "{operator}");
+    assert_eq!((operator["name"].as_str(), &operator["tenantName"]), (Some("operator"), &Value::Null), "{operator}");
     let refused = whoami("bck_nope.nope");
     assert_eq!(refused["error"]["code"], "UNAUTHENTICATED", "{refused}");
 }
