@@ -10,8 +10,8 @@ load balancer's refusal on its field, creates the load balancer and deletes it, 
 network, an instance and a certificate through their forms, and on a pool of its own account
 enrolls a bare-metal machine from bcctl dev's first fake BMC through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
 appear live, follows it to `manageable` live with exactly the verb buttons its view's `allowedVerbs`
-lists, and inspects it from its button. As acme's viewer: no create button anywhere, no enrolment
-and no verb. As the operator: makes a join token (its bearer shown once with the `bcd join` line),
+lists, and inspects it from its button. As acme's viewer: no create button anywhere, no kubeconfig
+(and why), no enrolment and no verb. As the operator: makes a join token (its bearer shown once with the `bcd join` line),
 picks acme and deletes its cluster after its confirmation shows the delete's plan, gives a pool a
 substrate and sees it reach `ready` live with its flavors, hosted join token and messages, and the
 nodes it brought, and sees the audit trail and the usage chart (of the demo usage `bcctl dev` seeds)
@@ -387,6 +387,10 @@ def viewer_sees_no_create_buttons(run: Run, key: str) -> None:
     page.get_by_role("link", name="web").click()
     expect(page.get_by_role("heading", name=re.compile("Cluster web"))).to_be_visible()
     assert page.get_by_role("button", name=re.compile("Delete|Add node pool|Resize")).count() == 0, "a viewer is offered a change"
+    # A kubeconfig connects, which a viewer may not: no button to be refused, and why.
+    expect(page.get_by_role("heading", name="Kubeconfig")).to_be_visible()
+    assert page.get_by_role("button", name="Download kubeconfig").count() == 0, "a viewer is offered a kubeconfig"
+    expect(page.locator("[data-refused=role]")).to_contain_text("for the tenant's editors and admins")
     run.look("viewer-cluster")
 
 
