@@ -6,7 +6,8 @@ As acme's admin: signs in, creates a cluster and sees it reach `ready` without t
 downloads an admin kubeconfig that kubectl then uses, changes a node pool's machine type after
 confirming its rolling plan in a dialog, sees a cluster whose GKE calls are refused 403 show its
 `permission` problem above the rest of its page and the refused call in its operation log, sees a
-load balancer's refusal on its field, creates the load balancer and deletes it, and makes a
+load balancer's refusal on its field, creates one with a health check, sticky sessions and a
+firewall and sees them (and its certificates and domains) on its page, deletes it, and makes a
 network, an instance and a certificate through their forms, and on a pool of its own account
 enrolls a bare-metal machine from bcctl dev's first fake BMC through the metal form (a refusal first, on the field it names), sees it and one enrolled on the API
 appear live, follows it to `manageable` live with exactly the verb buttons its view's `allowedVerbs`
@@ -210,8 +211,24 @@ def load_balancer_refused_then_made_and_deleted(run: Run) -> str:
     refusal = name_error.inner_text()
     page.get_by_label("Name", exact=True).fill("front")
     page.get_by_label("Entry port").fill("80")
+    page.get_by_label("Check protocol").select_option("http")
+    page.get_by_label("Check port").fill("8080")
+    page.get_by_label("Check path").fill("/healthz")
+    page.get_by_label("Cookie name").fill("lb")
+    page.get_by_label("Cookie lifetime (s)").fill("3600")
+    page.get_by_label("Allowed sources").fill("10.0.0.0/8, 192.168.0.0/16")
+    page.get_by_label("Denied sources").fill("10.9.0.0/16")
+    run.look("loadbalancer-create")
     page.get_by_role("button", name="Create load balancer").click()
     expect(page.get_by_role("heading", name=re.compile("Load balancer front"))).to_be_visible()
+    facts = page.locator("main dl").first
+    fact = lambda term: facts.locator(f"dt:text-is('{term}') + dd")
+    expect(fact("Health check")).to_contain_text("http on port 8080 /healthz")
+    expect(fact("Sticky sessions")).to_have_text("by cookie lb, kept 1 h")
+    expect(fact("Firewall")).to_have_text("allows only 10.0.0.0/8, 192.168.0.0/16; denies 10.9.0.0/16")
+    expect(fact("HTTP to HTTPS")).to_have_text("not redirected")
+    expect(fact("Certificates")).to_have_text("none")
+    expect(fact("Domains")).to_contain_text("only a global load balancer serves domains")
     run.look("loadbalancer-detail")
     page.get_by_role("link", name="← Load balancers").click()
     expect(page.get_by_role("row", name=re.compile("front"))).to_be_visible()
