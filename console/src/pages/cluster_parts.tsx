@@ -157,7 +157,7 @@ export function Kubeconfig(props: { page: Page; cluster: KubernetesCluster }) {
         <h2>Kubeconfig</h2>
         <p class="note" data-refused="role">
           A kubeconfig connects to the cluster, which is for the tenant's editors and admins: your role reads the cluster here but
-          may not download one. Ask an admin of {props.page.tenant} for the editor role if you need kubectl.
+          may not download one. Ask an admin of {props.page.tenantName} for the editor role if you need kubectl.
         </p>
       </section>
     );

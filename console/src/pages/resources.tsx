@@ -6,6 +6,7 @@ import type { ComponentChildren, FunctionComponent } from "preact";
 import { useLive } from "../live.js";
 import type { Plan } from "../plan.js";
 import { Operations, type Problem, ProblemPanel } from "../problem.js";
+import { PoolName } from "../pools.js";
 import type { Page } from "../routes.js";
 import { type Column, DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { CertificateForm, InstanceForm, LoadBalancerForm, NetworkForm, VolumeForm } from "./resource_forms.js";
@@ -294,7 +295,7 @@ export function ResourceDetail(props: { page: Page; kind: Kind; id: string }) {
           </div>
           <ProblemPanel problem={r.problem} />
           {r.state === "error" && <p class="problem">{r.message}</p>}
-          <Facts items={[["Id", <code>{r.id}</code>], ["Pool", <code>{r.poolId}</code>], ...kind.facts(r, named), ["Created", <When time={r.createdAt} />]]} />
+          <Facts items={[["Id", <code>{r.id}</code>], ["Pool", <PoolName page={page} id={r.poolId} />], ...kind.facts(r, named), ["Created", <When time={r.createdAt} />]]} />
           <Operations page={page} tenant={page.tenant} id={r.id} />
         </>
       )}
