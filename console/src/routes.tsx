@@ -13,7 +13,8 @@ import { KINDS, ResourceCreate, ResourceDetail, ResourceList } from "./pages/res
 import { JoinTokens, Nodes } from "./pages/machines.js";
 import { Substrates } from "./pages/substrates.js";
 import { Metal } from "./pages/metal.js";
-import { Audit, Usage } from "./pages/operator.js";
+import { Audit } from "./pages/operator.js";
+import { Usage } from "./pages/usage.js";
 
 /** What every page is given. */
 export interface Page {
@@ -90,7 +91,7 @@ const SECTIONS: Section[] = [
     path: "usage",
     title: "Usage",
     page: (page) => <Usage page={page} />,
-    refusal: (page) => (isPlatformAdmin(page.session.identity) ? null : "the platform's operators"),
+    refusal: (page) => (canRead(page.session.identity, page.tenant) ? null : "the tenant's viewers, editors and admins, and operators"),
   },
   {
     path: "audit",
