@@ -657,8 +657,13 @@ def operator_deletes_the_cluster(run: Run, cluster_id: str) -> None:
 def operator_sees_usage_and_audit(run: Run) -> None:
     page = run.page
     run.go("audit")
-    expect(page.get_by_role("table", name="Audit events")).to_be_visible()
-    expect(page.get_by_role("row", name=re.compile("KubernetesClusters.Delete")).first).to_be_visible()
+    audit = page.get_by_role("table", name="Audit events")
+    expect(audit).to_be_visible()
+    # Who by name, the resource by name, and how the call ended: the operator's delete of web
+    # succeeded; acme's refused load balancer was allowed, then failed on its fields.
+    expect(audit.get_by_role("row", name=re.compile(r"operator KubernetesClusters\.Delete cluster web allow succeeded")).first).to_be_visible()
+    expect(audit.get_by_role("row", name=re.compile(r"acme admin LoadBalancers\.Create a new load balancer allow INVALID_INPUT")).first).to_be_visible()
+    assert "prn_" not in audit.inner_text(), "the audit trail shows a principal's id"
     run.look("audit")
     # Metering bills only hours that are over, so this test's own cluster is not billed yet; `bcctl
     # dev` seeds each demo tenant a few days of usage, which its metering pass (every minute)
