@@ -42,6 +42,15 @@ interface Section {
   refusal: (page: Page) => string | null;
 }
 
+/** A section for the tenant's readers: its viewers, editors and admins, and operators. */
+const readers = (page: Page) => (canRead(page.session.identity, page.tenant) ? null : "the tenant's viewers, editors and admins, and operators");
+
+/** A section for the admins of the tenant whose account a pool is on, and operators; `more` says what else it means. */
+const poolAdmins =
+  (more = "") =>
+  (page: Page) =>
+    canAdminister(page.session.identity, page.tenant, true) ? null : `the admins of the tenant whose account a pool is on, and operators${more}`;
+
 /** Whether the tenant's own pools decide the section: none yet, and there is nothing to show. */
 const ownPools = (page: Page) => isOperator(page.session.identity) || machinePools(page).length > 0;
 
@@ -63,35 +72,31 @@ const SECTIONS: Section[] = [
     path: "jointokens",
     title: "Join tokens",
     page: (page) => <JoinTokens page={page} />,
-    refusal: (page) =>
-      canAdminister(page.session.identity, page.tenant, true) ? null : "the admins of the tenant whose account a pool is on, and operators",
+    refusal: poolAdmins(),
   },
   {
     path: "nodes",
     title: "Nodes",
     page: (page) => <Nodes page={page} />,
-    refusal: (page) => (canRead(page.session.identity, page.tenant) ? null : "the tenant's viewers, editors and admins, and operators"),
+    refusal: readers,
   },
   {
     path: "substrates",
     title: "Substrates",
     page: (page) => <Substrates page={page} />,
-    refusal: (page) => (canRead(page.session.identity, page.tenant) ? null : "the tenant's viewers, editors and admins, and operators"),
+    refusal: readers,
   },
   {
     path: "metal",
     title: "Bare metal",
     page: (page) => <Metal page={page} />,
-    refusal: (page) =>
-      canAdminister(page.session.identity, page.tenant, true)
-        ? null
-        : "the admins of the tenant whose account the pool is on, and operators: this key may not see its machines",
+    refusal: poolAdmins(": this key may not see its machines"),
   },
   {
     path: "usage",
     title: "Usage",
     page: (page) => <Usage page={page} />,
-    refusal: (page) => (canRead(page.session.identity, page.tenant) ? null : "the tenant's viewers, editors and admins, and operators"),
+    refusal: readers,
   },
   {
     path: "audit",
