@@ -560,6 +560,7 @@ def operator_reaches_every_pool(run: Run, dev: dict) -> None:
     expect(page.get_by_role("heading", name=re.compile("Machine spare-1"))).to_be_visible()
     assert node in page.url
     expect(page.locator("main dl").first.locator("dt:text-is('Pool') + dd")).to_have_text("demo-metal")
+    expect(page.locator("main dl").first.locator("dt:text-is('Enrolled by') + dd")).to_have_text("operator (you)")
     expect(page.locator("h1 [data-state]")).to_have_attribute("data-state", "manageable", timeout=METAL_TIMEOUT_MS)
     expect(page.get_by_role("table", name="Operations")).to_contain_text("redfish")
     assert page.get_by_role("alert").count() == 0, "the machine's page shows a refusal"
@@ -663,7 +664,8 @@ def operator_sees_usage_and_audit(run: Run) -> None:
     # succeeded; acme's refused load balancer was allowed, then failed on its fields.
     expect(audit.get_by_role("row", name=re.compile(r"operator KubernetesClusters\.Delete cluster web allow succeeded")).first).to_be_visible()
     expect(audit.get_by_role("row", name=re.compile(r"acme admin LoadBalancers\.Create a new load balancer allow INVALID_INPUT")).first).to_be_visible()
-    assert "prn_" not in audit.inner_text(), "the audit trail shows a principal's id"
+    expect(audit.get_by_role("row", name=re.compile(r"operator Offers\.Create offer gpu-substrate allow succeeded")).first).to_be_visible()
+    assert "prn_" not in audit.inner_text() and "pool_" not in audit.inner_text(), "the audit trail shows an id"
     run.look("audit")
     # Metering bills only hours that are over, so this test's own cluster is not billed yet; `bcctl
     # dev` seeds each demo tenant a few days of usage, which its metering pass (every minute)

@@ -213,7 +213,7 @@ function MachineDetail(props: { page: Page; pool: PoolChoice; node: string; watc
               ["CA certificate", m.caCertificate ? "given" : ""],
               ["Insecure", m.insecure ? "yes: any certificate is accepted" : "no"],
               ["Labels", Object.entries(m.labels).map(([k, v]) => `${k}=${v}`).join(", ")],
-              ["Enrolled by", m.createdBy],
+              ["Enrolled by", m.createdBy === page.session.identity.principalId ? `${page.session.identity.name} (you)` : <code>{m.createdBy}</code>],
               ["Enrolled", <When time={m.createdAt} />],
               ["Changed", <When time={m.updatedAt} />],
               ...(m.deletedAt ? [["Deleted", <When time={m.deletedAt} />] as [string, preact.ComponentChildren]] : []),

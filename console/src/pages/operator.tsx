@@ -62,7 +62,8 @@ export function Audit(props: { page: Page }) {
   const resource = (a: AuditEvent) => {
     const [kind, section] = TYPES[a.resourceType] ?? [a.resourceType.replace(/^(compute|platform)-/, "").replaceAll("-", " "), null];
     if (!a.resourceId) return `a new ${kind}`;
-    const name = a.resourceType === "compute-pool" ? poolName(page, a.resourceId) : (names.data?.get(a.resourceId) ?? a.resourceId);
+    // A pool's id names it whatever the decision was on (an offer is decided on its pool).
+    const name = a.resourceId.startsWith("pool_") ? poolName(page, a.resourceId) : (names.data?.get(a.resourceId) ?? a.resourceId);
     const shown = name === a.resourceId ? <code>{name}</code> : name;
     return (
       <span title={a.resourceId}>
