@@ -241,6 +241,8 @@ impl Service {
                     decision: if decision.allowed { "allow" } else { "deny" }.to_owned(),
                     policies: decision.policies.clone(),
                     request_id: ctx.request_id.clone(),
+                    outcome: String::new(),
+                    principal_name: String::new(),
                 })
                 .await?;
         }

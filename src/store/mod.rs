@@ -194,6 +194,7 @@ migrations!(
     (26, "operation_log", "0026_operation_log"),
     (27, "orphans", "0027_orphans"),
     (28, "pacing", "0028_pacing"),
+    (29, "audit_outcome", "0029_audit_outcome"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.
