@@ -517,7 +517,10 @@ impl Step<'_> {
     /// The Nodes the cluster's API lists in each flavor's node pool, recorded before the
     /// objects are applied: the join with the hosted token admits those machine ids only.
     async fn record_nodes(&self, api: &KubeClient, observed: &mut SubstrateObserved) -> Result<(), PassError> {
+        let listed_at = now_micros();
         let listed = api.nodes_list().await.context("listing the cluster's nodes")?;
+        let names: Vec<&str> = listed.iter().map(|node| node.name.as_str()).collect();
+        self.delete_gone_nodes(&names, listed_at).await?;
         for flavor in &mut observed.flavors {
             let mut names: Vec<String> = listed
                 .iter()
@@ -530,6 +533,28 @@ impl Step<'_> {
         let recorded = |name: &str| self.substrate.flavors.iter().find(|f| f.name == name).map(|f| &f.nodes);
         if observed.flavors.iter().any(|f| recorded(&f.name) != Some(&f.nodes)) {
             self.pass.store.substrate_record_nodes(self.substrate, &observed.flavors).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the pool's live nodes of the substrate's flavors whose machine (the cluster's Node
+    /// named by their machine id) the cluster no longer has: a node pool shrunk, a machine
+    /// replaced or removed. Such a node never heartbeats again, and its machine id may come
+    /// back as another node. Only nodes that joined before the Nodes were listed at
+    /// `listed_at` are judged: a machine that joined since may be missing from the list.
+    async fn delete_gone_nodes(&self, listed: &[&str], listed_at: i64) -> Result<(), PassError> {
+        let now = now_micros();
+        for node in self.pass.store.node_list(self.pool_id(), i64::MAX).await? {
+            let gone = node.deleted_at.is_none()
+                && matches!(node.state, PoolNodeState::Ready | PoolNodeState::NotReady)
+                && node.labels.contains_key(FLAVOR_LABEL)
+                && node.joined_at < listed_at
+                && !listed.contains(&node.machine_id.as_str());
+            if gone {
+                self.pass.store.node_delete(&node.id, now).await?;
+                tracing::info!(pool = %self.pool_id(), node = %node.id, machine = %node.machine_id,
+                    "the cluster no longer has the node's machine: node deleted");
+            }
         }
         Ok(())
     }
