@@ -281,6 +281,8 @@ impl Service {
             left_at: None,
             deleted_at: None,
             updated_at: now,
+            remediation: String::new(),
+            remediated_at: None,
         };
         match self.store.node_join(&node, &token.id, &over, now).await? {
             JoinOutcome::Refused(token) => Err(unusable(&token, now)),

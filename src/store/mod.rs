@@ -35,6 +35,7 @@ mod load_balancers;
 mod metal;
 mod metal_workflow;
 mod networks;
+mod node_remediation;
 mod nodes;
 mod offers;
 mod operation_log;
@@ -194,6 +195,7 @@ migrations!(
     (26, "operation_log", "0026_operation_log"),
     (27, "orphans", "0027_orphans"),
     (28, "pacing", "0028_pacing"),
+    (29, "node_remediation", "0029_node_remediation"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

@@ -285,7 +285,8 @@ async fn the_pools_view_counts_its_nodes_by_state_and_sums_what_the_live_ones_ha
     assert_eq!(status, 200, "{left}");
     s.as_admin("/api/compute/nodes/cordon", json!({"poolId": s.pool, "nodeId": joined[0]["nodeId"]})).await;
 
-    let expected = json!({"ready": 2, "notReady": 0, "left": 1, "deleted": 0, "cordoned": 1,
+    let expected = json!({"ready": 2, "notReady": 0, "left": 1, "deleted": 0, "cordoned": 1, "unhealthy": 0,
+        "remediationPaused": "",
         "capacity": {"cpuMillis": 16000, "memoryBytes": 2 * 34359738368_i64, "ephemeralStorageBytes": 2 * 107374182400_i64,
             "gpus": [{"model": "NVIDIA L4", "count": 2}]}});
     let (status, pool) = s.as_admin("/api/compute/pools/get", json!({"tenantId": "acme", "poolId": s.pool})).await;
