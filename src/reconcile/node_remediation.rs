@@ -3,8 +3,9 @@
 //! forgotten (`deleted`, its credential dead); one silent past `unhealthyAfter` is remediated one
 //! step at a time, each step an event with its reason: a bare-metal machine's power cycle is
 //! requested, then, silent for another `unhealthyAfter`, its redeploy; a substrate's node is
-//! handed to the substrate reconciler, which recreates its machine at the provider; a node that
-//! joined with a person's token is only marked. When more nodes are unhealthy than
+//! marked for its machine to be recreated and the substrate reconciler woken; a node that
+//! joined with a person's token is only marked. These are requests recorded on the node (and
+//! its event): neither the metal reconciler nor the substrate reconciler carries them out yet. When more nodes are unhealthy than
 //! `maxUnhealthy` allows, no step is taken (a cause that takes down many nodes at once is not
 //! mended by rebooting them): the pool's view and an event say so and why, until it is back
 //! within the bound.
@@ -53,7 +54,9 @@ fn next_step(origin: Origin, done: &str) -> Option<(&'static str, &'static str)>
         (Origin::Metal, POWER_CYCLE) => {
             Some((REDEPLOY, "the power cycle did not bring it back: its redeploy is requested"))
         }
-        (Origin::Substrate, "") => Some((RECREATE, "the substrate recreates its machine at the provider")),
+        (Origin::Substrate, "") => {
+            Some((RECREATE, "its machine's recreation at the provider is asked of the substrate"))
+        }
         (Origin::Token, "") => Some((
             MARKED,
             "it is marked unhealthy: it joined with a token, so the control plane has no machine to act on",
