@@ -98,11 +98,13 @@ thin_service! {
             request: Request<NodeHeartbeatRequest>,
         ) -> Result<Response<NodeHeartbeatResponse>, Status> {
             let call = daemon_call(&request)?;
-            let node = self.service.node_heartbeat(&call, request.into_inner()).await?;
+            let answer = self.service.node_heartbeat(&call, request.into_inner()).await?;
+            let node = answer.node;
             Ok(Response::new(NodeHeartbeatResponse {
                 cordoned: node.cordoned,
                 heartbeat_interval_seconds: interval_seconds(node.heartbeat_interval_ms),
                 state: node.state.into(),
+                leave: answer.leave,
             }))
         }
 
