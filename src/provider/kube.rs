@@ -128,6 +128,10 @@ fn kind_path(kind: &str) -> ProviderResult<(&'static str, &'static str, bool)> {
     Ok(match kind {
         "DaemonSet" => ("/apis/apps/v1", "daemonsets", true),
         "Deployment" => ("/apis/apps/v1", "deployments", true),
+        "StatefulSet" => ("/apis/apps/v1", "statefulsets", true),
+        "Job" => ("/apis/batch/v1", "jobs", true),
+        "Pod" => ("/api/v1", "pods", true),
+        "Service" => ("/api/v1", "services", true),
         "ServiceAccount" => ("/api/v1", "serviceaccounts", true),
         "ConfigMap" => ("/api/v1", "configmaps", true),
         "Secret" => ("/api/v1", "secrets", true),
@@ -277,6 +281,18 @@ impl ClusterApi for KubeClient {
                 .map(|item| ObjectRef { kind: kind.to_owned(), ..object_ref(item) })
                 .filter(|object| !object.name.is_empty())
                 .collect())
+        })
+        .await
+    }
+
+    async fn objects_in_namespace(&self, kind: &str, namespace: &str) -> ProviderResult<Vec<Value>> {
+        crate::measured::provider(PROVIDER, "objects.list", async {
+            let (group, plural, _) = kind_path(kind)?;
+            match self.call(Method::GET, &format!("{group}/namespaces/{namespace}/{plural}"), "", None).await {
+                Ok(list) => Ok(list["items"].as_array().cloned().unwrap_or_default()),
+                Err(error) if error.status == Some(404) => Ok(Vec::new()),
+                Err(error) => Err(error),
+            }
         })
         .await
     }

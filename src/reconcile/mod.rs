@@ -25,6 +25,7 @@ mod metering;
 mod node_liveness;
 mod node_pool_drift;
 mod node_pool_steps;
+mod node_remediation;
 mod noop;
 mod orphan_sweeper;
 mod outcome;

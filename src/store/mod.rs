@@ -35,6 +35,7 @@ mod load_balancers;
 mod metal;
 mod metal_workflow;
 mod networks;
+mod node_remediation;
 mod nodes;
 mod offers;
 mod operation_log;
@@ -195,6 +196,7 @@ migrations!(
     (27, "orphans", "0027_orphans"),
     (28, "pacing", "0028_pacing"),
     (29, "audit_outcome", "0029_audit_outcome"),
+    (30, "node_remediation", "0030_node_remediation"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

@@ -24,6 +24,7 @@ mod load_balancers;
 mod metal;
 mod metal_drivers;
 mod metrics;
+mod node_remediation;
 mod nodes;
 mod operations;
 mod orphans;
