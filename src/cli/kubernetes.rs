@@ -389,7 +389,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                     write_private(path, &issued.kubeconfig)?;
                     eprintln!("wrote a {} kubeconfig to {} ({})", issued.role, path.display(), expiry(&issued));
                 }
-                None => println!("{}", issued.kubeconfig),
+                None => output::emit(&format!("{}\n", issued.kubeconfig)),
             }
             return Ok(());
         }

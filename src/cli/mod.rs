@@ -54,6 +54,7 @@ use crate::dev::{DevFile, DevOptions};
 /// `bcctl`: the better-compute command-line client.
 #[derive(clap::Parser, Debug)]
 #[command(name = "bcctl", version, about = "The better-compute command-line client, and `bcctl dev`.")]
+#[command(term_width = output::help_width())]
 pub struct Cli {
     /// The API endpoint. Defaults to the one in ./.bc-dev/dev.json, else http://127.0.0.1:8080.
     #[arg(long, env = "BC_ENDPOINT", global = true)]
@@ -247,7 +248,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Openapi => {
             let document = crate::api::openapi::document(crate::proto::descriptor_pool())?;
-            println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
+            output::emit(&format!("{}\n", serde_json::to_string_pretty(&document).expect("a JSON value serializes")));
             Ok(())
         }
     }
