@@ -3,6 +3,7 @@
 //! terminal of a given width.
 
 mod pipes;
+mod usage;
 mod widths;
 
 use std::process::{Command, Output, Stdio};
