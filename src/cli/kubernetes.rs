@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use super::follow::{answer, field};
+use super::failure;
+use super::follow::{Followed, answer, field};
 use super::plan::{self, Change, DryRun};
 use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, follow, print_list, show, tracked};
 use super::{Cli, connect, output};
@@ -13,7 +14,7 @@ use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClie
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
     DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAccelerators,
-    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentials, KubernetesCredentialsRequest,
+    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentials, KubernetesCredentialsRequest, KubernetesNodePool,
     KubernetesNodePoolSpec, KubernetesTaint, KubernetesVersionsRequest, ListKubernetesClustersRequest,
     ListKubernetesClustersResponse, ListKubernetesNodePoolsRequest, UpdateKubernetesClusterRequest,
     UpdateKubernetesNodePoolRequest,
@@ -433,12 +434,42 @@ fn write_private(path: &std::path::Path, text: &str) -> Result<(), String> {
     file.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// The node pool `node_pool_id` of `cluster`.
+async fn get_pool(
+    client: &mut KubernetesNodePoolsClient<super::AuthedChannel>,
+    tenant: &str,
+    cluster: &str,
+    node_pool_id: &str,
+) -> Result<KubernetesNodePool, String> {
+    let request = GetKubernetesNodePoolRequest {
+        tenant_id: tenant.to_owned(),
+        cluster_id: cluster.to_owned(),
+        node_pool_id: node_pool_id.to_owned(),
+    };
+    answer(client.get(request).await)
+}
+
+/// `--count` alone on a pool the autoscaler sizes: GKE would take the count and the autoscaler
+/// move it again at once, so it is refused, naming the flags that do what was meant.
+fn refuse_count_on_autoscaling(pool: &KubernetesNodePool) -> Result<(), String> {
+    let Some(bounds) = &pool.autoscaling else { return Ok(()) };
+    let bound = |n: Option<i32>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+    Err(format!(
+        "node pool {:?} autoscales between {} and {} nodes, so --count alone would not hold: add \
+         --no-autoscaling to fix its size at --count, or change the bounds with --autoscaling MIN:MAX",
+        pool.name,
+        bound(bounds.min_nodes),
+        bound(bounds.max_nodes)
+    ))
+}
+
 /// Runs a node-pool command.
 pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), String> {
     let mut client = KubernetesNodePoolsClient::new(connect(cli).await?);
     let pool = match command {
         NodePoolsCommand::Create { tenant, cluster, spec, idempotency_key } => {
             let spec = parse_pool(spec)?;
+            let (idempotency_key_given, name) = (idempotency_key, spec.name.clone());
             let idempotency_key = idempotency_key.clone().unwrap_or_else(|| format!("{cluster}.{}", spec.name));
             let request = CreateKubernetesNodePoolRequest {
                 tenant_id: tenant.clone(),
@@ -456,7 +487,19 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 taints: spec.taints,
                 idempotency_key,
             };
-            client.create(request).await
+            match client.create(request).await {
+                Err(status) => {
+                    let error = bcd::api_error::ApiError::from_status(&status);
+                    let found = match failure::conflicting_id(&error) {
+                        Some(id) => get_pool(&mut client, tenant, cluster, &id).await.ok().map(|p| (id, p.state)),
+                        None => None,
+                    };
+                    let existing = found.as_ref().map(|(id, state)| (id.as_str(), state.as_str()));
+                    let key_given = idempotency_key_given.is_some();
+                    return Err(failure::create_refused(&error, "node pool", &name, key_given, existing));
+                }
+                created => created,
+            }
         }
         NodePoolsCommand::Get { tenant, cluster, node_pool_id } => {
             let request = GetKubernetesNodePoolRequest {

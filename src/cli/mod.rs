@@ -19,6 +19,7 @@
 mod accounts;
 mod budgets;
 mod columns;
+mod failure;
 mod follow;
 mod identity;
 mod join_tokens;
@@ -45,7 +46,6 @@ use std::path::PathBuf;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-pub use bcd::api_error::describe_status;
 pub use bcd::channel::BearerToken;
 pub use output::OutputFormat;
 

@@ -16,6 +16,7 @@ use std::marker::PhantomData;
 use prost::Message;
 use serde_json::Value;
 
+use super::failure;
 use super::follow::{Followed, field};
 use super::plan::{self, DryRun};
 use super::{Cli, output};
@@ -59,8 +60,9 @@ pub trait Tracked: Message + Sized + 'static {
     /// The resource `id` of `tenant_id`.
     fn get(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
 
-    /// Asks for the creation of a resource; answers it as it is now.
-    fn create(client: &mut Self::Client, request: Self::Create) -> impl Future<Output = Result<Self, String>>;
+    /// Asks for the creation of a resource; answers it as it is now, or the call's failure (which
+    /// [`CreateCommand::run`] words).
+    fn create(client: &mut Self::Client, request: Self::Create) -> impl Future<Output = Result<Self, tonic::Status>>;
 
     /// Asks for the deletion of the resource `id` (`force`d: ended at once, leaving orphans);
     /// answers it as it is now.
@@ -164,8 +166,25 @@ impl<K: Tracked, S: clap::Args> CreateCommand<K, S> {
     /// Sends `request` (made from these flags) and prints the new resource, once ready with
     /// `--wait`.
     pub async fn run(&self, cli: &Cli, client: &mut K::Client, request: K::Create) -> Result<(), String> {
-        let resource = K::create(client, request).await?;
+        let resource = match K::create(client, request).await {
+            Ok(resource) => resource,
+            Err(status) => return Err(self.refusal(client, &status).await),
+        };
         show(cli, client, &self.tenant, resource, self.wait.then_some("ready")).await
+    }
+
+    /// The refusal of this create as `bcctl` words it: a name taken, when the key was the name.
+    async fn refusal(&self, client: &mut K::Client, status: &tonic::Status) -> String {
+        let error = bcd::api_error::ApiError::from_status(status);
+        let existing = match failure::conflicting_id(&error) {
+            Some(id) => K::get(client, self.tenant.clone(), id.clone())
+                .await
+                .ok()
+                .map(|found| (id, field(&output::to_json(&found, K::FOLLOWED.message), "state").to_owned())),
+            None => None,
+        };
+        let existing = existing.as_ref().map(|(id, state)| (id.as_str(), state.as_str()));
+        failure::create_refused(&error, K::FOLLOWED.what, &self.name, self.idempotency_key.is_some(), existing)
     }
 }
 
@@ -284,8 +303,8 @@ macro_rules! tracked {
                 $crate::cli::follow::answer(client.get($get { tenant_id, $id }).await)
             }
 
-            async fn create(client: &mut Self::Client, request: $create) -> Result<Self, String> {
-                $crate::cli::follow::answer(client.create(request).await)
+            async fn create(client: &mut Self::Client, request: $create) -> Result<Self, tonic::Status> {
+                client.create(request).await.map(tonic::Response::into_inner)
             }
 
             async fn delete(
