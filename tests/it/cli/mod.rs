@@ -2,6 +2,7 @@
 //! when its reader goes away, the errors it answers, `--wait`, and its tables and help in a
 //! terminal of a given width.
 
+mod locations;
 mod names;
 mod pipes;
 mod usage;
