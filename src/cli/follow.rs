@@ -75,6 +75,9 @@ impl Followed {
             if state == "error" {
                 return Err(format!("{} {id} is in error: {}", self.what, field(&json, "message")));
             }
+            if state == "deleted" {
+                return Err(format!("{} {id} is deleted: it will not be {until}", self.what));
+            }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }

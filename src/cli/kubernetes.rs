@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::failure;
 use super::follow::{Followed, answer, field};
 use super::plan::{self, Change, DryRun};
-use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, follow, print_list, show, tracked};
+use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, print_list, show, tracked};
 use super::{Cli, connect, output};
 use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
 use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
@@ -154,7 +154,7 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         cluster: String,
     },
-    /// Shows one node pool.
+    /// Shows one node pool; with `--wait`, once it is ready (or in the state given).
     Get {
         /// The tenant.
         #[arg(long)]
@@ -164,9 +164,12 @@ pub enum NodePoolsCommand {
         cluster: String,
         /// The node pool.
         node_pool_id: String,
+        /// Follow the node pool until it is ready, or until the state given (`--wait=deleted`).
+        #[arg(long, value_name = "STATE", num_args = 0..=1, require_equals = true, default_missing_value = "ready")]
+        wait: Option<String>,
     },
     /// Changes a node pool in place: size, autoscaling, machine type, boot disk, accelerators,
-    /// zones, labels or taints; with `--wait`, follows the cluster until it is ready again.
+    /// zones, labels or taints; with `--wait`, follows the node pool until it is ready again.
     Update {
         /// The tenant.
         #[arg(long)]
@@ -176,7 +179,8 @@ pub enum NodePoolsCommand {
         cluster: String,
         /// The node pool.
         node_pool_id: String,
-        /// The new node count (per zone).
+        /// The new node count (per zone) of a pool without autoscaling; with it, the autoscaler
+        /// sets the count (give `--no-autoscaling` too to fix it).
         #[arg(long)]
         count: Option<i32>,
         /// New autoscaling bounds, `min:max`.
@@ -218,7 +222,7 @@ pub enum NodePoolsCommand {
         /// Remove every taint.
         #[arg(long, conflicts_with = "taints")]
         clear_taints: bool,
-        /// Follow the cluster until it is ready again.
+        /// Follow the node pool until it is ready again.
         #[arg(long, conflicts_with = "dry_run")]
         wait: bool,
         #[command(flatten)]
@@ -240,6 +244,10 @@ pub enum NodePoolsCommand {
 }
 
 const POOL: &str = "bettercompute.compute.v1.KubernetesNodePool";
+
+/// A node pool, as `--wait` follows it.
+const FOLLOWED_POOL: Followed =
+    Followed { what: "node pool", message: POOL, progress: super::follow::state_and_message };
 const POOL_LIST: &str = "bettercompute.compute.v1.ListKubernetesNodePoolsResponse";
 const VERSIONS: &str = "bettercompute.compute.v1.KubernetesVersions";
 
@@ -501,7 +509,17 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 created => created,
             }
         }
-        NodePoolsCommand::Get { tenant, cluster, node_pool_id } => {
+        NodePoolsCommand::Get { tenant, cluster, node_pool_id, wait } => {
+            if let Some(until) = wait {
+                let json = FOLLOWED_POOL
+                    .wait_for(node_pool_id, until, || {
+                        let mut client = client.clone();
+                        async move { get_pool(&mut client, tenant, cluster, node_pool_id).await }
+                    })
+                    .await?;
+                output::print(cli.output, &json, std::slice::from_ref(&json));
+                return Ok(());
+            }
             let request = GetKubernetesNodePoolRequest {
                 tenant_id: tenant.clone(),
                 cluster_id: cluster.clone(),
@@ -530,6 +548,9 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             wait,
             dry_run,
         } => {
+            if count.is_some() && autoscaling.is_none() && !*no_autoscaling && !dry_run.dry_run {
+                refuse_count_on_autoscaling(&get_pool(&mut client, tenant, cluster, node_pool_id).await?)?;
+            }
             let autoscaling = autoscaling
                 .as_deref()
                 .map(|bounds| {
@@ -569,12 +590,19 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             if dry_run.dry_run {
                 return plan::show(cli, &answer(client.plan(request.planned()).await)?);
             }
-            let updated = client.update(request).await;
-            if *wait && updated.is_ok() {
-                let clusters = KubernetesClustersClient::new(connect(cli).await?);
-                follow::<KubernetesCluster>(&clusters, tenant, cluster, "ready").await?;
+            let updated = answer(client.update(request).await)?;
+            if *wait {
+                // The pool as the wait left it: the update's answer still says `updating`.
+                let json = FOLLOWED_POOL
+                    .wait_for(&updated.id, "ready", || {
+                        let mut client = client.clone();
+                        async move { get_pool(&mut client, tenant, cluster, node_pool_id).await }
+                    })
+                    .await?;
+                output::print(cli.output, &json, std::slice::from_ref(&json));
+                return Ok(());
             }
-            updated
+            Ok(tonic::Response::new(updated))
         }
         NodePoolsCommand::Delete { tenant, cluster, node_pool_id, dry_run } => {
             let request = DeleteKubernetesNodePoolRequest {

@@ -103,7 +103,7 @@ pub struct ListCommand<K: Tracked> {
     kind: PhantomData<K>,
 }
 
-/// `get`: one resource.
+/// `get`: one resource; `--wait` follows it until it is ready (or the state given).
 #[derive(clap::Args, Debug)]
 pub struct GetCommand<K: Tracked> {
     /// The tenant.
@@ -111,6 +111,9 @@ pub struct GetCommand<K: Tracked> {
     tenant: String,
     #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1)]
     id: String,
+    /// Follow it until it is ready, or until the state given (`--wait=deleted`).
+    #[arg(long, value_name = "STATE", num_args = 0..=1, require_equals = true, default_missing_value = "ready")]
+    wait: Option<String>,
     #[arg(skip)]
     kind: PhantomData<K>,
 }
@@ -197,10 +200,10 @@ impl<K: Tracked> ListCommand<K> {
 }
 
 impl<K: Tracked> GetCommand<K> {
-    /// Prints the resource.
+    /// Prints the resource, once it is in the state `--wait` names.
     pub async fn run(&self, cli: &Cli, client: &mut K::Client) -> Result<(), String> {
         let resource = K::get(client, self.tenant.clone(), self.id.clone()).await?;
-        show(cli, client, &self.tenant, resource, None).await
+        show(cli, client, &self.tenant, resource, self.wait.as_deref()).await
     }
 }
 

@@ -6,6 +6,7 @@ mod locations;
 mod names;
 mod pipes;
 mod usage;
+mod waits;
 mod widths;
 
 use std::process::{Command, Output, Stdio};
