@@ -3,6 +3,7 @@
 //! terminal of a given width.
 
 mod locations;
+mod machine_types;
 mod names;
 mod pipes;
 mod usage;
