@@ -175,8 +175,12 @@ pub enum Command {
     Audit(identity::AuditCommand),
     /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
     Openapi,
-    /// Prints a completion script for a shell: `source <(bcctl completion bash)`,
-    /// `bcctl completion zsh > "${fpath[1]}/_bcctl"`, `bcctl completion fish | source`.
+    /// Prints a completion script for a shell: its commands, flags and their fixed values.
+    ///
+    /// To install it for bash, add `source <(bcctl completion bash)` to ~/.bashrc; for zsh, run
+    /// `bcctl completion zsh > "${fpath[1]}/_bcctl"` once and start a new shell; for fish, run
+    /// `bcctl completion fish > ~/.config/fish/completions/bcctl.fish` once. Run it again after
+    /// upgrading `bcctl`.
     Completion {
         /// The shell.
         #[arg(value_enum)]
