@@ -8,6 +8,7 @@ mod authz;
 mod bcd;
 mod binaries;
 mod catalog;
+mod cli;
 mod clients;
 mod console;
 mod crates;
