@@ -2,7 +2,7 @@
 //! columns by default, every field with `-o wide` ([`columns`] chooses them).
 
 use prost::Message;
-use prost_reflect::{DynamicMessage, SerializeOptions};
+use prost_reflect::DynamicMessage;
 use serde_json::Value;
 
 use super::columns::{self, Column};
@@ -39,12 +39,7 @@ pub fn to_json(message: &impl Message, full_name: &str) -> Value {
     let descriptor = descriptor_pool().get_message_by_name(full_name).expect("the message is in the descriptor pool");
     let dynamic =
         DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice()).expect("a message decodes as itself");
-    dynamic
-        .serialize_with_options(
-            serde_json::value::Serializer,
-            &SerializeOptions::new().stringify_64_bit_integers(false).skip_default_fields(false),
-        )
-        .expect("a message serializes")
+    crate::proto::json::to_value(&dynamic).expect("a message serializes")
 }
 
 /// Writes `text` to standard output. A reader that went away (`bcctl ... | head`) ends `bcctl`

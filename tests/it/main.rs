@@ -20,6 +20,7 @@ mod grpc;
 mod hostile;
 mod join_tokens;
 mod json_api;
+mod json_numbers;
 mod kubernetes;
 mod load_balancers;
 mod metal;
