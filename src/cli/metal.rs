@@ -6,8 +6,10 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use super::columns::Column;
 use super::follow::answer;
 use super::kubernetes::parse_label;
+use super::output::OutputFormat;
 use super::plan::{self, Change, DryRun};
 use super::{Cli, connect, output};
 use crate::proto::compute::{
@@ -214,7 +216,10 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
         }
         MetalCommand::List { pool } => {
             let list = answer(client.list(ListMetalRequest { pool_id: pool.clone() }).await)?;
-            return output::print_list(cli.output, &list, "bettercompute.compute.v1.ListMetalResponse", "machines");
+            let json = output::to_json(&list, "bettercompute.compute.v1.ListMetalResponse");
+            let rows = json["machines"].as_array().cloned().unwrap_or_default();
+            print_machines(cli.output, &json, &rows);
+            return Ok(());
         }
         MetalCommand::Get(m) => {
             client.get(GetMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
@@ -289,11 +294,70 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
     if command.waits() {
         machine = wait(&mut client, machine).await?;
     }
-    output::print_one(cli.output, &machine, "bettercompute.compute.v1.MetalMachine")?;
+    let json = output::to_json(&machine, "bettercompute.compute.v1.MetalMachine");
+    print_machines(cli.output, &json, std::slice::from_ref(&json));
     match command.waits() && machine.provision_state.ends_with("Failed") {
         true => Err(format!("machine {} is {}: {}", machine.id, machine.provision_state, machine.last_error)),
         false => Ok(()),
     }
+}
+
+/// Prints machines: the whole view as JSON or YAML, every field with `-o wide`, and by default
+/// a table of what an operator scans for (see [`machine_table`]) sized to the terminal.
+fn print_machines(format: OutputFormat, value: &serde_json::Value, rows: &[serde_json::Value]) {
+    match format {
+        OutputFormat::Table => print!("{}", machine_table(rows, plan::terminal_width())),
+        other => output::print(other, value, rows),
+    }
+}
+
+/// The widest terminal the narrow table is made for; from [`WITH_BMC`] columns on, the table
+/// adds the BMC's driver and address.
+const WITH_BMC: usize = 120;
+
+/// The machines' table: id, name, provision state, power state (80 columns for names of up to
+/// 12 characters) and the problem while one is stuck; on a terminal `width` of [`WITH_BMC`] or
+/// more, the driver, the BMC's address (cut to what is left of the width) and the age too.
+fn machine_table(rows: &[serde_json::Value], width: usize) -> String {
+    let mut columns = vec![
+        Column::field("ID", "id"),
+        Column::field("NAME", "name"),
+        Column::field("STATE", "provisionState"),
+        Column::field("POWER", "powerState"),
+    ];
+    if rows.iter().any(|row| row["problem"].is_object()) {
+        columns.push(Column::problem());
+    }
+    if width < WITH_BMC {
+        return output::table(rows, &columns);
+    }
+    columns.insert(4, Column::field("DRIVER", "driver"));
+    columns.insert(5, Column::field("ADDRESS", "address"));
+    columns.push(Column::age("createdAt"));
+    // The address takes what the other columns leave: measured without it (its header's
+    // width), then cut to fit.
+    let without: Vec<serde_json::Value> = rows.iter().map(|row| with_address(row, "")).collect();
+    let used = output::table(&without, &columns).lines().map(|line| line.chars().count()).max().unwrap_or(0);
+    let room = (width + "ADDRESS".len()).saturating_sub(used).max("ADDRESS".len());
+    let cut: Vec<serde_json::Value> =
+        rows.iter().map(|row| with_address(row, &cut_to(row["address"].as_str().unwrap_or_default(), room))).collect();
+    output::table(&cut, &columns)
+}
+
+/// `row` with its `address` replaced.
+fn with_address(row: &serde_json::Value, address: &str) -> serde_json::Value {
+    let mut row = row.clone();
+    row["address"] = serde_json::Value::from(address);
+    row
+}
+
+/// `text` cut to `room` characters, ending in `…` when cut.
+fn cut_to(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(room.saturating_sub(1)).collect();
+    format!("{kept}…")
 }
 
 impl MetalCommand {
@@ -351,6 +415,55 @@ mod tests {
         std::fs::write(&path, " pa ss \n").unwrap();
         assert_eq!(read_secret_file(&path).unwrap(), " pa ss ");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Machines as the list answers them, in the longest states and power states there are.
+    fn machines() -> Vec<serde_json::Value> {
+        let created = "2026-12-06T01:00:00Z";
+        let machine = |name: &str, state: &str, power: &str| {
+            serde_json::json!({"id": "node_01jf4c9v7x8w2q3r5t6y7z8a9b", "name": name, "provisionState": state,
+                "powerState": power, "driver": "redfish", "createdAt": created,
+                "address": "https://bmc-rack12-slot4.example.internal:8443/redfish/v1/Systems/System.Embedded.1"})
+        };
+        vec![
+            machine("rack12-slot4", "commissionFailed", "poweringOff"),
+            machine("r1-1", "deployed", "on"),
+            machine("r1-2", "exitingRescue", "unknown"),
+        ]
+    }
+
+    #[test]
+    fn the_machine_table_shows_provision_and_power_state_in_80_columns() {
+        let text = machine_table(&machines(), 80);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("ID ") && lines[0].contains("  STATE ") && lines[0].contains("  POWER "),
+            "{text}"
+        );
+        assert!(lines[1].contains("commissionFailed  poweringOff"), "{text}");
+        assert!(!text.contains("ADDRESS"), "{text}");
+        for line in &lines {
+            assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
+        }
+        // A stuck machine adds its problem.
+        let mut stuck = machines();
+        stuck[2]["problem"] = serde_json::json!({"class": "unreachable", "attempts": 12});
+        let text = machine_table(&stuck, 80);
+        assert!(text.lines().nth(3).unwrap().ends_with("exitingRescue     unknown      unreachable x12"), "{text}");
+    }
+
+    #[test]
+    fn at_120_columns_the_table_adds_the_bmc_cut_to_fit() {
+        let text = machine_table(&machines(), 120);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains("  DRIVER   ADDRESS") && lines[0].ends_with("AGE"), "{text}");
+        assert!(lines[1].contains("redfish  https://bmc-rack12"), "{text}");
+        assert!(lines[1].contains('…'), "the address is cut: {text}");
+        for line in &lines {
+            assert!(line.chars().count() <= 120, "{} columns: {line}", line.chars().count());
+        }
+        let short = vec![with_address(&machines()[1], "https://10.0.0.5")];
+        assert!(machine_table(&short, 120).contains("https://10.0.0.5 "), "a short address is whole");
     }
 
     #[test]

@@ -87,7 +87,7 @@ fn named(field: &str, text: &str) -> String {
 }
 
 /// The columns of the terminal: `COLUMNS`, else the terminal's own, else 100.
-fn terminal_width() -> usize {
+pub(super) fn terminal_width() -> usize {
     let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&c: &usize| c > 0);
     from_env
         .or_else(|| rustix::termios::tcgetwinsize(std::io::stdout()).ok().map(|w| usize::from(w.ws_col)))

@@ -137,6 +137,16 @@ pub fn allowed_from(state: MachineState) -> Vec<&'static str> {
     verbs
 }
 
+/// The verbs allowed from `state` for a machine that was inspected or not: `commission`
+/// starts from an inspected machine only.
+pub fn allowed_for(state: MachineState, inspected: bool) -> Vec<&'static str> {
+    let mut verbs = allowed_from(state);
+    if !inspected {
+        verbs.retain(|verb| *verb != "commission");
+    }
+    verbs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +167,8 @@ mod tests {
         assert_eq!(allowed_from(Rescue), ["exitRescue", "release", "update"]);
         assert_eq!(allowed_from(Deploying), Vec::<&str>::new(), "nothing while a workflow runs");
         assert_eq!(allowed_from(Retired), ["delete"]);
+        assert_eq!(allowed_for(Manageable, false), ["inspect", "retire", "update", "delete"]);
+        assert_eq!(allowed_for(Manageable, true), allowed_from(Manageable));
     }
 
     #[test]

@@ -80,7 +80,11 @@ async fn check_bmc_reach(field: &str, driver: &str, address: &str, policy: &Meta
 fn not_allowed(machine: &MetalMachineRow, verb: &str, allowed_for_verb: &[MachineState]) -> Error {
     let deleted = machine.deleted_at.is_some();
     let state = if deleted { "deleted" } else { machine.provision_state.as_str() };
-    let allowed = if deleted { Vec::new() } else { metal_states::allowed_from(machine.provision_state) };
+    let allowed = if deleted {
+        Vec::new()
+    } else {
+        metal_states::allowed_for(machine.provision_state, machine.inventory.is_some())
+    };
     let from_there = if allowed.is_empty() { "nothing".to_owned() } else { allowed.join(", ") };
     Error::invalid_state(format!(
         "machine {} is {state}: {verb} is allowed from {}; from {state}: {from_there}",
@@ -89,6 +93,20 @@ fn not_allowed(machine: &MetalMachineRow, verb: &str, allowed_for_verb: &[Machin
     ))
     .with_detail("state", state)
     .with_detail("allowed", allowed)
+    .with_detail("nodeId", machine.node_id.as_str())
+}
+
+/// `INVALID_STATE` for a commission of a machine never inspected: the state table starts a
+/// commission from an inspected machine, whose inventory it checks again.
+fn never_inspected(machine: &MetalMachineRow) -> Error {
+    Error::invalid_state(format!(
+        "machine {} was never inspected: commission starts from an inspected machine; inspect it first \
+         (metal inspect), then commission it once it is manageable again",
+        machine.node_id
+    ))
+    .with_detail("state", machine.provision_state.as_str())
+    .with_detail("reason", "notInspected")
+    .with_detail("allowed", metal_states::allowed_for(machine.provision_state, false))
     .with_detail("nodeId", machine.node_id.as_str())
 }
 
@@ -296,6 +314,9 @@ impl Service {
             let state = machine.provision_state;
             if machine.deleted_at.is_some() || !transition.from.contains(&state) {
                 return Err(not_allowed(&machine, verb, transition.from));
+            }
+            if verb == "commission" && machine.inventory.is_none() {
+                return Err(never_inspected(&machine));
             }
             let pool = self.store.pool_fetch(pool_id).await?;
             let policy = metal_policy::read(&pool.policy)?;

@@ -199,6 +199,7 @@ async fn a_bmc_that_stops_answering_mid_deploy_fails_the_deploy_naming_the_step(
     let (system, enrolment) = machine(&env, &pool, "m2");
     let node = env.ok("/api/compute/metal/enroll", enrolment).await["id"].as_str().unwrap().to_owned();
     wait_for(&env, &pool, &node, "manageable").await;
+    run(&env, &pool, &node, "inspect", json!({}), "manageable").await;
     run(&env, &pool, &node, "commission", json!({}), "ready").await;
 
     env.cloud.set_bmc_unresponsive(&system, true);

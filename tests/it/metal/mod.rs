@@ -55,6 +55,12 @@ impl OwnPool {
         self.execute(&format!("UPDATE metal_machines SET provision_state = '{state}' WHERE node_id = '{node}'")).await;
     }
 
+    /// Records an inventory for machine `node` through the store, as an inspection would have.
+    pub async fn put_inspected(&self, node: &str) {
+        let inventory = r#"{"cpus": 8, "memoryMib": 32768, "disks": [{"name": "disk0", "sizeBytes": 1}]}"#;
+        self.execute(&format!("UPDATE metal_machines SET inventory = '{inventory}' WHERE node_id = '{node}'")).await;
+    }
+
     /// The pool's metal events, oldest first.
     pub async fn events(&self) -> Vec<better_compute::store::EventRow> {
         let filter =

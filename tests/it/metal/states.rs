@@ -9,6 +9,7 @@ use crate::harness::{tenant_principal, violated_fields};
 
 crate::on_both_backends!(
     every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allowed,
+    commission_starts_from_an_inspected_machine_only,
     an_enrolment_records_enrolling_with_its_deadline_and_queues_the_reconciler,
     an_enrolment_names_every_field_it_refuses,
     an_enrolment_retried_with_its_key_returns_the_same_machine_and_a_changed_one_conflicts,
@@ -98,6 +99,7 @@ fn request_of(verb: &str) -> (&'static str, Value) {
 async fn every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allowed(backend: Backend) {
     let s = setup(backend).await;
     let node = s.enroll("m1").await["id"].as_str().unwrap().to_owned();
+    s.put_inspected(&node).await;
     let mut moved = 0;
     for state in STATES {
         for (verb, from, to) in TABLE {
@@ -128,6 +130,39 @@ async fn every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allo
     let events = s.events().await;
     let rescuing = events.iter().rev().find(|e| e.event_type == "metal.machine.rescuing").unwrap();
     assert_eq!(rescuing.data["previousState"], "deployed");
+}
+
+async fn commission_starts_from_an_inspected_machine_only(backend: Backend) {
+    let s = setup(backend).await;
+    let node = s.enroll("m1").await["id"].as_str().unwrap().to_owned();
+    s.put_in_state(&node, "manageable").await;
+    let (_, machine) = s.call("get", &node, json!({})).await;
+    assert_eq!(machine["allowedVerbs"], json!(["inspect", "retire", "update", "delete"]), "{machine}");
+    let (status, refused) = s.call("commission", &node, json!({})).await;
+    assert_eq!(status, 409, "{refused}");
+    let error = &refused["error"];
+    assert_eq!(
+        (error["code"].as_str(), error["details"]["reason"].as_str()),
+        (Some("INVALID_STATE"), Some("notInspected"))
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("never inspected") && message.contains("inspect it first"), "{message}");
+    let (_, untouched) = s.call("get", &node, json!({})).await;
+    assert_eq!(
+        (untouched["provisionState"].as_str(), &untouched["version"]),
+        (Some("manageable"), &machine["version"])
+    );
+    // Over gRPC the same refusal is FAILED_PRECONDITION.
+    let mut client =
+        better_compute::proto::compute::metal_client::MetalClient::new(s.server.channel(Some(&s.admin)).await);
+    let request =
+        better_compute::proto::compute::CommissionMetalRequest { pool_id: s.pool.clone(), node_id: node.clone() };
+    let status = client.commission(request).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+
+    s.put_inspected(&node).await;
+    let (status, commissioning) = s.call("commission", &node, json!({})).await;
+    assert_eq!((status, commissioning["provisionState"].as_str()), (200, Some("commissioning")), "{commissioning}");
 }
 
 async fn an_enrolment_records_enrolling_with_its_deadline_and_queues_the_reconciler(backend: Backend) {
@@ -374,6 +409,7 @@ async fn a_machines_node_is_deleted_only_with_the_machine(backend: Backend) {
 async fn of_two_racing_verbs_one_wins_and_the_other_sees_the_new_state(backend: Backend) {
     let s = setup(backend).await;
     let node = s.enroll("m1").await["id"].as_str().unwrap().to_owned();
+    s.put_inspected(&node).await;
     for round in 0..5 {
         s.put_in_state(&node, "manageable").await;
         let (a, b) = tokio::join!(s.call("inspect", &node, json!({})), s.call("commission", &node, json!({})));
