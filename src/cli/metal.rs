@@ -111,7 +111,21 @@ pub enum MetalCommand {
         #[command(flatten)]
         dry_run: DryRun,
     },
-    /// Deletes a machine that is manageable, enrollFailed or retired.
+    /// Rotates the machine's BMC credentials: the new ones are checked against the BMC before
+    /// the old ones are dropped; refused, the old ones stay in use. With `--wait`, waits for the
+    /// check and fails if the BMC refused them.
+    RotateCredentials {
+        #[command(flatten)]
+        machine: MachineArgs,
+        /// The new BMC user; the current one when not given.
+        #[arg(long)]
+        username: Option<String>,
+        /// A file holding the new BMC password; asked for on the terminal when not given.
+        #[arg(long)]
+        password_file: Option<PathBuf>,
+    },
+    /// Deletes a machine that is manageable (powered off first: `deleting`), enrollFailed or
+    /// retired.
     Delete {
         #[command(flatten)]
         machine: MachineArgs,
@@ -140,7 +154,8 @@ pub enum MetalCommand {
     },
     /// Releases the machine: powered off through an erase of its disks, back to ready.
     Release(MachineArgs),
-    /// Retires the machine for good; its BMC credentials are wiped.
+    /// Retires the machine for good: powered off first (`retiring`), then its BMC credentials
+    /// are wiped.
     Retire(MachineArgs),
 }
 
@@ -260,6 +275,27 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
             }
             client.update(request).await
         }
+        MetalCommand::RotateCredentials { machine: m, username, password_file } => {
+            let password = match password_file {
+                Some(path) => read_secret_file(path)?,
+                None => prompt_password()?,
+            };
+            let request = UpdateMetalRequest {
+                pool_id: m.pool.clone(),
+                node_id: m.node_id.clone(),
+                username: username.clone(),
+                password: Some(password),
+                ..Default::default()
+            };
+            let updated = answer(client.update(request).await)?;
+            let machine = if m.wait { wait_for_check(&mut client, updated).await? } else { updated };
+            let json = output::to_json(&machine, "bettercompute.compute.v1.MetalMachine");
+            print_machines(cli.output, &json, std::slice::from_ref(&json));
+            return match m.wait && machine.last_error.starts_with("credentials:") {
+                true => Err(format!("machine {}: {}", machine.id, machine.last_error)),
+                false => Ok(()),
+            };
+        }
         MetalCommand::Delete { machine: m, dry_run } => {
             let request =
                 DeleteMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone(), validate_only: false };
@@ -373,8 +409,26 @@ impl MetalCommand {
             | MetalCommand::Retire(m) => m.wait,
             MetalCommand::Update { machine: m, .. }
             | MetalCommand::Delete { machine: m, .. }
+            | MetalCommand::RotateCredentials { machine: m, .. }
             | MetalCommand::Deploy { machine: m, .. }
             | MetalCommand::Rescue { machine: m, .. } => m.wait,
+        }
+    }
+}
+
+/// Reads the machine until the check of its new credentials changed it (taken: the old ones
+/// dropped; refused: `lastError` says so).
+async fn wait_for_check(
+    client: &mut MetalClient<super::AuthedChannel>,
+    updated: crate::proto::compute::MetalMachine,
+) -> Result<crate::proto::compute::MetalMachine, String> {
+    let request = GetMetalRequest { pool_id: updated.pool_id.clone(), node_id: updated.id.clone() };
+    eprintln!("{}: checking the new credentials against the BMC", updated.id);
+    loop {
+        tokio::time::sleep(WAIT_POLL).await;
+        let now = answer(client.get(request.clone()).await)?;
+        if now.version > updated.version {
+            return Ok(now);
         }
     }
 }
@@ -390,7 +444,10 @@ async fn wait(
 ) -> Result<crate::proto::compute::MetalMachine, String> {
     let request = GetMetalRequest { pool_id: machine.pool_id.clone(), node_id: machine.id.clone() };
     eprintln!("{}: {} (power {})", machine.id, machine.provision_state, machine.power_state);
-    while machine.provision_state.parse().ok().and_then(crate::domain::metal_states::transient).is_some() {
+    // A deleting machine's wait ends when it is deleted (it keeps its last state).
+    while machine.deleted_at.is_none()
+        && machine.provision_state.parse().ok().and_then(crate::domain::metal_states::transient).is_some()
+    {
         tokio::time::sleep(WAIT_POLL).await;
         let now = answer(client.get(request.clone()).await)?;
         if now.provision_state != machine.provision_state {

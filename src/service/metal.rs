@@ -12,7 +12,7 @@ use super::update_mask::Named;
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
 use crate::domain::metal_policy::{self, MetalPolicy};
-use crate::domain::metal_states::{self, DELETABLE, IDLE};
+use crate::domain::metal_states::{self, DELETABLE, IDLE, WITHOUT_BMC};
 use crate::domain::states::MachineState;
 use crate::error::{Error, FieldViolation, Result, Violations};
 use crate::ids::NodeId;
@@ -176,6 +176,7 @@ impl Service {
             address: bmc.address.clone(),
             username: bmc.username.clone(),
             credentials_set: true,
+            credentials_pending: false,
             ca_certificate: bmc.ca_certificate.clone(),
             insecure: bmc.insecure,
             power_state: "unknown".to_owned(),
@@ -266,7 +267,7 @@ impl Service {
             if let Some(updated) =
                 self.store.metal_update(&machine.node_id, machine.version, &change, now_micros()).await?
             {
-                tracing::info!(node = %updated.node_id, pool = %updated.pool_id, credentials_rotated = password.is_some(),
+                tracing::info!(node = %updated.node_id, pool = %updated.pool_id, credentials_pending = password.is_some(),
                     by = %ctx.caller.principal_id, "metal machine updated");
                 return Ok(updated);
             }
@@ -274,20 +275,41 @@ impl Service {
         Err(Error::conflict(format!("machine {} kept changing; try again", request.node_id)))
     }
 
-    /// Deletes a machine that is `manageable`, `enrollFailed` or `retired`; a deleted one is
-    /// returned as it is.
+    /// Deletes a machine that is `manageable`, `enrollFailed` or `retired`; a deleted or
+    /// `deleting` one is returned as it is. A `manageable` machine is `deleting` first: the
+    /// reconciler powers it off, then deletes it; the others have no BMC to call.
     pub async fn metal_delete(&self, ctx: &Context, request: DeleteMetalRequest) -> Result<MetalMachineRow> {
         for _ in 0..RACE_RETRIES {
             let machine = self.metal_of_pool(&request.pool_id, &request.node_id).await?;
-            if machine.deleted_at.is_some() {
+            if machine.deleted_at.is_some() || machine.provision_state == MachineState::Deleting {
                 return Ok(machine);
             }
             if !DELETABLE.contains(&machine.provision_state) {
                 return Err(not_allowed(&machine, "delete", DELETABLE));
             }
+            if !WITHOUT_BMC.contains(&machine.provision_state) {
+                let pool = self.store.pool_fetch(&machine.pool_id).await?;
+                let policy = metal_policy::read(&pool.policy)?;
+                let now = now_micros();
+                let mv = MetalMove {
+                    from: machine.provision_state,
+                    to: MachineState::Deleting,
+                    deadline: self.metal_deadline(&policy, MachineState::Deleting, now),
+                    rescued_from: None,
+                    image: None,
+                    wipe_credentials: false,
+                    reason: format!("delete requested by {}", ctx.caller.principal_id),
+                };
+                if let Some(moved) = self.store.metal_move(&machine.node_id, machine.version, &mv, now).await? {
+                    tracing::info!(node = %moved.node_id, pool = %moved.pool_id, by = %ctx.caller.principal_id,
+                        "metal machine deleting");
+                    return Ok(moved);
+                }
+                continue;
+            }
             let deleted = self
                 .store
-                .metal_delete(&machine.node_id, machine.version, machine.provision_state, now_micros())
+                .metal_delete(&machine.node_id, machine.version, machine.provision_state, "delete", now_micros())
                 .await?;
             if let Some(deleted) = deleted {
                 tracing::info!(node = %deleted.node_id, pool = %deleted.pool_id, by = %ctx.caller.principal_id,
@@ -332,13 +354,18 @@ impl Service {
                 _ => None,
             };
             let now = now_micros();
+            // A machine whose BMC was never reached has nothing to power off: retired at once.
+            let to = match verb == "retire" && WITHOUT_BMC.contains(&state) {
+                true => MachineState::Retired,
+                false => transition.to,
+            };
             let mv = MetalMove {
                 from: state,
-                to: transition.to,
-                deadline: self.metal_deadline(&policy, transition.to, now),
+                to,
+                deadline: self.metal_deadline(&policy, to, now),
                 rescued_from: (verb == "rescue").then_some(state),
                 image,
-                wipe_credentials: verb == "retire",
+                wipe_credentials: to == MachineState::Retired,
                 reason: format!("{verb} requested by {}", ctx.caller.principal_id),
             };
             if let Some(moved) = self.store.metal_move(&machine.node_id, machine.version, &mv, now).await? {

@@ -95,7 +95,7 @@ pub use load_balancers::{
 pub use metal::{
     ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, metal_machine_id,
 };
-pub use metal_workflow::{BootConfigRow, MetalFinish};
+pub use metal_workflow::{BmcOutage, BootConfigRow, MetalFinish};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
@@ -194,6 +194,7 @@ migrations!(
     (26, "operation_log", "0026_operation_log"),
     (27, "orphans", "0027_orphans"),
     (28, "pacing", "0028_pacing"),
+    (29, "metal_outage_and_rotation", "0029_metal_outage"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

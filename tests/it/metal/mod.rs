@@ -4,10 +4,15 @@
 //! and delete only where allowed, two racing verbs, who may call, and the BMC password found
 //! nowhere but sealed in its column.
 
+mod credentials;
 mod dev;
+mod erase;
 mod flow;
+mod leaving;
+mod outage;
 mod plan_reality;
 mod secrets;
+mod sessions;
 mod states;
 
 use better_compute::store::Backend;
