@@ -206,6 +206,21 @@ pub fn wide_columns(rows: &[Value]) -> Vec<Column> {
 }
 
 impl Column {
+    /// A column of `field` as it is, headed `header`: for a command that chooses its own.
+    pub fn named(header: &str, field: &str) -> Column {
+        Column { header: header.to_owned(), cell: Cell::Field(field.to_owned()) }
+    }
+
+    /// A column of the age of time field `field`, headed `AGE`.
+    pub fn age(field: &'static str) -> Column {
+        Column { header: "AGE".to_owned(), cell: Cell::Age(field) }
+    }
+
+    /// The `PROBLEM` column: a stuck row's problem class and failed attempts.
+    pub fn problem() -> Column {
+        Column { header: "PROBLEM".to_owned(), cell: Cell::Problem }
+    }
+
     /// The field a column shows as it is (a wide table's are all such).
     pub fn field(&self) -> Option<&str> {
         match &self.cell {

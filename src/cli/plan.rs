@@ -87,7 +87,7 @@ fn named(field: &str, text: &str) -> String {
 }
 
 /// The columns of the terminal (see [`output::terminal_width`]), else 100.
-fn terminal_width() -> usize {
+pub(super) fn terminal_width() -> usize {
     output::terminal_width().filter(|&c| c >= 40).unwrap_or(100)
 }
 

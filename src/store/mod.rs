@@ -96,7 +96,7 @@ pub use load_balancers::{
 pub use metal::{
     ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, metal_machine_id,
 };
-pub use metal_workflow::{BootConfigRow, MetalFinish};
+pub use metal_workflow::{BmcOutage, BootConfigRow, MetalFinish};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
@@ -197,6 +197,7 @@ migrations!(
     (28, "pacing", "0028_pacing"),
     (29, "audit_outcome", "0029_audit_outcome"),
     (30, "node_remediation", "0030_node_remediation"),
+    (31, "metal_outage_and_rotation", "0031_metal_outage"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.
