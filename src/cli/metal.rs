@@ -494,7 +494,7 @@ mod tests {
         let text = machine_table(&machines(), 80);
         let lines: Vec<&str> = text.lines().collect();
         assert!(
-            lines[0].starts_with("ID ") && lines[0].contains("  STATE ") && lines[0].contains("  POWER "),
+            lines[0].starts_with("ID ") && lines[0].contains("  STATE ") && lines[0].ends_with("  POWER"),
             "{text}"
         );
         assert!(lines[1].contains("commissionFailed  poweringOff"), "{text}");

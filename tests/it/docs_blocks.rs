@@ -53,6 +53,28 @@ fn the_api_guide_runs_as_written() {
     run_document("docs/api.md");
 }
 
+/// The documents the tests above run against `bcctl dev`.
+const RUN_AGAINST_DEV: [&str; 6] = [
+    "README.md",
+    "docs/walkthrough-kubernetes.md",
+    "docs/walkthrough-vps.md",
+    "docs/walkthrough-nodes.md",
+    "docs/walkthrough-metal.md",
+    "docs/api.md",
+];
+
+/// A walkthrough added to docs/ without a test of its own here fails.
+#[test]
+fn every_walkthrough_is_run() {
+    for entry in std::fs::read_dir(repo_root().join("docs")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.starts_with("walkthrough-") {
+            let path = format!("docs/{name}");
+            assert!(RUN_AGAINST_DEV.contains(&path.as_str()), "{path} has no test in tests/it/docs_blocks.rs");
+        }
+    }
+}
+
 /// One command of a block: its text (continued lines and here-documents joined) and the line
 /// of the document it starts on.
 #[derive(Debug, PartialEq)]
@@ -252,6 +274,12 @@ const FIRST_HOUR_DATABASES: [&str; 2] = ["bc_first_hour", "bc_first_hour_restore
 /// The operator's first hour starts from nothing: no `bcctl dev`, Postgres with no database.
 #[test]
 fn the_first_hour_runs_as_written() {
+    // The document names its ports, as an operator's would; a server already on one of them
+    // would answer in its place.
+    for port in [8080, 8081, 8090] {
+        let free = std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
+        assert!(free, "docs/first-hour.md serves on 127.0.0.1:{port}, which is taken (a `bcctl dev` running?)");
+    }
     FIRST_HOUR_DATABASES.into_iter().for_each(drop_database);
     let dir = tempfile::tempdir().unwrap();
     run_steps("docs/first-hour.md", dir.path());
