@@ -365,7 +365,7 @@ fn machine_table(rows: &[serde_json::Value], width: usize) -> String {
         columns.push(Column::problem());
     }
     if width < WITH_BMC {
-        return output::table(rows, &columns);
+        return output::table(rows, &columns, Some(width));
     }
     columns.insert(4, Column::named("DRIVER", "driver"));
     columns.insert(5, Column::named("ADDRESS", "address"));
@@ -373,11 +373,11 @@ fn machine_table(rows: &[serde_json::Value], width: usize) -> String {
     // The address takes what the other columns leave: measured without it (its header's
     // width), then cut to fit.
     let without: Vec<serde_json::Value> = rows.iter().map(|row| with_address(row, "")).collect();
-    let used = output::table(&without, &columns).lines().map(|line| line.chars().count()).max().unwrap_or(0);
+    let used = output::table(&without, &columns, None).lines().map(|line| line.chars().count()).max().unwrap_or(0);
     let room = (width + "ADDRESS".len()).saturating_sub(used).max("ADDRESS".len());
     let cut: Vec<serde_json::Value> =
         rows.iter().map(|row| with_address(row, &cut_to(row["address"].as_str().unwrap_or_default(), room))).collect();
-    output::table(&cut, &columns)
+    output::table(&cut, &columns, None)
 }
 
 /// `row` with its `address` replaced.
