@@ -35,8 +35,8 @@ pub struct ClusterSpec {
     /// A version pin (`1.33` or a full version).
     #[arg(long, default_value = "")]
     version: String,
-    /// A node pool: `name=general,machine-type=e2-standard-4,count=2[,min=1,max=3][,zones=a;b][,spot]`;
-    /// repeat for more.
+    /// A node pool, as `name=general,machine-type=e2-standard-4,count=2` with optional
+    /// `min=1,max=3`, `zones=a;b` and `spot`; repeat for more.
     #[arg(long = "node-pool")]
     node_pools: Vec<String>,
     /// A CIDR that may reach the control plane; repeat for more.
@@ -138,7 +138,8 @@ pub enum NodePoolsCommand {
         /// The cluster.
         #[arg(long)]
         cluster: String,
-        /// The pool: `name=extra,machine-type=e2-medium,count=1[,min=1,max=3][,zones=a;b][,spot]`.
+        /// The pool, as `name=extra,machine-type=e2-medium,count=1` with optional `min=1,max=3`,
+        /// `zones=a;b` and `spot`.
         spec: String,
         /// The idempotency key (defaults to the cluster and the pool's name: running the command
         /// again is a retry).
