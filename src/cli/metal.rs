@@ -365,7 +365,7 @@ fn machine_table(rows: &[serde_json::Value], width: usize) -> String {
         columns.push(Column::problem());
     }
     if width < WITH_BMC {
-        return output::table(rows, &columns, Some(width));
+        return output::table(rows, &columns, None);
     }
     columns.insert(4, Column::named("DRIVER", "driver"));
     columns.insert(5, Column::named("ADDRESS", "address"));

@@ -405,7 +405,7 @@ mod tests {
         assert_eq!(object_path(&object_ref(&ds)).unwrap(), "/apis/apps/v1/namespaces/kube-system/daemonsets/bcd");
         let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"}});
         assert_eq!(object_path(&object_ref(&crb)).unwrap(), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/b");
-        let unknown = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        let unknown = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
         assert_eq!(object_path(&object_ref(&unknown)).unwrap_err().kind, ErrorKind::Permanent);
     }
 
