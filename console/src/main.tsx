@@ -5,7 +5,6 @@ import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Watcher } from "./live.js";
 import { type Session, canWrite, isOperator, resume, signIn, signOut } from "./session.js";
-import { useKnownPools } from "./pools.js";
 import { type Page, route, Nav } from "./routes.js";
 import { ApiError } from "./session.js";
 
@@ -43,22 +42,16 @@ function SignIn(props: { onSession: (session: Session) => void }) {
   );
 }
 
-/** A tenant as the picker names it. */
-interface TenantChoice {
-  id: string;
-  name: string;
-}
-
 /** The tenant an operator looks at (any tenant), or a tenant principal's own. */
-function useTenant(session: Session): [string, (t: string) => void, TenantChoice[]] {
-  const { tenantId: own, tenantName } = session.identity;
-  const [tenants, setTenants] = useState<TenantChoice[]>(own ? [{ id: own, name: tenantName ?? own }] : []);
+function useTenant(session: Session): [string, (t: string) => void, string[]] {
+  const own = session.identity.tenantId;
+  const [tenants, setTenants] = useState<string[]>(own ? [own] : []);
   const [tenant, setTenant] = useState(own ?? sessionStorage.getItem("bc.tenant") ?? "");
   useEffect(() => {
     if (!isOperator(session.identity)) return;
     session.client.tenants.list({}).then((list) => {
       const ids = list.tenants.map((t) => t.id);
-      setTenants(list.tenants.map((t) => ({ id: t.id, name: t.displayName || t.id })));
+      setTenants(ids);
       setTenant((current) => (current && ids.includes(current) ? current : (ids[0] ?? "")));
     });
   }, [session]);
@@ -67,12 +60,6 @@ function useTenant(session: Session): [string, (t: string) => void, TenantChoice
     setTenant(t);
   };
   return [tenant, choose, tenants];
-}
-
-/** How the header names the key's roles: `admin`, `viewer of project prj_...`. */
-function roleNames(session: Session): string {
-  const roles = session.identity.bindings.map((b) => (b.scopeType === "tenant" || b.scopeType === "platform" ? b.role : `${b.role} of ${b.scopeType} ${b.scopeId}`));
-  return [...new Set(roles)].join(", ");
 }
 
 function Shell(props: { session: Session; onSignOut: () => void }) {
@@ -86,13 +73,9 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
   }, []);
   const watcher = useMemo(() => (tenant ? new Watcher(session.client, tenant) : null), [session, tenant]);
   useEffect(() => () => watcher?.close(), [watcher]);
-  const path = hash.replace(/^#\/?/, "").split("/");
-  // Read again on each change of section: pools come and go while the console is open.
-  const pools = useKnownPools(session, tenant, path[0]);
-  const tenantName = tenants.find((t) => t.id === tenant)?.name ?? tenant;
-  const page: Page = { session, tenant, tenantName, watcher, writable: canWrite(session.identity, tenant), path, pools };
+  const page: Page = { session, tenant, watcher, writable: canWrite(session.identity, tenant), path: hash.replace(/^#\/?/, "").split("/") };
   const who = session.identity;
-  const roles = roleNames(session);
+  const roles = [...new Set(who.bindings.map((b) => b.role))].join(", ");
   return (
     <>
       <header>
@@ -100,10 +83,10 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
           better-compute
         </a>
         <div class="who" aria-label="Signed in as">
-          <span title={who.principalId}>{who.name || who.principalId}</span>
+          <span>{who.principalId}</span>
           <span class="muted">
-            {who.kind === "operator" ? "operator" : who.kind}
-            {who.tenantId ? ` of ${who.tenantName ?? who.tenantId}` : ""} · {roles || "no role"}
+            {who.kind}
+            {who.tenantId ? ` of ${who.tenantId}` : ""} · {roles || "no role"}
           </span>
         </div>
         {isOperator(who) ? (
@@ -111,19 +94,19 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
             Tenant{" "}
             <select value={tenant} onChange={(e) => setTenant(e.currentTarget.value)}>
               {tenants.map((t) => (
-                <option value={t.id}>{t.name === t.id ? t.id : `${t.name} (${t.id})`}</option>
+                <option value={t}>{t}</option>
               ))}
             </select>
           </label>
         ) : (
-          <span class="tenant">Tenant {tenantName}</span>
+          <span class="tenant">Tenant {tenant}</span>
         )}
         <button type="button" onClick={props.onSignOut}>
           Sign out
         </button>
       </header>
       <div class="layout">
-        <Nav page={page} current={path[0] || "clusters"} />
+        <Nav operator={isOperator(who)} current={page.path[0] || "clusters"} />
         <main>{tenant ? route(page) : <p>No tenant to show.</p>}</main>
       </div>
     </>

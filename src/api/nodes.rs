@@ -33,8 +33,6 @@ pub(super) fn pool_node_summary_view(row: NodeSummaryRow) -> PoolNodeSummary {
         cordoned: row.cordoned as i32,
         capacity: Some(capacity_view(row.capacity)),
         allocatable: Some(capacity_view(row.allocatable)),
-        unhealthy: row.unhealthy as i32,
-        remediation_paused: row.remediation_paused,
     }
 }
 
@@ -71,8 +69,6 @@ fn node_view(row: NodeRow) -> Node {
         left_at: row.left_at.map(timestamp),
         deleted_at: row.deleted_at.map(timestamp),
         version: row.version,
-        remediation: row.remediation,
-        remediated_at: row.remediated_at.map(timestamp),
     }
 }
 
@@ -98,13 +94,11 @@ thin_service! {
             request: Request<NodeHeartbeatRequest>,
         ) -> Result<Response<NodeHeartbeatResponse>, Status> {
             let call = daemon_call(&request)?;
-            let answer = self.service.node_heartbeat(&call, request.into_inner()).await?;
-            let node = answer.node;
+            let node = self.service.node_heartbeat(&call, request.into_inner()).await?;
             Ok(Response::new(NodeHeartbeatResponse {
                 cordoned: node.cordoned,
                 heartbeat_interval_seconds: interval_seconds(node.heartbeat_interval_ms),
                 state: node.state.into(),
-                leave: answer.leave,
             }))
         }
 

@@ -249,7 +249,7 @@ states!(
         CommissionFailed = "commissionFailed", Ready = "ready", Deploying = "deploying", Deployed = "deployed",
         DeployFailed = "deployFailed", Rescuing = "rescuing", Rescue = "rescue", RescueFailed = "rescueFailed",
         ExitingRescue = "exitingRescue", Releasing = "releasing", ReleaseFailed = "releaseFailed",
-        Retiring = "retiring", Retired = "retired", Deleting = "deleting", }
+        Retired = "retired", }
 );
 
 states!(

@@ -8,7 +8,6 @@
 
 mod clients;
 mod kubectl;
-mod plain_kubectl;
 
 use std::time::Duration;
 

@@ -423,9 +423,7 @@ export const JoinTokens: GenService<{
   },
   /**
    * Revokes a token: no daemon joins with it from now on (nodes that joined stay). A revoked
-   * token is returned as it is, and so is an `expired` one (it stays `expired`, with no
-   * `revokedAt` and no event): it already refuses every join, so revoking it succeeds without
-   * changing it.
+   * token is returned as it is.
    *
    * @generated from rpc bettercompute.compute.v1.JoinTokens.Revoke
    */

@@ -744,16 +744,14 @@ export type UpdateLoadBalancerRequest = Message<"bettercompute.compute.v1.Update
   stickySessions?: LoadBalancerStickySessions | undefined;
 
   /**
-   * New source ranges; `{}` lets any address in. Named in `update_mask` without a value
-   * (`null` in JSON) they are refused with INVALID_INPUT naming `sourceRanges`, never reset.
+   * New source ranges.
    *
    * @generated from field: bettercompute.compute.v1.LoadBalancerSourceRanges source_ranges = 7;
    */
   sourceRanges?: LoadBalancerSourceRanges | undefined;
 
   /**
-   * Redirect HTTP to HTTPS, or stop (`false`). Named in `update_mask` without a value (`null`
-   * in JSON) it is refused with INVALID_INPUT naming `redirectHttpToHttps`, never reset.
+   * Redirect HTTP to HTTPS, or stop.
    *
    * @generated from field: optional bool redirect_http_to_https = 8;
    */
