@@ -1,8 +1,11 @@
 // Builds dist/ (committed, embedded in bc-server by src/api/console.rs): app.js from src/main.tsx
-// with the TypeScript client of ../clients/typescript bundled in, app.css and index.html.
-// esbuild's output depends only on its inputs, so clients/check can rebuild and compare.
+// with the TypeScript client of ../clients/typescript bundled in, app.css and index.html, and
+// each of the two compressed once here (`.gz`, `.br`) so the server sends them as they are.
+// esbuild's output, gzip's (no name, no time in its header) and brotli's depend only on their
+// inputs, so clients/check can rebuild and compare.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 
 mkdirSync("dist", { recursive: true });
 await build({
@@ -21,3 +24,9 @@ await build({
 });
 await build({ entryPoints: { app: "src/style.css" }, bundle: true, minify: true, outdir: "dist", logLevel: "warning" });
 copyFileSync("src/index.html", "dist/index.html");
+for (const file of ["dist/app.js", "dist/app.css"]) {
+  const body = readFileSync(file);
+  writeFileSync(`${file}.gz`, gzipSync(body, { level: 9 }));
+  const quality = { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: body.length };
+  writeFileSync(`${file}.br`, brotliCompressSync(body, { params: quality }));
+}

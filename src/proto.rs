@@ -1,9 +1,12 @@
-//! The code generated from `proto/`, and the descriptor pool read by the gateway, the validator
-//! and server reflection. Nothing else lives here.
+//! The code generated from `proto/`, the descriptor pool read by the gateway, the validator
+//! and server reflection, and how a message is written as JSON ([`json`]). Nothing else lives
+//! here.
 
 use std::sync::OnceLock;
 
 use prost_reflect::DescriptorPool;
+
+pub mod json;
 
 /// The encoded file descriptor set of every file under `proto/`, custom options included.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/descriptor.bin"));

@@ -5,6 +5,7 @@ import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Watcher } from "./live.js";
 import { type Session, canWrite, isOperator, resume, signIn, signOut } from "./session.js";
+import { useKnownPools } from "./pools.js";
 import { type Page, route, Nav } from "./routes.js";
 import { ApiError } from "./session.js";
 
@@ -42,16 +43,22 @@ function SignIn(props: { onSession: (session: Session) => void }) {
   );
 }
 
+/** A tenant as the picker names it. */
+interface TenantChoice {
+  id: string;
+  name: string;
+}
+
 /** The tenant an operator looks at (any tenant), or a tenant principal's own. */
-function useTenant(session: Session): [string, (t: string) => void, string[]] {
-  const own = session.identity.tenantId;
-  const [tenants, setTenants] = useState<string[]>(own ? [own] : []);
+function useTenant(session: Session): [string, (t: string) => void, TenantChoice[]] {
+  const { tenantId: own, tenantName } = session.identity;
+  const [tenants, setTenants] = useState<TenantChoice[]>(own ? [{ id: own, name: tenantName ?? own }] : []);
   const [tenant, setTenant] = useState(own ?? sessionStorage.getItem("bc.tenant") ?? "");
   useEffect(() => {
     if (!isOperator(session.identity)) return;
     session.client.tenants.list({}).then((list) => {
       const ids = list.tenants.map((t) => t.id);
-      setTenants(ids);
+      setTenants(list.tenants.map((t) => ({ id: t.id, name: t.displayName || t.id })));
       setTenant((current) => (current && ids.includes(current) ? current : (ids[0] ?? "")));
     });
   }, [session]);
@@ -60,6 +67,12 @@ function useTenant(session: Session): [string, (t: string) => void, string[]] {
     setTenant(t);
   };
   return [tenant, choose, tenants];
+}
+
+/** How the header names the key's roles: `admin`, `viewer of project prj_...`. */
+function roleNames(session: Session): string {
+  const roles = session.identity.bindings.map((b) => (b.scopeType === "tenant" || b.scopeType === "platform" ? b.role : `${b.role} of ${b.scopeType} ${b.scopeId}`));
+  return [...new Set(roles)].join(", ");
 }
 
 function Shell(props: { session: Session; onSignOut: () => void }) {
@@ -73,9 +86,13 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
   }, []);
   const watcher = useMemo(() => (tenant ? new Watcher(session.client, tenant) : null), [session, tenant]);
   useEffect(() => () => watcher?.close(), [watcher]);
-  const page: Page = { session, tenant, watcher, writable: canWrite(session.identity, tenant), path: hash.replace(/^#\/?/, "").split("/") };
+  const path = hash.replace(/^#\/?/, "").split("/");
+  // Read again on each change of section: pools come and go while the console is open.
+  const pools = useKnownPools(session, tenant, path[0]);
+  const tenantName = tenants.find((t) => t.id === tenant)?.name ?? tenant;
+  const page: Page = { session, tenant, tenantName, watcher, writable: canWrite(session.identity, tenant), path, pools };
   const who = session.identity;
-  const roles = [...new Set(who.bindings.map((b) => b.role))].join(", ");
+  const roles = roleNames(session);
   return (
     <>
       <header>
@@ -83,10 +100,10 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
           better-compute
         </a>
         <div class="who" aria-label="Signed in as">
-          <span>{who.principalId}</span>
+          <span title={who.principalId}>{who.name || who.principalId}</span>
           <span class="muted">
-            {who.kind}
-            {who.tenantId ? ` of ${who.tenantId}` : ""} · {roles || "no role"}
+            {who.kind === "operator" ? "operator" : who.kind}
+            {who.tenantId ? ` of ${who.tenantName ?? who.tenantId}` : ""} · {roles || "no role"}
           </span>
         </div>
         {isOperator(who) ? (
@@ -94,19 +111,19 @@ function Shell(props: { session: Session; onSignOut: () => void }) {
             Tenant{" "}
             <select value={tenant} onChange={(e) => setTenant(e.currentTarget.value)}>
               {tenants.map((t) => (
-                <option value={t}>{t}</option>
+                <option value={t.id}>{t.name === t.id ? t.id : `${t.name} (${t.id})`}</option>
               ))}
             </select>
           </label>
         ) : (
-          <span class="tenant">Tenant {tenant}</span>
+          <span class="tenant">Tenant {tenantName}</span>
         )}
         <button type="button" onClick={props.onSignOut}>
           Sign out
         </button>
       </header>
       <div class="layout">
-        <Nav operator={isOperator(who)} current={page.path[0] || "clusters"} />
+        <Nav page={page} current={path[0] || "clusters"} />
         <main>{tenant ? route(page) : <p>No tenant to show.</p>}</main>
       </div>
     </>

@@ -18,8 +18,12 @@ export interface Binding {
 /** Who the API key is, as /console/whoami says. */
 export interface Identity {
   principalId: string;
+  /** The principal's name, for people to read. */
+  name: string;
   kind: "operator" | "user" | "service-account";
   tenantId: string | null;
+  /** The display name of a tenant principal's tenant. */
+  tenantName: string | null;
   bindings: Binding[];
 }
 
@@ -38,14 +42,33 @@ export function canWrite(identity: Identity, tenant: string): boolean {
   );
 }
 
+/** Whether one of the identity's roles in `tenant` (held on the whole tenant) is among `roles`, or it is an operator. */
+function holds(identity: Identity, tenant: string, roles: string[]): boolean {
+  return identity.bindings.some(
+    (b) => b.role === "platform-admin" || (roles.includes(b.role) && b.scopeType === "tenant" && b.scopeId === tenant),
+  );
+}
+
 /**
  * Whether the identity decides what only a tenant's admins decide in `tenant` (join tokens, bare
  * metal) on a pool: operators on every pool, the tenant's admins on pools on its own accounts.
  */
 export function canAdminister(identity: Identity, tenant: string, ownPool: boolean): boolean {
-  return identity.bindings.some(
-    (b) => b.role === "platform-admin" || (ownPool && b.role === "admin" && (b.scopeType !== "tenant" || b.scopeId === tenant)),
-  );
+  return holds(identity, tenant, ownPool ? ["admin"] : []);
+}
+
+/**
+ * Whether the identity reads what is under the whole of `tenant` (its usage, its pools' nodes
+ * and substrates): its viewers, editors and admins, and operators; a role on one project of
+ * the tenant does not reach the tenant's own rows.
+ */
+export function canRead(identity: Identity, tenant: string): boolean {
+  return holds(identity, tenant, ["viewer", "editor", "admin"]);
+}
+
+/** Whether the identity may administer the platform (its catalog, budgets and audit trail). */
+export function isPlatformAdmin(identity: Identity): boolean {
+  return identity.bindings.some((b) => b.role === "platform-admin");
 }
 
 /** Whether the identity is an operator of the platform. */

@@ -339,8 +339,9 @@ impl FakeCloud {
 
     /// What the Redfish BMC knows of the system `id` (`system-N`, the last part of its path):
     /// power, boot override, virtual CD, every boot (`boots`, with the media URL it booted
-    /// from), how many times each drive was erased (`erased`) and how many requests it held
-    /// while unresponsive (`heldRequests`).
+    /// from), how many times each drive was erased (`erased`, and by which sanitization type:
+    /// `erasedBy`), what each drive holds (`disks`: `content`, `readOnly`) and how many requests
+    /// it held while unresponsive (`heldRequests`).
     pub fn bmc_system(&self, id: &str) -> Option<Value> {
         let mut world = self.shared.world();
         world.redfish.machine_mut(id).map(|machine| machine.inspect())
@@ -351,6 +352,57 @@ impl FakeCloud {
     pub fn set_bmc_unresponsive(&self, id: &str, unresponsive: bool) -> bool {
         let mut world = self.shared.world();
         world.redfish.machine_mut(id).map(|machine| machine.unresponsive = unresponsive).is_some()
+    }
+
+    /// Writes `text` on drive `drive` (`disk0`, `disk1`, `disk2`) of system `id`, as a tenant's
+    /// system running on the machine would; `disks` of [`FakeCloud::bmc_system`] shows what
+    /// each drive holds. False if there is no such system or drive, or the drive is read-only.
+    pub fn write_bmc_disk(&self, id: &str, drive: &str, text: &str) -> bool {
+        let mut world = self.shared.world();
+        world.redfish.machine_mut(id).is_some_and(|machine| machine.write(drive, text))
+    }
+
+    /// Makes drive `drive` of system `id` read-only (true): its erase is accepted and leaves
+    /// what it holds, as a failed or write-protected drive does. False if there is no such
+    /// system.
+    pub fn set_bmc_disk_read_only(&self, id: &str, drive: &str, read_only: bool) -> bool {
+        let mut world = self.shared.world();
+        world
+            .redfish
+            .machine_mut(id)
+            .map(|machine| match read_only {
+                true => machine.read_only.insert(drive.to_owned()),
+                false => machine.read_only.remove(drive),
+            })
+            .is_some()
+    }
+
+    /// The Redfish BMC's sessions: how many are `open`, how many were `made`, the most open at
+    /// once (`mostOpen`), logins `refused` past the `limit`, and sessions `loggedOut`.
+    pub fn bmc_sessions(&self) -> Value {
+        self.shared.world().redfish.sessions.inspect(Instant::now())
+    }
+
+    /// Sets how many sessions the Redfish BMC keeps open at once (4 unless a test says) and
+    /// how long an unused one lives (30 minutes).
+    pub fn set_bmc_session_limits(&self, limit: usize, timeout: Duration) {
+        let mut world = self.shared.world();
+        world.redfish.sessions.limit = limit;
+        world.redfish.sessions.timeout = timeout;
+    }
+
+    /// Changes the credentials the BMC of system `id` takes, as its operator does at the BMC;
+    /// the old ones are refused from then on. False if there is no such system.
+    pub fn set_bmc_credentials(&self, id: &str, username: &str, password: &str) -> bool {
+        let mut world = self.shared.world();
+        world
+            .redfish
+            .machine_mut(id)
+            .map(|machine| {
+                machine.spec.username = username.to_owned();
+                machine.spec.password = password.to_owned();
+            })
+            .is_some()
     }
 
     /// Makes the BMC of system `id` refuse every login with 401 (true), or accept its

@@ -18,6 +18,8 @@ fn audit_event_view(row: AuditRow) -> AuditEvent {
         decision: row.decision,
         policies: row.policies,
         request_id: row.request_id,
+        outcome: row.outcome,
+        principal_name: row.principal_name,
     }
 }
 

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Buf;
 use http::{HeaderValue, StatusCode, header};
 use http_body_util::BodyExt;
-use prost_reflect::{DeserializeOptions, DynamicMessage, Kind, MessageDescriptor, SerializeOptions};
+use prost_reflect::{DeserializeOptions, DynamicMessage, Kind, MessageDescriptor};
 use serde_json::Value;
 use std::sync::Arc;
 use tonic::body::Body;
@@ -35,10 +35,6 @@ pub struct Gateway<S> {
     /// Unused here since the API layer records every call to a method, refused or not.
     pub metrics: Metrics,
 }
-
-/// JSON options of every response: documented camelCase names, integers as JSON numbers, and
-/// every field without presence shown even at its default value.
-const SERIALIZE: SerializeOptions = SerializeOptions::new().stringify_64_bit_integers(false).skip_default_fields(false);
 
 /// The one handler of every JSON path.
 pub async fn handle<S>(State(gateway): State<Gateway<S>>, request: Request) -> Response
@@ -134,8 +130,7 @@ where
     // Written straight to the body: a `serde_json::Value` in between cost a list of 500 a fifth of
     // its time.
     let mut json = Vec::with_capacity(answer_bytes * 3);
-    output
-        .serialize_with_options(&mut serde_json::Serializer::new(&mut json), &SERIALIZE)
+    crate::proto::json::write(&output, &mut json)
         .map_err(|error| Error::internal(format!("cannot write {} as JSON: {error}", method.name)))?;
     let content_type = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
     let mut response = (StatusCode::OK, content_type, json).into_response();

@@ -9,15 +9,12 @@ use axum::response::Response;
 use bytes::{Buf, Bytes, BytesMut};
 use http::{HeaderValue, StatusCode, header};
 use http_body_util::BodyExt;
-use prost_reflect::{DynamicMessage, MessageDescriptor, SerializeOptions};
+use prost_reflect::{DynamicMessage, MessageDescriptor};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::layer::REQUEST_ID_HEADER;
 use crate::error::Error;
-
-/// JSON options of every event: as the unary gateway writes responses.
-const SERIALIZE: SerializeOptions = SerializeOptions::new().stringify_64_bit_integers(false).skip_default_fields(false);
 
 /// Turns the response of a server-streaming gRPC call into a `text/event-stream` response.
 pub fn respond(output: MessageDescriptor, response: http::Response<tonic::body::Body>) -> Response {
@@ -90,7 +87,7 @@ fn message_event(output: &MessageDescriptor, bytes: Bytes) -> String {
         Ok(message) => message,
         Err(error) => return error_event(&Error::internal(format!("a streamed message does not decode: {error}"))),
     };
-    let json = match message.serialize_with_options(serde_json::value::Serializer, &SERIALIZE) {
+    let json = match crate::proto::json::to_value(&message) {
         Ok(json) => json,
         Err(error) => return error_event(&Error::internal(format!("cannot write a message as JSON: {error}"))),
     };

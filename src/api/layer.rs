@@ -195,7 +195,7 @@ where
 {
     let started = Instant::now();
     let id_header = http::HeaderValue::from_str(&request_id).expect("request ids are visible ASCII");
-    let prepared = prepare(&state, &method, request_id, request).await;
+    let prepared = prepare(&state, &method, request_id.clone(), request).await;
     let mut response = match prepared {
         Ok((request, held)) => {
             let response = inner.oneshot(request).await?;
@@ -207,23 +207,12 @@ where
             let observed = ObservedBody {
                 inner: body,
                 header_status,
-                done: Some(Done {
-                    metrics: state.metrics.clone(),
-                    method: method.name.clone(),
-                    started,
-                    span: tracing::Span::current(),
-                }),
+                done: Some(Done::new(&state, &method, &request_id, started)),
             };
             http::Response::from_parts(parts, Body::new(observed))
         }
         Err(error) => {
-            Done {
-                metrics: state.metrics.clone(),
-                method: method.name.clone(),
-                started,
-                span: tracing::Span::current(),
-            }
-            .finish(error.code.as_str());
+            Done::new(&state, &method, &request_id, started).finish(error.code.as_str());
             error.to_status().into_http()
         }
     };
@@ -454,14 +443,41 @@ struct Done {
     started: Instant,
     /// The call's span: the body finishes outside the call's future.
     span: tracing::Span,
+    /// For a call whose decision is audited: the services and the request id under which the
+    /// trail records how the call ended.
+    audit: Option<(Services, String)>,
 }
 
 impl Done {
+    /// What records the call of `method` when it ends.
+    fn new(state: &LayerState, method: &Method, request_id: &str, started: Instant) -> Self {
+        let audited = method.authorization.as_ref().is_some_and(|a| crate::service::audited(&a.permission));
+        Done {
+            metrics: state.metrics.clone(),
+            method: method.name.clone(),
+            started,
+            span: tracing::Span::current(),
+            audit: audited.then(|| (state.services.clone(), request_id.to_owned())),
+        }
+    }
+
     fn finish(self, code: &str) {
         let _entered = self.span.enter();
         let elapsed = self.started.elapsed();
         self.metrics.record_call(&self.method, code, elapsed);
         tracing::info!(code, elapsed_ms = elapsed.as_secs_f64() * 1000.0, "call finished");
+        if let Some((services, request_id)) = self.audit {
+            // The answer is on its way: the trail learns how it ended without holding it back.
+            let code = code.to_owned();
+            tokio::spawn(
+                async move {
+                    if let Err(error) = services.audit_settle(&request_id, &code).await {
+                        tracing::warn!(%error, "the audit trail did not record the call's outcome");
+                    }
+                }
+                .in_current_span(),
+            );
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::handlers::thin_service;
 use super::plans::plan_view;
 use super::timestamp;
-use crate::domain::metal_states::allowed_from;
+use crate::domain::metal_states::allowed_for;
 use crate::proto::compute::{
     CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
     InspectMetalRequest, ListMetalRequest, ListMetalResponse, MetalDisk, MetalInventory, MetalMachine, MetalNic, Plan,
@@ -40,7 +40,7 @@ fn inventory_view(inventory: &Value) -> MetalInventory {
 fn metal_view(row: MetalMachineRow) -> MetalMachine {
     let allowed_verbs = match row.deleted_at {
         Some(_) => Vec::new(),
-        None => allowed_from(row.provision_state).into_iter().map(str::to_owned).collect(),
+        None => allowed_for(row.provision_state, row.inventory.is_some()).into_iter().map(str::to_owned).collect(),
     };
     MetalMachine {
         allowed_verbs,

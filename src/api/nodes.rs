@@ -33,6 +33,8 @@ pub(super) fn pool_node_summary_view(row: NodeSummaryRow) -> PoolNodeSummary {
         cordoned: row.cordoned as i32,
         capacity: Some(capacity_view(row.capacity)),
         allocatable: Some(capacity_view(row.allocatable)),
+        unhealthy: row.unhealthy as i32,
+        remediation_paused: row.remediation_paused,
     }
 }
 
@@ -69,6 +71,8 @@ fn node_view(row: NodeRow) -> Node {
         left_at: row.left_at.map(timestamp),
         deleted_at: row.deleted_at.map(timestamp),
         version: row.version,
+        remediation: row.remediation,
+        remediated_at: row.remediated_at.map(timestamp),
     }
 }
 
@@ -94,11 +98,13 @@ thin_service! {
             request: Request<NodeHeartbeatRequest>,
         ) -> Result<Response<NodeHeartbeatResponse>, Status> {
             let call = daemon_call(&request)?;
-            let node = self.service.node_heartbeat(&call, request.into_inner()).await?;
+            let answer = self.service.node_heartbeat(&call, request.into_inner()).await?;
+            let node = answer.node;
             Ok(Response::new(NodeHeartbeatResponse {
                 cordoned: node.cordoned,
                 heartbeat_interval_seconds: interval_seconds(node.heartbeat_interval_ms),
                 state: node.state.into(),
+                leave: answer.leave,
             }))
         }
 

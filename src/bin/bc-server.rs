@@ -70,13 +70,12 @@ async fn run(cli: Cli) -> Result<(), String> {
         return Ok(());
     }
     let url = cli.database.require_url()?;
+    if let Some(Command::Migrate) = cli.command {
+        return migrate(url, cli.database.database_max_connections).await;
+    }
     let store = Store::connect(url, cli.database.database_max_connections).await.map_err(|e| e.to_string())?;
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Migrate => {
-            store.migrate().await.map_err(|e| e.to_string())?;
-            println!("migrations applied");
-            Ok(())
-        }
+        Command::Migrate => unreachable!("handled before connecting"),
         Command::AuthzSchema | Command::NewOperatorKey | Command::Probe { .. } => {
             unreachable!("handled before connecting")
         }
@@ -127,6 +126,20 @@ async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// `bc-server migrate`: makes the database if its server has none of that name, then applies
+/// the migrations it lacks. Any failure is an error, so the exit status is not 0.
+async fn migrate(url: &str, max_connections: u32) -> Result<(), String> {
+    if Store::create_database_if_missing(url).await.map_err(|e| e.to_string())? {
+        println!("created the database");
+    }
+    let store = Store::connect(url, max_connections).await.map_err(|e| e.to_string())?;
+    let pending = store.pending_migrations().await.map_err(|e| e.to_string())?;
+    store.migrate().await.map_err(|e| e.to_string())?;
+    println!("migrations applied ({} new)", pending.len());
+    store.close().await;
+    Ok(())
 }
 
 /// GETs `url` within five seconds: `Ok` on a 200 answer.

@@ -15,6 +15,81 @@ pub struct Column {
     cell: Cell,
 }
 
+/// What a default table gives up first when the terminal is too narrow: columns with a lower
+/// rank go first; those of [`KEPT`] or more stay, and free text (the name, an audit's method)
+/// is cut with an ellipsis instead.
+fn rank(header: &str) -> u8 {
+    match header {
+        "ID" => 255,
+        "NAME" => 250,
+        "STATE" => 240,
+        "PROBLEM" => 230,
+        "AGE" => 220,
+        "METHOD" => 215,
+        "DECISION" | "NODES" | "USES" | "EXPIRES" | "HEARTBEAT" => 200,
+        "KIND" | "LIMIT" | "USED" | "QUANTITY" => 190,
+        "LOCATION" | "REGION" => 180,
+        "ROLE" | "CORDONED" => 170,
+        "PROVIDER" | "TYPE" | "ADDRESS" => 150,
+        "MACHINE_TYPE" | "SIZE" => 140,
+        "CLUSTER" | "SUBNETS" => 130,
+        "PRINCIPAL" | "SCOPE" => 120,
+        "TENANT" => 100,
+        "POOL" => 90,
+        _ => 80,
+    }
+}
+
+/// Columns ranked this or higher are never dropped to fit a terminal.
+const KEPT: u8 = 220;
+
+/// Free-text columns, cut (to no fewer than [`NARROWEST`] characters) rather than dropped.
+const CUT: &[&str] = &["NAME", "METHOD", "PROBLEM"];
+
+/// The fewest characters a cut cell keeps.
+const NARROWEST: usize = 10;
+
+/// The widths a table of `columns` takes in `width` characters, from each column's `natural`
+/// width (its widest cell): `None` for a column dropped, a width below the natural one for a
+/// column whose cells are cut. Columns stand two spaces apart; with no `width` (the output is not
+/// a terminal) every column keeps its natural width.
+pub fn fit(columns: &[Column], natural: &[usize], width: Option<usize>) -> Vec<Option<usize>> {
+    let mut widths: Vec<Option<usize>> = natural.iter().copied().map(Some).collect();
+    let Some(width) = width else { return widths };
+    let total = |widths: &[Option<usize>]| {
+        let shown: Vec<usize> = widths.iter().flatten().copied().collect();
+        shown.iter().sum::<usize>() + 2 * shown.len().saturating_sub(1)
+    };
+    let cuttable = |i: usize| CUT.contains(&columns[i].header.as_str());
+    let slack = |widths: &[Option<usize>]| -> usize {
+        (0..columns.len())
+            .filter(|&i| cuttable(i))
+            .filter_map(|i| widths[i].map(|w| w.saturating_sub(NARROWEST.max(columns[i].header.len()))))
+            .sum()
+    };
+    while total(&widths) > width && total(&widths) - width > slack(&widths) {
+        let droppable = (0..columns.len())
+            .filter(|&i| widths[i].is_some() && rank(&columns[i].header) < KEPT)
+            .min_by_key(|&i| (rank(&columns[i].header), std::cmp::Reverse(i)));
+        match droppable {
+            Some(i) => widths[i] = None,
+            None => break,
+        }
+    }
+    // What is still too wide comes off the widest free text first.
+    while total(&widths) > width {
+        let widest = (0..columns.len())
+            .filter(|&i| cuttable(i))
+            .filter(|&i| widths[i].is_some_and(|w| w > NARROWEST.max(columns[i].header.len())))
+            .max_by_key(|&i| widths[i]);
+        match widest {
+            Some(i) => widths[i] = widths[i].map(|w| w - 1),
+            None => break,
+        }
+    }
+    widths
+}
+
 /// How a cell is made from a row.
 enum Cell {
     /// A field as it is (times as RFC 3339, nested values summed up).
@@ -33,6 +108,9 @@ enum Cell {
     Uses,
     /// Why a resource is stuck: its problem's class and failed attempts (`permission x3`).
     Problem,
+    /// An audited method without its package: `Instances/Create` for
+    /// `bettercompute.compute.v1.Instances/Create`.
+    Method,
 }
 
 /// The default columns, in order: each is shown when the rows have its field. The first field
@@ -85,7 +163,8 @@ pub fn default_columns(rows: &[Value]) -> Vec<Column> {
     let mut columns = Vec::new();
     for (header, fields) in DEFAULT {
         if let Some(field) = fields.iter().find(|f| first.get(**f).is_some() && shown_by_default(f, first)) {
-            columns.push(Column { header: (*header).to_owned(), cell: Cell::Field((*field).to_owned()) });
+            let cell = if *field == "method" { Cell::Method } else { Cell::Field((*field).to_owned()) };
+            columns.push(Column { header: (*header).to_owned(), cell });
         }
     }
     let has = |key: &str| first.get(key).is_some();
@@ -127,6 +206,29 @@ pub fn wide_columns(rows: &[Value]) -> Vec<Column> {
 }
 
 impl Column {
+    /// A column of `field` as it is, headed `header`: for a command that chooses its own.
+    pub fn named(header: &str, field: &str) -> Column {
+        Column { header: header.to_owned(), cell: Cell::Field(field.to_owned()) }
+    }
+
+    /// A column of the age of time field `field`, headed `AGE`.
+    pub fn age(field: &'static str) -> Column {
+        Column { header: "AGE".to_owned(), cell: Cell::Age(field) }
+    }
+
+    /// The `PROBLEM` column: a stuck row's problem class and failed attempts.
+    pub fn problem() -> Column {
+        Column { header: "PROBLEM".to_owned(), cell: Cell::Problem }
+    }
+
+    /// The field a column shows as it is (a wide table's are all such).
+    pub fn field(&self) -> Option<&str> {
+        match &self.cell {
+            Cell::Field(field) => Some(field),
+            _ => None,
+        }
+    }
+
     /// The cell of `row` in this column.
     pub fn cell(&self, row: &Value) -> String {
         match &self.cell {
@@ -143,6 +245,12 @@ impl Column {
                 Some(max) if max > 0 => format!("{}/{max}", row["uses"].as_i64().unwrap_or(0)),
                 _ => summary(&row["uses"]),
             },
+            Cell::Method => {
+                let method = summary(&row["method"]);
+                let (service, verb) = method.split_once('/').unwrap_or((method.as_str(), ""));
+                let service = service.rsplit('.').next().unwrap_or(service);
+                if verb.is_empty() { service.to_owned() } else { format!("{service}/{verb}") }
+            }
             Cell::Problem => match &row["problem"] {
                 Value::Object(problem) => {
                     format!(
@@ -231,6 +339,14 @@ mod tests {
         let columns = default_columns(std::slice::from_ref(&cluster));
         assert_eq!(headers(&columns), ["ID", "NAME", "STATE", "LOCATION", "VERSION", "NODES", "AGE"]);
         assert_eq!(columns[5].cell(&cluster), "5");
+    }
+
+    #[test]
+    fn an_audited_method_is_named_without_its_package() {
+        let row = json!({"seq": 4, "method": "bettercompute.compute.v1.Instances/Create", "decision": "allow"});
+        let columns = default_columns(std::slice::from_ref(&row));
+        let method = columns.iter().find(|c| c.header == "METHOD").expect("a METHOD column");
+        assert_eq!(method.cell(&row), "Instances/Create");
     }
 
     #[test]

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 use prost::Message;
 use serde_json::Value;
 
-use super::{describe_status, output};
+use super::{failure, output};
 
 /// The message of a call's answer, or the call's failure as `bcctl` prints it.
 pub fn answer<T>(reply: Result<tonic::Response<T>, tonic::Status>) -> Result<T, String> {
-    reply.map(tonic::Response::into_inner).map_err(|status| describe_status(&status))
+    reply.map(tonic::Response::into_inner).map_err(|status| failure::describe(&status))
 }
 
 /// An asynchronous resource, as `--wait` follows it.
@@ -74,6 +74,9 @@ impl Followed {
             }
             if state == "error" {
                 return Err(format!("{} {id} is in error: {}", self.what, field(&json, "message")));
+            }
+            if state == "deleted" {
+                return Err(format!("{} {id} is deleted: it will not be {until}", self.what));
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }

@@ -4,16 +4,17 @@
 
 use serde_json::Value;
 
-use super::follow::{answer, field};
+use super::failure;
+use super::follow::{Followed, answer, field};
 use super::plan::{self, Change, DryRun};
-use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, follow, print_list, show, tracked};
+use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, print_list, show, tracked};
 use super::{Cli, connect, output};
 use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
 use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
 use crate::proto::compute::{
     CreateKubernetesClusterRequest, CreateKubernetesNodePoolRequest, DeleteKubernetesClusterRequest,
     DeleteKubernetesNodePoolRequest, GetKubernetesClusterRequest, GetKubernetesNodePoolRequest, KubernetesAccelerators,
-    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentials, KubernetesCredentialsRequest,
+    KubernetesAutoscaling, KubernetesCluster, KubernetesCredentials, KubernetesCredentialsRequest, KubernetesNodePool,
     KubernetesNodePoolSpec, KubernetesTaint, KubernetesVersionsRequest, ListKubernetesClustersRequest,
     ListKubernetesClustersResponse, ListKubernetesNodePoolsRequest, UpdateKubernetesClusterRequest,
     UpdateKubernetesNodePoolRequest,
@@ -34,8 +35,8 @@ pub struct ClusterSpec {
     /// A version pin (`1.33` or a full version).
     #[arg(long, default_value = "")]
     version: String,
-    /// A node pool: `name=general,machine-type=e2-standard-4,count=2[,min=1,max=3][,zones=a;b][,spot]`;
-    /// repeat for more.
+    /// A node pool, as `name=general,machine-type=e2-standard-4,count=2` with optional
+    /// `min=1,max=3`, `zones=a;b` and `spot`; repeat for more.
     #[arg(long = "node-pool")]
     node_pools: Vec<String>,
     /// A CIDR that may reach the control plane; repeat for more.
@@ -137,7 +138,8 @@ pub enum NodePoolsCommand {
         /// The cluster.
         #[arg(long)]
         cluster: String,
-        /// The pool: `name=extra,machine-type=e2-medium,count=1[,min=1,max=3][,zones=a;b][,spot]`.
+        /// The pool, as `name=extra,machine-type=e2-medium,count=1` with optional `min=1,max=3`,
+        /// `zones=a;b` and `spot`.
         spec: String,
         /// The idempotency key (defaults to the cluster and the pool's name: running the command
         /// again is a retry).
@@ -153,7 +155,7 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         cluster: String,
     },
-    /// Shows one node pool.
+    /// Shows one node pool; with `--wait`, once it is ready (or in the state given).
     Get {
         /// The tenant.
         #[arg(long)]
@@ -163,9 +165,12 @@ pub enum NodePoolsCommand {
         cluster: String,
         /// The node pool.
         node_pool_id: String,
+        /// Follow the node pool until it is ready, or until the state given (`--wait=deleted`).
+        #[arg(long, value_name = "STATE", num_args = 0..=1, require_equals = true, default_missing_value = "ready")]
+        wait: Option<String>,
     },
     /// Changes a node pool in place: size, autoscaling, machine type, boot disk, accelerators,
-    /// zones, labels or taints; with `--wait`, follows the cluster until it is ready again.
+    /// zones, labels or taints; with `--wait`, follows the node pool until it is ready again.
     Update {
         /// The tenant.
         #[arg(long)]
@@ -175,7 +180,8 @@ pub enum NodePoolsCommand {
         cluster: String,
         /// The node pool.
         node_pool_id: String,
-        /// The new node count (per zone).
+        /// The new node count (per zone) of a pool without autoscaling; with it, the autoscaler
+        /// sets the count (give `--no-autoscaling` too to fix it).
         #[arg(long)]
         count: Option<i32>,
         /// New autoscaling bounds, `min:max`.
@@ -217,7 +223,7 @@ pub enum NodePoolsCommand {
         /// Remove every taint.
         #[arg(long, conflicts_with = "taints")]
         clear_taints: bool,
-        /// Follow the cluster until it is ready again.
+        /// Follow the node pool until it is ready again.
         #[arg(long, conflicts_with = "dry_run")]
         wait: bool,
         #[command(flatten)]
@@ -239,6 +245,10 @@ pub enum NodePoolsCommand {
 }
 
 const POOL: &str = "bettercompute.compute.v1.KubernetesNodePool";
+
+/// A node pool, as `--wait` follows it.
+const FOLLOWED_POOL: Followed =
+    Followed { what: "node pool", message: POOL, progress: super::follow::state_and_message };
 const POOL_LIST: &str = "bettercompute.compute.v1.ListKubernetesNodePoolsResponse";
 const VERSIONS: &str = "bettercompute.compute.v1.KubernetesVersions";
 
@@ -389,7 +399,7 @@ pub async fn clusters(cli: &Cli, command: &ClustersCommand) -> Result<(), String
                     write_private(path, &issued.kubeconfig)?;
                     eprintln!("wrote a {} kubeconfig to {} ({})", issued.role, path.display(), expiry(&issued));
                 }
-                None => println!("{}", issued.kubeconfig),
+                None => output::emit(&format!("{}\n", issued.kubeconfig)),
             }
             return Ok(());
         }
@@ -433,12 +443,42 @@ fn write_private(path: &std::path::Path, text: &str) -> Result<(), String> {
     file.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// The node pool `node_pool_id` of `cluster`.
+async fn get_pool(
+    client: &mut KubernetesNodePoolsClient<super::AuthedChannel>,
+    tenant: &str,
+    cluster: &str,
+    node_pool_id: &str,
+) -> Result<KubernetesNodePool, String> {
+    let request = GetKubernetesNodePoolRequest {
+        tenant_id: tenant.to_owned(),
+        cluster_id: cluster.to_owned(),
+        node_pool_id: node_pool_id.to_owned(),
+    };
+    answer(client.get(request).await)
+}
+
+/// `--count` alone on a pool the autoscaler sizes: GKE would take the count and the autoscaler
+/// move it again at once, so it is refused, naming the flags that do what was meant.
+fn refuse_count_on_autoscaling(pool: &KubernetesNodePool) -> Result<(), String> {
+    let Some(bounds) = &pool.autoscaling else { return Ok(()) };
+    let bound = |n: Option<i32>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
+    Err(format!(
+        "node pool {:?} autoscales between {} and {} nodes, so --count alone would not hold: add \
+         --no-autoscaling to fix its size at --count, or change the bounds with --autoscaling MIN:MAX",
+        pool.name,
+        bound(bounds.min_nodes),
+        bound(bounds.max_nodes)
+    ))
+}
+
 /// Runs a node-pool command.
 pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), String> {
     let mut client = KubernetesNodePoolsClient::new(connect(cli).await?);
     let pool = match command {
         NodePoolsCommand::Create { tenant, cluster, spec, idempotency_key } => {
             let spec = parse_pool(spec)?;
+            let (idempotency_key_given, name) = (idempotency_key, spec.name.clone());
             let idempotency_key = idempotency_key.clone().unwrap_or_else(|| format!("{cluster}.{}", spec.name));
             let request = CreateKubernetesNodePoolRequest {
                 tenant_id: tenant.clone(),
@@ -456,9 +496,31 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
                 taints: spec.taints,
                 idempotency_key,
             };
-            client.create(request).await
+            match client.create(request).await {
+                Err(status) => {
+                    let error = bcd::api_error::ApiError::from_status(&status);
+                    let found = match failure::conflicting_id(&error) {
+                        Some(id) => get_pool(&mut client, tenant, cluster, &id).await.ok().map(|p| (id, p.state)),
+                        None => None,
+                    };
+                    let existing = found.as_ref().map(|(id, state)| (id.as_str(), state.as_str()));
+                    let key_given = idempotency_key_given.is_some();
+                    return Err(failure::create_refused(&error, "node pool", &name, key_given, existing));
+                }
+                created => created,
+            }
         }
-        NodePoolsCommand::Get { tenant, cluster, node_pool_id } => {
+        NodePoolsCommand::Get { tenant, cluster, node_pool_id, wait } => {
+            if let Some(until) = wait {
+                let json = FOLLOWED_POOL
+                    .wait_for(node_pool_id, until, || {
+                        let mut client = client.clone();
+                        async move { get_pool(&mut client, tenant, cluster, node_pool_id).await }
+                    })
+                    .await?;
+                output::print(cli.output, &json, std::slice::from_ref(&json));
+                return Ok(());
+            }
             let request = GetKubernetesNodePoolRequest {
                 tenant_id: tenant.clone(),
                 cluster_id: cluster.clone(),
@@ -487,6 +549,9 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             wait,
             dry_run,
         } => {
+            if count.is_some() && autoscaling.is_none() && !*no_autoscaling && !dry_run.dry_run {
+                refuse_count_on_autoscaling(&get_pool(&mut client, tenant, cluster, node_pool_id).await?)?;
+            }
             let autoscaling = autoscaling
                 .as_deref()
                 .map(|bounds| {
@@ -526,12 +591,19 @@ pub async fn node_pools(cli: &Cli, command: &NodePoolsCommand) -> Result<(), Str
             if dry_run.dry_run {
                 return plan::show(cli, &answer(client.plan(request.planned()).await)?);
             }
-            let updated = client.update(request).await;
-            if *wait && updated.is_ok() {
-                let clusters = KubernetesClustersClient::new(connect(cli).await?);
-                follow::<KubernetesCluster>(&clusters, tenant, cluster, "ready").await?;
+            let updated = answer(client.update(request).await)?;
+            if *wait {
+                // The pool as the wait left it: the update's answer still says `updating`.
+                let json = FOLLOWED_POOL
+                    .wait_for(&updated.id, "ready", || {
+                        let mut client = client.clone();
+                        async move { get_pool(&mut client, tenant, cluster, node_pool_id).await }
+                    })
+                    .await?;
+                output::print(cli.output, &json, std::slice::from_ref(&json));
+                return Ok(());
             }
-            updated
+            Ok(tonic::Response::new(updated))
         }
         NodePoolsCommand::Delete { tenant, cluster, node_pool_id, dry_run } => {
             let request = DeleteKubernetesNodePoolRequest {

@@ -6,8 +6,10 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use super::columns::Column;
 use super::follow::answer;
 use super::kubernetes::parse_label;
+use super::output::OutputFormat;
 use super::plan::{self, Change, DryRun};
 use super::{Cli, connect, output};
 use crate::proto::compute::{
@@ -109,7 +111,21 @@ pub enum MetalCommand {
         #[command(flatten)]
         dry_run: DryRun,
     },
-    /// Deletes a machine that is manageable, enrollFailed or retired.
+    /// Rotates the machine's BMC credentials: the new ones are checked against the BMC before
+    /// the old ones are dropped; refused, the old ones stay in use. With `--wait`, waits for the
+    /// check and fails if the BMC refused them.
+    RotateCredentials {
+        #[command(flatten)]
+        machine: MachineArgs,
+        /// The new BMC user; the current one when not given.
+        #[arg(long)]
+        username: Option<String>,
+        /// A file holding the new BMC password; asked for on the terminal when not given.
+        #[arg(long)]
+        password_file: Option<PathBuf>,
+    },
+    /// Deletes a machine that is manageable (powered off first: `deleting`), enrollFailed or
+    /// retired.
     Delete {
         #[command(flatten)]
         machine: MachineArgs,
@@ -138,7 +154,8 @@ pub enum MetalCommand {
     },
     /// Releases the machine: powered off through an erase of its disks, back to ready.
     Release(MachineArgs),
-    /// Retires the machine for good; its BMC credentials are wiped.
+    /// Retires the machine for good: powered off first (`retiring`), then its BMC credentials
+    /// are wiped.
     Retire(MachineArgs),
 }
 
@@ -214,7 +231,10 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
         }
         MetalCommand::List { pool } => {
             let list = answer(client.list(ListMetalRequest { pool_id: pool.clone() }).await)?;
-            return output::print_list(cli.output, &list, "bettercompute.compute.v1.ListMetalResponse", "machines");
+            let json = output::to_json(&list, "bettercompute.compute.v1.ListMetalResponse");
+            let rows = json["machines"].as_array().cloned().unwrap_or_default();
+            print_machines(cli.output, &json, &rows);
+            return Ok(());
         }
         MetalCommand::Get(m) => {
             client.get(GetMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone() }).await
@@ -255,6 +275,27 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
             }
             client.update(request).await
         }
+        MetalCommand::RotateCredentials { machine: m, username, password_file } => {
+            let password = match password_file {
+                Some(path) => read_secret_file(path)?,
+                None => prompt_password()?,
+            };
+            let request = UpdateMetalRequest {
+                pool_id: m.pool.clone(),
+                node_id: m.node_id.clone(),
+                username: username.clone(),
+                password: Some(password),
+                ..Default::default()
+            };
+            let updated = answer(client.update(request).await)?;
+            let machine = if m.wait { wait_for_check(&mut client, updated).await? } else { updated };
+            let json = output::to_json(&machine, "bettercompute.compute.v1.MetalMachine");
+            print_machines(cli.output, &json, std::slice::from_ref(&json));
+            return match m.wait && machine.last_error.starts_with("credentials:") {
+                true => Err(format!("machine {}: {}", machine.id, machine.last_error)),
+                false => Ok(()),
+            };
+        }
         MetalCommand::Delete { machine: m, dry_run } => {
             let request =
                 DeleteMetalRequest { pool_id: m.pool.clone(), node_id: m.node_id.clone(), validate_only: false };
@@ -289,11 +330,70 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
     if command.waits() {
         machine = wait(&mut client, machine).await?;
     }
-    output::print_one(cli.output, &machine, "bettercompute.compute.v1.MetalMachine")?;
+    let json = output::to_json(&machine, "bettercompute.compute.v1.MetalMachine");
+    print_machines(cli.output, &json, std::slice::from_ref(&json));
     match command.waits() && machine.provision_state.ends_with("Failed") {
         true => Err(format!("machine {} is {}: {}", machine.id, machine.provision_state, machine.last_error)),
         false => Ok(()),
     }
+}
+
+/// Prints machines: the whole view as JSON or YAML, every field with `-o wide`, and by default
+/// a table of what an operator scans for (see [`machine_table`]) sized to the terminal.
+fn print_machines(format: OutputFormat, value: &serde_json::Value, rows: &[serde_json::Value]) {
+    match format {
+        OutputFormat::Table => print!("{}", machine_table(rows, plan::terminal_width())),
+        other => output::print(other, value, rows),
+    }
+}
+
+/// The widest terminal the narrow table is made for; from [`WITH_BMC`] columns on, the table
+/// adds the BMC's driver and address.
+const WITH_BMC: usize = 120;
+
+/// The machines' table: id, name, provision state, power state (80 columns for names of up to
+/// 12 characters) and the problem while one is stuck; on a terminal `width` of [`WITH_BMC`] or
+/// more, the driver, the BMC's address (cut to what is left of the width) and the age too.
+fn machine_table(rows: &[serde_json::Value], width: usize) -> String {
+    let mut columns = vec![
+        Column::named("ID", "id"),
+        Column::named("NAME", "name"),
+        Column::named("STATE", "provisionState"),
+        Column::named("POWER", "powerState"),
+    ];
+    if rows.iter().any(|row| row["problem"].is_object()) {
+        columns.push(Column::problem());
+    }
+    if width < WITH_BMC {
+        return output::table(rows, &columns, None);
+    }
+    columns.insert(4, Column::named("DRIVER", "driver"));
+    columns.insert(5, Column::named("ADDRESS", "address"));
+    columns.push(Column::age("createdAt"));
+    // The address takes what the other columns leave: measured without it (its header's
+    // width), then cut to fit.
+    let without: Vec<serde_json::Value> = rows.iter().map(|row| with_address(row, "")).collect();
+    let used = output::table(&without, &columns, None).lines().map(|line| line.chars().count()).max().unwrap_or(0);
+    let room = (width + "ADDRESS".len()).saturating_sub(used).max("ADDRESS".len());
+    let cut: Vec<serde_json::Value> =
+        rows.iter().map(|row| with_address(row, &cut_to(row["address"].as_str().unwrap_or_default(), room))).collect();
+    output::table(&cut, &columns, None)
+}
+
+/// `row` with its `address` replaced.
+fn with_address(row: &serde_json::Value, address: &str) -> serde_json::Value {
+    let mut row = row.clone();
+    row["address"] = serde_json::Value::from(address);
+    row
+}
+
+/// `text` cut to `room` characters, ending in `…` when cut.
+fn cut_to(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(room.saturating_sub(1)).collect();
+    format!("{kept}…")
 }
 
 impl MetalCommand {
@@ -309,8 +409,26 @@ impl MetalCommand {
             | MetalCommand::Retire(m) => m.wait,
             MetalCommand::Update { machine: m, .. }
             | MetalCommand::Delete { machine: m, .. }
+            | MetalCommand::RotateCredentials { machine: m, .. }
             | MetalCommand::Deploy { machine: m, .. }
             | MetalCommand::Rescue { machine: m, .. } => m.wait,
+        }
+    }
+}
+
+/// Reads the machine until the check of its new credentials changed it (taken: the old ones
+/// dropped; refused: `lastError` says so).
+async fn wait_for_check(
+    client: &mut MetalClient<super::AuthedChannel>,
+    updated: crate::proto::compute::MetalMachine,
+) -> Result<crate::proto::compute::MetalMachine, String> {
+    let request = GetMetalRequest { pool_id: updated.pool_id.clone(), node_id: updated.id.clone() };
+    eprintln!("{}: checking the new credentials against the BMC", updated.id);
+    loop {
+        tokio::time::sleep(WAIT_POLL).await;
+        let now = answer(client.get(request.clone()).await)?;
+        if now.version > updated.version {
+            return Ok(now);
         }
     }
 }
@@ -326,7 +444,10 @@ async fn wait(
 ) -> Result<crate::proto::compute::MetalMachine, String> {
     let request = GetMetalRequest { pool_id: machine.pool_id.clone(), node_id: machine.id.clone() };
     eprintln!("{}: {} (power {})", machine.id, machine.provision_state, machine.power_state);
-    while machine.provision_state.parse().ok().and_then(crate::domain::metal_states::transient).is_some() {
+    // A deleting machine's wait ends when it is deleted (it keeps its last state).
+    while machine.deleted_at.is_none()
+        && machine.provision_state.parse().ok().and_then(crate::domain::metal_states::transient).is_some()
+    {
         tokio::time::sleep(WAIT_POLL).await;
         let now = answer(client.get(request.clone()).await)?;
         if now.provision_state != machine.provision_state {
@@ -351,6 +472,55 @@ mod tests {
         std::fs::write(&path, " pa ss \n").unwrap();
         assert_eq!(read_secret_file(&path).unwrap(), " pa ss ");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Machines as the list answers them, in the longest states and power states there are.
+    fn machines() -> Vec<serde_json::Value> {
+        let created = "2026-12-06T01:00:00Z";
+        let machine = |name: &str, state: &str, power: &str| {
+            serde_json::json!({"id": "node_01jf4c9v7x8w2q3r5t6y7z8a9b", "name": name, "provisionState": state,
+                "powerState": power, "driver": "redfish", "createdAt": created,
+                "address": "https://bmc-rack12-slot4.example.internal:8443/redfish/v1/Systems/System.Embedded.1"})
+        };
+        vec![
+            machine("rack12-slot4", "commissionFailed", "poweringOff"),
+            machine("r1-1", "deployed", "on"),
+            machine("r1-2", "exitingRescue", "unknown"),
+        ]
+    }
+
+    #[test]
+    fn the_machine_table_shows_provision_and_power_state_in_80_columns() {
+        let text = machine_table(&machines(), 80);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("ID ") && lines[0].contains("  STATE ") && lines[0].ends_with("  POWER"),
+            "{text}"
+        );
+        assert!(lines[1].contains("commissionFailed  poweringOff"), "{text}");
+        assert!(!text.contains("ADDRESS"), "{text}");
+        for line in &lines {
+            assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
+        }
+        // A stuck machine adds its problem.
+        let mut stuck = machines();
+        stuck[2]["problem"] = serde_json::json!({"class": "unreachable", "attempts": 12});
+        let text = machine_table(&stuck, 80);
+        assert!(text.lines().nth(3).unwrap().ends_with("exitingRescue     unknown      unreachable x12"), "{text}");
+    }
+
+    #[test]
+    fn at_120_columns_the_table_adds_the_bmc_cut_to_fit() {
+        let text = machine_table(&machines(), 120);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains("  DRIVER   ADDRESS") && lines[0].ends_with("AGE"), "{text}");
+        assert!(lines[1].contains("redfish  https://bmc-rack12"), "{text}");
+        assert!(lines[1].contains('…'), "the address is cut: {text}");
+        for line in &lines {
+            assert!(line.chars().count() <= 120, "{} columns: {line}", line.chars().count());
+        }
+        let short = vec![with_address(&machines()[1], "https://10.0.0.5")];
+        assert!(machine_table(&short, 120).contains("https://10.0.0.5 "), "a short address is whole");
     }
 
     #[test]

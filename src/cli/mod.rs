@@ -19,6 +19,7 @@
 mod accounts;
 mod budgets;
 mod columns;
+mod failure;
 mod follow;
 mod identity;
 mod join_tokens;
@@ -45,32 +46,39 @@ use std::path::PathBuf;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-pub use bcd::api_error::describe_status;
 pub use bcd::channel::BearerToken;
 pub use output::OutputFormat;
 
 use crate::dev::{DevFile, DevOptions};
 
 /// `bcctl`: the better-compute command-line client.
+///
+/// The global flags read their environment variables in [`Cli::with_environment`], not through
+/// clap's `env`: clap counts a value from the environment as given on the command line, and a
+/// usage line printed for a missing argument then shows `--endpoint` and `--token` as if they
+/// were required.
 #[derive(clap::Parser, Debug)]
 #[command(name = "bcctl", version, about = "The better-compute command-line client, and `bcctl dev`.")]
+#[command(term_width = output::help_width())]
 pub struct Cli {
-    /// The API endpoint. Defaults to the one in ./.bc-dev/dev.json, else http://127.0.0.1:8080.
-    #[arg(long, env = "BC_ENDPOINT", global = true)]
+    /// The API endpoint [env: BC_ENDPOINT]. Defaults to the one in ./.bc-dev/dev.json, else
+    /// http://127.0.0.1:8080.
+    #[arg(long, global = true)]
     pub endpoint: Option<String>,
 
-    /// The API key to call with (`bck_<id>.<secret>`). Defaults to the operator key in
-    /// ./.bc-dev/dev.json.
-    #[arg(long, env = "BC_TOKEN", global = true, hide_env_values = true)]
+    /// The API key to call with, `bck_<id>.<secret>` [env: BC_TOKEN]. Defaults to the operator
+    /// key in ./.bc-dev/dev.json.
+    #[arg(long, global = true)]
     pub token: Option<String>,
 
     /// On an https:// endpoint, trust only a server whose CA has this public-key SHA-256 (what
-    /// `bcctl dev --tls` prints). Defaults to the one in ./.bc-dev/dev.json, else the system's roots.
-    #[arg(long, env = "BC_CA_SHA256", global = true)]
+    /// `bcctl dev --tls` prints) [env: BC_CA_SHA256]. Defaults to the one in
+    /// ./.bc-dev/dev.json, else the system's roots.
+    #[arg(long, global = true)]
     pub ca_sha256: Option<crate::tls::CaPin>,
 
-    /// How results are printed.
-    #[arg(long, short, env = "BC_OUTPUT", value_enum, default_value = "table", global = true)]
+    /// How results are printed [env: BC_OUTPUT].
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::from_environment(), global = true)]
     pub output: OutputFormat,
 
     #[command(flatten)]
@@ -167,8 +175,12 @@ pub enum Command {
     Audit(identity::AuditCommand),
     /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
     Openapi,
-    /// Prints a completion script for a shell: `source <(bcctl completion bash)`,
-    /// `bcctl completion zsh > "${fpath[1]}/_bcctl"`, `bcctl completion fish | source`.
+    /// Prints a completion script for a shell: its commands, flags and their fixed values.
+    ///
+    /// To install it for bash, add `source <(bcctl completion bash)` to ~/.bashrc; for zsh, run
+    /// `bcctl completion zsh > "${fpath[1]}/_bcctl"` once and start a new shell; for fish, run
+    /// `bcctl completion fish > ~/.config/fish/completions/bcctl.fish` once. Run it again after
+    /// upgrading `bcctl`.
     Completion {
         /// The shell.
         #[arg(value_enum)]
@@ -213,8 +225,29 @@ pub async fn connect(cli: &Cli) -> Result<AuthedChannel, String> {
     Ok(InterceptedService::new(channel, bearer))
 }
 
+impl Cli {
+    /// The global flags not given, from their environment variables (`BC_ENDPOINT`, `BC_TOKEN`,
+    /// `BC_CA_SHA256`; `BC_OUTPUT` is the default of `--output`, checked here).
+    pub fn with_environment(mut self) -> Result<Cli, String> {
+        let variable = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        self.endpoint = self.endpoint.or_else(|| variable("BC_ENDPOINT"));
+        self.token = self.token.or_else(|| variable("BC_TOKEN"));
+        if self.ca_sha256.is_none()
+            && let Some(pin) = variable("BC_CA_SHA256")
+        {
+            self.ca_sha256 = Some(pin.parse().map_err(|error| format!("BC_CA_SHA256: {error}"))?);
+        }
+        if let Some(format) = variable("BC_OUTPUT") {
+            <OutputFormat as clap::ValueEnum>::from_str(&format, false)
+                .map_err(|_| format!("BC_OUTPUT is {format:?}: use table, wide, json or yaml"))?;
+        }
+        Ok(self)
+    }
+}
+
 /// Runs a client command.
 pub async fn run(cli: Cli) -> Result<(), String> {
+    let cli = cli.with_environment()?;
     match &cli.command {
         Command::Dev { .. } | Command::Fakecloud { .. } => unreachable!("started by main"),
         Command::Tenants(command) => tenants::run(&cli, command).await,
@@ -247,7 +280,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Openapi => {
             let document = crate::api::openapi::document(crate::proto::descriptor_pool())?;
-            println!("{}", serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
+            output::emit(&format!("{}\n", serde_json::to_string_pretty(&document).expect("a JSON value serializes")));
             Ok(())
         }
     }

@@ -67,7 +67,7 @@ pub fn show(cli: &Cli, plan: &Plan) -> Result<(), String> {
     if cli.output.is_structured() {
         output::print(cli.output, &output::to_json(plan, "bettercompute.compute.v1.Plan"), &[]);
     } else {
-        print!("{}", text(plan, terminal_width()));
+        output::emit(&text(plan, terminal_width()));
     }
     match plan.effect.as_str() {
         "refused" => Err(refusal(plan)),
@@ -86,13 +86,9 @@ fn named(field: &str, text: &str) -> String {
     if field.is_empty() { text.to_owned() } else { format!("{field}: {text}") }
 }
 
-/// The columns of the terminal: `COLUMNS`, else the terminal's own, else 100.
-fn terminal_width() -> usize {
-    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&c: &usize| c > 0);
-    from_env
-        .or_else(|| rustix::termios::tcgetwinsize(std::io::stdout()).ok().map(|w| usize::from(w.ws_col)))
-        .filter(|&c| c >= 40)
-        .unwrap_or(100)
+/// The columns of the terminal (see [`output::terminal_width`]), else 100.
+pub(super) fn terminal_width() -> usize {
+    output::terminal_width().filter(|&c| c >= 40).unwrap_or(100)
 }
 
 /// The plan as a diff, its lines wrapped at `width`: a header with the effect, `~` per changed

@@ -207,7 +207,7 @@ pub async fn run(cli: &Cli, command: &PoolsCommand) -> Result<(), String> {
             if !cli.output.is_structured()
                 && let Some(nodes) = &pool.nodes
             {
-                println!("\n{}", node_summary_line(nodes));
+                output::emit(&format!("\n{}\n", node_summary_line(nodes)));
             }
             return Ok(());
         }

@@ -1,7 +1,8 @@
 //! `bcctl substrates ...`: a pool's Kubernetes substrate, read (the pool's policy makes it, and
-//! archiving the pool tears it down; see `bcctl pools update --policy-file`).
+//! archiving the pool tears it down; see `bcctl pools update --policy-file`), with `--wait` that
+//! follows it until it settles: `ready`, or `deleted` once it is being torn down.
 
-use super::follow::answer;
+use super::follow::{Followed, answer, state_and_message};
 use super::{Cli, connect, output};
 use crate::proto::compute::{
     GetKubernetesSubstrateRequest, KubernetesSubstrate, ListKubernetesSubstratesRequest,
@@ -16,13 +17,37 @@ pub struct PoolArgs {
     pool: String,
 }
 
+/// What `get` takes.
+#[derive(clap::Args, Debug)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pool: PoolArgs,
+    /// Follow the substrate until it is ready (deleted, when it is being torn down), printing each
+    /// new state to stderr; an `error` ends the wait with its message.
+    #[arg(long)]
+    wait: bool,
+}
+
 /// The substrate commands.
 #[derive(clap::Subcommand, Debug)]
 pub enum SubstratesCommand {
     /// Lists the pool's substrate (none, or the one its policy made).
     List(PoolArgs),
-    /// Shows the pool's substrate: its cluster, flavors with their nodes, and applied objects.
-    Get(PoolArgs),
+    /// Shows the pool's substrate: its cluster, flavors with their nodes, and applied objects;
+    /// with `--wait`, follows it until it is ready (or deleted).
+    Get(GetArgs),
+}
+
+/// How `--wait` follows a substrate.
+const FOLLOWED: Followed = Followed {
+    what: "substrate",
+    message: "bettercompute.compute.v1.KubernetesSubstrate",
+    progress: state_and_message,
+};
+
+/// The state `--wait` waits for: `deleted` for a substrate on its way out, else `ready`.
+fn settled_state(state: &str) -> &'static str {
+    if matches!(state, "deleting" | "deleted") { "deleted" } else { "ready" }
 }
 
 /// Runs a substrate command.
@@ -34,8 +59,20 @@ pub async fn run(cli: &Cli, command: &SubstratesCommand) -> Result<(), String> {
             let name = "bettercompute.compute.v1.ListKubernetesSubstratesResponse";
             output::print_list(cli.output, &list, name, "substrates")
         }
-        SubstratesCommand::Get(PoolArgs { pool }) => {
-            let substrate = answer(client.get(GetKubernetesSubstrateRequest { pool_id: pool.clone() }).await)?;
+        SubstratesCommand::Get(GetArgs { pool: PoolArgs { pool }, wait }) => {
+            let request = || GetKubernetesSubstrateRequest { pool_id: pool.clone() };
+            let mut substrate = answer(client.get(request()).await)?;
+            if *wait {
+                let until = settled_state(&substrate.state);
+                FOLLOWED
+                    .wait_for(pool, until, || {
+                        let mut client = client.clone();
+                        let request = request();
+                        async move { answer(client.get(request).await) }
+                    })
+                    .await?;
+                substrate = answer(client.get(request()).await)?;
+            }
             output::print_one(cli.output, &substrate, "bettercompute.compute.v1.KubernetesSubstrate")?;
             if cli.output == output::OutputFormat::Table {
                 println!("\n{}", flavor_lines(&substrate));
@@ -58,4 +95,18 @@ fn flavor_lines(substrate: &KubernetesSubstrate) -> String {
         ));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_settles_on_ready_or_on_deleted_for_a_substrate_going_away() {
+        for (state, until) in
+            [("pending", "ready"), ("provisioning", "ready"), ("error", "ready"), ("deleting", "deleted")]
+        {
+            assert_eq!(settled_state(state), until, "{state}");
+        }
+    }
 }

@@ -16,6 +16,7 @@ use std::marker::PhantomData;
 use prost::Message;
 use serde_json::Value;
 
+use super::failure;
 use super::follow::{Followed, field};
 use super::plan::{self, DryRun};
 use super::{Cli, output};
@@ -59,8 +60,9 @@ pub trait Tracked: Message + Sized + 'static {
     /// The resource `id` of `tenant_id`.
     fn get(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
 
-    /// Asks for the creation of a resource; answers it as it is now.
-    fn create(client: &mut Self::Client, request: Self::Create) -> impl Future<Output = Result<Self, String>>;
+    /// Asks for the creation of a resource; answers it as it is now, or the call's failure (which
+    /// [`CreateCommand::run`] words).
+    fn create(client: &mut Self::Client, request: Self::Create) -> impl Future<Output = Result<Self, tonic::Status>>;
 
     /// Asks for the deletion of the resource `id` (`force`d: ended at once, leaving orphans);
     /// answers it as it is now.
@@ -101,7 +103,7 @@ pub struct ListCommand<K: Tracked> {
     kind: PhantomData<K>,
 }
 
-/// `get`: one resource.
+/// `get`: one resource; `--wait` follows it until it is ready (or the state given).
 #[derive(clap::Args, Debug)]
 pub struct GetCommand<K: Tracked> {
     /// The tenant.
@@ -109,6 +111,9 @@ pub struct GetCommand<K: Tracked> {
     tenant: String,
     #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1)]
     id: String,
+    /// Follow it until it is ready, or until the state given (`--wait=deleted`).
+    #[arg(long, value_name = "STATE", num_args = 0..=1, require_equals = true, default_missing_value = "ready")]
+    wait: Option<String>,
     #[arg(skip)]
     kind: PhantomData<K>,
 }
@@ -164,8 +169,25 @@ impl<K: Tracked, S: clap::Args> CreateCommand<K, S> {
     /// Sends `request` (made from these flags) and prints the new resource, once ready with
     /// `--wait`.
     pub async fn run(&self, cli: &Cli, client: &mut K::Client, request: K::Create) -> Result<(), String> {
-        let resource = K::create(client, request).await?;
+        let resource = match K::create(client, request).await {
+            Ok(resource) => resource,
+            Err(status) => return Err(self.refusal(client, &status).await),
+        };
         show(cli, client, &self.tenant, resource, self.wait.then_some("ready")).await
+    }
+
+    /// The refusal of this create as `bcctl` words it: a name taken, when the key was the name.
+    async fn refusal(&self, client: &mut K::Client, status: &tonic::Status) -> String {
+        let error = bcd::api_error::ApiError::from_status(status);
+        let existing = match failure::conflicting_id(&error) {
+            Some(id) => K::get(client, self.tenant.clone(), id.clone())
+                .await
+                .ok()
+                .map(|found| (id, field(&output::to_json(&found, K::FOLLOWED.message), "state").to_owned())),
+            None => None,
+        };
+        let existing = existing.as_ref().map(|(id, state)| (id.as_str(), state.as_str()));
+        failure::create_refused(&error, K::FOLLOWED.what, &self.name, self.idempotency_key.is_some(), existing)
     }
 }
 
@@ -178,10 +200,10 @@ impl<K: Tracked> ListCommand<K> {
 }
 
 impl<K: Tracked> GetCommand<K> {
-    /// Prints the resource.
+    /// Prints the resource, once it is in the state `--wait` names.
     pub async fn run(&self, cli: &Cli, client: &mut K::Client) -> Result<(), String> {
         let resource = K::get(client, self.tenant.clone(), self.id.clone()).await?;
-        show(cli, client, &self.tenant, resource, None).await
+        show(cli, client, &self.tenant, resource, self.wait.as_deref()).await
     }
 }
 
@@ -284,8 +306,8 @@ macro_rules! tracked {
                 $crate::cli::follow::answer(client.get($get { tenant_id, $id }).await)
             }
 
-            async fn create(client: &mut Self::Client, request: $create) -> Result<Self, String> {
-                $crate::cli::follow::answer(client.create(request).await)
+            async fn create(client: &mut Self::Client, request: $create) -> Result<Self, tonic::Status> {
+                client.create(request).await.map(tonic::Response::into_inner)
             }
 
             async fn delete(

@@ -19,6 +19,12 @@ pub fn rfc3339_seconds(text: &str) -> Option<i64> {
     in_range.then(|| days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
+/// `micros` since the epoch as an RFC 3339 time in UTC, to the microsecond.
+pub fn rfc3339_micros(micros: i64) -> String {
+    let nanos = (micros.rem_euclid(1_000_000) * 1000) as i32;
+    prost_types::Timestamp { seconds: micros.div_euclid(1_000_000), nanos }.to_string()
+}
+
 /// Howard Hinnant's civil-to-days algorithm: the day count of a proleptic Gregorian date.
 pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };

@@ -1,5 +1,5 @@
 //! Rules with no I/O that several layers read: the states of every kind and the provision
-//! state table of machines, the names of the lifecycle events, pools' substrate, metal and drift policies (and the drift rule), IP networks, civil dates.
+//! state table of machines, the names of the lifecycle events, pools' substrate, metal, drift and node policies (and the drift rule), IP networks, civil dates.
 //! It sits below the store and imports nothing above it (the layering test in `lib.rs`
 //! holds it to that).
 
@@ -10,6 +10,7 @@ pub mod health_check;
 pub mod lifecycle_events;
 pub mod metal_policy;
 pub mod metal_states;
+pub mod node_policy;
 pub mod problem;
 pub mod rate_limits;
 pub mod states;

@@ -249,7 +249,7 @@ states!(
         CommissionFailed = "commissionFailed", Ready = "ready", Deploying = "deploying", Deployed = "deployed",
         DeployFailed = "deployFailed", Rescuing = "rescuing", Rescue = "rescue", RescueFailed = "rescueFailed",
         ExitingRescue = "exitingRescue", Releasing = "releasing", ReleaseFailed = "releaseFailed",
-        Retired = "retired", }
+        Retiring = "retiring", Retired = "retired", Deleting = "deleting", }
 );
 
 states!(

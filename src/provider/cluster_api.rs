@@ -124,6 +124,9 @@ pub trait ClusterApi: Send + Sync {
     async fn object_delete(&self, object: &ObjectRef) -> ProviderResult<()>;
     /// The objects of `kind` in every namespace whose labels match `selector` (`k=v,...`).
     async fn objects_labelled(&self, kind: &str, selector: &str) -> ProviderResult<Vec<ObjectRef>>;
+    /// The objects of `kind` in `namespace`, as the cluster has them; none when the cluster
+    /// serves no such kind.
+    async fn objects_in_namespace(&self, kind: &str, namespace: &str) -> ProviderResult<Vec<Value>>;
     /// Lists the nodes.
     async fn nodes_list(&self) -> ProviderResult<Vec<Node>>;
     /// The names of the service accounts in `namespace`.

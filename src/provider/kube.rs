@@ -128,6 +128,10 @@ fn kind_path(kind: &str) -> ProviderResult<(&'static str, &'static str, bool)> {
     Ok(match kind {
         "DaemonSet" => ("/apis/apps/v1", "daemonsets", true),
         "Deployment" => ("/apis/apps/v1", "deployments", true),
+        "StatefulSet" => ("/apis/apps/v1", "statefulsets", true),
+        "Job" => ("/apis/batch/v1", "jobs", true),
+        "Pod" => ("/api/v1", "pods", true),
+        "Service" => ("/api/v1", "services", true),
         "ServiceAccount" => ("/api/v1", "serviceaccounts", true),
         "ConfigMap" => ("/api/v1", "configmaps", true),
         "Secret" => ("/api/v1", "secrets", true),
@@ -281,6 +285,18 @@ impl ClusterApi for KubeClient {
         .await
     }
 
+    async fn objects_in_namespace(&self, kind: &str, namespace: &str) -> ProviderResult<Vec<Value>> {
+        crate::measured::provider(PROVIDER, "objects.list", async {
+            let (group, plural, _) = kind_path(kind)?;
+            match self.call(Method::GET, &format!("{group}/namespaces/{namespace}/{plural}"), "", None).await {
+                Ok(list) => Ok(list["items"].as_array().cloned().unwrap_or_default()),
+                Err(error) if error.status == Some(404) => Ok(Vec::new()),
+                Err(error) => Err(error),
+            }
+        })
+        .await
+    }
+
     async fn nodes_list(&self) -> ProviderResult<Vec<Node>> {
         crate::measured::provider(PROVIDER, "nodes.list", async {
             let list = self.call(Method::GET, "/api/v1/nodes", "", None).await?;
@@ -389,7 +405,7 @@ mod tests {
         assert_eq!(object_path(&object_ref(&ds)).unwrap(), "/apis/apps/v1/namespaces/kube-system/daemonsets/bcd");
         let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"}});
         assert_eq!(object_path(&object_ref(&crb)).unwrap(), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/b");
-        let unknown = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        let unknown = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
         assert_eq!(object_path(&object_ref(&unknown)).unwrap_err().kind, ErrorKind::Permanent);
     }
 

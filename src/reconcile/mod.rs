@@ -25,6 +25,7 @@ mod metering;
 mod node_liveness;
 mod node_pool_drift;
 mod node_pool_steps;
+mod node_remediation;
 mod noop;
 mod orphan_sweeper;
 mod outcome;
@@ -84,6 +85,10 @@ pub trait Reconciler: Send + Sync + 'static {
 
     /// Takes the next idempotent step for the object and says what to do next.
     async fn reconcile(&self, pass: &Pass) -> Outcome;
+
+    /// Lets go of what the kind holds at providers beyond one pass (the metal reconciler's BMC
+    /// sessions): the worker is stopping and its passes are done.
+    async fn shutdown(&self) {}
 }
 
 /// A kind whose objects are rows of a resource. The runtime fetches the row before each pass and
@@ -112,6 +117,9 @@ pub trait ResourceReconciler: Send + Sync + 'static {
 
     /// Takes the next idempotent step for the object and says what to do next.
     async fn reconcile(&self, pass: &Pass, row: Self::Row) -> Result<Outcome, PassError>;
+
+    /// See [`Reconciler::shutdown`].
+    async fn shutdown(&self) {}
 }
 
 /// The reconciler of a kind the kit's lifecycle owns: it names its row and its timings and
@@ -176,5 +184,9 @@ impl<R: ResourceReconciler> Reconciler for R {
             Err(error) => return PassError::from(error).outcome(),
         };
         ResourceReconciler::reconcile(self, pass, row).await.unwrap_or_else(PassError::outcome)
+    }
+
+    async fn shutdown(&self) {
+        ResourceReconciler::shutdown(self).await
     }
 }

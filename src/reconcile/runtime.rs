@@ -216,6 +216,9 @@ impl Worker {
         if let Some(listener) = listener {
             listener.abort();
         }
+        for reconciler in &self.reconcilers {
+            reconciler.shutdown().await;
+        }
         let released = self.store.work_release_leases(&self.id).await?;
         tracing::info!(worker = %self.id, released, "worker stopped");
         Ok(())

@@ -91,6 +91,18 @@ impl Service {
         })
     }
 
+    /// The names people read for `caller`: its principal's, and its tenant's display name (a
+    /// tenant principal's only). Its own names, which its key may always learn.
+    pub async fn caller_names(&self, caller: &Caller) -> Result<(String, Option<String>)> {
+        let principal = self.store.principal_fetch(&caller.principal_id).await?;
+        let name = principal.map(|p| p.name).unwrap_or_default();
+        let tenant = match &caller.tenant_id {
+            Some(id) => Some(self.store.tenant_fetch(id).await?.display_name),
+            None => None,
+        };
+        Ok((name, tenant))
+    }
+
     /// On a store with no keys, creates the operator principal and its key: `token` when given
     /// (`BC_BOOTSTRAP_TOKEN`), a new one otherwise.
     pub async fn bootstrap_operator(&self, token: Option<&str>) -> Result<BootstrapOutcome> {

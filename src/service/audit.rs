@@ -1,4 +1,4 @@
-//! The audit trail, for operators.
+//! The audit trail, for operators: each decision on a mutation and how its call ended.
 
 use super::{Context, Service};
 use crate::error::{Error, FieldViolation, Result};
@@ -23,6 +23,11 @@ fn micros(field: &str, time: &prost_types::Timestamp) -> Result<i64> {
 }
 
 impl Service {
+    /// Records how an audited call ended (`OK` or its error code) on the decisions made for it.
+    pub async fn audit_settle(&self, request_id: &str, outcome: &str) -> Result<()> {
+        self.store.audit_settle(request_id, outcome).await
+    }
+
     /// Decisions on mutations, newest first.
     pub async fn audit_list(&self, _ctx: &Context, request: ListAuditEventsRequest) -> Result<Vec<AuditRow>> {
         let text = |s: String| (!s.is_empty()).then_some(s);

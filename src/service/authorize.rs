@@ -219,7 +219,7 @@ impl Service {
         {
             with_stored(&mut target, row);
         }
-        self.resolve_pool_tenant(&mut target).await?;
+        let platform_pool = self.resolve_pool_tenant(&mut target).await?;
         self.resolve_account(&mut target).await?;
         let caller = &ctx.caller;
         let subject = subject_of(caller);
@@ -241,6 +241,8 @@ impl Service {
                     decision: if decision.allowed { "allow" } else { "deny" }.to_owned(),
                     policies: decision.policies.clone(),
                     request_id: ctx.request_id.clone(),
+                    outcome: String::new(),
+                    principal_name: String::new(),
                 })
                 .await?;
         }
@@ -262,7 +264,14 @@ impl Service {
             .filter(|_| !target_is_tenant)
             .map(|t| format!(" of tenant {t}"))
             .unwrap_or_default();
-        Err(Error::access_denied(format!("{} may not {permission} on {what}{under}", caller.principal_id))
+        // A tenant's key refused on a platform pool would be refused whatever its roles: say whose
+        // key is needed.
+        let hint = if platform_pool && caller.tenant_id.is_some() {
+            "; the pool is the platform's (on an operator's account), so only an operator's key may"
+        } else {
+            ""
+        };
+        Err(Error::access_denied(format!("{} may not {permission} on {what}{under}{hint}", caller.principal_id))
             .with_detail("permission", permission)
             .with_detail("resource", target.resource_type.as_str()))
     }
@@ -270,17 +279,17 @@ impl Service {
     /// The tenant of a pool a decision names by id alone (a join token's methods name no
     /// tenant): the tenant whose account the pool is on, so that its admins decide; a platform
     /// pool has none, so that only operators do, whoever it is offered to. An unknown pool adds
-    /// nothing (the service answers `NOT_FOUND` to whoever may ask).
-    async fn resolve_pool_tenant(&self, target: &mut Target) -> Result<()> {
+    /// nothing (the service answers `NOT_FOUND` to whoever may ask). `true` for a platform pool.
+    async fn resolve_pool_tenant(&self, target: &mut Target) -> Result<bool> {
         if target.resource_type != POOL_RESOURCE || target.tenant_id.is_some() || !is_resource_id(&target.id) {
-            return Ok(());
+            return Ok(false);
         }
         match self.store.pool_fetch(&target.id).await {
             Ok(pool) => {
                 target.tenant_id = pool.tenant_id;
-                Ok(())
+                Ok(target.tenant_id.is_none())
             }
-            Err(error) if error.code == Code::NotFound => Ok(()),
+            Err(error) if error.code == Code::NotFound => Ok(false),
             Err(error) => Err(error),
         }
     }

@@ -150,17 +150,29 @@ pub fn check_location(pool: &VisiblePool, location: &str) -> Result<Location> {
     if regions.iter().any(|r| r == location) {
         return Ok(Location { zone: None, region: location.to_owned() });
     }
-    let allowed = if zones.is_empty() {
-        format!("one of its regions ({})", regions.join(", "))
+    Err(Error::fields(vec![FieldViolation::new("location", not_a_location(location, &pool.pool.id, &zones, &regions))])
+        .with_detail("zones", zones)
+        .with_detail("regions", regions))
+}
+
+/// The longest description of a location refused that lists the zones: a description is cut
+/// past 200 bytes (mid-word), so a longer list of zones is left to `details.zones`.
+const LOCATION_SENTENCE_BYTES: usize = 200;
+
+/// Why `location` is no location of pool `pool_id`, naming the regions, and the zones where
+/// they fit in one whole sentence.
+fn not_a_location(location: &str, pool_id: &str, zones: &[String], regions: &[String]) -> String {
+    let refused =
+        format!("{location:?} is not a location of pool {pool_id:?}: use one of its regions ({})", regions.join(", "));
+    if zones.is_empty() {
+        return refused;
+    }
+    let listed = format!("{refused} or one of its zones ({})", zones.join(", "));
+    if listed.len() <= LOCATION_SENTENCE_BYTES {
+        listed
     } else {
-        format!("one of its zones ({}) or their regions ({})", zones.join(", "), regions.join(", "))
-    };
-    Err(Error::fields(vec![FieldViolation::new(
-        "location",
-        format!("{location:?} is not a location of pool {:?}; use {allowed}", pool.pool.id),
-    )])
-    .with_detail("zones", zones)
-    .with_detail("regions", regions))
+        format!("{refused} or one of their {} zones", zones.len())
+    }
 }
 
 /// For a platform pool: `INVALID_STATE` when the tenant's offer is suspended, `INVALID_INPUT`
@@ -264,6 +276,18 @@ mod tests {
         assert_eq!((theirs.code, &theirs.message, &theirs.details), (unknown.code, &unknown.message, &unknown.details));
         assert_eq!(theirs.code, Code::NotFound);
         assert_eq!(of_tenant("acme", "instance", "inst_x", Some(("acme", 1)), |row| row.0).unwrap(), ("acme", 1));
+    }
+
+    #[test]
+    fn a_location_refused_is_one_whole_sentence() {
+        let zones: Vec<String> = (0..30).map(|i| format!("us-central1-{i}")).collect();
+        let regions = vec!["us-central1".to_owned()];
+        let pool = "pool_99jgqgtftv4pq1gp4pq395kzas";
+        let few = not_a_location("mars-central1", pool, &zones[..3], &regions);
+        assert!(few.ends_with("zones (us-central1-0, us-central1-1, us-central1-2)"), "{few}");
+        let many = not_a_location("mars-central1", pool, &zones, &regions);
+        assert!(many.ends_with("regions (us-central1) or one of their 30 zones"), "{many}");
+        assert!(few.len() <= 200 && many.len() <= 200, "never cut");
     }
 
     #[test]

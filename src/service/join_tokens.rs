@@ -12,7 +12,7 @@ use crate::ids::JoinTokenId;
 use crate::proto::compute::{
     CreateJoinTokenRequest, GetJoinTokenRequest, ListJoinTokensRequest, RevokeJoinTokenRequest,
 };
-use crate::store::{JoinTokenRow, PoolRow, now_micros};
+use crate::store::{JoinTokenRow, JoinTokenState, PoolRow, now_micros};
 
 /// How many nodes a token lets join when the request does not say.
 const DEFAULT_MAX_USES: i64 = 1;
@@ -120,13 +120,16 @@ impl Service {
         self.join_token_of_pool(&request.pool_id, &request.join_token_id).await
     }
 
-    /// Revokes a token of the pool; a revoked one is returned as it is.
+    /// Revokes a token of the pool. A revoked one is returned as it is, and so is an expired one:
+    /// it already refuses every join, and `expired` says why (an exhausted token is revoked, so
+    /// that a raised limit could not bring it back).
     pub async fn join_token_revoke(&self, ctx: &Context, request: RevokeJoinTokenRequest) -> Result<JoinTokenRow> {
         let token = self.join_token_of_pool(&request.pool_id, &request.join_token_id).await?;
-        if token.revoked_at.is_some() {
+        let now = now_micros();
+        if matches!(token.state_at(now), JoinTokenState::Revoked | JoinTokenState::Expired) {
             return Ok(token);
         }
-        let mut revoked = self.store.join_token_revoke(&token.id, now_micros()).await?;
+        let mut revoked = self.store.join_token_revoke(&token.id, now).await?;
         tracing::info!(join_token = %revoked.id, pool = %revoked.pool_id, by = %ctx.caller.principal_id, "join token revoked");
         revoked.joins = token.joins;
         Ok(revoked)

@@ -297,8 +297,9 @@ impl Service {
 
     /// Changes what the update's mask names: the version pin, the channel, the authorized
     /// networks or the description. A field named without a value goes back to what a create
-    /// without it gives: no pin (the channel's default applies), the `regular` channel, no
-    /// authorized networks (any address), no description.
+    /// without it gives: no pin (the channel's default applies), no authorized networks (any
+    /// address), no description. The release channel is refused without a value: a `null` that
+    /// moved an `extended` cluster to the default `regular` would change its upgrades unasked.
     pub async fn cluster_update(&self, ctx: &Context, request: UpdateKubernetesClusterRequest) -> Result<ClusterRow> {
         const ACCEPTED: [&str; 4] = ["version", "releaseChannel", "authorizedNetworks", "description"];
         let named = Named::of(&request.update_mask);
@@ -314,6 +315,7 @@ impl Service {
             ))
             .with_detail("accepted", serde_json::json!(ACCEPTED)));
         }
+        let channel = named.required("release_channel", "releaseChannel", request.release_channel)?;
         let (networks, violations) = authorized_networks(&request.authorized_networks);
         if networks_named && !violations.is_empty() {
             return Err(Error::fields(violations));
@@ -333,8 +335,8 @@ impl Service {
             cluster.version_pending = request.version.is_some();
             cluster.requested_version = request.version.unwrap_or_default();
         }
-        if channel_named {
-            cluster.release_channel = request.release_channel.unwrap_or_else(|| DEFAULT_CHANNEL.to_owned());
+        if let Some(channel) = channel {
+            cluster.release_channel = channel;
         }
         if networks_named {
             cluster.authorized_networks = networks;

@@ -232,8 +232,10 @@ impl Service {
     }
 
     /// Replaces each part the update names (its `update_mask`, or the deprecated `setDomains`
-    /// and `clearStickySessions`) with the value given: an empty list clears a list, a part named
-    /// without a value goes back to its default. The load balancer goes `updating` until the
+    /// and `clearStickySessions`) with the value given: an empty list clears a list, a health
+    /// check or sticky sessions named without a value are turned off. The source ranges and the
+    /// redirect are refused without a value: a `null` that opened the load balancer to any
+    /// address, or stopped redirecting, would change it unasked (`{}` and `false` say so). The load balancer goes `updating` until the
     /// provider applied it, or stays `pending` while the provider never made it (see
     /// `Store::load_balancer_update`). Every violated field is reported at once, as on create.
     pub async fn load_balancer_update(
@@ -290,6 +292,16 @@ impl Service {
             let error = Error::invalid_input(format!("name at least one part to replace: {}", accepted.join(", ")))
                 .with_detail("accepted", serde_json::json!(accepted));
             return Err(findings.refuse(error));
+        }
+        let defaulted = [
+            (ranges_named && request.source_ranges.is_none(), "sourceRanges", "{} for any address"),
+            (redirect_named && request.redirect_http_to_https.is_none(), "redirectHttpToHttps", "false to stop"),
+        ];
+        for (_, field, accepted) in defaulted.iter().filter(|(emptied, _, _)| *emptied) {
+            findings.add([FieldViolation::new(
+                *field,
+                format!("is named without a value, which would reset it unasked: give the new value ({accepted}), or leave it out"),
+            )]);
         }
         if request.sticky_sessions.is_some() && request.clear_sticky_sessions {
             findings.add([FieldViolation::new(

@@ -12,7 +12,7 @@ use super::update_mask::Named;
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
 use crate::domain::metal_policy::{self, MetalPolicy};
-use crate::domain::metal_states::{self, DELETABLE, IDLE};
+use crate::domain::metal_states::{self, DELETABLE, IDLE, WITHOUT_BMC};
 use crate::domain::states::MachineState;
 use crate::error::{Error, FieldViolation, Result, Violations};
 use crate::ids::NodeId;
@@ -80,7 +80,11 @@ async fn check_bmc_reach(field: &str, driver: &str, address: &str, policy: &Meta
 fn not_allowed(machine: &MetalMachineRow, verb: &str, allowed_for_verb: &[MachineState]) -> Error {
     let deleted = machine.deleted_at.is_some();
     let state = if deleted { "deleted" } else { machine.provision_state.as_str() };
-    let allowed = if deleted { Vec::new() } else { metal_states::allowed_from(machine.provision_state) };
+    let allowed = if deleted {
+        Vec::new()
+    } else {
+        metal_states::allowed_for(machine.provision_state, machine.inventory.is_some())
+    };
     let from_there = if allowed.is_empty() { "nothing".to_owned() } else { allowed.join(", ") };
     Error::invalid_state(format!(
         "machine {} is {state}: {verb} is allowed from {}; from {state}: {from_there}",
@@ -89,6 +93,20 @@ fn not_allowed(machine: &MetalMachineRow, verb: &str, allowed_for_verb: &[Machin
     ))
     .with_detail("state", state)
     .with_detail("allowed", allowed)
+    .with_detail("nodeId", machine.node_id.as_str())
+}
+
+/// `INVALID_STATE` for a commission of a machine never inspected: the state table starts a
+/// commission from an inspected machine, whose inventory it checks again.
+fn never_inspected(machine: &MetalMachineRow) -> Error {
+    Error::invalid_state(format!(
+        "machine {} was never inspected: commission starts from an inspected machine; inspect it first \
+         (metal inspect), then commission it once it is manageable again",
+        machine.node_id
+    ))
+    .with_detail("state", machine.provision_state.as_str())
+    .with_detail("reason", "notInspected")
+    .with_detail("allowed", metal_states::allowed_for(machine.provision_state, false))
     .with_detail("nodeId", machine.node_id.as_str())
 }
 
@@ -158,6 +176,7 @@ impl Service {
             address: bmc.address.clone(),
             username: bmc.username.clone(),
             credentials_set: true,
+            credentials_pending: false,
             ca_certificate: bmc.ca_certificate.clone(),
             insecure: bmc.insecure,
             power_state: "unknown".to_owned(),
@@ -248,7 +267,7 @@ impl Service {
             if let Some(updated) =
                 self.store.metal_update(&machine.node_id, machine.version, &change, now_micros()).await?
             {
-                tracing::info!(node = %updated.node_id, pool = %updated.pool_id, credentials_rotated = password.is_some(),
+                tracing::info!(node = %updated.node_id, pool = %updated.pool_id, credentials_pending = password.is_some(),
                     by = %ctx.caller.principal_id, "metal machine updated");
                 return Ok(updated);
             }
@@ -256,20 +275,41 @@ impl Service {
         Err(Error::conflict(format!("machine {} kept changing; try again", request.node_id)))
     }
 
-    /// Deletes a machine that is `manageable`, `enrollFailed` or `retired`; a deleted one is
-    /// returned as it is.
+    /// Deletes a machine that is `manageable`, `enrollFailed` or `retired`; a deleted or
+    /// `deleting` one is returned as it is. A `manageable` machine is `deleting` first: the
+    /// reconciler powers it off, then deletes it; the others have no BMC to call.
     pub async fn metal_delete(&self, ctx: &Context, request: DeleteMetalRequest) -> Result<MetalMachineRow> {
         for _ in 0..RACE_RETRIES {
             let machine = self.metal_of_pool(&request.pool_id, &request.node_id).await?;
-            if machine.deleted_at.is_some() {
+            if machine.deleted_at.is_some() || machine.provision_state == MachineState::Deleting {
                 return Ok(machine);
             }
             if !DELETABLE.contains(&machine.provision_state) {
                 return Err(not_allowed(&machine, "delete", DELETABLE));
             }
+            if !WITHOUT_BMC.contains(&machine.provision_state) {
+                let pool = self.store.pool_fetch(&machine.pool_id).await?;
+                let policy = metal_policy::read(&pool.policy)?;
+                let now = now_micros();
+                let mv = MetalMove {
+                    from: machine.provision_state,
+                    to: MachineState::Deleting,
+                    deadline: self.metal_deadline(&policy, MachineState::Deleting, now),
+                    rescued_from: None,
+                    image: None,
+                    wipe_credentials: false,
+                    reason: format!("delete requested by {}", ctx.caller.principal_id),
+                };
+                if let Some(moved) = self.store.metal_move(&machine.node_id, machine.version, &mv, now).await? {
+                    tracing::info!(node = %moved.node_id, pool = %moved.pool_id, by = %ctx.caller.principal_id,
+                        "metal machine deleting");
+                    return Ok(moved);
+                }
+                continue;
+            }
             let deleted = self
                 .store
-                .metal_delete(&machine.node_id, machine.version, machine.provision_state, now_micros())
+                .metal_delete(&machine.node_id, machine.version, machine.provision_state, "delete", now_micros())
                 .await?;
             if let Some(deleted) = deleted {
                 tracing::info!(node = %deleted.node_id, pool = %deleted.pool_id, by = %ctx.caller.principal_id,
@@ -297,6 +337,9 @@ impl Service {
             if machine.deleted_at.is_some() || !transition.from.contains(&state) {
                 return Err(not_allowed(&machine, verb, transition.from));
             }
+            if verb == "commission" && machine.inventory.is_none() {
+                return Err(never_inspected(&machine));
+            }
             let pool = self.store.pool_fetch(pool_id).await?;
             let policy = metal_policy::read(&pool.policy)?;
             let image = match (verb, &image) {
@@ -311,13 +354,18 @@ impl Service {
                 _ => None,
             };
             let now = now_micros();
+            // A machine whose BMC was never reached has nothing to power off: retired at once.
+            let to = match verb == "retire" && WITHOUT_BMC.contains(&state) {
+                true => MachineState::Retired,
+                false => transition.to,
+            };
             let mv = MetalMove {
                 from: state,
-                to: transition.to,
-                deadline: self.metal_deadline(&policy, transition.to, now),
+                to,
+                deadline: self.metal_deadline(&policy, to, now),
                 rescued_from: (verb == "rescue").then_some(state),
                 image,
-                wipe_credentials: verb == "retire",
+                wipe_credentials: to == MachineState::Retired,
                 reason: format!("{verb} requested by {}", ctx.caller.principal_id),
             };
             if let Some(moved) = self.store.metal_move(&machine.node_id, machine.version, &mv, now).await? {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::vps::LIST_LIMIT;
 use super::{Context, Service};
 use crate::bearer::Bearer;
-use crate::domain::states::PoolNodeState;
+use crate::domain::states::{MachineState, PoolNodeState};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::{JoinTokenId, NodeId};
 use crate::proto::compute::{
@@ -68,6 +68,19 @@ pub struct JoinedNode {
     /// `bcn_<id>.<secret>`.
     pub credential: String,
 }
+
+/// The answer to a heartbeat.
+#[derive(Debug)]
+pub struct HeartbeatAnswer {
+    /// The node as recorded.
+    pub node: NodeRow,
+    /// Whether the daemon is to stop and forget its credential.
+    pub leave: bool,
+}
+
+/// The provision states a bare-metal machine's daemon heartbeats in: deploying (its first
+/// join) and deployed. In any other, its machine was released or is being released.
+const DEPLOYED: [MachineState; 2] = [MachineState::Deploying, MachineState::Deployed];
 
 fn invalid_join_token() -> Error {
     Error::unauthenticated("invalid join token")
@@ -281,6 +294,8 @@ impl Service {
             left_at: None,
             deleted_at: None,
             updated_at: now,
+            remediation: String::new(),
+            remediated_at: None,
         };
         match self.store.node_join(&node, &token.id, &over, now).await? {
             JoinOutcome::Refused(token) => Err(unusable(&token, now)),
@@ -292,8 +307,10 @@ impl Service {
         }
     }
 
-    /// Records a heartbeat; see `Nodes.Heartbeat`.
-    pub async fn node_heartbeat(&self, call: &DaemonCall, request: NodeHeartbeatRequest) -> Result<NodeRow> {
+    /// Records a heartbeat; see `Nodes.Heartbeat`. The answer asks the daemon to leave when its
+    /// node is a bare-metal machine that is no longer deployed (released, or on its way there):
+    /// what runs there now is not the node the pool knows.
+    pub async fn node_heartbeat(&self, call: &DaemonCall, request: NodeHeartbeatRequest) -> Result<HeartbeatAnswer> {
         let node = Self::calling_node(call, &request.node_id)?;
         if node.state == PoolNodeState::Left {
             return Err(invalid_node_credential());
@@ -305,7 +322,14 @@ impl Service {
             Some(allocatable) => capacity_row("allocatable", Some(allocatable))?,
             None => capacity.clone(),
         };
-        self.store.node_heartbeat(&node.id, &capacity, &allocatable, &conditions, now_micros()).await
+        let machine = self.store.metal_fetch(&node.id).await?.filter(|m| m.deleted_at.is_none());
+        if let Some(machine) = machine.filter(|m| !DEPLOYED.contains(&m.provision_state)) {
+            tracing::info!(node = %node.id, pool = %node.pool_id, state = %machine.provision_state,
+                "a released machine's daemon is told to leave");
+            return Ok(HeartbeatAnswer { node, leave: true });
+        }
+        let node = self.store.node_heartbeat(&node.id, &capacity, &allocatable, &conditions, now_micros()).await?;
+        Ok(HeartbeatAnswer { node, leave: false })
     }
 
     /// The node leaves its pool; see `Nodes.Leave`.

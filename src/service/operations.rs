@@ -73,11 +73,17 @@ impl Service {
             return Ok((target, read));
         }
         let machine = self.store.metal_fetch(&request.resource_id).await?;
-        let Some(machine) = machine.filter(|m| m.tenant_id.as_deref() == tenant) else { return Err(not_found()) };
+        // A machine of a platform pool is under `platform`, as its pool's events are.
+        let under =
+            |m: &crate::store::MetalMachineRow| m.tenant_id.as_deref().unwrap_or(PLATFORM_EVENTS) == request.tenant_id;
+        let Some(machine) = machine.filter(under) else { return Err(not_found()) };
         let target = Target { resource_type: METAL_DECIDED_ON.to_owned(), id: machine.pool_id, ..Target::default() };
         Ok((target, METAL_READ))
     }
 }
+
+/// The tenant a platform pool's machines (and its events) are listed under.
+const PLATFORM_EVENTS: &str = "platform";
 
 /// What a machine's reads are decided on, and as what (as `Metal.Get` is).
 const METAL_DECIDED_ON: &str = "compute-pool";

@@ -190,8 +190,9 @@ impl Service {
             Change::Update(update) => {
                 let before = self.metal_of_pool(&update.pool_id, &update.node_id).await?;
                 let password = update.password.is_some();
+                let username = update.username.clone();
                 let call = on.metal_update(&ctx, update);
-                self.plan_of(call, |after| metal::metal_update(&before, &after, password)).await
+                self.plan_of(call, |after| metal::metal_update(&before, &after, password, username.as_deref())).await
             }
             Change::Delete(delete) => {
                 let before = self.metal_of_pool(&delete.pool_id, &delete.node_id).await?;

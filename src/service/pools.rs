@@ -6,7 +6,7 @@ use super::{Context, PrincipalKind, Service};
 use crate::authz::Target;
 use crate::domain::states::{PoolState, requested_state};
 use crate::domain::substrate_policy::{self, SubstratePolicy};
-use crate::domain::{drift, metal_policy};
+use crate::domain::{drift, metal_policy, node_policy};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::ids::PoolId;
 use crate::proto::compute;
@@ -40,6 +40,7 @@ impl Service {
         let policy = request.policy.as_ref().map_or_else(|| serde_json::json!({}), struct_to_json);
         metal_policy::read(&policy)?;
         drift::read(&policy)?;
+        node_policy::read(&policy)?;
         if let Some(substrate) = substrate_policy::read(&policy)? {
             let account = self.store.account_fetch(&request.account_id).await?;
             self.check_substrate_account(account.tenant_id.as_deref(), &substrate).await?;
@@ -79,6 +80,7 @@ impl Service {
         if let Some(policy) = &policy {
             metal_policy::read(policy)?;
             drift::read(policy)?;
+            node_policy::read(policy)?;
             self.check_substrate_change(&request.pool_id, policy).await?;
         }
         let change = PoolChange {

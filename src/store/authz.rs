@@ -73,6 +73,10 @@ pub struct AuditRow {
     pub policies: Vec<String>,
     /// The call's request id.
     pub request_id: String,
+    /// How the call ended (`OK` or its error code), once its answer was sent; else empty.
+    pub outcome: String,
+    /// The caller's name, as the principal's row has it when the trail is read (not written).
+    pub principal_name: String,
 }
 
 /// What `audit_list` keeps.
@@ -223,15 +227,35 @@ impl Store {
         .await
     }
 
-    /// Decisions matching `filter`, newest first.
+    /// Records how the call of `request_id` ended on its decisions (a call may decide more than
+    /// once: a load balancer's named instances), once: a row already settled keeps its outcome.
+    pub async fn audit_settle(&self, request_id: &str, outcome: &str) -> Result<()> {
+        if self.rehearsal {
+            return Ok(());
+        }
+        crate::measured::store("audit_settle", async {
+            sqlx::query("UPDATE audit_events SET outcome = $1 WHERE request_id = $2 AND outcome = ''")
+                .bind(audit_text(outcome))
+                .bind(audit_text(request_id))
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Decisions matching `filter`, newest first, each with its caller's name.
     pub async fn audit_list(&self, filter: &AuditFilter) -> Result<Vec<AuditRow>> {
         crate::measured::store("audit_list", async {
             let rows = sqlx::query(
-                "SELECT seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, \
-                        requested_tenant_id, decision, policies, request_id FROM audit_events \
-                 WHERE ($1 IS NULL OR tenant_id = $1) AND ($2 IS NULL OR principal_id = $2) \
-                   AND ($3 IS NULL OR resource_id = $3) AND ($4 IS NULL OR time >= $4) AND ($5 IS NULL OR time < $5) \
-                 ORDER BY seq DESC LIMIT $6",
+                "SELECT a.seq, a.time, a.principal_id, a.method, a.permission, a.resource_type, a.resource_id, \
+                        a.tenant_id, a.requested_tenant_id, a.decision, a.policies, a.request_id, a.outcome, \
+                        COALESCE(p.name, '') AS principal_name \
+                 FROM audit_events a LEFT JOIN principals p ON p.id = a.principal_id \
+                 WHERE ($1 IS NULL OR a.tenant_id = $1) AND ($2 IS NULL OR a.principal_id = $2) \
+                   AND ($3 IS NULL OR a.resource_id = $3) AND ($4 IS NULL OR a.time >= $4) \
+                   AND ($5 IS NULL OR a.time < $5) \
+                 ORDER BY a.seq DESC LIMIT $6",
             )
             .bind(&filter.tenant_id)
             .bind(&filter.principal_id)
@@ -251,7 +275,7 @@ fn audit_from_row(row: &AnyRow) -> Result<AuditRow> {
     let policies: String = row.try_get("policies")?;
     Ok(read_columns!(row, AuditRow {
         seq, time, principal_id, method, permission, resource_type, resource_id, tenant_id, requested_tenant_id,
-        decision, request_id;
+        decision, request_id, outcome, principal_name;
         policies: serde_json::from_str(&policies).unwrap_or_default(),
     }))
 }

@@ -225,16 +225,20 @@ impl Store {
         crate::measured::store("join_token_list", listed).await
     }
 
-    /// Revokes a token at `now` and appends its `revoked` event; one already revoked is returned
-    /// as it is.
+    /// Revokes a token at `now` and appends its `revoked` event; one already revoked or expired
+    /// is returned as it is.
     pub async fn join_token_revoke(&self, id: &str, now: i64) -> Result<JoinTokenRow> {
         crate::measured::store("join_token_revoke", async {
             let mut txn = self.begin_write().await?;
-            let updated = sqlx::query("UPDATE join_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
-                .bind(id)
-                .bind(now)
-                .execute(&mut *txn)
-                .await?;
+            // Not a token that expired in the meantime: it keeps the state that says why it
+            // refuses joins.
+            let updated = sqlx::query(
+                "UPDATE join_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
             if updated.rows_affected() == 0 {
                 return self.record_fetch_in(&mut txn, id).await;
             }

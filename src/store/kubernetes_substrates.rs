@@ -603,7 +603,7 @@ impl Store {
 
     /// Ends a torn-down substrate: its tokens revoked, its pool's live nodes `deleted`, the
     /// substrate `deleted` with its event. Each step is safe to repeat after a crash.
-    pub async fn substrate_finish_teardown(&self, current: &SubstrateRow, now: i64) -> Result<()> {
+    pub async fn substrate_finish_teardown(&self, current: &SubstrateRow, message: &str, now: i64) -> Result<()> {
         crate::measured::store("substrate_finish_teardown", async {
             for token in [&current.join_token_id, &current.previous_join_token_id] {
                 if !token.is_empty() {
@@ -617,12 +617,13 @@ impl Store {
             }
             let mut txn = self.begin_write().await?;
             let updated = sqlx::query(
-                "UPDATE kubernetes_substrates SET state = 'deleted', message = '', flavors = '[]', objects = '[]', \
+                "UPDATE kubernetes_substrates SET state = 'deleted', message = $3, flavors = '[]', objects = '[]', \
                  join_token_sealed = '', previous_join_token_id = '', deleted_at = $2, version = version + 1, \
                  updated_at = $2 WHERE pool_id = $1 AND deleted_at IS NULL AND teardown_requested_at IS NOT NULL",
             )
             .bind(&current.pool_id)
             .bind(now)
+            .bind(message)
             .execute(&mut *txn)
             .await?;
             if updated.rows_affected() > 0 {

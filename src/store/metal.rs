@@ -50,6 +50,8 @@ pub struct MetalMachineRow {
     pub username: String,
     /// Whether a sealed password is kept.
     pub credentials_set: bool,
+    /// Whether new credentials wait to be checked against the BMC (the old ones are in use).
+    pub credentials_pending: bool,
     /// The CA certificate the BMC's must chain to; empty for none.
     pub ca_certificate: String,
     /// Whether any BMC certificate is accepted.
@@ -147,7 +149,9 @@ pub struct MetalChange {
     pub address: Option<String>,
     /// The new BMC user.
     pub username: Option<String>,
-    /// The new password, sealed to the node's id.
+    /// The new password, sealed to the node's id: kept pending, with `username` (the new user,
+    /// or either one alone with the other as it is), until the BMC takes them (see
+    /// [`Store::metal_credentials_checked`]).
     pub password_sealed: Option<String>,
     /// The new CA certificate.
     pub ca_certificate: Option<String>,
@@ -167,7 +171,8 @@ impl fmt::Debug for MetalChange {
 
 impl Record for MetalMachineRow {
     const SELECT: &'static str = "SELECT m.node_id, m.pool_id, m.tenant_id, m.name, n.labels, m.driver, m.address, \
-                                  m.username, m.password_sealed <> '' AS credentials_set, m.ca_certificate, \
+                                  m.username, m.password_sealed <> '' AS credentials_set, \
+                                  m.password_pending_sealed <> '' AS credentials_pending, m.ca_certificate, \
                                   m.insecure, m.power_state, m.provision_state, m.previous_state, m.rescued_from, \
                                   m.deadline, m.last_error, m.inventory, m.image, m.created_by, m.idempotency_key, \
                                   m.request_digest, m.version, m.created_at, m.updated_at, m.deleted_at, m.steps, \
@@ -193,6 +198,9 @@ impl Record for MetalMachineRow {
                 // SQLite answers a comparison as an integer.
                 row.try_get::<i64, _>("credentials_set").map(|set| set != 0)
             })?,
+            credentials_pending: row
+                .try_get::<bool, _>("credentials_pending")
+                .or_else(|_| row.try_get::<i64, _>("credentials_pending").map(|set| set != 0))?,
             insecure: row.try_get::<i64, _>("insecure")? != 0,
             inventory: inventory.as_deref().map(value_from_json).transpose()?,
             steps: steps.split(',').filter(|step| !step.is_empty()).map(str::to_owned).collect(),
@@ -362,6 +370,71 @@ impl Store {
         crate::measured::store("metal_sealed_password", self.metal_sealed(node_id, "password_sealed")).await
     }
 
+    /// The new BMC user and password (sealed) of machine `node_id` waiting to be checked.
+    pub async fn metal_pending_credentials(&self, node_id: &str) -> Result<Option<(String, String)>> {
+        crate::measured::store("metal_pending_credentials", async {
+            let sealed = self.metal_sealed(node_id, "password_pending_sealed").await?;
+            let user: Option<String> =
+                sqlx::query_scalar("SELECT username_pending FROM metal_machines WHERE node_id = $1")
+                    .bind(node_id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            Ok(sealed.zip(user).map(|(sealed, user)| (user, sealed)))
+        })
+        .await
+    }
+
+    /// Ends the check of machine `node_id`'s pending credentials (sealed as `sealed`, so a newer
+    /// rotation is left alone): taken by the BMC, they replace the old ones; refused, they are
+    /// dropped and the old ones stay, `last_error` saying why. With its
+    /// `metal.machine.credentialsRotated` or `credentialsRefused` event, in one transaction.
+    pub async fn metal_credentials_checked(
+        &self,
+        node_id: &str,
+        sealed: &str,
+        refused: Option<&str>,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("metal_credentials_checked", async {
+            let mut txn = self.begin_write().await?;
+            let sql = match refused {
+                None => {
+                    "UPDATE metal_machines SET password_sealed = password_pending_sealed, username = username_pending, \
+                     password_pending_sealed = '', username_pending = '', last_error = $3, \
+                     version = version + 1, updated_at = $4 \
+                     WHERE node_id = $1 AND password_pending_sealed = $2 AND deleted_at IS NULL"
+                }
+                Some(_) => {
+                    "UPDATE metal_machines SET password_pending_sealed = '', username_pending = '', last_error = $3, \
+                     version = version + 1, updated_at = $4 \
+                     WHERE node_id = $1 AND password_pending_sealed = $2 AND deleted_at IS NULL"
+                }
+            };
+            let error = refused.map(|why| format!("credentials: {why}")).unwrap_or_default();
+            let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(node_id)
+                .bind(sealed)
+                .bind(&error)
+                .bind(now)
+                .execute(&mut *txn)
+                .await?;
+            if done.rows_affected() == 0 {
+                return Ok(false);
+            }
+            let (change, reason) = match refused {
+                None => ("credentialsRotated", "the BMC took the new credentials; the old ones are dropped".to_owned()),
+                Some(why) => (
+                    "credentialsRefused",
+                    format!("the BMC refused the new credentials ({why}); the old ones stay in use"),
+                ),
+            };
+            self.metal_changed_in(&mut txn, node_id, change, &reason).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
+    }
+
     /// What machine `node_id` keeps sealed in `column`; `None` when it keeps nothing there.
     pub(super) async fn metal_sealed(&self, node_id: &str, column: &'static str) -> Result<Option<String>> {
         let sealed: Option<String> =
@@ -388,7 +461,8 @@ impl Store {
             let moved = sqlx::query(
                 "UPDATE metal_machines SET provision_state = $4, previous_state = $3, deadline = $5, \
                  rescued_from = COALESCE($6, rescued_from), image = COALESCE($7, image), \
-                 password_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_sealed END, last_error = '', \
+                 password_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_sealed END, \
+                 password_pending_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_pending_sealed END, last_error = '', \
                  steps = '', drift = '[]', version = version + 1, updated_at = $9 \
                  WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
             )
@@ -428,9 +502,13 @@ impl Store {
     ) -> Result<Option<MetalMachineRow>> {
         crate::measured::store("metal_update", async {
             let mut txn = self.begin_write().await?;
+            // New credentials (a user, a password or both) wait, sealed, until the BMC takes them.
             let updated = sqlx::query(
                 "UPDATE metal_machines SET name = COALESCE($3, name), address = COALESCE($4, address), \
-                 username = COALESCE($5, username), password_sealed = COALESCE($6, password_sealed), \
+                 username_pending = CASE WHEN $5 IS NULL AND $6 IS NULL THEN username_pending \
+                 ELSE COALESCE($5, username) END, \
+                 password_pending_sealed = CASE WHEN $5 IS NULL AND $6 IS NULL THEN password_pending_sealed \
+                 ELSE COALESCE($6, password_sealed) END, \
                  ca_certificate = COALESCE($7, ca_certificate), insecure = COALESCE($8, insecure), \
                  version = version + 1, updated_at = $9 WHERE node_id = $1 AND version = $2 AND deleted_at IS NULL",
             )
@@ -469,6 +547,10 @@ impl Store {
             .execute(&mut *txn)
             .await?;
             let machine = self.metal_changed_in(&mut txn, node_id, "updated", "update").await?;
+            if change.password_sealed.is_some() || change.username.is_some() {
+                let state = machine.provision_state.as_str();
+                self.work_enqueue_in(&mut txn, METAL_KIND, node_id, state, machine.deadline, now).await?;
+            }
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })
@@ -477,19 +559,21 @@ impl Store {
 
     /// Deletes machine `node_id` read at `version` in state `from`: the view and its node are
     /// marked deleted, the password wiped (freeing its booking of `maxMachines`), the
-    /// reconciler's work dropped, with its `metal.machine.deleted` event. `None` when the machine
-    /// changed since it was read.
+    /// reconciler's work dropped, with its `metal.machine.deleted` event for `reason`. `None`
+    /// when the machine changed since it was read.
     pub async fn metal_delete(
         &self,
         node_id: &str,
         version: i64,
         from: MachineState,
+        reason: &str,
         now: i64,
     ) -> Result<Option<MetalMachineRow>> {
         crate::measured::store("metal_delete", async {
             let mut txn = self.begin_write().await?;
             let deleted = sqlx::query(
-                "UPDATE metal_machines SET deleted_at = $4, password_sealed = '', deadline = NULL, \
+                "UPDATE metal_machines SET deleted_at = $4, password_sealed = '', password_pending_sealed = '', \
+                 deadline = NULL, \
                  version = version + 1, updated_at = $4 \
                  WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
             )
@@ -515,7 +599,7 @@ impl Store {
                 .bind(node_id)
                 .execute(&mut *txn)
                 .await?;
-            let machine = self.metal_changed_in(&mut txn, node_id, "deleted", "delete").await?;
+            let machine = self.metal_changed_in(&mut txn, node_id, "deleted", reason).await?;
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })

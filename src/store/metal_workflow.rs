@@ -25,6 +25,24 @@ pub struct MetalFinish {
     /// The machine leaves its pool: its node goes back to `enrolled` without a credential and
     /// the deploy's join token is revoked (a release).
     pub leave_pool: bool,
+    /// The BMC credentials are wiped (a retire).
+    pub wipe_credentials: bool,
+}
+
+/// A BMC outage a transient state met: what the state's end event carries as `bmcOutage`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BmcOutage {
+    /// When the first failed pass of the state was (RFC 3339).
+    pub since: String,
+    /// When the last one was (RFC 3339).
+    pub last_at: String,
+    /// How many passes in a row or not failed on the BMC during the state.
+    pub failed_passes: i64,
+    /// The step they failed at, last.
+    pub step: String,
+    /// The last failure, as the problem said it.
+    pub last_error: String,
 }
 
 /// What a deploy's boot configuration URL opens.
@@ -41,20 +59,35 @@ impl Store {
     /// is no longer in `state` (nothing is written).
     pub async fn metal_step_done(&self, node_id: &str, state: MachineState, step: &str, now: i64) -> Result<bool> {
         crate::measured::store("metal_step_done", async {
-            let done = sqlx::query(
-                "UPDATE metal_machines SET steps = CASE WHEN steps = '' THEN $3 ELSE steps || ',' || $3 END, \
-                 version = version + 1, updated_at = $4 \
-                 WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
-            )
-            .bind(node_id)
-            .bind(state)
-            .bind(step)
-            .bind(now)
-            .execute(&self.pool)
-            .await?;
-            Ok(done.rows_affected() > 0)
+            let mut txn = self.begin_write().await?;
+            let done = self.metal_step_done_in(&mut txn, node_id, state, step, now).await?;
+            self.commit(txn).await?;
+            Ok(done)
         })
         .await
+    }
+
+    /// [`Store::metal_step_done`] inside the caller's transaction.
+    async fn metal_step_done_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        node_id: &str,
+        state: MachineState,
+        step: &str,
+        now: i64,
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE metal_machines SET steps = CASE WHEN steps = '' THEN $3 ELSE steps || ',' || $3 END, \
+             version = version + 1, updated_at = $4 \
+             WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
+        )
+        .bind(node_id)
+        .bind(state)
+        .bind(step)
+        .bind(now)
+        .execute(&mut **txn)
+        .await?;
+        Ok(done.rows_affected() > 0)
     }
 
     /// Records what the BMC said of machine `node_id` in `state`: its power, and the inventory
@@ -170,6 +203,102 @@ impl Store {
         .await
     }
 
+    /// Takes `step` of machine `node_id`'s transient `state` off the steps done: a call that the
+    /// BMC refused or never received did nothing, so asking again is asking once.
+    pub async fn metal_step_undone(&self, node_id: &str, state: MachineState, step: &str, now: i64) -> Result<bool> {
+        crate::measured::store("metal_step_undone", async {
+            let machine = self.metal_fetch(node_id).await?;
+            let Some(machine) = machine.filter(|m| m.provision_state == state && m.deleted_at.is_none()) else {
+                return Ok(false);
+            };
+            let kept: Vec<&str> = machine.steps.iter().map(String::as_str).filter(|done| *done != step).collect();
+            let undone = sqlx::query(
+                "UPDATE metal_machines SET steps = $3, version = version + 1, updated_at = $5 \
+                 WHERE node_id = $1 AND provision_state = $2 AND version = $4 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(state)
+            .bind(kept.join(","))
+            .bind(machine.version)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            Ok(undone.rows_affected() > 0)
+        })
+        .await
+    }
+
+    /// Records a pass of machine `node_id`'s transient `state` that failed on the BMC at `step`
+    /// with `error`: the state's outage grows by one pass (see [`BmcOutage`]).
+    pub async fn metal_outage(
+        &self,
+        node_id: &str,
+        state: MachineState,
+        step: &str,
+        error: &str,
+        now: i64,
+    ) -> Result<()> {
+        crate::measured::store("metal_outage", async {
+            let current: Option<String> = sqlx::query_scalar(
+                "SELECT bmc_outage FROM metal_machines WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(state)
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(current) = current else { return Ok(()) };
+            let at = crate::domain::dates::rfc3339_micros(now);
+            let mut outage: BmcOutage = serde_json::from_str(&current).unwrap_or_default();
+            if outage.since.is_empty() {
+                outage.since = at.clone();
+            }
+            outage.last_at = at;
+            outage.failed_passes += 1;
+            outage.step = step.to_owned();
+            outage.last_error = error.chars().take(400).collect();
+            let column = serde_json::to_string(&outage).expect("an outage serializes");
+            sqlx::query(
+                "UPDATE metal_machines SET bmc_outage = $3 \
+                 WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(state)
+            .bind(column)
+            .execute(&self.pool)
+            .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Records the erase of machine `node_id`'s disks in transient `state` as done (step
+    /// `step`), with a `metal.machine.erased` event whose `disks` says, per disk, its serial,
+    /// the method and whether a read-back verified it, in one transaction. False when the
+    /// machine is no longer in `state`.
+    pub async fn metal_erased(
+        &self,
+        node_id: &str,
+        state: MachineState,
+        step: &str,
+        disks: &serde_json::Value,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("metal_erased", async {
+            let mut txn = self.begin_write().await?;
+            if !self.metal_step_done_in(&mut txn, node_id, state, step, now).await? {
+                return Ok(false);
+            }
+            let machine: MetalMachineRow = self.record_fetch_in(&mut txn, node_id).await?;
+            let mut event = machine.event("erased");
+            event.data["reason"] = format!("{} erased the disks", state.as_str()).into();
+            event.data["disks"] = disks.clone();
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
+    }
+
     /// The sealed boot configuration (with its join token) of machine `node_id`'s deploy under way.
     pub async fn metal_deploy_token_sealed(&self, node_id: &str) -> Result<Option<String>> {
         crate::measured::store("metal_deploy_token_sealed", self.metal_sealed(node_id, "deploy_token_sealed")).await
@@ -198,9 +327,19 @@ impl Store {
     pub async fn metal_finish(&self, node_id: &str, finish: &MetalFinish, now: i64) -> Result<Option<MetalMachineRow>> {
         crate::measured::store("metal_finish", async {
             let mut txn = self.begin_write().await?;
+            let outage: Option<String> = sqlx::query_scalar(
+                "SELECT bmc_outage FROM metal_machines WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
+            )
+            .bind(node_id)
+            .bind(finish.from)
+            .fetch_optional(&mut *txn)
+            .await?;
+            let outage = outage.and_then(|text| serde_json::from_str::<BmcOutage>(&text).ok());
             let ended = sqlx::query(
                 "UPDATE metal_machines SET provision_state = $3, previous_state = $2, deadline = NULL, steps = '', \
-                 last_error = $4, boot_config_sha256 = '', deploy_token_sealed = '', drift = '[]', \
+                 last_error = $4, boot_config_sha256 = '', deploy_token_sealed = '', drift = '[]', bmc_outage = '', \
+                 password_sealed = CASE WHEN $6 = 1 THEN '' ELSE password_sealed END, \
+                 password_pending_sealed = CASE WHEN $6 = 1 THEN '' ELSE password_pending_sealed END, \
                  version = version + 1, updated_at = $5 \
                  WHERE node_id = $1 AND provision_state = $2 AND deleted_at IS NULL",
             )
@@ -209,6 +348,7 @@ impl Store {
             .bind(finish.to)
             .bind(&finish.error)
             .bind(now)
+            .bind(finish.wipe_credentials as i64)
             .execute(&mut *txn)
             .await?;
             if ended.rows_affected() == 0 {
@@ -217,7 +357,17 @@ impl Store {
             if finish.leave_pool {
                 self.metal_leave_pool_in(&mut txn, node_id, now).await?;
             }
-            let machine = self.metal_changed_in(&mut txn, node_id, finish.to.as_str(), &finish.reason).await?;
+            let machine = match outage {
+                Some(outage) => {
+                    let machine: MetalMachineRow = self.record_fetch_in(&mut txn, node_id).await?;
+                    let mut event = machine.event(finish.to.as_str());
+                    event.data["reason"] = finish.reason.as_str().into();
+                    event.data["bmcOutage"] = serde_json::to_value(&outage).expect("an outage serializes");
+                    self.event_append_in(&mut txn, &event).await?;
+                    machine
+                }
+                None => self.metal_changed_in(&mut txn, node_id, finish.to.as_str(), &finish.reason).await?,
+            };
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })

@@ -35,6 +35,7 @@ mod load_balancers;
 mod metal;
 mod metal_workflow;
 mod networks;
+mod node_remediation;
 mod nodes;
 mod offers;
 mod operation_log;
@@ -95,7 +96,7 @@ pub use load_balancers::{
 pub use metal::{
     ENROLLED_NODE_STATE, METAL_KIND, MetalChange, MetalMachineRow, MetalMove, NewMetalMachine, metal_machine_id,
 };
-pub use metal_workflow::{BootConfigRow, MetalFinish};
+pub use metal_workflow::{BmcOutage, BootConfigRow, MetalFinish};
 pub use networks::{
     NETWORK_KIND, NETWORK_RESOURCE, NetworkObserved, NetworkRow, NetworkUsage, NewNetwork, SubnetObserved, SubnetRow,
     VPS_EVENT_SOURCE, network_event,
@@ -194,6 +195,9 @@ migrations!(
     (26, "operation_log", "0026_operation_log"),
     (27, "orphans", "0027_orphans"),
     (28, "pacing", "0028_pacing"),
+    (29, "audit_outcome", "0029_audit_outcome"),
+    (30, "node_remediation", "0030_node_remediation"),
+    (31, "metal_outage_and_rotation", "0031_metal_outage"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.
@@ -279,6 +283,25 @@ impl Store {
                 })
                 .collect(),
         )
+    }
+
+    /// Makes the database `url` names when its server has none of that name, so that
+    /// `bc-server migrate` on a fresh server needs no `createdb` first; `true` when it made it.
+    /// Asking and making go through the server's maintenance database (`postgres`).
+    pub async fn create_database_if_missing(url: &str) -> Result<bool> {
+        use sqlx::migrate::MigrateDatabase;
+        install_default_drivers();
+        Backend::of_url(url)?;
+        let unreachable = |error: sqlx::Error| {
+            Error::unavailable(format!("cannot ask the database server for the database: {}", redact(&error)))
+        };
+        if sqlx::Any::database_exists(url).await.map_err(unreachable)? {
+            return Ok(false);
+        }
+        sqlx::Any::create_database(url)
+            .await
+            .map_err(|error| Error::unavailable(format!("cannot create the database: {}", redact(&error))))?;
+        Ok(true)
     }
 
     /// Applies the migrations that are not applied yet.

@@ -59,6 +59,10 @@ pub struct NodeSummaryRow {
     pub capacity: NodeCapacityRow,
     /// The live nodes' summed allocatable.
     pub allocatable: NodeCapacityRow,
+    /// Live nodes under remediation (unhealthy as the pool's policy says).
+    pub unhealthy: i64,
+    /// Why the pool's remediation stopped; empty while it runs (or the pool has none).
+    pub remediation_paused: String,
 }
 
 /// A node as stored.
@@ -116,6 +120,11 @@ pub struct NodeRow {
     pub deleted_at: Option<i64>,
     /// Last change.
     pub updated_at: i64,
+    /// The last remediation step taken on it while it is unhealthy (`marked`, `powerCycle`,
+    /// `redeploy`, `recreate`); empty while it is healthy.
+    pub remediation: String,
+    /// When that step was taken.
+    pub remediated_at: Option<i64>,
 }
 
 /// What a join does to the node its machine id has in the pool, as the service decided from the
@@ -185,7 +194,7 @@ macro_rules! columns {
 }
 
 impl Record for NodeRow {
-    const SELECT: &'static str = concat!("SELECT ", columns!(), " FROM nodes");
+    const SELECT: &'static str = concat!("SELECT ", columns!(), ", remediation, remediated_at FROM nodes");
     const NOUN: &'static str = "node";
 
     fn from_row(row: &AnyRow) -> Result<NodeRow> {
@@ -193,7 +202,7 @@ impl Record for NodeRow {
         Ok(read_columns!(row, NodeRow {
             id, pool_id, tenant_id, machine_id, hostname, architecture, os, kernel, bcd_version, state,
             join_token_id, credential_sha256, address, heartbeat_interval_ms, version, joined_at, last_heartbeat_at,
-            left_at, deleted_at, updated_at;
+            left_at, deleted_at, updated_at, remediation, remediated_at;
             capacity: value_from_json(&text("capacity")?)?,
             allocatable: value_from_json(&text("allocatable")?)?,
             conditions: value_from_json(&text("conditions")?)?,
@@ -286,7 +295,8 @@ impl Store {
                     "UPDATE nodes SET hostname = $2, architecture = $3, os = $4, kernel = $5, bcd_version = $6, \
                      capacity = $7, allocatable = $7, labels = $8, taints = $9, state = 'ready', join_token_id = $10, \
                      credential_sha256 = $11, address = $12, heartbeat_interval_ms = $13, version = version + 1, \
-                     last_heartbeat_at = $14, left_at = NULL, updated_at = $14 WHERE id = $1",
+                     last_heartbeat_at = $14, left_at = NULL, updated_at = $14, remediation = '', remediated_at = NULL \
+                     WHERE id = $1",
                 )
                 .bind(&id);
                 bind_joined(update, node, token_id, now).execute(&mut *txn).await?;
@@ -353,27 +363,30 @@ impl Store {
     /// The pool's nodes counted by state, with the live ones' summed capacity.
     pub async fn node_summary(&self, pool_id: &str) -> Result<NodeSummaryRow> {
         crate::measured::store("node_summary", async {
-            let rows = sqlx::query("SELECT state, cordoned, capacity, allocatable FROM nodes WHERE pool_id = $1")
-                .bind(pool_id)
-                .fetch_all(&self.pool)
-                .await?;
+            let rows =
+                sqlx::query("SELECT state, cordoned, capacity, allocatable, remediation FROM nodes WHERE pool_id = $1")
+                    .bind(pool_id)
+                    .fetch_all(&self.pool)
+                    .await?;
             let mut summary = NodeSummaryRow::default();
             for row in &rows {
                 let state: PoolNodeState = row.try_get("state")?;
                 *summary.states.entry(state).or_default() += 1;
                 if matches!(state, PoolNodeState::Ready | PoolNodeState::NotReady) {
                     summary.cordoned += i64::from(row.try_get::<i64, _>("cordoned")? != 0);
+                    summary.unhealthy += i64::from(!row.try_get::<String, _>("remediation")?.is_empty());
                     summary.capacity.add(&value_from_json(&row.try_get::<String, _>("capacity")?)?);
                     summary.allocatable.add(&value_from_json(&row.try_get::<String, _>("allocatable")?)?);
                 }
             }
+            summary.remediation_paused = self.pool_remediation_paused(pool_id).await?.unwrap_or_default();
             Ok(summary)
         })
         .await
     }
 
     /// Records a heartbeat of a node that is `ready` or `notReady` at `now`; a `notReady` one is
-    /// `ready` again (with its event).
+    /// `ready` again (with its event), and a node under remediation is healthy again.
     pub async fn node_heartbeat(
         &self,
         id: &str,
@@ -388,7 +401,7 @@ impl Store {
             let back = before.state == PoolNodeState::NotReady;
             sqlx::query(
                 "UPDATE nodes SET capacity = $2, allocatable = $3, conditions = $4, last_heartbeat_at = $5, \
-                 state = 'ready', version = version + $6, updated_at = $5 \
+                 state = 'ready', version = version + $6, updated_at = $5, remediation = '', remediated_at = NULL \
                  WHERE id = $1 AND deleted_at IS NULL AND state IN ('ready', 'notReady')",
             )
             .bind(id)

@@ -334,19 +334,46 @@ async fn every_decision_on_a_mutation_is_audited(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
+    // Allowed, then refused by the request's own rules: the decision was `allow`, the call failed.
+    let response = http
+        .post(format!("{}/api/platform/tenants/update", server.endpoint))
+        .bearer_auth(&admin)
+        .header("x-request-id", "req-audit-2")
+        .json(&json!({"tenantId": "acme", "description": "x".repeat(300)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
     // Reads are not audited.
     server.admin_ok("/api/platform/tenants/get", json!({"tenantId": "acme"})).await;
 
-    let trail = server.admin_ok("/api/platform/audit/list", json!({"resourceId": "acme"})).await;
+    // How each call ended is recorded once its answer is sent.
+    let trail = crate::harness::eventually(std::time::Duration::from_secs(10), "every call's outcome", || async {
+        let trail = server.admin_ok("/api/platform/audit/list", json!({"resourceId": "acme"})).await;
+        let settled = trail["auditEvents"].as_array().unwrap().iter().all(|e| e["outcome"] != "");
+        settled.then_some(trail)
+    })
+    .await;
     let events = trail["auditEvents"].as_array().unwrap();
-    assert_eq!(events.len(), 3, "create, refused delete, update: {trail}");
-    let update = &events[0];
+    assert_eq!(events.len(), 4, "create, refused delete, update, failed update: {trail}");
+    let failed = &events[0];
+    assert_eq!(
+        (failed["requestId"].as_str(), failed["decision"].as_str(), failed["outcome"].as_str()),
+        (Some("req-audit-2"), Some("allow"), Some("INVALID_INPUT")),
+        "an allowed call that failed says so: {trail}"
+    );
+    assert_eq!(events[2]["outcome"], "ACCESS_DENIED", "{trail}");
+    assert_eq!(events[3]["outcome"], "OK", "the tenant's create: {trail}");
+    let outsider_name = events[2]["principalName"].as_str().unwrap();
+    assert!(!outsider_name.is_empty(), "the caller is named: {trail}");
+    let update = &events[1];
+    assert_eq!(update["outcome"], "OK");
     assert_eq!(update["permission"], "platform:tenants:update");
     assert_eq!(update["decision"], "allow");
     assert_eq!(update["policies"], json!(["platform-admin"]));
     assert_eq!(update["requestId"], "req-audit-1");
     assert_eq!(update["method"], "bettercompute.platform.v1.Tenants/Update");
-    let denied = &events[1];
+    let denied = &events[2];
     assert_eq!(
         (denied["decision"].as_str(), denied["permission"].as_str()),
         (Some("deny"), Some("platform:tenants:delete"))

@@ -1,7 +1,8 @@
 //! The `bcd` binary as a machine runs it, against the real `bc-server` over TLS: with a wrong CA
 //! pin it sends nothing; pinned, it joins, heartbeats, learns its cordon, rides out a restart of
-//! the server, and stops saying why once its node is deleted. Neither the token nor the node's
-//! credential reaches the daemon's output or the server's log.
+//! the server, and stops saying why (forgetting the credential) once its node is deleted or its
+//! machine released. Neither the token nor the node's credential reaches the daemon's output or
+//! the server's log.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -216,6 +217,7 @@ async fn a_pinned_bcd_joins_heartbeats_is_cordoned_survives_a_restart_and_stops_
     let output = read(&log);
     assert_eq!(status.code(), Some(1), "{output}");
     assert!(output.contains(&format!("node {node_id} was deleted")), "bcd says the node was deleted: {output}");
+    assert!(!state_dir.join("node.json").exists(), "bcd forgets the dead credential");
 
     for secret in [setup.token.as_str(), credential.as_str()] {
         let body = secret.split_once('.').unwrap().1;
@@ -310,4 +312,43 @@ async fn bcd_run_resumes_status_shows_the_node_and_leave_leaves() {
     let again = bcd(&["run"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("bcd join"), "it says how to join");
+}
+
+/// A heartbeat answered `leave` (the node's bare-metal machine was released): bcd stops cleanly
+/// and forgets the node, so nothing it kept speaks for the machine any more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bcd_told_to_leave_stops_and_forgets_the_node() {
+    let setup = setup_on(System::on(Backend::Postgres).process(&["--node-heartbeat-interval-secs", "1"]).await).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (state_dir, log) = (dir.path().join("state"), dir.path().join("bcd.log"));
+    let mut bcd = Running(setup.join_plaintext(&state_dir, &log).spawn().unwrap());
+    let node = eventually(Duration::from_secs(30), "the node to join", || async {
+        setup.nodes().await.into_iter().find(|node| node["state"] == "ready")
+    })
+    .await;
+    let node_id = node["id"].as_str().unwrap().to_owned();
+    assert!(state_dir.join("node.json").exists());
+    // The node as a released machine's: the row the metal reconciler keeps, now releasing.
+    sqlx::any::install_default_drivers();
+    let mut db = <sqlx::AnyConnection as sqlx::Connection>::connect(&setup.server.database_url).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO metal_machines (node_id, pool_id, tenant_id, name, driver, address, username, \
+         password_sealed, ca_certificate, insecure, power_state, provision_state, previous_state, rescued_from, \
+         last_error, image, created_by, idempotency_key, request_digest, version, created_at, updated_at) \
+         VALUES ('{node_id}', '{}', 'acme', 'm1', 'redfish', 'https://127.0.0.1:1', 'admin', '', '', 0, 'on', \
+         'releasing', 'deployed', '', '', 'https://images.example/node.iso', 'test', 'm1', '', 1, 1, 1)",
+        setup.pool
+    )))
+    .execute(&mut db)
+    .await
+    .unwrap();
+    let status = poll(Duration::from_secs(30), "bcd to stop when told to leave", || {
+        let exited = bcd.0.try_wait().unwrap().ok_or_else(|| read(&log));
+        async move { exited }
+    })
+    .await;
+    let output = read(&log);
+    assert_eq!(status.code(), Some(0), "a stop asked for is a clean one: {output}");
+    assert!(output.contains("asks this machine to leave"), "{output}");
+    assert!(!state_dir.join("node.json").exists(), "the node is forgotten");
 }

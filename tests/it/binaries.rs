@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::harness::{Running, System, curl, python, repo_root, run_ok};
+use crate::harness::{Running, System, curl, postgres_admin_url, python, repo_root, run_ok};
 use crate::harness::{serving, worker_idle};
 use better_compute::store::Backend;
 
@@ -124,6 +124,37 @@ fn bc_server_documents_every_option_in_help() {
     ] {
         assert!(help.contains(option), "{option} is missing from --help:\n{help}");
     }
+}
+
+/// `bc-server migrate` on a Postgres server that has no database of that name makes it and
+/// migrates it; one it cannot reach is a failure, not a success that printed an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bc_server_migrate_makes_a_missing_database_and_exits_non_zero_when_it_cannot() {
+    use sqlx::Connection;
+    let admin = postgres_admin_url();
+    let base = admin.rsplit_once('/').map(|(base, _)| base).unwrap();
+    let name = format!("bc_test_{}", better_compute::ids::random("db").trim_start_matches("db_"));
+    let url = format!("{base}/{name}");
+
+    let made = run_ok(Command::new(BC_SERVER).args(["migrate", "--database-url", &url]));
+    let said = String::from_utf8_lossy(&made.stdout).into_owned();
+    assert!(said.contains("created the database") && said.contains("migrations applied"), "{said}");
+    let store = better_compute::store::Store::connect(&url, 1).await.unwrap();
+    assert_eq!(store.pending_migrations().await.unwrap(), Vec::<i64>::new(), "every migration is applied");
+    store.close().await;
+    let again = run_ok(Command::new(BC_SERVER).args(["migrate", "--database-url", &url]));
+    let said = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(!said.contains("created") && said.contains("(0 new)"), "a second migrate finds it all done: {said}");
+    let mut connection = sqlx::PgConnection::connect(&admin).await.unwrap();
+    let drop = format!("DROP DATABASE {name} WITH (FORCE)");
+    sqlx::query(sqlx::AssertSqlSafe(drop)).execute(&mut connection).await.unwrap();
+
+    let unreachable = Command::new(BC_SERVER)
+        .args(["migrate", "--database-url", "postgres://postgres@127.0.0.1:1/bc"])
+        .output()
+        .unwrap();
+    assert_eq!(unreachable.status.code(), Some(1), "{unreachable:?}");
+    assert!(String::from_utf8_lossy(&unreachable.stderr).contains("error: "), "{unreachable:?}");
 }
 
 fn free_port() -> u16 {

@@ -1,6 +1,6 @@
 //! The generated clients and the OpenAPI document against `bcctl dev`, each run as a user would:
-//! the Python client over gRPC, the TypeScript client over gRPC-web (Node), the README's Rust
-//! example, `openapi-spec-validator` on the document and schemathesis against `/openapi.json`.
+//! the Python client over gRPC, the TypeScript client over gRPC-web (Node), the API guide's
+//! Rust example (docs/api.md), `openapi-spec-validator` on the document and schemathesis against `/openapi.json`.
 //!
 //! Python comes from the venv tests/run builds (`BC_TEST_PYTHON`), Node packages from
 //! `npm ci` in clients/typescript (tests/run does it); a missing one fails the test, loudly.
@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::harness::{System, curl, python, repo_root, run_ok};
 use better_compute::store::Backend;
 
-/// The README's Rust example, word for word (a test below keeps the two equal).
+/// The Rust example of docs/api.md, word for word (a test below keeps the two equal).
 async fn get_tenant(endpoint: String, token: &str, id: &str) -> Result<Tenant, Box<dyn std::error::Error>> {
     let channel = tonic::transport::Channel::from_shared(endpoint)?.connect().await?;
     let bearer: tonic::metadata::MetadataValue<_> = format!("Bearer {token}").parse()?;
@@ -108,16 +108,16 @@ async fn the_readme_rust_example_reads_a_tenant() {
 }
 
 #[test]
-fn the_readme_rust_example_is_the_tested_one() {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let example = readme
+fn the_api_guides_rust_example_is_the_tested_one() {
+    let guide = std::fs::read_to_string(repo_root().join("docs/api.md")).unwrap();
+    let example = guide
         .split("```rust\n")
         .nth(1)
         .and_then(|rest| rest.split("```").next())
-        .expect("README.md has a ```rust example");
+        .expect("docs/api.md has a ```rust example");
     let source = include_str!("clients.rs");
     for line in example.lines().filter(|l| !l.trim().is_empty()) {
-        assert!(source.lines().any(|s| s == line), "README line not in tests/it/clients.rs: {line}");
+        assert!(source.lines().any(|s| s == line), "docs/api.md line not in tests/it/clients.rs: {line}");
     }
 }
 

@@ -13,6 +13,7 @@ crate::on_both_backends!(
     a_token_is_shown_once_and_a_retry_says_so,
     a_create_out_of_bounds_is_refused_naming_the_field,
     a_revoked_token_stays_revoked_and_lists_newest_first,
+    revoking_an_expired_token_returns_it_as_it_is,
     only_the_pools_tenant_admins_and_operators_decide,
 );
 
@@ -192,6 +193,25 @@ async fn a_revoked_token_stays_revoked_and_lists_newest_first(backend: Backend) 
     server.stop().await;
 }
 
+/// An expired token already refuses every join: revoking it answers the token as it is
+/// (`expired`, no `revokedAt`, no event), as revoking a revoked one does.
+async fn revoking_an_expired_token_returns_it_as_it_is(backend: Backend) {
+    let s = System::on(backend).own_pool("own", json!({})).await;
+    let (status, token) = s.as_admin(CREATE, json!({"poolId": s.pool, "idempotencyKey": "expires"})).await;
+    assert_eq!(status, 200, "{token}");
+    let id = token["id"].as_str().unwrap();
+    s.execute(&format!("UPDATE join_tokens SET expires_at = 1000000 WHERE id = '{id}'")).await;
+    let one = json!({"poolId": s.pool, "joinTokenId": id});
+    let (status, answer) = s.as_admin(REVOKE, one.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!((answer["state"].as_str(), &answer["revokedAt"]), (Some("expired"), &Value::Null), "{answer}");
+    let (_, got) = s.as_admin(GET, one).await;
+    assert_eq!((got["state"].as_str(), &got["revokedAt"]), (Some("expired"), &Value::Null), "{got}");
+    let types: Vec<String> = token_events(&s.server.store, &s.pool).await.into_iter().map(|e| e.event_type).collect();
+    assert_eq!(types, ["compute.joinToken.created"], "nothing was revoked");
+    s.server.stop().await;
+}
+
 async fn only_the_pools_tenant_admins_and_operators_decide(backend: Backend) {
     let server = System::on(backend).server().await;
     let client = Client::new(&server);
@@ -222,6 +242,13 @@ async fn only_the_pools_tenant_admins_and_operators_decide(backend: Backend) {
                 (status, refused["error"]["code"].as_str()),
                 (403, Some("ACCESS_DENIED")),
                 "{who} {path}: {refused}"
+            );
+            // Only a refusal on a platform pool says that an operator's key is what it takes.
+            let message = refused["error"]["message"].as_str().unwrap();
+            assert_eq!(
+                message.contains("only an operator's key may"),
+                pool == &pools.offered,
+                "{who} {path}: {message}"
             );
         }
     }

@@ -19,6 +19,7 @@ crate::on_both_backends!(
     the_worker_marks_a_silent_node_not_ready_and_a_heartbeat_brings_it_back,
     only_the_pools_people_steer_its_nodes,
     the_pools_view_counts_its_nodes_by_state_and_sums_what_the_live_ones_have,
+    a_released_machines_daemon_is_told_to_leave,
 );
 
 mod postgres_only {
@@ -285,7 +286,8 @@ async fn the_pools_view_counts_its_nodes_by_state_and_sums_what_the_live_ones_ha
     assert_eq!(status, 200, "{left}");
     s.as_admin("/api/compute/nodes/cordon", json!({"poolId": s.pool, "nodeId": joined[0]["nodeId"]})).await;
 
-    let expected = json!({"ready": 2, "notReady": 0, "left": 1, "deleted": 0, "cordoned": 1,
+    let expected = json!({"ready": 2, "notReady": 0, "left": 1, "deleted": 0, "cordoned": 1, "unhealthy": 0,
+        "remediationPaused": "",
         "capacity": {"cpuMillis": 16000, "memoryBytes": 2 * 34359738368_i64, "ephemeralStorageBytes": 2 * 107374182400_i64,
             "gpus": [{"model": "NVIDIA L4", "count": 2}]}});
     let (status, pool) = s.as_admin("/api/compute/pools/get", json!({"tenantId": "acme", "poolId": s.pool})).await;
@@ -300,6 +302,39 @@ async fn the_pools_view_counts_its_nodes_by_state_and_sums_what_the_live_ones_ha
     assert!(
         listed["pools"].as_array().unwrap().iter().all(|pool| pool.get("nodes").is_none()),
         "on get only: {listed}"
+    );
+    s.server.stop().await;
+}
+
+/// A bare-metal machine's node whose machine is no longer deployed (released, or on its way)
+/// is answered `leave`, and its heartbeat is not recorded; deployed, it heartbeats as any node.
+async fn a_released_machines_daemon_is_told_to_leave(backend: Backend) {
+    let s = setup(backend).await;
+    let (_, bearer) = s.token("k", 1).await;
+    let (_, joined) = s.server.post(JOIN, Some(&bearer), machine("machine-0001")).await;
+    let node = joined["nodeId"].as_str().unwrap().to_owned();
+    let credential = joined["credential"].as_str().unwrap().to_owned();
+    // The node as a machine's: the row the metal reconciler keeps, in the state each step sets.
+    s.execute(&format!(
+        "INSERT INTO metal_machines (node_id, pool_id, tenant_id, name, driver, address, username, \
+         password_sealed, ca_certificate, insecure, power_state, provision_state, previous_state, rescued_from, \
+         last_error, image, created_by, idempotency_key, request_digest, version, created_at, updated_at) \
+         VALUES ('{node}', '{}', 'acme', 'm1', 'redfish', 'https://127.0.0.1:1', 'admin', '', '', 0, 'on', \
+         'deployed', 'deploying', '', '', 'https://images.example/node.iso', 'test', 'm1', '', 1, 1, 1)",
+        s.pool
+    ))
+    .await;
+    let beat = || async { s.server.post(HEARTBEAT, Some(&credential), json!({"nodeId": node})).await };
+    let (status, deployed) = beat().await;
+    assert_eq!((status, deployed["leave"].as_bool()), (200, Some(false)), "{deployed}");
+    let before = s.as_admin("/api/compute/nodes/get", json!({"poolId": s.pool, "nodeId": node})).await.1;
+    s.execute(&format!("UPDATE metal_machines SET provision_state = 'releasing' WHERE node_id = '{node}'")).await;
+    let (status, released) = beat().await;
+    assert_eq!((status, released["leave"].as_bool()), (200, Some(true)), "{released}");
+    let after = s.as_admin("/api/compute/nodes/get", json!({"poolId": s.pool, "nodeId": node})).await.1;
+    assert_eq!(
+        after["lastHeartbeatAt"], before["lastHeartbeatAt"],
+        "the heartbeat of a released machine is not recorded"
     );
     s.server.stop().await;
 }

@@ -1,14 +1,14 @@
-//! The README's recipe for a new resource names real places: every file or folder it names in
+//! The recipe for a new resource (docs/architecture.md) names real places: every file or folder it names in
 //! backticks exists (templates such as `src/store/<resource>.rs` aside), so a move that leaves
 //! the recipe pointing at nothing fails here.
 
 use crate::harness::repo_root;
 
-/// The recipe: the README from its heading to the next heading.
+/// The recipe: docs/architecture.md from its heading to the next heading.
 fn recipe() -> String {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let start = readme.find("### Adding an asynchronous resource").expect("the README has the recipe");
-    let rest = &readme[start + 4..];
+    let guide = std::fs::read_to_string(repo_root().join("docs/architecture.md")).unwrap();
+    let start = guide.find("## Adding an asynchronous resource").expect("docs/architecture.md has the recipe");
+    let rest = &guide[start + 3..];
     let end = rest.find("\n#").map_or(rest.len(), |end| end + 1);
     rest[..end].to_owned()
 }

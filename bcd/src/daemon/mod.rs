@@ -1,5 +1,6 @@
 //! `bcd`, the node daemon: joins a pool with a join token, then keeps the node's record alive with
-//! heartbeats that carry the machine's resources and answer what is asked of it (the cordon).
+//! heartbeats that carry the machine's resources and answer what is asked of it (the cordon, and
+//! leaving: then, as when its node was deleted, it stops and forgets the node's credential).
 //! Quiet by design: it logs a change, the first of a run of failures, and the end. It sends a
 //! join token over plain HTTP only when told to (`--insecure-plaintext`), never pairs a CA pin
 //! with a plain endpoint, and, joining again as the node its state directory holds, proves it
@@ -259,8 +260,9 @@ async fn join_as(state_dir: &Path, args: Join, identity: host::Identity, machine
 }
 
 /// Heartbeats as the node in the state directory until `stop` (SIGTERM or Ctrl-C for the binary:
-/// exit 0), or until the control plane refuses the credential (the node was deleted or left:
-/// exit 1, saying so). An unreachable server is retried with capped, jittered backoff, so a
+/// exit 0), until the control plane asks it to leave (its machine was released: the state is
+/// forgotten, exit 0), or until it refuses the credential (the node was deleted, and the state
+/// is forgotten, or left: exit 1, saying so). An unreachable server is retried with capped, jittered backoff, so a
 /// restart is survived.
 async fn heartbeat_until(
     state_dir: &Path,
@@ -276,6 +278,12 @@ async fn heartbeat_until(
     tokio::pin!(stop);
     loop {
         let wait = match beat(&mut client, &node, pin, state_dir, machine).await {
+            Ok(answer) if answer.leave => {
+                NodeState::remove(state_dir)?;
+                tracing::info!(node = %node.node_id, pool = %node.pool_id,
+                    "the control plane asks this machine to leave (it was released): bcd stops and forgets the node");
+                return Ok(());
+            }
             Ok(answer) => {
                 if failing {
                     tracing::info!("the control plane answers again");
@@ -297,6 +305,10 @@ async fn heartbeat_until(
                 jittered(Duration::from_secs(answer.heartbeat_interval_seconds.max(1) as u64))
             }
             Err(Beat::Refused(message)) => return Err(message),
+            Err(Beat::Void(message)) => {
+                NodeState::remove(state_dir)?;
+                return Err(message);
+            }
             Err(Beat::Failed(message)) => {
                 if !failing {
                     tracing::warn!("{message}; retrying with backoff up to {} s", BACKOFF_CAP.as_secs());
@@ -323,6 +335,8 @@ async fn heartbeat_until(
 enum Beat {
     /// The credential is refused: retrying cannot help.
     Refused(String),
+    /// The node was deleted: its credential is dead, and forgotten.
+    Void(String),
     /// The server is unreachable or failed: try again later.
     Failed(String),
 }
@@ -348,7 +362,12 @@ async fn beat(
     let answer = client.as_mut().expect("connected above").heartbeat(call(request)).await;
     match answer {
         Ok(answer) => Ok(answer.into_inner()),
-        Err(status) if status.code() == Code::Unauthenticated => Err(Beat::Refused(void_credential(node, &status))),
+        Err(status) if status.code() == Code::Unauthenticated => {
+            let deleted =
+                ApiError::from_status(&status).details.get("reason").and_then(|r| r.as_str()) == Some("deleted");
+            let message = void_credential(node, &status);
+            Err(if deleted { Beat::Void(message) } else { Beat::Refused(message) })
+        }
         Err(status) => Err(Beat::Failed(format!("a heartbeat failed: {}", describe_status(&status)))),
     }
 }
@@ -358,8 +377,8 @@ fn void_credential(node: &NodeState, status: &tonic::Status) -> String {
     let error = ApiError::from_status(status);
     match error.details.get("reason").and_then(|reason| reason.as_str()) {
         Some("deleted") => format!(
-            "node {} was deleted from pool {}: its credential is void and bcd stops. To bring this machine \
-             back, join again with a new token (`bcd join`).",
+            "node {} was deleted from pool {}: its credential is void, so bcd forgets it and stops. To bring \
+             this machine back, join again with a new token (`bcd join`).",
             node.node_id, node.pool_id
         ),
         _ => format!(
@@ -390,9 +409,12 @@ async fn status(state_dir: &Path) -> Result<(), String> {
     match beat(&mut None, &node, pin, state_dir, &Machine::host()).await {
         Ok(answer) => {
             println!("state:     {}\ncordoned:  {}", answer.state, if answer.cordoned { "yes" } else { "no" });
+            if answer.leave {
+                println!("leave:     yes (the machine was released; `bcd run` forgets the node)");
+            }
             Ok(())
         }
-        Err(Beat::Refused(message) | Beat::Failed(message)) => Err(message),
+        Err(Beat::Refused(message) | Beat::Void(message) | Beat::Failed(message)) => Err(message),
     }
 }
 

@@ -1,5 +1,6 @@
 // The parts of a cluster's detail page: its node pools (add, change after a plan, remove), the kubeconfig
-// download by role with its expiry, and its events as they happen.
+// download by role with its expiry (for those who may connect; a viewer is told why not), and its
+// events as they happen.
 
 import { useState } from "preact/hooks";
 import type {
@@ -149,6 +150,18 @@ export function Kubeconfig(props: { page: Page; cluster: KubernetesCluster }) {
       },
       (error) => setProblem(refusal(error)),
     );
+  if (!props.page.writable) {
+    // `compute:kubernetes:connect` is an editor's or an admin's: a viewer's key would be refused.
+    return (
+      <section>
+        <h2>Kubeconfig</h2>
+        <p class="note" data-refused="role">
+          A kubeconfig connects to the cluster, which is for the tenant's editors and admins: your role reads the cluster here but
+          may not download one. Ask an admin of {props.page.tenantName} for the editor role if you need kubectl.
+        </p>
+      </section>
+    );
+  }
   return (
     <section>
       <h2>Kubeconfig</h2>

@@ -5,6 +5,7 @@ import { useState } from "preact/hooks";
 import type { KubernetesCluster } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/kubernetes_pb.js";
 import { useLive } from "../live.js";
 import { Operations, ProblemPanel, sameProblem } from "../problem.js";
+import { PoolName } from "../pools.js";
 import type { Page } from "../routes.js";
 import { DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { ClusterEvents, Kubeconfig, NodePools } from "./cluster_parts.js";
@@ -113,7 +114,7 @@ export function ClusterDetail(props: { page: Page; id: string }) {
               ["Release channel", c.releaseChannel],
               ["Kubernetes version", c.kubernetesVersion],
               ["Endpoint", c.endpoint],
-              ["Pool", <code>{c.poolId}</code>],
+              ["Pool", <PoolName page={props.page} id={c.poolId} />],
               ["Network", c.networkId],
               ["Authorized networks", c.authorizedNetworks.join(", ") || "any address"],
               ["Private nodes", c.privateNodes ? "yes" : "no"],

@@ -7,9 +7,8 @@
 import { useState } from "preact/hooks";
 import type { Client } from "../../../clients/typescript/src/index.js";
 import type { MetalInventory, MetalMachine } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/metal_pb.js";
-import type { Pool } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/pools_pb.js";
 import { type Watcher, useLive } from "../live.js";
-import { type ChosenPool, usePool, usePoolWatcher } from "../pools.js";
+import { type ChosenPool, type PoolChoice, PoolName, eventTenant, usePool, usePoolWatcher } from "../pools.js";
 import { Operations, ProblemPanel } from "../problem.js";
 import type { Page } from "../routes.js";
 import { ApiError, canAdminister } from "../session.js";
@@ -19,8 +18,8 @@ import { DeleteButton, Facts, Failure, Field, NONE, type Refusal, State, Table, 
 const EVENTS = "metal.machine.";
 
 /** Whether the key may enrol and move machines of `pool`: operators, and the admins of the tenant whose account it is on. */
-function mayDecide(page: Page, pool: Pool | null): boolean {
-  return !!pool && canAdminister(page.session.identity, page.tenant, pool.own);
+function mayDecide(page: Page, pool: PoolChoice | null): boolean {
+  return !!pool && canAdminister(page.session.identity, pool.owner || page.tenant, !!pool.owner);
 }
 
 /** A refusal of the read itself, said as what it means here. */
@@ -178,7 +177,7 @@ const VERBS: Record<string, { label: string; confirm?: boolean; call?: (metal: C
   delete: { label: "Delete", confirm: true, call: (metal, t) => metal.delete(t) },
 };
 
-function MachineDetail(props: { page: Page; pool: Pool; node: string; watcher: Watcher | null }) {
+function MachineDetail(props: { page: Page; pool: PoolChoice; node: string; watcher: Watcher | null }) {
   const { page, pool, node } = props;
   const one = useLoad(() => page.session.client.metal.get({ poolId: pool.id, nodeId: node }), [pool.id, node]);
   useLive(props.watcher, [EVENTS], one.reload);
@@ -200,7 +199,7 @@ function MachineDetail(props: { page: Page; pool: Pool; node: string; watcher: W
           <Facts
             items={[
               ["Node", <code>{m.id}</code>],
-              ["Pool", <code>{m.poolId}</code>],
+              ["Pool", <PoolName page={page} id={m.poolId} />],
               ["Provision state", m.provisionState],
               ["Previous state", m.previousState],
               ["Deadline", m.deadline ? <When time={m.deadline} /> : ""],
@@ -214,14 +213,14 @@ function MachineDetail(props: { page: Page; pool: Pool; node: string; watcher: W
               ["CA certificate", m.caCertificate ? "given" : ""],
               ["Insecure", m.insecure ? "yes: any certificate is accepted" : "no"],
               ["Labels", Object.entries(m.labels).map(([k, v]) => `${k}=${v}`).join(", ")],
-              ["Enrolled by", m.createdBy],
+              ["Enrolled by", m.createdBy === page.session.identity.principalId ? `${page.session.identity.name} (you)` : <code>{m.createdBy}</code>],
               ["Enrolled", <When time={m.createdAt} />],
               ["Changed", <When time={m.updatedAt} />],
               ...(m.deletedAt ? [["Deleted", <When time={m.deletedAt} />] as [string, preact.ComponentChildren]] : []),
             ]}
           />
           <Inventory inventory={m.inventory} />
-          <Operations page={page} tenant={page.tenant} id={m.id} watcher={props.watcher} />
+          <Operations page={page} tenant={eventTenant(pool)} id={m.id} watcher={props.watcher} />
         </>
       )}
     </section>

@@ -1,106 +1,79 @@
-// For operators: the tenant's usage over the last days against its budgets, as a chart, and the
-// audit trail of decisions on mutations.
+// For operators: the audit trail of a tenant, each decision on a mutation with who called (by
+// name), the call, the resource it was about (by name, linked to its page where the console has
+// one), the decision and how the call then ended: an allowed call can still fail.
 
+import type { AuditEvent } from "../../../clients/typescript/src/gen/bettercompute/platform/v1/audit_pb.js";
+import { poolName } from "../pools.js";
 import type { Page } from "../routes.js";
-import { Failure, Table, When, toDate, useLoad } from "../ui.js";
+import { Failure, Table, When, useLoad } from "../ui.js";
 
-const DAYS = 14;
+/** A resource type as the audit page says it, and the console's section for it, if any. */
+const TYPES: Record<string, [string, string | null]> = {
+  "compute-kubernetes-cluster": ["cluster", "clusters"],
+  "compute-kubernetes-node-pool": ["node pool", null],
+  "compute-provider-load-balancer": ["load balancer", "loadbalancers"],
+  "compute-network": ["network", "networks"],
+  "compute-instance": ["instance", "instances"],
+  "compute-certificate": ["certificate", "certificates"],
+  "compute-volume": ["volume", "volumes"],
+  "compute-pool": ["pool", null],
+  "compute-tenant": ["tenant", null],
+};
 
-/** A time as the request's timestamp. */
-function stamp(ms: number) {
-  return { seconds: BigInt(Math.floor(ms / 1000)), nanos: 0 };
+/** The names of the tenant's resources (deleted ones too), by id. */
+function useResourceNames(page: Page) {
+  const { session, tenant } = page;
+  const c = session.client;
+  return useLoad(async () => {
+    const all = { tenantId: tenant, includeDeleted: true };
+    const lists = await Promise.allSettled([
+      c.kubernetesClusters.list(all).then((l) => l.clusters),
+      c.loadBalancers.list(all).then((l) => l.loadBalancers),
+      c.networks.list(all).then((l) => l.networks),
+      c.instances.list(all).then((l) => l.instances),
+      c.certificates.list(all).then((l) => l.certificates),
+      c.volumes.list(all).then((l) => l.volumes),
+    ]);
+    const names = new Map<string, string>();
+    for (const list of lists) {
+      if (list.status === "fulfilled") for (const r of list.value) names.set(r.id, r.name);
+    }
+    return names;
+  }, [tenant]);
 }
 
-/** Quantities summed per day (oldest first) for each meter. */
-function perDay(records: { meter: string; hour?: { seconds: bigint; nanos: number }; quantity: bigint | number }[], start: number) {
-  const meters = new Map<string, number[]>();
-  for (const r of records) {
-    const day = Math.floor(((toDate(r.hour)?.getTime() ?? start) - start) / 86_400_000);
-    if (day < 0 || day >= DAYS) continue;
-    const row = meters.get(r.meter) ?? new Array(DAYS).fill(0);
-    row[day] += Number(r.quantity);
-    meters.set(r.meter, row);
-  }
-  return meters;
+/** `bettercompute.compute.v1.KubernetesClusters/Delete` as `KubernetesClusters.Delete`. */
+function call(method: string): string {
+  return (method.split(".").pop() ?? method).replace("/", ".");
 }
 
-/** Bars of one meter's daily totals, with the numbers as the chart's text alternative. */
-function Bars(props: { meter: string; days: number[]; start: number }) {
-  const top = Math.max(1, ...props.days);
-  const width = 24;
-  const label = props.days
-    .map((q, i) => `${new Date(props.start + i * 86_400_000).toISOString().slice(5, 10)}: ${q}`)
-    .join(", ");
-  return (
-    <figure>
-      <figcaption>{props.meter} per day</figcaption>
-      <svg role="img" aria-label={`${props.meter} per day: ${label}`} viewBox={`0 0 ${DAYS * width} 110`} class="chart">
-        {props.days.map((q, i) => {
-          // The tallest bar leaves room above it for its figure.
-          const h = (q / top) * 80;
-          return (
-            <g>
-              <rect x={i * width + 3} y={95 - h} width={width - 6} height={h} />
-              {q > 0 && (
-                <text x={i * width + width / 2} y={92 - h} text-anchor="middle">
-                  {q}
-                </text>
-              )}
-            </g>
-          );
-        })}
-        <line x1="0" x2={DAYS * width} y1="95" y2="95" />
-      </svg>
-    </figure>
-  );
-}
-
-export function Usage(props: { page: Page }) {
-  const { session, tenant } = props.page;
-  const end = Math.ceil(Date.now() / 86_400_000) * 86_400_000;
-  const start = end - DAYS * 86_400_000;
-  const usage = useLoad(() => session.client.usage.list({ tenantId: tenant, start: stamp(start), end: stamp(end) }), [tenant]);
-  const budgets = useLoad(() => session.client.budgets.list({ tenantId: tenant }), [tenant]);
-  const meters = perDay(usage.data?.usage ?? [], start);
-  return (
-    <section>
-      <h1>Usage of {tenant}</h1>
-      <Failure error={usage.error} />
-      {usage.data && meters.size === 0 && <p class="empty">No usage in the last {DAYS} days.</p>}
-      {[...meters].map(([meter, days]) => (
-        <Bars meter={meter} days={days} start={start} />
-      ))}
-      <h2>Budgets</h2>
-      <Failure error={budgets.error} />
-      {budgets.data && (
-        <Table
-          label="Budgets"
-          rows={budgets.data.budgets}
-          empty="No budget."
-          columns={[
-            { header: "Name", cell: (b) => b.name },
-            {
-              header: "This month",
-              cell: (b) => (
-                <>
-                  <meter min={0} max={Number(b.monthlyLimit)} value={Number(b.monthSpend)} aria-label={`${b.name}: spent of limit`} />{" "}
-                  {String(b.monthSpend)} of {String(b.monthlyLimit)}
-                </>
-              ),
-            },
-          ]}
-        />
-      )}
-    </section>
-  );
+/** How the call ended: `OK`, or the error code it answered. */
+function Outcome(props: { outcome: string }) {
+  if (!props.outcome) return <span class="muted">—</span>;
+  const tone = props.outcome === "OK" ? "good" : "bad";
+  return <span class={`state ${tone}`}>{props.outcome === "OK" ? "succeeded" : props.outcome}</span>;
 }
 
 export function Audit(props: { page: Page }) {
-  const { session, tenant } = props.page;
+  const { page } = props;
+  const { session, tenant } = page;
   const audit = useLoad(() => session.client.audit.list({ tenantId: tenant, limit: 200 }), [tenant]);
+  const names = useResourceNames(page);
+  const resource = (a: AuditEvent) => {
+    const [kind, section] = TYPES[a.resourceType] ?? [a.resourceType.replace(/^(compute|platform)-/, "").replaceAll("-", " "), null];
+    if (!a.resourceId) return `a new ${kind}`;
+    // A pool's id names it whatever the decision was on (an offer is decided on its pool).
+    const name = a.resourceId.startsWith("pool_") ? poolName(page, a.resourceId) : (names.data?.get(a.resourceId) ?? a.resourceId);
+    const shown = name === a.resourceId ? <code>{name}</code> : name;
+    return (
+      <span title={a.resourceId}>
+        {kind} {section ? <a href={`#/${section}/${a.resourceId}`}>{shown}</a> : shown}
+      </span>
+    );
+  };
   return (
     <section>
-      <h1>Audit trail of {tenant}</h1>
+      <h1>Audit trail of {page.tenantName}</h1>
       <Failure error={audit.error} />
       {audit.data && (
         <Table
@@ -108,11 +81,11 @@ export function Audit(props: { page: Page }) {
           rows={audit.data.auditEvents}
           columns={[
             { header: "When", cell: (a) => <When time={a.time} /> },
-            { header: "Principal", cell: (a) => <code>{a.principalId}</code> },
-            // `bettercompute.compute.v1.KubernetesClusters/Delete` reads as its last two parts.
-            { header: "Method", cell: (a) => <span title={a.method}>{a.method.split(".").pop()}</span> },
-            { header: "Resource", cell: (a) => `${a.resourceType} ${a.resourceId}` },
-            { header: "Decision", cell: (a) => <span class={a.decision === "allow" ? "good" : "bad"}>{a.decision}</span> },
+            { header: "Who", cell: (a) => <span title={a.principalId}>{a.principalName || <code>{a.principalId}</code>}</span> },
+            { header: "Call", cell: (a) => <span title={a.method}>{call(a.method)}</span> },
+            { header: "Resource", cell: resource },
+            { header: "Decision", cell: (a) => <span class={`state ${a.decision === "allow" ? "good" : "bad"}`}>{a.decision}</span> },
+            { header: "Outcome", cell: (a) => <Outcome outcome={a.outcome} /> },
           ]}
         />
       )}

@@ -62,36 +62,84 @@ function Submit(props: { busy: boolean; label: string }) {
   );
 }
 
+/** Comma- or space-separated entries as a list. */
+function entries(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
+
+/** The tenant's certificates in `pool` as select options, "none" first. */
+function useCertificates(page: Page, pool: string): [string, string][] {
+  const list = useLoad(() => page.session.client.certificates.list({ tenantId: page.tenant }), [page.tenant]);
+  const inPool = (list.data?.certificates ?? []).filter((c) => c.poolId === pool && c.state !== "deleted");
+  return [["", "none"], ...inPool.map((c): [string, string] => [c.id, `${c.name} (${c.dnsNames.join(", ") || c.type})`])];
+}
+
 export function LoadBalancerForm(props: { page: Page }) {
   const { page } = props;
   const pools = usePools(page, "load-balancers");
   const f = useCreate(
-    { name: "", poolId: "", scope: "regional", region: "", entryProtocol: "http", entryPort: "80", targetProtocol: "http", targetPort: "8080" },
+    {
+      name: "",
+      poolId: "",
+      scope: "regional",
+      region: "",
+      entryProtocol: "http",
+      entryPort: "80",
+      targetProtocol: "http",
+      targetPort: "8080",
+      certificateId: "",
+      checkProtocol: "",
+      checkPort: "8080",
+      checkPath: "/",
+      cookieName: "",
+      cookieTtl: "300",
+      allow: "",
+      deny: "",
+      redirect: "",
+      domains: "",
+      domainCertificateId: "",
+    },
     "loadbalancers",
     (form) => {
       const { poolId, region } = pools.chosen(form);
-      const rule = { entryProtocol: form.entryProtocol, entryPort: Number(form.entryPort), targetProtocol: form.targetProtocol, targetPort: Number(form.targetPort) };
+      const rule = {
+        entryProtocol: form.entryProtocol,
+        entryPort: Number(form.entryPort),
+        targetProtocol: form.targetProtocol,
+        targetPort: Number(form.targetPort),
+        certificateId: form.certificateId,
+      };
+      const global = form.scope === "global";
       return page.session.client.loadBalancers.create({
         tenantId: page.tenant,
         poolId,
         name: form.name,
         scope: form.scope,
-        region: form.scope === "global" ? "" : region,
-        targets: { pool: form.scope !== "global" },
+        region: global ? "" : region,
+        targets: { pool: !global },
         forwarding: [rule],
+        ...(form.checkProtocol
+          ? { healthCheck: { protocol: form.checkProtocol, port: Number(form.checkPort), path: form.checkProtocol === "tcp" ? "" : form.checkPath } }
+          : {}),
+        ...(form.cookieName ? { stickySessions: { cookieName: form.cookieName, ttlSeconds: Number(form.cookieTtl) } } : {}),
+        ...(form.allow || form.deny ? { sourceRanges: { allow: entries(form.allow), deny: entries(form.deny) } } : {}),
+        redirectHttpToHttps: form.redirect === "yes",
+        domains: global ? entries(form.domains).map((name) => ({ name, certificateId: form.domainCertificateId })) : [],
         idempotencyKey: idempotencyKey(),
       });
     },
   );
+  const certificates = useCertificates(page, pools.chosen(f.form).poolId);
   const protocols: [string, string][] = ["http", "https", "http2", "tcp", "udp"].map((p) => [p, p]);
   const rule = (field: string) => `forwarding[0].${field}`;
   const ports = "1 to 65535";
+  const global = f.form.scope === "global";
   return (
     <form onSubmit={f.submit} noValidate>
       {f.text("name", "Name", { hint: "1 to 40 characters: lowercase letters, digits and dashes" })}
       {f.choice("poolId", "Pool", pools.options)}
       {f.choice("scope", "Scope", [["regional", "regional (over this region's instances)"], ["global", "global (over regional ones)"]])}
-      {f.form.scope === "regional" && f.choice("region", "Region", pools.chosen(f.form).regions)}
+      {!global && f.choice("region", "Region", pools.chosen(f.form).regions)}
       <fieldset>
         <legend>Forwarding rule (targets: every instance of the pool in the region)</legend>
         <div class="row">
@@ -100,8 +148,57 @@ export function LoadBalancerForm(props: { page: Page }) {
           {f.choice("targetProtocol", "Target protocol", protocols, rule("targetProtocol"))}
           {f.text("targetPort", "Target port", { hint: ports, path: rule("targetPort"), type: "number" })}
         </div>
+        {(f.form.entryProtocol === "https" || f.form.entryProtocol === "http2") &&
+          f.choice("certificateId", "Certificate", certificates, rule("certificateId"))}
       </fieldset>
-      <Unplaced refusal={f.problem} placed={["name", "poolId", "scope", "region", ...["entryProtocol", "entryPort", "targetProtocol", "targetPort"].map(rule)]} />
+      <fieldset>
+        <legend>Health check</legend>
+        <div class="row">
+          {f.choice("checkProtocol", "Check protocol", [["", "the provider's default"], ["http", "http"], ["https", "https"], ["tcp", "tcp"]], "healthCheck.protocol")}
+          {f.form.checkProtocol && f.text("checkPort", "Check port", { hint: ports, path: "healthCheck.port", type: "number" })}
+          {f.form.checkProtocol && f.form.checkProtocol !== "tcp" && f.text("checkPath", "Check path", { path: "healthCheck.path" })}
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Sticky sessions</legend>
+        <div class="row">
+          {f.text("cookieName", "Cookie name", { hint: "Empty: no sticky sessions", path: "stickySessions.cookieName" })}
+          {f.form.cookieName && f.text("cookieTtl", "Cookie lifetime (s)", { hint: "1 to 604800", path: "stickySessions.ttlSeconds", type: "number" })}
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Firewall</legend>
+        {f.text("allow", "Allowed sources", { hint: "IPv4 CIDRs, comma-separated; empty: anyone", path: "sourceRanges.allow" })}
+        {f.text("deny", "Denied sources", { hint: "IPv4 CIDRs, comma-separated", path: "sourceRanges.deny" })}
+        {f.choice("redirect", "HTTP to HTTPS", [["", "not redirected"], ["yes", "redirected"]], "redirectHttpToHttps")}
+      </fieldset>
+      {global && (
+        <fieldset>
+          <legend>Domains</legend>
+          {f.text("domains", "Domain names", { hint: "Comma-separated: www.example.com", path: "domains" })}
+          {f.choice("domainCertificateId", "Domain certificate", certificates, "domains[0].certificateId")}
+        </fieldset>
+      )}
+      <Unplaced
+        refusal={f.problem}
+        placed={[
+          "name",
+          "poolId",
+          "scope",
+          "region",
+          ...["entryProtocol", "entryPort", "targetProtocol", "targetPort", "certificateId"].map(rule),
+          "healthCheck.protocol",
+          "healthCheck.port",
+          "healthCheck.path",
+          "stickySessions.cookieName",
+          "stickySessions.ttlSeconds",
+          "sourceRanges.allow",
+          "sourceRanges.deny",
+          "redirectHttpToHttps",
+          "domains",
+          "domains[0].certificateId",
+        ]}
+      />
       <Submit busy={f.busy} label="Create load balancer" />
     </form>
   );

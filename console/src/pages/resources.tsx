@@ -6,6 +6,7 @@ import type { ComponentChildren, FunctionComponent } from "preact";
 import { useLive } from "../live.js";
 import type { Plan } from "../plan.js";
 import { Operations, type Problem, ProblemPanel } from "../problem.js";
+import { PoolName } from "../pools.js";
 import type { Page } from "../routes.js";
 import { type Column, DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { CertificateForm, InstanceForm, LoadBalancerForm, NetworkForm, VolumeForm } from "./resource_forms.js";
@@ -37,9 +38,40 @@ export interface Kind {
   planRemove: (page: Page, id: string) => Promise<Plan>;
   /** The columns after name and state. */
   columns: Column<any>[];
-  /** What the detail page shows after the common fields. */
-  facts: (resource: any) => [string, ComponentChildren][];
+  /** What the detail page shows after the common fields; `named` shows another resource by name. */
+  facts: (resource: any, named: (id: string) => ComponentChildren) => [string, ComponentChildren][];
+  /** The names of the resources its detail page refers to, by id. */
+  related?: (page: Page) => Promise<Map<string, string>>;
   form: FunctionComponent<{ page: Page }>;
+}
+
+/** `30 s`, `2 h`, `1 d` as a duration reads. */
+function seconds(n: number): string {
+  return n % 86400 === 0 ? `${n / 86400} d` : n % 3600 === 0 ? `${n / 3600} h` : n % 60 === 0 ? `${n / 60} min` : `${n} s`;
+}
+
+/** The health check in force, every setting said. */
+function healthCheck(h: any): string {
+  if (!h) return "the provider's default";
+  const path = h.protocol === "tcp" ? "" : ` ${h.path || "/"}`;
+  const every = h.intervalSeconds ? `every ${h.intervalSeconds} s` : "at the provider's default interval";
+  const timeout = h.timeoutSeconds ? `, timeout ${h.timeoutSeconds} s` : "";
+  const healthy = h.healthyThreshold ? `, in after ${h.healthyThreshold} passes` : "";
+  const unhealthy = h.unhealthyThreshold ? `, out after ${h.unhealthyThreshold} failures` : "";
+  return `${h.protocol} on port ${h.port}${path}, ${every}${timeout}${healthy}${unhealthy}`;
+}
+
+/** Who may reach it. */
+function firewall(ranges: any): string {
+  const allow: string[] = ranges?.allow ?? [];
+  const deny: string[] = ranges?.deny ?? [];
+  if (!allow.length && !deny.length) return "open to anyone";
+  return [allow.length ? `allows only ${allow.join(", ")}` : "", deny.length ? `denies ${deny.join(", ")}` : ""].filter(Boolean).join("; ");
+}
+
+/** The certificates its rules and domains name. */
+function certificates(r: any): string[] {
+  return [...new Set<string>([...r.forwarding.map((f: any) => f.certificateId), ...r.domains.map((d: any) => d.certificateId)].filter(Boolean))];
 }
 
 const c = (page: Page) => page.session.client;
@@ -60,15 +92,59 @@ export const KINDS: Kind[] = [
       { header: "Region", cell: (r) => r.region || "—" },
       { header: "Address", cell: (r) => r.address || "—" },
     ],
-    facts: (r) => [
+    facts: (r, named) => [
       ["Scope", r.scope],
       ["Region", r.region],
-      ["Address", r.address],
-      ["Subnet", r.subnetId],
-      ["Forwarding", r.forwarding.map((f: any) => `${f.entryProtocol}:${f.entryPort} → ${f.targetProtocol}:${f.targetPort}`).join(", ")],
-      ["Targets", r.targets?.pool ? "every instance of the pool in the region" : [...(r.targets?.instanceIds ?? []), ...(r.targets?.loadBalancerIds ?? [])].join(", ")],
-      ["Reaches", r.reachedIds.join(", ")],
+      ["Address", [r.address, r.addressV6].filter(Boolean).join(", ")],
+      ["Subnet", r.subnetId ? named(r.subnetId) : "the account's default network"],
+      [
+        "Forwarding",
+        <ul class="plain">
+          {r.forwarding.map((f: any) => (
+            <li>
+              {f.entryProtocol}:{f.entryPort} → {f.targetProtocol}:{f.targetPort}
+              {f.certificateId && <> with certificate {named(f.certificateId)}</>}
+              {f.tlsPassthrough && " (TLS passed through)"}
+            </li>
+          ))}
+        </ul>,
+      ],
+      ["Health check", healthCheck(r.healthCheck)],
+      ["Sticky sessions", r.stickySessions ? `by cookie ${r.stickySessions.cookieName}, kept ${seconds(r.stickySessions.ttlSeconds)}` : "none"],
+      ["Firewall", firewall(r.sourceRanges)],
+      ["HTTP to HTTPS", r.redirectHttpToHttps ? "redirected" : "not redirected"],
+      [
+        "Certificates",
+        certificates(r).length ? <span>{certificates(r).map((id, i) => <>{i > 0 && ", "}{named(id)}</>)}</span> : "none",
+      ],
+      [
+        "Domains",
+        r.domains.length ? (
+          <ul class="plain">
+            {r.domains.map((d: any) => (
+              <li>
+                {d.name}
+                {d.certificateId && <> with certificate {named(d.certificateId)}</>}
+              </li>
+            ))}
+          </ul>
+        ) : r.scope === "global" ? "none" : "none (only a global load balancer serves domains)",
+      ],
+      [
+        "Targets",
+        r.targets?.pool ? "every instance of the pool in the region" : <span>{[...(r.targets?.instanceIds ?? []), ...(r.targets?.loadBalancerIds ?? [])].map((id, i) => <>{i > 0 && ", "}{named(id)}</>)}</span>,
+      ],
+      ["Reaches", r.reachedIds.length ? <span>{r.reachedIds.map((id: string, i: number) => <>{i > 0 && ", "}{named(id)}</>)}</span> : "nothing yet"],
     ],
+    related: async (p) => {
+      const all = { tenantId: t(p) };
+      const [certs, instances, lbs] = await Promise.all([
+        c(p).certificates.list(all),
+        c(p).instances.list(all),
+        c(p).loadBalancers.list(all),
+      ]);
+      return new Map([...certs.certificates, ...instances.instances, ...lbs.loadBalancers].map((x) => [x.id, x.name]));
+    },
     form: LoadBalancerForm,
   },
   {
@@ -195,6 +271,11 @@ export function ResourceDetail(props: { page: Page; kind: Kind; id: string }) {
   const { page, kind, id } = props;
   const one = useLoad(() => kind.get(page, id), [page.tenant, id]);
   useLive(page.watcher, [], one.reload, id);
+  const related = useLoad(() => (kind.related ? kind.related(page) : Promise.resolve(new Map<string, string>())), [page.tenant, id]);
+  const named = (ref: string) => {
+    const name = related.data?.get(ref);
+    return name ? <span title={ref}>{name}</span> : <code>{ref}</code>;
+  };
   const r = one.data;
   return (
     <section>
@@ -214,7 +295,7 @@ export function ResourceDetail(props: { page: Page; kind: Kind; id: string }) {
           </div>
           <ProblemPanel problem={r.problem} />
           {r.state === "error" && <p class="problem">{r.message}</p>}
-          <Facts items={[["Id", <code>{r.id}</code>], ["Pool", <code>{r.poolId}</code>], ...kind.facts(r), ["Created", <When time={r.createdAt} />]]} />
+          <Facts items={[["Id", <code>{r.id}</code>], ["Pool", <PoolName page={page} id={r.poolId} />], ...kind.facts(r, named), ["Created", <When time={r.createdAt} />]]} />
           <Operations page={page} tenant={page.tenant} id={r.id} />
         </>
       )}

@@ -6,9 +6,8 @@
 import type { Event } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/events_pb.js";
 import type { JoinToken } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/join_tokens_pb.js";
 import type { KubernetesSubstrate } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/kubernetes_substrates_pb.js";
-import type { Pool } from "../../../clients/typescript/src/gen/bettercompute/compute/v1/pools_pb.js";
 import { type Watcher, useLive } from "../live.js";
-import { eventTenant, usePool, usePoolWatcher } from "../pools.js";
+import { type PoolChoice, PoolName, eventTenant, usePool, usePoolWatcher } from "../pools.js";
 import type { Page } from "../routes.js";
 import { Facts, Failure, State, Table, When, toDate, useLoad } from "../ui.js";
 
@@ -50,7 +49,7 @@ export function Substrates(props: { page: Page }) {
 /** What the parts of a substrate's page are given. */
 interface Parts {
   page: Page;
-  pool: Pool;
+  pool: PoolChoice;
   substrate: KubernetesSubstrate;
   /** The stream of the pool's events. */
   watcher: Watcher | null;
@@ -67,7 +66,7 @@ function Substrate(props: Parts) {
       {s.state === "error" && <p class="problem">{s.message}</p>}
       <Facts
         items={[
-          ["Pool", <code>{s.poolId}</code>],
+          ["Pool", <PoolName page={props.page} id={s.poolId} />],
           ["Cluster", s.mode === "adopt" ? `${s.clusterName} (adopted)` : `${s.clusterName} (made for the pool)`],
           ["Account", <code>{s.accountId}</code>],
           ["Location", s.location],
@@ -162,7 +161,7 @@ function HostedToken(props: Parts) {
 /** The substrate's events, newest first, with the state and the message each recorded. */
 function Messages(props: Parts) {
   const { page, pool } = props;
-  const tenant = eventTenant(page, pool);
+  const tenant = eventTenant(pool);
   const events = useLoad(
     () => page.session.client.events.list({ tenantId: tenant, subject: pool.id, typePrefix: "kubernetes.substrate.", limit: 1000 }),
     [tenant, pool.id],

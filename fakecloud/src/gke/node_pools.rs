@@ -83,6 +83,15 @@ fn check_taints(value: &Value) -> Result<Vec<Value>, Response> {
     Ok(taints)
 }
 
+/// A machine type Compute Engine has; any other is refused before anything is made, in GKE's
+/// words.
+fn check_machine_type(machine_type: &str) -> Result<(), Response> {
+    if crate::machine_types::exists(machine_type) {
+        return Ok(());
+    }
+    Err(error(400, &format!("machine type {machine_type:?} does not exist.")))
+}
+
 /// An `AcceleratorConfig` list (absent: none): each with a type and a count of at least 1.
 fn check_accelerators(value: &Value) -> Result<Vec<Value>, Response> {
     let accelerators = value.as_array().cloned().unwrap_or_default();
@@ -140,6 +149,8 @@ impl Context<'_> {
             Some(zones) if !zones.is_empty() => self.zones_of_region(zones)?,
             _ => default_locations(&self.location),
         };
+        let machine_type = spec["config"]["machineType"].as_str().filter(|s| !s.is_empty()).unwrap_or("e2-medium");
+        check_machine_type(machine_type)?;
         let taints = check_taints(&spec["config"]["taints"])?;
         let accelerators = check_accelerators(&spec["config"]["accelerators"])?;
         let max_pods = match &spec["maxPodsConstraint"]["maxPodsPerNode"] {
@@ -153,11 +164,7 @@ impl Context<'_> {
             status_message: String::new(),
             version: version.to_owned(),
             node_count: spec["initialNodeCount"].as_u64().unwrap_or(3),
-            machine_type: spec["config"]["machineType"]
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .unwrap_or("e2-medium")
-                .into(),
+            machine_type: machine_type.into(),
             disk_size_gb: spec["config"]["diskSizeGb"].as_u64().filter(|d| *d > 0).unwrap_or(100),
             node_labels: spec["config"]["labels"].as_object().cloned().unwrap_or_default(),
             autoscaling: spec.get("autoscaling").filter(|a| a.is_object()).cloned(),
@@ -286,7 +293,10 @@ impl Context<'_> {
                 Err(refusal) => return refusal,
             },
             "machineType" => match value.as_str().filter(|m| !m.is_empty()) {
-                Some(machine_type) => PoolPatch::MachineType(machine_type.to_owned()),
+                Some(machine_type) => match check_machine_type(machine_type) {
+                    Ok(()) => PoolPatch::MachineType(machine_type.to_owned()),
+                    Err(refusal) => return refusal,
+                },
                 None => return error(400, "Invalid value for field 'machineType': it must name a machine type."),
             },
             "diskSizeGb" => match int64(value).filter(|size| *size >= 10) {

@@ -1,17 +1,22 @@
 //! A fake Kubernetes API server per fake cluster, served over HTTPS with the cluster's CA:
-//! discovery (`/version`, `/api`, `/apis`), namespaces, service accounts and their TokenRequest
-//! tokens, secrets, DaemonSets and the pods the fake kubelets run for them ([`super::kubelet`]),
-//! cluster role bindings that authorize those tokens (view, edit, cluster-admin), and the Nodes
-//! of the cluster's pools. Writes keep `metadata.managedFields` as server-side apply does, with
-//! its conflicts. Enough for kubectl and the official clients.
+//! discovery (`/version`, `/api`, `/apis`) and the OpenAPI v3 documents, namespaces, service
+//! accounts and their TokenRequest tokens, secrets, config maps, Deployments (kept, not run),
+//! DaemonSets and the pods the fake kubelets run for them ([`super::kubelet`]), cluster role
+//! bindings that authorize those tokens (view, edit, cluster-admin), and the Nodes of the
+//! cluster's pools. Writes keep `metadata.managedFields` as server-side apply does, with its
+//! conflicts. Bodies are JSON, or the protobuf the typed clients send. Enough for plain kubectl
+//! and the official clients.
 //!
 //! This file authenticates, authorizes and routes; `resources` names the kinds, `objects` keeps
 //! them, `fields` is server-side apply's bookkeeping, `selectors` reads label and field
-//! selectors, `nodes` makes the Node objects.
+//! selectors, `nodes` makes the Node objects, `openapi` the documents kubectl validates with,
+//! `protobuf` reads protobuf bodies.
 
 mod fields;
 mod nodes;
 mod objects;
+mod openapi;
+mod protobuf;
 mod resources;
 mod selectors;
 
@@ -172,7 +177,7 @@ async fn handle(
         return status(401, "Unauthorized", "Unauthorized");
     };
     if method == Method::GET
-        && let Some(document) = discovery(uri.path())
+        && let Some(document) = discovery(uri.path()).or_else(|| openapi::openapi(uri.path()))
     {
         return json_response(200, document);
     }
@@ -228,17 +233,25 @@ async fn handle(
             None => list_response(target.resource, nodes, "1", wants_table),
         };
     }
-    let body: Value = if body.is_empty() {
+    let content_type = headers.get("content-type").and_then(|c| c.to_str().ok()).unwrap_or_default();
+    // A delete's options are not read: the fake deletes at once, as a background deletion ends.
+    let body: Value = if body.is_empty() || method == Method::DELETE {
         Value::Null
+    } else if content_type.starts_with("application/vnd.kubernetes.protobuf") {
+        match protobuf::decode(&body) {
+            Ok(value) => value,
+            Err(message) => return status(415, "UnsupportedMediaType", &message),
+        }
     } else {
         // kubectl and the official clients send apply patches as JSON, which is YAML too; the
         // fake reads only that form.
         match serde_json::from_slice(&body) {
             Ok(value) => value,
-            Err(_) => return status(415, "UnsupportedMediaType", "the fake API server reads JSON bodies only"),
+            Err(_) => {
+                return status(415, "UnsupportedMediaType", "the fake API server reads JSON and protobuf bodies only");
+            }
         }
     };
-    let content_type = headers.get("content-type").and_then(|c| c.to_str().ok()).unwrap_or_default();
     // As the real server names an Update's manager: the query's, else the user agent's product.
     let agent = headers.get("user-agent").and_then(|a| a.to_str().ok()).unwrap_or_default();
     let manager = query

@@ -153,6 +153,7 @@ pub fn table(kind: &str, objects: &[Value]) -> Value {
         "DaemonSet" => &["Name", "Desired", "Current", "Ready", "Up-to-date", "Available", "Age"],
         "Namespace" => &["Name", "Status", "Age"],
         "Secret" => &["Name", "Type", "Data", "Age"],
+        "ConfigMap" => &["Name", "Data", "Age"],
         _ => &["Name", "Age"],
     };
     let rows: Vec<Value> = objects

@@ -1,7 +1,8 @@
 //! What exists inside one fake cluster, and the writes the API server makes to it: create,
 //! replace, server-side apply and merge patches (each recording its field manager), delete (a
 //! namespace takes what is in it), with the defaults and conversions the real server applies
-//! (a Secret's `stringData` into `data`, a namespace's phase, a DaemonSet's defaults).
+//! (a Secret's `stringData` into `data`, a namespace's phase, a DaemonSet's and a Deployment's
+//! defaults).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::SystemTime;
@@ -268,7 +269,7 @@ impl KubeObjects {
         metadata.insert("resourceVersion".into(), json!(self.resource_version.to_string()));
         object["metadata"] = Value::Object(metadata);
         default(resource.kind, &mut object);
-        if resource.kind == "DaemonSet" {
+        if matches!(resource.kind, "DaemonSet" | "Deployment") {
             let changed = live.is_none_or(|l| l.get("spec") != object.get("spec"));
             let generation = previous["generation"].as_u64().unwrap_or(0) + u64::from(changed);
             object["metadata"]["generation"] = json!(generation);
@@ -337,6 +338,21 @@ fn default(kind: &str, object: &mut Value) {
                 "updateStrategy",
                 json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
             );
+            default_pod_spec(&mut spec["template"]["spec"]);
+        }
+        "Deployment" => {
+            let spec = &mut object["spec"];
+            for (key, value) in [
+                ("replicas", json!(1)),
+                ("revisionHistoryLimit", json!(10)),
+                ("progressDeadlineSeconds", json!(600)),
+                (
+                    "strategy",
+                    json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+                ),
+            ] {
+                or_insert(spec, key, value);
+            }
             default_pod_spec(&mut spec["template"]["spec"]);
         }
         "Pod" => default_pod_spec(&mut object["spec"]),

@@ -1,5 +1,6 @@
 //! The kinds the fake Kubernetes API serves, how a request path names one of them, and the
-//! discovery documents kubectl and the official clients read first.
+//! discovery documents kubectl and the official clients read first. Deployments are kept as
+//! objects only: no pods run for them (the fake kubelets run DaemonSets').
 
 use serde_json::{Value, json};
 
@@ -17,7 +18,7 @@ pub struct Resource {
     pub short_names: &'static [&'static str],
 }
 
-pub const RESOURCES: [Resource; 7] = [
+pub const RESOURCES: [Resource; 9] = [
     Resource { group_version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false, short_names: &["ns"] },
     Resource {
         group_version: "v1",
@@ -27,6 +28,7 @@ pub const RESOURCES: [Resource; 7] = [
         short_names: &["sa"],
     },
     Resource { group_version: "v1", plural: "secrets", kind: "Secret", namespaced: true, short_names: &[] },
+    Resource { group_version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, short_names: &["cm"] },
     Resource { group_version: "v1", plural: "pods", kind: "Pod", namespaced: true, short_names: &["po"] },
     Resource { group_version: "v1", plural: "nodes", kind: "Node", namespaced: false, short_names: &["no"] },
     Resource {
@@ -35,6 +37,13 @@ pub const RESOURCES: [Resource; 7] = [
         kind: "DaemonSet",
         namespaced: true,
         short_names: &["ds"],
+    },
+    Resource {
+        group_version: "apps/v1",
+        plural: "deployments",
+        kind: "Deployment",
+        namespaced: true,
+        short_names: &["deploy"],
     },
     Resource {
         group_version: "rbac.authorization.k8s.io/v1",
@@ -146,7 +155,7 @@ mod tests {
         assert_eq!((namespace.resource.kind, namespace.name.as_deref()), ("Namespace", Some("bc-system")));
         let across = parse("/apis/apps/v1/daemonsets").unwrap();
         assert_eq!((across.resource.kind, across.namespace.as_str()), ("DaemonSet", ""));
-        assert!(parse("/api/v1/configmaps").is_none());
+        assert!(parse("/api/v1/limitranges").is_none());
         assert!(parse("/api/v1/namespaces/x/nodes").is_none(), "nodes are not namespaced");
     }
 }

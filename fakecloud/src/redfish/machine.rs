@@ -20,6 +20,26 @@ pub struct BmcSystemSpec {
     pub password: String,
 }
 
+/// The drive the machine's system is installed on.
+pub const SYSTEM_DISK: &str = "disk0";
+
+/// One drive of a fake machine.
+#[derive(Clone, Debug)]
+pub struct Drive {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub size: u64,
+    /// `NVMe` or `SATA`.
+    pub protocol: &'static str,
+    /// `SSD` or `HDD`.
+    pub media: &'static str,
+    /// A self-encrypting drive (its key can be replaced: a crypto erase).
+    pub encrypting: bool,
+    /// The Redfish sanitization types its `Drive.SecureErase` takes.
+    pub sanitization: &'static [&'static str],
+    pub serial: String,
+}
+
 /// One boot of a fake machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Boot {
@@ -56,6 +76,12 @@ pub struct Machine {
     pub boots: Vec<Boot>,
     /// How many times each drive (by id) was erased.
     pub erased: BTreeMap<String, u32>,
+    /// What each drive (by id) holds: what was last written on it, empty once erased.
+    pub contents: BTreeMap<String, String>,
+    /// The drives (by id) that take no writes: an erase of one leaves what it holds.
+    pub read_only: std::collections::BTreeSet<String>,
+    /// The sanitization type each drive (by id) was last erased with.
+    pub erased_by: BTreeMap<String, String>,
     /// The BMC holds every request without answering.
     pub unresponsive: bool,
     /// How many requests it held so.
@@ -79,6 +105,9 @@ impl Machine {
             disk_generation: 0,
             boots: Vec::new(),
             erased: BTreeMap::new(),
+            contents: BTreeMap::new(),
+            read_only: Default::default(),
+            erased_by: BTreeMap::new(),
             unresponsive: false,
             held_requests: 0,
             refuses_login: false,
@@ -123,10 +152,34 @@ impl Machine {
         if device == "Cd" { &mut self.media_image } else { &mut self.config_image }
     }
 
-    /// Erases drive `drive`: counted, and what was installed on the machine is gone.
-    pub fn erase(&mut self, drive: &str) {
+    /// Erases drive `drive` by `sanitization` (empty for a bare `SecureErase`): counted, and
+    /// unless the drive is read-only, what it held is gone (the system disk's with it: what
+    /// was installed on the machine).
+    pub fn erase(&mut self, drive: &str, sanitization: &str) {
         *self.erased.entry(drive.to_owned()).or_default() += 1;
-        self.disk_generation += 1;
+        self.erased_by.insert(drive.to_owned(), sanitization.to_owned());
+        if self.read_only.contains(drive) {
+            return;
+        }
+        self.contents.remove(drive);
+        if drive == SYSTEM_DISK {
+            self.disk_generation += 1;
+        }
+    }
+
+    /// Writes `text` on drive `drive`, as a system running on the machine would; false if it
+    /// has no such drive or the drive is read-only.
+    pub fn write(&mut self, drive: &str, text: &str) -> bool {
+        if !self.drives().iter().any(|d| d.id == drive) || self.read_only.contains(drive) {
+            return false;
+        }
+        self.contents.entry(drive.to_owned()).or_default().push_str(text);
+        true
+    }
+
+    /// Whether drive `drive` holds nothing written.
+    pub fn blank(&self, drive: &str) -> bool {
+        self.contents.get(drive).is_none_or(String::is_empty)
     }
 
     /// Runs `ComputerSystem.Reset`; false for a reset type it does not know.
@@ -179,11 +232,41 @@ impl Machine {
             .collect()
     }
 
-    /// The drives: id, name and size.
-    pub fn drives(&self) -> Vec<(String, String, u64)> {
+    /// The drives: a self-encrypting NVMe system disk (crypto erase), a plain NVMe disk (block
+    /// erase) and a SATA hard disk (overwrite only), as a mixed server has them.
+    pub fn drives(&self) -> Vec<Drive> {
+        let serial = |i: u64| format!("FAKE{:06}-D{i}", self.number);
         vec![
-            ("disk0".into(), "NVMe SSD 0".into(), 960_197_124_096),
-            ("disk1".into(), "NVMe SSD 1".into(), 960_197_124_096),
+            Drive {
+                id: SYSTEM_DISK,
+                name: "NVMe SSD 0",
+                size: 960_197_124_096,
+                protocol: "NVMe",
+                media: "SSD",
+                encrypting: true,
+                sanitization: &["CryptographicErase", "BlockErase", "Overwrite"],
+                serial: serial(0),
+            },
+            Drive {
+                id: "disk1",
+                name: "NVMe SSD 1",
+                size: 960_197_124_096,
+                protocol: "NVMe",
+                media: "SSD",
+                encrypting: false,
+                sanitization: &["BlockErase", "Overwrite"],
+                serial: serial(1),
+            },
+            Drive {
+                id: "disk2",
+                name: "SATA HDD 2",
+                size: 4_000_787_030_016,
+                protocol: "SATA",
+                media: "HDD",
+                encrypting: false,
+                sanitization: &["Overwrite"],
+                serial: serial(2),
+            },
         ]
     }
 
@@ -203,6 +286,11 @@ impl Machine {
             "boots": self.boots.iter().map(|b| json!({"device": b.device, "image": b.image, "config": b.config}))
                 .collect::<Vec<_>>(),
             "erased": self.erased,
+            "erasedBy": self.erased_by,
+            "disks": self.drives().iter().map(|d| (d.id.to_owned(), json!({
+                "content": self.contents.get(d.id).cloned().unwrap_or_default(),
+                "readOnly": self.read_only.contains(d.id),
+            }))).collect::<serde_json::Map<String, Value>>(),
             "unresponsive": self.unresponsive,
             "heldRequests": self.held_requests,
             "refusesLogin": self.refuses_login,

@@ -9,6 +9,7 @@
 
 mod machine;
 pub mod os;
+pub mod sessions;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,16 +24,18 @@ use http::{HeaderMap, Method};
 use serde_json::{Value, json};
 
 use machine::Machine;
-pub use machine::{BmcSystemSpec, Boot};
+pub use machine::{BmcSystemSpec, Boot, SYSTEM_DISK};
 
 use super::{Shared, json_response};
 
 const ROOT: &str = "/redfish/v1";
 
-/// Every fake machine, by system id.
+/// Every fake machine, by system id, and the BMC's sessions.
 #[derive(Default)]
 pub struct RedfishState {
     machines: BTreeMap<String, Machine>,
+    /// The BMC's session service (one BMC in front of every system).
+    pub sessions: sessions::SessionService,
 }
 
 impl RedfishState {
@@ -61,7 +64,7 @@ pub fn routes() -> Router<Arc<Shared>> {
         .route("/redfish", get(|| async { json_response(200, json!({"v1": "/redfish/v1/"})) }))
         .route("/redfish/v1", get(service_root))
         .route("/redfish/v1/", get(service_root))
-        .route("/redfish/v1/{*rest}", get(resource).post(resource).patch(resource))
+        .route("/redfish/v1/{*rest}", get(resource).post(resource).patch(resource).delete(resource))
 }
 
 async fn service_root() -> Response {
@@ -75,6 +78,8 @@ async fn service_root() -> Response {
             "RedfishVersion": "1.8.0",
             "Systems": {"@odata.id": "/redfish/v1/Systems"},
             "Managers": {"@odata.id": "/redfish/v1/Managers"},
+            "SessionService": {"@odata.id": "/redfish/v1/SessionService"},
+            "Links": {"Sessions": {"@odata.id": "/redfish/v1/SessionService/Sessions"}},
         }),
     )
 }
@@ -121,10 +126,26 @@ async fn resource(
 ) -> Response {
     let path = format!("{ROOT}/{}", rest.trim_end_matches('/'));
     let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
-    let given = credentials(&headers);
     let body: Value = serde_json::from_slice(&body).unwrap_or_default();
-    let (system, hold) = {
+    let token = headers.get("x-auth-token").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    if segments.first() == Some(&"SessionService") {
         let mut world = shared.world();
+        let redfish = &mut world.redfish;
+        let known = |user: &str, password: &str| {
+            redfish
+                .machines
+                .values()
+                .any(|m| !m.refuses_login && m.spec.username == user && m.spec.password == password)
+        };
+        let known = body["UserName"].as_str().zip(body["Password"].as_str()).is_some_and(|(u, p)| known(u, p));
+        return redfish.sessions.handle(&method, &segments[1..], &body, token.as_deref(), known, Instant::now());
+    }
+    let (system, hold, given) = {
+        let mut world = shared.world();
+        let given = match &token {
+            Some(token) => world.redfish.sessions.credentials(token, Instant::now()),
+            None => credentials(&headers),
+        };
         match segments.as_slice() {
             ["Systems" | "Managers"] => {
                 if method != Method::GET {
@@ -154,7 +175,7 @@ async fn resource(
                 Some(machine) => {
                     // Counted, so that a test can wait until a call is held, not for a time.
                     machine.held_requests += u64::from(machine.unresponsive);
-                    (id.to_string(), machine.unresponsive)
+                    (id.to_string(), machine.unresponsive, given)
                 }
                 None => return missing(&path),
             },
@@ -217,7 +238,7 @@ async fn resource(
             let drives: Vec<Value> = machine
                 .drives()
                 .iter()
-                .map(|(id, _, _)| json!({"@odata.id": format!("{base}/Storage/1/Drives/{id}")}))
+                .map(|drive| json!({"@odata.id": format!("{base}/Storage/1/Drives/{}", drive.id)}))
                 .collect();
             json_response(
                 200,
@@ -225,21 +246,46 @@ async fn resource(
             )
         }
         (Method::GET, ["Systems", _, "Storage", "1", "Drives", drive]) => {
-            match machine.drives().into_iter().find(|(id, _, _)| id == drive) {
-                Some((id, name, size)) => json_response(
+            match machine.drives().into_iter().find(|d| d.id == *drive) {
+                Some(d) => json_response(
                     200,
-                    json!({"@odata.id": path, "Id": id, "Name": name, "CapacityBytes": size, "Protocol": "NVMe",
-                           "Actions": {"#Drive.SecureErase": {"target": format!("{path}/Actions/Drive.SecureErase")}}}),
+                    json!({"@odata.type": "#Drive.v1_11_0.Drive", "@odata.id": path, "Id": d.id, "Name": d.name,
+                    "CapacityBytes": d.size, "Protocol": d.protocol, "MediaType": d.media,
+                    "SerialNumber": d.serial,
+                    "EncryptionAbility": if d.encrypting { "SelfEncryptingDrive" } else { "None" },
+                    "WriteCacheEnabled": !machine.read_only.contains(d.id),
+                    "Actions": {
+                        "#Drive.SecureErase": {"target": format!("{path}/Actions/Drive.SecureErase"),
+                            "SanitizationType@Redfish.AllowableValues": d.sanitization},
+                        "Oem": {"#BetterCompute.ReadBack": {"target": format!("{path}/Actions/Oem/BetterCompute.ReadBack")}},
+                    }}),
                 ),
                 None => missing(&path),
             }
         }
         (Method::POST, ["Systems", _, "Storage", "1", "Drives", drive, "Actions", "Drive.SecureErase"]) => {
-            if !machine.drives().iter().any(|(id, _, _)| id == drive) {
+            let Some(d) = machine.drives().into_iter().find(|d| d.id == *drive) else {
                 return missing(&path);
+            };
+            let sanitization = body["SanitizationType"].as_str().unwrap_or_default();
+            if !sanitization.is_empty() && !d.sanitization.contains(&sanitization) {
+                return error(
+                    400,
+                    "ActionParameterValueNotInList",
+                    &format!(
+                        "The value {sanitization:?} for the parameter SanitizationType is not in the list of acceptable values."
+                    ),
+                );
             }
-            machine.erase(drive);
+            machine.erase(drive, sanitization);
             json_response(204, Value::Null)
+        }
+        // What the erase image reads back from the drive: whether anything written is left.
+        (Method::POST, ["Systems", _, "Storage", "1", "Drives", drive, "Actions", "Oem", "BetterCompute.ReadBack"]) => {
+            match machine.drives().iter().any(|d| d.id == *drive) {
+                true => json_response(200, json!({"Blank": machine.blank(drive)})),
+                false => missing(&path),
+            }
         }
         (Method::GET, ["Managers", _]) => json_response(
             200,

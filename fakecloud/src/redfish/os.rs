@@ -57,15 +57,27 @@ pub async fn run(shared: Arc<Shared>, dir: PathBuf) {
             }
         }
         running.retain(|id, run| wanted.get(id).is_some_and(|(since, _, _)| *since == run.since));
+        drop(world);
         for (id, (since, system, machine)) in wanted {
             if running.contains_key(&id) {
                 continue;
+            }
+            if matches!(system, System::Installer { .. }) {
+                install(&shared, &id);
             }
             let (stop, stopped) = oneshot::channel::<()>();
             let disk = disk_dir(&dir, &id, since.1);
             tokio::spawn(boot(id.clone(), machine, system, disk, stopped));
             running.insert(id, Running { since, _stop: stop });
         }
+    }
+}
+
+/// The installer lays the system on the system disk, as an installed system is found there.
+fn install(shared: &Shared, id: &str) {
+    let mut world = shared.world();
+    if let Some(machine) = world.redfish.machine_mut(id) {
+        machine.write(super::SYSTEM_DISK, "better-compute node image\n");
     }
 }
 

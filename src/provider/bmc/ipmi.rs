@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::address::printable;
 use super::redfish::MAX_INVENTORY_TEXT;
-use super::{BmcAccess, BootDevice, Inventory, PowerAction, PowerState};
+use super::{BmcAccess, BootDevice, EraseTarget, Inventory, PowerAction, PowerState, ReadBack};
 use crate::provider::{ErrorKind, ProviderError, ProviderResult};
 use crate::secrets::Secret;
 
@@ -187,8 +187,16 @@ impl super::Bmc for Ipmi {
         })
     }
 
-    async fn erase_disks(&self) -> ProviderResult<()> {
+    async fn erase_targets(&self) -> ProviderResult<Vec<EraseTarget>> {
         Err(unsupported("IPMI cannot erase disks; boot the erase image"))
+    }
+
+    async fn erase_disk(&self, _disk: &EraseTarget) -> ProviderResult<()> {
+        Err(unsupported("IPMI cannot erase disks; boot the erase image"))
+    }
+
+    async fn read_back(&self, _disk: &EraseTarget) -> ProviderResult<ReadBack> {
+        Ok(ReadBack::Unavailable)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The one client layer of BMC calls: every call of a driver is timed, counted and written to the
 //! machine's operation log like a cloud adapter's, under the driver's name (`redfish.power`).
 
-use super::{Bmc, BootDevice, Inventory, PowerAction, PowerState};
+use super::{Bmc, BootDevice, EraseTarget, Inventory, PowerAction, PowerState, ReadBack};
 use crate::measured::provider;
 use crate::provider::ProviderResult;
 
@@ -47,7 +47,15 @@ impl Bmc for Measured {
         provider(self.protocol, "inventory", self.driver.inventory()).await
     }
 
-    async fn erase_disks(&self) -> ProviderResult<()> {
-        provider(self.protocol, "eraseDisks", self.driver.erase_disks()).await
+    async fn erase_targets(&self) -> ProviderResult<Vec<EraseTarget>> {
+        provider(self.protocol, "eraseTargets", self.driver.erase_targets()).await
+    }
+
+    async fn erase_disk(&self, disk: &EraseTarget) -> ProviderResult<()> {
+        provider(self.protocol, "eraseDisk", self.driver.erase_disk(disk)).await
+    }
+
+    async fn read_back(&self, disk: &EraseTarget) -> ProviderResult<ReadBack> {
+        provider(self.protocol, "readBack", self.driver.read_back(disk)).await
     }
 }

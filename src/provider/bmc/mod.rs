@@ -10,6 +10,7 @@ pub mod address;
 pub mod ipmi;
 mod measured;
 pub mod redfish;
+pub mod sessions;
 
 use crate::provider::ProviderResult;
 use crate::secrets::Secret;
@@ -33,8 +34,27 @@ pub fn connect_to(
     timeout: std::time::Duration,
     addresses: &[std::net::SocketAddr],
 ) -> ProviderResult<Box<dyn Bmc>> {
+    connect_shared(access, timeout, addresses, None)
+}
+
+/// [`connect_to`], a Redfish BMC spoken to through its session in `sessions` when given.
+pub fn connect_shared(
+    access: &BmcAccess,
+    timeout: std::time::Duration,
+    addresses: &[std::net::SocketAddr],
+    sessions: Option<&sessions::Sessions>,
+) -> ProviderResult<Box<dyn Bmc>> {
     let (protocol, driver): (_, Box<dyn Bmc>) = match access.driver {
-        BmcDriver::Redfish => ("redfish", Box::new(redfish::Redfish::pinned(access, timeout, addresses)?)),
+        BmcDriver::Redfish => {
+            let redfish = redfish::Redfish::pinned(access, timeout, addresses)?;
+            (
+                "redfish",
+                Box::new(match sessions {
+                    Some(sessions) => redfish.with_sessions(sessions),
+                    None => redfish,
+                }),
+            )
+        }
         BmcDriver::Ipmi => ("ipmi", Box::new(ipmi::Ipmi::pinned(access, timeout, addresses)?)),
     };
     Ok(Box::new(measured::Measured { protocol, driver }))
@@ -115,6 +135,51 @@ pub struct Disk {
     pub size_bytes: u64,
 }
 
+/// How a disk is erased, best first: a self-encrypting drive forgets its key, a drive that can
+/// sanitize itself erases its blocks, any other is overwritten.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EraseMethod {
+    /// The drive's media encryption key is replaced (Redfish `CryptographicErase`).
+    CryptoErase,
+    /// The drive erases every block itself (Redfish `BlockErase`, or `SecureErase` without a
+    /// sanitization type).
+    SecureErase,
+    /// Every block is written over (Redfish `Overwrite`).
+    Overwrite,
+}
+
+impl EraseMethod {
+    /// The method as events name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EraseMethod::CryptoErase => "cryptoErase",
+            EraseMethod::SecureErase => "secureErase",
+            EraseMethod::Overwrite => "overwrite",
+        }
+    }
+}
+
+/// A disk the BMC can erase, with the method chosen for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EraseTarget {
+    /// The drive's resource at the BMC: stable, so a resumed workflow finds it again.
+    pub id: String,
+    pub name: String,
+    pub serial: String,
+    pub method: EraseMethod,
+}
+
+/// What reading a disk back after its erase found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadBack {
+    /// Nothing written on it is left.
+    Blank,
+    /// It still holds data.
+    HoldsData,
+    /// The BMC cannot read the disk back: the erase is not verified.
+    Unavailable,
+}
+
 /// What inspection finds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Inventory {
@@ -151,8 +216,11 @@ pub trait Bmc: Send + Sync {
     async fn eject_media(&self) -> ProviderResult<()>;
     /// Reads the inventory.
     async fn inventory(&self) -> ProviderResult<Inventory>;
-    /// Erases every disk through the BMC (Redfish `Drive.SecureErase`). A BMC that cannot
-    /// answers a permanent error whose reason is `unsupported`, and the reconciler boots its
-    /// erase image instead.
-    async fn erase_disks(&self) -> ProviderResult<()>;
+    /// The disks to erase, each with the best method its drive offers. A BMC that cannot erase
+    /// every disk answers a permanent error whose reason is `unsupported`.
+    async fn erase_targets(&self) -> ProviderResult<Vec<EraseTarget>>;
+    /// Erases `disk` by its method (Redfish `Drive.SecureErase` with its sanitization type).
+    async fn erase_disk(&self, disk: &EraseTarget) -> ProviderResult<()>;
+    /// Reads `disk` back to check that nothing written on it is left.
+    async fn read_back(&self, disk: &EraseTarget) -> ProviderResult<ReadBack>;
 }

@@ -2,8 +2,8 @@
 //! the DMTF schemas (ComputerSystem, Manager, VirtualMedia, Storage, Drive) as real BMCs and
 //! sushy-tools serve them.
 //!
-//! It signs in with HTTP basic auth on every request (sessions save a BMC little and leave
-//! tokens behind on failure). Paths are never built from guesses where the service says them:
+//! It speaks through a session shared by every machine behind the same BMC and user (see
+//! [`super::sessions`]) when the worker gives it one, else with HTTP basic auth on every request. Paths are never built from guesses where the service says them:
 //! the system, its manager, the virtual CD and each action's target are followed from
 //! `@odata.id` links and `Actions` blocks, but only within the BMC: a link or a redirect to
 //! another origin is refused, never followed, and the client connects to the addresses the
@@ -14,13 +14,15 @@
 //! texts are printable and cut; an answer larger than [`MAX_ANSWER_BYTES`] is refused unread.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::address::printable;
-use super::{BmcAccess, BootDevice, Disk, Inventory, Nic, PowerAction, PowerState};
+use super::sessions::{Session, Sessions, Slot, SlotState};
+use super::{BmcAccess, BootDevice, Disk, EraseMethod, EraseTarget, Inventory, Nic, PowerAction, PowerState, ReadBack};
 use crate::provider::{ErrorKind, ProviderError, ProviderResult};
 use crate::secrets::Secret;
 
@@ -52,6 +54,9 @@ pub struct Redfish {
     system: OnceCell<String>,
     username: String,
     password: Secret,
+    /// The shared session of this BMC and user (see [`super::sessions`]); `None`: basic auth on
+    /// every request.
+    session: Option<Arc<Slot>>,
 }
 
 impl std::fmt::Debug for Redfish {
@@ -124,7 +129,14 @@ impl Redfish {
             system: OnceCell::new(),
             username: access.username.clone(),
             password: access.password.clone(),
+            session: None,
         })
+    }
+
+    /// The driver speaking through the shared session of its BMC and user in `sessions`.
+    pub fn with_sessions(mut self, sessions: &Sessions) -> Redfish {
+        self.session = Some(sessions.slot(&self.origin, &self.username, &self.password));
+        self
     }
 
     /// The URL of `path` (a path, or a URL of the BMC's own origin, as links give it): a
@@ -145,28 +157,100 @@ impl Redfish {
         }
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> ProviderResult<Value> {
-        let mut response = request
-            .basic_auth(&self.username, Some(self.password.expose()))
-            .header("accept", "application/json")
-            .send()
-            .await
-            .map_err(transport)?;
-        let status = response.status().as_u16();
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(transport)? {
-            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-                let mut error = ProviderError::new(
-                    ErrorKind::Permanent,
-                    PROVIDER,
-                    format!("the BMC's answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20),
-                );
-                error.status = Some(status);
-                return Err(error);
+    /// Sends `method` to `url` with `body`: through the shared session when there is one (made
+    /// again, once, when the BMC answers 401 to it), else with basic auth.
+    async fn send(&self, method: reqwest::Method, url: reqwest::Url, body: Option<&Value>) -> ProviderResult<Value> {
+        let Some(slot) = &self.session else {
+            return self.send_as(method, url, body, None).await;
+        };
+        let token = self.session_token(slot).await?;
+        let Some(used) = token else {
+            return self.send_as(method, url, body, None).await;
+        };
+        match self.send_as(method.clone(), url.clone(), body, Some(&used)).await {
+            Err(error) if error.status == Some(401) => {
+                // The session expired (or the BMC restarted): made again, and the call retried
+                // once. The old one is logged out in case the BMC still counts it.
+                let mut state = slot.state.lock().await;
+                if matches!(&*state, SlotState::Open(session) if session.token.expose() == used.expose())
+                    && let SlotState::Open(old) = std::mem::take(&mut *state)
+                {
+                    let logout = self.http.delete(&old.location).header("x-auth-token", old.token.expose());
+                    let _ = logout.send().await;
+                }
+                drop(state);
+                let again = self.session_token(slot).await?;
+                self.send_as(method, url, body, again.as_ref()).await
             }
-            body.extend_from_slice(&chunk);
+            answered => answered,
         }
-        let text = String::from_utf8_lossy(&body);
+    }
+
+    /// The token of the shared session, logging in when there is none; `None` for a BMC
+    /// without a session service. One login at a time per BMC and user: the others wait for it.
+    async fn session_token(&self, slot: &Slot) -> ProviderResult<Option<Secret>> {
+        let mut state = slot.state.lock().await;
+        match &*state {
+            SlotState::Open(session) => return Ok(Some(session.token.clone())),
+            SlotState::Basic => return Ok(None),
+            SlotState::None => {}
+        }
+        let login = json!({"UserName": self.username, "Password": self.password.expose()});
+        let url = self.url(SESSIONS)?;
+        let response =
+            self.http.post(url).header("accept", "application/json").json(&login).send().await.map_err(transport)?;
+        let status = response.status().as_u16();
+        if matches!(status, 404 | 405 | 501) {
+            *state = SlotState::Basic;
+            return Ok(None);
+        }
+        let token = response.headers().get("x-auth-token").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let location = response.headers().get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let text = bounded_text(response).await?;
+        if !(200..300).contains(&status) {
+            let mut refused = refusal(status, &text);
+            // A BMC whose sessions are all taken frees one when another expires: try again.
+            if refused.reason == "CreateLimitReachedForResource" {
+                refused.kind = ErrorKind::Transient;
+            }
+            return Err(refused);
+        }
+        let body: Value = serde_json::from_str(&text).unwrap_or_default();
+        let location = location.or_else(|| odata_id(&body));
+        // A service that answers the login without a token and a place to log out from has no
+        // sessions to speak of: basic auth, as with one that has no session service.
+        let (Some(token), Some(location)) = (token, location) else {
+            *state = SlotState::Basic;
+            return Ok(None);
+        };
+        let location = self.url(&location)?.to_string();
+        let token = Secret::new(token);
+        *state = SlotState::Open(Session { token: token.clone(), location, http: self.http.clone() });
+        tracing::info!(bmc = %self.origin, "BMC session opened");
+        Ok(Some(token))
+    }
+
+    async fn send_as(
+        &self,
+        method: reqwest::Method,
+        url: reqwest::Url,
+        body: Option<&Value>,
+        token: Option<&Secret>,
+    ) -> ProviderResult<Value> {
+        let mut request = self.http.request(method, url).header("accept", "application/json");
+        request = match token {
+            Some(token) => request.header("x-auth-token", token.expose()),
+            None => request.basic_auth(&self.username, Some(self.password.expose())),
+        };
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status().as_u16();
+        let text = bounded_text(response).await.map_err(|mut error| {
+            error.status = Some(status);
+            error
+        })?;
         if (200..300).contains(&status) {
             if text.trim().is_empty() {
                 return Ok(Value::Null);
@@ -177,15 +261,15 @@ impl Redfish {
     }
 
     async fn get(&self, path: &str) -> ProviderResult<Value> {
-        self.send(self.http.get(self.url(path)?)).await
+        self.send(reqwest::Method::GET, self.url(path)?, None).await
     }
 
     async fn post(&self, path: &str, body: Value) -> ProviderResult<Value> {
-        self.send(self.http.post(self.url(path)?).json(&body)).await
+        self.send(reqwest::Method::POST, self.url(path)?, Some(&body)).await
     }
 
     async fn patch(&self, path: &str, body: Value) -> ProviderResult<Value> {
-        self.send(self.http.patch(self.url(path)?).json(&body)).await
+        self.send(reqwest::Method::PATCH, self.url(path)?, Some(&body)).await
     }
 
     /// The members' paths of the collection at `path` (the first [`MAX_MEMBERS`]).
@@ -441,24 +525,96 @@ impl super::Bmc for Redfish {
         })
     }
 
-    async fn erase_disks(&self) -> ProviderResult<()> {
+    async fn erase_targets(&self) -> ProviderResult<Vec<EraseTarget>> {
         let drives = self.drives().await?;
         if drives.is_empty() {
             return Err(unsupported("the BMC lists no Storage drives to erase"));
         }
-        // Checked for every drive first, so that a BMC that can erase only some erases none.
+        // Checked for every drive, so that a BMC that can erase only some erases none.
         let mut targets = Vec::new();
         for drive in &drives {
-            match action_target(drive, "#Drive.SecureErase") {
-                Some(target) => targets.push(target),
+            let Some(id) = odata_id(drive) else {
+                return Err(unsupported(&format!("the drive {} has no @odata.id", name_of(drive))));
+            };
+            let method = match action_target(drive, "#Drive.SecureErase") {
+                Some(_) => erase_method(drive),
                 None => return Err(unsupported(&format!("the drive {} has no Drive.SecureErase", name_of(drive)))),
-            }
+            };
+            targets.push(EraseTarget { id, name: name_of(drive), serial: text_of(&drive["SerialNumber"]), method });
         }
-        for target in targets {
-            self.post(&target, json!({})).await?;
-        }
-        Ok(())
+        Ok(targets)
     }
+
+    async fn erase_disk(&self, disk: &EraseTarget) -> ProviderResult<()> {
+        let drive = self.get(&disk.id).await?;
+        let target = action_target(&drive, "#Drive.SecureErase")
+            .ok_or_else(|| unsupported(&format!("the drive {} has no Drive.SecureErase", disk.name)))?;
+        // A BMC that lists no sanitization types takes the action bare, as Drive 1.0 had it.
+        let body = match sanitization_types(&drive).is_empty() {
+            true => json!({}),
+            false => json!({"SanitizationType": match disk.method {
+                EraseMethod::CryptoErase => "CryptographicErase",
+                EraseMethod::SecureErase => "BlockErase",
+                EraseMethod::Overwrite => "Overwrite",
+            }}),
+        };
+        self.post(&target, body).await.map(drop)
+    }
+
+    /// The drive's `#BetterCompute.ReadBack` OEM action (what the erase image reports through
+    /// BMCs that carry it): `{"Blank": true}` when nothing written is left. Without it the
+    /// erase cannot be verified.
+    async fn read_back(&self, disk: &EraseTarget) -> ProviderResult<ReadBack> {
+        let drive = self.get(&disk.id).await?;
+        let Some(target) = drive["Actions"]["Oem"]["#BetterCompute.ReadBack"]["target"].as_str() else {
+            return Ok(ReadBack::Unavailable);
+        };
+        let answer = self.post(target, json!({})).await?;
+        Ok(match answer["Blank"].as_bool() {
+            Some(true) => ReadBack::Blank,
+            Some(false) => ReadBack::HoldsData,
+            None => ReadBack::Unavailable,
+        })
+    }
+}
+
+/// The sanitization types `Drive.SecureErase` of `drive` allows.
+fn sanitization_types(drive: &Value) -> Vec<&str> {
+    let allowed = &drive["Actions"]["#Drive.SecureErase"]["SanitizationType@Redfish.AllowableValues"];
+    allowed.as_array().into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+/// The best erase `drive` offers: a crypto erase on a self-encrypting drive, else a block
+/// erase, else an overwrite; a bare `SecureErase` where no type is listed.
+fn erase_method(drive: &Value) -> EraseMethod {
+    let types = sanitization_types(drive);
+    let encrypting = drive["EncryptionAbility"].as_str() == Some("SelfEncryptingDrive");
+    if types.contains(&"CryptographicErase") && encrypting {
+        EraseMethod::CryptoErase
+    } else if types.is_empty() || types.contains(&"BlockErase") {
+        EraseMethod::SecureErase
+    } else {
+        EraseMethod::Overwrite
+    }
+}
+
+/// The standard path of a Redfish service's sessions.
+const SESSIONS: &str = "/redfish/v1/SessionService/Sessions";
+
+/// The body of `response`, at most [`MAX_ANSWER_BYTES`] of it.
+async fn bounded_text(mut response: reqwest::Response) -> ProviderResult<String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(ProviderError::new(
+                ErrorKind::Permanent,
+                PROVIDER,
+                format!("the BMC's answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// Ejects the virtual CD at `path`: its `EjectMedia` action, or a PATCH where it has none.

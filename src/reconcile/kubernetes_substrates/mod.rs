@@ -10,8 +10,9 @@
 //! puts the substrate in `error` naming it; delete the DaemonSets of removed flavors; count
 //! the nodes that joined; `ready` when every node the provider runs has joined the pool.
 //! Teardown (the pool archived): a made cluster is deleted; on an adopted one only what carries
-//! the pool's label goes (objects, then node pools); then the tokens are revoked, the pool's
-//! nodes `deleted` and the substrate `deleted`.
+//! the pool's label goes (objects, then node pools), and its namespace only when nothing it did
+//! not make is left in it (else the `deleted` event's message names what kept it); then the
+//! tokens are revoked, the pool's nodes `deleted` and the substrate `deleted`.
 
 mod flavors;
 mod objects;
@@ -21,7 +22,7 @@ use std::time::Duration;
 
 use self::flavors::{node_pool_spec, own_flavor, provider_nodes};
 pub use self::objects::{DEFAULT_BCD_IMAGE, DaemonEndpoint, FLAVOR_LABEL, SUBSTRATE_LABEL};
-use self::objects::{FIELD_MANAGER, Inputs, KINDS, is_applied, is_ours, reference};
+use self::objects::{FIELD_MANAGER, Inputs, KINDS, NAMESPACED_KINDS, is_applied, is_ours, reference};
 use super::kubernetes_clusters::CLUSTER_LABEL as MANAGED_CLUSTER_LABEL;
 use super::node_pool_steps::{self, next_pool_step};
 use super::{Backoff, Context, Outcome, Pass, PassError, ResourceReconciler, Schedule};
@@ -103,7 +104,7 @@ impl ResourceReconciler for KubernetesSubstrates {
             Ok(gke) => gke,
             // The account is gone: nothing of ours can be reached to tear down.
             Err(error) if error.kind == ErrorKind::NotFound && substrate.teardown_requested_at.is_some() => {
-                pass.store.substrate_finish_teardown(&substrate, now_micros()).await?;
+                pass.store.substrate_finish_teardown(&substrate, "", now_micros()).await?;
                 return Ok(Outcome::remove());
             }
             Err(error) => return Err(error.into()),
@@ -517,7 +518,10 @@ impl Step<'_> {
     /// The Nodes the cluster's API lists in each flavor's node pool, recorded before the
     /// objects are applied: the join with the hosted token admits those machine ids only.
     async fn record_nodes(&self, api: &KubeClient, observed: &mut SubstrateObserved) -> Result<(), PassError> {
+        let listed_at = now_micros();
         let listed = api.nodes_list().await.context("listing the cluster's nodes")?;
+        let names: Vec<&str> = listed.iter().map(|node| node.name.as_str()).collect();
+        self.delete_gone_nodes(&names, listed_at).await?;
         for flavor in &mut observed.flavors {
             let mut names: Vec<String> = listed
                 .iter()
@@ -530,6 +534,28 @@ impl Step<'_> {
         let recorded = |name: &str| self.substrate.flavors.iter().find(|f| f.name == name).map(|f| &f.nodes);
         if observed.flavors.iter().any(|f| recorded(&f.name) != Some(&f.nodes)) {
             self.pass.store.substrate_record_nodes(self.substrate, &observed.flavors).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the pool's live nodes of the substrate's flavors whose machine (the cluster's Node
+    /// named by their machine id) the cluster no longer has: a node pool shrunk, a machine
+    /// replaced or removed. Such a node never heartbeats again, and its machine id may come
+    /// back as another node. Only nodes that joined before the Nodes were listed at
+    /// `listed_at` are judged: a machine that joined since may be missing from the list.
+    async fn delete_gone_nodes(&self, listed: &[&str], listed_at: i64) -> Result<(), PassError> {
+        let now = now_micros();
+        for node in self.pass.store.node_list(self.pool_id(), i64::MAX).await? {
+            let gone = node.deleted_at.is_none()
+                && matches!(node.state, PoolNodeState::Ready | PoolNodeState::NotReady)
+                && node.labels.contains_key(FLAVOR_LABEL)
+                && node.joined_at < listed_at
+                && !listed.contains(&node.machine_id.as_str());
+            if gone {
+                self.pass.store.node_delete(&node.id, now).await?;
+                tracing::info!(pool = %self.pool_id(), node = %node.id, machine = %node.machine_id,
+                    "the cluster no longer has the node's machine: node deleted");
+            }
         }
         Ok(())
     }
@@ -616,21 +642,26 @@ impl Step<'_> {
     /// Tears the substrate down, one step per pass, then ends it.
     async fn teardown(&self) -> Result<Outcome, PassError> {
         let mut observed = self.unchanged();
+        // What an earlier pass of the teardown left (a namespace kept) is said until the end.
+        if self.substrate.state != SubstrateState::Deleting {
+            observed.message = String::new();
+        }
         observed.state = SubstrateState::Deleting;
-        observed.message = String::new();
         let name = &self.substrate.cluster_name;
-        let Some(remote) = self.gke.cluster_get(name).await.found()? else { return self.finish().await };
+        let Some(remote) = self.gke.cluster_get(name).await.found()? else {
+            return self.finish(&observed.message).await;
+        };
         if self.created() {
             if remote.labels.get(CLUSTER_LABEL).map(String::as_str) != Some(self.pool_id()) {
                 // Not the cluster this substrate made: left as it is.
-                return self.finish().await;
+                return self.finish("").await;
             }
             if remote.status == "STOPPING" {
                 return self.record(observed, Outcome::converging()).await;
             }
             let deleted = self.gke.cluster_delete(name).await;
             return match deleted {
-                Err(error) if error.is_not_found() => self.finish().await,
+                Err(error) if error.is_not_found() => self.finish("").await,
                 Err(error) if error.kind == ErrorKind::ConflictInProgress => {
                     self.record(observed, Outcome::converging()).await
                 }
@@ -648,15 +679,35 @@ impl Step<'_> {
             )
             .context(DOING)?;
             let selector = format!("{SUBSTRATE_LABEL}={}", self.pool_id());
-            for kind in KINDS.iter().rev() {
+            for kind in KINDS.iter().rev().filter(|kind| **kind != "Namespace") {
                 for object in api.objects_labelled(kind, &selector).await.context(DOING)? {
                     api.object_delete(&object).await.context(DOING)?;
+                }
+            }
+            // Deleting a namespace deletes what is in it: it goes only when nothing is left there
+            // that the substrate did not make.
+            observed.message = String::new();
+            for namespace in api.objects_labelled("Namespace", &selector).await.context(DOING)? {
+                let mut theirs = Vec::new();
+                for kind in NAMESPACED_KINDS {
+                    let found = api.objects_in_namespace(kind, &namespace.name).await.context(DOING)?;
+                    theirs.extend(objects::not_ours(kind, &found, self.pool_id()));
+                }
+                if theirs.is_empty() {
+                    api.object_delete(&namespace).await.context(DOING)?;
+                } else {
+                    observed.message = format!(
+                        "namespace {:?} was left on the cluster: it holds objects the substrate did not make ({}), \
+                         which deleting it would delete; everything the substrate made in it is gone",
+                        namespace.name,
+                        theirs.join(", ")
+                    );
                 }
             }
             observed.objects = Vec::new();
         }
         let ours: Vec<_> = remote.node_pools.iter().filter(|p| own_flavor(self.pool_id(), p).is_some()).collect();
-        let Some(pool) = ours.first() else { return self.finish().await };
+        let Some(pool) = ours.first() else { return self.finish(&observed.message).await };
         if pool.status != "STOPPING" {
             match self.gke.node_pool_delete(name, &pool.name).await {
                 Ok(_) => {}
@@ -667,8 +718,10 @@ impl Step<'_> {
         self.record(observed, Outcome::converging()).await
     }
 
-    async fn finish(&self) -> Result<Outcome, PassError> {
-        self.pass.store.substrate_finish_teardown(self.substrate, now_micros()).await?;
+    /// Ends the substrate, its `deleted` event saying `message` (what the teardown left, if
+    /// anything).
+    async fn finish(&self, message: &str) -> Result<Outcome, PassError> {
+        self.pass.store.substrate_finish_teardown(self.substrate, message, now_micros()).await?;
         tracing::info!(pool = %self.pool_id(), "substrate torn down");
         Ok(Outcome::remove())
     }

@@ -67,6 +67,26 @@ pub fn is_ours(object: &Value, pool_id: &str) -> bool {
     object["metadata"]["labels"][SUBSTRATE_LABEL] == pool_id
 }
 
+/// The namespaced kinds a teardown looks for in the substrate's namespace before deleting it
+/// (deleting a namespace deletes everything in it).
+pub const NAMESPACED_KINDS: [&str; 9] =
+    ["DaemonSet", "Deployment", "StatefulSet", "Job", "Pod", "Service", "ServiceAccount", "ConfigMap", "Secret"];
+
+/// What in a namespace was not made by this pool's substrate, as `Kind name`: everything but
+/// the objects carrying its label, what the cluster makes in every namespace (the `default`
+/// service account, the `kube-root-ca.crt` config map) and objects owned by another (a pod of a
+/// DaemonSet: its owner is judged instead).
+pub fn not_ours(kind: &str, objects: &[Value], pool_id: &str) -> Vec<String> {
+    objects
+        .iter()
+        .filter(|object| !is_ours(object, pool_id))
+        .filter(|object| object["metadata"]["ownerReferences"].as_array().is_none_or(Vec::is_empty))
+        .filter_map(|object| object["metadata"]["name"].as_str())
+        .filter(|name| !matches!((kind, *name), ("ServiceAccount", "default") | ("ConfigMap", "kube-root-ca.crt")))
+        .map(|name| format!("{kind} {name}"))
+        .collect()
+}
+
 /// Whether `object` (as the cluster has it) is what `desired` applies.
 pub fn is_applied(object: &Value, desired: &Value) -> bool {
     object["metadata"]["annotations"][APPLIED_SHA256] == desired["metadata"]["annotations"][APPLIED_SHA256]
@@ -189,6 +209,23 @@ mod tests {
         assert!(env.iter().any(|e| e["name"] == "BCD_INSECURE_PLAINTEXT" && e["value"] == "true"));
         // The token is in the Secret only, never in the DaemonSet.
         assert!(!gpu.to_string().contains("bcjt_"));
+    }
+
+    #[test]
+    fn only_what_the_substrate_did_not_make_keeps_its_namespace() {
+        let pool = "pool_0123456789abcdefghjkmnpqrs";
+        let objects = vec![
+            json!({"metadata": {"name": "bcd-general", "labels": {SUBSTRATE_LABEL: pool}}}),
+            json!({"metadata": {"name": "theirs", "labels": {"team": "ops"}}}),
+            json!({"metadata": {"name": "theirs-x1", "ownerReferences": [{"kind": "DaemonSet", "name": "theirs"}]}}),
+        ];
+        assert_eq!(not_ours("DaemonSet", &objects, pool), ["DaemonSet theirs"]);
+        let defaults = vec![
+            json!({"metadata": {"name": "default"}}),
+            json!({"metadata": {"name": "bcd", "labels": {SUBSTRATE_LABEL: pool}}}),
+        ];
+        assert!(not_ours("ServiceAccount", &defaults, pool).is_empty(), "what every namespace has");
+        assert!(not_ours("ConfigMap", &[json!({"metadata": {"name": "kube-root-ca.crt"}})], pool).is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod watch;
 
 use std::time::Duration;
 
-use steps::{ERASE_STARTED, Step, workflow};
+use steps::{ERASE_STARTED, Step, WAS_ON, workflow};
 
 use super::{Backoff, DaemonEndpoint, Outcome, Pass, PassError, ResourceReconciler, Schedule};
 use crate::bearer::Bearer;
@@ -29,7 +29,10 @@ use crate::domain::metal_states::{self, Transition};
 use crate::domain::states::{MachineState, PoolNodeState};
 use crate::ids::JoinTokenId;
 use crate::provider::bmc::address::{self as bmc_address, Checked};
-use crate::provider::bmc::{self, Bmc, BmcAccess, BmcDriver, BootDevice, PowerAction, PowerState};
+use crate::provider::bmc::sessions::Sessions;
+use crate::provider::bmc::{
+    self, Bmc, BmcAccess, BmcDriver, BootDevice, EraseTarget, PowerAction, PowerState, ReadBack,
+};
 use crate::provider::{ErrorKind, ProviderError};
 use crate::secrets::SecretKey;
 use crate::store::{JoinTokenRow, METAL_KIND, MetalFinish, MetalMachineRow, Store, metal_machine_id, now_micros};
@@ -45,12 +48,21 @@ pub struct MetalMachines {
     pub backoff: Backoff,
     /// How often a machine that is powering or booting is looked at.
     pub poll: Duration,
+    /// The Redfish sessions of the BMCs, shared by every pass and machine; logged out when
+    /// the worker stops.
+    pub sessions: Sessions,
 }
 
 impl MetalMachines {
     /// The reconciler with the spec's backoff.
     pub fn new(secret_key: SecretKey, endpoint: Option<DaemonEndpoint>) -> Self {
-        Self { secret_key, endpoint, backoff: Backoff::TRANSIENT, poll: Duration::from_secs(1) }
+        Self {
+            secret_key,
+            endpoint,
+            backoff: Backoff::TRANSIENT,
+            poll: Duration::from_secs(1),
+            sessions: Sessions::default(),
+        }
     }
 }
 
@@ -74,7 +86,16 @@ impl ResourceReconciler for MetalMachines {
         Ok(store.metal_fetch(id).await?.filter(|machine| machine.deleted_at.is_none()))
     }
 
+    async fn shutdown(&self) {
+        self.sessions.logout_all().await;
+    }
+
     async fn reconcile(&self, pass: &Pass, machine: MetalMachineRow) -> Result<Outcome, PassError> {
+        let idle = metal_states::IDLE.contains(&machine.provision_state);
+        if machine.credentials_pending && idle {
+            let run = Run { reconciler: self, pass, machine: &machine, transition: metal_states::transition("enroll") };
+            return run.rotate().await;
+        }
         let Some(transition) = metal_states::transient(machine.provision_state) else {
             if machine.provision_state == MachineState::Deployed {
                 // A deployed machine is looked at on the settled interval, for drift at its BMC.
@@ -129,18 +150,27 @@ impl Run<'_> {
         let now = now_micros();
         let remaining = self.remaining();
         let deadline = self.machine.deadline.unwrap_or(i64::MAX);
-        if now >= deadline {
+        // A deleting machine is past its deadline reported stuck, not failed: it keeps trying.
+        if now >= deadline && self.state() != MachineState::Deleting {
             let at =
                 remaining.first().map_or("finishing".to_owned(), |step| format!("{} ({})", step.name(), step.doing()));
             let last = self.pass.item.last_error.as_deref().map(|e| format!("; last error: {e}")).unwrap_or_default();
             let verb = self.transition.verb;
             return self.fail(format!("{verb} timed out at step {at}{last}"), "deadline").await;
         }
-        let left = Duration::from_micros((deadline - now) as u64);
+        // Past its deadline a deleting machine's calls keep the driver's own timeout.
+        let left = match now >= deadline {
+            true => bmc::redfish::DEFAULT_TIMEOUT,
+            false => Duration::from_micros((deadline - now) as u64),
+        };
         let bmc = match self.connect(left).await {
             Ok(bmc) => bmc,
             Err(error) if error.kind == ErrorKind::Permanent => return self.fail(error.to_string(), "bmc").await,
-            Err(error) => return Err(error.into()),
+            Err(error) => {
+                let at = remaining.first().map_or("finishing", |step| step.name());
+                self.outage(at, &error.to_string()).await;
+                return Err(error.into());
+            }
         };
         for step in remaining {
             match self.step(step, bmc.as_ref()).await {
@@ -159,27 +189,77 @@ impl Run<'_> {
                 Ok(Progress::Recorded) => return Ok(Outcome::after(Duration::ZERO)),
                 Err(failure) => {
                     let message = format!("{}: {}", step.name(), failure.message);
-                    return match failure.refused {
-                        true => self.fail(message, step.name()).await,
-                        false => Err(PassError::new(super::Failure::Unavailable, message)),
-                    };
+                    if failure.refused {
+                        return self.fail(message, step.name()).await;
+                    }
+                    // The state rides the outage out until its deadline; its end event tells it.
+                    self.outage(step.name(), &message).await;
+                    return Err(PassError::new(super::Failure::Unavailable, message));
                 }
             }
         }
         self.succeed().await
     }
 
+    /// Records a pass that failed on the BMC at `step` in the state's outage; a failure to
+    /// record it is logged only: the pass failed anyway and the next one tries again.
+    async fn outage(&self, step: &str, error: &str) {
+        let m = self.machine;
+        if let Err(failure) = self.store().metal_outage(&m.node_id, self.state(), step, error, now_micros()).await {
+            tracing::warn!(node = %m.node_id, %failure, "recording the BMC outage failed");
+        }
+    }
+
+    /// Checks the machine's new credentials against its BMC (sign in, read the power): taken,
+    /// they replace the old ones; refused, they are dropped and the old ones stay in use. A BMC
+    /// that does not answer is asked again on the backoff, the old credentials in use meanwhile.
+    async fn rotate(&self) -> Result<Outcome, PassError> {
+        let m = self.machine;
+        let Some((username, sealed)) = self.store().metal_pending_credentials(&m.node_id).await? else {
+            return Ok(Outcome::after(Duration::ZERO));
+        };
+        let password = self.reconciler.secret_key.open(&sealed, &m.node_id)?;
+        let checked = match self.connect_as(bmc::redfish::DEFAULT_TIMEOUT, Some((username, password))).await {
+            Ok(bmc) => bmc.power_state().await.map(drop),
+            Err(error) => Err(error),
+        };
+        let refused = match checked {
+            Ok(()) => None,
+            Err(error) if error.kind == ErrorKind::Permanent => Some(error.to_string()),
+            Err(error) => return Err(error.into()),
+        };
+        self.store().metal_credentials_checked(&m.node_id, &sealed, refused.as_deref(), now_micros()).await?;
+        tracing::info!(node = %m.node_id, pool = %m.pool_id, taken = refused.is_none(), "metal credentials checked");
+        // What the machine's state asks for (a deployed machine's look) comes next, from a fresh read.
+        Ok(Outcome::after(Duration::ZERO))
+    }
+
     /// The machine's BMC, each call given up after at most the time left before the deadline.
     /// Its address is checked first, as the pool's policy says now, and the driver connects to
     /// the addresses checked: a name that resolves elsewhere now than at enrolment is caught.
     async fn connect(&self, left: Duration) -> Result<Box<dyn Bmc>, ProviderError> {
+        self.connect_as(left, None).await
+    }
+
+    /// [`Run::connect`] signing in as `credentials` (user and password) when given, else with
+    /// the machine's own.
+    async fn connect_as(
+        &self,
+        left: Duration,
+        credentials: Option<(String, crate::secrets::Secret)>,
+    ) -> Result<Box<dyn Bmc>, ProviderError> {
         let m = self.machine;
         let checked = self.check_address().await?;
-        let sealed = self.store().metal_sealed_password(&m.node_id).await.map_err(store_failure)?;
-        let Some(sealed) = sealed else {
-            return Err(ProviderError::new(ErrorKind::Permanent, "bmc", "the machine has no BMC credentials"));
+        let (username, password) = match credentials {
+            Some(given) => given,
+            None => {
+                let sealed = self.store().metal_sealed_password(&m.node_id).await.map_err(store_failure)?;
+                let Some(sealed) = sealed else {
+                    return Err(ProviderError::new(ErrorKind::Permanent, "bmc", "the machine has no BMC credentials"));
+                };
+                (m.username.clone(), self.reconciler.secret_key.open(&sealed, &m.node_id).map_err(store_failure)?)
+            }
         };
-        let password = self.reconciler.secret_key.open(&sealed, &m.node_id).map_err(store_failure)?;
         let driver = match m.driver.as_str() {
             "ipmi" => BmcDriver::Ipmi,
             _ => BmcDriver::Redfish,
@@ -187,13 +267,13 @@ impl Run<'_> {
         let access = BmcAccess {
             driver,
             address: m.address.clone(),
-            username: m.username.clone(),
+            username,
             password,
             ca_certificate: (!m.ca_certificate.is_empty()).then(|| m.ca_certificate.clone()),
             insecure: m.insecure,
         };
         let timeout = bmc::redfish::DEFAULT_TIMEOUT.min(left + Duration::from_secs(1));
-        bmc::connect_to(&access, timeout, &checked)
+        bmc::connect_shared(&access, timeout, &checked, Some(&self.reconciler.sessions))
     }
 
     /// The addresses the machine's BMC address resolves to, each one allowed by the pool's
@@ -239,7 +319,13 @@ impl Run<'_> {
                 Ok(Progress::Done)
             }
             Step::PowerOff => {
-                self.power_to(bmc, [PowerState::Off, PowerState::PoweringOff], PowerAction::ForceOff).await
+                let progress =
+                    self.power_to(bmc, [PowerState::Off, PowerState::PoweringOff], PowerAction::ForceOff).await?;
+                let leaving = matches!(self.state(), MachineState::Retiring | MachineState::Deleting);
+                if leaving && matches!(progress, Progress::Wait) && !m.step_done(WAS_ON) {
+                    self.step_recorded(WAS_ON).await?;
+                }
+                Ok(progress)
             }
             Step::PowerOn => self.power_to(bmc, [PowerState::On, PowerState::PoweringOn], PowerAction::On).await,
             Step::ClearBoot => Ok(bmc.clear_boot_override().await.map(|()| Progress::Done)?),
@@ -271,29 +357,91 @@ impl Run<'_> {
         }
     }
 
-    /// Erases the disks once for this request: recorded as started first, so a pass that finds
-    /// it started but not done (a worker killed during the call, or a call that failed) does
-    /// not ask again and fails the state instead; the user's next request erases anew.
+    /// Erases every disk by the best method its drive offers, then reads each back: done with a
+    /// `metal.machine.erased` event naming, per disk, its serial, the method and whether the
+    /// read-back verified it. A disk that still holds data fails the state naming it, so a
+    /// machine never becomes `ready` with data on it.
+    ///
+    /// Each disk's erase is recorded as started before it is asked and as done after, so a
+    /// worker killed during it never asks it twice for one request: a resumed pass reads a
+    /// started disk back instead (blank: done), and fails the state where it cannot tell. A call
+    /// the BMC refused or never received (a 5xx, a refused connection) did nothing: its start
+    /// is taken back and the next pass asks again.
     async fn erase(&self, bmc: &dyn Bmc) -> Result<Progress, StepFailure> {
         let m = self.machine;
-        if m.step_done(ERASE_STARTED) {
-            let last = self.pass.item.last_error.as_deref().unwrap_or("the worker stopped during the call");
-            return Err(StepFailure::refused(format!(
-                "the erase of the disks did not finish ({last}); it is not asked twice for one request: \
-                 ask again to erase"
-            )));
+        let disks = bmc.erase_targets().await?;
+        for disk in &disks {
+            let (started, done) = erase_steps(disk);
+            if m.step_done(&done) {
+                continue;
+            }
+            if m.step_done(&started) || m.step_done(ERASE_STARTED) {
+                match bmc.read_back(disk).await? {
+                    ReadBack::Blank => {
+                        self.step_recorded(&done).await?;
+                        continue;
+                    }
+                    _ => {
+                        let last = self.pass.item.last_error.as_deref().unwrap_or("the worker stopped during the call");
+                        return Err(StepFailure::refused(format!(
+                            "the erase of disk {} did not finish ({last}); it is not asked twice for one request: \
+                             ask again to erase",
+                            disk_named(disk)
+                        )));
+                    }
+                }
+            }
+            self.step_recorded(&started).await?;
+            match bmc.erase_disk(disk).await {
+                Ok(()) => self.step_recorded(&done).await?,
+                Err(error) if not_received(&error) => {
+                    self.store()
+                        .metal_step_undone(&m.node_id, self.state(), &started, now_micros())
+                        .await
+                        .map_err(StepFailure::store)?;
+                    return Err(error.into());
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
-        let started = self
+        let mut report = Vec::new();
+        for disk in &disks {
+            let verified = match bmc.read_back(disk).await? {
+                ReadBack::Blank => true,
+                ReadBack::Unavailable => false,
+                ReadBack::HoldsData => {
+                    return Err(StepFailure::refused(format!(
+                        "disk {} still holds data after its {}: it could not be erased (read-only or failed); \
+                         the machine is not made ready with data on it",
+                        disk_named(disk),
+                        disk.method.as_str()
+                    )));
+                }
+            };
+            report.push(serde_json::json!({"name": disk.name, "serial": disk.serial, "method": disk.method.as_str(),
+                "verified": verified}));
+        }
+        let recorded = self
             .store()
-            .metal_step_done(&m.node_id, self.state(), ERASE_STARTED, now_micros())
+            .metal_erased(&m.node_id, self.state(), Step::Erase.name(), &serde_json::Value::Array(report), now_micros())
             .await
             .map_err(StepFailure::store)?;
-        if !started {
+        if !recorded {
             return Err(StepFailure::transient("the machine changed during the pass"));
         }
-        bmc.erase_disks().await?;
-        tracing::info!(node = %m.node_id, pool = %m.pool_id, "metal machine's disks erased");
-        Ok(Progress::Done)
+        tracing::info!(node = %m.node_id, pool = %m.pool_id, disks = disks.len(), "metal machine's disks erased");
+        Ok(Progress::Recorded)
+    }
+
+    /// Records `step` of the current state as done; the machine having moved is a transient
+    /// failure (the next pass reads it again).
+    async fn step_recorded(&self, step: &str) -> Result<(), StepFailure> {
+        let m = self.machine;
+        match self.store().metal_step_done(&m.node_id, self.state(), step, now_micros()).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(StepFailure::transient("the machine changed during the pass")),
+            Err(error) => Err(StepFailure::store(error)),
+        }
     }
 
     /// Makes the deploy's one-use join token (expiring with the deadline) and records its boot
@@ -405,13 +553,35 @@ impl Run<'_> {
     /// machine was rescued from.
     async fn succeed(&self) -> Result<Outcome, PassError> {
         let to = self.transition.success.or(self.machine.rescued_from).unwrap_or(MachineState::Ready);
-        let reason = format!("{} completed", self.transition.verb);
+        let mut reason = format!("{} completed", self.transition.verb);
+        if matches!(self.state(), MachineState::Retiring | MachineState::Deleting) {
+            // What was done to the machine on its way out, from a fresh read of the steps.
+            let m = self.store().metal_fetch(&self.machine.node_id).await?;
+            let was_on = m.as_ref().is_some_and(|m| m.step_done(WAS_ON));
+            reason.push_str(match was_on {
+                true => ": the machine was on and was powered off first",
+                false => ": the machine was off",
+            });
+            if let (MachineState::Deleting, Some(m)) = (self.state(), m) {
+                self.store().metal_delete(&m.node_id, m.version, MachineState::Deleting, &reason, now_micros()).await?;
+                tracing::info!(node = %m.node_id, pool = %m.pool_id, "metal machine deleted: {reason}");
+                return Ok(Outcome::remove());
+            }
+        }
         self.finish(to, String::new(), reason).await
     }
 
-    /// Ends the state in its failure state with `message`.
+    /// Ends the state in its failure state with `message`: the table's, or for `retiring` the
+    /// state the machine came from. A `deleting` machine does not fail: it keeps trying, its
+    /// problem saying why.
     async fn fail(&self, message: String, what: &str) -> Result<Outcome, PassError> {
-        let to = self.transition.failure.unwrap_or(MachineState::Ready);
+        if self.state() == MachineState::Deleting {
+            tracing::warn!(node = %self.machine.node_id, pool = %self.machine.pool_id, step = what,
+                "metal machine not deleted yet: {message}");
+            self.outage(what, &message).await;
+            return Err(PassError::invalid(message));
+        }
+        let to = self.transition.failure.or(self.machine.previous_state).unwrap_or(MachineState::Ready);
         tracing::warn!(node = %self.machine.node_id, pool = %self.machine.pool_id, from = %self.state(), to = %to,
             step = what, "metal workflow failed: {message}");
         self.finish(to, message.clone(), message).await
@@ -425,11 +595,17 @@ impl Run<'_> {
             error,
             reason,
             leave_pool: m.provision_state == MachineState::Releasing && to == MachineState::Ready,
+            wipe_credentials: to == MachineState::Retired,
         };
         self.store().metal_finish(&m.node_id, &finish, now_micros()).await?;
         tracing::info!(node = %m.node_id, pool = %m.pool_id, from = %m.provision_state, to = %to, "metal machine moved");
-        // A deployed machine stays watched (see `watch`); the other stable states need no pass.
-        let next = if to == MachineState::Deployed { Outcome::settled() } else { Outcome::remove() };
+        // A deployed machine stays watched (see `watch`); new credentials waiting are checked
+        // next; the other stable states need no pass.
+        let next = match (to, m.credentials_pending) {
+            (_, true) => Outcome::after(Duration::ZERO),
+            (MachineState::Deployed, false) => Outcome::settled(),
+            _ => Outcome::remove(),
+        };
         Ok(next.in_state(to))
     }
 }
@@ -460,6 +636,29 @@ impl From<ProviderError> for StepFailure {
         let refused = matches!(error.kind, ErrorKind::Permanent | ErrorKind::NotFound);
         Self { refused, message: error.to_string() }
     }
+}
+
+/// The steps that record `disk`'s erase as started and as done (a drive's path holds no comma,
+/// which separates the steps; one that did would still name it uniquely).
+fn erase_steps(disk: &EraseTarget) -> (String, String) {
+    let key = disk.id.replace(',', "%2C");
+    (format!("eraseStarted:{key}"), format!("erased:{key}"))
+}
+
+/// A disk as a message names it: its name and serial.
+fn disk_named(disk: &EraseTarget) -> String {
+    match disk.serial.is_empty() {
+        true => disk.name.clone(),
+        false => format!("{} (serial {})", disk.name, disk.serial),
+    }
+}
+
+/// Whether a failed call certainly did nothing: the BMC answered it with a refusal that is
+/// not a timeout (a 5xx, a 429), or the connection was never made.
+fn not_received(error: &ProviderError) -> bool {
+    error.kind == ErrorKind::Transient
+        && (error.status.is_some() || error.class() == crate::provider::ErrorClass::Unreachable)
+        && error.reason != "timeout"
 }
 
 fn store_failure(error: crate::error::Error) -> ProviderError {

@@ -97,9 +97,15 @@ pub fn workflow(state: MachineState) -> &'static [Step] {
         MachineState::Rescuing => &[PowerOff, InsertRescue, BootFromMedia, PowerOn],
         MachineState::ExitingRescue => &[PowerOff, Eject, ClearBoot, PowerOn],
         MachineState::Releasing => &[PowerOff, Erase, Eject, ClearBoot],
+        // A machine leaves the control plane's hands powered off.
+        MachineState::Retiring | MachineState::Deleting => &[PowerOff],
         _ => &[],
     }
 }
+
+/// The name under which a power-off that found the machine on is recorded: a retire or a
+/// delete says so in its event.
+pub const WAS_ON: &str = "powerOffWasOn";
 
 /// The name under which an erase is recorded as started.
 pub const ERASE_STARTED: &str = "eraseDisksStarted";

@@ -1,7 +1,9 @@
 //! The console in a real browser (tests/python/console_browser.py: Playwright driving Debian's
 //! chromium, axe-core on every page) against a real `bcctl dev`: clusters (one stuck on refused GKE
-//! calls, with its problem and operation log), the other resources, bare metal, a viewer's and an
-//! operator's pages. Its screenshots land in `target/console/`.
+//! calls, with its problem and operation log), the other resources, bare metal, and each role's
+//! pages (a tenant admin's, a viewer's, an operator's): only the sections the role may use are
+//! offered, each works for it, and the others' URLs say who they are for. Its screenshots land in
+//! `target/console/`.
 
 use better_compute::domain::metal_states;
 use better_compute::domain::states::MachineState;

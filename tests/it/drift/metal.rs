@@ -23,6 +23,11 @@ async fn deployed(drift: &str) -> (Env, String, String, String) {
     env.start_worker();
     let (node, system) = env.enroll_at_fake_bmc(&pool, "m1").await;
     wait_machine(&env, &pool, &node, "manageable", |m| m["provisionState"] == "manageable").await;
+    call(&env, &pool, &node, "inspect", json!({})).await;
+    wait_machine(&env, &pool, &node, "inspected", |m| {
+        m["provisionState"] == "manageable" && m["inventory"].is_object()
+    })
+    .await;
     call(&env, &pool, &node, "commission", json!({})).await;
     wait_machine(&env, &pool, &node, "ready", |m| m["provisionState"] == "ready").await;
     call(&env, &pool, &node, "deploy", json!({"image": IMAGE})).await;

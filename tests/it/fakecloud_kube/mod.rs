@@ -8,6 +8,7 @@
 
 mod clients;
 mod kubectl;
+mod plain_kubectl;
 
 use std::time::Duration;
 

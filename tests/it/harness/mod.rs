@@ -32,7 +32,7 @@ use better_compute::store::{NewApiKey, PrincipalRow, RoleBindingRow, Store, now_
 use serde_json::Value;
 
 pub use catalog::{Catalog, PROJECT};
-pub use db::TestDb;
+pub use db::{TestDb, postgres_admin_url};
 pub use env::Env;
 pub use fakes::{never_answer, probe_every, sample_every, workers_killed_at_random};
 pub use plan_reality::{Reality, assert_plan_was_reality};

@@ -16,6 +16,7 @@ mod lock_order;
 mod masks;
 mod node_pool_keys;
 mod nodepools;
+mod null_settings;
 mod plan_reality;
 mod versions;
 mod violations;

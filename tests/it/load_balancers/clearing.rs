@@ -2,7 +2,8 @@
 //! JSON paths the body's keys are the `update_mask`, so `"domains": []` clears the domains, alone
 //! or beside another part, `"stickySessions": null` turns sticky sessions off and a part given is
 //! replaced whole; over gRPC the caller's mask says it, and without one an empty list names
-//! nothing. What never changes is refused whenever it is named, even empty.
+//! nothing. What never changes is refused whenever it is named, even empty; a setting with a
+//! default (`sourceRanges`, `redirectHttpToHttps`) named without a value is refused, not reset.
 
 use better_compute::proto::compute::{LoadBalancerDomain, LoadBalancerStickySessions, UpdateLoadBalancerRequest};
 use better_compute::store::Backend;
@@ -84,8 +85,13 @@ async fn json_keys_name_the_parts_an_update_replaces_and_empty_ones_clear(backen
     })
     .await;
     env.wait_load_balancer_state("acme", &origin_id, "ready").await;
-    // Named without a value: anyone may reach it again.
-    let anyone = env.ok(UPDATE, update(&origin, json!({"sourceRanges": null}))).await;
+    // Named without a value they are refused, not reset to their default (any address), and
+    // the provider keeps the range; `{}` says it: anyone may reach it again.
+    let (status, code, details) = env.refused(UPDATE, update(&origin, json!({"sourceRanges": null}))).await;
+    assert_eq!((status, code.as_str(), violated_fields(&details)), (400, "INVALID_INPUT", vec!["sourceRanges".into()]));
+    let kept = env.ok(GET, json!({"tenantId": "acme", "loadBalancerId": origin_id})).await;
+    assert_eq!(kept["sourceRanges"]["allow"], json!(["192.0.2.0/24"]), "{kept}");
+    let anyone = env.ok(UPDATE, update(&origin, json!({"sourceRanges": {}}))).await;
     assert_eq!(anyone["sourceRanges"], json!({"allow": [], "deny": []}));
     env.wait_fake("acme", &origin_id, "no ranges", |fake| fake["firewall"] == json!({"allow": [], "deny": []})).await;
     env.wait_load_balancer_state("acme", &origin_id, "ready").await;
@@ -146,8 +152,17 @@ async fn a_grpc_mask_names_the_parts_and_without_one_an_empty_list_names_nothing
         .unwrap()
         .into_inner();
     assert_eq!(set.domains.len(), 1);
-    let cleared = acme.update(change(&edge, &["domains", "redirectHttpToHttps"])).await.unwrap().into_inner();
+    let stop = UpdateLoadBalancerRequest {
+        redirect_http_to_https: Some(false),
+        ..change(&edge, &["domains", "redirectHttpToHttps"])
+    };
+    let cleared = acme.update(stop).await.unwrap().into_inner();
     assert!(cleared.domains.is_empty() && !cleared.redirect_http_to_https, "{cleared:?}");
+    // The redirect named without a value is refused, not reset to its default.
+    let status = acme.update(change(&edge, &["redirectHttpToHttps"])).await.unwrap_err();
+    let error = grpc_error(&status);
+    assert_eq!((status.code(), error.code.as_str()), (tonic::Code::InvalidArgument, "INVALID_INPUT"));
+    assert_eq!(error.details["fields"][0]["field"], "redirectHttpToHttps", "{error:?}");
 
     // A mask naming sticky sessions without a value turns them off; the deprecated flag still
     // does, for one release.

@@ -13,13 +13,13 @@ use serde_json::{Value, json};
 use super::PASSWORD;
 use crate::harness::{DO_TOKEN, Env, System, fast_config, poll, reconcilers, worker};
 
-const IMAGE: &str = "https://images.example/node-2026.12.iso";
+pub(super) const IMAGE: &str = "https://images.example/node-2026.12.iso";
 /// The rescue image the pool's policy names.
 const RESCUE: &str = "https://images.example/rescue-2026.12.iso";
 
 /// An environment with acme's metal pool (with `policy`, plus the loopback network allowed for
 /// BMC addresses: the fake cloud's BMCs listen on 127.0.0.1) and a running worker.
-async fn metal_env(mut policy: Value) -> (Env, String) {
+pub(super) async fn metal_env(mut policy: Value) -> (Env, String) {
     let metal = policy.as_object_mut().unwrap().entry("metal").or_insert_with(|| json!({}));
     metal["bmcAllowedNetworks"] = json!(["127.0.0.0/8"]);
     let mut env = System::on(Backend::Postgres).start().await;
@@ -46,7 +46,7 @@ async fn metal_env(mut policy: Value) -> (Env, String) {
 }
 
 /// A fake machine: its system id on the fake BMC, and the enrolment of it.
-fn machine(env: &Env, pool: &str, name: &str) -> (String, Value) {
+pub(super) fn machine(env: &Env, pool: &str, name: &str) -> (String, Value) {
     let path = env.cloud.add_bmc_system(BmcSystemSpec {
         name: name.to_owned(),
         username: "admin".to_owned(),
@@ -60,14 +60,14 @@ fn machine(env: &Env, pool: &str, name: &str) -> (String, Value) {
 }
 
 /// Calls `metal/<method>` on the machine as acme's admin.
-async fn call(env: &Env, pool: &str, node: &str, method: &str, extra: Value) -> Value {
+pub(super) async fn call(env: &Env, pool: &str, node: &str, method: &str, extra: Value) -> Value {
     let mut body = json!({"poolId": pool, "nodeId": node});
     body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
     env.ok(&format!("/api/compute/metal/{method}"), body).await
 }
 
 /// Polls the machine until it is in `state`.
-async fn wait_for(env: &Env, pool: &str, node: &str, state: &str) -> Value {
+pub(super) async fn wait_for(env: &Env, pool: &str, node: &str, state: &str) -> Value {
     poll(Duration::from_secs(60), &format!("machine {node} {state}"), || async {
         let machine = env.ok("/api/compute/metal/get", json!({"poolId": pool, "nodeId": node})).await;
         if machine["provisionState"] == state { Ok(machine) } else { Err(machine.to_string()) }
@@ -76,12 +76,12 @@ async fn wait_for(env: &Env, pool: &str, node: &str, state: &str) -> Value {
 }
 
 /// Moves the machine by `method` and waits for `state`.
-async fn run(env: &Env, pool: &str, node: &str, method: &str, extra: Value, state: &str) -> Value {
+pub(super) async fn run(env: &Env, pool: &str, node: &str, method: &str, extra: Value, state: &str) -> Value {
     call(env, pool, node, method, extra).await;
     wait_for(env, pool, node, state).await
 }
 
-fn erased(env: &Env, system: &str) -> Value {
+pub(super) fn erased(env: &Env, system: &str) -> Value {
     env.cloud.bmc_system(system).unwrap()["erased"].clone()
 }
 
@@ -111,11 +111,11 @@ async fn a_machine_goes_through_every_verb_and_its_deploy_joins_through_bcd() {
     let inventory = &inspected["inventory"];
     assert_eq!((inventory["cpus"].as_i64(), inventory["memoryMib"].as_i64()), (Some(8), Some(32768)), "{inspected}");
     assert_eq!(inventory["nics"].as_array().unwrap().len(), 2, "{inventory}");
-    assert_eq!(inventory["disks"].as_array().unwrap().len(), 2, "{inventory}");
+    assert_eq!(inventory["disks"].as_array().unwrap().len(), 3, "{inventory}");
     assert!(inventory["serial"].as_str().unwrap().starts_with("FAKE"), "{inventory}");
 
     run(&env, &pool, &node, "commission", json!({}), "ready").await;
-    assert_eq!(erased(&env, &system), json!({"disk0": 1, "disk1": 1}), "commissioning erases once");
+    assert_eq!(erased(&env, &system), json!({"disk0": 1, "disk1": 1, "disk2": 1}), "commissioning erases once");
 
     let deployed = run(&env, &pool, &node, "deploy", json!({"image": IMAGE}), "deployed").await;
     assert_eq!((deployed["image"].as_str(), deployed["powerState"].as_str()), (Some(IMAGE), Some("on")));
@@ -156,7 +156,7 @@ async fn a_machine_goes_through_every_verb_and_its_deploy_joins_through_bcd() {
     .await;
 
     run(&env, &pool, &node, "release", json!({}), "ready").await;
-    assert_eq!(erased(&env, &system), json!({"disk0": 2, "disk1": 2}), "release erases, once");
+    assert_eq!(erased(&env, &system), json!({"disk0": 2, "disk1": 2, "disk2": 2}), "release erases, once");
     let bmc = env.cloud.bmc_system(&system).unwrap();
     assert_eq!(bmc["media"]["inserted"], false, "{bmc}");
     assert_eq!(bmc["configMedia"]["inserted"], false, "{bmc}");
@@ -175,6 +175,7 @@ async fn a_machine_goes_through_every_verb_and_its_deploy_joins_through_bcd() {
         "inspecting",
         "manageable",
         "commissioning",
+        "erased",
         "ready",
         "deploying",
         "deployed",
@@ -183,7 +184,9 @@ async fn a_machine_goes_through_every_verb_and_its_deploy_joins_through_bcd() {
         "exitingRescue",
         "deployed",
         "releasing",
+        "erased",
         "ready",
+        "retiring",
         "retired",
     ];
     assert_eq!(types, expected, "{seen:?}");
@@ -199,6 +202,7 @@ async fn a_bmc_that_stops_answering_mid_deploy_fails_the_deploy_naming_the_step(
     let (system, enrolment) = machine(&env, &pool, "m2");
     let node = env.ok("/api/compute/metal/enroll", enrolment).await["id"].as_str().unwrap().to_owned();
     wait_for(&env, &pool, &node, "manageable").await;
+    run(&env, &pool, &node, "inspect", json!({}), "manageable").await;
     run(&env, &pool, &node, "commission", json!({}), "ready").await;
 
     env.cloud.set_bmc_unresponsive(&system, true);
@@ -222,9 +226,10 @@ async fn a_worker_killed_while_releasing_is_resumed_and_the_disks_are_erased_onc
     let (system, enrolment) = machine(&env, &pool, "m3");
     let node = env.ok("/api/compute/metal/enroll", enrolment).await["id"].as_str().unwrap().to_owned();
     wait_for(&env, &pool, &node, "manageable").await;
+    run(&env, &pool, &node, "inspect", json!({}), "manageable").await;
     run(&env, &pool, &node, "commission", json!({}), "ready").await;
     run(&env, &pool, &node, "deploy", json!({"image": IMAGE}), "deployed").await;
-    assert_eq!(erased(&env, &system), json!({"disk0": 1, "disk1": 1}));
+    assert_eq!(erased(&env, &system), json!({"disk0": 1, "disk1": 1, "disk2": 1}));
 
     // The worker runs the release into a BMC that holds its calls, and is killed there: no
     // graceful stop, its lease runs out.
@@ -244,5 +249,5 @@ async fn a_worker_killed_while_releasing_is_resumed_and_the_disks_are_erased_onc
 
     env.start_worker();
     wait_for(&env, &pool, &node, "ready").await;
-    assert_eq!(erased(&env, &system), json!({"disk0": 2, "disk1": 2}), "the release erased exactly once");
+    assert_eq!(erased(&env, &system), json!({"disk0": 2, "disk1": 2, "disk2": 2}), "the release erased exactly once");
 }

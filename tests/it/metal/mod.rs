@@ -4,10 +4,15 @@
 //! and delete only where allowed, two racing verbs, who may call, and the BMC password found
 //! nowhere but sealed in its column.
 
+mod credentials;
 mod dev;
+mod erase;
 mod flow;
+mod leaving;
+mod outage;
 mod plan_reality;
 mod secrets;
+mod sessions;
 mod states;
 
 use better_compute::store::Backend;
@@ -53,6 +58,12 @@ impl OwnPool {
     /// Puts machine `node` in `state` through the store, as a reconciler would have.
     pub async fn put_in_state(&self, node: &str, state: &str) {
         self.execute(&format!("UPDATE metal_machines SET provision_state = '{state}' WHERE node_id = '{node}'")).await;
+    }
+
+    /// Records an inventory for machine `node` through the store, as an inspection would have.
+    pub async fn put_inspected(&self, node: &str) {
+        let inventory = r#"{"cpus": 8, "memoryMib": 32768, "disks": [{"name": "disk0", "sizeBytes": 1}]}"#;
+        self.execute(&format!("UPDATE metal_machines SET inventory = '{inventory}' WHERE node_id = '{node}'")).await;
     }
 
     /// The pool's metal events, oldest first.

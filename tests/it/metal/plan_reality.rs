@@ -51,7 +51,11 @@ async fn every_planned_machine_change_is_what_its_bmc_then_shows() {
     let before = env.cloud.bmc_system(&system).unwrap();
     let plan = env.ok("/api/compute/metal/plan", json!({"delete": machine.clone()})).await;
     env.ok("/api/compute/metal/delete", machine.clone()).await;
-    assert!(get().await["deletedAt"].is_string(), "the machine is deleted");
+    poll(Duration::from_secs(30), "the machine deleted", || async {
+        let got = get().await;
+        if got["deletedAt"].is_string() { Ok(()) } else { Err(got.to_string()) }
+    })
+    .await;
     let after = env.cloud.bmc_system(&system).unwrap();
     assert_plan_was_reality("the delete", &plan, &Reality::bmc(&system, &before, &after, true));
 }

@@ -32,12 +32,14 @@ async fn database_text(url: &str) -> String {
 }
 
 async fn sealed_password(url: &str, node: &str) -> String {
+    sealed_column(url, node, "password_sealed").await
+}
+
+/// What machine `node` keeps in its sealed `column`.
+async fn sealed_column(url: &str, node: &str, column: &str) -> String {
     let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
-    sqlx::query_scalar("SELECT password_sealed FROM metal_machines WHERE node_id = $1")
-        .bind(node)
-        .fetch_one(&mut conn)
-        .await
-        .unwrap()
+    let sql = format!("SELECT {column} FROM metal_machines WHERE node_id = $1");
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(node).fetch_one(&mut conn).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,7 +78,7 @@ async fn the_bmc_password_is_found_nowhere_but_sealed_in_its_column() {
     let sealed = sealed_password(&server.database_url, &node).await;
     assert_eq!(key.open(&sealed, &node).unwrap().expose(), PASSWORD, "sealed to the node with the server's key");
 
-    // Rotation: the new password is sealed in its place.
+    // Rotation: the new password is sealed beside the old one until the BMC takes it.
     sqlx_execute(
         &server.database_url,
         &format!("UPDATE metal_machines SET provision_state = 'manageable' WHERE node_id = '{node}'"),
@@ -85,8 +87,10 @@ async fn the_bmc_password_is_found_nowhere_but_sealed_in_its_column() {
     let rotated = "rotated-Pa55-0b1d";
     let update = json!({"poolId": pool, "nodeId": node, "password": rotated, "username": "root"});
     answers.push(server.ok("/api/compute/metal/update", &admin, update).await);
+    let pending = sealed_column(&server.database_url, &node, "password_pending_sealed").await;
+    assert_eq!(key.open(&pending, &node).unwrap().expose(), rotated);
     let sealed = sealed_password(&server.database_url, &node).await;
-    assert_eq!(key.open(&sealed, &node).unwrap().expose(), rotated);
+    assert_eq!(key.open(&sealed, &node).unwrap().expose(), PASSWORD, "the old one stays in use meanwhile");
     answers.push(server.ok("/api/compute/metal/get", &admin, json!({"poolId": pool, "nodeId": node})).await);
     answers.push(server.ok("/api/compute/metal/list", &admin, json!({"poolId": pool})).await);
 
@@ -111,15 +115,21 @@ async fn the_bmc_password_is_found_nowhere_but_sealed_in_its_column() {
         assert!(!database.contains(password), "in the database");
     }
 
-    // Retire wipes the credentials.
+    // Retire wipes the credentials (at once for a machine whose BMC never answered).
+    sqlx_execute(
+        &server.database_url,
+        &format!("UPDATE metal_machines SET provision_state = 'enrollFailed' WHERE node_id = '{node}'"),
+    )
+    .await;
     let retired = server.ok("/api/compute/metal/retire", &admin, json!({"poolId": pool, "nodeId": node})).await;
     assert_eq!(
         (retired["provisionState"].as_str(), retired["credentialsSet"].as_bool()),
         (Some("retired"), Some(false))
     );
     assert_eq!(sealed_password(&server.database_url, &node).await, "");
+    assert_eq!(sealed_column(&server.database_url, &node, "password_pending_sealed").await, "", "and the pending one");
     database = database_text(&server.database_url).await;
-    assert!(!database.contains(&sealed), "the sealed password is gone");
+    assert!(!database.contains(&sealed) && !database.contains(&pending), "the sealed passwords are gone");
     server.assert_up();
 }
 

@@ -9,6 +9,7 @@ use crate::harness::{tenant_principal, violated_fields};
 
 crate::on_both_backends!(
     every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allowed,
+    commission_starts_from_an_inspected_machine_only,
     an_enrolment_records_enrolling_with_its_deadline_and_queues_the_reconciler,
     an_enrolment_names_every_field_it_refuses,
     an_enrolment_retried_with_its_key_returns_the_same_machine_and_a_changed_one_conflicts,
@@ -22,7 +23,7 @@ crate::on_both_backends!(
 );
 
 /// Every provision state.
-const STATES: [&str; 18] = [
+const STATES: [&str; 20] = [
     "enrolling",
     "manageable",
     "enrollFailed",
@@ -40,7 +41,9 @@ const STATES: [&str; 18] = [
     "exitingRescue",
     "releasing",
     "releaseFailed",
+    "retiring",
     "retired",
+    "deleting",
 ];
 
 /// The provision state table of the API reference: verb (`exitRescue` is `rescue` with
@@ -52,7 +55,7 @@ const TABLE: [(&str, &[&str], &str); 7] = [
     ("rescue", &["deployed", "deployFailed", "ready"], "rescuing"),
     ("exitRescue", &["rescue"], "exitingRescue"),
     ("release", &["deployed", "deployFailed", "rescue", "rescueFailed", "releaseFailed"], "releasing"),
-    ("retire", &["manageable", "ready", "enrollFailed", "inspectFailed", "commissionFailed"], "retired"),
+    ("retire", &["manageable", "ready", "enrollFailed", "inspectFailed", "commissionFailed"], "retiring"),
 ];
 
 const IDLE: [&str; 10] = [
@@ -98,6 +101,7 @@ fn request_of(verb: &str) -> (&'static str, Value) {
 async fn every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allowed(backend: Backend) {
     let s = setup(backend).await;
     let node = s.enroll("m1").await["id"].as_str().unwrap().to_owned();
+    s.put_inspected(&node).await;
     let mut moved = 0;
     for state in STATES {
         for (verb, from, to) in TABLE {
@@ -105,10 +109,12 @@ async fn every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allo
             let (method, extra) = request_of(verb);
             let (status, answer) = s.call(method, &node, extra).await;
             if from.contains(&state) {
+                // A machine whose BMC was never reached has nothing to power off: retired at once.
+                let to = if verb == "retire" && state == "enrollFailed" { "retired" } else { to };
                 assert_eq!(status, 200, "{verb} from {state}: {answer}");
                 assert_eq!(answer["provisionState"], to, "{verb} from {state}");
                 assert_eq!(answer["previousState"], state, "{verb} from {state}");
-                assert_eq!(answer["deadline"].is_string(), verb != "retire", "{verb} from {state}: {answer}");
+                assert_eq!(answer["deadline"].is_string(), to != "retired", "{verb} from {state}: {answer}");
                 assert_eq!(answer["allowedVerbs"], json!(allowed_from(to)), "the view lists what {to} allows");
                 moved += 1;
             } else {
@@ -128,6 +134,39 @@ async fn every_state_and_verb_pair_moves_as_the_table_says_or_lists_what_is_allo
     let events = s.events().await;
     let rescuing = events.iter().rev().find(|e| e.event_type == "metal.machine.rescuing").unwrap();
     assert_eq!(rescuing.data["previousState"], "deployed");
+}
+
+async fn commission_starts_from_an_inspected_machine_only(backend: Backend) {
+    let s = setup(backend).await;
+    let node = s.enroll("m1").await["id"].as_str().unwrap().to_owned();
+    s.put_in_state(&node, "manageable").await;
+    let (_, machine) = s.call("get", &node, json!({})).await;
+    assert_eq!(machine["allowedVerbs"], json!(["inspect", "retire", "update", "delete"]), "{machine}");
+    let (status, refused) = s.call("commission", &node, json!({})).await;
+    assert_eq!(status, 409, "{refused}");
+    let error = &refused["error"];
+    assert_eq!(
+        (error["code"].as_str(), error["details"]["reason"].as_str()),
+        (Some("INVALID_STATE"), Some("notInspected"))
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("never inspected") && message.contains("inspect it first"), "{message}");
+    let (_, untouched) = s.call("get", &node, json!({})).await;
+    assert_eq!(
+        (untouched["provisionState"].as_str(), &untouched["version"]),
+        (Some("manageable"), &machine["version"])
+    );
+    // Over gRPC the same refusal is FAILED_PRECONDITION.
+    let mut client =
+        better_compute::proto::compute::metal_client::MetalClient::new(s.server.channel(Some(&s.admin)).await);
+    let request =
+        better_compute::proto::compute::CommissionMetalRequest { pool_id: s.pool.clone(), node_id: node.clone() };
+    let status = client.commission(request).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+
+    s.put_inspected(&node).await;
+    let (status, commissioning) = s.call("commission", &node, json!({})).await;
+    assert_eq!((status, commissioning["provisionState"].as_str()), (200, Some("commissioning")), "{commissioning}");
 }
 
 async fn an_enrolment_records_enrolling_with_its_deadline_and_queues_the_reconciler(backend: Backend) {
@@ -267,9 +306,9 @@ async fn the_pools_max_machines_is_booked_at_enrolment(backend: Backend) {
         (Some(s.pool.as_str()), Some(2))
     );
     assert!(error["message"].as_str().unwrap().contains(&s.pool), "{error}");
-    // A deleted machine frees its booking.
+    // A deleted machine frees its booking (enrollFailed: deleted at once, no BMC to call).
     let node = first["id"].as_str().unwrap();
-    s.put_in_state(node, "manageable").await;
+    s.put_in_state(node, "enrollFailed").await;
     let (status, deleted) = s.call("delete", node, json!({})).await;
     assert_eq!(status, 200, "{deleted}");
     let (status, third) = s.as_admin(ENROLL, enrolment(&s.pool, "m3", "m3")).await;
@@ -329,7 +368,19 @@ async fn delete_is_allowed_from_manageable_enroll_failed_and_retired_only(backen
         assert_eq!(status, 409, "{state}: {refused}");
         assert_eq!(refused["error"]["details"]["state"], state);
     }
-    for (i, state) in ["manageable", "enrollFailed", "retired"].into_iter().enumerate() {
+    // From manageable the machine is deleting: the reconciler powers it off, then deletes it.
+    let deleting = s.enroll("d-managed").await["id"].as_str().unwrap().to_owned();
+    s.put_in_state(&deleting, "manageable").await;
+    let (status, answer) = s.call("delete", &deleting, json!({})).await;
+    assert_eq!((status, answer["provisionState"].as_str()), (200, Some("deleting")), "{answer}");
+    assert!(answer["deletedAt"].is_null() && answer["deadline"].is_string(), "{answer}");
+    assert_eq!(answer["allowedVerbs"], json!([]), "{answer}");
+    let (status, again) = s.call("delete", &deleting, json!({})).await;
+    assert_eq!((status, &again["version"]), (200, &answer["version"]), "a deleting machine is returned as it is");
+    let stuck = s.server.store.work_list_stuck(i64::MAX, 100).await.unwrap();
+    let queued = stuck.iter().find(|item| item.object_id == deleting).expect("queued");
+    assert_eq!((queued.kind.as_str(), queued.state.as_str()), ("metal.machines", "deleting"));
+    for (i, state) in ["enrollFailed", "retired"].into_iter().enumerate() {
         let node = s.enroll(&format!("d{i}")).await["id"].as_str().unwrap().to_owned();
         s.put_in_state(&node, state).await;
         let (status, deleted) = s.call("delete", &node, json!({})).await;
@@ -343,7 +394,7 @@ async fn delete_is_allowed_from_manageable_enroll_failed_and_retired_only(backen
         assert_eq!((status, refused["error"]["details"]["state"].as_str()), (409, Some("deleted")));
     }
     let (_, listed) = s.as_admin("/api/compute/metal/list", json!({"poolId": s.pool})).await;
-    assert_eq!(listed["machines"].as_array().unwrap().len(), 1, "deleted machines are left out: {listed}");
+    assert_eq!(listed["machines"].as_array().unwrap().len(), 2, "deleted machines are left out: {listed}");
     let (status, _) = s.call("get", "node_0000000000000000000000000a", json!({})).await;
     assert_eq!(status, 404);
 }
@@ -365,6 +416,7 @@ async fn a_machines_node_is_deleted_only_with_the_machine(backend: Backend) {
         assert_ne!(node_view["state"], "deleted", "{node_view}");
     }
     // The machine's own delete ends both; deleting the node then answers it as it is.
+    s.put_in_state(&node, "retired").await;
     let (status, deleted) = s.call("delete", &node, json!({})).await;
     assert_eq!(status, 200, "{deleted}");
     let (status, node_view) = s.as_admin("/api/compute/nodes/delete", by_node).await;
@@ -374,6 +426,7 @@ async fn a_machines_node_is_deleted_only_with_the_machine(backend: Backend) {
 async fn of_two_racing_verbs_one_wins_and_the_other_sees_the_new_state(backend: Backend) {
     let s = setup(backend).await;
     let node = s.enroll("m1").await["id"].as_str().unwrap().to_owned();
+    s.put_inspected(&node).await;
     for round in 0..5 {
         s.put_in_state(&node, "manageable").await;
         let (a, b) = tokio::join!(s.call("inspect", &node, json!({})), s.call("commission", &node, json!({})));

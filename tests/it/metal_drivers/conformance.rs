@@ -1,7 +1,7 @@
 //! One driver suite, run on sushy-tools and on the fake cloud's BMC: both must pass it whole.
 
 use better_compute::provider::ErrorKind;
-use better_compute::provider::bmc::{BootDevice, PowerAction, PowerState, connect};
+use better_compute::provider::bmc::{BootDevice, EraseMethod, PowerAction, PowerState, ReadBack, connect};
 
 use super::redfish_targets::{Service, Target};
 use super::{assert_no_password, wait_for_power};
@@ -67,12 +67,29 @@ async fn inventory_reports_nics_disks_and_the_vendor(target: Target) {
 }
 
 async fn erase_erases_every_drive_once_or_says_unsupported(target: Target) {
-    let result = connect(&target.access).unwrap().erase_disks().await;
+    let bmc = connect(&target.access).unwrap();
+    let result = bmc.erase_targets().await;
     match (&target.service, target.erases) {
         (Service::Fake { system }, true) => {
-            result.unwrap();
-            let erased = target.cloud.bmc_system(system).unwrap()["erased"].clone();
-            assert_eq!(erased, serde_json::json!({"disk0": 1, "disk1": 1}));
+            let disks = result.unwrap();
+            let methods: Vec<(&str, EraseMethod)> = disks.iter().map(|d| (d.name.as_str(), d.method)).collect();
+            let expected = [
+                ("NVMe SSD 0", EraseMethod::CryptoErase),
+                ("NVMe SSD 1", EraseMethod::SecureErase),
+                ("SATA HDD 2", EraseMethod::Overwrite),
+            ];
+            assert_eq!(methods, expected, "the best method each drive offers");
+            assert!(disks.iter().all(|d| d.serial.starts_with("FAKE")), "{disks:?}");
+            assert!(target.cloud.write_bmc_disk(system, "disk1", "tenant data"));
+            assert_eq!(bmc.read_back(&disks[1]).await.unwrap(), ReadBack::HoldsData);
+            for disk in &disks {
+                bmc.erase_disk(disk).await.unwrap();
+                assert_eq!(bmc.read_back(disk).await.unwrap(), ReadBack::Blank, "{disk:?}");
+            }
+            let fake = target.cloud.bmc_system(system).unwrap();
+            assert_eq!(fake["erased"], serde_json::json!({"disk0": 1, "disk1": 1, "disk2": 1}));
+            let by = serde_json::json!({"disk0": "CryptographicErase", "disk1": "BlockErase", "disk2": "Overwrite"});
+            assert_eq!(fake["erasedBy"], by);
         }
         _ => {
             let error = result.expect_err("a BMC without Drive.SecureErase cannot erase");

@@ -85,7 +85,7 @@ async fn ipmi_has_no_virtual_media_and_no_erase() {
     for error in [
         ipmi.insert_media("http://example/image.iso").await.unwrap_err(),
         ipmi.eject_media().await.unwrap_err(),
-        ipmi.erase_disks().await.unwrap_err(),
+        ipmi.erase_targets().await.unwrap_err(),
     ] {
         assert_eq!((error.kind, error.reason.as_str()), (ErrorKind::Permanent, "unsupported"));
     }

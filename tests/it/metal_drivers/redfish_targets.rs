@@ -96,7 +96,7 @@ pub async fn fake() -> Target {
         access,
         image_url: format!("{}/_fake/images/deploy.iso", cloud.base_url()),
         macs: (0..2).map(|i| format!("52:54:00:{:02x}:{:02x}:{i:02x}", number >> 8 & 0xff, number & 0xff)).collect(),
-        disk_sizes: vec![960_197_124_096, 960_197_124_096],
+        disk_sizes: vec![960_197_124_096, 960_197_124_096, 4_000_787_030_016],
         vendor: "Better Compute".into(),
         serial: format!("FAKE{number:06}"),
         erases: true,

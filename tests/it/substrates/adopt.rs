@@ -3,7 +3,8 @@
 //! platform pool may not adopt it: see the hostile suite), never takes over an object it did not make (a
 //! namespace and DaemonSet made beforehand with kubectl put it in `error`, untouched), and its
 //! teardown removes only what carries its pool's label: the cluster, the tenant's node pool and
-//! the kubectl-made objects are all still there afterwards. kubectl sees the DaemonSet it
+//! the kubectl-made objects are all still there afterwards, and so is the substrate's own
+//! namespace when the tenant put a DaemonSet of its own there (the teardown's event says so). kubectl sees the DaemonSet it
 //! applied, with its labels and its managed fields.
 
 use std::process::Command;
@@ -128,8 +129,9 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     let before = kubectl_ok(&kubeconfig, &["get", "namespace", &namespace, "-o", "json"]);
     assert!(!before.contains("better-compute.dev/substrate-pool"), "not labelled: {before}");
 
-    // Another substrate on the same cluster converges beside the tenant's pool.
+    // Two more substrates on the same cluster converge beside the tenant's pool.
     let joined = tenant_substrate_pool(&env, "joined", &adopt, vec![flavor("general", "e2-medium", 2)]).await;
+    let clean = tenant_substrate_pool(&env, "clean", &adopt, vec![flavor("small", "e2-medium", 1)]).await;
     let substrate = env
         .substrate_until(&joined, "ready with its nodes", |s| {
             s["state"] == "ready" && s["flavors"][0]["joinedNodes"] == 2
@@ -143,23 +145,50 @@ async fn an_adopted_cluster_keeps_everything_the_substrate_did_not_make(backend:
     assert!(daemon_set.contains(&format!("better-compute.dev/substrate-pool: {joined}")), "{daemon_set}");
     assert!(daemon_set.contains("manager: better-compute") && daemon_set.contains("operation: Apply"), "{daemon_set}");
     assert!(daemon_set.contains("fieldsV1"), "{daemon_set}");
+    env.substrate_until(&clean, "ready", |s| s["state"] == "ready").await;
 
-    // Both torn down: only what they made goes.
-    env.archive_pool(&blocked).await;
-    env.archive_pool(&joined).await;
-    for pool in [&blocked, &joined] {
+    // The tenant adds a DaemonSet of its own to the substrate's namespace with kubectl.
+    let joined_namespace = substrate_namespace(&joined);
+    let mut tenants_own = foreign_daemon_set(&joined_namespace);
+    tenants_own["metadata"]["name"] = json!("tenant-agent");
+    kubectl_create(&kubeconfig, &tenants_own);
+
+    // All torn down: only what they made goes.
+    for pool in [&blocked, &joined, &clean] {
+        env.archive_pool(pool).await;
+    }
+    for pool in [&blocked, &joined, &clean] {
         env.substrate_until(pool, "deleted", |s| s["state"] == "deleted").await;
     }
     let cluster = fake_cluster(&env, &name);
     assert_eq!(pool_names(&cluster), ["apps"], "the tenant's node pool alone is left: {cluster}");
     kubectl_ok(&kubeconfig, &["get", "namespace", &namespace]);
     kubectl_ok(&kubeconfig, &["get", "ds", "-n", &namespace, "bcd-general"]);
-    let theirs = kubectl(&kubeconfig, &["get", "namespace", &substrate_namespace(&joined)]);
+    // The namespace holding the tenant's DaemonSet is left, with it, and the teardown says so;
+    // what the substrate made in it is gone.
+    kubectl_ok(&kubeconfig, &["get", "ds", "-n", &joined_namespace, "tenant-agent"]);
+    let ours = kubectl(&kubeconfig, &["get", "ds", "-n", &joined_namespace, "bcd-general"]);
+    assert!(!ours.status.success(), "the substrate's DaemonSet is gone");
+    let filter = better_compute::store::EventFilter { limit: 10_000, ..Default::default() };
+    let deleted = env
+        .store
+        .event_list_after(&filter)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|e| e.subject == joined && e.event_type == "kubernetes.substrate.deleted");
+    let said = deleted.expect("the teardown's event").data["message"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        said.contains(&format!("namespace \"{joined_namespace}\" was left")) && said.contains("DaemonSet tenant-agent"),
+        "{said}"
+    );
+    // A namespace with nothing but what the substrate made goes with it.
+    let theirs = kubectl(&kubeconfig, &["get", "namespace", &substrate_namespace(&clean)]);
     assert!(!theirs.status.success(), "the substrate's own namespace is gone");
     let tenants = env.wait_state("kubernetesClusters", "clusterId", &id, "ready").await;
     assert_eq!(tenants["nodePools"].as_array().unwrap().len(), 1, "{tenants}");
     poll(super::CONVERGE, "no node of the substrates left ready", || async {
-        let left = env.pool_nodes(&joined, "ready").await.len();
+        let left = env.pool_nodes(&joined, "ready").await.len() + env.pool_nodes(&clean, "ready").await.len();
         if left == 0 { Ok(()) } else { Err(format!("{left} ready")) }
     })
     .await;

@@ -75,3 +75,28 @@ async fn a_substrate_from_a_yaml_file_is_read_back_by_bc_substrates() {
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("--policy-file") && said.contains("not YAML or JSON"), "{said}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bcctl_substrates_get_wait_follows_the_substrate_until_it_is_ready_then_deleted() {
+    let mut env = setup(Backend::Sqlite).start().await;
+    env.start_worker();
+    let create = serde_json::json!({"create": {"location": ZONE, "releaseChannel": "regular"}});
+    let pool = env
+        .substrate_pool("waited", super::substrate_policy(create, vec![super::flavor("general", "e2-medium", 1)]))
+        .await;
+
+    let output = bcctl(&env, &["-o", "json", "substrates", "get", "--pool", &pool, "--wait"]).await;
+    let progress = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{progress}");
+    let ready: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(ready["state"], "ready", "{ready}");
+    assert!(progress.lines().any(|l| l.contains("provisioning")), "each new state on stderr: {progress}");
+
+    env.archive_pool(&pool).await;
+    env.substrate_until(&pool, "on its way out", |s| s["state"] == "deleting" || s["state"] == "deleted").await;
+    let output = bcctl(&env, &["-o", "json", "substrates", "get", "--pool", &pool, "--wait"]).await;
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let gone: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(gone["state"], "deleted", "a substrate being torn down is followed until it is gone: {gone}");
+    env.stop_worker().await;
+}

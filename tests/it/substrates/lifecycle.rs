@@ -1,6 +1,7 @@
 //! A substrate's life against the fake GKE: made with two flavors, its nodes joined through the
 //! DaemonSets it applied, changed in place (a flavor added, one removed, a machine type
-//! changed), and torn down when the pool is archived, leaving nothing at the fake cloud.
+//! changed), a flavor shrunk (the node whose machine went away is `deleted`, not left
+//! `notReady`), and torn down when the pool is archived, leaving nothing at the fake cloud.
 
 use std::collections::BTreeSet;
 
@@ -10,7 +11,10 @@ use serde_json::{Value, json};
 use super::{CONVERGE, ZONE, flavor, setup, substrate_policy};
 use crate::harness::{Env, poll};
 
-crate::on_both_backends!(a_made_substrate_joins_its_nodes_changes_in_place_and_leaves_nothing_when_archived);
+crate::on_both_backends!(
+    a_made_substrate_joins_its_nodes_changes_in_place_and_leaves_nothing_when_archived,
+    a_shrunk_flavor_deletes_the_node_whose_machine_went_away,
+);
 
 /// The fake cluster named `name`, if it is there.
 fn fake_cluster(env: &Env, name: &str) -> Option<Value> {
@@ -107,5 +111,26 @@ async fn a_made_substrate_joins_its_nodes_changes_in_place_and_leaves_nothing_wh
         assert!(events.iter().any(|e| e == &format!("kubernetes.substrate.{change}")), "{change}: {events:?}");
     }
     assert_eq!(events.iter().filter(|e| e.ends_with(".ready")).count(), 1, "ready once, then updated: {events:?}");
+    env.stop_worker().await;
+}
+
+async fn a_shrunk_flavor_deletes_the_node_whose_machine_went_away(backend: Backend) {
+    let mut env = setup(backend).start().await;
+    env.start_worker();
+    let create = json!({"create": {"location": ZONE, "releaseChannel": "regular"}});
+    let pool =
+        env.substrate_pool("shrunk", substrate_policy(create.clone(), vec![flavor("general", "e2-medium", 2)])).await;
+    wait_ready_with(&env, &pool, 2).await;
+
+    env.set_policy(&pool, substrate_policy(create, vec![flavor("general", "e2-medium", 1)])).await;
+    let deleted = poll(CONVERGE, "the removed machine's node deleted", || async {
+        let deleted = env.pool_nodes(&pool, "deleted").await;
+        if deleted.len() == 1 { Ok(deleted) } else { Err(format!("{} deleted", deleted.len())) }
+    })
+    .await;
+    assert_eq!(deleted[0]["labels"]["better-compute.dev/flavor"], "general", "{deleted:?}");
+    let shrunk = wait_ready_with(&env, &pool, 1).await;
+    assert_eq!(shrunk["flavors"][0]["providerNodes"], 1, "{shrunk}");
+    assert!(env.pool_nodes(&pool, "notReady").await.is_empty(), "no node is left notReady for good");
     env.stop_worker().await;
 }

@@ -94,7 +94,9 @@ class JoinTokensServicer:
 
     def Revoke(self, request, context):
         """Revokes a token: no daemon joins with it from now on (nodes that joined stay). A revoked
-        token is returned as it is.
+        token is returned as it is, and so is an `expired` one (it stays `expired`, with no
+        `revokedAt` and no event): it already refuses every join, so revoking it succeeds without
+        changing it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

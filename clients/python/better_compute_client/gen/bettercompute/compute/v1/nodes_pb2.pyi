@@ -26,7 +26,7 @@ class NodeCapacity(_message.Message):
     def __init__(self, cpu_millis: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., ephemeral_storage_bytes: _Optional[int] = ..., gpus: _Optional[_Iterable[_Union[NodeGpus, _Mapping]]] = ...) -> None: ...
 
 class PoolNodeSummary(_message.Message):
-    __slots__ = ("ready", "not_ready", "left", "deleted", "cordoned", "capacity", "allocatable")
+    __slots__ = ("ready", "not_ready", "left", "deleted", "cordoned", "capacity", "allocatable", "unhealthy", "remediation_paused")
     READY_FIELD_NUMBER: _ClassVar[int]
     NOT_READY_FIELD_NUMBER: _ClassVar[int]
     LEFT_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +34,8 @@ class PoolNodeSummary(_message.Message):
     CORDONED_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     ALLOCATABLE_FIELD_NUMBER: _ClassVar[int]
+    UNHEALTHY_FIELD_NUMBER: _ClassVar[int]
+    REMEDIATION_PAUSED_FIELD_NUMBER: _ClassVar[int]
     ready: int
     not_ready: int
     left: int
@@ -41,7 +43,9 @@ class PoolNodeSummary(_message.Message):
     cordoned: int
     capacity: NodeCapacity
     allocatable: NodeCapacity
-    def __init__(self, ready: _Optional[int] = ..., not_ready: _Optional[int] = ..., left: _Optional[int] = ..., deleted: _Optional[int] = ..., cordoned: _Optional[int] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., allocatable: _Optional[_Union[NodeCapacity, _Mapping]] = ...) -> None: ...
+    unhealthy: int
+    remediation_paused: str
+    def __init__(self, ready: _Optional[int] = ..., not_ready: _Optional[int] = ..., left: _Optional[int] = ..., deleted: _Optional[int] = ..., cordoned: _Optional[int] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., allocatable: _Optional[_Union[NodeCapacity, _Mapping]] = ..., unhealthy: _Optional[int] = ..., remediation_paused: _Optional[str] = ...) -> None: ...
 
 class NodeGpus(_message.Message):
     __slots__ = ("model", "count")
@@ -62,7 +66,7 @@ class NodeCondition(_message.Message):
     def __init__(self, type: _Optional[str] = ..., status: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "pool_id", "machine_id", "hostname", "architecture", "os", "kernel", "bcd_version", "capacity", "allocatable", "conditions", "labels", "taints", "state", "cordoned", "join_token_id", "address", "heartbeat_interval_seconds", "joined_at", "last_heartbeat_at", "left_at", "deleted_at", "version")
+    __slots__ = ("id", "pool_id", "machine_id", "hostname", "architecture", "os", "kernel", "bcd_version", "capacity", "allocatable", "conditions", "labels", "taints", "state", "cordoned", "join_token_id", "address", "heartbeat_interval_seconds", "joined_at", "last_heartbeat_at", "left_at", "deleted_at", "version", "remediation", "remediated_at")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -93,6 +97,8 @@ class Node(_message.Message):
     LEFT_AT_FIELD_NUMBER: _ClassVar[int]
     DELETED_AT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    REMEDIATION_FIELD_NUMBER: _ClassVar[int]
+    REMEDIATED_AT_FIELD_NUMBER: _ClassVar[int]
     id: str
     pool_id: str
     machine_id: str
@@ -116,7 +122,9 @@ class Node(_message.Message):
     left_at: _timestamp_pb2.Timestamp
     deleted_at: _timestamp_pb2.Timestamp
     version: int
-    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., machine_id: _Optional[str] = ..., hostname: _Optional[str] = ..., architecture: _Optional[str] = ..., os: _Optional[str] = ..., kernel: _Optional[str] = ..., bcd_version: _Optional[str] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., allocatable: _Optional[_Union[NodeCapacity, _Mapping]] = ..., conditions: _Optional[_Iterable[_Union[NodeCondition, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[_join_tokens_pb2.NodeTaint, _Mapping]]] = ..., state: _Optional[str] = ..., cordoned: _Optional[bool] = ..., join_token_id: _Optional[str] = ..., address: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[int] = ..., joined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_heartbeat_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., left_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ...) -> None: ...
+    remediation: str
+    remediated_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., pool_id: _Optional[str] = ..., machine_id: _Optional[str] = ..., hostname: _Optional[str] = ..., architecture: _Optional[str] = ..., os: _Optional[str] = ..., kernel: _Optional[str] = ..., bcd_version: _Optional[str] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., allocatable: _Optional[_Union[NodeCapacity, _Mapping]] = ..., conditions: _Optional[_Iterable[_Union[NodeCondition, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[_join_tokens_pb2.NodeTaint, _Mapping]]] = ..., state: _Optional[str] = ..., cordoned: _Optional[bool] = ..., join_token_id: _Optional[str] = ..., address: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[int] = ..., joined_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_heartbeat_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., left_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., remediation: _Optional[str] = ..., remediated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class JoinNodeRequest(_message.Message):
     __slots__ = ("machine_id", "hostname", "architecture", "os", "kernel", "bcd_version", "capacity", "labels", "node_credential")
@@ -172,14 +180,16 @@ class NodeHeartbeatRequest(_message.Message):
     def __init__(self, node_id: _Optional[str] = ..., capacity: _Optional[_Union[NodeCapacity, _Mapping]] = ..., allocatable: _Optional[_Union[NodeCapacity, _Mapping]] = ..., conditions: _Optional[_Iterable[_Union[NodeCondition, _Mapping]]] = ...) -> None: ...
 
 class NodeHeartbeatResponse(_message.Message):
-    __slots__ = ("cordoned", "heartbeat_interval_seconds", "state")
+    __slots__ = ("cordoned", "heartbeat_interval_seconds", "state", "leave")
     CORDONED_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    LEAVE_FIELD_NUMBER: _ClassVar[int]
     cordoned: bool
     heartbeat_interval_seconds: int
     state: str
-    def __init__(self, cordoned: _Optional[bool] = ..., heartbeat_interval_seconds: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
+    leave: bool
+    def __init__(self, cordoned: _Optional[bool] = ..., heartbeat_interval_seconds: _Optional[int] = ..., state: _Optional[str] = ..., leave: _Optional[bool] = ...) -> None: ...
 
 class LeaveNodeRequest(_message.Message):
     __slots__ = ("node_id",)

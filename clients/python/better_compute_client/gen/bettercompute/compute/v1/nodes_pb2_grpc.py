@@ -31,7 +31,12 @@ class NodesStub:
     and `leave`, with `Authorization: Bearer bcn_...`). The pool's people see and steer its nodes
     with their API keys: `list`, `get`, `cordon`, `uncordon`, `delete`, each decided on
     `compute-pool/{poolId}`. A node is `ready`, `notReady` (no heartbeat for 3 intervals, found
-    by the worker), `left` or `deleted`; `cordoned` is apart from its state.
+    by the worker), `left` or `deleted`; `cordoned` is apart from its state. The pool's policy
+    says what the worker does about silent nodes: `remediation` (`unhealthyAfter` seconds without
+    a heartbeat, `maxUnhealthy` a count or a percentage of the pool's live nodes) takes one step
+    at a time on each unhealthy node, each a `compute.node.remediation` event with its `step` and
+    `reason`, and stops (`compute.pool.remediationPaused`, and the pool's view says why) while
+    more are unhealthy than `maxUnhealthy`; `forgetAfter` deletes a node `notReady` for longer.
     """
 
     def __init__(self, channel):
@@ -88,7 +93,12 @@ class NodesServicer:
     and `leave`, with `Authorization: Bearer bcn_...`). The pool's people see and steer its nodes
     with their API keys: `list`, `get`, `cordon`, `uncordon`, `delete`, each decided on
     `compute-pool/{poolId}`. A node is `ready`, `notReady` (no heartbeat for 3 intervals, found
-    by the worker), `left` or `deleted`; `cordoned` is apart from its state.
+    by the worker), `left` or `deleted`; `cordoned` is apart from its state. The pool's policy
+    says what the worker does about silent nodes: `remediation` (`unhealthyAfter` seconds without
+    a heartbeat, `maxUnhealthy` a count or a percentage of the pool's live nodes) takes one step
+    at a time on each unhealthy node, each a `compute.node.remediation` event with its `step` and
+    `reason`, and stops (`compute.pool.remediationPaused`, and the pool's view says why) while
+    more are unhealthy than `maxUnhealthy`; `forgetAfter` deletes a node `notReady` for longer.
     """
 
     def Join(self, request, context):
@@ -110,8 +120,11 @@ class NodesServicer:
 
     def Heartbeat(self, request, context):
         """Reports the node's capacity and conditions, and answers what is asked of it: cordoned or
-        not, and the next interval. A deleted node's credential is void: `UNAUTHENTICATED`, reason
-        `deleted`. A capacity or allocatable past what hardware has (see `NodeCapacity`) is
+        not, the next interval, and `leave` when the daemon is to stop and forget its credential
+        (its bare-metal machine was released or is being released; the heartbeat is then not
+        recorded). A deleted node's credential is void: `UNAUTHENTICATED`, reason `deleted` (a node
+        is deleted by a person, by its substrate, or by the pool's `policy.forgetAfter`); `bcd`
+        stops and forgets the credential on either. A capacity or allocatable past what hardware has (see `NodeCapacity`) is
         `INVALID_INPUT` naming the field.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -218,7 +231,12 @@ class Nodes:
     and `leave`, with `Authorization: Bearer bcn_...`). The pool's people see and steer its nodes
     with their API keys: `list`, `get`, `cordon`, `uncordon`, `delete`, each decided on
     `compute-pool/{poolId}`. A node is `ready`, `notReady` (no heartbeat for 3 intervals, found
-    by the worker), `left` or `deleted`; `cordoned` is apart from its state.
+    by the worker), `left` or `deleted`; `cordoned` is apart from its state. The pool's policy
+    says what the worker does about silent nodes: `remediation` (`unhealthyAfter` seconds without
+    a heartbeat, `maxUnhealthy` a count or a percentage of the pool's live nodes) takes one step
+    at a time on each unhealthy node, each a `compute.node.remediation` event with its `step` and
+    `reason`, and stops (`compute.pool.remediationPaused`, and the pool's view says why) while
+    more are unhealthy than `maxUnhealthy`; `forgetAfter` deletes a node `notReady` for longer.
     """
 
     @staticmethod

@@ -28,7 +28,7 @@ from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%bettercompute/platform/v1/audit.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\x01\n\nAuditEvent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cprincipal_id\x18\x03 \x01(\t\x12\x0e\n\x06method\x18\x04 \x01(\t\x12\x12\n\npermission\x18\x05 \x01(\t\x12\x15\n\rresource_type\x18\x06 \x01(\t\x12\x13\n\x0bresource_id\x18\x07 \x01(\t\x12\x11\n\ttenant_id\x18\x08 \x01(\t\x12\x10\n\x08\x64\x65\x63ision\x18\t \x01(\t\x12\x10\n\x08policies\x18\n \x03(\t\x12\x12\n\nrequest_id\x18\x0b \x01(\t\"\xe4\x01\n\x16ListAuditEventsRequest\x12\x1b\n\ttenant_id\x18\x01 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x1d\n\x0cprincipal_id\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x1d\n\x0bresource_id\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12)\n\x05since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12)\n\x05until\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x05limit\x18\x06 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xf4\x03(\x01\"V\n\x17ListAuditEventsResponse\x12;\n\x0c\x61udit_events\x18\x01 \x03(\x0b\x32%.bettercompute.platform.v1.AuditEvent2\xc2\x01\n\x05\x41udit\x12\xb8\x01\n\x04List\x12\x31.bettercompute.platform.v1.ListAuditEventsRequest\x1a\x32.bettercompute.platform.v1.ListAuditEventsResponse\"I\xca\xf3\x18\"\n\x13platform:audit:read\x12\x08platform*\x01-\x82\xd3\xe4\x93\x02\x1d\"\x18/api/platform/audit/list:\x01*b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%bettercompute/platform/v1/audit.proto\x12\x19\x62\x65ttercompute.platform.v1\x1a&bettercompute/options/v1/options.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9d\x02\n\nAuditEvent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cprincipal_id\x18\x03 \x01(\t\x12\x0e\n\x06method\x18\x04 \x01(\t\x12\x12\n\npermission\x18\x05 \x01(\t\x12\x15\n\rresource_type\x18\x06 \x01(\t\x12\x13\n\x0bresource_id\x18\x07 \x01(\t\x12\x11\n\ttenant_id\x18\x08 \x01(\t\x12\x10\n\x08\x64\x65\x63ision\x18\t \x01(\t\x12\x10\n\x08policies\x18\n \x03(\t\x12\x12\n\nrequest_id\x18\x0b \x01(\t\x12\x0f\n\x07outcome\x18\x0c \x01(\t\x12\x16\n\x0eprincipal_name\x18\r \x01(\t\"\xe4\x01\n\x16ListAuditEventsRequest\x12\x1b\n\ttenant_id\x18\x01 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x1d\n\x0cprincipal_id\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x1d\n\x0bresource_id\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12)\n\x05since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12)\n\x05until\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x05limit\x18\x06 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xf4\x03(\x01\"V\n\x17ListAuditEventsResponse\x12;\n\x0c\x61udit_events\x18\x01 \x03(\x0b\x32%.bettercompute.platform.v1.AuditEvent2\xc2\x01\n\x05\x41udit\x12\xb8\x01\n\x04List\x12\x31.bettercompute.platform.v1.ListAuditEventsRequest\x1a\x32.bettercompute.platform.v1.ListAuditEventsResponse\"I\xca\xf3\x18\"\n\x13platform:audit:read\x12\x08platform*\x01-\x82\xd3\xe4\x93\x02\x1d\"\x18/api/platform/audit/list:\x01*b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -46,11 +46,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_AUDIT'].methods_by_name['List']._loaded_options = None
   _globals['_AUDIT'].methods_by_name['List']._serialized_options = b'\312\363\030\"\n\023platform:audit:read\022\010platform*\001-\202\323\344\223\002\035\"\030/api/platform/audit/list:\001*'
   _globals['_AUDITEVENT']._serialized_start=201
-  _globals['_AUDITEVENT']._serialized_end=445
-  _globals['_LISTAUDITEVENTSREQUEST']._serialized_start=448
-  _globals['_LISTAUDITEVENTSREQUEST']._serialized_end=676
-  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_start=678
-  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_end=764
-  _globals['_AUDIT']._serialized_start=767
-  _globals['_AUDIT']._serialized_end=961
+  _globals['_AUDITEVENT']._serialized_end=486
+  _globals['_LISTAUDITEVENTSREQUEST']._serialized_start=489
+  _globals['_LISTAUDITEVENTSREQUEST']._serialized_end=717
+  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_start=719
+  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_end=805
+  _globals['_AUDIT']._serialized_start=808
+  _globals['_AUDIT']._serialized_end=1002
 # @@protoc_insertion_point(module_scope)

@@ -13,7 +13,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AuditEvent(_message.Message):
-    __slots__ = ("seq", "time", "principal_id", "method", "permission", "resource_type", "resource_id", "tenant_id", "decision", "policies", "request_id")
+    __slots__ = ("seq", "time", "principal_id", "method", "permission", "resource_type", "resource_id", "tenant_id", "decision", "policies", "request_id", "outcome", "principal_name")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     PRINCIPAL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -25,6 +25,8 @@ class AuditEvent(_message.Message):
     DECISION_FIELD_NUMBER: _ClassVar[int]
     POLICIES_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_NAME_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     principal_id: str
@@ -36,7 +38,9 @@ class AuditEvent(_message.Message):
     decision: str
     policies: _containers.RepeatedScalarFieldContainer[str]
     request_id: str
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., principal_id: _Optional[str] = ..., method: _Optional[str] = ..., permission: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., decision: _Optional[str] = ..., policies: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    outcome: str
+    principal_name: str
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., principal_id: _Optional[str] = ..., method: _Optional[str] = ..., permission: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., decision: _Optional[str] = ..., policies: _Optional[_Iterable[str]] = ..., request_id: _Optional[str] = ..., outcome: _Optional[str] = ..., principal_name: _Optional[str] = ...) -> None: ...
 
 class ListAuditEventsRequest(_message.Message):
     __slots__ = ("tenant_id", "principal_id", "resource_id", "since", "until", "limit")

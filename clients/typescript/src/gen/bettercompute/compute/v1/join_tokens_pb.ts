@@ -423,7 +423,9 @@ export const JoinTokens: GenService<{
   },
   /**
    * Revokes a token: no daemon joins with it from now on (nodes that joined stay). A revoked
-   * token is returned as it is.
+   * token is returned as it is, and so is an `expired` one (it stays `expired`, with no
+   * `revokedAt` and no event): it already refuses every join, so revoking it succeeds without
+   * changing it.
    *
    * @generated from rpc bettercompute.compute.v1.JoinTokens.Revoke
    */

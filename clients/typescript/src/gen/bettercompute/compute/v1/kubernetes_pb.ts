@@ -807,7 +807,8 @@ export type UpdateKubernetesClusterRequest = Message<"bettercompute.compute.v1.U
   version?: string | undefined;
 
   /**
-   * The new release channel.
+   * The new release channel. Named in `update_mask` without a value (`null` in JSON) it is
+   * refused with INVALID_INPUT naming `releaseChannel`, never reset to the default `regular`.
    *
    * @generated from field: optional string release_channel = 4;
    */

@@ -744,14 +744,16 @@ export type UpdateLoadBalancerRequest = Message<"bettercompute.compute.v1.Update
   stickySessions?: LoadBalancerStickySessions | undefined;
 
   /**
-   * New source ranges.
+   * New source ranges; `{}` lets any address in. Named in `update_mask` without a value
+   * (`null` in JSON) they are refused with INVALID_INPUT naming `sourceRanges`, never reset.
    *
    * @generated from field: bettercompute.compute.v1.LoadBalancerSourceRanges source_ranges = 7;
    */
   sourceRanges?: LoadBalancerSourceRanges | undefined;
 
   /**
-   * Redirect HTTP to HTTPS, or stop.
+   * Redirect HTTP to HTTPS, or stop (`false`). Named in `update_mask` without a value (`null`
+   * in JSON) it is refused with INVALID_INPUT naming `redirectHttpToHttps`, never reset.
    *
    * @generated from field: optional bool redirect_http_to_https = 8;
    */

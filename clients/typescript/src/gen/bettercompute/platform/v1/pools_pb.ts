@@ -77,7 +77,12 @@ export type Pool = Message<"bettercompute.platform.v1.Pool"> & {
   billingMode: string;
 
   /**
-   * The pool's policy document (the substrate fills it).
+   * The pool's policy document (the substrate fills it). Its fields: `substrate`, `drift`,
+   * `maxMachines` and `metal`; `remediation` (`unhealthyAfter`: seconds without a heartbeat
+   * before a `notReady` node is remediated, 30 to 31536000; `maxUnhealthy`: how many unhealthy
+   * nodes remediation tolerates, a count or a percentage of the pool's live nodes such as
+   * `"40%"`, `"100%"` when absent) and `forgetAfter` (seconds without a heartbeat after which a
+   * `notReady` node is deleted, 60 to 31536000). See `Nodes`.
    *
    * @generated from field: google.protobuf.Struct policy = 8;
    */
