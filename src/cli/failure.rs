@@ -1,6 +1,8 @@
 //! A failed call as `bcctl` prints it: the code and a sentence, each refused field on a line of
 //! its own with its whole description, and the details the message does not already say, never
-//! a dump of them; and a create refused because its name is taken, said as such.
+//! a dump of them; the machine-readable reason beside the code (`INVALID_STATE (inUse)`), so a
+//! script can tell one refusal from another; and a create refused because its name is taken,
+//! said as such.
 
 use bcd::api_error::{ApiError, Code};
 use serde_json::Value;
@@ -24,10 +26,14 @@ pub fn describe_error(error: &ApiError) -> String {
             if field.is_empty() { text.to_owned() } else { format!("{field}: {text}") }
         })
         .collect();
+    let code = match error.details.get("reason").and_then(Value::as_str) {
+        Some(reason) if !reason.is_empty() => format!("{} ({reason})", error.code),
+        _ => error.code.to_string(),
+    };
     let mut text = match named.as_slice() {
-        [] => format!("{}: {}", error.code, error.message),
-        [one] => format!("{}: {one}", error.code),
-        many => format!("{}: the request was refused:\n  {}", error.code, many.join("\n  ")),
+        [] => format!("{code}: {}", error.message),
+        [one] => format!("{code}: {one}"),
+        many => format!("{code}: the request was refused:\n  {}", many.join("\n  ")),
     };
     if let Some(more) = error.details.get("truncated").and_then(Value::as_i64) {
         text.push_str(&format!("\n  and {more} more"));
@@ -119,6 +125,19 @@ mod tests {
             describe_error(&refused),
             "INVALID_INPUT: location: \"mars-central1\" is not a location of pool \"p\"; use one of its regions \
              (us-central1)\n  zones: us-central1-a, us-central1-b"
+        );
+    }
+
+    #[test]
+    fn a_refusal_with_a_reason_names_it_beside_the_code() {
+        let in_use = error(
+            Code::InvalidState,
+            "network \"net_1\" cannot be deleted while instances rest on it",
+            json!({"reason": "inUse", "instanceIds": ["inst_1"]}),
+        );
+        assert_eq!(
+            describe_error(&in_use),
+            "INVALID_STATE (inUse): network \"net_1\" cannot be deleted while instances rest on it\n  instanceIds: inst_1"
         );
     }
 

@@ -321,6 +321,32 @@ impl Store {
         .await
     }
 
+    /// The deploying machine whose inspected inventory has a network interface of MAC address
+    /// `mac` (lower case, colon separated) and whose boot configuration is recorded, with it
+    /// sealed; `None` for any other. Few machines deploy at once: their inventories are read
+    /// here rather than indexed.
+    pub async fn metal_boot_config_by_mac(&self, mac: &str) -> Result<Option<BootConfigRow>> {
+        crate::measured::store("metal_boot_config_by_mac", async {
+            let deploying: Vec<(String, String, Option<String>)> = sqlx::query_as(
+                "SELECT node_id, deploy_token_sealed, inventory FROM metal_machines \
+                 WHERE provision_state = 'deploying' AND deploy_token_sealed <> '' AND deleted_at IS NULL",
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            let has_mac = |inventory: &str| {
+                let inventory: serde_json::Value = serde_json::from_str(inventory).unwrap_or_default();
+                inventory["nics"].as_array().is_some_and(|nics| {
+                    nics.iter()
+                        .any(|nic| nic["mac"].as_str().and_then(crate::boot_config::normal_mac).as_deref() == Some(mac))
+                })
+            };
+            let found = deploying.into_iter().find(|(_, _, inventory)| inventory.as_deref().is_some_and(has_mac));
+            let Some((node_id, config_sealed, _)) = found else { return Ok(None) };
+            Ok(self.metal_fetch(&node_id).await?.map(|machine| BootConfigRow { machine, config_sealed }))
+        })
+        .await
+    }
+
     /// Ends machine `node_id`'s transient state as `finish` says, with its event
     /// (`metal.machine.<to>`, the previous state and the reason), in one transaction. The boot
     /// configuration stops answering. `None` when the machine is no longer in `finish.from`.

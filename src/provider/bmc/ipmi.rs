@@ -183,6 +183,7 @@ impl super::Bmc for Ipmi {
             vendor: fru_field(&fru, &["Product Manufacturer", "Board Mfg"]),
             model: fru_field(&fru, &["Product Name", "Board Product", "Product Part Number"]),
             serial: fru_field(&fru, &["Product Serial", "Chassis Serial", "Board Serial"]),
+            nics: fru_macs(&fru),
             ..Inventory::default()
         })
     }
@@ -211,6 +212,18 @@ fn fru_field(fru: &str, names: &[&str]) -> String {
             })
         })
         .unwrap_or_default()
+}
+
+/// The host's network interfaces as the FRU's extra fields list their MAC addresses (where
+/// servers without an OEM command keep them, one per field): what a network boot is matched by.
+fn fru_macs(fru: &str) -> Vec<super::Nic> {
+    fru.lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(key, _)| key.trim().ends_with(" Extra"))
+        .filter_map(|(_, value)| value.split_whitespace().find_map(crate::boot_config::normal_mac))
+        .enumerate()
+        .map(|(index, mac)| super::Nic { name: format!("nic{index}"), mac })
+        .collect()
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`; IPMI's port is 623 unless said.
@@ -297,6 +310,13 @@ mod tests {
         assert_eq!(fru_field(fru, &["Product Manufacturer"]), "Acme");
         assert_eq!(fru_field(fru, &["Board Product", "Product Name"]), "R100");
         assert_eq!(fru_field(fru, &["Product Serial"]), "SN-1");
+        let extras = " Product Serial        : SN-1\n Product Extra         : 52:54:00:AA:00:01\n \
+                      Product Extra         : asset 7\n Board Extra           : MAC2 52-54-00-aa-00-02\n";
+        let nics: Vec<(String, String)> = fru_macs(extras).into_iter().map(|n| (n.name, n.mac)).collect();
+        assert_eq!(
+            nics,
+            [("nic0".to_owned(), "52:54:00:aa:00:01".to_owned()), ("nic1".to_owned(), "52:54:00:aa:00:02".to_owned())]
+        );
     }
 
     #[test]

@@ -75,10 +75,7 @@ async fn a_node_count_changed_at_gke_is_put_back_under_correct(backend: Backend)
     })
     .await;
     assert_eq!(event["data"]["action"], "corrected", "{event}");
-    assert_eq!(
-        event["data"]["fields"],
-        json!([{"field": "nodePools[general].nodeCount", "applied": 2.0, "found": 4.0}])
-    );
+    assert_eq!(event["data"]["fields"], json!([{"field": "nodePools[general].nodeCount", "applied": 2, "found": 4}]));
     poll(LIMIT, "GKE back at 2 nodes", || async {
         let count = gke_count(&env);
         if count == 2 { Ok(()) } else { Err(format!("{count}")) }
@@ -120,7 +117,7 @@ async fn a_node_count_changed_at_gke_is_reported_until_gke_or_the_tenant_changes
     assert_eq!(events[0]["data"]["action"], "reported");
     assert_eq!(
         events[0]["data"]["fields"],
-        json!([{"field": "nodePools[general].nodeCount", "applied": 2.0, "found": 4.0}])
+        json!([{"field": "nodePools[general].nodeCount", "applied": 2, "found": 4}])
     );
 
     // GKE back at the applied count: no drift.
