@@ -11,6 +11,7 @@ mod flow;
 mod leaving;
 mod outage;
 mod plan_reality;
+mod pxe;
 mod secrets;
 mod sessions;
 mod states;

@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use better_compute::provider::ErrorKind;
@@ -14,9 +15,18 @@ use super::{PASSWORD, assert_no_password, wait_for_power};
 use crate::harness::python;
 
 /// pyghmi's BMC on a free UDP port of 127.0.0.1; stopped when dropped.
-struct FakeIpmiBmc {
+pub struct FakeIpmiBmc {
     child: Child,
-    port: u16,
+    pub port: u16,
+    /// What it printed (the boot devices it was given, what its machine did).
+    said: Arc<Mutex<Vec<String>>>,
+}
+
+impl FakeIpmiBmc {
+    /// What it printed so far, a line each.
+    pub fn said(&self) -> Vec<String> {
+        self.said.lock().unwrap().clone()
+    }
 }
 
 impl Drop for FakeIpmiBmc {
@@ -27,10 +37,17 @@ impl Drop for FakeIpmiBmc {
 }
 
 fn start_bmc() -> FakeIpmiBmc {
+    start_bmc_as(PASSWORD, &[])
+}
+
+/// pyghmi's BMC with `password` for `admin`, and `machine` the arguments of the machine behind it
+/// (tests/python/ipmi_bmc.py: the iPXE scripts' URL, bcd, its state directory), none for a BMC only.
+pub fn start_bmc_as(password: &str, machine: &[&str]) -> FakeIpmiBmc {
     let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/ipmi_bmc.py");
     let mut child = Command::new(python())
-        .args([script, &port.to_string(), "admin", PASSWORD])
+        .args([script, &port.to_string(), "admin", password])
+        .args(machine)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -40,8 +57,10 @@ fn start_bmc() -> FakeIpmiBmc {
     output.read_line(&mut first).unwrap();
     assert!(first.starts_with("listening"), "pyghmi's BMC did not start: {first:?}");
     // It prints what it is asked; a closed pipe would fail its commands.
-    std::thread::spawn(move || output.lines().for_each(drop));
-    FakeIpmiBmc { child, port }
+    let said = Arc::new(Mutex::new(Vec::new()));
+    let kept = said.clone();
+    std::thread::spawn(move || output.lines().map_while(Result::ok).for_each(|line| kept.lock().unwrap().push(line)));
+    FakeIpmiBmc { child, port, said }
 }
 
 fn access(port: u16, password: &str) -> BmcAccess {

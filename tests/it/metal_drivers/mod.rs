@@ -6,7 +6,7 @@
 mod conformance;
 mod dev_bmcs;
 mod fake_faults;
-mod ipmi;
+pub mod ipmi;
 mod redfish_targets;
 
 use std::time::Duration;
