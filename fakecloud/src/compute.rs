@@ -51,6 +51,8 @@ enum Effect {
     DeleteNetwork(NetworkKey),
     InsertSubnetwork(SubnetworkKey, FakeSubnetwork),
     DeleteSubnetwork(SubnetworkKey),
+    /// Applied when the call was answered (an instance its group made again at once).
+    Applied,
     Fail(String),
 }
 
@@ -97,7 +99,7 @@ impl ComputeState {
                 Effect::DeleteSubnetwork(key) => {
                     self.subnetworks.remove(&key);
                 }
-                Effect::Fail(_) => {}
+                Effect::Applied | Effect::Fail(_) => {}
             }
         }
     }
@@ -158,6 +160,8 @@ enum Target {
     Subnetwork(String, String),
     GlobalOperation(String),
     RegionOperation(String, String),
+    /// A GKE node's instance: (zone, name).
+    Instance(String, String),
 }
 
 fn parse(path: &str) -> Option<(String, Target)> {
@@ -171,6 +175,7 @@ fn parse(path: &str) -> Option<(String, Target)> {
         ["regions", region, "subnetworks"] => Target::Subnetworks(region.to_string()),
         ["regions", region, "subnetworks", name] => Target::Subnetwork(region.to_string(), name.to_string()),
         ["regions", region, "operations", name] => Target::RegionOperation(region.to_string(), name.to_string()),
+        ["zones", zone, "instances", name] => Target::Instance(zone.to_string(), name.to_string()),
         _ => return None,
     };
     Some((project, target))
@@ -228,6 +233,7 @@ async fn handle(
         (Method::DELETE, Target::Subnetwork(region, name)) => context.subnetwork_delete(&region, &name),
         (Method::GET, Target::GlobalOperation(name)) => context.operation(&name, None),
         (Method::GET, Target::RegionOperation(region, name)) => context.operation(&name, Some(&region)),
+        (Method::DELETE, Target::Instance(zone, name)) => context.instance_delete(&zone, &name),
         _ => error(404, "notFound", &format!("Method not found: {}", uri.path())),
     }
 }
@@ -369,6 +375,24 @@ impl Context<'_> {
             Some(network) => json_response(200, self.network_json(&world, name, network)),
             None => not_found(&format!("projects/{}/global/networks/{name}", self.project)),
         }
+    }
+
+    /// Deletes a GKE node's instance; its managed instance group makes it again at once under
+    /// the same name, with a fresh disk, as Compute Engine's groups do.
+    fn instance_delete(&self, zone: &str, name: &str) -> Response {
+        let mut world = self.shared.world();
+        let project = self.project.clone();
+        let recreated = world
+            .gke
+            .clusters
+            .iter_mut()
+            .filter(|(key, _)| key.0 == project)
+            .any(|(_, cluster)| cluster.recreate_instance(zone, name));
+        if !recreated {
+            return not_found(&format!("projects/{project}/zones/{zone}/instances/{name}"));
+        }
+        let link = format!("{}/zones/{zone}/instances/{name}", self.base());
+        self.start(&mut world, None, "delete", link, Effect::Applied)
     }
 
     fn network_delete(&self, name: &str) -> Response {
@@ -547,6 +571,7 @@ mod tests {
             Some((_, Target::Subnetwork(r, s))) if r == "europe-west1" && s == "s"
         ));
         assert!(parse("/compute/v1/projects/p/zones/z/instances").is_none());
+        assert!(matches!(parse("/compute/v1/projects/p/zones/z/instances/i"), Some((_, Target::Instance(..)))));
     }
 
     #[test]

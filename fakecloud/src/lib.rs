@@ -354,6 +354,34 @@ impl FakeCloud {
         world.redfish.machine_mut(id).map(|machine| machine.unresponsive = unresponsive).is_some()
     }
 
+    /// Makes the operating system of system `id` hang: it stays on, and what ran on it (its
+    /// bcd) stops until the machine boots again (a reset or a power on). False if there is no
+    /// such system.
+    pub fn hang_bmc_system(&self, id: &str) -> bool {
+        let mut world = self.shared.world();
+        world.redfish.machine_mut(id).map(|machine| machine.hung = true).is_some()
+    }
+
+    /// Makes the system of the GKE node named `node` (as the cluster's API names it) hang: its
+    /// pods' daemons stop until its instance is made again. False if there is no such node.
+    pub fn hang_gke_node(&self, node: &str) -> bool {
+        let mut world = self.shared.world();
+        for (key, cluster) in world.gke.clusters.iter_mut() {
+            let instance = cluster.nodes().into_iter().find(|n| kubeapi::node_name(&key.2, n) == node);
+            if let Some(instance) = instance {
+                return cluster.hang_instance(&instance.instance);
+            }
+        }
+        false
+    }
+
+    /// Breaks the installed system of system `id`: it hangs now and at every boot from its
+    /// disk, until a deploy's installer lays it again. False if there is no such system.
+    pub fn break_bmc_system(&self, id: &str) -> bool {
+        let mut world = self.shared.world();
+        world.redfish.machine_mut(id).map(|machine| (machine.hung, machine.broken) = (true, true)).is_some()
+    }
+
     /// Writes `text` on drive `drive` (`disk0`, `disk1`, `disk2`) of system `id`, as a tenant's
     /// system running on the machine would; `disks` of [`FakeCloud::bmc_system`] shows what
     /// each drive holds. False if there is no such system or drive, or the drive is read-only.

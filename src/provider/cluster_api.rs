@@ -85,6 +85,9 @@ pub struct Node {
     pub labels: std::collections::BTreeMap<String, String>,
     /// Whether its `Ready` condition is `True`.
     pub ready: bool,
+    /// The machine the provider runs it on (`spec.providerID`, `gce://<project>/<zone>/<instance>`
+    /// on GKE); empty when the cluster does not say.
+    pub provider_id: String,
 }
 
 /// The namespace of the service accounts kubeconfigs are issued for.

@@ -1,6 +1,7 @@
 //! The few Compute Engine v1 calls tenant networks need on a GKE account: VPC networks in
 //! custom-subnet mode (`autoCreateSubnetworks: false`) and their regional subnetworks, each
-//! create and delete answered by a compute operation.
+//! create and delete answered by a compute operation; and the delete of a GKE node's instance,
+//! which its managed instance group makes again (a node's remediation).
 //!
 //! It shares the GKE adapter's project and access tokens (one service account speaks for the
 //! account). Its base URL is `https://compute.googleapis.com/` for Google's own, or the account's
@@ -194,6 +195,15 @@ impl Gce {
         .await
     }
 
+    /// Starts deleting instance `name` in `zone`: a GKE node's, which its managed instance group
+    /// makes again under the same name with a fresh disk.
+    pub async fn instance_delete(&self, zone: &str, name: &str) -> ProviderResult<GceOperation> {
+        crate::measured::provider(PROVIDER, "instances.delete", async {
+            self.operation(Method::DELETE, &format!("zones/{zone}/instances/{name}"), None).await
+        })
+        .await
+    }
+
     /// Starts deleting a network (refused while it has subnetworks).
     pub async fn network_delete(&self, name: &str) -> ProviderResult<GceOperation> {
         crate::measured::provider(PROVIDER, "networks.delete", async {
@@ -254,9 +264,27 @@ impl Gce {
     }
 }
 
+/// The zone and instance name of a GKE node's `spec.providerID` (`gce://<project>/<zone>/<name>`).
+pub fn instance_of_provider_id(provider_id: &str) -> Option<(&str, &str)> {
+    let mut parts = provider_id.strip_prefix("gce://")?.split('/');
+    let (_project, zone, name) = (parts.next()?, parts.next()?, parts.next()?);
+    (parts.next().is_none() && !zone.is_empty() && !name.is_empty()).then_some((zone, name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gke_nodes_provider_id_names_its_zone_and_instance() {
+        assert_eq!(
+            instance_of_provider_id("gce://my-project/us-central1-a/gke-web-general-1a2b3c4d-x7k2"),
+            Some(("us-central1-a", "gke-web-general-1a2b3c4d-x7k2"))
+        );
+        for other in ["", "aws:///us-east-1a/i-0abc", "gce://p/z", "gce://p//n", "gce://p/z/n/extra"] {
+            assert_eq!(instance_of_provider_id(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn errors_keep_their_reason_and_not_ready_means_wait() {

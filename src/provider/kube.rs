@@ -312,6 +312,7 @@ impl ClusterApi for KubeClient {
                         .into_iter()
                         .flatten()
                         .any(|c| c["type"] == "Ready" && c["status"] == "True"),
+                    provider_id: node["spec"]["providerID"].as_str().unwrap_or_default().to_owned(),
                 })
                 .collect())
         })

@@ -4,8 +4,9 @@
 //! step at a time, each step an event with its reason: a bare-metal machine's power cycle is
 //! requested, then, silent for another `unhealthyAfter`, its redeploy; a substrate's node is
 //! marked for its machine to be recreated and the substrate reconciler woken; a node that
-//! joined with a person's token is only marked. These are requests recorded on the node (and
-//! its event): neither the metal reconciler nor the substrate reconciler carries them out yet. When more nodes are unhealthy than
+//! joined with a person's token is only marked. Each step is recorded on the node (with its
+//! event) and the reconciler that acts on the node is woken: the metal reconciler power cycles
+//! or redeploys the machine ([`crate::reconcile::metal`]). When more nodes are unhealthy than
 //! `maxUnhealthy` allows, no step is taken (a cause that takes down many nodes at once is not
 //! mended by rebooting them): the pool's view and an event say so and why, until it is back
 //! within the bound.
@@ -15,7 +16,7 @@ use std::time::Duration;
 use crate::domain::node_policy::{self, Remediation};
 use crate::domain::states::PoolNodeState;
 use crate::error::Result;
-use crate::store::{NodeRow, SUBSTRATE_KIND, Store};
+use crate::store::{METAL_KIND, NodeRow, SUBSTRATE_KIND, Store};
 
 /// What a sweep did over all pools.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -173,8 +174,11 @@ async fn remediate(
             format!("no heartbeat for more than unhealthyAfter ({} s): {does}", secs(remediation.unhealthy_after));
         if store.node_remediation_step(&node.id, &node.remediation, step, &reason, cutoff, now).await?.is_some() {
             tracing::info!(node = %node.id, pool = %pool_id, step, "node remediation step");
-            if origin == Origin::Substrate {
-                store.work_wake(SUBSTRATE_KIND, pool_id, now).await?;
+            // The reconciler that carries the step out looks at it now, not at its next interval.
+            match origin {
+                Origin::Substrate => drop(store.work_wake(SUBSTRATE_KIND, pool_id, now).await?),
+                Origin::Metal => drop(store.work_wake(METAL_KIND, &node.id, now).await?),
+                Origin::Token => {}
             }
             steps += 1;
         }

@@ -79,8 +79,17 @@ pub struct HeartbeatAnswer {
 }
 
 /// The provision states a bare-metal machine's daemon heartbeats in: deploying (its first
-/// join) and deployed. In any other, its machine was released or is being released.
-const DEPLOYED: [MachineState; 2] = [MachineState::Deploying, MachineState::Deployed];
+/// join), deployed, and the rescue states, which keep the deploy. In any other, its machine was
+/// released or is being released.
+const DEPLOYED: [MachineState; 6] = [
+    MachineState::Deploying,
+    MachineState::Deployed,
+    // A rescue keeps the deploy: the installed system, and its node, come back when it ends.
+    MachineState::Rescuing,
+    MachineState::Rescue,
+    MachineState::ExitingRescue,
+    MachineState::RescueFailed,
+];
 
 fn invalid_join_token() -> Error {
     Error::unauthenticated("invalid join token")
@@ -309,7 +318,8 @@ impl Service {
 
     /// Records a heartbeat; see `Nodes.Heartbeat`. The answer asks the daemon to leave when its
     /// node is a bare-metal machine that is no longer deployed (released, or on its way there):
-    /// what runs there now is not the node the pool knows.
+    /// what runs there now is not the node the pool knows. A machine in rescue is still
+    /// deployed: its installed system runs again as the node once the rescue ends.
     pub async fn node_heartbeat(&self, call: &DaemonCall, request: NodeHeartbeatRequest) -> Result<HeartbeatAnswer> {
         let node = Self::calling_node(call, &request.node_id)?;
         if node.state == PoolNodeState::Left {

@@ -458,36 +458,75 @@ impl Store {
     ) -> Result<Option<MetalMachineRow>> {
         crate::measured::store("metal_move", async {
             let mut txn = self.begin_write().await?;
-            let moved = sqlx::query(
-                "UPDATE metal_machines SET provision_state = $4, previous_state = $3, deadline = $5, \
-                 rescued_from = COALESCE($6, rescued_from), image = COALESCE($7, image), \
-                 password_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_sealed END, \
-                 password_pending_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_pending_sealed END, last_error = '', \
-                 steps = '', drift = '[]', version = version + 1, updated_at = $9 \
-                 WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
-            )
-            .bind(node_id)
-            .bind(version)
-            .bind(mv.from)
-            .bind(mv.to)
-            .bind(mv.deadline)
-            .bind(mv.rescued_from)
-            .bind(&mv.image)
-            .bind(mv.wipe_credentials as i64)
-            .bind(now)
-            .execute(&mut *txn)
-            .await?;
-            if moved.rows_affected() == 0 {
+            let Some(machine) = self.metal_move_in(&mut txn, node_id, version, mv, now).await? else {
                 return Ok(None);
-            }
-            if mv.deadline.is_some() {
-                self.work_enqueue_in(&mut txn, METAL_KIND, node_id, mv.to.as_str(), mv.deadline, now).await?;
-            }
-            let machine = self.metal_changed_in(&mut txn, node_id, mv.to.as_str(), &mv.reason).await?;
+            };
             self.commit_and_signal(txn).await?;
             Ok(Some(machine))
         })
         .await
+    }
+
+    /// [`Store::metal_move`] made by the remediation step `step` of the machine's node requested
+    /// at `requested_at`, which is marked done with it: both or neither. `None` when the machine
+    /// changed since it was read or the step is no longer to be done.
+    pub async fn metal_move_remediating(
+        &self,
+        node_id: &str,
+        version: i64,
+        mv: &MetalMove,
+        step: &str,
+        requested_at: i64,
+        now: i64,
+    ) -> Result<Option<MetalMachineRow>> {
+        crate::measured::store("metal_move_remediating", async {
+            let mut txn = self.begin_write().await?;
+            if !self.node_remediation_done_in(&mut txn, node_id, step, requested_at).await? {
+                return Ok(None);
+            }
+            let Some(machine) = self.metal_move_in(&mut txn, node_id, version, mv, now).await? else {
+                return Ok(None);
+            };
+            self.commit_and_signal(txn).await?;
+            Ok(Some(machine))
+        })
+        .await
+    }
+
+    async fn metal_move_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        node_id: &str,
+        version: i64,
+        mv: &MetalMove,
+        now: i64,
+    ) -> Result<Option<MetalMachineRow>> {
+        let moved = sqlx::query(
+            "UPDATE metal_machines SET provision_state = $4, previous_state = $3, deadline = $5, \
+             rescued_from = COALESCE($6, rescued_from), image = COALESCE($7, image), \
+             password_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_sealed END, \
+             password_pending_sealed = CASE WHEN $8 = 1 THEN '' ELSE password_pending_sealed END, last_error = '', \
+             steps = '', drift = '[]', version = version + 1, updated_at = $9 \
+             WHERE node_id = $1 AND version = $2 AND provision_state = $3 AND deleted_at IS NULL",
+        )
+        .bind(node_id)
+        .bind(version)
+        .bind(mv.from)
+        .bind(mv.to)
+        .bind(mv.deadline)
+        .bind(mv.rescued_from)
+        .bind(&mv.image)
+        .bind(mv.wipe_credentials as i64)
+        .bind(now)
+        .execute(&mut **txn)
+        .await?;
+        if moved.rows_affected() == 0 {
+            return Ok(None);
+        }
+        if mv.deadline.is_some() {
+            self.work_enqueue_in(txn, METAL_KIND, node_id, mv.to.as_str(), mv.deadline, now).await?;
+        }
+        Ok(Some(self.metal_changed_in(txn, node_id, mv.to.as_str(), &mv.reason).await?))
     }
 
     /// Applies `change` to machine `node_id` read at `version` while it is in one of

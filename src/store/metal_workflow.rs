@@ -299,6 +299,33 @@ impl Store {
         .await
     }
 
+    /// Records the power cycle of deployed machine `node_id` that carried out its node's
+    /// remediation `step` requested at `requested_at`, with its `metal.machine.powerCycled`
+    /// event saying `reason`. False when the step is no longer to be done (nothing written).
+    pub async fn metal_power_cycled(
+        &self,
+        node_id: &str,
+        step: &str,
+        requested_at: i64,
+        reason: &str,
+        now: i64,
+    ) -> Result<bool> {
+        crate::measured::store("metal_power_cycled", async {
+            let mut txn = self.begin_write().await?;
+            if !self.node_remediation_done_in(&mut txn, node_id, step, requested_at).await? {
+                return Ok(false);
+            }
+            let machine: MetalMachineRow = self.record_fetch_in(&mut txn, node_id).await?;
+            let mut event = machine.event("powerCycled");
+            event.data["reason"] = reason.into();
+            event.time = now;
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(true)
+        })
+        .await
+    }
+
     /// The sealed boot configuration (with its join token) of machine `node_id`'s deploy under way.
     pub async fn metal_deploy_token_sealed(&self, node_id: &str) -> Result<Option<String>> {
         crate::measured::store("metal_deploy_token_sealed", self.metal_sealed(node_id, "deploy_token_sealed")).await

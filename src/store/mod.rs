@@ -198,6 +198,7 @@ migrations!(
     (29, "audit_outcome", "0029_audit_outcome"),
     (30, "node_remediation", "0030_node_remediation"),
     (31, "metal_outage_and_rotation", "0031_metal_outage"),
+    (32, "remediation_carried_out", "0032_remediation_carried_out"),
 );
 
 /// How long a pooled connection may sit idle before it is pinged again as it is taken.

@@ -3,7 +3,9 @@
 //! remediation stopped and resumed with `compute.pool.remediationPaused` / `remediationResumed`
 //! (why, on the pool's subject), and a node forgotten: `deleted`, which voids its credential.
 //! Every write is guarded by what the sweep read (still `notReady`, still silent since the
-//! cutoff, still at the step it was), so a heartbeat that came in between wins.
+//! cutoff, still at the step it was), so a heartbeat that came in between wins. A step the
+//! control plane can carry out (a machine's power cycle or redeploy, a substrate node's
+//! recreation) is marked done by the reconciler that did it, so it is done once per request.
 
 use super::record::{Announced, pool_event};
 use super::{NodeRow, Store};
@@ -58,6 +60,90 @@ impl Store {
             let node: NodeRow = self.record_fetch_in(&mut txn, id).await?;
             let mut event = node.event("remediation");
             event.data["step"] = step.into();
+            event.data["reason"] = reason.into();
+            self.event_append_in(&mut txn, &event).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(Some(node))
+        })
+        .await
+    }
+
+    /// The remediation step requested on node `id` and not carried out yet, with the time it
+    /// was requested; `None` when the node is healthy or its last step is done.
+    pub async fn node_remediation_pending(&self, id: &str) -> Result<Option<(String, i64)>> {
+        crate::measured::store("node_remediation_pending", async {
+            Ok(sqlx::query_as(
+                "SELECT remediation, remediated_at FROM nodes WHERE id = $1 AND state = 'notReady' \
+                 AND deleted_at IS NULL AND remediation <> '' AND remediated_at IS NOT NULL \
+                 AND (remediation_done_at IS NULL OR remediation_done_at <> remediated_at)",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?)
+        })
+        .await
+    }
+
+    /// Marks remediation `step` of node `id`, requested at `requested_at`, carried out, in the
+    /// transaction `txn` of what carried it out. False when the node is no longer at that
+    /// request (a heartbeat cleared it, or a later step replaced it) or it was done already.
+    pub(super) async fn node_remediation_done_in(
+        &self,
+        txn: &mut sqlx::Transaction<'static, sqlx::Any>,
+        id: &str,
+        step: &str,
+        requested_at: i64,
+    ) -> Result<bool> {
+        let updated = sqlx::query(
+            "UPDATE nodes SET remediation_done_at = $3 WHERE id = $1 AND remediation = $2 AND remediated_at = $3 \
+             AND (remediation_done_at IS NULL OR remediation_done_at <> $3)",
+        )
+        .bind(id)
+        .bind(step)
+        .bind(requested_at)
+        .execute(&mut **txn)
+        .await?;
+        Ok(updated.rows_affected() == 1)
+    }
+
+    /// [`Store::node_remediation_done_in`] on its own.
+    pub async fn node_remediation_done(&self, id: &str, step: &str, requested_at: i64) -> Result<bool> {
+        crate::measured::store("node_remediation_done", async {
+            let mut txn = self.begin_write().await?;
+            let done = self.node_remediation_done_in(&mut txn, id, step, requested_at).await?;
+            self.commit_and_signal(txn).await?;
+            Ok(done)
+        })
+        .await
+    }
+
+    /// Records that the provider made node `id`'s machine again for its remediation `step`
+    /// requested at `requested_at`: the step done and the node `deleted` (the new machine joins
+    /// as a new node), with its `compute.node.deleted` event saying `reason`. `None` when the
+    /// step is no longer to be done (nothing written).
+    pub async fn node_recreated(
+        &self,
+        id: &str,
+        step: &str,
+        requested_at: i64,
+        reason: &str,
+        now: i64,
+    ) -> Result<Option<NodeRow>> {
+        crate::measured::store("node_recreated", async {
+            let mut txn = self.begin_write().await?;
+            if !self.node_remediation_done_in(&mut txn, id, step, requested_at).await? {
+                return Ok(None);
+            }
+            sqlx::query(
+                "UPDATE nodes SET state = 'deleted', deleted_at = $2, version = version + 1, updated_at = $2 \
+                 WHERE id = $1 AND deleted_at IS NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *txn)
+            .await?;
+            let node: NodeRow = self.record_fetch_in(&mut txn, id).await?;
+            let mut event = node.event("deleted");
             event.data["reason"] = reason.into();
             self.event_append_in(&mut txn, &event).await?;
             self.commit_and_signal(txn).await?;

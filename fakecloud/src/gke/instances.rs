@@ -3,6 +3,8 @@
 //! resize adds or removes instances and keeps the others; a change GKE applies by a surge
 //! upgrade (version, machine type, disk, accelerators) replaces every instance. Tests read the
 //! names and the generation (bumped by each replacement) to see what GKE did to the nodes.
+//! An instance deleted through Compute Engine is made again under its name by its group, as a
+//! managed instance group does: a new incarnation, with a fresh disk.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,10 @@ pub struct FakeInstance {
     pub zone: String,
     /// When it was made, as Google writes times.
     pub created: String,
+    /// How many times its group made it again after a delete (0: never).
+    pub incarnation: u64,
+    /// Its system hangs (a test's fault): nothing runs on it until it is made again.
+    pub hung: bool,
 }
 
 /// A pool's instances, in the order of the pool's zones.
@@ -48,7 +54,13 @@ impl PoolInstances {
             here.truncate(per_zone as usize);
             while (here.len() as u64) < per_zone {
                 let name = self.new_name(cluster, pool, zone, &kept, &here);
-                here.push(FakeInstance { name, zone: zone.clone(), created: clock::now() });
+                here.push(FakeInstance {
+                    name,
+                    zone: zone.clone(),
+                    created: clock::now(),
+                    incarnation: 0,
+                    hung: false,
+                });
             }
             kept.extend(here);
         }
@@ -65,6 +77,23 @@ impl PoolInstances {
                 return name;
             }
         }
+    }
+
+    /// Makes instance `name` in `zone` again, as its group does after a delete; false when the
+    /// pool has no such instance.
+    pub fn recreate(&mut self, zone: &str, name: &str) -> bool {
+        let Some(instance) = self.instances.iter_mut().find(|i| i.name == name && i.zone == zone) else {
+            return false;
+        };
+        instance.incarnation += 1;
+        instance.created = clock::now();
+        instance.hung = false;
+        true
+    }
+
+    /// Makes the system of instance `name` hang; false when the pool has no such instance.
+    pub fn hang(&mut self, name: &str) -> bool {
+        self.instances.iter_mut().find(|i| i.name == name).map(|i| i.hung = true).is_some()
     }
 
     /// What the inspection shows: the instance names and the generation.

@@ -71,6 +71,10 @@ pub struct FakeNode {
     pub instance: String,
     /// When its instance was made.
     pub created: String,
+    /// Its instance's incarnation: a new one each time its group makes it again.
+    pub incarnation: u64,
+    /// Its instance's system hangs: nothing runs on it.
+    pub hung: bool,
 }
 
 pub struct FakeCluster {
@@ -121,6 +125,17 @@ impl Initiator {
 }
 
 impl FakeCluster {
+    /// Makes instance `name` in `zone` of one of its pools again (a Compute Engine delete of a
+    /// group's instance); false when it has no such instance.
+    pub fn recreate_instance(&mut self, zone: &str, name: &str) -> bool {
+        self.pools.iter_mut().any(|pool| pool.instances.recreate(zone, name))
+    }
+
+    /// Makes the system of instance `name` hang; false when it has no such instance.
+    pub fn hang_instance(&mut self, name: &str) -> bool {
+        self.pools.iter_mut().any(|pool| pool.instances.hang(name))
+    }
+
     /// The nodes the serving pools have: `nodeCount` in each of a pool's zones, as on GKE.
     pub fn nodes(&self) -> Vec<FakeNode> {
         let serving = |p: &&FakePool| matches!(p.status.as_str(), "RUNNING" | "RECONCILING");
@@ -147,6 +162,8 @@ impl FakeCluster {
                     accelerators: pool.accelerators.clone(),
                     instance: instance.map(|i| i.name.clone()).unwrap_or_default(),
                     created: instance.map_or_else(|| self.create_time.clone(), |i| i.created.clone()),
+                    incarnation: instance.map_or(0, |i| i.incarnation),
+                    hung: instance.is_some_and(|i| i.hung),
                 });
             }
         }

@@ -7,7 +7,8 @@
 //! only thing in the fake cloud that moves on its own, because bcd itself does). Each daemon
 //! keeps its state in a directory per (cluster, DaemonSet, node) under the fake cloud's own
 //! temporary directory, as a hostPath would: a restarted pod (a new template generation, a
-//! deleted pod) resumes as the same node without joining again. A node that goes away stops its
+//! deleted pod) resumes as the same node without joining again; a node whose instance was made
+//! again starts with an empty directory and joins anew. A node whose system hangs runs nothing. A node that goes away stops its
 //! daemon and its pod; a daemon whose node the control plane deleted is not started again for
 //! the same pod; one that failed before joining is restarted with a back-off, as
 //! CrashLoopBackOff does; one whose Secret is missing waits, not ready, and is retried.
@@ -44,6 +45,8 @@ struct PodKey {
     namespace: String,
     daemonset: String,
     node: String,
+    /// The incarnation of the node's instance: one made again is a new machine, with a new disk.
+    incarnation: u64,
 }
 
 /// A pod that should run, as this pass reads it.
@@ -190,7 +193,8 @@ fn pod_key(key: &PodKey, name: &str) -> ObjectKey {
 
 fn new_pod(dir: &Path, key: &PodKey, want: &Wanted) -> Pod {
     let suffix: String = (0..5).map(|_| (b'a' + rand::random::<u8>() % 26) as char).collect();
-    let state_dir = dir.join(&key.cluster_id).join(&key.namespace).join(&key.daemonset).join(&key.node);
+    let node = format!("{}.{}", key.node, key.incarnation);
+    let state_dir = dir.join(&key.cluster_id).join(&key.namespace).join(&key.daemonset).join(node);
     Pod {
         cluster: want.cluster.clone(),
         name: format!("{}-{suffix}", key.daemonset),
@@ -302,7 +306,8 @@ fn wanted(gke: &GkeState) -> BTreeMap<PodKey, Wanted> {
             let template = &daemonset["spec"]["template"]["spec"];
             for node in &nodes {
                 let node_name = kubeapi::node_name(&cluster_key.2, node);
-                if !spec::selects(template, &kubeapi::node_labels(&cluster_key.2, node), &node.taints) {
+                // A hung system runs nothing: its pods stop, as their daemons do.
+                if node.hung || !spec::selects(template, &kubeapi::node_labels(&cluster_key.2, node), &node.taints) {
                     continue;
                 }
                 let key = PodKey {
@@ -310,6 +315,7 @@ fn wanted(gke: &GkeState) -> BTreeMap<PodKey, Wanted> {
                     namespace: namespace.clone(),
                     daemonset: name.clone(),
                     node: node_name.clone(),
+                    incarnation: node.incarnation,
                 };
                 let want = Wanted {
                     cluster: cluster_key.clone(),

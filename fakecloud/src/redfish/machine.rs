@@ -88,6 +88,11 @@ pub struct Machine {
     pub held_requests: u64,
     /// The BMC refuses every sign-in.
     pub refuses_login: bool,
+    /// Its operating system hangs: nothing runs on it though it is on, until it boots again.
+    pub hung: bool,
+    /// Its installed system is broken: it hangs at every boot from the disk, until an installer
+    /// (a deploy's boot) lays it again.
+    pub broken: bool,
 }
 
 impl Machine {
@@ -111,6 +116,8 @@ impl Machine {
             unresponsive: false,
             held_requests: 0,
             refuses_login: false,
+            hung: false,
+            broken: false,
         }
     }
 
@@ -139,6 +146,8 @@ impl Machine {
         }
         let image = (device == "Cd" && !self.media_image.is_empty()).then(|| self.media_image.clone());
         let config = (image.is_some() && !self.config_image.is_empty()).then(|| self.config_image.clone());
+        self.hung = false;
+        self.broken &= config.is_none();
         self.boots.push(Boot { device, image, config });
     }
 

@@ -3,7 +3,8 @@
 //! (the control plane's per-deploy URL), joins the pool with its one-use join token through the
 //! real bcd code, and keeps running as the installed system. A machine that boots from its disk
 //! with a system installed (and not erased since) runs that system's bcd again, as the node it
-//! joined as. Anything else (a rescue image, an empty disk) runs nothing the control plane sees.
+//! joined as. Anything else (a rescue image, an empty disk) runs nothing the control plane sees,
+//! and neither does a machine whose system hangs (a test's fault) until it boots again.
 //!
 //! Design: one background task compares what should run with what runs every [`PERIOD`], as the
 //! fake kubelets do. A system's disk is a directory per (machine, disk generation) under the
@@ -83,7 +84,7 @@ fn install(shared: &Shared, id: &str) {
 
 /// What `machine` should run now, since which boot, and its name: nothing while it is off.
 fn wanted_system(machine: &Machine, dir: &Path) -> Option<((usize, u64), System, String)> {
-    if machine.power_state() != "On" {
+    if machine.power_state() != "On" || machine.hung {
         return None;
     }
     let boot = machine.boots.last()?;
@@ -91,7 +92,8 @@ fn wanted_system(machine: &Machine, dir: &Path) -> Option<((usize, u64), System,
     let system = match (boot.device.as_str(), &boot.config) {
         ("Cd", Some(config_url)) => System::Installer { config_url: config_url.clone() },
         ("Hdd", _)
-            if NodeState::read(&disk_dir(dir, &machine.id, machine.disk_generation)).ok().flatten().is_some() =>
+            if !machine.broken
+                && NodeState::read(&disk_dir(dir, &machine.id, machine.disk_generation)).ok().flatten().is_some() =>
         {
             System::Installed
         }
@@ -131,6 +133,10 @@ async fn boot(id: String, name: String, system: System, disk: PathBuf, stop: one
             return;
         }
     };
+    if matches!(system, System::Installer { .. }) {
+        // An installer lays a fresh system: a node the disk held before (a redeploy) is gone.
+        let _ = std::fs::remove_dir_all(&disk);
+    }
     if let Err(error) = std::fs::create_dir_all(&disk) {
         tracing::warn!(machine = %id, "fake machine's disk: {error}");
         return;

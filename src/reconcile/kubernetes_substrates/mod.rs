@@ -8,7 +8,8 @@
 //! rotate the hosted join token (recorded sealed before it is used); server-side apply the
 //! objects, reading each first: one there without the pool's label is never taken over, and
 //! puts the substrate in `error` naming it; delete the DaemonSets of removed flavors; count
-//! the nodes that joined; `ready` when every node the provider runs has joined the pool.
+//! the nodes that joined; `ready` when every node the provider runs has joined the pool. A node
+//! the pool's remediation asks to be recreated has its machine made again ([`remediation`]).
 //! Teardown (the pool archived): a made cluster is deleted; on an adopted one only what carries
 //! the pool's label goes (objects, then node pools), and its namespace only when nothing it did
 //! not make is left in it (else the `deleted` event's message names what kept it); then the
@@ -16,6 +17,7 @@
 
 mod flavors;
 mod objects;
+mod remediation;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +36,7 @@ use crate::provider::accounts::GkeAccounts;
 use crate::provider::gke::Gke;
 use crate::provider::kube::{KubeAuth, KubeClient};
 use crate::provider::{
-    ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Force, Found, ManagedKubernetes, ProviderError,
+    ClusterApi, ClusterChange, ClusterSpec, ErrorKind, Force, Found, ManagedKubernetes, Node, ProviderError,
 };
 use crate::secrets::SecretKey;
 use crate::store::{
@@ -242,7 +244,8 @@ impl Step<'_> {
         let api =
             KubeClient::new(&remote.endpoint, &remote.ca_certificate_pem, KubeAuth::Google(self.gke.tokens().clone()))
                 .context("reaching the cluster's API")?;
-        self.record_nodes(&api, &mut observed).await?;
+        let listed = self.record_nodes(&api, &mut observed).await?;
+        self.recreate_unhealthy(&listed).await?;
         if let Some(outcome) = self.converge_objects(&api, endpoint, token.expose(), &mut observed).await? {
             return Ok(outcome);
         }
@@ -517,7 +520,8 @@ impl Step<'_> {
 
     /// The Nodes the cluster's API lists in each flavor's node pool, recorded before the
     /// objects are applied: the join with the hosted token admits those machine ids only.
-    async fn record_nodes(&self, api: &KubeClient, observed: &mut SubstrateObserved) -> Result<(), PassError> {
+    /// Returns what was listed.
+    async fn record_nodes(&self, api: &KubeClient, observed: &mut SubstrateObserved) -> Result<Vec<Node>, PassError> {
         let listed_at = now_micros();
         let listed = api.nodes_list().await.context("listing the cluster's nodes")?;
         let names: Vec<&str> = listed.iter().map(|node| node.name.as_str()).collect();
@@ -535,7 +539,7 @@ impl Step<'_> {
         if observed.flavors.iter().any(|f| recorded(&f.name) != Some(&f.nodes)) {
             self.pass.store.substrate_record_nodes(self.substrate, &observed.flavors).await?;
         }
-        Ok(())
+        Ok(listed)
     }
 
     /// Deletes the pool's live nodes of the substrate's flavors whose machine (the cluster's Node

@@ -12,8 +12,10 @@
 //!
 //! A deployed machine is looked at on the settled interval ([`watch`]): one powered off at its
 //! BMC has drifted from the state its deploy applied, and the pool's `policy.drift` says
-//! whether it is powered on again or reported.
+//! whether it is powered on again or reported. One whose node the pool's remediation gave up
+//! waiting for is power cycled, then redeployed ([`remediate`]).
 
+mod remediate;
 mod steps;
 mod watch;
 
@@ -101,6 +103,9 @@ impl ResourceReconciler for MetalMachines {
                 // A deployed machine is looked at on the settled interval, for drift at its BMC.
                 let run =
                     Run { reconciler: self, pass, machine: &machine, transition: metal_states::transition("deploy") };
+                if let Some((step, requested_at)) = pass.store.node_remediation_pending(&machine.node_id).await? {
+                    return run.remediate(&step, requested_at).await;
+                }
                 return run.watch().await;
             }
             return Ok(Outcome::remove());

@@ -185,4 +185,27 @@ impl Env {
         let limit = Duration::from_secs(20);
         self.get_until(&self.acme_admin, resource, body, limit, &what, |got| got["state"] == state).await
     }
+
+    /// Runs `statement` on the server's database, as a test that moves time does.
+    pub async fn execute(&self, statement: String) {
+        sqlx::any::install_default_drivers();
+        let mut db = <sqlx::AnyConnection as sqlx::Connection>::connect(&self.server.db.url).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(statement)).execute(&mut db).await.unwrap();
+    }
+
+    /// Waits until node `node` of `pool` is no longer `ready` (`notReady`, or already past it),
+    /// moving its last heartbeat 45 s back at each look: past an `unhealthyAfter` of 30 s without
+    /// waiting for it. The node's daemon must have stopped; a heartbeat still on its way when it
+    /// stopped puts the node back, so each look moves it again.
+    pub async fn silence_node(&self, pool: &str, node: &str) {
+        poll(Duration::from_secs(60), &format!("node {node} notReady"), || async {
+            self.execute(format!(
+                "UPDATE nodes SET last_heartbeat_at = last_heartbeat_at - 45000000 WHERE id = '{node}'"
+            ))
+            .await;
+            let got = self.server.admin_ok("/api/compute/nodes/get", json!({"poolId": pool, "nodeId": node})).await;
+            if got["state"] != "ready" { Ok(()) } else { Err(got.to_string()) }
+        })
+        .await;
+    }
 }

@@ -19,10 +19,17 @@ const RESCUE: &str = "https://images.example/rescue-2026.12.iso";
 
 /// An environment with acme's metal pool (with `policy`, plus the loopback network allowed for
 /// BMC addresses: the fake cloud's BMCs listen on 127.0.0.1) and a running worker.
-pub(super) async fn metal_env(mut policy: Value) -> (Env, String) {
+pub(super) async fn metal_env(policy: Value) -> (Env, String) {
+    let (mut env, pool) = metal_env_without_worker(policy).await;
+    env.start_worker();
+    (env, pool)
+}
+
+/// [`metal_env`] before its worker starts (`env.worker_config` may still change).
+pub(super) async fn metal_env_without_worker(mut policy: Value) -> (Env, String) {
     let metal = policy.as_object_mut().unwrap().entry("metal").or_insert_with(|| json!({}));
     metal["bmcAllowedNetworks"] = json!(["127.0.0.0/8"]);
-    let mut env = System::on(Backend::Postgres).start().await;
+    let env = System::on(Backend::Postgres).start().await;
     let account = env
         .server
         .admin_ok(
@@ -41,7 +48,6 @@ pub(super) async fn metal_env(mut policy: Value) -> (Env, String) {
         .as_str()
         .unwrap()
         .to_owned();
-    env.start_worker();
     (env, pool)
 }
 

@@ -12,6 +12,7 @@ mod leaving;
 mod outage;
 mod plan_reality;
 mod pxe;
+mod remediation;
 mod secrets;
 mod sessions;
 mod states;

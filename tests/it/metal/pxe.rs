@@ -42,10 +42,7 @@ async fn an_ipmi_machine_boots_its_deploy_from_the_network_and_joins_through_bcd
 
     // IPMI has no disk erase of its own (commissioning needs the erase image, which the
     // control plane does not boot yet): the machine is put in `ready` as a commission would.
-    sqlx::any::install_default_drivers();
-    let mut db = <sqlx::AnyConnection as sqlx::Connection>::connect(&env.server.db.url).await.unwrap();
-    let ready = format!("UPDATE metal_machines SET provision_state = 'ready' WHERE node_id = '{node}'");
-    sqlx::query(sqlx::AssertSqlSafe(ready)).execute(&mut db).await.unwrap();
+    env.execute(format!("UPDATE metal_machines SET provision_state = 'ready' WHERE node_id = '{node}'")).await;
 
     call(&env, &pool, &node, "deploy", json!({"image": IMAGE})).await;
     let deployed = wait_for(&env, &pool, &node, "deployed").await;

@@ -7,6 +7,7 @@ mod cli;
 mod faults;
 mod lifecycle;
 mod policy;
+mod remediation;
 mod tokens;
 
 use std::time::Duration;
