@@ -3,7 +3,7 @@
 
 use super::follow::answer;
 use super::kubernetes::{parse_label, parse_taint};
-use super::{Cli, connect, endpoint, output};
+use super::{Cli, complete, connect, endpoint, output};
 use crate::proto::compute::{
     CreateJoinTokenRequest, GetJoinTokenRequest, JoinToken, ListJoinTokensRequest, NodeTaint, RevokeJoinTokenRequest,
     join_tokens_client::JoinTokensClient,
@@ -13,7 +13,7 @@ use crate::proto::compute::{
 #[derive(clap::Args, Debug)]
 pub struct TokenArgs {
     /// The pool.
-    #[arg(long)]
+    #[arg(long, add = complete::pools())]
     pool: String,
     /// The token's id (`jt_...`).
     join_token_id: String,
@@ -25,7 +25,7 @@ pub enum JoinTokensCommand {
     /// Makes a token and prints it, once, with the `bcd join` command that uses it.
     Create {
         /// The pool its nodes join (`pool_...`).
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
         /// Free text.
         #[arg(long, default_value = "")]
@@ -51,7 +51,7 @@ pub enum JoinTokensCommand {
     /// Lists a pool's tokens, newest first.
     List {
         /// The pool.
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
     },
     /// Shows a token and the nodes that joined with it.
