@@ -342,7 +342,7 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
 /// a table of what an operator scans for (see [`machine_table`]) sized to the terminal.
 fn print_machines(format: OutputFormat, value: &serde_json::Value, rows: &[serde_json::Value]) {
     match format {
-        OutputFormat::Table => print!("{}", machine_table(rows, plan::terminal_width())),
+        OutputFormat::Table => output::emit(&machine_table(rows, plan::terminal_width())),
         other => output::print(other, value, rows),
     }
 }

@@ -75,7 +75,7 @@ pub async fn run(cli: &Cli, command: &SubstratesCommand) -> Result<(), String> {
             }
             output::print_one(cli.output, &substrate, "bettercompute.compute.v1.KubernetesSubstrate")?;
             if cli.output == output::OutputFormat::Table {
-                println!("\n{}", flavor_lines(&substrate));
+                output::emit(&format!("\n{}\n", flavor_lines(&substrate)));
             }
             Ok(())
         }
