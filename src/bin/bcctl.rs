@@ -2,8 +2,12 @@
 
 use better_compute::cli::{self, Cli, Command};
 use better_compute::{dev, telemetry};
+use clap::CommandFactory;
 
 fn main() {
+    // A shell completing a word runs `bcctl` with `COMPLETE` set (see `bcctl completion`): that
+    // answers here and exits, before anything else can write to standard output.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     better_compute::process::run(|cli: Cli| async move {
         match cli.command {
             Command::Dev { options, log } => {

@@ -3,7 +3,7 @@
 
 use super::follow::answer;
 use super::kubernetes::{parse_label, parse_taint};
-use super::{Cli, connect, endpoint, output};
+use super::{Cli, complete, connect, endpoint, output};
 use crate::proto::compute::{
     CreateJoinTokenRequest, GetJoinTokenRequest, JoinToken, ListJoinTokensRequest, NodeTaint, RevokeJoinTokenRequest,
     join_tokens_client::JoinTokensClient,
@@ -13,7 +13,7 @@ use crate::proto::compute::{
 #[derive(clap::Args, Debug)]
 pub struct TokenArgs {
     /// The pool.
-    #[arg(long)]
+    #[arg(long, add = complete::pools())]
     pool: String,
     /// The token's id (`jt_...`).
     join_token_id: String,
@@ -25,7 +25,7 @@ pub enum JoinTokensCommand {
     /// Makes a token and prints it, once, with the `bcd join` command that uses it.
     Create {
         /// The pool its nodes join (`pool_...`).
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
         /// Free text.
         #[arg(long, default_value = "")]
@@ -51,7 +51,7 @@ pub enum JoinTokensCommand {
     /// Lists a pool's tokens, newest first.
     List {
         /// The pool.
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
     },
     /// Shows a token and the nodes that joined with it.
@@ -108,19 +108,105 @@ fn print_created(cli: &Cli, token: &JoinToken) -> Result<(), String> {
     if cli.output.is_structured() {
         return Ok(());
     }
-    println!();
     if token.token.is_empty() {
-        println!("{}", token.token_notice);
+        output::emit(&format!("\n{}\n", token.token_notice));
         return Ok(());
     }
-    println!("The token, shown this once:\n  {}\n", token.token);
     let api = endpoint(cli);
     // bcd sends a token over plain HTTP only when told to: the line says so where it must.
     let transport = if api.starts_with("http://") {
-        " --insecure-plaintext".to_owned()
+        Some("--insecure-plaintext".to_owned())
     } else {
-        super::ca_pin(cli)?.map(|pin| format!(" --ca-sha256 {pin}")).unwrap_or_default()
+        super::ca_pin(cli)?.map(|pin| format!("--ca-sha256 {pin}"))
     };
-    println!("On each machine to join (as root), run:\n  bcd join --endpoint {api}{transport} --token {}", token.token);
+    let endpoint = format!("--endpoint {api}");
+    let bearer = format!("--token {}", token.token);
+    let words: Vec<&str> =
+        ["bcd join", &endpoint].into_iter().chain(transport.as_deref()).chain([bearer.as_str()]).collect();
+    let width = output::terminal_width();
+    // The bearer form is longer than a narrow terminal is wide; a line cut inside it would not
+    // copy, so it is shown only inside the command, where a shell joins the cut.
+    let shown = match width {
+        Some(width) if INDENT.len() + token.token.chars().count() > width => {
+            "The token, shown this once, is the one after --token below.".to_owned()
+        }
+        _ => format!("The token, shown this once:\n{INDENT}{}", token.token),
+    };
+    let command = command_lines(&words, width);
+    output::emit(&format!("\n{shown}\n\nOn each machine to join (as root), run:\n{command}"));
     Ok(())
+}
+
+/// How far the token and the command stand in from the text around them.
+const INDENT: &str = "  ";
+
+/// How far each line after the command's first stands in.
+const CONTINUED: &str = "    ";
+
+/// The command of `words` (each a word, or a flag with its value) in lines of at most `width`
+/// characters, so that it still pastes into a shell as the one command it is: each line but the
+/// last ends in a backslash, which the shell removes with the newline. A flag goes with its value
+/// on one line when they fit; a word wider than a line (a token) is cut where the line ends, its
+/// rest at the start of the next, unindented, so that the shell reads it whole. With no width
+/// (the output is not a terminal) the command is one line.
+fn command_lines(words: &[&str], width: Option<usize>) -> String {
+    let Some(width) = width else { return format!("{INDENT}{}\n", words.join(" ")) };
+    // Each line must hold some of a word beside its indent and backslash, or the cutting would
+    // not move on: a terminal narrower than this gets lines wider than it.
+    let width = width.max(CONTINUED.len() + 8);
+    let length = |text: &str| text.chars().count();
+    // Room for the ` \` that ends a continued line.
+    let fits = |column: usize, text: &str| column + length(text) + 2 <= width;
+    let (mut out, mut column) = (INDENT.to_owned(), INDENT.len());
+    for (i, word) in words.iter().enumerate() {
+        let pieces: Vec<&str> = if fits(CONTINUED.len(), word) { vec![word] } else { word.splitn(2, ' ').collect() };
+        for (j, piece) in pieces.into_iter().enumerate() {
+            if i + j > 0 && fits(column + 1, piece) {
+                out.push(' ');
+                column += 1;
+            } else if i + j > 0 {
+                out.push_str(" \\\n");
+                out.push_str(CONTINUED);
+                column = CONTINUED.len();
+            }
+            let mut rest = piece;
+            while !fits(column, rest) {
+                let room = width.saturating_sub(column + 1).max(1);
+                let cut = rest.char_indices().nth(room).map_or(rest.len(), |(at, _)| at);
+                out.push_str(&rest[..cut]);
+                out.push_str("\\\n");
+                (rest, column) = (&rest[cut..], 0);
+            }
+            out.push_str(rest);
+            column += length(rest);
+        }
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::command_lines;
+
+    const TOKEN: &str = "bcjt_01kabcdefghjkmnpqrstvwxyz0.abcdefghijklmnopqrstuvwxyzabcdefghijklmnopq";
+
+    #[test]
+    fn the_join_command_breaks_into_lines_that_fit_and_join_back_into_it() {
+        let bearer = format!("--token {TOKEN}");
+        let pin = format!("--ca-sha256 {}", "ab".repeat(32));
+        let words = ["bcd join", "--endpoint https://api.example.com:8443", &pin, &bearer];
+        let one_line = command_lines(&words, None);
+        assert_eq!(one_line, format!("  {}\n", words.join(" ")));
+        for width in [40, 60, 80, 120] {
+            let lines = command_lines(&words, Some(width));
+            assert!(lines.lines().all(|line| line.chars().count() <= width), "{width} columns:\n{lines}");
+            // What a shell reads: each backslash-newline removed.
+            let pasted = lines.replace("\\\n", "");
+            let joined: Vec<&str> = pasted.split_whitespace().collect();
+            assert_eq!(joined, one_line.split_whitespace().collect::<Vec<_>>(), "{width} columns:\n{lines}");
+            assert!(lines.lines().rev().skip(1).all(|line| line.ends_with('\\')), "{lines}");
+        }
+        assert_eq!(command_lines(&words, Some(250)), one_line, "a wide terminal takes it whole");
+    }
 }

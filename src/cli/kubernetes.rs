@@ -8,7 +8,7 @@ use super::failure;
 use super::follow::{Followed, answer, field};
 use super::plan::{self, Change, DryRun};
 use super::tracked::{CreateCommand, DeleteCommand, GetCommand, Tracked, print_list, show, tracked};
-use super::{Cli, connect, output};
+use super::{Cli, complete, connect, output};
 use crate::proto::compute::kubernetes_clusters_client::KubernetesClustersClient;
 use crate::proto::compute::kubernetes_node_pools_client::KubernetesNodePoolsClient;
 use crate::proto::compute::{
@@ -72,6 +72,7 @@ pub enum ClustersCommand {
         #[arg(long)]
         tenant: String,
         /// The cluster.
+        #[arg(add = complete::clusters())]
         cluster_id: String,
         /// The new version pin.
         #[arg(long)]
@@ -102,6 +103,7 @@ pub enum ClustersCommand {
         #[arg(long)]
         tenant: String,
         /// The cluster.
+        #[arg(add = complete::clusters())]
         cluster_id: String,
         /// `view` (default), `edit` or `admin`.
         #[arg(long, default_value = "")]
@@ -119,7 +121,7 @@ pub enum ClustersCommand {
         #[arg(long)]
         tenant: String,
         /// The provider pool.
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
         /// The location.
         #[arg(long)]
@@ -136,7 +138,7 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         tenant: String,
         /// The cluster.
-        #[arg(long)]
+        #[arg(long, add = complete::clusters())]
         cluster: String,
         /// The pool, as `name=extra,machine-type=e2-medium,count=1` with optional `min=1,max=3`,
         /// `zones=a;b` and `spot`.
@@ -152,7 +154,7 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         tenant: String,
         /// The cluster.
-        #[arg(long)]
+        #[arg(long, add = complete::clusters())]
         cluster: String,
     },
     /// Shows one node pool; with `--wait`, once it is ready (or in the state given).
@@ -161,9 +163,10 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         tenant: String,
         /// The cluster.
-        #[arg(long)]
+        #[arg(long, add = complete::clusters())]
         cluster: String,
         /// The node pool.
+        #[arg(add = complete::node_pools())]
         node_pool_id: String,
         /// Follow the node pool until it is ready, or until the state given (`--wait=deleted`).
         #[arg(long, value_name = "STATE", num_args = 0..=1, require_equals = true, default_missing_value = "ready")]
@@ -176,9 +179,10 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         tenant: String,
         /// The cluster.
-        #[arg(long)]
+        #[arg(long, add = complete::clusters())]
         cluster: String,
         /// The node pool.
+        #[arg(add = complete::node_pools())]
         node_pool_id: String,
         /// The new node count (per zone) of a pool without autoscaling; with it, the autoscaler
         /// sets the count (give `--no-autoscaling` too to fix it).
@@ -235,9 +239,10 @@ pub enum NodePoolsCommand {
         #[arg(long)]
         tenant: String,
         /// The cluster.
-        #[arg(long)]
+        #[arg(long, add = complete::clusters())]
         cluster: String,
         /// The node pool.
+        #[arg(add = complete::node_pools())]
         node_pool_id: String,
         #[command(flatten)]
         dry_run: DryRun,

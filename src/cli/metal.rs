@@ -11,7 +11,7 @@ use super::follow::answer;
 use super::kubernetes::parse_label;
 use super::output::OutputFormat;
 use super::plan::{self, Change, DryRun};
-use super::{Cli, connect, output};
+use super::{Cli, complete, connect, output};
 use crate::proto::compute::{
     CommissionMetalRequest, DeleteMetalRequest, DeployMetalRequest, EnrollMetalRequest, GetMetalRequest,
     InspectMetalRequest, ListMetalRequest, MetalBmc, ReleaseMetalRequest, RescueMetalRequest, RetireMetalRequest,
@@ -22,7 +22,7 @@ use crate::proto::compute::{
 #[derive(clap::Args, Debug)]
 pub struct MachineArgs {
     /// The pool (`pool_...`).
-    #[arg(long)]
+    #[arg(long, add = complete::pools())]
     pool: String,
     /// The machine's id (`node_...`).
     node_id: String,
@@ -38,7 +38,7 @@ pub enum MetalCommand {
     /// Enrolls a machine by its BMC; it is `enrolling` until the BMC answers.
     Enroll {
         /// The pool (`pool_...`).
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
         /// Its name (a DNS label).
         #[arg(long)]
@@ -75,7 +75,7 @@ pub enum MetalCommand {
     /// Lists a pool's machines, oldest first.
     List {
         /// The pool (`pool_...`).
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
     },
     /// Shows a machine's metal view.
@@ -342,7 +342,7 @@ pub async fn run(cli: &Cli, command: &MetalCommand) -> Result<(), String> {
 /// a table of what an operator scans for (see [`machine_table`]) sized to the terminal.
 fn print_machines(format: OutputFormat, value: &serde_json::Value, rows: &[serde_json::Value]) {
     match format {
-        OutputFormat::Table => print!("{}", machine_table(rows, plan::terminal_width())),
+        OutputFormat::Table => output::emit(&machine_table(rows, plan::terminal_width())),
         other => output::print(other, value, rows),
     }
 }

@@ -14,11 +14,13 @@
 //!
 //! [`follow`] is what the commands share (a call's answer, `--wait`); [`tracked`] the commands
 //! every asynchronous resource has alike (`list`, `get`, `delete` and the flags of `create`),
-//! written once; [`output`] is how results print.
+//! written once; [`output`] is how results print; [`complete`] completes ids from the API as a
+//! shell asks (`bcctl completion`).
 
 mod accounts;
 mod budgets;
 mod columns;
+mod complete;
 mod failure;
 mod follow;
 mod identity;
@@ -175,12 +177,14 @@ pub enum Command {
     Audit(identity::AuditCommand),
     /// Prints the OpenAPI document of the JSON paths, as the server serves it at /openapi.json.
     Openapi,
-    /// Prints a completion script for a shell: its commands, flags and their fixed values.
+    /// Prints the script that makes a shell complete `bcctl`'s commands, flags and their values,
+    /// ids included: a cluster's, node pool's, pool's or node's id completes from the API (with
+    /// the `--tenant`, `--cluster` or `--pool` typed before it), each shown with its name.
     ///
-    /// To install it for bash, add `source <(bcctl completion bash)` to ~/.bashrc; for zsh, run
-    /// `bcctl completion zsh > "${fpath[1]}/_bcctl"` once and start a new shell; for fish, run
-    /// `bcctl completion fish > ~/.config/fish/completions/bcctl.fish` once. Run it again after
-    /// upgrading `bcctl`.
+    /// The script has the shell run `bcctl` for each word, so it stays current when `bcctl` is
+    /// upgraded. For bash, add `source <(bcctl completion bash)` to ~/.bashrc; for zsh, add
+    /// `source <(bcctl completion zsh)` to ~/.zshrc (after `compinit`); for fish, run `bcctl
+    /// completion fish > ~/.config/fish/completions/bcctl.fish` once.
     Completion {
         /// The shell.
         #[arg(value_enum)]
@@ -274,8 +278,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Command::RoleBindings(command) => identity::role_bindings(&cli, command).await,
         Command::Audit(command) => identity::audit(&cli, command).await,
         Command::Completion { shell } => {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(*shell, &mut command, "bcctl", &mut std::io::stdout());
+            output::emit(&complete::registration(*shell)?);
             Ok(())
         }
         Command::Openapi => {

@@ -1,7 +1,7 @@
 //! `bcctl nodes ...`: the nodes of a pool, and cordoning or deleting one.
 
 use super::follow::answer;
-use super::{Cli, connect, output};
+use super::{Cli, complete, connect, output};
 use crate::proto::compute::{
     CordonNodeRequest, DeleteNodeRequest, GetNodeRequest, ListNodesRequest, UncordonNodeRequest,
     nodes_client::NodesClient,
@@ -12,9 +12,10 @@ use crate::proto::compute::{
 #[derive(clap::Args, Debug)]
 pub struct NodeArgs {
     /// The pool.
-    #[arg(long)]
+    #[arg(long, add = complete::pools())]
     pool: String,
     /// The node's id.
+    #[arg(add = complete::nodes())]
     node_id: String,
 }
 
@@ -24,15 +25,16 @@ pub enum NodesCommand {
     /// Lists a pool's nodes, oldest first.
     List {
         /// The pool (`pool_...`).
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
     },
     /// Shows a node: its machine, capacity, conditions and state.
     Get {
         /// The pool.
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
         /// The node's id (`node_...`).
+        #[arg(add = complete::nodes())]
         node_id: String,
     },
     /// Marks a node unschedulable; its daemon learns it on its next heartbeat.

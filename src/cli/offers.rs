@@ -1,7 +1,7 @@
 //! `bcctl offers ...`.
 
 use super::follow::answer;
-use super::{Cli, connect, output};
+use super::{Cli, complete, connect, output};
 use crate::proto::platform::{
     CreateOfferRequest, DeleteOfferRequest, GetOfferRequest, ListOffersRequest, UpdateOfferRequest,
     offers_client::OffersClient,
@@ -11,7 +11,7 @@ use crate::proto::platform::{
 #[derive(clap::Args, Debug)]
 pub struct OfferKey {
     /// The pool.
-    #[arg(long)]
+    #[arg(long, add = complete::pools())]
     pool: String,
     /// The tenant.
     #[arg(long)]
@@ -37,7 +37,7 @@ pub enum OffersCommand {
     /// Lists offers, oldest first.
     List {
         /// Only offers of this pool.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", add = complete::pools())]
         pool: String,
         /// Only offers to this tenant.
         #[arg(long, default_value = "")]

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use super::follow::answer;
-use super::{Cli, connect, output};
+use super::{Cli, complete, connect, output};
 use crate::proto::compute;
 use crate::proto::platform::{
     CreatePoolRequest, DeletePoolRequest, GetPoolRequest, ListPoolsRequest, UpdatePoolRequest,
@@ -99,6 +99,7 @@ pub enum PoolsCommand {
     /// Shows one pool.
     Get {
         /// The pool's id (`pool_...`).
+        #[arg(add = complete::pools())]
         pool_id: String,
     },
     /// Lists pools, oldest first.
@@ -116,6 +117,7 @@ pub enum PoolsCommand {
     /// Changes a pool.
     Update {
         /// The pool's id.
+        #[arg(add = complete::pools())]
         pool_id: String,
         /// The new name.
         #[arg(long)]
@@ -135,6 +137,7 @@ pub enum PoolsCommand {
     /// Deletes a pool without bookings.
     Delete {
         /// The pool's id.
+        #[arg(add = complete::pools())]
         pool_id: String,
     },
     /// Lists the pools a tenant can see.
@@ -149,7 +152,7 @@ pub enum PoolsCommand {
         #[arg(long)]
         tenant: String,
         /// The pool.
-        #[arg(long)]
+        #[arg(long, add = complete::pools())]
         pool: String,
         /// `managed-kubernetes`, `load-balancers`, `instances`, `networks` or `certificates`.
         #[arg(long)]

@@ -1,7 +1,7 @@
 //! `bcctl quotas ...`.
 
 use super::follow::answer;
-use super::{Cli, connect, output};
+use super::{Cli, complete, connect, output};
 use crate::proto::platform::{
     CreateQuotaRequest, DeleteQuotaRequest, GetQuotaRequest, ListQuotasRequest, UpdateQuotaRequest,
     quotas_client::QuotasClient,
@@ -11,7 +11,7 @@ use crate::proto::platform::{
 #[derive(clap::Args, Debug)]
 pub struct QuotaKey {
     /// The pool.
-    #[arg(long)]
+    #[arg(long, add = complete::pools())]
     pool: String,
     /// The tenant.
     #[arg(long)]
@@ -40,7 +40,7 @@ pub enum QuotasCommand {
     /// Lists quotas, oldest first.
     List {
         /// Only quotas on this pool.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", add = complete::pools())]
         pool: String,
         /// Only quotas of this tenant.
         #[arg(long, default_value = "")]

@@ -3,7 +3,7 @@
 //! follows it until it settles: `ready`, or `deleted` once it is being torn down.
 
 use super::follow::{Followed, answer, state_and_message};
-use super::{Cli, connect, output};
+use super::{Cli, complete, connect, output};
 use crate::proto::compute::{
     GetKubernetesSubstrateRequest, KubernetesSubstrate, ListKubernetesSubstratesRequest,
     kubernetes_substrates_client::KubernetesSubstratesClient,
@@ -13,7 +13,7 @@ use crate::proto::compute::{
 #[derive(clap::Args, Debug)]
 pub struct PoolArgs {
     /// The pool (`pool_...`).
-    #[arg(long)]
+    #[arg(long, add = complete::pools())]
     pool: String,
 }
 
@@ -75,7 +75,7 @@ pub async fn run(cli: &Cli, command: &SubstratesCommand) -> Result<(), String> {
             }
             output::print_one(cli.output, &substrate, "bettercompute.compute.v1.KubernetesSubstrate")?;
             if cli.output == output::OutputFormat::Table {
-                println!("\n{}", flavor_lines(&substrate));
+                output::emit(&format!("\n{}\n", flavor_lines(&substrate)));
             }
             Ok(())
         }

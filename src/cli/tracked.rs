@@ -16,10 +16,10 @@ use std::marker::PhantomData;
 use prost::Message;
 use serde_json::Value;
 
-use super::failure;
 use super::follow::{Followed, field};
 use super::plan::{self, DryRun};
 use super::{Cli, output};
+use super::{complete, failure};
 
 /// The words a kind's shared commands have in their help, without the final period that clap
 /// drops from a one-line doc comment (so that they read as the kind's own commands' do).
@@ -56,6 +56,9 @@ pub trait Tracked: Message + Sized + 'static {
     const LIST: (&'static str, &'static str);
     /// The words of the shared commands' help.
     const HELP: Help;
+
+    /// Its service's client on `channel`.
+    fn client(channel: super::AuthedChannel) -> Self::Client;
 
     /// The resource `id` of `tenant_id`.
     fn get(client: &mut Self::Client, tenant_id: String, id: String) -> impl Future<Output = Result<Self, String>>;
@@ -95,7 +98,7 @@ pub struct ListCommand<K: Tracked> {
     /// The tenant.
     #[arg(long)]
     tenant: String,
-    #[arg(long, default_value = "", help = K::HELP.pool)]
+    #[arg(long, default_value = "", help = K::HELP.pool, add = complete::pools())]
     pool: String,
     #[arg(long, help = K::HELP.include_deleted)]
     include_deleted: bool,
@@ -109,7 +112,7 @@ pub struct GetCommand<K: Tracked> {
     /// The tenant.
     #[arg(long)]
     tenant: String,
-    #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1)]
+    #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1, add = complete::ids::<K>())]
     id: String,
     /// Follow it until it is ready, or until the state given (`--wait=deleted`).
     #[arg(long, value_name = "STATE", num_args = 0..=1, require_equals = true, default_missing_value = "ready")]
@@ -125,7 +128,7 @@ pub struct DeleteCommand<K: Tracked> {
     /// The tenant.
     #[arg(long)]
     tenant: String,
-    #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1)]
+    #[arg(value_name = K::HELP.id.0, help = K::HELP.id.1, add = complete::ids::<K>())]
     id: String,
     #[arg(long, help = K::HELP.wait_deleted, conflicts_with = "dry_run")]
     wait: bool,
@@ -146,7 +149,7 @@ pub struct CreateCommand<K: Tracked, S: clap::Args> {
     /// The tenant.
     #[arg(long)]
     pub tenant: String,
-    #[arg(long, help = K::HELP.create_pool)]
+    #[arg(long, help = K::HELP.create_pool, add = complete::pools())]
     pub pool: String,
     #[arg(long, help = K::HELP.create_name)]
     pub name: String,
@@ -301,6 +304,10 @@ macro_rules! tracked {
                 idempotency_key: $key,
                 wait_ready: concat!("Follow ", $it, " until it is ready"),
             };
+
+            fn client(channel: $crate::cli::AuthedChannel) -> Self::Client {
+                $client::new(channel)
+            }
 
             async fn get(client: &mut Self::Client, tenant_id: String, $id: String) -> Result<Self, String> {
                 $crate::cli::follow::answer(client.get($get { tenant_id, $id }).await)

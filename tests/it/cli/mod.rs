@@ -1,7 +1,8 @@
 //! `bcctl` as a newcomer meets it, run as its own process against `bcctl dev`: what it prints
-//! when its reader goes away, the errors it answers, `--wait`, and its tables and help in a
-//! terminal of a given width.
+//! when its reader goes away, the errors it answers, `--wait`, its tables and help in a terminal
+//! of a given width, and the ids its shell completion offers.
 
+mod completion;
 mod locations;
 mod machine_types;
 mod names;

@@ -88,3 +88,32 @@ fn help_wraps_at_the_terminals_width() {
         }
     }
 }
+
+#[test]
+fn the_join_command_fits_80_columns_and_pastes_back_into_one_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_running, dev) = System::on(Backend::Sqlite).dev(dir.path());
+    let platform_pool = dev["pools"]["digitalocean"].as_str().unwrap();
+    let create = ["jointokens", "create", "--pool", platform_pool, "--description", "rack 4"];
+    let printed = succeeded(&create, &operator(&dev, 80, &create));
+    print!("bcctl jointokens create in 80 columns:\n{printed}");
+    assert!(widest(&printed) <= 80, "{} columns wide:\n{printed}", widest(&printed));
+
+    let id = printed.split_whitespace().find(|word| word.starts_with("jt_")).expect(&printed);
+    let command = printed.split_once("run:\n").expect(&printed).1;
+    assert!(command.lines().count() > 1, "the command is broken into lines:\n{command}");
+    // What a shell reads: each backslash-newline removed, whether between words or inside one.
+    let pasted = command.replace("\\\n", "");
+    let words: Vec<&str> = pasted.split_whitespace().collect();
+    let endpoint = dev["endpoint"].as_str().unwrap();
+    assert_eq!(words[..4], ["bcd", "join", "--endpoint", endpoint], "{pasted}");
+    let token = words.iter().skip_while(|word| **word != "--token").nth(1).expect(&pasted);
+    let bearer = regex::Regex::new(&format!(r"^bc{id}\.[0-9a-f]{{64}}$")).unwrap();
+    assert!(bearer.is_match(token), "the token is whole, the bearer form of {id}: {token}");
+
+    // Pasted into bash, as it is printed, it is that one command.
+    let script = format!("bcd() {{ printf '%s\\n' \"$@\"; }}\n{command}");
+    let run = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
+    let arguments = succeeded(&["bash"], &run);
+    assert_eq!(arguments.lines().collect::<Vec<_>>(), words[1..], "{command}");
+}

@@ -85,8 +85,27 @@ fn cluster_tables_fit_the_terminal_and_wide_shows_every_field() {
 
 #[test]
 fn bc_completion_prints_a_script_for_each_shell() {
-    for (shell, mark) in [("bash", "complete -F"), ("zsh", "#compdef bcctl"), ("fish", "complete -c bcctl")] {
+    let registrations = [
+        ("bash", "-F _clap_complete_bcctl bcctl"),
+        ("zsh", "#compdef bcctl"),
+        ("fish", "complete --keep-order --exclusive --command bcctl"),
+    ];
+    for (shell, registers) in registrations {
         let script = String::from_utf8(run_ok(Command::new(BC).args(["completion", shell])).stdout).unwrap();
-        assert!(script.contains(mark) && script.contains("clusters") && script.contains("loadbalancers"), "{shell}");
+        assert!(script.contains(registers), "{shell} registers the completer: {script}");
+        let calls_back = script.contains("COMPLETE=") && script.contains(BC);
+        assert!(calls_back, "{shell} calls back into this bcctl: {script}");
+
+        // What the shell is offered for `bcctl <Tab>`, through the script's call: every command.
+        let offered = run_ok(
+            Command::new(BC)
+                .env("COMPLETE", shell)
+                .env("_CLAP_COMPLETE_INDEX", "1")
+                .env("_CLAP_IFS", "\n")
+                .args(["--", "bcctl", ""]),
+        );
+        let offered = text(&offered);
+        let commands: Vec<&str> = offered.lines().map(|line| line.split([':', '\t']).next().unwrap()).collect();
+        assert!(commands.contains(&"clusters") && commands.contains(&"loadbalancers"), "{shell}: {offered}");
     }
 }
