@@ -26,7 +26,7 @@ fn rank(header: &str) -> u8 {
         "PROBLEM" => 230,
         "AGE" => 220,
         "METHOD" => 215,
-        "DECISION" | "NODES" | "USES" | "EXPIRES" | "HEARTBEAT" => 200,
+        "DECISION" | "OUTCOME" | "NODES" | "USES" | "EXPIRES" | "HEARTBEAT" => 200,
         "KIND" | "LIMIT" | "USED" | "QUANTITY" => 190,
         "LOCATION" | "REGION" => 180,
         "ROLE" | "CORDONED" => 170,
@@ -127,9 +127,10 @@ const DEFAULT: &[(&str, &[&str])] = &[
     ("KIND", &["kind", "resourceKind", "meter"]),
     ("TYPE", &["type"]),
     ("ROLE", &["role"]),
-    ("PRINCIPAL", &["principalId"]),
+    ("PRINCIPAL", &["principalName", "principalId"]),
     ("METHOD", &["method"]),
     ("DECISION", &["decision"]),
+    ("OUTCOME", &["outcome"]),
     ("POOL", &["poolId"]),
     ("CLUSTER", &["clusterName"]),
     ("TENANT", &["tenantId"]),
@@ -347,6 +348,17 @@ mod tests {
         let columns = default_columns(std::slice::from_ref(&row));
         let method = columns.iter().find(|c| c.header == "METHOD").expect("a METHOD column");
         assert_eq!(method.cell(&row), "Instances/Create");
+    }
+
+    #[test]
+    fn an_audit_row_names_its_principal_and_says_the_calls_outcome() {
+        let row = json!({"seq": 4, "principalId": "prn_1", "principalName": "ci", "method": "x.v1.Instances/Create",
+            "decision": "allow", "outcome": "INVALID_INPUT", "tenantId": "acme"});
+        let columns = default_columns(std::slice::from_ref(&row));
+        assert_eq!(headers(&columns), ["ID", "PRINCIPAL", "METHOD", "DECISION", "OUTCOME", "TENANT"]);
+        let cells: Vec<String> = columns.iter().map(|c| c.cell(&row)).collect();
+        assert_eq!(cells[1], "ci", "the name, not the id");
+        assert_eq!(cells[4], "INVALID_INPUT");
     }
 
     #[test]

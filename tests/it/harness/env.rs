@@ -12,7 +12,7 @@ use better_compute::provider::accounts::{
 use better_compute::reconcile::{DaemonEndpoint, ProviderResources, Reconciler, WorkerConfig};
 use better_compute::secrets::SecretKey;
 use better_compute::service::Service;
-use better_compute::store::Store;
+use better_compute::store::{EventFilter, Store};
 use fakecloud::{FakeCloud, FakeCloudConfig};
 use serde_json::{Value, json};
 
@@ -193,18 +193,33 @@ impl Env {
         sqlx::query(sqlx::AssertSqlSafe(statement)).execute(&mut db).await.unwrap();
     }
 
-    /// Waits until node `node` of `pool` is no longer `ready` (`notReady`, or already past it),
-    /// moving its last heartbeat 45 s back at each look: past an `unhealthyAfter` of 30 s without
-    /// waiting for it. The node's daemon must have stopped; a heartbeat still on its way when it
-    /// stopped puts the node back, so each look moves it again.
+    /// Makes node `node` of `pool` silent for 45 s in the store's eyes: its last heartbeat moves
+    /// 45 s back, past an `unhealthyAfter` of 30 s, until the liveness sweep has marked it
+    /// `notReady` once more (a new `compute.node.notReady` event). The node's daemon must have
+    /// stopped; a heartbeat still on its way when it stopped puts the node back, so each look
+    /// moves it again, and only until that mark: what follows it (a remediation that brings the
+    /// node back) is left alone.
     pub async fn silence_node(&self, pool: &str, node: &str) {
-        poll(Duration::from_secs(60), &format!("node {node} notReady"), || async {
+        let marks = || async {
+            let filter = EventFilter {
+                subject: pool.to_owned(),
+                type_prefix: "compute.node.notReady".into(),
+                limit: 10_000,
+                ..Default::default()
+            };
+            let events = self.store.event_list_after(&filter).await.unwrap();
+            events.iter().filter(|e| e.data["nodeId"] == node).count()
+        };
+        let before = marks().await;
+        poll(Duration::from_secs(60), &format!("node {node} marked notReady"), || async {
+            if marks().await > before {
+                return Ok(());
+            }
             self.execute(format!(
                 "UPDATE nodes SET last_heartbeat_at = last_heartbeat_at - 45000000 WHERE id = '{node}'"
             ))
             .await;
-            let got = self.server.admin_ok("/api/compute/nodes/get", json!({"poolId": pool, "nodeId": node})).await;
-            if got["state"] != "ready" { Ok(()) } else { Err(got.to_string()) }
+            Err("not marked yet".to_owned())
         })
         .await;
     }
