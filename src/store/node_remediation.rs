@@ -7,6 +7,8 @@
 //! control plane can carry out (a machine's power cycle or redeploy, a substrate node's
 //! recreation) is marked done by the reconciler that did it, so it is done once per request.
 
+use sqlx::{Any, Transaction};
+
 use super::record::{Announced, pool_event};
 use super::{NodeRow, Store};
 use crate::error::Result;
@@ -89,7 +91,7 @@ impl Store {
     /// request (a heartbeat cleared it, or a later step replaced it) or it was done already.
     pub(super) async fn node_remediation_done_in(
         &self,
-        txn: &mut sqlx::Transaction<'static, sqlx::Any>,
+        txn: &mut Transaction<'static, Any>,
         id: &str,
         step: &str,
         requested_at: i64,
@@ -104,17 +106,6 @@ impl Store {
         .execute(&mut **txn)
         .await?;
         Ok(updated.rows_affected() == 1)
-    }
-
-    /// [`Store::node_remediation_done_in`] on its own.
-    pub async fn node_remediation_done(&self, id: &str, step: &str, requested_at: i64) -> Result<bool> {
-        crate::measured::store("node_remediation_done", async {
-            let mut txn = self.begin_write().await?;
-            let done = self.node_remediation_done_in(&mut txn, id, step, requested_at).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(done)
-        })
-        .await
     }
 
     /// Records that the provider made node `id`'s machine again for its remediation `step`
@@ -142,12 +133,7 @@ impl Store {
             .bind(now)
             .execute(&mut *txn)
             .await?;
-            let node: NodeRow = self.record_fetch_in(&mut txn, id).await?;
-            let mut event = node.event("deleted");
-            event.data["reason"] = reason.into();
-            self.event_append_in(&mut txn, &event).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(Some(node))
+            self.deleted_saying_in(txn, id, reason).await.map(Some)
         })
         .await
     }
@@ -171,14 +157,20 @@ impl Store {
             if updated.rows_affected() == 0 {
                 return Ok(None);
             }
-            let node: NodeRow = self.record_fetch_in(&mut txn, id).await?;
-            let mut event = node.event("deleted");
-            event.data["reason"] = reason.into();
-            self.event_append_in(&mut txn, &event).await?;
-            self.commit_and_signal(txn).await?;
-            Ok(Some(node))
+            self.deleted_saying_in(txn, id, reason).await.map(Some)
         })
         .await
+    }
+
+    /// Commits the transaction `txn` that marked node `id` `deleted`, with its `deleted` event
+    /// saying `reason`; the node as it is now.
+    async fn deleted_saying_in(&self, mut txn: Transaction<'static, Any>, id: &str, reason: &str) -> Result<NodeRow> {
+        let node: NodeRow = self.record_fetch_in(&mut txn, id).await?;
+        let mut event = node.event("deleted");
+        event.data["reason"] = reason.into();
+        self.event_append_in(&mut txn, &event).await?;
+        self.commit_and_signal(txn).await?;
+        Ok(node)
     }
 
     /// Stops the pool's remediation for `reason`: the first time with its
