@@ -673,8 +673,16 @@ impl Step<'_> {
                 Ok(_) => self.record(observed, Outcome::converging()).await,
             };
         }
-        // Adopted: the objects carrying the pool's label, then its node pools; nothing else.
-        if remote.status == "RUNNING" {
+        // Adopted: the objects carrying the pool's label, then its node pools; nothing else. The
+        // cluster's API answers while GKE reconciles it (another pool's node pool going away on
+        // a shared cluster); in any other state the objects wait, and so does everything after
+        // them, or the substrate would end with its objects left on the cluster.
+        let api_up = matches!(remote.status.as_str(), "RUNNING" | "RECONCILING");
+        if !api_up && !self.substrate.objects.is_empty() {
+            observed.message = format!("waiting for the cluster ({}) to delete the substrate's objects", remote.status);
+            return self.record(observed, Outcome::converging()).await;
+        }
+        if api_up {
             const DOING: &str = "deleting the substrate's objects";
             let api = KubeClient::new(
                 &remote.endpoint,
