@@ -22,7 +22,7 @@ use super::validate::Validator;
 use crate::authz::Target;
 use crate::error::{Code, Error, FieldViolation, Violations};
 use crate::methods::{Method, MethodTable};
-use crate::service::{Context, Service as Services};
+use crate::service::{Caller, Context, Service as Services, Unconfirmed};
 use crate::telemetry::Metrics;
 
 /// The largest request message accepted, in bytes.
@@ -238,54 +238,57 @@ where
     // A node daemon's method is called with its own credential, checked here as a key is, and
     // decided on nothing else: the service reads what the credential named.
     let daemon_credential = method.authorization.as_ref().map(|a| a.credential.as_str()).filter(|c| !c.is_empty());
-    let caller = match daemon_credential {
-        None => Some(state.services.authenticate(authorization).await?),
+    let (caller, unconfirmed) = match daemon_credential {
+        None => {
+            let (caller, unconfirmed) = state.services.authenticate_unconfirmed(authorization).await?;
+            (Some(caller), unconfirmed)
+        }
         Some(kind) => {
             let address = parts.extensions.get::<PeerAddress>().map(|peer| peer.0.ip().to_string()).unwrap_or_default();
             let call = state.services.authenticate_daemon(kind, authorization, address).await?;
             parts.extensions.insert(call);
-            None
+            (None, None)
         }
     };
-    let connection = parts.extensions.get::<Connection>().cloned();
-    if let Some(connection) = &connection {
-        connection.prove();
-    }
-    let mut held = connection.as_ref().map_or_else(BodyHold::unbounded, Connection::hold);
-    if method.descriptor.is_client_streaming() {
-        // The decision reads the request; no method of the API streams requests.
-        return Err(Error::new(Code::Unsupported, format!("{} streams requests, which is not served", method.name)));
-    }
-    let input = method.descriptor.input();
-    let (mut bytes, mut decoded) = if parts.extensions.remove::<JsonBody>().is_some() {
-        let body = read_body(body, MAX_REQUEST_BYTES, &mut held).await?;
-        let decoded = super::gateway::decode_json(&input, &body, &state.validator)?;
-        (encode_frame(&decoded), decoded)
-    } else {
-        let bytes = read_body(body, MAX_REQUEST_BYTES + 5, &mut held).await?;
-        let message = decode_frame(&bytes)?;
-        // Unknown and mistyped fields are refused before the decoder would keep them.
-        let found = super::wire::scan(&input, &message);
-        if !found.is_empty() {
-            return Err(found.into_error());
+    match decide(state, method, &request_id, parts, body, caller, unconfirmed.as_ref()).await {
+        Ok(prepared) => Ok(prepared),
+        // A cached caller refused before its decision read the store is confirmed first: one
+        // whose key is no longer good hears that, not what was wrong with its request.
+        Err((error, Some(caller))) if let Some(unconfirmed) = &unconfirmed => {
+            state.services.confirm_caller_alone(caller, unconfirmed).await?;
+            Err(error)
         }
-        let decoded = DynamicMessage::decode(input.clone(), message).map_err(|error| {
-            Error::fields(vec![FieldViolation::new(
-                "",
-                format!("the request is not a valid {}: {error}", input.full_name()),
-            )])
-        })?;
-        (bytes, decoded)
-    };
+        Err((error, _)) => Err(error),
+    }
+}
+
+/// Reads and decodes the body of an authenticated call and decides it; a refusal comes with
+/// the caller, for [`prepare`] to confirm when it was taken from the cache.
+async fn decide<B>(
+    state: &LayerState,
+    method: &Method,
+    request_id: &str,
+    mut parts: http::request::Parts,
+    body: B,
+    caller: Option<Caller>,
+    unconfirmed: Option<&Unconfirmed>,
+) -> Result<(http::Request<Body>, BodyHold), (Error, Option<Caller>)>
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let read = read_request(state, method, &mut parts, body).await;
+    let (mut bytes, mut decoded, held) = read.map_err(|error| (error, caller.clone()))?;
     // The decision comes before anything else is looked up or written; validation only reads
     // the request, so a refused caller learns nothing of the rules either.
     let rehearsal = asks_rehearsal(&decoded);
-    let ctx = caller.map(|caller| Context { rehearsal, ..Context::new(caller, request_id.clone()) });
+    let mut ctx = caller.map(|caller| Context { rehearsal, ..Context::new(caller, request_id.to_owned()) });
     if rehearsal {
         parts.extensions.insert(Rehearsal);
     }
-    if let Some(ctx) = &ctx {
-        authorize(state, ctx, method, &decoded).await?;
+    if let Some(ctx) = &mut ctx {
+        // Refused after the caller is confirmed: nothing to confirm again.
+        authorize(state, ctx, unconfirmed, method, &decoded).await.map_err(|error| (error, None))?;
     }
     let mut violations = Violations::new();
     if super::update_mask::settle(&mut decoded, &state.validator, &mut violations) {
@@ -302,13 +305,75 @@ where
     if let Some(ctx) = ctx {
         parts.extensions.insert(ctx.caller);
     }
-    parts.extensions.insert(RequestId(request_id));
+    parts.extensions.insert(RequestId(request_id.to_owned()));
     Ok((http::Request::from_parts(parts, Body::new(Full::new(bytes))), held))
 }
 
-/// Decides the method's permission on the resource the request names: its type from the
+/// Reads and decodes a call's body (JSON or a gRPC frame), each chunk held against the
+/// connection's budget; answers the frame to pass on, the decoded message and the hold.
+async fn read_request<B>(
+    state: &LayerState,
+    method: &Method,
+    parts: &mut http::request::Parts,
+    body: B,
+) -> Result<(Bytes, DynamicMessage, BodyHold), Error>
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let connection = parts.extensions.get::<Connection>().cloned();
+    if let Some(connection) = &connection {
+        connection.prove();
+    }
+    let mut held = connection.as_ref().map_or_else(BodyHold::unbounded, Connection::hold);
+    if method.descriptor.is_client_streaming() {
+        // The decision reads the request; no method of the API streams requests.
+        return Err(Error::new(Code::Unsupported, format!("{} streams requests, which is not served", method.name)));
+    }
+    let input = method.descriptor.input();
+    if parts.extensions.remove::<JsonBody>().is_some() {
+        let body = read_body(body, MAX_REQUEST_BYTES, &mut held).await?;
+        let decoded = super::gateway::decode_json(&input, &body, &state.validator)?;
+        return Ok((encode_frame(&decoded), decoded, held));
+    }
+    let bytes = read_body(body, MAX_REQUEST_BYTES + 5, &mut held).await?;
+    let message = decode_frame(&bytes)?;
+    // Unknown and mistyped fields are refused before the decoder would keep them.
+    let found = super::wire::scan(&input, &message);
+    if !found.is_empty() {
+        return Err(found.into_error());
+    }
+    let decoded = DynamicMessage::decode(input.clone(), message).map_err(|error| {
+        Error::fields(vec![FieldViolation::new("", format!("the request is not a valid {}: {error}", input.full_name()))])
+    })?;
+    Ok((bytes, decoded, held))
+}
+
+/// Decides the method's permission on the resource the request names ([`target_of`]). A refusal
+/// before the decision first confirms a cached caller (see [`prepare`]).
+async fn authorize(
+    state: &LayerState,
+    ctx: &mut Context,
+    unconfirmed: Option<&Unconfirmed>,
+    method: &Method,
+    request: &DynamicMessage,
+) -> Result<(), Error> {
+    match target_of(state, method, request) {
+        Ok((permission, target)) => {
+            state.services.authorize_call(ctx, unconfirmed, &method.name, permission, target).await
+        }
+        Err(error) => {
+            if let Some(unconfirmed) = unconfirmed {
+                state.services.confirm_caller_alone(ctx.caller.clone(), unconfirmed).await?;
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The permission a call's method needs and the resource the request names: its type from the
 /// method's authorization option, its id and tenant from the request fields the option names.
-async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: &DynamicMessage) -> Result<(), Error> {
+fn target_of<'m>(state: &LayerState, method: &'m Method, request: &DynamicMessage) -> Result<(&'m str, Target), Error> {
     let Some(authorization) = method.authorization.as_ref() else {
         return Err(Error::access_denied(format!("{} carries no authorization and is refused", method.name)));
     };
@@ -360,7 +425,7 @@ async fn authorize(state: &LayerState, ctx: &Context, method: &Method, request: 
             })
             .collect(),
     };
-    state.services.authorize(ctx, &method.name, &authorization.permission, target).await
+    Ok((&authorization.permission, target))
 }
 
 /// Reads a request body of at most `limit` bytes, each chunk taken from `held`'s budgets as it

@@ -580,7 +580,7 @@ fn compile_string_rules(rules: &DynamicMessage, path: &str, compiled: &mut Field
             ("min_len", Value::U64(n)) => compiled.scalar.push(ScalarRule::MinLen(*n)),
             ("max_len", Value::U64(n)) => compiled.scalar.push(ScalarRule::MaxLen(*n)),
             ("len", Value::U64(n)) => compiled.scalar.push(ScalarRule::Len(*n)),
-            ("pattern", Value::String(pattern)) => match Regex::new(pattern) {
+            ("pattern", Value::String(pattern)) => match shared_regex(pattern) {
                 Ok(regex) => compiled.scalar.push(ScalarRule::Pattern(regex)),
                 Err(error) => unsupported.push(format!("{path}: pattern {pattern:?} ({error})")),
             },
@@ -590,6 +590,21 @@ fn compile_string_rules(rules: &DynamicMessage, path: &str, compiled: &mut Field
             (other, _) => unsupported.push(format!("{path}: string.{other}")),
         }
     }
+}
+
+/// The compiled `pattern`, compiled once per process: the API's fields share a few dozen
+/// patterns among some three hundred rules (every request's tenant id has the same one), and a
+/// compiled pattern holds tens of kilobytes. A `Regex` clone shares its compiled program.
+fn shared_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    static COMPILED: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Regex>>> = std::sync::OnceLock::new();
+    let compiled = COMPILED.get_or_init(Default::default);
+    let mut compiled = compiled.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(regex) = compiled.get(pattern) {
+        return Ok(regex.clone());
+    }
+    let regex = Regex::new(pattern)?;
+    compiled.insert(pattern.to_owned(), regex.clone());
+    Ok(regex)
 }
 
 #[cfg(test)]

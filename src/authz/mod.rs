@@ -10,7 +10,7 @@ pub mod schema;
 
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
-use std::sync::{OnceLock, PoisonError, RwLock};
+use std::sync::{Mutex, OnceLock, PoisonError, RwLock};
 
 use cedar_policy::{
     Authorizer as CedarAuthorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName,
@@ -92,7 +92,17 @@ pub struct Authorizer {
     /// Each policy's name in decisions: its `@id`, else Cedar's id. Read once: looking an
     /// annotation up parses its key, which cost more than evaluating the policies.
     names: HashMap<PolicyId, String>,
+    /// Whether a policy names a resource entity (`resource == BetterCompute::X::"id"`): only
+    /// then can two resources whose targets hold the same fields be decided differently.
+    names_resources: bool,
+    /// Decisions taken, by subject, permission and likeness of the target: a decision depends
+    /// on nothing else (the policies are this authorizer's own), so a repeated one (every `get`
+    /// of a tenant's resources by one caller) is a lookup.
+    decided: Mutex<HashMap<String, Decision>>,
 }
+
+/// Decisions remembered at most; past it the memory starts over rather than tracking use.
+const DECIDED_CAPACITY: usize = 20_000;
 
 impl Authorizer {
     /// An authorizer for `actions`, with the built-in policies and `extra` policy texts (name,
@@ -127,7 +137,8 @@ impl Authorizer {
             })
             .collect();
         let actions = action_entities(&schema)?;
-        Ok(Self { actions, declared, schema_text, policies, names })
+        let names_resources = policies.policies().any(names_a_resource);
+        Ok(Self { actions, declared, schema_text, policies, names, names_resources, decided: Mutex::default() })
     }
 
     /// The generated schema, in Cedar's schema syntax.
@@ -140,10 +151,69 @@ impl Authorizer {
         self.decide_each(subject, permission, std::slice::from_ref(target)).pop().unwrap_or_else(refused)
     }
 
-    /// Decides `permission` on each of `targets` (a list's items) for `subject`, in order. The
-    /// entities are built once for all of them, which is what a decision mostly costs; targets
-    /// of different tenants, or sharing an id, are decided one by one instead.
+    /// Decides `permission` on each of `targets` (a list's items) for `subject`, in order.
+    /// Targets alike in everything a decision can see ([`Authorizer::likeness`]) are decided
+    /// once: a tenant's list is mostly a few such kinds. The entities are built once for all
+    /// the kinds, which is what a decision mostly costs; targets of different tenants, or
+    /// sharing an id, are decided one by one instead.
     pub fn decide_each(&self, subject: &Subject<'_>, permission: &str, targets: &[Target]) -> Vec<Decision> {
+        let asker = asker_key(subject, permission);
+        let mut kinds: HashMap<String, usize> = HashMap::new();
+        let mut keys: Vec<String> = Vec::new();
+        let mut kind_of = Vec::with_capacity(targets.len());
+        let mut unknown: Vec<(usize, Target)> = Vec::new();
+        let mut decisions: Vec<Option<Decision>> = Vec::new();
+        {
+            let decided = self.decided.lock().unwrap_or_else(PoisonError::into_inner);
+            for target in targets {
+                let key = format!("{asker}\u{0}{}", self.likeness(subject, target));
+                let next = keys.len();
+                let kind = *kinds.entry(key.clone()).or_insert(next);
+                if kind == next {
+                    let known = decided.get(&key).cloned();
+                    if known.is_none() {
+                        unknown.push((kind, target.clone()));
+                    }
+                    decisions.push(known);
+                    keys.push(key);
+                }
+                kind_of.push(kind);
+            }
+        }
+        if !unknown.is_empty() {
+            let (kinds, fresh): (Vec<usize>, Vec<Target>) = unknown.into_iter().unzip();
+            let taken = self.decide_apart(subject, permission, &fresh);
+            let mut decided = self.decided.lock().unwrap_or_else(PoisonError::into_inner);
+            if decided.len() + taken.len() > DECIDED_CAPACITY {
+                decided.clear();
+            }
+            for (kind, decision) in kinds.into_iter().zip(taken) {
+                // A decision that could not be built is not remembered: the next call tries again.
+                if decision.policies != refused().policies {
+                    decided.insert(keys[kind].clone(), decision.clone());
+                }
+                decisions[kind] = Some(decision);
+            }
+        }
+        kind_of.into_iter().map(|kind| decisions[kind].clone().unwrap_or_else(refused)).collect()
+    }
+
+    /// What a decision can see of `target` for `subject`: its type, tenant, project, owner and
+    /// attributes, and its id only when a policy names a resource or the subject holds a role
+    /// bound at this one. Two targets with the same likeness get the same decision.
+    fn likeness(&self, subject: &Subject<'_>, target: &Target) -> String {
+        let bound_here = subject.bindings.iter().any(|b| b.scope_type == "resource" && b.scope_id == target.id);
+        let id = if self.names_resources || bound_here || target.id.is_empty() { target.id.as_str() } else { "" };
+        let mut attributes: Vec<(&String, &Value)> = target.attributes.iter().collect();
+        attributes.sort_by_key(|(name, _)| *name);
+        serde_json::json!([
+            target.resource_type, id, target.tenant_id, target.project_id, target.owner_id, attributes
+        ])
+        .to_string()
+    }
+
+    /// [`Authorizer::decide_each`] without grouping alike targets.
+    fn decide_apart(&self, subject: &Subject<'_>, permission: &str, targets: &[Target]) -> Vec<Decision> {
         let ids: HashSet<&str> = targets.iter().map(|t| t.id.as_str()).collect();
         let one_tenant = targets.windows(2).all(|pair| pair[0].tenant_id == pair[1].tenant_id);
         if targets.len() > 1 && (ids.len() < targets.len() || !one_tenant) {
@@ -316,6 +386,40 @@ fn action_entities(schema: &Schema) -> Result<HashMap<EntityUid, Vec<Entity>>, S
     Ok(actions)
 }
 
+/// What a decision can see of who asks for what: the principal, its kind, tenant and roles, and
+/// the permission.
+fn asker_key(subject: &Subject<'_>, permission: &str) -> String {
+    let mut bindings: Vec<(&str, &str, &str)> =
+        subject.bindings.iter().map(|b| (b.role.as_str(), b.scope_type.as_str(), b.scope_id.as_str())).collect();
+    bindings.sort_unstable();
+    serde_json::json!([subject.principal_id, subject.kind, subject.tenant_id, bindings, permission]).to_string()
+}
+
+/// Whether `policy` names an entity other than the platform, a tenant, a project, a principal
+/// or an action, in its scope or its conditions: a resource, which a decision must then tell
+/// from others of its kind by id.
+fn names_a_resource(policy: &cedar_policy::Policy) -> bool {
+    const SHARED: [&str; 5] = ["Platform", "Tenant", "Project", "Principal", "Action"];
+    fn walk(value: &Value) -> bool {
+        match value {
+            Value::Object(object) => {
+                let literal = object.get("type").and_then(Value::as_str).filter(|_| object.contains_key("id"));
+                if let Some(entity_type) = literal {
+                    let bare = entity_type.rsplit("::").next().unwrap_or(entity_type);
+                    if !SHARED.contains(&bare) {
+                        return true;
+                    }
+                }
+                object.values().any(walk)
+            }
+            Value::Array(items) => items.iter().any(walk),
+            _ => false,
+        }
+    }
+    // A policy that cannot be read back is taken as naming one: its items are decided apart.
+    policy.to_json().map(|json| walk(&json)).unwrap_or(true)
+}
+
 /// The decision when none could be built: refused.
 fn refused() -> Decision {
     Decision { allowed: false, policies: vec!["error".to_owned()] }
@@ -462,6 +566,94 @@ mod tests {
         let alone: Vec<Decision> =
             foreign.iter().map(|t| authorizer.decide(&subject, "compute:kubernetes:read", t)).collect();
         assert_eq!(mixed, alone, "other tenants and shared ids are decided one by one");
+    }
+
+    /// A small deterministic generator, so that a failing case can be run again.
+    struct Draw(u64);
+
+    impl Draw {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[self.below(from.len())]
+        }
+    }
+
+    /// Policies an operator could add, over what a list's items differ in: attributes, project,
+    /// owner, and one naming a resource by id.
+    const EXTRA_POLICIES: [&str; 6] = [
+        "permit (principal, action in BetterCompute::Action::\"read\", resource is BetterCompute::ComputeKubernetesCluster) \
+         when { resource has poolId && resource.poolId == \"pool_b\" };",
+        "forbid (principal, action, resource is BetterCompute::ComputeKubernetesCluster) \
+         when { resource has providerAccountId && resource.providerAccountId == \"acct_2\" && principal.kind == \"user\" };",
+        "forbid (principal, action, resource in BetterCompute::Project::\"prj_b\");",
+        "permit (principal, action, resource) when { resource has owner && resource.owner == principal };",
+        "forbid (principal, action, resource == BetterCompute::ComputeKubernetesCluster::\"kcl_3\");",
+        "permit (principal, action in BetterCompute::Action::\"read\", resource) \
+         when { resource has project && resource.project == BetterCompute::Project::\"prj_a\" };",
+    ];
+
+    #[test]
+    fn alike_items_decided_once_get_what_each_gets_alone_over_random_policies_and_rows() {
+        let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
+        let mut draw = Draw(0x5eed_1234_abcd_0001);
+        let (mut grouped_cases, mut apart_cases) = (0, 0);
+        for case in 0..60 {
+            let extra: Vec<(String, String)> = EXTRA_POLICIES
+                .iter()
+                .enumerate()
+                .filter(|_| draw.below(2) == 0)
+                .map(|(i, text)| (format!("extra-{i}.cedar"), (*text).to_owned()))
+                .collect();
+            let authorizer = Authorizer::new(&actions, &extra).unwrap();
+            let roles = ["viewer", "editor", "admin"];
+            let bindings: Vec<Binding> = (0..draw.below(3))
+                .map(|_| match draw.below(3) {
+                    0 => binding(draw.pick(&roles), "tenant", draw.pick(&["acme", "globex"])),
+                    1 => binding(draw.pick(&roles), "project", draw.pick(&["prj_a", "prj_b"])),
+                    _ => binding(draw.pick(&roles), "resource", draw.pick(&["kcl_1", "kcl_3", "kcl_5"])),
+                })
+                .collect();
+            let principal = draw.pick(&["prn_u", "prn_w"]);
+            let subject = Subject { principal_id: principal, kind: "user", tenant_id: Some("acme"), bindings: &bindings };
+            let targets: Vec<Target> = (0..12)
+                .map(|i| {
+                    let mut target = target("compute-kubernetes-cluster", &format!("kcl_{i}"), Some("acme"));
+                    target.project_id = [None, Some("prj_a".to_owned()), Some("prj_b".to_owned())][draw.below(3)].clone();
+                    target.owner_id = Some(draw.pick(&["prn_u", "prn_w"]).to_owned());
+                    target.attributes.insert("poolId".into(), draw.pick(&["pool_a", "pool_b"]).into());
+                    target.attributes.insert("providerAccountId".into(), draw.pick(&["acct_1", "acct_2"]).into());
+                    target
+                })
+                .collect();
+            let permission = ["compute:kubernetes:read", "compute:kubernetes:delete"][case % 2];
+            let together = authorizer.decide_each(&subject, permission, &targets);
+            let alone: Vec<Decision> = targets
+                .iter()
+                .map(|t| authorizer.decide_apart(&subject, permission, std::slice::from_ref(t)).remove(0))
+                .collect();
+            assert_eq!(together, alone, "case {case}: policies {extra:?}, bindings {bindings:?}");
+            let remembered: Vec<Decision> =
+                targets.iter().map(|t| authorizer.decide(&subject, permission, t)).collect();
+            assert_eq!(remembered, alone, "case {case}, decided again from memory");
+            if authorizer.names_resources { apart_cases += 1 } else { grouped_cases += 1 }
+        }
+        assert!(grouped_cases > 12 && apart_cases > 12, "both paths ran: {grouped_cases} grouped, {apart_cases} apart");
+    }
+
+    #[test]
+    fn a_policy_naming_a_resource_keeps_ids_apart() {
+        let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
+        assert!(!authorizer().names_resources, "the built-in policies name no resource");
+        let naming = ("one.cedar".to_owned(), EXTRA_POLICIES[4].to_owned());
+        assert!(Authorizer::new(&actions, &[naming]).unwrap().names_resources);
+        let project = ("project.cedar".to_owned(), EXTRA_POLICIES[2].to_owned());
+        assert!(!Authorizer::new(&actions, &[project]).unwrap().names_resources, "a project is shared");
     }
 
     #[test]

@@ -64,6 +64,14 @@ fn http_client(provider: &'static str) -> ProviderResult<reqwest::Client> {
 pub trait GkeAccounts: Send + Sync + std::fmt::Debug {
     /// The adapter of `account_id` in `location`: `NotFound` for an account it does not know.
     async fn gke(&self, account_id: &str, location: &str) -> ProviderResult<Gke>;
+
+    /// [`GkeAccounts::gke`] for a caller that read the account's row `version` with its own
+    /// row: a resolver that made the adapter at that version may answer it without reading the
+    /// account again (every change of an account's endpoint or credentials bumps its version).
+    async fn gke_at(&self, account_id: &str, location: &str, version: Option<i64>) -> ProviderResult<Gke> {
+        let _ = version;
+        self.gke(account_id, location).await
+    }
 }
 
 /// One account as the static resolver knows it. `Debug` hides the key.
@@ -134,6 +142,9 @@ pub struct StoreGkeAccounts {
     pacing: Arc<Pacing>,
     /// (account, location, digest of endpoint and key) to adapter.
     cache: Mutex<HashMap<(String, String, String), Gke>>,
+    /// (account, location) to the account's row version its latest adapter was made at, and
+    /// that adapter: what a pass that read the version with its own row takes unread.
+    by_version: Mutex<HashMap<(String, String), (i64, Gke)>>,
 }
 
 impl std::fmt::Debug for StoreGkeAccounts {
@@ -146,7 +157,13 @@ impl StoreGkeAccounts {
     /// Accounts of `store`, opened with `key`.
     pub fn new(store: Store, key: SecretKey) -> Arc<Self> {
         let pacing = Pacing::new(store.clone(), key.clone());
-        Arc::new(Self { store, key, pacing, cache: Mutex::default() })
+        Arc::new(Self { store, key, pacing, cache: Mutex::default(), by_version: Mutex::default() })
+    }
+
+    /// Remembers `gke` as the adapter of `account_id` in `location` at the row's `version`.
+    fn remember_version(&self, account_id: &str, location: &str, version: i64, gke: &Gke) {
+        let key = (account_id.to_owned(), location.to_owned());
+        self.by_version.lock().expect("not poisoned").insert(key, (version, gke.clone()));
     }
 }
 
@@ -154,9 +171,12 @@ impl StoreGkeAccounts {
 impl GkeAccounts for StoreGkeAccounts {
     async fn gke(&self, account_id: &str, location: &str) -> ProviderResult<Gke> {
         let (opened, version) = open_account(&self.store, &self.key, account_id, "gke", "GKE").await?;
+        let row_version = opened.version;
         let cache_key = (account_id.to_owned(), location.to_owned(), version);
-        if let Some(gke) = self.cache.lock().expect("not poisoned").get(&cache_key) {
-            return Ok(gke.clone());
+        let cached = self.cache.lock().expect("not poisoned").get(&cache_key).cloned();
+        if let Some(gke) = cached {
+            self.remember_version(account_id, location, row_version, &gke);
+            return Ok(gke);
         }
         let pacer = self.pacing.account(account_id, opened.version, &opened.credentials);
         let account = GkeAccount { endpoint: opened.endpoint, key_json: opened.credentials.expose().to_owned() };
@@ -164,7 +184,18 @@ impl GkeAccounts for StoreGkeAccounts {
         let mut cache = self.cache.lock().expect("not poisoned");
         cache.retain(|(id, at, _), _| !(id == account_id && at == location));
         cache.insert(cache_key, gke.clone());
+        drop(cache);
+        self.remember_version(account_id, location, row_version, &gke);
         Ok(gke)
+    }
+
+    async fn gke_at(&self, account_id: &str, location: &str, version: Option<i64>) -> ProviderResult<Gke> {
+        let key = (account_id.to_owned(), location.to_owned());
+        let known = self.by_version.lock().expect("not poisoned").get(&key).cloned();
+        match (known, version) {
+            (Some((made_at, gke)), Some(version)) if made_at == version => Ok(gke),
+            _ => self.gke(account_id, location).await,
+        }
     }
 }
 

@@ -68,7 +68,7 @@ impl KitReconciler for KubernetesClusters {
     }
 
     async fn reconcile(&self, pass: &Pass, cluster: ClusterRow) -> Result<Outcome, PassError> {
-        let gke = self.accounts.gke(&cluster.account_id, &cluster.location).await?;
+        let gke = self.accounts.gke_at(&cluster.account_id, &cluster.location, cluster.account_version).await?;
         let objects = ProviderObjects { gke: Some(self.accounts.clone()), digitalocean: None };
         let step = Step { pass, cluster: &cluster, gke: &gke, delete_backoff: self.timings.delete_backoff, objects };
         if cluster.delete_requested_at.is_some() { step.delete().await } else { step.converge().await }
@@ -124,7 +124,9 @@ impl Step<'_> {
             version_pending: c.version_pending,
             ready_once: c.ready_once,
             accepted_at: c.accepted_at,
-            billed_tenant: matches!(c.billing_mode.as_str(), "metered" | "platform-fee")
+            // Billing starts in the write that first records the acceptance; once recorded, the
+            // passes after it have nothing to start.
+            billed_tenant: (c.accepted_at.is_none() && matches!(c.billing_mode.as_str(), "metered" | "platform-fee"))
                 .then(|| c.meta.tenant_id.clone()),
             pools: Vec::new(),
             drift: Vec::new(),
@@ -411,7 +413,14 @@ impl Step<'_> {
                 seen.state = NodePoolState::Ready;
                 seen.message = String::new();
             }
-            observed.pools.push(seen);
+            // A pool as it was needs no write (the write would change only its `updatedAt`).
+            let changed = seen.deleted
+                || seen.state != pool.state
+                || seen.message != pool.message
+                || seen.current_node_count != pool.current_node_count;
+            if changed {
+                observed.pools.push(seen);
+            }
             if busy_pool {
                 // One change at a time: the rest waits for the next pass.
                 break;

@@ -21,20 +21,46 @@ pub enum BootstrapOutcome {
     Created(ApiKeyToken),
 }
 
+/// A caller taken from the cache at a generation its call has not read yet. The call reads the
+/// generation before anything of it is looked up, decided or answered, and confirms the caller
+/// with it ([`Service::confirm_caller`]).
+#[derive(Clone, Debug)]
+pub struct Unconfirmed {
+    /// The generation the cached caller was read at.
+    read_at: i64,
+    /// The call's `Authorization` header, to authenticate it again when the generation moved.
+    authorization: String,
+}
+
+/// The key a bearer `Authorization` header names, or why it names none.
+fn bearer_token(authorization: Option<&str>) -> Result<ApiKeyToken> {
+    let Some(header) = authorization else {
+        return Err(Error::unauthenticated("missing credentials: send Authorization: Bearer bck_<id>.<secret>"));
+    };
+    header
+        .strip_prefix("Bearer ")
+        .or_else(|| header.strip_prefix("bearer "))
+        .and_then(|token| ApiKeyToken::parse(token.trim()))
+        .ok_or_else(|| Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>"))
+}
+
+/// The caller `found` for `token`, unless the presented secret is not the key's or the key
+/// has expired.
+fn holder_of(token: &ApiKeyToken, found: Authenticated) -> Result<Caller> {
+    if !token.matches(&found.secret_sha256) {
+        return Err(Error::unauthenticated("invalid API key"));
+    }
+    if found.expires_at.is_some_and(|expires| expires <= now_micros()) {
+        return Err(Error::unauthenticated("this API key has expired"));
+    }
+    Ok(found.caller)
+}
+
 impl Service {
     /// Authenticates a bearer token: a missing, malformed, unknown, wrong, revoked or expired
     /// key is `UNAUTHENTICATED`.
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller> {
-        let Some(header) = authorization else {
-            return Err(Error::unauthenticated("missing credentials: send Authorization: Bearer bck_<id>.<secret>"));
-        };
-        let token = header
-            .strip_prefix("Bearer ")
-            .or_else(|| header.strip_prefix("bearer "))
-            .and_then(|token| ApiKeyToken::parse(token.trim()))
-            .ok_or_else(|| {
-                Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>")
-            })?;
+        let token = bearer_token(authorization)?;
         // Read before the key: an entry is never newer than the generation it is kept under.
         let generation = self.store.auth_generation().await?;
         let found = match self.auth_cache.get(token.id.as_str(), generation) {
@@ -45,13 +71,41 @@ impl Service {
                 found
             }
         };
-        if !token.matches(&found.secret_sha256) {
-            return Err(Error::unauthenticated("invalid API key"));
+        holder_of(&token, found)
+    }
+
+    /// Authenticates a bearer token as [`Service::authenticate`] does, but answers a cached
+    /// caller without reading the generation: the call must then confirm it
+    /// ([`Service::confirm_caller`]) with the generation it reads first, before it looks
+    /// anything up, decides or answers.
+    pub async fn authenticate_unconfirmed(&self, authorization: Option<&str>) -> Result<(Caller, Option<Unconfirmed>)> {
+        let token = bearer_token(authorization)?;
+        match self.auth_cache.latest(token.id.as_str()) {
+            Some((read_at, found)) => {
+                let caller = holder_of(&token, found)?;
+                let authorization = authorization.unwrap_or_default().to_owned();
+                Ok((caller, Some(Unconfirmed { read_at, authorization })))
+            }
+            None => Ok((self.authenticate(authorization).await?, None)),
         }
-        if found.expires_at.is_some_and(|expires| expires <= now_micros()) {
-            return Err(Error::unauthenticated("this API key has expired"));
+    }
+
+    /// The caller of a call whose first read found the store at `generation`: the cached
+    /// `caller` when it was read at that generation, else the key authenticated again (and
+    /// refused if it was revoked, its principal or tenant deleted, or its bindings changed are
+    /// what the decision now sees).
+    pub async fn confirm_caller(&self, caller: Caller, unconfirmed: &Unconfirmed, generation: i64) -> Result<Caller> {
+        if unconfirmed.read_at == generation {
+            return Ok(caller);
         }
-        Ok(found.caller)
+        self.authenticate(Some(&unconfirmed.authorization)).await
+    }
+
+    /// Confirms a cached caller with a read of its own, for a call refused before its first
+    /// read: the refusal goes to a caller who may still call, an unauthenticated one is told so.
+    pub async fn confirm_caller_alone(&self, caller: Caller, unconfirmed: &Unconfirmed) -> Result<Caller> {
+        let generation = self.store.auth_generation().await?;
+        self.confirm_caller(caller, unconfirmed, generation).await
     }
 
     /// The key of `token` with its principal and bindings, read from the store; a key that is

@@ -3,10 +3,12 @@
 //!
 //! Every write to keys, principals or role bindings bumps the generation (a trigger on each of
 //! those tables, so no writer can forget), and so does a tenant's deletion (in its transaction),
-//! and every call reads it: one small read instead of the key, its principal and its bindings. A
-//! key revoked, a binding removed, a principal deleted or a tenant deleted through any server is
-//! refused on the very next call to every server, because the generation that call reads is
-//! already the new one.
+//! and every call reads it: a call through the API layer reads it in the same statement as its
+//! decision's authorization row (so a `get` confirms its caller without a round trip of its
+//! own), any other call on its own. A key revoked, a binding removed, a principal deleted or a
+//! tenant deleted through any server is refused on the very next call to every server, because
+//! the generation that call reads is already the new one, and it is read before anything of the
+//! call is looked up, decided or answered.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -38,6 +40,13 @@ impl AuthCache {
     pub fn get(&self, key_id: &str, generation: i64) -> Option<Authenticated> {
         let entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         entries.get(key_id).filter(|(read_at, _)| *read_at == generation).map(|(_, found)| found.clone())
+    }
+
+    /// What was last found for `key_id` and the generation it was read at, to be confirmed
+    /// against the generation the call reads next.
+    pub fn latest(&self, key_id: &str) -> Option<(i64, Authenticated)> {
+        let entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        entries.get(key_id).cloned()
     }
 
     /// Remembers what was found for `key_id`, read at `generation` (read before the key was).
@@ -75,6 +84,7 @@ mod tests {
         assert_eq!(cache.get("bck_1", 7).unwrap().caller.principal_id, "prn_1");
         assert!(cache.get("bck_1", 8).is_none(), "a later generation reads the store again");
         assert!(cache.get("bck_2", 7).is_none());
+        assert_eq!(cache.latest("bck_1").map(|(generation, _)| generation), Some(7), "kept to be confirmed");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{Caller, Context, Service};
+use super::{Caller, Context, Service, Unconfirmed};
 use crate::authz::{Subject, Target};
 use crate::error::{Code, Error, FieldViolation, Result};
 use crate::methods::MethodTable;
@@ -208,13 +208,61 @@ impl Service {
     /// (the service will answer `NOT_FOUND`). A malformed id, tenant or project is refused
     /// first (`INVALID_INPUT`, not audited). A read that defaults to the caller's own tenant
     /// ([`OWN_TENANT_BY_DEFAULT`]) and names none is decided on that tenant.
-    pub async fn authorize(&self, ctx: &Context, method: &str, permission: &str, mut target: Target) -> Result<()> {
+    pub async fn authorize(&self, ctx: &Context, method: &str, permission: &str, target: Target) -> Result<()> {
         check_target(method, &target)?;
+        let stored = match target.id.is_empty() {
+            true => None,
+            false => self.store.authz_resource_fetch(&target.resource_type, &target.id).await?,
+        };
+        self.decide_on(ctx, method, permission, target, stored).await
+    }
+
+    /// Decides a call as [`Service::authorize`] does, for a caller that may still have to be
+    /// confirmed: the authentication generation is read in the same statement as the
+    /// authorization row (or alone, when the decision names no resource), and a caller read at
+    /// another generation is authenticated again before the decision (`ctx.caller` is then the
+    /// new one). A malformed target is refused only after the caller is confirmed.
+    pub async fn authorize_call(
+        &self,
+        ctx: &mut Context,
+        unconfirmed: Option<&Unconfirmed>,
+        method: &str,
+        permission: &str,
+        target: Target,
+    ) -> Result<()> {
+        let shape = check_target(method, &target);
+        let (generation, stored) = match shape.is_ok() && !target.id.is_empty() {
+            true => {
+                let (generation, row) =
+                    self.store.authz_resource_fetch_at_generation(&target.resource_type, &target.id).await?;
+                (Some(generation), row)
+            }
+            false => (None, None),
+        };
+        if let Some(unconfirmed) = unconfirmed {
+            let caller = ctx.caller.clone();
+            ctx.caller = match generation {
+                Some(generation) => self.confirm_caller(caller, unconfirmed, generation).await?,
+                None => self.confirm_caller_alone(caller, unconfirmed).await?,
+            };
+        }
+        shape?;
+        self.decide_on(ctx, method, permission, target, stored).await
+    }
+
+    /// The decision and its audit, given the resource's authorization row as read.
+    async fn decide_on(
+        &self,
+        ctx: &Context,
+        method: &str,
+        permission: &str,
+        mut target: Target,
+        stored: Option<AuthzResourceRow>,
+    ) -> Result<()> {
         if target.tenant_id.is_none() && OWN_TENANT_BY_DEFAULT.contains(&method) {
             target.tenant_id.clone_from(&ctx.caller.tenant_id);
         }
-        if !target.id.is_empty()
-            && let Some(row) = self.store.authz_resource_fetch(&target.resource_type, &target.id).await?
+        if let Some(row) = stored
             && row.tenant_id == target.tenant_id
         {
             with_stored(&mut target, row);

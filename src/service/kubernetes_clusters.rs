@@ -270,6 +270,7 @@ impl Service {
             node_version: String::new(),
             ready_once: false,
             accepted_at: None,
+            account_version: None,
             node_pools,
         };
         let mut attributes = request.authz_attributes(&placement.account_id);

@@ -51,7 +51,7 @@ mod volumes;
 pub mod vps;
 
 pub use crate::bearer::{Bearer, BearerKind};
-pub use api_keys::{ApiKeyToken, BootstrapOutcome};
+pub use api_keys::{ApiKeyToken, BootstrapOutcome, Unconfirmed};
 pub use authorize::audited;
 pub use certificate_pem::{ParsedCertificate, parse_custom};
 pub use join_tokens::IssuedJoinToken;

@@ -168,6 +168,35 @@ impl Store {
         .await
     }
 
+    /// The authentication generation (see [`Store::auth_generation`]) and the authorization row
+    /// of the resource `id` of `resource_type`, if it has one, read in one statement: a call
+    /// confirms its cached caller and learns what its decision needs in one round trip.
+    pub async fn authz_resource_fetch_at_generation(
+        &self,
+        resource_type: &str,
+        id: &str,
+    ) -> Result<(i64, Option<AuthzResourceRow>)> {
+        crate::measured::store("authz_resource_fetch_at_generation", async {
+            let row = sqlx::query(
+                "SELECT g.generation, a.resource_type, a.resource_id, a.tenant_id, a.project_id, a.owner_id, \
+                        a.attributes, a.created_at \
+                 FROM auth_generation g LEFT JOIN authz_resources a ON a.resource_type = $1 AND a.resource_id = $2 \
+                 WHERE g.id = 1",
+            )
+            .bind(resource_type)
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await?;
+            let generation: i64 = row.try_get("generation")?;
+            let found = match row.try_get::<Option<String>, _>("resource_id")? {
+                Some(_) => Some(authz_resource_row(&row)?),
+                None => None,
+            };
+            Ok((generation, found))
+        })
+        .await
+    }
+
     /// The authorization row of the resource `id`, whatever its type (ids are unique across
     /// types: each type has its own prefix).
     pub async fn authz_resource_find(&self, id: &str) -> Result<Option<AuthzResourceRow>> {

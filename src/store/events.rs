@@ -110,6 +110,53 @@ impl Store {
         .await
     }
 
+    /// Appends `events` inside `txn`, in order: on Postgres all of them in one statement (their
+    /// `written` order is their order in it), one by one on SQLite.
+    pub(super) async fn events_append_in(&self, txn: &mut Transaction<'static, Any>, events: &[NewEvent]) -> Result<()> {
+        if self.backend != Backend::Postgres || events.len() < 2 {
+            for event in events {
+                self.event_append_in(txn, event).await?;
+            }
+            return Ok(());
+        }
+        crate::measured::store("events_append_in", async {
+            let rows: Vec<String> = (0..events.len())
+                .map(|i| {
+                    let n = 1 + i * 7;
+                    format!("(${n}, ${}, ${}, ${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4, n + 5, n + 6)
+                })
+                .collect();
+            let append = format!(
+                "WITH inserted AS (INSERT INTO events (id, source, type, subject, tenant_id, time, data) VALUES {} \
+                 RETURNING 1)",
+                rows.join(", ")
+            );
+            let channel = format!("${}", events.len() * 7 + 1);
+            let sql = if self.signals.notifies() {
+                format!("{append} SELECT pg_notify({channel}, 'events') FROM inserted LIMIT 1")
+            } else {
+                format!("{append} SELECT 1 FROM inserted LIMIT 1")
+            };
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for event in events {
+                query = query
+                    .bind(crate::ids::random("evt"))
+                    .bind(&event.source)
+                    .bind(&event.event_type)
+                    .bind(&event.subject)
+                    .bind(&event.tenant_id)
+                    .bind(event.time)
+                    .bind(event.data.to_string());
+            }
+            if self.signals.notifies() {
+                query = query.bind(super::NOTIFY_CHANNEL);
+            }
+            query.execute(&mut **txn).await?;
+            Ok(())
+        })
+        .await
+    }
+
     /// The append on Postgres in one round trip: the unnumbered row and (when other processes
     /// listen) the notification, as one statement.
     async fn event_append_postgres(&self, txn: &mut Transaction<'static, Any>, event: &NewEvent) -> Result<()> {

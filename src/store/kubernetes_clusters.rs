@@ -65,6 +65,9 @@ pub struct ClusterRow {
     pub ready_once: bool,
     /// When the provider first accepted it.
     pub accepted_at: Option<i64>,
+    /// Its provider account's version when the row was read (a reconciler's adapter made at
+    /// that version is still good); `None` when not read with it.
+    pub account_version: Option<i64>,
     /// Its node pools (deleted ones only when asked for).
     pub node_pools: Vec<NodePoolRow>,
 }
@@ -76,7 +79,8 @@ impl Resource for ClusterRow {
         table: "kubernetes_clusters",
         columns: "provider_project, billing_mode, description, mode, location, release_channel, requested_version, \
                   network_id, authorized_networks, private_nodes, endpoint, ca_certificate, kubernetes_version, \
-                  node_version, ready_once, accepted_at, version_pending",
+                  node_version, ready_once, accepted_at, version_pending, \
+                  (SELECT version FROM provider_accounts a WHERE a.id = kubernetes_clusters.account_id) AS account_version",
         keeps_idempotency_key: false,
         noun: "cluster",
         not_found: "cluster",
@@ -97,6 +101,8 @@ impl Resource for ClusterRow {
             authorized_networks: serde_json::from_str(&networks).unwrap_or_default(),
             private_nodes: row.try_get::<i64, _>("private_nodes")? != 0,
             ready_once: row.try_get::<i64, _>("ready_once")? != 0,
+            // Only the table's own `SELECT` reads it; a write's `RETURNING` does not.
+            account_version: row.try_get::<Option<i64>, _>("account_version").ok().flatten(),
             node_pools: Vec::new(),
         }))
     }
@@ -150,7 +156,7 @@ pub struct ClusterObserved {
     /// First accepted by the provider at (starts billing when newly set).
     pub accepted_at: Option<i64>,
     /// The tenant its usage is billed to, when billing applies (pool billing mode `metered` or
-    /// `platform-fee`).
+    /// `platform-fee`) and has not started yet.
     pub billed_tenant: Option<String>,
     /// The pools' observations.
     pub pools: Vec<NodePoolObserved>,
@@ -182,8 +188,12 @@ impl Store {
     /// One cluster by id with its live pools (all pools if it is deleted).
     pub async fn cluster_fetch(&self, id: &str) -> Result<Option<ClusterRow>> {
         crate::measured::store("cluster_fetch", async {
-            let Some(mut cluster) = self.resource_fetch::<ClusterRow>(id).await? else { return Ok(None) };
-            cluster.node_pools = self.node_pool_list(id, cluster.deleted_at.is_some()).await?;
+            // Asked at once, on two connections: the pools' query knows by itself whether the
+            // cluster was deleted (then it answers the deleted pools too).
+            let (cluster, pools) =
+                tokio::try_join!(self.resource_fetch::<ClusterRow>(id), self.node_pool_list_of_cluster(id))?;
+            let Some(mut cluster) = cluster else { return Ok(None) };
+            cluster.node_pools = pools;
             Ok(Some(cluster))
         })
         .await

@@ -146,6 +146,17 @@ impl Store {
         .await
     }
 
+    /// The pools a cluster shows: its live ones, and every one once the cluster is deleted.
+    pub(super) async fn node_pool_list_of_cluster(&self, cluster_id: &str) -> Result<Vec<NodePoolRow>> {
+        let sql = format!(
+            "SELECT {POOL_COLUMNS} FROM kubernetes_node_pools WHERE cluster_id = $1 AND (deleted_at IS NULL \
+             OR EXISTS (SELECT 1 FROM kubernetes_clusters c WHERE c.id = $1 AND c.deleted_at IS NOT NULL)) \
+             ORDER BY created_at, id"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(cluster_id).fetch_all(&self.pool).await?;
+        rows.iter().map(pool_from_row).collect()
+    }
+
     /// [`Store::node_pool_list`] inside the caller's transaction.
     pub(super) async fn node_pool_list_in(
         &self,

@@ -4,7 +4,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::Store;
+use super::{Backend, Store};
 use crate::error::Result;
 
 /// The most calls kept per resource; older ones go as new ones come.
@@ -53,6 +53,9 @@ impl Store {
             return Ok(());
         }
         crate::measured::store("operation_log_append", async {
+            if self.backend == Backend::Postgres && !self.rehearsal {
+                return self.operation_log_append_in_one(resource_id, work_kind, calls).await;
+            }
             let mut txn = self.begin_write().await?;
             for call in calls {
                 sqlx::query(
@@ -91,6 +94,55 @@ impl Store {
             self.commit(txn).await
         })
         .await
+    }
+
+    /// [`Store::operation_log_append`] as one Postgres statement: the inserts and the drop of
+    /// what is past the bound, with no transaction around them (a pass's record is a round trip,
+    /// not five). The drop sees the rows as they were before the insert (one statement, one
+    /// snapshot), so it keeps the newest of them the new calls leave room for; a pass of more
+    /// calls than the bound keeps its newest.
+    async fn operation_log_append_in_one(&self, resource_id: &str, work_kind: &str, calls: &[OperationRow]) -> Result<()> {
+        let room = OPERATIONS_KEPT_PER_RESOURCE as usize;
+        let calls = &calls[calls.len().saturating_sub(room)..];
+        let values: Vec<String> = (0..calls.len())
+            .map(|i| {
+                let n = 4 + i * 8;
+                format!(
+                    "(${n}, $1, $3, ${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                    n + 1,
+                    n + 2,
+                    n + 3,
+                    n + 4,
+                    n + 5,
+                    n + 6,
+                    n + 7
+                )
+            })
+            .collect();
+        let sql = format!(
+            "WITH inserted AS (INSERT INTO operation_log (id, resource_id, work_kind, at_micros, duration_micros, \
+             call, provider_operation_id, outcome, error_class, message) VALUES {} RETURNING 1) \
+             DELETE FROM operation_log WHERE resource_id = $1 AND id NOT IN (SELECT id FROM operation_log \
+             WHERE resource_id = $1 ORDER BY at_micros DESC, id DESC LIMIT $2)",
+            values.join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(resource_id)
+            .bind(OPERATIONS_KEPT_PER_RESOURCE - calls.len() as i64)
+            .bind(work_kind);
+        for call in calls {
+            query = query
+                .bind(&call.id)
+                .bind(call.at_micros)
+                .bind(call.duration_micros)
+                .bind(&call.call)
+                .bind(&call.provider_operation_id)
+                .bind(&call.outcome)
+                .bind(&call.error_class)
+                .bind(&call.message);
+        }
+        query.execute(&self.pool).await?;
+        Ok(())
     }
 
     /// The calls recorded for `resource_id`, newest first, at most `limit`, those older than

@@ -673,9 +673,7 @@ impl Store {
         mut txn: Transaction<'static, Any>,
         events: &[NewEvent],
     ) -> Result<()> {
-        for event in events {
-            self.event_append_in(&mut txn, event).await?;
-        }
+        self.events_append_in(&mut txn, events).await?;
         self.commit_and_signal(txn).await
     }
 }

@@ -61,3 +61,37 @@ async fn changes_made_through_one_server_hold_on_the_next_call_to_another() {
     let (status, answer) = first.post(LIST, kept_token, json!({"tenantId": "acme"})).await;
     assert_eq!(status, 401, "a principal deleted through the second server, on the first: {answer}");
 }
+
+/// A server answers a cached caller before it has read the store only with what the store
+/// confirms: a key revoked elsewhere hears `UNAUTHENTICATED` on its next call, whatever that
+/// call is (a `get` of a resource, a malformed request, a body that is not JSON), never the
+/// resource nor what was wrong with its request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_revoked_through_one_server_learns_nothing_more_from_another() {
+    let first = System::on(Backend::Postgres).process(&[]).await;
+    let second = first.another().await;
+    let admin = first.admin_token.clone();
+    first.ok("/api/platform/tenants/create", &admin, json!({"id": "acme"})).await;
+    let user = first
+        .ok("/api/platform/principals/create", &admin, json!({"tenantId": "acme", "kind": "user", "name": "u"}))
+        .await;
+    first
+        .ok("/api/platform/roleBindings/create", &admin, json!({"tenantId": "acme", "principalId": id(&user), "role": "admin"}))
+        .await;
+    let key = first.ok("/api/platform/apiKeys/create", &admin, json!({"tenantId": "acme", "principalId": id(&user)})).await;
+    let token = key["token"].as_str().unwrap();
+    let get = "/api/platform/principals/get";
+    let own = json!({"tenantId": "acme", "principalId": id(&user)});
+    let malformed = json!({"tenantId": "acme", "principalId": "not an id"});
+    // Cached on the second server: a get, and a malformed request refused for its field.
+    assert_eq!(second.post(get, token, own.clone()).await.0, 200);
+    let (status, answer) = second.post(get, token, malformed.clone()).await;
+    assert_eq!(status, 400, "{answer}");
+
+    first.ok("/api/platform/apiKeys/revoke", &admin, json!({"tenantId": "acme", "apiKeyId": id(&key)})).await;
+    for (what, body) in [("a get", own), ("a malformed id", malformed), ("an unknown field", json!({"nope": 1}))] {
+        let (status, answer) = second.post(get, token, body).await;
+        assert_eq!(status, 401, "{what} with a key revoked through the other server: {answer}");
+        assert!(answer.to_string().contains("revoked"), "{what}: {answer}");
+    }
+}
