@@ -1,12 +1,13 @@
 //! What the benchmark programs share: the real `bc-server` and `bc-worker` processes on a fresh
 //! Postgres database, the fake cloud in this process, the platform seeded through the API,
-//! resident memory from `/proc`, latency figures, a Postgres wire proxy that counts statements,
-//! and the tables and JSON files the programs write.
+//! resident memory and CPU time from `/proc`, latency figures, a Postgres wire proxy that counts
+//! statements, and the tables and JSON files the programs write.
 //!
-//! Each program (`bench/api.rs`, `bench/converge.rs`, `bench/soak.rs`) includes this module with
-//! `#[path]`; each uses part of it, hence the `dead_code` allowance.
+//! Each program (`bench/api.rs`, `bench/converge.rs`, `bench/scale.rs`, `bench/soak.rs`) includes
+//! this module with `#[path]`; each uses part of it, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod cpu;
 pub mod grpc;
 pub mod pg;
 pub mod pgwire;

@@ -230,3 +230,11 @@ impl Drop for PrivatePostgres {
         let _ = self.run(&self.pg_ctl, &["-D", &data, "-m", "immediate", "-w", "stop"]);
     }
 }
+
+/// `host:port` of a Postgres URL (port 5432 when it names none), for a proxy in front of it.
+pub fn host_port(url: &str) -> String {
+    let rest = url.split_once("://").map(|(_, rest)| rest).unwrap_or(url);
+    let host_port = rest.split('/').next().unwrap_or(rest);
+    let host_port = host_port.rsplit_once('@').map(|(_, host)| host).unwrap_or(host_port);
+    if host_port.contains(':') { host_port.to_owned() } else { format!("{host_port}:5432") }
+}

@@ -94,7 +94,7 @@ thin_service! {
     impl kubernetes_clusters_server::KubernetesClusters: KubernetesCluster by cluster_view;
     create(CreateKubernetesClusterRequest) cluster_create + rules, get(GetKubernetesClusterRequest) cluster_get,
     update(UpdateKubernetesClusterRequest) cluster_update, delete(DeleteKubernetesClusterRequest) cluster_delete;
-    list(ListKubernetesClustersRequest) cluster_list -> ListKubernetesClustersResponse { clusters };
+    page(ListKubernetesClustersRequest) cluster_list -> ListKubernetesClustersResponse { clusters };
     answers {
         versions(KubernetesVersionsRequest) cluster_versions -> KubernetesVersions by versions_view,
         plan(PlanKubernetesClusterRequest) cluster_plan -> Plan by plan_view

@@ -8,6 +8,8 @@ use sha2::{Digest, Sha256};
 
 use super::findings::{beside_schema, refusal};
 use super::kubernetes::{authorized_networks, provider_failure, region_of_zone};
+use super::page_tokens::TokenScope;
+use super::paging::Page;
 use super::resource_calls::{CreateRequest, ListRequest, resource_requests};
 use super::update_mask::Named;
 use super::{Context, Service};
@@ -25,11 +27,24 @@ use crate::provider::cluster_api::MIN_TOKEN_SECONDS;
 use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
 use crate::store::{
-    AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, cluster_event, now_micros,
+    AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, ResourceFilter, cluster_event,
+    now_micros,
 };
 
-/// The most clusters `list` returns.
+/// The most clusters a page of `list` returns when the request names no `pageSize`.
 const LIST_LIMIT: i64 = 500;
+
+/// What a page token of the cluster list is bound to: the list and every filter of the request.
+fn cluster_list_scope(request: &ListKubernetesClustersRequest) -> TokenScope {
+    let include_deleted = if request.include_deleted { "deleted too" } else { "live" };
+    TokenScope::of(&[
+        "kubernetesClusters.list",
+        &request.tenant_id,
+        &request.pool_id,
+        &request.project_id,
+        include_deleted,
+    ])
+}
 
 /// The release channel of a cluster that names none.
 const DEFAULT_CHANNEL: &str = "regular";
@@ -285,10 +300,23 @@ impl Service {
         self.store.cluster_create(&new, &authz).await
     }
 
-    /// The tenant's clusters (those the caller may read), oldest first.
-    pub async fn cluster_list(&self, ctx: &Context, request: ListKubernetesClustersRequest) -> Result<Vec<ClusterRow>> {
-        let clusters = self.store.cluster_list(&request.filter(LIST_LIMIT)).await?;
-        self.readable_resources(ctx, "compute:kubernetes:read", CLUSTER_RESOURCE, &request.tenant_id, clusters).await
+    /// A page of the tenant's clusters (those the caller may read), oldest first, and the next
+    /// page's token. The token is made from the rows as read, before those the caller may not
+    /// read are left out, so a page of hidden clusters still moves the walk on.
+    pub async fn cluster_list(
+        &self,
+        ctx: &Context,
+        request: ListKubernetesClustersRequest,
+    ) -> Result<(Vec<ClusterRow>, String)> {
+        let scope = cluster_list_scope(&request);
+        let page = Page::of_scoped(request.page_size, &request.page_token, LIST_LIMIT, &scope)?;
+        let filter = ResourceFilter { after: page.resumes_after(), ..request.filter(page.limit()) };
+        let mut clusters = self.store.cluster_list(&filter).await?;
+        let next_page_token = page.finish_scoped(&mut clusters, |c| (c.created_at, c.id.as_str()), &scope);
+        let readable = self
+            .readable_resources(ctx, "compute:kubernetes:read", CLUSTER_RESOURCE, &request.tenant_id, clusters)
+            .await?;
+        Ok((readable, next_page_token))
     }
 
     /// One cluster with its pools.

@@ -35,6 +35,7 @@ mod nodes;
 mod offers;
 mod operations;
 mod orphans;
+mod page_tokens;
 mod paging;
 mod plans;
 mod pools;

@@ -92,6 +92,7 @@ macro_rules! resource_requests {
                     pool_id: (!self.pool_id.is_empty()).then_some(self.pool_id.as_str()),
                     project_id: (!self.project_id.is_empty()).then_some(self.project_id.as_str()),
                     include_deleted: self.include_deleted,
+                    after: None,
                     limit,
                 }
             }

@@ -116,6 +116,8 @@ pub struct ResourceFilter<'a> {
     pub project_id: Option<&'a str>,
     /// Deleted ones too.
     pub include_deleted: bool,
+    /// Only those after this (created at, id), in the list's order: where a page resumes.
+    pub after: Option<(i64, &'a str)>,
     /// At most this many.
     pub limit: i64,
 }
@@ -446,9 +448,13 @@ impl Store {
 
     /// The resources of kind `R` that `filter` asks for (children not included), oldest first.
     pub(super) async fn resource_list<R: Resource>(&self, filter: &ResourceFilter<'_>) -> Result<Vec<R>> {
+        // The first page resumes after the least position, rather than leaving the condition
+        // out: one statement either way, and `created_at >= $6` stays a range on the index.
+        let (after_at, after_id) = filter.after.unwrap_or((i64::MIN, ""));
         let sql = format!(
             "{} WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) AND ($3 IS NULL OR project_id = $3) \
-             AND ($4 = 1 OR deleted_at IS NULL) ORDER BY created_at, id LIMIT $5",
+             AND ($4 = 1 OR deleted_at IS NULL) AND created_at >= $6 AND (created_at > $6 OR id > $7) \
+             ORDER BY created_at, id LIMIT $5",
             R::TABLE.select()
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -457,6 +463,8 @@ impl Store {
             .bind(filter.project_id)
             .bind(filter.include_deleted as i64)
             .bind(filter.limit)
+            .bind(after_at)
+            .bind(after_id)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(R::from_row).collect()

@@ -17,6 +17,7 @@ mod masks;
 mod node_pool_keys;
 mod nodepools;
 mod null_settings;
+mod paging;
 mod plan_reality;
 mod versions;
 mod violations;

@@ -220,22 +220,28 @@ class CreateKubernetesClusterRequest(_message.Message):
     def __init__(self, tenant_id: _Optional[str] = ..., project_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., name: _Optional[str] = ..., mode: _Optional[str] = ..., location: _Optional[str] = ..., release_channel: _Optional[str] = ..., version: _Optional[str] = ..., network_id: _Optional[str] = ..., authorized_networks: _Optional[_Iterable[str]] = ..., private_nodes: _Optional[bool] = ..., description: _Optional[str] = ..., node_pools: _Optional[_Iterable[_Union[KubernetesNodePoolSpec, _Mapping]]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
 
 class ListKubernetesClustersRequest(_message.Message):
-    __slots__ = ("tenant_id", "pool_id", "project_id", "include_deleted")
+    __slots__ = ("tenant_id", "pool_id", "project_id", "include_deleted", "page_size", "page_token")
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_DELETED_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tenant_id: str
     pool_id: str
     project_id: str
     include_deleted: bool
-    def __init__(self, tenant_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., project_id: _Optional[str] = ..., include_deleted: _Optional[bool] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, tenant_id: _Optional[str] = ..., pool_id: _Optional[str] = ..., project_id: _Optional[str] = ..., include_deleted: _Optional[bool] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListKubernetesClustersResponse(_message.Message):
-    __slots__ = ("clusters",)
+    __slots__ = ("clusters", "next_page_token")
     CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     clusters: _containers.RepeatedCompositeFieldContainer[KubernetesCluster]
-    def __init__(self, clusters: _Optional[_Iterable[_Union[KubernetesCluster, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, clusters: _Optional[_Iterable[_Union[KubernetesCluster, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetKubernetesClusterRequest(_message.Message):
     __slots__ = ("tenant_id", "cluster_id")

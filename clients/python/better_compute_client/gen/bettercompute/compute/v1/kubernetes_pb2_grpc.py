@@ -96,7 +96,8 @@ class KubernetesClustersServicer:
         raise NotImplementedError('Method not implemented!')
 
     def List(self, request, context):
-        """Returns the tenant's clusters with their node pools, oldest first (at most 500).
+        """Returns the tenant's clusters with their node pools, oldest first, a page at a time
+        (`pageSize`, at most 500; `nextPageToken` for the next).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

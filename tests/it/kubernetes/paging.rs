@@ -1,0 +1,150 @@
+//! Pages of the cluster list: `pageSize` clusters after the position an opaque `pageToken`
+//! names, oldest first by (creation time, id). A walk gives each cluster once whatever the page
+//! size, a cluster created during the walk comes on a later page, a page of clusters the caller
+//! may not read still moves the walk on, and a size out of range or a token this list did not
+//! give is refused by name. Without `pageSize` and `pageToken` the list is what it always was.
+
+use better_compute::store::Backend;
+use serde_json::{Value, json};
+
+use super::{Env, FREE_POOL, standard};
+
+crate::on_both_backends!(
+    pages_give_every_cluster_once_in_order,
+    a_token_survives_a_cluster_created_during_the_walk,
+    a_page_of_hidden_clusters_still_moves_the_walk_on,
+    page_sizes_out_of_range_and_foreign_tokens_are_refused_by_name,
+);
+
+const LIST: &str = "/api/compute/kubernetesClusters/list";
+const CREATE: &str = "/api/compute/kubernetesClusters/create";
+
+/// One page as `token` reads it with `body`: the names on it and the next page's token.
+async fn page_as(env: &Env, token: &str, body: Value) -> (Vec<String>, String) {
+    let answer = env.ok_as(token, LIST, body).await;
+    let names = answer["clusters"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_owned()).collect();
+    (names, answer["nextPageToken"].as_str().unwrap_or_default().to_owned())
+}
+
+/// Every page of acme's list as `token` reads it, `size` at a time: the pages' names.
+async fn walk_as(env: &Env, token: &str, size: usize) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut next = String::new();
+    loop {
+        let body = json!({"tenantId": "acme", "pageSize": size, "pageToken": next});
+        let (names, token_after) = page_as(env, token, body).await;
+        pages.push(names);
+        if token_after.is_empty() {
+            return pages;
+        }
+        assert!(pages.len() <= 20, "the walk does not end: {pages:?}");
+        next = token_after;
+    }
+}
+
+/// Creates acme's standard clusters `names`, one after another (so in this order).
+async fn create_all(env: &Env, names: &[&str]) {
+    for name in names {
+        env.ok(CREATE, standard(name, name)).await;
+    }
+}
+
+async fn pages_give_every_cluster_once_in_order(backend: Backend) {
+    let env = super::start(backend).await;
+    let names = ["c0", "c1", "c2", "c3", "c4", "c5", "c6"];
+    create_all(&env, &names).await;
+
+    // Without paging: every cluster, oldest first, and no next page, as before.
+    let (all, next) = page_as(&env, &env.acme_admin, json!({"tenantId": "acme"})).await;
+    assert_eq!((all.as_slice(), next.as_str()), (names.map(str::to_owned).as_slice(), ""));
+
+    for size in 2..=5 {
+        let pages = walk_as(&env, &env.acme_admin, size).await;
+        assert_eq!(pages.concat(), all, "pages of {size}: {pages:?}");
+        let (last, full) = pages.split_last().unwrap();
+        assert!(full.iter().all(|page| page.len() == size), "pages of {size}: {pages:?}");
+        assert!(!last.is_empty() && last.len() <= size, "pages of {size}: {pages:?}");
+    }
+
+    // A page that holds the rest is the last, token or not.
+    assert_eq!(walk_as(&env, &env.acme_admin, 7).await, vec![all.clone()]);
+    let (first, next) = page_as(&env, &env.acme_admin, json!({"tenantId": "acme", "pageSize": 3})).await;
+    let (rest, end) = page_as(&env, &env.acme_admin, json!({"tenantId": "acme", "pageToken": next})).await;
+    assert_eq!(([first, rest].concat(), end.as_str()), (all, ""), "no pageSize after a token: the rest, up to 500");
+}
+
+async fn a_token_survives_a_cluster_created_during_the_walk(backend: Backend) {
+    let env = super::start(backend).await;
+    create_all(&env, &["a", "b", "c", "d", "e"]).await;
+
+    let (first, next) = page_as(&env, &env.acme_admin, json!({"tenantId": "acme", "pageSize": 2})).await;
+    assert_eq!(first, ["a", "b"]);
+    create_all(&env, &["late"]).await;
+    let mut seen = first;
+    let mut next = next;
+    while !next.is_empty() {
+        let (names, after) =
+            page_as(&env, &env.acme_admin, json!({"tenantId": "acme", "pageSize": 2, "pageToken": next})).await;
+        seen.extend(names);
+        next = after;
+    }
+    assert_eq!(seen, ["a", "b", "c", "d", "e", "late"], "the new cluster on a later page, none twice");
+}
+
+async fn a_page_of_hidden_clusters_still_moves_the_walk_on(backend: Backend) {
+    // An operator's policy hides Autopilot clusters from the tenant's viewers (as in `access`):
+    // they are read, then left out of the page, and the token passes them.
+    let hide_autopilot = r#"forbid (principal, action == BetterCompute::Action::"compute:kubernetes:read", resource)
+        when { resource has mode && resource.mode == "autopilot" &&
+               !(resource has tenant && resource.tenant.admins.contains(principal)) };"#;
+    let env = super::setup(backend).policies(&[("hide-autopilot.cedar".into(), hide_autopilot.into())]).start().await;
+    create_all(&env, &["std-1"]).await;
+    for name in ["auto-1", "auto-2"] {
+        let autopilot = json!({"tenantId": "acme", "poolId": FREE_POOL, "name": name, "mode": "autopilot",
+            "location": "europe-west1", "idempotencyKey": name});
+        env.ok(CREATE, autopilot).await;
+    }
+    create_all(&env, &["std-2"]).await;
+
+    let pages = walk_as(&env, &env.acme_viewer, 2).await;
+    assert_eq!(pages, [vec!["std-1".to_owned()], vec!["std-2".to_owned()]], "the hidden ones cut the first page short");
+    let pages = walk_as(&env, &env.acme_viewer, 1).await;
+    let expected: [&[&str]; 4] = [&["std-1"], &[], &[], &["std-2"]];
+    assert_eq!(pages, expected.map(|page| page.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>()));
+    assert_eq!(walk_as(&env, &env.acme_admin, 1).await.concat(), ["std-1", "auto-1", "auto-2", "std-2"]);
+}
+
+async fn page_sizes_out_of_range_and_foreign_tokens_are_refused_by_name(backend: Backend) {
+    let env = super::start(backend).await;
+    create_all(&env, &["a", "b", "c"]).await;
+    let (_, token) = page_as(&env, &env.acme_admin, json!({"tenantId": "acme", "pageSize": 1})).await;
+    assert!(!token.is_empty());
+
+    for size in [501, -1, 100_000] {
+        let (status, code, details) = env.refused(LIST, json!({"tenantId": "acme", "pageSize": size})).await;
+        assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"), "pageSize {size}");
+        let violation = &details["fields"][0];
+        assert_eq!(violation["field"], "pageSize", "{details}");
+        assert!(violation.to_string().contains("from 0 to 500"), "names the accepted range: {details}");
+    }
+
+    // The token edited, cut, too long, in the shape of another list's tokens, or carried to other
+    // filters or another tenant: each is not this list's token.
+    let mut edited = token.clone().into_bytes();
+    edited[3] = if edited[3] == b'A' { b'B' } else { b'A' };
+    let edited = String::from_utf8(edited).unwrap();
+    let refused = [
+        (json!({"tenantId": "acme", "pageToken": edited}), &env.acme_admin),
+        (json!({"tenantId": "acme", "pageToken": &token[..token.len() - 2]}), &env.acme_admin),
+        (json!({"tenantId": "acme", "pageToken": "A".repeat(129)}), &env.acme_admin),
+        (json!({"tenantId": "acme", "pageToken": "1764965668901000.kcl_abcdefghjkmnpqrstvwxyz0123"}), &env.acme_admin),
+        (json!({"tenantId": "acme", "pageToken": token, "includeDeleted": true}), &env.acme_admin),
+        (json!({"tenantId": "acme", "pageToken": token, "poolId": FREE_POOL}), &env.acme_admin),
+        (json!({"tenantId": "globex", "pageToken": token}), &env.globex_admin),
+    ];
+    for (body, caller) in refused {
+        let (status, code, details) = env.refused_as(caller, LIST, body.clone()).await;
+        assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"), "{body}");
+        assert_eq!(details["fields"][0]["field"], "pageToken", "{body}: {details}");
+    }
+}
