@@ -344,7 +344,10 @@ where
         return Err(found.into_error());
     }
     let decoded = DynamicMessage::decode(input.clone(), message).map_err(|error| {
-        Error::fields(vec![FieldViolation::new("", format!("the request is not a valid {}: {error}", input.full_name()))])
+        Error::fields(vec![FieldViolation::new(
+            "",
+            format!("the request is not a valid {}: {error}", input.full_name()),
+        )])
     })?;
     Ok((bytes, decoded, held))
 }

@@ -206,10 +206,8 @@ impl Authorizer {
         let id = if self.names_resources || bound_here || target.id.is_empty() { target.id.as_str() } else { "" };
         let mut attributes: Vec<(&String, &Value)> = target.attributes.iter().collect();
         attributes.sort_by_key(|(name, _)| *name);
-        serde_json::json!([
-            target.resource_type, id, target.tenant_id, target.project_id, target.owner_id, attributes
-        ])
-        .to_string()
+        serde_json::json!([target.resource_type, id, target.tenant_id, target.project_id, target.owner_id, attributes])
+            .to_string()
     }
 
     /// [`Authorizer::decide_each`] without grouping alike targets.
@@ -620,11 +618,13 @@ mod tests {
                 })
                 .collect();
             let principal = draw.pick(&["prn_u", "prn_w"]);
-            let subject = Subject { principal_id: principal, kind: "user", tenant_id: Some("acme"), bindings: &bindings };
+            let subject =
+                Subject { principal_id: principal, kind: "user", tenant_id: Some("acme"), bindings: &bindings };
             let targets: Vec<Target> = (0..12)
                 .map(|i| {
                     let mut target = target("compute-kubernetes-cluster", &format!("kcl_{i}"), Some("acme"));
-                    target.project_id = [None, Some("prj_a".to_owned()), Some("prj_b".to_owned())][draw.below(3)].clone();
+                    target.project_id =
+                        [None, Some("prj_a".to_owned()), Some("prj_b".to_owned())][draw.below(3)].clone();
                     target.owner_id = Some(draw.pick(&["prn_u", "prn_w"]).to_owned());
                     target.attributes.insert("poolId".into(), draw.pick(&["pool_a", "pool_b"]).into());
                     target.attributes.insert("providerAccountId".into(), draw.pick(&["acct_1", "acct_2"]).into());

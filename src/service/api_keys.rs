@@ -41,7 +41,9 @@ fn bearer_token(authorization: Option<&str>) -> Result<ApiKeyToken> {
         .strip_prefix("Bearer ")
         .or_else(|| header.strip_prefix("bearer "))
         .and_then(|token| ApiKeyToken::parse(token.trim()))
-        .ok_or_else(|| Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>"))
+        .ok_or_else(|| {
+            Error::unauthenticated("malformed credentials: expected Authorization: Bearer bck_<id>.<secret>")
+        })
 }
 
 /// The caller `found` for `token`, unless the presented secret is not the key's or the key

@@ -112,7 +112,11 @@ impl Store {
 
     /// Appends `events` inside `txn`, in order: on Postgres all of them in one statement (their
     /// `written` order is their order in it), one by one on SQLite.
-    pub(super) async fn events_append_in(&self, txn: &mut Transaction<'static, Any>, events: &[NewEvent]) -> Result<()> {
+    pub(super) async fn events_append_in(
+        &self,
+        txn: &mut Transaction<'static, Any>,
+        events: &[NewEvent],
+    ) -> Result<()> {
         if self.backend != Backend::Postgres || events.len() < 2 {
             for event in events {
                 self.event_append_in(txn, event).await?;

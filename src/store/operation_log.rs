@@ -101,7 +101,12 @@ impl Store {
     /// not five). The drop sees the rows as they were before the insert (one statement, one
     /// snapshot), so it keeps the newest of them the new calls leave room for; a pass of more
     /// calls than the bound keeps its newest.
-    async fn operation_log_append_in_one(&self, resource_id: &str, work_kind: &str, calls: &[OperationRow]) -> Result<()> {
+    async fn operation_log_append_in_one(
+        &self,
+        resource_id: &str,
+        work_kind: &str,
+        calls: &[OperationRow],
+    ) -> Result<()> {
         let room = OPERATIONS_KEPT_PER_RESOURCE as usize;
         let calls = &calls[calls.len().saturating_sub(room)..];
         let values: Vec<String> = (0..calls.len())

@@ -76,9 +76,14 @@ async fn a_key_revoked_through_one_server_learns_nothing_more_from_another() {
         .ok("/api/platform/principals/create", &admin, json!({"tenantId": "acme", "kind": "user", "name": "u"}))
         .await;
     first
-        .ok("/api/platform/roleBindings/create", &admin, json!({"tenantId": "acme", "principalId": id(&user), "role": "admin"}))
+        .ok(
+            "/api/platform/roleBindings/create",
+            &admin,
+            json!({"tenantId": "acme", "principalId": id(&user), "role": "admin"}),
+        )
         .await;
-    let key = first.ok("/api/platform/apiKeys/create", &admin, json!({"tenantId": "acme", "principalId": id(&user)})).await;
+    let key =
+        first.ok("/api/platform/apiKeys/create", &admin, json!({"tenantId": "acme", "principalId": id(&user)})).await;
     let token = key["token"].as_str().unwrap();
     let get = "/api/platform/principals/get";
     let own = json!({"tenantId": "acme", "principalId": id(&user)});
