@@ -139,16 +139,21 @@ impl SecretKey {
     pub fn seal(&self, plaintext: &str, bound_to: &str) -> Result<String> {
         let ring = self.ring();
         let keyed = &ring.keys[0];
-        let mut nonce = [0u8; NONCE_LEN];
-        SystemRandom::new().fill(&mut nonce).map_err(|_| Error::internal("no random nonce"))?;
-        let mut buffer = plaintext.as_bytes().to_vec();
-        keyed
-            .key
-            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(bound_to.as_bytes()), &mut buffer)
-            .map_err(|_| Error::internal("sealing a secret failed"))?;
-        let mut sealed = nonce.to_vec();
-        sealed.extend_from_slice(&buffer);
+        let sealed = seal_with(keyed, plaintext.as_bytes(), bound_to.as_bytes())?;
         Ok(format!("{}{KEY_ID_SEPARATOR}{}", keyed.id, STANDARD.encode(sealed)))
+    }
+
+    /// `plaintext` sealed for `bound_to` as bytes without a key id (nonce, ciphertext, tag): for
+    /// short-lived values handed to callers, such as page tokens, where every byte counts and
+    /// [`SecretKey::open_bytes`] tries each key instead.
+    pub fn seal_bytes(&self, plaintext: &[u8], bound_to: &[u8]) -> Result<Vec<u8>> {
+        seal_with(&self.ring().keys[0], plaintext, bound_to)
+    }
+
+    /// What [`SecretKey::seal_bytes`] sealed for `bound_to`, if one of the keys sealed it and
+    /// nothing in it changed.
+    pub fn open_bytes(&self, sealed: &[u8], bound_to: &[u8]) -> Option<Vec<u8>> {
+        open_sealed(self.ring().keys.iter(), sealed, bound_to)
     }
 
     /// Opens what [`SecretKey::seal`] sealed for `bound_to`, with the key that sealed it. A key
@@ -258,21 +263,39 @@ impl SecretKey {
 
 /// What the first of `keys` that opens `sealed` (with or without its key id) for `bound_to`
 /// opens.
+/// `plaintext` sealed for `bound_to` with `keyed`: a random nonce, the ciphertext and the tag.
+fn seal_with(keyed: &Keyed, plaintext: &[u8], bound_to: &[u8]) -> Result<Vec<u8>> {
+    let mut nonce = [0u8; NONCE_LEN];
+    SystemRandom::new().fill(&mut nonce).map_err(|_| Error::internal("no random nonce"))?;
+    let mut buffer = plaintext.to_vec();
+    keyed
+        .key
+        .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(bound_to), &mut buffer)
+        .map_err(|_| Error::internal("sealing a secret failed"))?;
+    let mut sealed = nonce.to_vec();
+    sealed.extend_from_slice(&buffer);
+    Ok(sealed)
+}
+
 fn open_with<'a>(keys: impl Iterator<Item = &'a Keyed>, sealed: &str, bound_to: &str) -> Option<Secret> {
     let body = sealed.split_once(KEY_ID_SEPARATOR).map_or(sealed, |(_, body)| body);
     let bytes = STANDARD.decode(body).ok()?;
-    if bytes.len() < NONCE_LEN {
+    let plaintext = open_sealed(keys, &bytes, bound_to.as_bytes())?;
+    String::from_utf8(plaintext).ok().map(Secret)
+}
+
+/// The plaintext of `sealed` (nonce, ciphertext, tag) for `bound_to`, opened with the first of
+/// `keys` that sealed it.
+fn open_sealed<'a>(mut keys: impl Iterator<Item = &'a Keyed>, sealed: &[u8], bound_to: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < NONCE_LEN {
         return None;
     }
-    let (nonce, ciphertext) = bytes.split_at(NONCE_LEN);
-    for keyed in keys {
+    let (nonce, ciphertext) = sealed.split_at(NONCE_LEN);
+    keys.find_map(|keyed| {
         let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
         let mut buffer = ciphertext.to_vec();
-        if let Ok(plaintext) = keyed.key.open_in_place(nonce, Aad::from(bound_to.as_bytes()), &mut buffer) {
-            return String::from_utf8(plaintext.to_vec()).ok().map(Secret);
-        }
-    }
-    None
+        keyed.key.open_in_place(nonce, Aad::from(bound_to), &mut buffer).ok().map(|plaintext| plaintext.to_vec())
+    })
 }
 
 impl KeyRing {

@@ -2,7 +2,8 @@
 //! failed calls other than `UNAVAILABLE` while Postgres restarted; provider clusters with no
 //! live row (leaks); live rows whose provider cluster is missing; clusters created twice at the
 //! provider; events with a gap or a repeat in the sequence, or a cluster's or load balancer's
-//! lifecycle event published twice; and writes the API acknowledged but the store does not have.
+//! lifecycle event published twice; writes the API acknowledged but the store does not have;
+//! and, in a run of [`MEMORY_JUDGED_FROM`] or longer, `bc-server`'s memory growing under load.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sqlx::Row;
 
-use super::chaos::Sightings;
+use super::chaos::{MemorySample, Sightings};
 use super::load::Ledger;
 use crate::common::platform::Api;
 
@@ -223,4 +224,51 @@ pub async fn events_api(api: &Api, tenants: &[(String, String)]) -> Result<Vec<C
         Check::new("events read through the API out of order or twice", order),
         Check::new("lifecycle events (created, ready, deleted) published twice", lifecycle),
     ])
+}
+
+/// The shortest load window whose memory is judged: a shorter one is mostly caches filling.
+pub const MEMORY_JUDGED_FROM: Duration = Duration::from_secs(5 * 60);
+
+/// Growth an hour, as a share of the server's memory, past which it is not flat.
+const MEMORY_GROWTH_PER_HOUR: f64 = 0.10;
+
+/// `bc-server`'s resident memory over the last two thirds of the load (`samples` taken during
+/// it; the first third is start-up and caches filling): the least-squares slope, projected over
+/// an hour, must stay under [`MEMORY_GROWTH_PER_HOUR`] of its mean. Bounded caches filled early
+/// pass; a leak, or a cache that grows with the calls made, fails. `None` for a load window
+/// shorter than [`MEMORY_JUDGED_FROM`].
+pub fn memory_flat(samples: &[MemorySample], load: Duration) -> Option<Check> {
+    if load < MEMORY_JUDGED_FROM {
+        return None;
+    }
+    let points: Vec<(f64, f64)> = samples
+        .iter()
+        .filter(|s| s.at >= load / 3 && s.at <= load)
+        .filter_map(|s| Some((s.at.as_secs_f64(), s.server_kib? as f64)))
+        .collect();
+    let name = "bc-server memory growing under load (over 10% an hour)";
+    if points.len() < 4 {
+        return Some(Check::new(name, [format!("only {} memory samples in the last two thirds", points.len())]));
+    }
+    let n = points.len() as f64;
+    let (mean_t, mean_kib) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
+    let covariance: f64 = points.iter().map(|(t, kib)| (t - mean_t) * (kib - mean_kib)).sum();
+    let variance: f64 = points.iter().map(|(t, _)| (t - mean_t).powi(2)).sum();
+    let per_hour = covariance / variance * 3600.0;
+    let share = per_hour / mean_kib;
+    println!(
+        "  bc-server memory over the last two thirds: mean {:.1} MiB, trend {:+.1} MiB an hour ({:+.1}%)",
+        mean_kib / 1024.0,
+        per_hour / 1024.0,
+        share * 100.0
+    );
+    let growing = (share > MEMORY_GROWTH_PER_HOUR).then(|| {
+        format!(
+            "{:+.1} MiB an hour over a mean of {:.1} MiB ({:+.1}%)",
+            per_hour / 1024.0,
+            mean_kib / 1024.0,
+            share * 100.0
+        )
+    });
+    Some(Check::new(name, growing))
 }

@@ -325,7 +325,7 @@ fn progress(json: &Value) -> String {
 tracked! {
     KubernetesCluster in KubernetesClustersClient: "cluster", progress progress;
     get(GetKubernetesClusterRequest), delete(DeleteKubernetesClusterRequest) { cluster_id };
-    list(ListKubernetesClustersRequest) -> ListKubernetesClustersResponse { "clusters" };
+    list(ListKubernetesClustersRequest) -> ListKubernetesClustersResponse { "clusters" } paged(clusters);
     create(CreateKubernetesClusterRequest) pool "The provider pool", name "The cluster's name",
         key "The idempotency key (defaults to the name: running the command again is a retry)";
     help "CLUSTER_ID" "The cluster", deleted "Also list deleted clusters", follow "the cluster";

@@ -271,7 +271,8 @@ pub async fn follow<K: Tracked>(client: &K::Client, tenant: &str, id: &str, unti
 ///
 /// The get and delete requests carry `tenant_id` and the id field named in braces; the list
 /// request `tenant_id`, `pool_id` and `include_deleted`; the create's `pool`, `name` and `key`
-/// are the help of its shared flags. Without `pool` in `help`, the kind's `list` is its own
+/// are the help of its shared flags. A list marked `paged(items)` after its braces takes page
+/// tokens, and `list` follows it to its last page. Without `pool` in `help`, the kind's `list` is its own
 /// command. `follow` names the resource in the help of `--wait` (`Follow the network
 /// until it is ready`). The help strings have no final period, as clap shows a one-line doc
 /// comment.
@@ -279,7 +280,7 @@ macro_rules! tracked {
     (
         $resource:ident in $client:ident: $what:literal, progress $progress:expr;
         get($get:ident), delete($delete:ident) { $id:ident };
-        list($list:ident) -> $listed:ident { $items:literal };
+        list($list:ident) -> $listed:ident { $items:literal } $(paged($paged:ident))?;
         create($create:ident) pool $create_pool:literal, name $create_name:literal, key $key:literal;
         help $id_name:literal $id_help:literal, $(pool $pool:literal,)?
             deleted $deleted:literal, follow $it:literal;
@@ -343,10 +344,25 @@ macro_rules! tracked {
                 include_deleted: bool,
             ) -> Result<$listed, String> {
                 let request = $list { tenant_id, pool_id, include_deleted, ..Default::default() };
-                $crate::cli::follow::answer(client.list(request).await)
+                $crate::cli::tracked::tracked!(@list client, request $(, $paged)?)
             }
         }
     };
+    (@list $client:ident, $request:ident) => {
+        $crate::cli::follow::answer($client.list($request).await)
+    };
+    // A paged list is followed to its last page, so that the command shows every item.
+    (@list $client:ident, $request:ident, $paged:ident) => {{
+        let mut request = $request;
+        let mut whole = $crate::cli::follow::answer($client.list(request.clone()).await)?;
+        while !whole.next_page_token.is_empty() {
+            request.page_token = std::mem::take(&mut whole.next_page_token);
+            let mut page = $crate::cli::follow::answer($client.list(request.clone()).await)?;
+            whole.$paged.append(&mut page.$paged);
+            whole.next_page_token = page.next_page_token;
+        }
+        Ok(whole)
+    }};
     (@pool $pool:literal) => {
         $pool
     };

@@ -26,6 +26,7 @@ use crate::proto::compute::{
 use crate::provider::cluster_api::MIN_TOKEN_SECONDS;
 use crate::provider::kube::{KubeAuth, KubeClient, kubeconfig};
 use crate::provider::{ClusterApi, ClusterRole, ManagedKubernetes, ServerConfig};
+use crate::secrets::SecretKey;
 use crate::store::{
     AccessGrant, CLUSTER_RESOURCE, ClusterRow, NewCluster, NodePoolRow, NodePoolSpecRow, ResourceFilter, cluster_event,
     now_micros,
@@ -35,15 +36,12 @@ use crate::store::{
 const LIST_LIMIT: i64 = 500;
 
 /// What a page token of the cluster list is bound to: the list and every filter of the request.
-fn cluster_list_scope(request: &ListKubernetesClustersRequest) -> TokenScope {
+fn cluster_list_scope(key: &SecretKey, request: &ListKubernetesClustersRequest) -> TokenScope {
     let include_deleted = if request.include_deleted { "deleted too" } else { "live" };
-    TokenScope::of(&[
-        "kubernetesClusters.list",
-        &request.tenant_id,
-        &request.pool_id,
-        &request.project_id,
-        include_deleted,
-    ])
+    TokenScope::of(
+        key,
+        &["kubernetesClusters.list", &request.tenant_id, &request.pool_id, &request.project_id, include_deleted],
+    )
 }
 
 /// The release channel of a cluster that names none.
@@ -308,7 +306,7 @@ impl Service {
         ctx: &Context,
         request: ListKubernetesClustersRequest,
     ) -> Result<(Vec<ClusterRow>, String)> {
-        let scope = cluster_list_scope(&request);
+        let scope = cluster_list_scope(&self.page_token_key(), &request);
         let page = Page::of_scoped(request.page_size, &request.page_token, LIST_LIMIT, &scope)?;
         let filter = ResourceFilter { after: page.resumes_after(), ..request.filter(page.limit()) };
         let mut clusters = self.store.cluster_list(&filter).await?;

@@ -216,6 +216,19 @@ impl Service {
         self
     }
 
+    /// The key page tokens are sealed with: the configured one, so that a token from one server
+    /// opens on every other; without one (services built for a test), one made for the process.
+    pub(crate) fn page_token_key(&self) -> SecretKey {
+        static PROCESS_KEY: OnceLock<SecretKey> = OnceLock::new();
+        self.secret_key.clone().unwrap_or_else(|| {
+            PROCESS_KEY
+                .get_or_init(|| {
+                    SecretKey::from_base64(&SecretKey::generate_base64()).expect("a generated key is a key")
+                })
+                .clone()
+        })
+    }
+
     /// The same services, telling nodes to heartbeat every `interval`.
     pub fn with_node_heartbeat_interval(mut self, interval: std::time::Duration) -> Self {
         self.node_heartbeat_interval = interval;

@@ -142,7 +142,8 @@ mod tests {
 
     #[test]
     fn a_scoped_page_reads_back_its_own_tokens_only() {
-        let scope = TokenScope::of(&["things.list", "acme"]);
+        let key = crate::secrets::SecretKey::from_bytes(&[1; 32]).unwrap();
+        let scope = TokenScope::of(&key, &["things.list", "acme"]);
         let first = Page::of_scoped(0, "", 500, &scope).unwrap();
         assert_eq!((first.size, first.resumes_after()), (500, None));
         let page = Page::of_scoped(2, "", 500, &scope).unwrap();
@@ -153,7 +154,7 @@ mod tests {
 
         let refused = |token: &str| Page::of_scoped(2, token, 500, &scope).unwrap_err().details["fields"].clone();
         assert_eq!(refused("2.b")[0]["field"], "pageToken");
-        let elsewhere = TokenScope::of(&["things.list", "globex"]);
+        let elsewhere = TokenScope::of(&key, &["things.list", "globex"]);
         assert!(Page::of_scoped(2, &token, 500, &elsewhere).is_err());
     }
 }

@@ -7,6 +7,7 @@ import { useLive } from "../live.js";
 import { Operations, ProblemPanel, sameProblem } from "../problem.js";
 import { PoolName } from "../pools.js";
 import type { Page } from "../routes.js";
+import type { Session } from "../session.js";
 import { DeleteButton, Facts, Failure, State, Table, When, useLoad } from "../ui.js";
 import { ClusterEvents, Kubeconfig, NodePools } from "./cluster_parts.js";
 import { ClusterForm } from "./cluster_form.js";
@@ -19,9 +20,21 @@ function nodes(cluster: KubernetesCluster): number {
   return cluster.nodePools.reduce((sum, p) => sum + (p.currentNodeCount || p.nodeCount || 0), 0);
 }
 
+/** Every cluster of the tenant (deleted ones too when asked), the list followed page by page. */
+export async function allClusters(session: Session, tenantId: string, includeDeleted = false): Promise<KubernetesCluster[]> {
+  const clusters: KubernetesCluster[] = [];
+  let pageToken = "";
+  do {
+    const page = await session.client.kubernetesClusters.list({ tenantId, includeDeleted, pageToken });
+    clusters.push(...page.clusters);
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+  return clusters;
+}
+
 export function ClusterList(props: { page: Page }) {
   const { session, tenant, watcher, writable } = props.page;
-  const list = useLoad(() => session.client.kubernetesClusters.list({ tenantId: tenant }), [tenant]);
+  const list = useLoad(async () => ({ clusters: await allClusters(session, tenant) }), [tenant]);
   useLive(watcher, CLUSTER_EVENTS, list.reload);
   return (
     <section>

@@ -6,6 +6,7 @@ import type { AuditEvent } from "../../../clients/typescript/src/gen/bettercompu
 import { poolName } from "../pools.js";
 import type { Page } from "../routes.js";
 import { Failure, Table, When, useLoad } from "../ui.js";
+import { allClusters } from "./clusters.js";
 
 /** A resource type as the audit page says it, and the console's section for it, if any. */
 const TYPES: Record<string, [string, string | null]> = {
@@ -27,7 +28,7 @@ function useResourceNames(page: Page) {
   return useLoad(async () => {
     const all = { tenantId: tenant, includeDeleted: true };
     const lists = await Promise.allSettled([
-      c.kubernetesClusters.list(all).then((l) => l.clusters),
+      allClusters(session, tenant, true),
       c.loadBalancers.list(all).then((l) => l.loadBalancers),
       c.networks.list(all).then((l) => l.networks),
       c.instances.list(all).then((l) => l.instances),

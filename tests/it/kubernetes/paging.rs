@@ -1,9 +1,13 @@
 //! Pages of the cluster list: `pageSize` clusters after the position an opaque `pageToken`
 //! names, oldest first by (creation time, id). A walk gives each cluster once whatever the page
 //! size, a cluster created during the walk comes on a later page, a page of clusters the caller
-//! may not read still moves the walk on, and a size out of range or a token this list did not
-//! give is refused by name. Without `pageSize` and `pageToken` the list is what it always was.
+//! may not read still moves the walk on (its token telling nothing of them), and a size out of
+//! range or a token this list did not give is refused by name. Without `pageSize` and
+//! `pageToken` the list is what it always was; `bcctl clusters list` follows the pages to the
+//! last.
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 
@@ -17,6 +21,8 @@ crate::on_both_backends!(
 );
 
 const LIST: &str = "/api/compute/kubernetesClusters/list";
+
+const BC: &str = env!("CARGO_BIN_EXE_bcctl");
 const CREATE: &str = "/api/compute/kubernetesClusters/create";
 
 /// One page as `token` reads it with `body`: the names on it and the next page's token.
@@ -112,6 +118,28 @@ async fn a_page_of_hidden_clusters_still_moves_the_walk_on(backend: Backend) {
     let expected: [&[&str]; 4] = [&["std-1"], &[], &[], &["std-2"]];
     assert_eq!(pages, expected.map(|page| page.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>()));
     assert_eq!(walk_as(&env, &env.acme_admin, 1).await.concat(), ["std-1", "auto-1", "auto-2", "std-2"]);
+
+    // The viewer's tokens pass the hidden clusters without telling their ids: each is sealed.
+    let all = env.ok_as(&env.acme_admin, LIST, json!({"tenantId": "acme"})).await;
+    let hidden: Vec<String> = all["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["mode"] == "autopilot")
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(hidden.len(), 2, "{all}");
+    let mut next = String::new();
+    for _ in 0..3 {
+        let body = json!({"tenantId": "acme", "pageSize": 1, "pageToken": next});
+        next = page_as(&env, &env.acme_viewer, body).await.1;
+        let bytes = URL_SAFE_NO_PAD.decode(&next).expect("a token is URL-safe base64");
+        let text = String::from_utf8_lossy(&bytes);
+        for id in &hidden {
+            let body = id.split_once('_').unwrap().1;
+            assert!(!text.contains(body) && !next.contains(body), "token {next} tells {id}");
+        }
+    }
 }
 
 async fn page_sizes_out_of_range_and_foreign_tokens_are_refused_by_name(backend: Backend) {
@@ -147,4 +175,44 @@ async fn page_sizes_out_of_range_and_foreign_tokens_are_refused_by_name(backend:
         assert_eq!((status, code.as_str()), (400, "INVALID_INPUT"), "{body}");
         assert_eq!(details["fields"][0]["field"], "pageToken", "{body}: {details}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bcctl_lists_every_page_of_clusters() {
+    // One more cluster than a page holds when the request names no size.
+    const CLUSTERS: usize = 501;
+    let env = super::setup(Backend::Postgres).max_clusters_per_tenant(1000).start().await;
+    for n in 0..CLUSTERS {
+        let body = json!({"tenantId": "acme", "poolId": FREE_POOL, "name": format!("c-{n}"), "mode": "autopilot",
+            "location": "europe-west1", "idempotencyKey": format!("c-{n}")});
+        env.ok(CREATE, body).await;
+    }
+
+    let bcctl = |args: &[&str]| {
+        let output = std::process::Command::new(BC)
+            .env("BC_ENDPOINT", &env.server.endpoint)
+            .env("BC_TOKEN", &env.acme_admin)
+            .env("COLUMNS", "120")
+            .env_remove("BC_OUTPUT")
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "bcctl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        stdout
+    };
+    let listed: Value = serde_json::from_str(&bcctl(&["-o", "json", "clusters", "list", "--tenant", "acme"])).unwrap();
+    let mut names: Vec<&str> =
+        listed["clusters"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), CLUSTERS, "every cluster, over two pages");
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), CLUSTERS, "none twice");
+    assert!(
+        listed["nextPageToken"].as_str().unwrap_or_default().is_empty(),
+        "no page left: {}",
+        listed["nextPageToken"]
+    );
+    let table = bcctl(&["clusters", "list", "--tenant", "acme"]);
+    assert_eq!(table.lines().count(), CLUSTERS + 1, "a header and a row each");
 }
