@@ -30,8 +30,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     compiler.open_files(&files)?;
 
     // These bytes keep custom options (google.api.http, buf.validate, our authorization);
-    // re-encoding the set through prost_types would drop them.
-    std::fs::write(out_dir.join("descriptor.bin"), compiler.encode_file_descriptor_set())?;
+    // re-encoding the set through prost_types would drop them. The server runs on a set without
+    // the comments (they are two thirds of the bytes, and more once decoded); the OpenAPI
+    // document, made once, reads them from the documented one.
+    std::fs::write(out_dir.join("descriptor-documented.bin"), compiler.encode_file_descriptor_set())?;
+    let mut bare = protox::Compiler::new(["proto"])?;
+    bare.include_imports(true).include_source_info(false);
+    bare.open_files(&files)?;
+    std::fs::write(out_dir.join("descriptor.bin"), bare.encode_file_descriptor_set())?;
 
     let mut fds = compiler.file_descriptor_set();
     fds.file.retain(|file| {

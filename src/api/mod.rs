@@ -213,7 +213,7 @@ pub fn router(services: Service, metrics: Metrics, metrics_access: MetricsAccess
     let grpc_web = tonic_web::GrpcWebLayer::new().layer(grpc);
 
     // Built once: the document depends only on the descriptors.
-    let document = openapi::document(pool).map_err(Error::internal)?;
+    let document = openapi::document(&crate::proto::documented_descriptor_pool()).map_err(Error::internal)?;
     let document = Arc::new(serde_json::to_string_pretty(&document).expect("a JSON value serializes"));
 
     let console = console::router(services.clone()).merge(metal_boot::router(services.clone()));

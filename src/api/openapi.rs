@@ -525,7 +525,7 @@ fn typed_default(field: &prost_reflect::FieldDescriptor, text: String) -> Value 
 
 /// The default a request field documents (`bettercompute.options.v1.field_default`).
 fn documented_default(field: &prost_reflect::FieldDescriptor) -> Option<String> {
-    let extension = crate::proto::descriptor_pool().get_extension_by_name("bettercompute.options.v1.field_default")?;
+    let extension = field.parent_pool().get_extension_by_name("bettercompute.options.v1.field_default")?;
     let options = field.options();
     if !options.has_extension(&extension) {
         return None;
@@ -556,7 +556,19 @@ mod tests {
     use crate::proto::descriptor_pool;
 
     fn doc() -> Value {
-        document(descriptor_pool()).unwrap()
+        document(&crate::proto::documented_descriptor_pool()).unwrap()
+    }
+
+    #[test]
+    fn the_server_keeps_no_comments_and_the_document_has_them() {
+        let kept = descriptor_pool().file_descriptor_protos().filter(|file| file.source_code_info.is_some()).count();
+        assert_eq!(kept, 0, "the server's own descriptors leave the comments out");
+        let documented = crate::proto::documented_descriptor_pool();
+        let ours: Vec<_> =
+            documented.file_descriptor_protos().filter(|file| file.package().starts_with("bettercompute.")).collect();
+        assert!(ours.len() > 5 && ours.iter().all(|file| file.source_code_info.is_some()));
+        let create = &doc()["paths"]["/api/compute/kubernetesClusters/create"]["post"];
+        assert!(create["description"].as_str().is_some_and(|text| text.len() > 40), "{create}");
     }
 
     #[test]

@@ -95,6 +95,11 @@ pub struct Authorizer {
     /// Whether a policy names a resource entity (`resource == BetterCompute::X::"id"`): only
     /// then can two resources whose targets hold the same fields be decided differently.
     names_resources: bool,
+    /// The attributes some policy reads (`x.name`, `x has name`); `None` when a policy could
+    /// read any (tags, or a policy that cannot be read back). An attribute no policy reads
+    /// cannot change a decision, so decisions are remembered without it: a request's name or
+    /// idempotency key would otherwise make every create a decision of its own.
+    attributes_read: Option<HashSet<String>>,
     /// Decisions taken, by subject, permission and likeness of the target: a decision depends
     /// on nothing else (the policies are this authorizer's own), so a repeated one (every `get`
     /// of a tenant's resources by one caller) is a lookup.
@@ -138,7 +143,20 @@ impl Authorizer {
             .collect();
         let actions = action_entities(&schema)?;
         let names_resources = policies.policies().any(names_a_resource);
-        Ok(Self { actions, declared, schema_text, policies, names, names_resources, decided: Mutex::default() })
+        let attributes_read = policies.policies().try_fold(HashSet::new(), |mut read, policy| {
+            read.extend(attributes_read_by(policy)?);
+            Some(read)
+        });
+        Ok(Self {
+            actions,
+            declared,
+            schema_text,
+            policies,
+            names,
+            names_resources,
+            attributes_read,
+            decided: Mutex::default(),
+        })
     }
 
     /// The generated schema, in Cedar's schema syntax.
@@ -199,12 +217,14 @@ impl Authorizer {
     }
 
     /// What a decision can see of `target` for `subject`: its type, tenant, project, owner and
-    /// attributes, and its id only when a policy names a resource or the subject holds a role
-    /// bound at this one. Two targets with the same likeness get the same decision.
+    /// the attributes a policy reads, and its id only when a policy names a resource or the
+    /// subject holds a role bound at this one. Two targets with the same likeness get the same
+    /// decision.
     fn likeness(&self, subject: &Subject<'_>, target: &Target) -> String {
         let bound_here = subject.bindings.iter().any(|b| b.scope_type == "resource" && b.scope_id == target.id);
         let id = if self.names_resources || bound_here || target.id.is_empty() { target.id.as_str() } else { "" };
-        let mut attributes: Vec<(&String, &Value)> = target.attributes.iter().collect();
+        let read = |name: &String| self.attributes_read.as_ref().is_none_or(|read| read.contains(name));
+        let mut attributes: Vec<(&String, &Value)> = target.attributes.iter().filter(|(name, _)| read(name)).collect();
         attributes.sort_by_key(|(name, _)| *name);
         serde_json::json!([target.resource_type, id, target.tenant_id, target.project_id, target.owner_id, attributes])
             .to_string()
@@ -418,6 +438,32 @@ fn names_a_resource(policy: &cedar_policy::Policy) -> bool {
     policy.to_json().map(|json| walk(&json)).unwrap_or(true)
 }
 
+/// The attribute names `policy` reads anywhere (`.name`, `has name`, of any entity or record);
+/// `None` when it could read any: tags, whose keys are values, or a policy that cannot be read
+/// back.
+fn attributes_read_by(policy: &cedar_policy::Policy) -> Option<HashSet<String>> {
+    fn walk(value: &Value, read: &mut HashSet<String>) -> Option<()> {
+        match value {
+            Value::Object(object) => {
+                if object.contains_key("getTag") || object.contains_key("hasTag") {
+                    return None;
+                }
+                for access in [".", "has"] {
+                    if let Some(attribute) = object.get(access).and_then(|a| a.get("attr")).and_then(Value::as_str) {
+                        read.insert(attribute.to_owned());
+                    }
+                }
+                object.values().try_for_each(|inner| walk(inner, read))
+            }
+            Value::Array(items) => items.iter().try_for_each(|inner| walk(inner, read)),
+            _ => Some(()),
+        }
+    }
+    let mut read = HashSet::new();
+    walk(&policy.to_json().ok()?, &mut read)?;
+    Some(read)
+}
+
 /// The decision when none could be built: refused.
 fn refused() -> Decision {
     Decision { allowed: false, policies: vec!["error".to_owned()] }
@@ -584,7 +630,7 @@ mod tests {
 
     /// Policies an operator could add, over what a list's items differ in: attributes, project,
     /// owner, and one naming a resource by id.
-    const EXTRA_POLICIES: [&str; 6] = [
+    const EXTRA_POLICIES: [&str; 7] = [
         "permit (principal, action in BetterCompute::Action::\"read\", resource is BetterCompute::ComputeKubernetesCluster) \
          when { resource has poolId && resource.poolId == \"pool_b\" };",
         "forbid (principal, action, resource is BetterCompute::ComputeKubernetesCluster) \
@@ -594,6 +640,8 @@ mod tests {
         "forbid (principal, action, resource == BetterCompute::ComputeKubernetesCluster::\"kcl_3\");",
         "permit (principal, action in BetterCompute::Action::\"read\", resource) \
          when { resource has project && resource.project == BetterCompute::Project::\"prj_a\" };",
+        "forbid (principal, action in BetterCompute::Action::\"read\", resource is BetterCompute::ComputeKubernetesCluster) \
+         when { resource has name && resource.name like \"prod-*\" };",
     ];
 
     #[test]
@@ -628,6 +676,9 @@ mod tests {
                     target.owner_id = Some(draw.pick(&["prn_u", "prn_w"]).to_owned());
                     target.attributes.insert("poolId".into(), draw.pick(&["pool_a", "pool_b"]).into());
                     target.attributes.insert("providerAccountId".into(), draw.pick(&["acct_1", "acct_2"]).into());
+                    target.attributes.insert("name".into(), draw.pick(&["web", "prod-api"]).into());
+                    // Read by no policy: left out of what is remembered.
+                    target.attributes.insert("idempotencyKey".into(), format!("key-{case}-{i}").into());
                     target
                 })
                 .collect();
@@ -644,6 +695,27 @@ mod tests {
             if authorizer.names_resources { apart_cases += 1 } else { grouped_cases += 1 }
         }
         assert!(grouped_cases > 12 && apart_cases > 12, "both paths ran: {grouped_cases} grouped, {apart_cases} apart");
+    }
+
+    #[test]
+    fn decisions_are_remembered_without_the_attributes_no_policy_reads() {
+        let authorizer = authorizer();
+        let bindings = [binding("editor", "tenant", "acme")];
+        let editor = Subject { principal_id: "prn_e", kind: "user", tenant_id: Some("acme"), bindings: &bindings };
+        for n in 0..50 {
+            let mut create = target("compute-kubernetes-cluster", "", Some("acme"));
+            create.attributes.insert("name".into(), format!("web-{n}").into());
+            create.attributes.insert("idempotencyKey".into(), format!("key-{n}").into());
+            assert!(authorizer.decide(&editor, "compute:kubernetes:create", &create).allowed);
+        }
+        let remembered = authorizer.decided.lock().unwrap().len();
+        assert_eq!(remembered, 1, "fifty creates with their own names and keys are one decision");
+
+        let actions = MethodTable::from_pool(descriptor_pool()).action_specs();
+        let by_name = ("names.cedar".to_owned(), EXTRA_POLICIES[6].to_owned());
+        let reading = Authorizer::new(&actions, &[by_name]).unwrap();
+        assert!(reading.attributes_read.as_ref().unwrap().contains("name"));
+        assert!(!reading.attributes_read.as_ref().unwrap().contains("idempotencyKey"));
     }
 
     #[test]

@@ -282,7 +282,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Openapi => {
-            let document = crate::api::openapi::document(crate::proto::descriptor_pool())?;
+            let document = crate::api::openapi::document(&crate::proto::documented_descriptor_pool())?;
             output::emit(&format!("{}\n", serde_json::to_string_pretty(&document).expect("a JSON value serializes")));
             Ok(())
         }
