@@ -184,6 +184,7 @@ async fn run(settings: Settings) -> Result<(), String> {
         cluster_ids: Vec::new(),
     };
     context.cluster_ids = cluster_ids(&database, &context).await?;
+    database.analyze().await?;
 
     // The echo baseline answers with what the server answered.
     let recorded = record(&apis, &context, &server.endpoint).await?;

@@ -252,6 +252,7 @@ async fn run(
     })
     .await?;
     let calls_seconds = started.elapsed().as_secs_f64();
+    database.analyze().await?;
     let limit = Duration::from_secs(120 + clusters as u64);
     let before = proxy.snapshot();
     let calls_before = cloud.gke_calls(GKE_PROJECT).answered;

@@ -231,6 +231,7 @@ async fn run(settings: &Settings) -> Result<Figures, String> {
         ids.len() as f64 / create_seconds.max(1e-9)
     );
     memory.filled = server.process.rss_kib();
+    database.analyze().await?;
 
     let channel = fill::authed_channel(&server.endpoint, &token).await?;
     let expected: HashSet<String> = ids.iter().cloned().collect();

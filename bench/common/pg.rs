@@ -54,6 +54,16 @@ impl Database {
         sqlx::postgres::PgPoolOptions::new().max_connections(2).connect(&self.url).await.map_err(|e| e.to_string())
     }
 
+    /// Gathers the planner's statistics (`ANALYZE`) after a bulk seed, as autovacuum does on a
+    /// server that runs it. Some servers run without it (this machine's CI Postgres does), and
+    /// a table filled since its last analysis is planned as if empty: a page of 100 of 10,000
+    /// clusters took 26 ms on the wrong index where the right one takes 0.3 ms.
+    pub async fn analyze(&self) -> Result<(), String> {
+        let mut connection = self.connect().await?;
+        sqlx::query("ANALYZE").execute(&mut connection).await.map_err(|e| format!("ANALYZE: {e}"))?;
+        Ok(())
+    }
+
     /// One connection to it.
     pub async fn connect(&self) -> Result<sqlx::PgConnection, String> {
         sqlx::PgConnection::connect(&self.url).await.map_err(|e| e.to_string())
