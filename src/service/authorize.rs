@@ -375,9 +375,10 @@ impl Service {
         items: Vec<T>,
         id_of: impl Fn(&T) -> &str,
     ) -> Result<Vec<T>> {
+        let ids: Vec<&str> = items.iter().map(&id_of).collect();
         let stored: HashMap<String, AuthzResourceRow> = self
             .store
-            .authz_resource_list(resource_type, tenant)
+            .authz_resource_list(resource_type, tenant, &ids)
             .await?
             .into_iter()
             .map(|row| (row.resource_id.clone(), row))

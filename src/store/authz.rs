@@ -210,14 +210,29 @@ impl Store {
         .await
     }
 
-    /// The authorization rows of `tenant`'s resources of one type (those of a list's items).
-    pub async fn authz_resource_list(&self, resource_type: &str, tenant: &str) -> Result<Vec<AuthzResourceRow>> {
+    /// The authorization rows of `tenant`'s resources of one type with the ids `ids` (a list's
+    /// items): a page reads its own rows, however many the tenant has.
+    pub async fn authz_resource_list(
+        &self,
+        resource_type: &str,
+        tenant: &str,
+        ids: &[&str],
+    ) -> Result<Vec<AuthzResourceRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         crate::measured::store("authz_resource_list", async {
-            let rows = sqlx::query(authz_resource_select!("WHERE resource_type = $1 AND tenant_id = $2"))
-                .bind(resource_type)
-                .bind(tenant)
-                .fetch_all(&self.pool)
-                .await?;
+            let listed: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
+            let sql = format!(
+                "{} AND resource_id IN ({})",
+                authz_resource_select!("WHERE resource_type = $1 AND tenant_id = $2"),
+                listed.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(resource_type).bind(tenant);
+            for id in ids {
+                query = query.bind(*id);
+            }
+            let rows = query.fetch_all(&self.pool).await?;
             rows.iter().map(authz_resource_row).collect()
         })
         .await
