@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::domain::cidr::Network;
 use crate::domain::metal_states;
 use crate::domain::states::MachineState;
+use crate::domain::urls;
 use crate::error::{FieldViolation, Result, Violations};
 
 /// The image a rescue boots when the pool's policy names none.
@@ -80,9 +81,10 @@ pub fn read(policy: &Value) -> Result<MetalPolicy> {
         for (field, read_into) in [("image", &mut read.image), ("rescueImage", &mut read.rescue_image)] {
             match metal.get(field) {
                 None => {}
-                Some(Value::String(url)) if url.starts_with("https://") || url.starts_with("http://") => {
-                    *read_into = url.clone()
-                }
+                Some(Value::String(url)) => match urls::problem(url) {
+                    None => *read_into = url.clone(),
+                    Some(problem) => fault(format!("policy.metal.{field}"), format!("{problem} (the URL of an image)")),
+                },
                 Some(other) => {
                     fault(format!("policy.metal.{field}"), format!("must be an http(s) URL of an image; got {other}"))
                 }

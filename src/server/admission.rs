@@ -6,10 +6,14 @@
 //! it is closed after that call. When the reserve is full too, the oldest connection on
 //! probation that has begun no call is evicted to make room (while at most a reserve's worth of
 //! evicted ones are still closing), so a flood of silent connections cannot keep a probe out.
+//! When that many are still closing, the listener waits a moment for one of them to close (see
+//! [`Admission::admit_after_evictions`]) rather than refuse a newcomer the flood would otherwise
+//! shut out for as long as the server is short of CPU to close them.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -43,6 +47,8 @@ pub enum Refusal {
 pub struct Admission {
     caps: ConnectionCaps,
     table: Mutex<Table>,
+    /// Told whenever a connection gives its slot back.
+    freed: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -88,7 +94,7 @@ pub struct Ticket {
 impl Admission {
     /// An empty table for `caps`.
     pub fn new(caps: ConnectionCaps) -> Arc<Self> {
-        Arc::new(Admission { caps, table: Mutex::new(Table::default()) })
+        Arc::new(Admission { caps, table: Mutex::new(Table::default()), freed: Notify::new() })
     }
 
     /// The caps the table holds to.
@@ -132,6 +138,37 @@ impl Admission {
         Ok(Ticket { admission: self.clone(), peer, id, eviction })
     }
 
+    /// Like [`Admission::admit`], but when the table is full only because evicted connections
+    /// are still closing (more are open than the cap), waits up to `patience` for them to close
+    /// instead of refusing: a newcomer that would evict in turn should not be refused because the
+    /// server has not yet had the CPU to close the ones it evicted.
+    pub async fn admit_after_evictions(
+        self: &Arc<Self>,
+        peer: Option<IpAddr>,
+        patience: Duration,
+    ) -> Result<Ticket, Refusal> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            let freed = self.freed.notified();
+            let mut freed = std::pin::pin!(freed);
+            // Registered before the table is read, so a slot freed in between is not missed.
+            freed.as_mut().enable();
+            match self.admit(peer) {
+                Err(Refusal::Full) if self.closing_evicted() => {
+                    if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                        return Err(Refusal::Full);
+                    }
+                }
+                answer => return answer,
+            }
+        }
+    }
+
+    /// Whether connections evicted from the reserve are still closing.
+    fn closing_evicted(&self) -> bool {
+        self.table.lock().expect("never poisoned").open > self.caps.total
+    }
+
     /// The connections open now.
     #[cfg(test)]
     pub fn open(&self) -> usize {
@@ -166,6 +203,8 @@ impl Drop for Ticket {
         if self.eviction.is_some() {
             table.probation.retain(|(on, _)| *on != self.id);
         }
+        drop(table);
+        self.admission.freed.notify_waiters();
     }
 }
 
@@ -232,6 +271,34 @@ mod tests {
         b.began_call();
         assert_eq!(admission.admit(ip("10.0.0.1")).unwrap_err(), Refusal::Full);
         drop((a, b));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_newcomer_waits_for_evicted_connections_to_close_rather_than_be_refused() {
+        let admission = Admission::new(ConnectionCaps { total: 32, per_peer: 1000 });
+        let mut held: Vec<_> = (0..34).map(|_| admission.admit(ip("10.0.0.1")).unwrap()).collect();
+        assert_eq!(admission.open(), 34, "two evicted and still closing");
+        let patience = Duration::from_secs(1);
+        let refused = admission.admit_after_evictions(ip("10.0.0.2"), patience).await;
+        assert_eq!(refused.unwrap_err(), Refusal::Full, "nothing closed within its patience");
+        let waiting = tokio::spawn({
+            let admission = admission.clone();
+            async move { admission.admit_after_evictions(ip("10.0.0.2"), patience).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "it waits while the evicted ones close");
+        let evicted = held.remove(30);
+        drop(evicted);
+        let admitted = waiting.await.unwrap().expect("admitted once an evicted connection closed");
+        assert!(admitted.eviction.is_some(), "on probation, like any newcomer past the regular slots");
+        // A table full of connections that began calls has nothing closing: refused at once.
+        let busy = Admission::new(ConnectionCaps { total: 2, per_peer: 10 });
+        let calls: Vec<_> = (0..2).map(|_| busy.admit(ip("10.0.0.1")).unwrap()).collect();
+        calls[1].began_call();
+        let started = tokio::time::Instant::now();
+        assert_eq!(busy.admit_after_evictions(ip("10.0.0.1"), patience).await.unwrap_err(), Refusal::Full);
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        drop((held, admitted, calls));
     }
 
     /// Whether a `Notify`'s stored permit is there now.

@@ -46,6 +46,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// HTTP/2 pings find peers that vanished while a watch was open.
 const HTTP2_PING_INTERVAL: Duration = Duration::from_secs(60);
 const HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long the listener waits for connections it evicted from the reserve to close before it
+/// refuses a newcomer (the listener accepts no one else meanwhile: the backlog waits).
+const EVICTION_PATIENCE: Duration = Duration::from_secs(1);
 /// What a connection past the cap reads before it is closed.
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain\r\n\
 content-length: 57\r\n\r\nthe server has too many open connections; retry shortly.\n";
@@ -238,7 +241,7 @@ async fn accept(listener: TcpListener, tls: Option<TlsAcceptor>, listening: List
                 continue;
             }
         };
-        let ticket = match listening.admission.admit(Some(peer.ip())) {
+        let ticket = match listening.admission.admit_after_evictions(Some(peer.ip()), EVICTION_PATIENCE).await {
             Ok(ticket) => ticket,
             Err(refusal) => {
                 // A refusal the client can read, written without waiting; then the socket closes.

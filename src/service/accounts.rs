@@ -5,6 +5,7 @@ use super::checks::provider_has_zones;
 use super::update_mask::Named;
 use super::{Context, Service};
 use crate::domain::rate_limits::{self, RateWindow};
+use crate::domain::urls;
 use crate::error::{Error, FieldViolation, Result};
 use crate::ids::AccountId;
 use crate::proto::platform::{
@@ -28,6 +29,21 @@ fn endpoint_without_credentials(
              so give the credentials for it in the same call",
         )
     })
+}
+
+/// What is wrong with a provider endpoint: a base URL the worker calls with paths appended, so
+/// without a query or a fragment.
+fn endpoint_problem(endpoint: &str) -> Option<FieldViolation> {
+    let problem = if endpoint.is_empty() {
+        None
+    } else if endpoint.contains(['?', '#']) {
+        Some(
+            "has a query or a fragment: must be the provider API's base URL, such as https://api.example.com/v2".into(),
+        )
+    } else {
+        urls::problem(endpoint)
+    };
+    problem.map(|description| FieldViolation::new("endpoint", description))
 }
 
 /// What is wrong with `credentials` for `provider`, never quoting them.
@@ -99,6 +115,7 @@ impl Service {
     pub async fn account_create(&self, ctx: &Context, request: CreateAccountRequest) -> Result<AccountRow> {
         let mut problems = locations_problems(&request.provider, &request.zones, &request.regions, true);
         problems.extend(credentials_problem(&request.provider, &request.credentials));
+        problems.extend(endpoint_problem(&request.endpoint));
         let rate_limits = rate_limits_json(&request.rate_limits).unwrap_or_else(|found| {
             problems.extend(found);
             String::new()
@@ -153,6 +170,7 @@ impl Service {
             problems.extend(credentials_problem(&current.provider, credentials));
         }
         let endpoint = named.clearable("endpoint", request.endpoint.clone());
+        problems.extend(endpoint.as_deref().and_then(endpoint_problem));
         problems.extend(endpoint_without_credentials(&current.endpoint, endpoint.as_deref(), credentials.is_some()));
         let rate_limits = match rate_limits_json(&request.rate_limits) {
             Ok(json) => named.has("rate_limits").then_some(json),
@@ -202,5 +220,14 @@ mod tests {
         assert!(!bad.description.contains("hunter2"));
         assert!(credentials_problem("digitalocean", "dop_v1_abc").is_none());
         assert!(credentials_problem("digitalocean", "two words").is_some());
+    }
+
+    #[test]
+    fn an_endpoint_is_a_base_url_without_a_query_or_fragment() {
+        assert!(endpoint_problem("").is_none());
+        assert!(endpoint_problem("https://[::1]:8443/v1").is_none());
+        for bad in ["http://[", "http://host?x=1", "http://host#top", "http://user:secret@host"] {
+            assert_eq!(endpoint_problem(bad).map(|p| p.field), Some("endpoint".into()), "{bad}");
+        }
     }
 }

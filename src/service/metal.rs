@@ -14,6 +14,7 @@ use super::{Context, Service};
 use crate::domain::metal_policy::{self, MetalPolicy};
 use crate::domain::metal_states::{self, DELETABLE, IDLE, WITHOUT_BMC};
 use crate::domain::states::MachineState;
+use crate::domain::urls;
 use crate::error::{Error, FieldViolation, Result, Violations};
 use crate::ids::NodeId;
 use crate::proto::compute::{
@@ -389,6 +390,11 @@ impl Service {
 
     /// See `Metal.Deploy`.
     pub async fn metal_deploy(&self, ctx: &Context, request: DeployMetalRequest) -> Result<MetalMachineRow> {
+        if let Some(problem) =
+            Some(&request.image).filter(|image| !image.is_empty()).and_then(|image| urls::problem(image))
+        {
+            return Err(Error::fields(vec![FieldViolation::new("image", problem)]));
+        }
         self.metal_verb(ctx, &request.pool_id, &request.node_id, "deploy", Some(request.image)).await
     }
 
