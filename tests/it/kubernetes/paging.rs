@@ -4,7 +4,7 @@
 //! may not read still moves the walk on (its token telling nothing of them), and a size out of
 //! range or a token this list did not give is refused by name. Without `pageSize` and
 //! `pageToken` the list is what it always was; `bcctl clusters list` follows the pages to the
-//! last.
+//! last. Each listed cluster carries its node pools, as `get` shows them.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -18,6 +18,7 @@ crate::on_both_backends!(
     a_token_survives_a_cluster_created_during_the_walk,
     a_page_of_hidden_clusters_still_moves_the_walk_on,
     page_sizes_out_of_range_and_foreign_tokens_are_refused_by_name,
+    a_page_carries_each_clusters_own_node_pools,
 );
 
 const LIST: &str = "/api/compute/kubernetesClusters/list";
@@ -215,4 +216,28 @@ async fn bcctl_lists_every_page_of_clusters() {
     );
     let table = bcctl(&["clusters", "list", "--tenant", "acme"]);
     assert_eq!(table.lines().count(), CLUSTERS + 1, "a header and a row each");
+}
+
+async fn a_page_carries_each_clusters_own_node_pools(backend: Backend) {
+    let env = super::start(backend).await;
+    create_all(&env, &["p0", "p1", "p2", "p3", "p4"]).await;
+    let mut next = String::new();
+    let mut listed = 0;
+    loop {
+        let body = json!({"tenantId": "acme", "pageSize": 2, "pageToken": next});
+        let answer = env.ok(LIST, body).await;
+        for cluster in answer["clusters"].as_array().unwrap() {
+            let got = env
+                .ok("/api/compute/kubernetesClusters/get", json!({"tenantId": "acme", "clusterId": cluster["id"]}))
+                .await;
+            assert_eq!(cluster["nodePools"].as_array().map(Vec::len), Some(2), "{cluster}");
+            assert_eq!(cluster["nodePools"], got["nodePools"], "the list and get of {} agree", cluster["name"]);
+            listed += 1;
+        }
+        next = answer["nextPageToken"].as_str().unwrap_or_default().to_owned();
+        if next.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(listed, 5);
 }
