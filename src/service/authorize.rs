@@ -375,30 +375,14 @@ impl Service {
         items: Vec<T>,
         id_of: impl Fn(&T) -> &str,
     ) -> Result<Vec<T>> {
-        self.authorize_items_with_rows(ctx, permission, resource_type, tenant, items, id_of, Vec::new()).await
-    }
-
-    /// [`Service::authorize_stored_items`] given the authorization rows a list read beside its
-    /// items; the rows of items it lacks (made between the two reads) are read by id, so that no
-    /// item is decided without the attributes a policy may need.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn authorize_items_with_rows<T>(
-        &self,
-        ctx: &Context,
-        permission: &str,
-        resource_type: &str,
-        tenant: &str,
-        items: Vec<T>,
-        id_of: impl Fn(&T) -> &str,
-        rows: Vec<AuthzResourceRow>,
-    ) -> Result<Vec<T>> {
-        let mut stored: HashMap<String, AuthzResourceRow> =
-            rows.into_iter().map(|row| (row.resource_id.clone(), row)).collect();
-        let missing: Vec<&str> = items.iter().map(&id_of).filter(|id| !stored.contains_key(*id)).collect();
-        if !missing.is_empty() {
-            let read = self.store.authz_resource_list(resource_type, tenant, &missing).await?;
-            stored.extend(read.into_iter().map(|row| (row.resource_id.clone(), row)));
-        }
+        let ids: Vec<&str> = items.iter().map(&id_of).collect();
+        let stored: HashMap<String, AuthzResourceRow> = self
+            .store
+            .authz_resource_list(resource_type, tenant, &ids)
+            .await?
+            .into_iter()
+            .map(|row| (row.resource_id.clone(), row))
+            .collect();
         Ok(self.authorize_items(ctx, permission, items, |item| {
             let id = id_of(item);
             let mut target = Target {

@@ -309,15 +309,10 @@ impl Service {
         let scope = cluster_list_scope(&self.page_token_key(), &request);
         let page = Page::of_scoped(request.page_size, &request.page_token, LIST_LIMIT, &scope)?;
         let filter = ResourceFilter { after: page.resumes_after(), ..request.filter(page.limit()) };
-        // The authorization rows are read beside the page, not after it.
-        let (mut clusters, rows) = tokio::try_join!(
-            self.store.cluster_list(&filter),
-            self.store.cluster_page_authz(CLUSTER_RESOURCE, &filter)
-        )?;
+        let mut clusters = self.store.cluster_list(&filter).await?;
         let next_page_token = page.finish_scoped(&mut clusters, |c| (c.created_at, c.id.as_str()), &scope);
-        let (permission, tenant) = ("compute:kubernetes:read", &request.tenant_id);
         let readable = self
-            .authorize_items_with_rows(ctx, permission, CLUSTER_RESOURCE, tenant, clusters, |c| &c.id, rows)
+            .readable_resources(ctx, "compute:kubernetes:read", CLUSTER_RESOURCE, &request.tenant_id, clusters)
             .await?;
         Ok((readable, next_page_token))
     }

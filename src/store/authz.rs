@@ -5,7 +5,6 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::Store;
-use super::resource::{PAGE_CONDITIONS, Resource, ResourceFilter, bind_page};
 use crate::error::Result;
 
 /// What authorization knows of one resource.
@@ -234,30 +233,6 @@ impl Store {
                 query = query.bind(*id);
             }
             let rows = query.fetch_all(&self.pool).await?;
-            rows.iter().map(authz_resource_row).collect()
-        })
-        .await
-    }
-
-    /// The authorization rows of the resources of type `resource_type` on the list page of
-    /// `R`'s table that `filter` reads, read by the same conditions, so that a list reads them
-    /// beside its page rather than after it. A row created between the two reads may be
-    /// missing: the caller reads those by id (see `authz_resource_list`).
-    pub(super) async fn authz_resource_page<R: Resource>(
-        &self,
-        resource_type: &str,
-        filter: &ResourceFilter<'_>,
-    ) -> Result<Vec<AuthzResourceRow>> {
-        crate::measured::store("authz_resource_page", async {
-            let sql = format!(
-                "{} AND resource_id IN (SELECT id FROM {} {PAGE_CONDITIONS})",
-                authz_resource_select!("WHERE resource_type = $8 AND tenant_id = $1"),
-                R::TABLE.table
-            );
-            let rows = bind_page(sqlx::query(sqlx::AssertSqlSafe(sql)), filter)
-                .bind(resource_type)
-                .fetch_all(&self.pool)
-                .await?;
             rows.iter().map(authz_resource_row).collect()
         })
         .await

@@ -122,29 +122,6 @@ pub struct ResourceFilter<'a> {
     pub limit: i64,
 }
 
-/// What follows `SELECT ... FROM table` to read one list page: `$1` the tenant, `$2`
-/// and `$3` the pool and project (or null), `$4` whether deleted rows count, `$5` the limit,
-/// `$6` and `$7` the position the page resumes after (see [`bind_page`]). A child table reads
-/// its parents' page with it as a subquery (`parent_id IN (SELECT id FROM parents WHERE ...)`).
-pub(super) const PAGE_CONDITIONS: &str = "WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) \
-     AND ($3 IS NULL OR project_id = $3) AND ($4 = 1 OR deleted_at IS NULL) AND created_at >= $6 \
-     AND (created_at > $6 OR id > $7) ORDER BY created_at, id LIMIT $5";
-
-/// Binds `filter` to the parameters of [`PAGE_CONDITIONS`]. The first page resumes after the
-/// least position rather than leaving the condition out: one statement either way, and
-/// `created_at >= $6` stays a range on the index.
-pub(super) fn bind_page<'q>(query: AnyQuery<'q>, filter: &ResourceFilter<'q>) -> AnyQuery<'q> {
-    let (after_at, after_id) = filter.after.unwrap_or((i64::MIN, ""));
-    query
-        .bind(filter.tenant_id)
-        .bind(filter.pool_id)
-        .bind(filter.project_id)
-        .bind(filter.include_deleted as i64)
-        .bind(filter.limit)
-        .bind(after_at)
-        .bind(after_id)
-}
-
 /// Hands each child in `children` (read in one query for a whole list) to its parent among
 /// `parents`, keeping their order; a child of a parent not listed is passed over.
 pub(super) fn attach_children<P, C, S>(
@@ -473,8 +450,23 @@ impl Store {
     pub(super) async fn resource_list<R: Resource>(&self, filter: &ResourceFilter<'_>) -> Result<Vec<R>> {
         // The first page resumes after the least position, rather than leaving the condition
         // out: one statement either way, and `created_at >= $6` stays a range on the index.
-        let sql = format!("{} {PAGE_CONDITIONS}", R::TABLE.select());
-        let rows = bind_page(sqlx::query(sqlx::AssertSqlSafe(sql)), filter).fetch_all(&self.pool).await?;
+        let (after_at, after_id) = filter.after.unwrap_or((i64::MIN, ""));
+        let sql = format!(
+            "{} WHERE tenant_id = $1 AND ($2 IS NULL OR pool_id = $2) AND ($3 IS NULL OR project_id = $3) \
+             AND ($4 = 1 OR deleted_at IS NULL) AND created_at >= $6 AND (created_at > $6 OR id > $7) \
+             ORDER BY created_at, id LIMIT $5",
+            R::TABLE.select()
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(filter.tenant_id)
+            .bind(filter.pool_id)
+            .bind(filter.project_id)
+            .bind(filter.include_deleted as i64)
+            .bind(filter.limit)
+            .bind(after_at)
+            .bind(after_id)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(R::from_row).collect()
     }
 
