@@ -303,7 +303,10 @@ async fn poll_once(
     let Some(after) = *head else {
         let last = store.event_last_seq().await?;
         *head = Some(last);
-        hub.publish(batches, None, last);
+        // An empty batch that starts at the head: a watch opened before the head was known,
+        // whose own read of the store ended short of it (an event committed between that read
+        // and this one), reads the difference now, not when the next event comes.
+        hub.publish(batches, Some(EventBatch { after: last, events: Vec::new() }), last);
         return Ok(false);
     };
     let filter = EventFilter { after, limit: HUB_BATCH, ..EventFilter::default() };

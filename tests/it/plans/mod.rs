@@ -10,13 +10,14 @@ mod refusals;
 mod writes_nothing;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use better_compute::store::Backend;
 use serde_json::{Value, json};
 use sqlx::{Connection, Row};
 
 pub use crate::harness::Env;
-use crate::harness::{Catalog, System, TestDb, TestServer};
+use crate::harness::{Catalog, System, TestDb, TestServer, eventually};
 
 /// A platform GKE pool offered to acme and globex.
 pub const GKE_POOL: &str = "pool_0000000000000000000000gke1";
@@ -162,11 +163,23 @@ impl Caller<'_> {
         self.server.post(path, Some(&self.token), body).await
     }
 
-    /// What the database, acme's events and the audit trail hold now.
+    /// What the database, acme's events and the audit trail hold now, once the audit trail has
+    /// the outcome of every call made so far.
     pub async fn footprint(&self) -> Footprint {
         let events = self.server.admin_ok(EVENTS, json!({"tenantId": "acme", "limit": 1000})).await;
-        let audit = self.server.admin_ok("/api/platform/audit/list", json!({"limit": 500})).await;
+        let audit = self.settled_audit().await;
         Footprint { rows: database_rows(&self.server.db).await, events, audit }
+    }
+
+    /// The audit trail once every call in it has its outcome: a call's outcome is written just
+    /// after its answer is sent, so the answer of the call before may come first.
+    async fn settled_audit(&self) -> Value {
+        eventually(Duration::from_secs(10), "every audited call has its outcome", || async {
+            let audit = self.server.admin_ok("/api/platform/audit/list", json!({"limit": 500})).await;
+            let unsettled = audit["auditEvents"].as_array().unwrap().iter().any(|row| row["outcome"] == "");
+            (!unsettled).then_some(audit)
+        })
+        .await
     }
 
     /// Panics unless nothing changed since `before`: no row, no event, no audit row.

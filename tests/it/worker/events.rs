@@ -1,7 +1,8 @@
 //! Events: tenants' changes land in the outbox; `list` pages after a cursor with filters and
 //! tenant scoping; `watch` resumes from a cursor across a server restart, every event once; the
 //! JSON side streams server-sent events; on Postgres an event whose transaction commits late is
-//! read after the cursor, never skipped, and its writer held no one up.
+//! read after the cursor, never skipped, and its writer held no one up; a watch opened before
+//! the hub's first read hears of what committed between its own read and that one.
 
 use std::time::Duration;
 
@@ -185,10 +186,40 @@ async fn json_watch_is_server_sent_events(backend: Backend) {
     server.stop().await;
 }
 
+/// A watch that opened before the hub knew where the outbox ends, and whose own read of the
+/// store ended before an event committed, is told of the gap by the hub's first read: the event
+/// is not held back until another one comes.
+async fn a_watch_opened_before_the_head_was_known_hears_of_an_event_committed_meanwhile(backend: Backend) {
+    let db = System::on(backend).database().await;
+    let store = db.store().await;
+    create_tenant_in_store(&store, "before").await;
+    // The watch's own read (the service's catch-up), then a commit; the hub's first read comes
+    // after both, since the hub starts with the watch.
+    let covered = store.event_list_after(&after(0)).await.unwrap().last().unwrap().seq;
+    create_tenant_in_store(&store, "meanwhile").await;
+    let mut watch = store.event_watch_open("prn_watcher", None).unwrap();
+    assert_eq!(watch.head, None, "no watch was open, so the hub knew no head");
+
+    let batch = tokio::time::timeout(Duration::from_secs(5), watch.batches.recv())
+        .await
+        .expect("the hub's first read reaches the watch within 5 s")
+        .unwrap();
+    let missed = store.event_list_after(&after(covered)).await.unwrap();
+    assert_eq!(missed.iter().map(|e| e.subject.as_str()).collect::<Vec<_>>(), ["meanwhile"]);
+    assert!(
+        batch.after >= missed[0].seq || batch.events.iter().any(|e| e.subject == "meanwhile"),
+        "the first batch ({} events after {}) neither carries the event nor starts past it (seq {})",
+        batch.events.len(),
+        batch.after,
+        missed[0].seq
+    );
+}
+
 on_both_backends!(
     tenant_changes_are_listed_after_a_cursor,
     watch_resumes_across_a_restart_with_every_event_once,
-    json_watch_is_server_sent_events
+    json_watch_is_server_sent_events,
+    a_watch_opened_before_the_head_was_known_hears_of_an_event_committed_meanwhile
 );
 
 fn after(cursor: i64) -> EventFilter {
