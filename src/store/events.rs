@@ -13,6 +13,10 @@ use sqlx::{Any, Row, Transaction};
 use super::{Backend, Store};
 use crate::error::{Error, Result};
 
+/// The most events one numbering gives numbers to, so that its transaction stays short; a
+/// reader that needs every committed event numbered runs numberings until one gives fewer.
+const NUMBERING_BATCH: i64 = 10_000;
+
 /// An event to append.
 #[derive(Clone, Debug)]
 pub struct NewEvent {
@@ -217,13 +221,14 @@ impl Store {
                 .await?;
             let numbered: i64 = sqlx::query_scalar(
                 "WITH pending AS (SELECT id, row_number() OVER (ORDER BY written) AS n FROM events \
-                   WHERE seq IS NULL ORDER BY written LIMIT 10000), \
+                   WHERE seq IS NULL ORDER BY written LIMIT $2), \
                  numbered AS (UPDATE events SET seq = $1 + pending.n FROM pending \
                    WHERE events.id = pending.id RETURNING events.seq) \
                  UPDATE event_head SET last_seq = last_seq + (SELECT count(*) FROM numbered) WHERE id = 1 \
                  RETURNING last_seq - $1",
             )
             .bind(last)
+            .bind(NUMBERING_BATCH)
             .fetch_one(&mut *txn)
             .await?;
             self.commit(txn).await?;
@@ -259,7 +264,9 @@ impl Store {
     pub async fn event_last_seq(&self) -> Result<i64> {
         crate::measured::store("event_last_seq", async {
             self.event_read_counted();
-            self.event_number_committed().await?;
+            // Every committed event, however many wait: a head short of them would hand a new
+            // watch the rest as if they came after it.
+            while self.event_number_committed().await? == NUMBERING_BATCH as u64 {}
             let seq: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM events").fetch_one(&self.pool).await?;
             Ok(seq.unwrap_or(0))
         })

@@ -2,7 +2,8 @@
 //! tenant scoping; `watch` resumes from a cursor across a server restart, every event once; the
 //! JSON side streams server-sent events; on Postgres an event whose transaction commits late is
 //! read after the cursor, never skipped, and its writer held no one up; a watch opened before
-//! the hub's first read hears of what committed between its own read and that one.
+//! the hub's first read hears of what committed between its own read and that one; the last
+//! cursor counts every committed event, however many wait for a number.
 
 use std::time::Duration;
 
@@ -261,4 +262,31 @@ async fn an_event_whose_transaction_commits_late_is_read_after_the_cursor() {
     assert_eq!((next[0].subject.as_str(), next[0].seq), ("late", 2));
     let all: Vec<i64> = store.event_list_after(&after(0)).await.unwrap().iter().map(|e| e.seq).collect();
     assert_eq!(all, [1, 2], "every event once, numbered without a gap");
+}
+
+/// On Postgres the cursor after the last committed event counts every one, however many wait
+/// for their number (a numbering gives at most 10,000): a watch opened at that cursor is not
+/// handed the older ones as if they came after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_cursor_counts_every_committed_event_however_many_wait_for_a_number() {
+    let db = System::on(Backend::Postgres).database().await;
+    let store = db.store().await;
+    create_tenant_in_store(&store, "acme").await;
+    let before = store.event_last_seq().await.unwrap();
+    let writer = sqlx::AnyPool::connect(&db.url).await.unwrap();
+    let waiting: i64 = 25_000;
+    sqlx::query(
+        "INSERT INTO events (id, source, type, subject, tenant_id, time, data) \
+         SELECT 'evt_waiting_' || n, '/test', 'test.waiting', 'w' || n, 'acme', 0, '{}' \
+         FROM generate_series(1, $1) AS n",
+    )
+    .bind(waiting)
+    .execute(&writer)
+    .await
+    .unwrap();
+
+    let head = store.event_last_seq().await.unwrap();
+    assert_eq!(head, before + waiting, "every committed event is behind the last cursor");
+    let after_head = store.event_list_after(&after(head)).await.unwrap();
+    assert!(after_head.is_empty(), "nothing comes after the last cursor: {} events", after_head.len());
 }
